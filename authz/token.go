@@ -1,0 +1,183 @@
+package authz
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// TokenConfig pins how tokens are signed and checked.
+type TokenConfig struct {
+	// Algorithm is the only accepted "alg": HS256, RS256, ES256 or EdDSA.
+	Algorithm string
+	// Secret is the HS256 key.
+	Secret []byte
+	// PublicKeys verify RS256, ES256 and EdDSA tokens; any of them may have signed a token.
+	PublicKeys []crypto.PublicKey
+	// PrivateKey signs the tokens this service mints with an asymmetric algorithm (optional).
+	PrivateKey crypto.Signer
+	// Issuer and Audience are required in tokens, and set in minted ones, when not empty.
+	Issuer   string
+	Audience string
+	// Leeway tolerates small clock skew between the token's issuer and this server.
+	Leeway time.Duration
+	// PlatformAdmins are subjects that are platform admins whatever their token says.
+	PlatformAdmins []string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Claims are the JWT claims this service reads and mints.
+type Claims struct {
+	jwt.RegisteredClaims
+	Tenant        string `json:"tenant,omitempty"`
+	PlatformAdmin bool   `json:"platform_admin,omitempty"`
+}
+
+// Tokens mints and verifies JWTs.
+type Tokens struct {
+	cfg    TokenConfig
+	method jwt.SigningMethod
+	admins map[string]bool
+	parser *jwt.Parser
+}
+
+// NewTokens checks cfg and returns a minter and verifier.
+func NewTokens(cfg TokenConfig) (*Tokens, error) {
+	t := &Tokens{cfg: cfg, admins: map[string]bool{}}
+	switch cfg.Algorithm {
+	case "HS256":
+		if len(cfg.Secret) < 32 {
+			return nil, errors.New("auth: HS256 needs a secret of at least 32 bytes")
+		}
+		t.method = jwt.SigningMethodHS256
+	case "RS256", "ES256", "EdDSA":
+		if len(cfg.PublicKeys) == 0 {
+			return nil, fmt.Errorf("auth: %s needs at least one public key", cfg.Algorithm)
+		}
+		t.method = jwt.GetSigningMethod(cfg.Algorithm)
+		for i, k := range cfg.PublicKeys {
+			if err := keyFits(cfg.Algorithm, k); err != nil {
+				return nil, fmt.Errorf("auth: public key %d: %w", i, err)
+			}
+		}
+		if cfg.PrivateKey != nil {
+			if err := keyFits(cfg.Algorithm, cfg.PrivateKey.Public()); err != nil {
+				return nil, fmt.Errorf("auth: private key: %w", err)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("auth: algorithm %q must be HS256, RS256, ES256 or EdDSA", cfg.Algorithm)
+	}
+	for _, s := range cfg.PlatformAdmins {
+		t.admins[s] = true
+	}
+	opts := []jwt.ParserOption{
+		jwt.WithValidMethods([]string{cfg.Algorithm}),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(cfg.Leeway),
+		jwt.WithTimeFunc(t.now),
+	}
+	if cfg.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(cfg.Issuer))
+	}
+	if cfg.Audience != "" {
+		opts = append(opts, jwt.WithAudience(cfg.Audience))
+	}
+	t.parser = jwt.NewParser(opts...)
+	return t, nil
+}
+
+func keyFits(alg string, k crypto.PublicKey) error {
+	ok := false
+	switch k.(type) {
+	case *rsa.PublicKey:
+		ok = alg == "RS256"
+	case *ecdsa.PublicKey:
+		ok = alg == "ES256"
+	case ed25519.PublicKey:
+		ok = alg == "EdDSA"
+	}
+	if !ok {
+		return fmt.Errorf("a %T key cannot verify %s", k, alg)
+	}
+	return nil
+}
+
+func (t *Tokens) now() time.Time {
+	if t.cfg.Now != nil {
+		return t.cfg.Now()
+	}
+	return time.Now()
+}
+
+// Mint signs a token for subject acting in tenant, valid for ttl.
+func (t *Tokens) Mint(subject, tenant string, ttl time.Duration, platformAdmin bool) (string, error) {
+	if err := ValidateSubject(subject); err != nil {
+		return "", err
+	}
+	if ttl <= 0 {
+		return "", fmt.Errorf("ttl must be positive: %w", ErrInvalid)
+	}
+	if tenant == "" && !platformAdmin {
+		return "", fmt.Errorf("a tenant is required unless the token is a platform admin's: %w", ErrInvalid)
+	}
+	now := t.now()
+	c := Claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   subject,
+			Issuer:    t.cfg.Issuer,
+			IssuedAt:  jwt.NewNumericDate(now),
+			NotBefore: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+		},
+		Tenant:        tenant,
+		PlatformAdmin: platformAdmin,
+	}
+	if t.cfg.Audience != "" {
+		c.Audience = jwt.ClaimStrings{t.cfg.Audience}
+	}
+	var key any = t.cfg.Secret
+	if t.cfg.Algorithm != "HS256" {
+		if t.cfg.PrivateKey == nil {
+			return "", errors.New("auth: minting " + t.cfg.Algorithm + " tokens needs auth.privateKeyFile")
+		}
+		key = t.cfg.PrivateKey
+	}
+	return jwt.NewWithClaims(t.method, c).SignedString(key)
+}
+
+// Verify checks a token and returns its principal. Every failure is ErrUnauthenticated; the cause
+// is kept in the chain for logs only.
+func (t *Tokens) Verify(raw string) (Principal, error) {
+	var c Claims
+	_, err := t.parser.ParseWithClaims(raw, &c, t.keyFunc)
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	if err := ValidateSubject(c.Subject); err != nil {
+		return Principal{}, fmt.Errorf("%w: sub: %w", ErrUnauthenticated, err)
+	}
+	p := Principal{Subject: c.Subject, Tenant: c.Tenant, PlatformAdmin: c.PlatformAdmin || t.admins[c.Subject]}
+	if p.Tenant == "" && !p.PlatformAdmin {
+		return Principal{}, fmt.Errorf("%w: token has no tenant claim", ErrUnauthenticated)
+	}
+	return p, nil
+}
+
+func (t *Tokens) keyFunc(*jwt.Token) (any, error) {
+	if t.cfg.Algorithm == "HS256" {
+		return t.cfg.Secret, nil
+	}
+	keys := make([]jwt.VerificationKey, len(t.cfg.PublicKeys))
+	for i, k := range t.cfg.PublicKeys {
+		keys[i] = k
+	}
+	return jwt.VerificationKeySet{Keys: keys}, nil
+}

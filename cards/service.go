@@ -1,0 +1,260 @@
+package cards
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/google/uuid"
+)
+
+// Store persists cards. Every method is scoped to one tenant; a card of another tenant is
+// indistinguishable from a missing one. Each write also appends to the change feed in the same
+// transaction.
+type Store interface {
+	// Create inserts a new card; ErrExists if the agent already has one.
+	Create(ctx context.Context, tenant tenants.ID, c Card) error
+	Get(ctx context.Context, tenant tenants.ID, agentID string) (Card, error)
+	// Replace overwrites the card if its stored revision is still prev: ErrStale if it is not,
+	// ErrNotFound if there is no card. c.Revision is the new revision.
+	Replace(ctx context.Context, tenant tenants.ID, c Card, prev int64) error
+	// Delete removes the card if its revision is rev (any revision when rev is 0).
+	Delete(ctx context.Context, tenant tenants.ID, agentID string, rev int64) error
+	// IDs returns the agent ids of the tenant's cards in ascending byte order.
+	IDs(ctx context.Context, tenant tenants.ID) ([]string, error)
+	// GetMany returns the cards of the given agents that exist, in the order of ids.
+	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error)
+}
+
+// Authorizer answers whether the caller in ctx may act on an object of a tenant.
+type Authorizer interface {
+	Check(ctx context.Context, tenant, obj, act string) error
+}
+
+// Service is what the API does with cards.
+type Service struct {
+	Store Store
+	Authz Authorizer
+	// Now and NewID are injected so tests can pin them.
+	Now   func() time.Time
+	NewID func() string
+}
+
+// Precondition carries the HTTP conditional headers of a write.
+type Precondition struct {
+	// IfMatch lists acceptable current revisions (If-Match: "3").
+	IfMatch []int64
+	// IfMatchAny is If-Match: *, the card must exist. IfMatchNone is an If-Match header with no
+	// value that could ever match.
+	IfMatchAny, IfMatchNone bool
+	// IfNoneMatchAny is If-None-Match: *, the card must not exist.
+	IfNoneMatchAny bool
+}
+
+func (p Precondition) conditional() bool { return len(p.IfMatch) > 0 || p.IfMatchAny || p.IfMatchNone }
+
+// check applies the precondition to the current state (exists, rev).
+func (p Precondition) check(exists bool, rev int64) error {
+	if p.IfNoneMatchAny && exists {
+		return fmt.Errorf("If-None-Match: * but the card exists: %w", ErrStale)
+	}
+	if !p.conditional() {
+		return nil
+	}
+	if !exists {
+		return fmt.Errorf("If-Match given but the card does not exist: %w", ErrStale)
+	}
+	if p.IfMatchAny {
+		return nil
+	}
+	for _, r := range p.IfMatch {
+		if r == rev {
+			return nil
+		}
+	}
+	return fmt.Errorf("current revision is %d: %w", rev, ErrStale)
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC().Truncate(time.Microsecond)
+	}
+	return time.Now().UTC().Truncate(time.Microsecond)
+}
+
+func (s *Service) newID() string {
+	if s.NewID != nil {
+		return s.NewID()
+	}
+	return uuid.NewString()
+}
+
+// prepare validates a decoded card and checks the size of its stored form.
+func prepare(c *Card) error {
+	c.normalize()
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	doc, err := c.document()
+	if err != nil {
+		return err
+	}
+	if len(doc) > MaxDocumentBytes {
+		return fmt.Errorf("the card document is %d bytes, over the limit of %d: %w", len(doc), MaxDocumentBytes, ErrTooLarge)
+	}
+	return nil
+}
+
+// Register creates a card from a client document; ErrExists if the agent already has one.
+func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) (Card, error) {
+	c, err := Decode(body)
+	if err != nil {
+		return Card{}, err
+	}
+	if err := prepare(&c); err != nil {
+		return Card{}, err
+	}
+	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(c.AgentID), authz.ActCardsWrite); err != nil {
+		return Card{}, err
+	}
+	now := s.now()
+	c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
+	if err := s.Store.Create(ctx, tenant, c); err != nil {
+		return Card{}, err
+	}
+	return c, nil
+}
+
+// maxAttempts bounds the retries of an unconditional write that lost a race to another writer.
+const maxAttempts = 8
+
+// Put creates or replaces the card of agentID. It reports whether the card was created.
+func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, body []byte, pre Precondition) (Card, bool, error) {
+	if err := ValidateAgentID(agentID); err != nil {
+		return Card{}, false, err
+	}
+	c, err := Decode(body)
+	if err != nil {
+		return Card{}, false, err
+	}
+	if c.AgentID == "" {
+		c.AgentID = agentID
+	}
+	if c.AgentID != agentID {
+		return Card{}, false, fmt.Errorf("agentId %q does not match the path's %q: %w", c.AgentID, agentID, ErrInvalid)
+	}
+	if err := prepare(&c); err != nil {
+		return Card{}, false, err
+	}
+	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
+		return Card{}, false, err
+	}
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		cur, err := s.Store.Get(ctx, tenant, agentID)
+		exists := err == nil
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return Card{}, false, err
+		}
+		if err := pre.check(exists, cur.Revision); err != nil {
+			return Card{}, false, err
+		}
+		now := s.now()
+		if !exists {
+			c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
+			err = s.Store.Create(ctx, tenant, c)
+			if errors.Is(err, ErrExists) {
+				continue // created meanwhile: replace it on the next attempt
+			}
+			return c, err == nil, err
+		}
+		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now
+		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
+		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
+			if pre.conditional() {
+				return Card{}, false, fmt.Errorf("card %q changed meanwhile: %w", agentID, ErrStale)
+			}
+			continue
+		}
+		return c, false, err
+	}
+	return Card{}, false, fmt.Errorf("card %q changed under %d attempts to write it: %w", agentID, maxAttempts, ErrStale)
+}
+
+// Patch applies a JSON merge patch (RFC 7396) to the card: only the fields sent change.
+func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, patch []byte, pre Precondition) (Card, error) {
+	if err := ValidateAgentID(agentID); err != nil {
+		return Card{}, fmt.Errorf("card %q: %w", agentID, ErrNotFound)
+	}
+	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
+		return Card{}, err
+	}
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		cur, err := s.Store.Get(ctx, tenant, agentID)
+		if err != nil {
+			return Card{}, err
+		}
+		if err := pre.check(true, cur.Revision); err != nil {
+			return Card{}, err
+		}
+		doc, err := cur.document()
+		if err != nil {
+			return Card{}, err
+		}
+		merged, err := MergePatch(doc, patch)
+		if err != nil {
+			return Card{}, err
+		}
+		c, err := Decode(merged)
+		if err != nil {
+			return Card{}, err
+		}
+		if c.AgentID != agentID {
+			return Card{}, fmt.Errorf("agentId cannot be changed (it is %q): %w", agentID, ErrInvalid)
+		}
+		if err := prepare(&c); err != nil {
+			return Card{}, err
+		}
+		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, s.now()
+		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
+		if errors.Is(err, ErrStale) && !pre.conditional() {
+			continue
+		}
+		return c, err
+	}
+	return Card{}, fmt.Errorf("card %q changed under %d attempts to patch it: %w", agentID, maxAttempts, ErrStale)
+}
+
+// Get returns one card.
+func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (Card, error) {
+	if err := ValidateAgentID(agentID); err != nil {
+		return Card{}, fmt.Errorf("card %q: %w", agentID, ErrNotFound)
+	}
+	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsRead); err != nil {
+		return Card{}, err
+	}
+	return s.Store.Get(ctx, tenant, agentID)
+}
+
+// Delete removes the card; the agent's identity and grants stay.
+func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string, pre Precondition) error {
+	if err := ValidateAgentID(agentID); err != nil {
+		return fmt.Errorf("card %q: %w", agentID, ErrNotFound)
+	}
+	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsDelete); err != nil {
+		return err
+	}
+	if !pre.conditional() {
+		return s.Store.Delete(ctx, tenant, agentID, 0)
+	}
+	cur, err := s.Store.Get(ctx, tenant, agentID)
+	if err != nil {
+		return err
+	}
+	if err := pre.check(true, cur.Revision); err != nil {
+		return err
+	}
+	return s.Store.Delete(ctx, tenant, agentID, cur.Revision)
+}

@@ -1,0 +1,153 @@
+package tenants
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+)
+
+// Store persists tenants. Create seeds the tenant's built-in roles and grants its admins the admin
+// role in the same transaction; Delete removes the tenant and everything it owns in one transaction.
+type Store interface {
+	Create(ctx context.Context, t Tenant, admins []string) error
+	Get(ctx context.Context, id ID) (Tenant, error)
+	List(ctx context.Context) ([]Tenant, error)
+	Update(ctx context.Context, t Tenant) error
+	Delete(ctx context.Context, id ID) error
+}
+
+// Service is what the API does with tenants. Only platform admins manage tenants.
+type Service struct {
+	Store Store
+	// Now is the clock; injected so tests can pin it.
+	Now func() time.Time
+	// Changed is called after a tenant is created or deleted, so caches keyed by tenant (casbin
+	// enforcers) drop what they hold for it. May be nil.
+	Changed func(ID)
+}
+
+// Input is what a client sends to create a tenant.
+type Input struct {
+	ID     ID       `json:"id"`
+	Name   string   `json:"name"`
+	Admins []string `json:"admins"`
+}
+
+// Patch is a partial update; nil fields stay as they are.
+type Patch struct {
+	Name   *string `json:"name"`
+	Status *Status `json:"status"`
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC().Truncate(time.Microsecond)
+	}
+	return time.Now().UTC().Truncate(time.Microsecond)
+}
+
+func (s *Service) changed(id ID) {
+	if s.Changed != nil {
+		s.Changed(id)
+	}
+}
+
+// Create registers a new active tenant and makes each of in.Admins its admin.
+func (s *Service) Create(ctx context.Context, in Input) (Tenant, error) {
+	if err := authz.RequirePlatformAdmin(ctx); err != nil {
+		return Tenant{}, err
+	}
+	now := s.now()
+	t := Tenant{ID: in.ID, Name: in.Name, Status: StatusActive, CreatedAt: now, UpdatedAt: now}
+	if err := t.Validate(); err != nil {
+		return Tenant{}, err
+	}
+	seen := make(map[string]bool, len(in.Admins))
+	admins := make([]string, 0, len(in.Admins))
+	for i, a := range in.Admins {
+		if err := authz.ValidateSubject(a); err != nil {
+			return Tenant{}, fmt.Errorf("admins[%d]: %w", i, err)
+		}
+		if !seen[a] {
+			seen[a] = true
+			admins = append(admins, a)
+		}
+	}
+	if err := s.Store.Create(ctx, t, admins); err != nil {
+		return Tenant{}, err
+	}
+	s.changed(t.ID)
+	return t, nil
+}
+
+// Get returns one tenant to a platform admin.
+func (s *Service) Get(ctx context.Context, id ID) (Tenant, error) {
+	if err := authz.RequirePlatformAdmin(ctx); err != nil {
+		return Tenant{}, err
+	}
+	return s.Store.Get(ctx, id)
+}
+
+// List returns every tenant, ordered by id, to a platform admin.
+func (s *Service) List(ctx context.Context) ([]Tenant, error) {
+	if err := authz.RequirePlatformAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return s.Store.List(ctx)
+}
+
+// Update renames, suspends or reactivates a tenant.
+func (s *Service) Update(ctx context.Context, id ID, p Patch) (Tenant, error) {
+	if err := authz.RequirePlatformAdmin(ctx); err != nil {
+		return Tenant{}, err
+	}
+	t, err := s.Store.Get(ctx, id)
+	if err != nil {
+		return Tenant{}, err
+	}
+	if p.Name != nil {
+		t.Name = *p.Name
+	}
+	if p.Status != nil {
+		t.Status = *p.Status
+	}
+	if err := t.Validate(); err != nil {
+		return Tenant{}, err
+	}
+	t.UpdatedAt = s.now()
+	if err := s.Store.Update(ctx, t); err != nil {
+		return Tenant{}, err
+	}
+	return t, nil
+}
+
+// Delete removes a tenant with its cards, roles and policies.
+func (s *Service) Delete(ctx context.Context, id ID) error {
+	if err := authz.RequirePlatformAdmin(ctx); err != nil {
+		return err
+	}
+	if err := s.Store.Delete(ctx, id); err != nil {
+		return err
+	}
+	s.changed(id)
+	return nil
+}
+
+// Active returns the tenant if it exists and is active: the gate in front of every tenant-scoped
+// request. It needs no platform-admin rights; callers have already been authenticated.
+func (s *Service) Active(ctx context.Context, id ID) (Tenant, error) {
+	if err := ValidateID(id); err != nil {
+		// A malformed id cannot name a tenant: answer as for a missing one.
+		return Tenant{}, fmt.Errorf("tenant %q: %w", string(id), ErrNotFound)
+	}
+	t, err := s.Store.Get(ctx, id)
+	if err != nil {
+		return Tenant{}, err
+	}
+	if t.Status == StatusSuspended {
+		return Tenant{}, fmt.Errorf("tenant %q: %w", string(id), ErrSuspended)
+	}
+	return t, nil
+}
