@@ -49,8 +49,8 @@ type grant struct{ obj, act string }
 // builtinRoles lists what each built-in role may do; admins may do everything in their tenant,
 // including managing roles and policies.
 var builtinRoles = map[string][]grant{
-	RoleReader: {{ObjAllCards, ActCardsRead}},
-	RoleEditor: {{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete}},
+	RoleReader:       {{ObjAllCards, ActCardsRead}},
+	RoleEditor:       {{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete}},
 	RoleOrchestrator: {{ObjAllCards, ActCardsRead}, {ObjAllCapabilities, ActDelegate}},
 	RoleAdmin: {
 		{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete},
