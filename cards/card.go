@@ -13,7 +13,7 @@ var (
 	ErrNotFound  = errors.New("not found")
 	ErrExists    = errors.New("already exists")
 	ErrStale     = errors.New("revision does not match")
-	ErrInvalid   = errors.New("invalid card")
+	ErrInvalid   = errors.New("invalid")
 	ErrMalformed = errors.New("malformed JSON")
 	ErrTooLarge  = errors.New("card is too large")
 )

@@ -47,6 +47,20 @@ func Decode(data []byte) (Card, error) {
 	return c, nil
 }
 
+// DecodeStrict decodes one JSON value into v, refusing unknown fields and trailing data, with
+// errors that name the field (ErrMalformed or ErrInvalid). The API uses it for every small body.
+func DecodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return describeJSONError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("unexpected data after the JSON value: %w", ErrMalformed)
+	}
+	return nil
+}
+
 // describeJSONError turns encoding/json's errors into messages that name the field.
 func describeJSONError(err error) error {
 	var syntax *json.SyntaxError

@@ -2,6 +2,7 @@ package tenants
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -135,16 +136,27 @@ func (s *Service) Delete(ctx context.Context, id ID) error {
 	return nil
 }
 
-// Active returns the tenant if it exists and is active: the gate in front of every tenant-scoped
-// request. It needs no platform-admin rights; callers have already been authenticated.
+// Active returns the tenant if it exists, is visible to the caller and is active: the gate in
+// front of every tenant-scoped request. A tenant other than the caller's answers exactly as a
+// missing one, after the same lookup, so neither the body nor the timing tells them apart.
 func (s *Service) Active(ctx context.Context, id ID) (Tenant, error) {
-	if err := ValidateID(id); err != nil {
-		// A malformed id cannot name a tenant: answer as for a missing one.
-		return Tenant{}, fmt.Errorf("tenant %q: %w", string(id), ErrNotFound)
+	p, ok := authz.PrincipalFrom(ctx)
+	if !ok {
+		return Tenant{}, authz.ErrUnauthenticated
+	}
+	notFound := fmt.Errorf("tenant %q: %w", string(id), ErrNotFound)
+	if ValidateID(id) != nil {
+		return Tenant{}, notFound
 	}
 	t, err := s.Store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return Tenant{}, notFound
+	}
 	if err != nil {
 		return Tenant{}, err
+	}
+	if !p.PlatformAdmin && p.Tenant != string(id) {
+		return Tenant{}, notFound
 	}
 	if t.Status == StatusSuspended {
 		return Tenant{}, fmt.Errorf("tenant %q: %w", string(id), ErrSuspended)

@@ -1,0 +1,109 @@
+package cards
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestMergePatchRFC7396 runs the examples of RFC 7396, appendix A.
+func TestMergePatchRFC7396(t *testing.T) {
+	cases := []struct{ target, patch, want string }{
+		{`{"a":"b"}`, `{"a":"c"}`, `{"a":"c"}`},
+		{`{"a":"b"}`, `{"b":"c"}`, `{"a":"b","b":"c"}`},
+		{`{"a":"b"}`, `{"a":null}`, `{}`},
+		{`{"a":"b","b":"c"}`, `{"a":null}`, `{"b":"c"}`},
+		{`{"a":["b"]}`, `{"a":"c"}`, `{"a":"c"}`},
+		{`{"a":"c"}`, `{"a":["b"]}`, `{"a":["b"]}`},
+		{`{"a":{"b":"c"}}`, `{"a":{"b":"d","c":null}}`, `{"a":{"b":"d"}}`},
+		{`{"a":[{"b":"c"}]}`, `{"a":[1]}`, `{"a":[1]}`},
+		{`{"e":null}`, `{"a":1}`, `{"a":1,"e":null}`},
+		{`{}`, `{"a":{"bb":{"ccc":null}}}`, `{"a":{"bb":{}}}`},
+		{`{"n":12345678901234567890}`, `{"m":98765432109876543210}`, `{"m":98765432109876543210,"n":12345678901234567890}`},
+	}
+	for _, c := range cases {
+		got, err := MergePatch([]byte(c.target), []byte(c.patch))
+		if err != nil {
+			t.Fatalf("%s + %s: %v", c.target, c.patch, err)
+		}
+		if !jsonEqual(t, got, []byte(c.want)) {
+			t.Errorf("%s + %s = %s, want %s", c.target, c.patch, got, c.want)
+		}
+	}
+	for _, bad := range []string{`[1]`, `"x"`, `{"a":`, `{} {}`} {
+		if _, err := MergePatch([]byte(`{}`), []byte(bad)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("patch %s: %v, want ErrMalformed", bad, err)
+		}
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
+func TestDecodeNamesTheField(t *testing.T) {
+	cases := []struct {
+		doc      string
+		sentinel error
+		mention  []string
+	}{
+		{`{"agentId":"a","name":"n","owner":1,"colour":2}`, ErrInvalid, []string{"colour, owner"}},
+		{`{"agentId":"a","name":7}`, ErrInvalid, []string{"name", "string"}},
+		{`{"agentId":"a","name":"n","capabilities":"x"}`, ErrInvalid, []string{"capabilities", "array"}},
+		{`{"agentId":"a","name":"n","capabilities":[{"name":"x","bogus":1}]}`, ErrInvalid, []string{"bogus"}},
+		{`{"agentId":"a",`, ErrMalformed, nil},
+		{`[]`, ErrMalformed, []string{"object"}},
+		{`null`, ErrMalformed, []string{"object"}},
+	}
+	for _, c := range cases {
+		_, err := Decode([]byte(c.doc))
+		if !errors.Is(err, c.sentinel) {
+			t.Errorf("%s: %v, want %v", c.doc, err, c.sentinel)
+			continue
+		}
+		for _, m := range c.mention {
+			if !strings.Contains(err.Error(), m) {
+				t.Errorf("%s: %q does not mention %q", c.doc, err, m)
+			}
+		}
+	}
+	c, err := Decode([]byte(`{"agentId":"a","name":"n","id":"x","revision":5,"createdAt":"2000-01-01T00:00:00Z","metadata":null}`))
+	if err != nil || c.ID != "" || c.Revision != 0 || !c.CreatedAt.IsZero() || c.Metadata != nil {
+		t.Fatalf("server fields or null kept: %+v %v", c, err)
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	c := Card{
+		AgentID: "-bad", Endpoint: "https://user:pw@example.com/x", Protocols: []string{"HTTP"},
+		Capabilities:     []Capability{{Name: "x"}, {Name: "x"}, {Name: "has space"}},
+		AuthRequirements: &AuthRequirements{Type: "basic"}, Visibility: "world",
+		Resources: []Resource{{URI: "relative/path"}},
+	}
+	err := c.Validate()
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("%v", err)
+	}
+	for _, field := range []string{"agentId", "name: is required", "endpoint: must not contain user info", "protocols[0]",
+		"capabilities[1].name", "capabilities[2].name", "authRequirements.type", "visibility", "resources[0].uri"} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("%q does not mention %q", err, field)
+		}
+	}
+	ok := Card{AgentID: "agt_1.x-y", Name: "n", Endpoint: "http://127.0.0.1:8080/task", Protocols: []string{"a2a", "mcp"},
+		Capabilities: []Capability{{Name: "ns:review_pr.v1", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid card refused: %v", err)
+	}
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+)
+
+// Config is everything the binary reads: defaults, then the YAML file, then AGENTCARDS_* variables.
+type Config struct {
+	DataDir  string         `koanf:"dataDir"`
+	Server   ServerConfig   `koanf:"server"`
+	Database DatabaseConfig `koanf:"database"`
+	Auth     AuthConfig     `koanf:"auth"`
+	Log      LogConfig      `koanf:"log"`
+}
+
+// ServerConfig is the HTTP listener.
+type ServerConfig struct {
+	Addr            string        `koanf:"addr"`
+	BodyLimit       int64         `koanf:"bodyLimit"`
+	RequestTimeout  time.Duration `koanf:"requestTimeout"`
+	ShutdownTimeout time.Duration `koanf:"shutdownTimeout"`
+}
+
+// DatabaseConfig selects the database.
+type DatabaseConfig struct {
+	Driver  string `koanf:"driver"`
+	DSN     string `koanf:"dsn"`
+	Migrate bool   `koanf:"migrate"`
+}
+
+// AuthConfig is how JWTs are checked and minted.
+type AuthConfig struct {
+	Algorithm      string        `koanf:"algorithm"`
+	Secret         string        `koanf:"secret"`
+	SecretFile     string        `koanf:"secretFile"`
+	PublicKeyFiles []string      `koanf:"publicKeyFiles"`
+	PrivateKeyFile string        `koanf:"privateKeyFile"`
+	Issuer         string        `koanf:"issuer"`
+	Audience       string        `koanf:"audience"`
+	Leeway         time.Duration `koanf:"leeway"`
+	PlatformAdmins []string      `koanf:"platformAdmins"`
+}
+
+// LogConfig is the log output.
+type LogConfig struct {
+	Level  string `koanf:"level"`
+	Format string `koanf:"format"`
+}
+
+// defaults lists every key with its default; a key not listed here is a typo and refused.
+var defaults = map[string]any{
+	"dataDir":                "./data",
+	"server.addr":            "127.0.0.1:8080",
+	"server.bodyLimit":       1 << 20,
+	"server.requestTimeout":  "30s",
+	"server.shutdownTimeout": "15s",
+	"database.driver":        "sqlite",
+	"database.dsn":           "",
+	"database.migrate":       true,
+	"auth.algorithm":         "HS256",
+	"auth.secret":            "",
+	"auth.secretFile":        "",
+	"auth.publicKeyFiles":    []string{},
+	"auth.privateKeyFile":    "",
+	"auth.issuer":            "",
+	"auth.audience":          "",
+	"auth.leeway":            "30s",
+	"auth.platformAdmins":    []string{},
+	"log.level":              "info",
+	"log.format":             "text",
+}
+
+// envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.
+func envName(key string) string {
+	var b strings.Builder
+	b.WriteString("AGENTCARDS_")
+	for i, r := range key {
+		switch {
+		case r == '.':
+			b.WriteByte('_')
+		case unicode.IsUpper(r) && i > 0 && key[i-1] != '.':
+			b.WriteByte('_')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(unicode.ToUpper(r))
+		}
+	}
+	return b.String()
+}
+
+// loadConfig reads defaults, then path (or ./config.yaml when path is empty and it exists), then
+// the environment: AGENTCARDS_<KEY>, or AGENTCARDS_<KEY>_FILE naming a file that holds the value
+// (for secrets mounted as files).
+func loadConfig(path string, getenv func(string) string) (Config, error) {
+	k := koanf.New(".")
+	if err := k.Load(confmap.Provider(defaults, "."), nil); err != nil {
+		return Config{}, err
+	}
+	if path == "" {
+		if _, err := os.Stat("config.yaml"); err == nil {
+			path = "config.yaml"
+		}
+	}
+	if path != "" {
+		fk := koanf.New(".")
+		if err := fk.Load(file.Provider(path), yaml.Parser()); err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", path, err)
+		}
+		for _, key := range fk.Keys() {
+			if _, ok := defaults[key]; !ok {
+				return Config{}, fmt.Errorf("config %s: unknown key %q", path, key)
+			}
+		}
+		if err := k.Merge(fk); err != nil {
+			return Config{}, err
+		}
+	}
+	for key, def := range defaults {
+		name := envName(key)
+		val, set := getenv(name), getenv(name) != ""
+		if fileName := getenv(name + "_FILE"); fileName != "" {
+			b, err := os.ReadFile(fileName)
+			if err != nil {
+				return Config{}, fmt.Errorf("%s_FILE: %w", name, err)
+			}
+			val, set = strings.TrimRight(string(b), "\r\n"), true
+		}
+		if !set {
+			continue
+		}
+		var v any = val
+		if _, isList := def.([]string); isList {
+			v = splitList(val)
+		}
+		if err := k.Set(key, v); err != nil {
+			return Config{}, err
+		}
+	}
+	var cfg Config
+	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return cfg, cfg.check()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if p := strings.TrimSpace(part); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (c *Config) check() error {
+	var errs []error
+	if !slices.Contains([]string{"sqlite", "postgres", "mysql"}, c.Database.Driver) {
+		errs = append(errs, fmt.Errorf("database.driver %q must be sqlite, postgres or mysql", c.Database.Driver))
+	}
+	if c.Database.DSN == "" {
+		if c.Database.Driver != "sqlite" {
+			errs = append(errs, fmt.Errorf("database.dsn is required for %s", c.Database.Driver))
+		}
+		c.Database.DSN = filepath.Join(c.DataDir, "agentcards.db")
+	}
+	if c.Server.BodyLimit <= 0 {
+		errs = append(errs, errors.New("server.bodyLimit must be positive"))
+	}
+	if c.Server.RequestTimeout <= 0 || c.Server.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("server.requestTimeout and server.shutdownTimeout must be positive"))
+	}
+	if c.Auth.Leeway < 0 || c.Auth.Leeway > 5*time.Minute {
+		errs = append(errs, errors.New("auth.leeway must be between 0 and 5m"))
+	}
+	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
+		errs = append(errs, fmt.Errorf("log.format %q must be text or json", c.Log.Format))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEnvName(t *testing.T) {
+	for key, want := range map[string]string{
+		"database.dsn":        "AGENTCARDS_DATABASE_DSN",
+		"server.bodyLimit":    "AGENTCARDS_SERVER_BODY_LIMIT",
+		"dataDir":             "AGENTCARDS_DATA_DIR",
+		"auth.platformAdmins": "AGENTCARDS_AUTH_PLATFORM_ADMINS",
+	} {
+		if got := envName(key); got != want {
+			t.Errorf("envName(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+func TestLoadConfigLayers(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	cfg, err := loadConfig("", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Addr != "127.0.0.1:8080" || cfg.Database.Driver != "sqlite" || cfg.Database.DSN != filepath.Join("data", "agentcards.db") ||
+		!cfg.Database.Migrate || cfg.Server.BodyLimit != 1<<20 || cfg.Server.RequestTimeout != 30*time.Second || cfg.Auth.Algorithm != "HS256" {
+		t.Fatalf("defaults %+v", cfg)
+	}
+
+	yaml := "server:\n  addr: 127.0.0.1:9999\n  bodyLimit: 2048\ndatabase:\n  migrate: false\nauth:\n  platformAdmins: [ops]\n"
+	if err := os.WriteFile("config.yaml", []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secretFile := filepath.Join(dir, "dsn.txt")
+	if err := os.WriteFile(secretFile, []byte("postgres://u:p@127.0.0.1/db\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"AGENTCARDS_SERVER_ADDR":          "127.0.0.1:7777",
+		"AGENTCARDS_DATABASE_DRIVER":      "postgres",
+		"AGENTCARDS_DATABASE_DSN_FILE":    secretFile,
+		"AGENTCARDS_AUTH_PLATFORM_ADMINS": "ops, root",
+		"AGENTCARDS_AUTH_LEEWAY":          "5s",
+	}
+	cfg, err = loadConfig("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Addr != "127.0.0.1:7777" || cfg.Server.BodyLimit != 2048 || cfg.Database.Migrate ||
+		cfg.Database.DSN != "postgres://u:p@127.0.0.1/db" || cfg.Auth.Leeway != 5*time.Second ||
+		strings.Join(cfg.Auth.PlatformAdmins, ",") != "ops,root" {
+		t.Fatalf("layered %+v", cfg)
+	}
+
+	if err := os.WriteFile("typo.yaml", []byte("server:\n  adr: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadConfig("typo.yaml", func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "server.adr") {
+		t.Fatalf("unknown key: %v", err)
+	}
+	if _, err := loadConfig("", func(k string) string {
+		return map[string]string{"AGENTCARDS_DATABASE_DRIVER": "oracle"}[k]
+	}); err == nil {
+		t.Fatal("bad driver accepted")
+	}
+}
+
+func TestGeneratedSecretIsStableAndPrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", secretFileName)
+	a, err := loadOrCreateSecret(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := loadOrCreateSecret(path)
+	if err != nil || a != b || len(a) < 32 {
+		t.Fatalf("secret not reused: %q %q %v", a, b, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v %v", st.Mode(), err)
+	}
+}

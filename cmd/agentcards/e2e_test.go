@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestEndToEnd builds the binary, runs `serve` with no config in an empty directory, mints a
+// platform-admin token with `agentcards token`, and drives a card through its life over HTTP.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "agentcards")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	work := t.TempDir()
+	// Only the listen address is set: everything else is the no-config default.
+	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0")
+
+	serve := exec.Command(bin, "serve")
+	serve.Dir, serve.Env = work, env
+	stdout, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	serve.Stderr = &stderr
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		if serve.ProcessState == nil {
+			_ = serve.Process.Kill()
+		}
+	})
+
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		exited <- serve.Wait()
+	}()
+	var base string
+	var printed []string
+	listening := regexp.MustCompile(`listening on (http://\S+)`)
+	deadline := time.After(60 * time.Second)
+	for base == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited early; stderr:\n%s", stderr.String())
+			}
+			printed = append(printed, l)
+			if m := listening.FindStringSubmatch(l); m != nil {
+				base = m[1]
+			}
+		case <-deadline:
+			t.Fatalf("serve did not start; stderr:\n%s", stderr.String())
+		}
+	}
+	// It tells a newcomer how to mint a first token.
+	if l := <-lines; !strings.Contains(l, "agentcards token") {
+		t.Fatalf("no token hint, got %q", l)
+	}
+
+	secretPath := filepath.Join(work, "data", "jwt-secret")
+	st, err := os.Stat(secretPath)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("secret file: %v %v", st, err)
+	}
+	secret, _ := os.ReadFile(secretPath)
+	if _, err := os.Stat(filepath.Join(work, "data", "agentcards.db")); err != nil {
+		t.Fatalf("no SQLite database in ./data: %v", err)
+	}
+
+	mint := exec.Command(bin, "token", "--subject", "root", "--platform-admin", "--ttl", "1h")
+	mint.Dir, mint.Env = work, env
+	out, err := mint.Output()
+	if err != nil {
+		t.Fatalf("token: %v", err)
+	}
+	token := strings.TrimSpace(string(out))
+	if strings.Count(token, ".") != 2 || strings.Contains(token, "\n") {
+		t.Fatalf("token prints more than a token: %q", out)
+	}
+
+	call := func(method, path string, body any, want int) map[string]any {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		if res.StatusCode != want {
+			t.Fatalf("%s %s: %d, want %d: %s", method, path, res.StatusCode, want, raw)
+		}
+		var m map[string]any
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+			}
+		}
+		return m
+	}
+	call("POST", "/v1/tenants", map[string]any{"id": "acme", "name": "Acme", "admins": []string{"alice"}}, 201)
+	card := map[string]any{"agentId": "reviewer", "name": "Code Reviewer", "protocols": []string{"http"},
+		"endpoint": "https://agents.example.com/review", "capabilities": []any{map[string]any{"name": "review_pr"}}}
+	call("POST", "/v1/tenants/acme/cards", card, 201)
+	if got := call("GET", "/v1/tenants/acme/cards/reviewer", nil, 200); got["name"] != "Code Reviewer" {
+		t.Fatalf("fetched %v", got)
+	}
+	if got := call("PATCH", "/v1/tenants/acme/cards/reviewer", map[string]any{"description": "Reviews PRs"}, 200); got["revision"] != float64(2) || got["name"] != "Code Reviewer" {
+		t.Fatalf("patched %v", got)
+	}
+	if got := call("GET", "/v1/tenants/acme/cards", nil, 200); got["total"] != float64(1) {
+		t.Fatalf("listed %v", got)
+	}
+	call("DELETE", "/v1/tenants/acme/cards/reviewer", nil, 204)
+	call("GET", "/v1/tenants/acme/cards/reviewer", nil, 404)
+
+	// SIGTERM drains and exits cleanly.
+	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for l := range lines {
+		printed = append(printed, l)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("serve exit: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
+	all := strings.Join(printed, "\n") + stderr.String()
+	if s := strings.TrimSpace(string(secret)); s == "" || strings.Contains(all, s) {
+		t.Fatal("the JWT secret appears in the output")
+	}
+}
+
+// cleanEnv drops AGENTCARDS_* variables of the test's own environment.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENTCARDS_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

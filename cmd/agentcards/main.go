@@ -1,0 +1,163 @@
+// Command agentcards runs the capability-card registry and its tools: serve, migrate, token, version.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/migrations"
+	"github.com/agentcards/agentcards/storage"
+)
+
+// version is set at build time with -ldflags "-X main.version=..."; otherwise the module's.
+var version = ""
+
+const usage = `agentcards: a multi-tenant registry of agent capability cards
+
+usage:
+  agentcards serve   [--config FILE]
+  agentcards migrate [--config FILE] up|status
+  agentcards token   [--config FILE] --subject S (--tenant T | --platform-admin) [--ttl 1h]
+  agentcards version
+
+--config defaults to ./config.yaml when that file exists; AGENTCARDS_* variables override it.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agentcards:", err)
+		os.Exit(1)
+	}
+}
+
+// run is main without the process: testable, and every exit path returns an error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return flag.ErrHelp
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "config file (default ./config.yaml if present)")
+	switch cmd {
+	case "serve":
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		cfg, err := loadConfig(*configPath, getenv)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stdout, stderr)
+	case "migrate":
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		cfg, err := loadConfig(*configPath, getenv)
+		if err != nil {
+			return err
+		}
+		return migrate(ctx, cfg, fs.Args(), stdout)
+	case "token":
+		subject := fs.String("subject", "", "the token's subject (sub)")
+		tenant := fs.String("tenant", "", "the tenant the token acts in")
+		ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")
+		admin := fs.Bool("platform-admin", false, "make the token a platform admin's")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		cfg, err := loadConfig(*configPath, getenv)
+		if err != nil {
+			return err
+		}
+		tc, _, err := tokenConfig(cfg)
+		if err != nil {
+			return err
+		}
+		tokens, err := authz.NewTokens(tc)
+		if err != nil {
+			return err
+		}
+		tok, err := tokens.Mint(*subject, *tenant, *ttl, *admin)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, tok)
+		return err
+	case "version":
+		_, err := fmt.Fprintln(stdout, "agentcards", buildVersion())
+		return err
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+func newLogger(cfg LogConfig, w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.Level)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func migrate(ctx context.Context, cfg Config, args []string, stdout io.Writer) error {
+	if len(args) != 1 || (args[0] != "up" && args[0] != "status") {
+		return errors.New("usage: agentcards migrate up|status")
+	}
+	db, err := storage.Open(ctx, cfg.Database.Driver, cfg.Database.DSN)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if args[0] == "up" {
+		if err := db.Migrate(ctx); err != nil {
+			return err
+		}
+	}
+	states, err := migrations.Status(ctx, db.SQL(), db.Dialect())
+	if err != nil {
+		return err
+	}
+	for _, s := range states {
+		applied := "pending"
+		if s.Applied {
+			applied = "applied " + s.AppliedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(stdout, "%04d  %-40s %s\n", s.Version, s.Name, applied)
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// CardStore keeps cards as one JSON document per (tenant, agent) plus the columns queries need,
+// and records every write in the change feed in the same transaction.
+type CardStore struct {
+	db *DB
+}
+
+var _ cards.Store = (*CardStore)(nil)
+
+// NewCardStore returns the card store over db.
+func NewCardStore(db *DB) *CardStore { return &CardStore{db: db} }
+
+// cardRow is a row of the cards table.
+type cardRow struct {
+	TenantID  string    `gorm:"column:tenant_id;primaryKey"`
+	AgentID   string    `gorm:"column:agent_id;primaryKey"`
+	ID        string    `gorm:"column:id"`
+	Name      string    `gorm:"column:name"`
+	Revision  int64     `gorm:"column:revision"`
+	Doc       string    `gorm:"column:doc"`
+	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+}
+
+func (cardRow) TableName() string { return "cards" }
+
+// newCardRow converts a card of tenant into its row.
+func newCardRow(tenant tenants.ID, c cards.Card) (cardRow, error) {
+	doc, err := cards.MarshalDocument(c)
+	if err != nil {
+		return cardRow{}, fmt.Errorf("card %q: encode document: %w", c.AgentID, err)
+	}
+	return cardRow{
+		TenantID: string(tenant), AgentID: c.AgentID, ID: c.ID, Name: c.Name, Revision: c.Revision,
+		Doc: string(doc), CreatedAt: utc(c.CreatedAt), UpdatedAt: utc(c.UpdatedAt),
+	}, nil
+}
+
+// card converts the row back: the document, then the server-owned fields from the columns.
+func (r cardRow) card() (cards.Card, error) {
+	c, err := cards.UnmarshalDocument([]byte(r.Doc))
+	if err != nil {
+		return cards.Card{}, fmt.Errorf("card %q: %w", r.AgentID, err)
+	}
+	c.AgentID = r.AgentID
+	c.ID, c.Revision = r.ID, r.Revision
+	c.CreatedAt, c.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
+	return c, nil
+}
+
+// Create inserts a new card: cards.ErrExists if the agent already has one in the tenant,
+// tenants.ErrNotFound if the tenant does not exist.
+func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card) error {
+	row, err := newCardRow(tenant, c)
+	if err != nil {
+		return err
+	}
+	err = s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return appendChange(tx, row.TenantID, row.AgentID, opCreate, row.Revision)
+	})
+	switch {
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return fmt.Errorf("card %q: %w", c.AgentID, cards.ErrExists)
+	case errors.Is(err, gorm.ErrForeignKeyViolated):
+		return fmt.Errorf("tenant %q: %w", string(tenant), tenants.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("create card %q: %w", c.AgentID, err)
+	}
+	return nil
+}
+
+// Get returns the card of agentID; cards.ErrNotFound if the tenant has none.
+func (s *CardStore) Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
+	var row cardRow
+	err := s.db.with(ctx).Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Take(&row).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return cards.Card{}, fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+	case err != nil:
+		return cards.Card{}, fmt.Errorf("get card %q: %w", agentID, err)
+	}
+	return row.card()
+}
+
+// Replace overwrites the card if its stored revision is still prev, with one conditional UPDATE,
+// so of concurrent writers that read the same revision exactly one wins.
+func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card, prev int64) error {
+	row, err := newCardRow(tenant, c)
+	if err != nil {
+		return err
+	}
+	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&cardRow{}).
+			Where("tenant_id = ? AND agent_id = ? AND revision = ?", row.TenantID, row.AgentID, prev).
+			Updates(map[string]any{
+				"id": row.ID, "name": row.Name, "revision": row.Revision, "doc": row.Doc,
+				"created_at": row.CreatedAt, "updated_at": row.UpdatedAt,
+			})
+		if res.Error != nil {
+			return fmt.Errorf("replace card %q: %w", c.AgentID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			// Either the revision moved on, or there is no card. (MySQL also reports 0 for a
+			// matched row the update left unchanged: then the stored revision is still prev.)
+			cur, err := currentRevision(tx, row.TenantID, row.AgentID)
+			if err != nil {
+				return err
+			}
+			if cur != prev {
+				return fmt.Errorf("card %q is at revision %d, not %d: %w", c.AgentID, cur, prev, cards.ErrStale)
+			}
+		}
+		return appendChange(tx, row.TenantID, row.AgentID, opUpdate, row.Revision)
+	})
+}
+
+// Delete removes the card if its revision is rev, or whatever its revision when rev is 0.
+func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID string, rev int64) error {
+	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+		cur, err := currentRevision(tx.Clauses(clause.Locking{Strength: "UPDATE"}), string(tenant), agentID)
+		if err != nil {
+			return err
+		}
+		if rev != 0 && cur != rev {
+			return fmt.Errorf("card %q is at revision %d, not %d: %w", agentID, cur, rev, cards.ErrStale)
+		}
+		res := tx.Where("tenant_id = ? AND agent_id = ? AND revision = ?", string(tenant), agentID, cur).Delete(&cardRow{})
+		if res.Error != nil {
+			return fmt.Errorf("delete card %q: %w", agentID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			// Unreachable with the row locked; kept so a lost race can never record a delete.
+			return fmt.Errorf("card %q changed meanwhile: %w", agentID, cards.ErrStale)
+		}
+		return appendChange(tx, string(tenant), agentID, opDelete, cur)
+	})
+}
+
+// currentRevision reads the stored revision of a card inside a transaction.
+func currentRevision(tx *gorm.DB, tenant, agentID string) (int64, error) {
+	var row cardRow
+	err := tx.Select("revision").Where("tenant_id = ? AND agent_id = ?", tenant, agentID).Take(&row).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return 0, fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+	case err != nil:
+		return 0, fmt.Errorf("read card %q: %w", agentID, err)
+	}
+	return row.Revision, nil
+}
+
+// IDs returns the agent ids of the tenant's cards in ascending byte order (the id columns use a
+// binary collation on every dialect).
+func (s *CardStore) IDs(ctx context.Context, tenant tenants.ID) ([]string, error) {
+	ids := []string{}
+	err := s.db.with(ctx).Model(&cardRow{}).Where("tenant_id = ?", string(tenant)).
+		Order("agent_id").Pluck("agent_id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("list card ids: %w", err)
+	}
+	return ids, nil
+}
+
+// GetMany returns the cards of ids that exist, in the order of ids, with one query.
+func (s *CardStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]cards.Card, error) {
+	out := make([]cards.Card, 0, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []cardRow
+	if err := s.db.with(ctx).Where("tenant_id = ? AND agent_id IN ?", string(tenant), ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("get cards: %w", err)
+	}
+	byID := make(map[string]cardRow, len(rows))
+	for _, r := range rows {
+		byID[r.AgentID] = r
+	}
+	for _, id := range ids {
+		r, ok := byID[id]
+		if !ok {
+			continue
+		}
+		c, err := r.card()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

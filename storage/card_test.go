@@ -1,0 +1,362 @@
+package storage_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+func TestCardCreateGet(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		want := newCard("agt_1", 1)
+		mustCreate(t, s, "acme", want)
+
+		got, err := s.Get(ctx, "acme", "agt_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.CreatedAt, want.UpdatedAt = want.CreatedAt.UTC(), want.UpdatedAt.UTC()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Get = %+v\nwant %+v", got, want)
+		}
+
+		// A second card for the same agent is refused: TranslateError turned the driver's
+		// unique violation into gorm.ErrDuplicatedKey, which the store maps.
+		if err := s.Create(ctx, "acme", newCard("agt_1", 1)); !errors.Is(err, cards.ErrExists) {
+			t.Errorf("duplicate Create = %v, want ErrExists", err)
+		}
+		if _, err := s.Get(ctx, "acme", "agt_missing"); !errors.Is(err, cards.ErrNotFound) {
+			t.Errorf("Get missing = %v, want ErrNotFound", err)
+		}
+		// The foreign key refuses a card of a tenant that does not exist.
+		if err := s.Create(ctx, "nope", newCard("agt_1", 1)); !errors.Is(err, tenants.ErrNotFound) {
+			t.Errorf("Create in a missing tenant = %v, want tenants.ErrNotFound", err)
+		}
+	})
+}
+
+func TestCardReplace(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		mustCreate(t, s, "acme", newCard("agt_1", 1))
+
+		c := newCard("agt_1", 2)
+		c.Name = "Renamed"
+		if err := s.Replace(ctx, "acme", c, 1); err != nil {
+			t.Fatalf("Replace with the right revision: %v", err)
+		}
+		got, err := s.Get(ctx, "acme", "agt_1")
+		if err != nil || got.Revision != 2 || got.Name != "Renamed" {
+			t.Fatalf("after Replace: %+v, %v", got, err)
+		}
+		if err := s.Replace(ctx, "acme", newCard("agt_1", 3), 1); !errors.Is(err, cards.ErrStale) {
+			t.Errorf("Replace with a stale revision = %v, want ErrStale", err)
+		}
+		if err := s.Replace(ctx, "acme", newCard("agt_missing", 2), 1); !errors.Is(err, cards.ErrNotFound) {
+			t.Errorf("Replace missing = %v, want ErrNotFound", err)
+		}
+		// Writing the same values again (MySQL reports 0 changed rows) is still a success.
+		if err := s.Replace(ctx, "acme", got, 2); err != nil {
+			t.Errorf("Replace with unchanged values: %v", err)
+		}
+	})
+}
+
+func TestCardDelete(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		mustCreate(t, s, "acme", newCard("agt_1", 3))
+		mustCreate(t, s, "acme", newCard("agt_2", 1))
+
+		if err := s.Delete(ctx, "acme", "agt_1", 2); !errors.Is(err, cards.ErrStale) {
+			t.Errorf("Delete with a stale revision = %v, want ErrStale", err)
+		}
+		if err := s.Delete(ctx, "acme", "agt_1", 3); err != nil {
+			t.Errorf("Delete with the right revision: %v", err)
+		}
+		if err := s.Delete(ctx, "acme", "agt_2", 0); err != nil {
+			t.Errorf("Delete with any revision: %v", err)
+		}
+		for _, id := range []string{"agt_1", "agt_2"} {
+			if _, err := s.Get(ctx, "acme", id); !errors.Is(err, cards.ErrNotFound) {
+				t.Errorf("Get %s after Delete = %v, want ErrNotFound", id, err)
+			}
+			if err := s.Delete(ctx, "acme", id, 0); !errors.Is(err, cards.ErrNotFound) {
+				t.Errorf("Delete %s again = %v, want ErrNotFound", id, err)
+			}
+		}
+	})
+}
+
+func TestCardTenantIsolation(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "a")
+		newTenant(t, db, "b")
+		mustCreate(t, s, "a", newCard("agt_x", 1))
+
+		if _, err := s.Get(ctx, "b", "agt_x"); !errors.Is(err, cards.ErrNotFound) {
+			t.Errorf("Get through b = %v, want ErrNotFound", err)
+		}
+		if err := s.Replace(ctx, "b", newCard("agt_x", 2), 1); !errors.Is(err, cards.ErrNotFound) {
+			t.Errorf("Replace through b = %v, want ErrNotFound", err)
+		}
+		if err := s.Delete(ctx, "b", "agt_x", 0); !errors.Is(err, cards.ErrNotFound) {
+			t.Errorf("Delete through b = %v, want ErrNotFound", err)
+		}
+		if ids, err := s.IDs(ctx, "b"); err != nil || len(ids) != 0 {
+			t.Errorf("IDs of b = %v, %v; want none", ids, err)
+		}
+		if got, err := s.GetMany(ctx, "b", []string{"agt_x"}); err != nil || len(got) != 0 {
+			t.Errorf("GetMany through b = %v, %v; want none", got, err)
+		}
+		// b may have its own agt_x, independent of a's.
+		other := newCard("agt_x", 1)
+		other.Name = "b's"
+		mustCreate(t, s, "b", other)
+		if got, err := s.Get(ctx, "a", "agt_x"); err != nil || got.Name != "Agent agt_x" || got.Revision != 1 {
+			t.Errorf("a's card after b wrote its own: %+v, %v", got, err)
+		}
+	})
+}
+
+func TestCardIDsByteOrder(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		ids := []string{"b", "agent", "B", "a", "Agent", "Z9", "0x", "a.b", "a-b", "a_b"}
+		for _, id := range ids {
+			mustCreate(t, s, "acme", newCard(id, 1))
+		}
+		got, err := s.IDs(ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := slices.Clone(ids)
+		slices.Sort(want) // byte order: "B" < "a" < "b"
+		if !slices.Equal(got, want) {
+			t.Errorf("IDs = %v, want %v", got, want)
+		}
+		// "Agent" and "agent" are two cards (no case-insensitive collation anywhere).
+		c, err := s.Get(ctx, "acme", "Agent")
+		if err != nil || c.AgentID != "Agent" || c.Name != "Agent Agent" {
+			t.Errorf("Get Agent = %+v, %v", c, err)
+		}
+		c, err = s.Get(ctx, "acme", "agent")
+		if err != nil || c.AgentID != "agent" || c.Name != "Agent agent" {
+			t.Errorf("Get agent = %+v, %v", c, err)
+		}
+		if _, err := s.Get(ctx, "acme", "AGENT"); !errors.Is(err, cards.ErrNotFound) {
+			t.Errorf("Get AGENT = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestCardGetManyOrder(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		for _, id := range []string{"a", "b", "c"} {
+			mustCreate(t, s, "acme", newCard(id, 1))
+		}
+		got, err := s.GetMany(ctx, "acme", []string{"c", "a", "missing", "b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		for _, c := range got {
+			order = append(order, c.AgentID)
+		}
+		if !slices.Equal(order, []string{"c", "a", "b"}) {
+			t.Errorf("GetMany order = %v, want [c a b]", order)
+		}
+		if got, err := s.GetMany(ctx, "acme", nil); err != nil || len(got) != 0 {
+			t.Errorf("GetMany(nil) = %v, %v", got, err)
+		}
+	})
+}
+
+func TestCardChangeFeed(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		mustCreate(t, s, "acme", newCard("agt_1", 1))
+		if err := s.Replace(ctx, "acme", newCard("agt_1", 2), 1); err != nil {
+			t.Fatal(err)
+		}
+		// Failed writes record nothing.
+		_ = s.Replace(ctx, "acme", newCard("agt_1", 9), 1)
+		_ = s.Create(ctx, "acme", newCard("agt_1", 1))
+		if err := s.Delete(ctx, "acme", "agt_1", 0); err != nil {
+			t.Fatal(err)
+		}
+		got := changes(t, db)
+		want := []change{
+			{Tenant: "acme", Agent: "agt_1", Op: "create", Revision: 1},
+			{Tenant: "acme", Agent: "agt_1", Op: "update", Revision: 2},
+			{Tenant: "acme", Agent: "agt_1", Op: "delete", Revision: 2},
+		}
+		if len(got) != len(want) {
+			t.Fatalf("changes = %+v, want %+v", got, want)
+		}
+		for i := range want {
+			if i > 0 && got[i].Seq <= got[i-1].Seq {
+				t.Errorf("seq not increasing: %+v", got)
+			}
+			want[i].Seq = got[i].Seq
+			if got[i] != want[i] {
+				t.Errorf("change %d = %+v, want %+v", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+func TestCardLargeDocument(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		c := newCard("agt_big", 1)
+		big, _ := json.Marshal(map[string]string{"blob": strings.Repeat("é0123456789", 200<<10/12)})
+		c.Metadata = big
+		if doc, _ := cards.MarshalDocument(c); len(doc) < 200<<10 {
+			t.Fatalf("document is only %d bytes", len(doc))
+		}
+		mustCreate(t, s, "acme", c)
+		got, err := s.Get(ctx, "acme", "agt_big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Metadata) != string(big) {
+			t.Errorf("metadata of %d bytes came back as %d bytes", len(big), len(got.Metadata))
+		}
+	})
+}
+
+func TestCardTimestamps(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		c := newCard("agt_t", 1)
+		c.CreatedAt = time.Date(2024, 2, 29, 23, 59, 59, 999999000, time.FixedZone("UTC-7", -7*3600))
+		c.UpdatedAt = time.Date(2038, 1, 19, 3, 14, 8, 1000, time.UTC) // past the 32-bit limit
+		mustCreate(t, s, "acme", c)
+		got, err := s.Get(ctx, "acme", "agt_t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []struct{ got, want time.Time }{{got.CreatedAt, c.CreatedAt}, {got.UpdatedAt, c.UpdatedAt}} {
+			if !p.got.Equal(p.want) || p.got.Location() != time.UTC {
+				t.Errorf("time %v came back as %v", p.want, p.got)
+			}
+		}
+	})
+}
+
+func TestCardConcurrentReplace(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		mustCreate(t, s, "acme", newCard("agt_1", 1))
+
+		const writers = 20
+		errs := make([]error, writers)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range writers {
+			wg.Go(func() {
+				c := newCard("agt_1", 2)
+				c.Description = strings.Repeat("x", i)
+				<-start
+				errs[i] = s.Replace(ctx, "acme", c, 1)
+			})
+		}
+		close(start)
+		wg.Wait()
+		ok, stale := 0, 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, cards.ErrStale):
+				stale++
+			default:
+				t.Errorf("Replace: %v", err)
+			}
+		}
+		if ok != 1 || stale != writers-1 {
+			t.Errorf("%d succeeded and %d were stale; want 1 and %d", ok, stale, writers-1)
+		}
+		updates := 0
+		for _, c := range changes(t, db) {
+			if c.Op == "update" {
+				updates++
+			}
+		}
+		if updates != 1 {
+			t.Errorf("%d update changes recorded, want 1", updates)
+		}
+	})
+}
+
+// TestCardConcurrentDelete races writers that read before they write: on SQLite this only works
+// with immediate transactions, since a deferred one cannot upgrade its read lock in WAL mode.
+func TestCardConcurrentDelete(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		const rounds, writers = 10, 10
+		for round := range rounds {
+			id := fmt.Sprintf("agt_%d", round)
+			mustCreate(t, s, "acme", newCard(id, 1))
+			errs := make([]error, writers)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range writers {
+				wg.Go(func() {
+					<-start
+					errs[i] = s.Delete(ctx, "acme", id, 1)
+				})
+			}
+			close(start)
+			wg.Wait()
+			ok := 0
+			for _, err := range errs {
+				switch {
+				case err == nil:
+					ok++
+				case !errors.Is(err, cards.ErrNotFound):
+					t.Errorf("Delete: %v", err)
+				}
+			}
+			if ok != 1 {
+				t.Errorf("%d deletes of %s succeeded, want 1", ok, id)
+			}
+		}
+	})
+}

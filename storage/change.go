@@ -1,0 +1,36 @@
+package storage
+
+import (
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// The operations the change feed records.
+const (
+	opCreate = "create"
+	opUpdate = "update"
+	opDelete = "delete"
+	// opPurge says that a tenant and everything it owned is gone; its agent_id is empty.
+	opPurge = "purge"
+)
+
+// changeRow is one entry of the change feed (table card_changes). It is written in the
+// transaction of the write it records, so a follower never sees a change that was rolled back
+// nor misses one that was committed.
+type changeRow struct {
+	Seq       int64     `gorm:"column:seq;primaryKey;autoIncrement"`
+	TenantID  string    `gorm:"column:tenant_id"`
+	AgentID   string    `gorm:"column:agent_id"`
+	Op        string    `gorm:"column:op"`
+	Revision  int64     `gorm:"column:revision"`
+	ChangedAt time.Time `gorm:"column:changed_at"`
+}
+
+func (changeRow) TableName() string { return "card_changes" }
+
+// appendChange records a write in the change feed, inside the transaction tx.
+func appendChange(tx *gorm.DB, tenant, agentID, op string, revision int64) error {
+	row := changeRow{TenantID: tenant, AgentID: agentID, Op: op, Revision: revision, ChangedAt: utc(tx.NowFunc())}
+	return tx.Create(&row).Error
+}

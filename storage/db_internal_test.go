@@ -1,0 +1,61 @@
+package storage
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+)
+
+func TestSQLiteDSN(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nested", "db", "a.db")
+	got, mem, err := sqliteDSN(path + "?_busy_timeout=100")
+	if err != nil || mem {
+		t.Fatalf("sqliteDSN = %q, %v, %v", got, mem, err)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); err != nil {
+		t.Errorf("the directory was not created: %v", err)
+	}
+	file, query, _ := strings.Cut(got, "?")
+	q, _ := url.ParseQuery(query)
+	if file != path || q.Get("_busy_timeout") != "100" || len(q["_busy_timeout"]) != 1 {
+		t.Errorf("a parameter the caller set was changed: %q", got)
+	}
+	for _, p := range sqliteParams {
+		if p[0] != "_busy_timeout" && q.Get(p[0]) != p[1] {
+			t.Errorf("%s missing from %q", p[0], got)
+		}
+	}
+
+	uri := "file:" + filepath.Join(dir, "other", "b.db") + "?cache=private"
+	got, _, err = sqliteDSN(uri)
+	if err != nil || !strings.HasPrefix(got, uri+"&_journal_mode=WAL&") {
+		t.Errorf("sqliteDSN(%q) = %q, %v", uri, got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other")); err != nil {
+		t.Errorf("the directory of a file: URI was not created: %v", err)
+	}
+	if _, mem, _ := sqliteDSN(":memory:"); !mem {
+		t.Error(":memory: not recognised")
+	}
+}
+
+func TestMySQLDSN(t *testing.T) {
+	got, err := mysqlDSN("u:p@tcp(db:3306)/app?loc=Local&parseTime=false&charset=latin1&timeout=5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gomysql.ParseDSN(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.ParseTime || cfg.Loc != time.UTC || !strings.Contains(got, "charset=utf8mb4") ||
+		cfg.DBName != "app" || cfg.Timeout != 5*time.Second {
+		t.Errorf("mysqlDSN = %q", got)
+	}
+}

@@ -1,0 +1,328 @@
+package storage
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/casbin/casbin/v2/model"
+	"github.com/casbin/casbin/v2/persist"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/agentcards/agentcards/authz"
+)
+
+// RuleStore is the casbin adapter over the migration-managed casbin_rules table, with
+// context-aware batch writes for the enforcers. Each rule's tenant is its domain value.
+type RuleStore struct {
+	db *DB
+}
+
+var _ authz.RuleStore = (*RuleStore)(nil)
+
+// NewRuleStore returns the rule store over db.
+func NewRuleStore(db *DB) *RuleStore { return &RuleStore{db: db} }
+
+// adapterTimeout bounds the casbin adapter's calls, whose interface carries no context.
+const adapterTimeout = 30 * time.Second
+
+// maxRuleValues is the number of value columns, v0..v5.
+const maxRuleValues = 6
+
+// maxRuleValueLength is the length of each value column, in characters. SQLite would accept
+// longer values; checking here makes every dialect refuse them alike.
+const maxRuleValueLength = 255
+
+// ruleRow is a row of the casbin_rules table as it is written. It has no id field on purpose:
+// with an auto-increment field GORM adds RETURNING id to inserts (on MariaDB too), and MariaDB's
+// INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING returns a row for each duplicate as well, so
+// the affected-row count would no longer be the number of new rules.
+type ruleRow struct {
+	TenantID string `gorm:"column:tenant_id"`
+	PType    string `gorm:"column:ptype"`
+	V0       string `gorm:"column:v0"`
+	V1       string `gorm:"column:v1"`
+	V2       string `gorm:"column:v2"`
+	V3       string `gorm:"column:v3"`
+	V4       string `gorm:"column:v4"`
+	V5       string `gorm:"column:v5"`
+	RuleKey  string `gorm:"column:rule_key"`
+}
+
+// storedRule is a row of casbin_rules as it is read, with the id that orders the rules as they
+// were added.
+type storedRule struct {
+	ID   int64   `gorm:"column:id"`
+	Rule ruleRow `gorm:"embedded"`
+}
+
+func (storedRule) TableName() string { return "casbin_rules" }
+
+func (ruleRow) TableName() string { return "casbin_rules" }
+
+// newRuleRow converts one rule of tenant into its row, with its dedupe key.
+func newRuleRow(tenant, ptype string, values []string) (ruleRow, error) {
+	if ptype == "" || len(ptype) > 8 {
+		return ruleRow{}, fmt.Errorf("casbin rule: ptype %q must have 1 to 8 characters", ptype)
+	}
+	if len(values) > maxRuleValues {
+		return ruleRow{}, fmt.Errorf("casbin rule %s: %d values, at most %d are stored", ptype, len(values), maxRuleValues)
+	}
+	var v [maxRuleValues]string
+	for i, s := range values {
+		if utf8.RuneCountInString(s) > maxRuleValueLength {
+			return ruleRow{}, fmt.Errorf("casbin rule %s: value %d is longer than %d characters", ptype, i, maxRuleValueLength)
+		}
+		v[i] = s
+	}
+	return ruleRow{
+		TenantID: tenant, PType: ptype, V0: v[0], V1: v[1], V2: v[2], V3: v[3], V4: v[4], V5: v[5],
+		RuleKey: ruleKey(ptype, v),
+	}, nil
+}
+
+// ruleKey is the hex SHA-256 of ptype and the six values, each length-prefixed so that no two
+// different rules can encode alike.
+func ruleKey(ptype string, values [maxRuleValues]string) string {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	for _, s := range append([]string{ptype}, values[:]...) {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// line is the rule as casbin loads it: ptype, then the values without trailing empty ones.
+func (r ruleRow) line() []string {
+	vals := []string{r.PType, r.V0, r.V1, r.V2, r.V3, r.V4, r.V5}
+	end := len(vals)
+	for end > 1 && vals[end-1] == "" {
+		end--
+	}
+	return vals[:end]
+}
+
+// domainIndex is the position of the domain (the tenant) among a rule's values: the model is
+// p = sub, dom, obj, act, eft and g = user, role, dom.
+func domainIndex(ptype string) (int, error) {
+	switch {
+	case strings.HasPrefix(ptype, "p"):
+		return 1, nil
+	case strings.HasPrefix(ptype, "g"):
+		return 2, nil
+	}
+	return 0, fmt.Errorf("casbin rule: unknown ptype %q", ptype)
+}
+
+// tenantOf returns the tenant a casbin rule belongs to: its domain value.
+func tenantOf(ptype string, values []string) (string, error) {
+	i, err := domainIndex(ptype)
+	if err != nil {
+		return "", err
+	}
+	if i >= len(values) || values[i] == "" {
+		return "", fmt.Errorf("casbin rule %s %v has no domain (tenant)", ptype, values)
+	}
+	return values[i], nil
+}
+
+// ruleRows converts domain rules of one tenant into rows, refusing rules of another tenant.
+func ruleRows(tenant string, rules []authz.Rule) ([]ruleRow, error) {
+	rows := make([]ruleRow, 0, len(rules))
+	for _, r := range rules {
+		t, err := tenantOf(r.PType, r.Values)
+		if err != nil {
+			return nil, err
+		}
+		if t != tenant {
+			return nil, fmt.Errorf("casbin rule %s %v belongs to tenant %q, not %q", r.PType, r.Values, t, tenant)
+		}
+		row, err := newRuleRow(tenant, r.PType, r.Values)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// AddRules stores the rules that are not stored yet and reports how many were new. Duplicates
+// are skipped by the unique (tenant_id, rule_key) index, so concurrent grants cannot double up.
+func (s *RuleStore) AddRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error) {
+	rows, err := ruleRows(tenant, rules)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	// On MySQL, DoNothing becomes ON DUPLICATE KEY UPDATE id=id, for which the server counts an
+	// unchanged row as 0 affected (the driver does not set CLIENT_FOUND_ROWS), so RowsAffected
+	// counts the new rows on every dialect.
+	res := s.db.with(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&rows)
+	if res.Error != nil {
+		return 0, fmt.Errorf("add rules of tenant %q: %w", tenant, res.Error)
+	}
+	return int(res.RowsAffected), nil
+}
+
+// RemoveRules deletes the given rules and reports how many existed.
+func (s *RuleStore) RemoveRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error) {
+	rows, err := ruleRows(tenant, rules)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.RuleKey
+	}
+	res := s.db.with(ctx).Where("tenant_id = ? AND rule_key IN ?", tenant, keys).Delete(&ruleRow{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("remove rules of tenant %q: %w", tenant, res.Error)
+	}
+	return int(res.RowsAffected), nil
+}
+
+// load adds the rows selected by q to the model.
+func load(q *gorm.DB, m model.Model) error {
+	var rows []storedRule
+	if err := q.Order("id").Find(&rows).Error; err != nil {
+		return fmt.Errorf("load casbin rules: %w", err)
+	}
+	for _, r := range rows {
+		if r.Rule.PType == "" {
+			return fmt.Errorf("load casbin rule %d: empty ptype", r.ID)
+		}
+		if err := persist.LoadPolicyArray(r.Rule.line(), m); err != nil {
+			return fmt.Errorf("load casbin rule %d: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+// LoadPolicy loads the rules of every tenant. The enforcers never call it (they load one tenant
+// each); it serves tools that need the whole policy.
+func (s *RuleStore) LoadPolicy(m model.Model) error {
+	ctx, cancel := context.WithTimeout(context.Background(), adapterTimeout)
+	defer cancel()
+	return load(s.db.with(ctx), m)
+}
+
+// LoadFilteredPolicy loads one tenant's rules; filter is an authz.Filter or *authz.Filter.
+func (s *RuleStore) LoadFilteredPolicy(m model.Model, filter any) error {
+	var f authz.Filter
+	switch v := filter.(type) {
+	case authz.Filter:
+		f = v
+	case *authz.Filter:
+		if v != nil {
+			f = *v
+		}
+	default:
+		return fmt.Errorf("casbin adapter: filter must be an authz.Filter, not %T", filter)
+	}
+	if f.Tenant == "" {
+		return errors.New("casbin adapter: the filter names no tenant")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), adapterTimeout)
+	defer cancel()
+	return load(s.db.with(ctx).Where("tenant_id = ?", f.Tenant), m)
+}
+
+// IsFiltered reports true: every enforcer here holds one tenant's rules, never all of them.
+// casbin relies on it twice: NewEnforcer skips loading every tenant's rules up front, and
+// Enforcer.SavePolicy refuses to rewrite the whole table from one tenant's partial view.
+func (s *RuleStore) IsFiltered() bool { return true }
+
+// SavePolicy replaces every stored rule with the model's, in one transaction. Each rule's tenant
+// is its domain value. (Enforcers over this store cannot call it: see IsFiltered.)
+func (s *RuleStore) SavePolicy(m model.Model) error {
+	var rows []ruleRow
+	for _, sec := range []string{"p", "g"} {
+		for ptype, ast := range m[sec] {
+			for _, rule := range ast.Policy {
+				tenant, err := tenantOf(ptype, rule)
+				if err != nil {
+					return err
+				}
+				row, err := newRuleRow(tenant, ptype, rule)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), adapterTimeout)
+	defer cancel()
+	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+		// Deliberately unfiltered: saving the whole policy is the one cross-tenant write.
+		if err := tx.Where("1 = 1").Delete(&ruleRow{}).Error; err != nil {
+			return fmt.Errorf("save policy: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&rows, 500).Error; err != nil {
+			return fmt.Errorf("save policy: %w", err)
+		}
+		return nil
+	})
+}
+
+// AddPolicy stores one rule (casbin's auto-save); a rule already stored is left as it is.
+func (s *RuleStore) AddPolicy(_, ptype string, rule []string) error {
+	tenant, err := tenantOf(ptype, rule)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), adapterTimeout)
+	defer cancel()
+	_, err = s.AddRules(ctx, tenant, []authz.Rule{{PType: ptype, Values: rule}})
+	return err
+}
+
+// RemovePolicy deletes one rule (casbin's auto-save); removing a missing rule is not an error.
+func (s *RuleStore) RemovePolicy(_, ptype string, rule []string) error {
+	tenant, err := tenantOf(ptype, rule)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), adapterTimeout)
+	defer cancel()
+	_, err = s.RemoveRules(ctx, tenant, []authz.Rule{{PType: ptype, Values: rule}})
+	return err
+}
+
+// RemoveFilteredPolicy deletes the rules of ptype whose values from fieldIndex on equal
+// fieldValues (an empty value matches anything). When the filter fixes the domain, the delete is
+// scoped to that tenant; otherwise casbin asked for every tenant (e.g. DeleteUser) and gets it.
+func (s *RuleStore) RemoveFilteredPolicy(_, ptype string, fieldIndex int, fieldValues ...string) error {
+	if fieldIndex < 0 || fieldIndex+len(fieldValues) > maxRuleValues {
+		return fmt.Errorf("casbin adapter: filter on fields %d..%d, only v0..v5 exist", fieldIndex, fieldIndex+len(fieldValues)-1)
+	}
+	dom, err := domainIndex(ptype)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), adapterTimeout)
+	defer cancel()
+	q := s.db.with(ctx).Where("ptype = ?", ptype)
+	if i := dom - fieldIndex; i >= 0 && i < len(fieldValues) && fieldValues[i] != "" {
+		q = q.Where("tenant_id = ?", fieldValues[i])
+	}
+	for i, v := range fieldValues {
+		if v != "" {
+			q = q.Where(fmt.Sprintf("v%d = ?", fieldIndex+i), v)
+		}
+	}
+	if err := q.Delete(&ruleRow{}).Error; err != nil {
+		return fmt.Errorf("remove filtered policy: %w", err)
+	}
+	return nil
+}

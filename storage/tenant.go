@@ -1,0 +1,151 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// TenantStore keeps tenants. Creating a tenant seeds its rules, and deleting one removes
+// everything it owns, each in one transaction.
+type TenantStore struct {
+	db *DB
+}
+
+var _ tenants.Store = (*TenantStore)(nil)
+
+// NewTenantStore returns the tenant store over db.
+func NewTenantStore(db *DB) *TenantStore { return &TenantStore{db: db} }
+
+// tenantRow is a row of the tenants table.
+type tenantRow struct {
+	TenantID  string    `gorm:"column:tenant_id;primaryKey"`
+	Name      string    `gorm:"column:name"`
+	Status    string    `gorm:"column:status"`
+	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+}
+
+func (tenantRow) TableName() string { return "tenants" }
+
+func newTenantRow(t tenants.Tenant) tenantRow {
+	return tenantRow{
+		TenantID: string(t.ID), Name: t.Name, Status: string(t.Status),
+		CreatedAt: utc(t.CreatedAt), UpdatedAt: utc(t.UpdatedAt),
+	}
+}
+
+func (r tenantRow) tenant() tenants.Tenant {
+	return tenants.Tenant{
+		ID: tenants.ID(r.TenantID), Name: r.Name, Status: tenants.Status(r.Status),
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+}
+
+// Create inserts the tenant with its seed rules (the built-in roles, and the admin role for each
+// of admins); tenants.ErrExists if the id is taken.
+func (s *TenantStore) Create(ctx context.Context, t tenants.Tenant, admins []string) error {
+	row := newTenantRow(t)
+	rules, err := ruleRows(row.TenantID, authz.SeedRules(row.TenantID, admins))
+	if err != nil {
+		return err
+	}
+	err = s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		if len(rules) == 0 {
+			return nil
+		}
+		return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rules).Error
+	})
+	switch {
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return fmt.Errorf("tenant %q: %w", row.TenantID, tenants.ErrExists)
+	case err != nil:
+		return fmt.Errorf("create tenant %q: %w", row.TenantID, err)
+	}
+	return nil
+}
+
+// Get returns the tenant; tenants.ErrNotFound if there is none.
+func (s *TenantStore) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, error) {
+	var row tenantRow
+	err := s.db.with(ctx).Where("tenant_id = ?", string(id)).Take(&row).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return tenants.Tenant{}, fmt.Errorf("tenant %q: %w", string(id), tenants.ErrNotFound)
+	case err != nil:
+		return tenants.Tenant{}, fmt.Errorf("get tenant %q: %w", string(id), err)
+	}
+	return row.tenant(), nil
+}
+
+// List returns every tenant in id order.
+func (s *TenantStore) List(ctx context.Context) ([]tenants.Tenant, error) {
+	var rows []tenantRow
+	if err := s.db.with(ctx).Order("tenant_id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	out := make([]tenants.Tenant, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.tenant())
+	}
+	return out, nil
+}
+
+// Update stores the tenant's name, status and update time; tenants.ErrNotFound if there is none.
+func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
+	row := newTenantRow(t)
+	db := s.db.with(ctx)
+	res := db.Model(&tenantRow{}).Where("tenant_id = ?", row.TenantID).
+		Updates(map[string]any{"name": row.Name, "status": row.Status, "updated_at": row.UpdatedAt})
+	if res.Error != nil {
+		return fmt.Errorf("update tenant %q: %w", row.TenantID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		// MySQL reports 0 rows for an update that changed nothing: tell that from a missing row.
+		var n int64
+		if err := db.Model(&tenantRow{}).Where("tenant_id = ?", row.TenantID).Count(&n).Error; err != nil {
+			return fmt.Errorf("update tenant %q: %w", row.TenantID, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("tenant %q: %w", row.TenantID, tenants.ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// Delete removes the tenant with its cards, rules and change history in one transaction, then
+// appends a 'purge' entry to the change feed so followers drop what they hold for it.
+func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
+	tenant := string(id)
+	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+		// Lock the tenant row first: concurrent card and rule inserts check their foreign key
+		// against it, so they wait and then fail instead of leaving orphans behind.
+		var row tenantRow
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("tenant_id = ?", tenant).Take(&row).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return fmt.Errorf("tenant %q: %w", tenant, tenants.ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("delete tenant %q: %w", tenant, err)
+		}
+		for _, model := range []any{&cardRow{}, &ruleRow{}, &changeRow{}, &tenantRow{}} {
+			if err := tx.Where("tenant_id = ?", tenant).Delete(model).Error; err != nil {
+				return fmt.Errorf("delete tenant %q: %w", tenant, err)
+			}
+		}
+		if err := appendChange(tx, tenant, "", opPurge, 0); err != nil {
+			return fmt.Errorf("delete tenant %q: %w", tenant, err)
+		}
+		return nil
+	})
+}

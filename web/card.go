@@ -1,0 +1,159 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/labstack/echo/v4"
+)
+
+const mediaMergePatch = "application/merge-patch+json"
+
+// etag renders a revision as a strong entity tag.
+func etag(rev int64) string { return `"` + strconv.FormatInt(rev, 10) + `"` }
+
+// parseETags reads an If-Match or If-None-Match list. It reports "*" separately, and whether any
+// listed tag could not be one of ours (such a tag simply never matches).
+func parseETags(h string) (revs []int64, any, foreign bool) {
+	for _, part := range strings.Split(h, ",") {
+		tag := strings.TrimSpace(part)
+		if tag == "" {
+			continue
+		}
+		if tag == "*" {
+			any = true
+			continue
+		}
+		rev, err := strconv.ParseInt(strings.Trim(tag, `"`), 10, 64)
+		if err != nil || strings.HasPrefix(tag, "W/") {
+			foreign = true
+			continue
+		}
+		revs = append(revs, rev)
+	}
+	return revs, any, foreign
+}
+
+// precondition reads the conditional headers of a write.
+func precondition(c echo.Context) cards.Precondition {
+	var p cards.Precondition
+	if h := c.Request().Header.Get("If-Match"); h != "" {
+		var foreign bool
+		p.IfMatch, p.IfMatchAny, foreign = parseETags(h)
+		p.IfMatchNone = foreign && len(p.IfMatch) == 0 && !p.IfMatchAny
+	}
+	if h := c.Request().Header.Get("If-None-Match"); h != "" {
+		_, p.IfNoneMatchAny, _ = parseETags(h)
+	}
+	return p
+}
+
+func cardLocation(c echo.Context, card cards.Card) string {
+	return fmt.Sprintf("/v1/tenants/%s/cards/%s", url.PathEscape(c.Param("tenant")), url.PathEscape(card.AgentID))
+}
+
+func writeCard(c echo.Context, status int, card cards.Card) error {
+	c.Response().Header().Set("ETag", etag(card.Revision))
+	return c.JSON(status, card)
+}
+
+func (h *handlers) registerCard(c echo.Context) error {
+	body, err := readBody(c, mediaJSON)
+	if err != nil {
+		return err
+	}
+	card, err := h.Cards.Register(c.Request().Context(), tenantOf(c), body)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, cardLocation(c, card))
+	return writeCard(c, http.StatusCreated, card)
+}
+
+func (h *handlers) putCard(c echo.Context) error {
+	body, err := readBody(c, mediaJSON)
+	if err != nil {
+		return err
+	}
+	card, created, err := h.Cards.Put(c.Request().Context(), tenantOf(c), c.Param("agentId"), body, precondition(c))
+	if err != nil {
+		return err
+	}
+	if created {
+		c.Response().Header().Set(echo.HeaderLocation, cardLocation(c, card))
+		return writeCard(c, http.StatusCreated, card)
+	}
+	return writeCard(c, http.StatusOK, card)
+}
+
+func (h *handlers) patchCard(c echo.Context) error {
+	body, err := readBody(c, mediaMergePatch, mediaJSON)
+	if err != nil {
+		return err
+	}
+	card, err := h.Cards.Patch(c.Request().Context(), tenantOf(c), c.Param("agentId"), body, precondition(c))
+	if err != nil {
+		return err
+	}
+	return writeCard(c, http.StatusOK, card)
+}
+
+func (h *handlers) getCard(c echo.Context) error {
+	card, err := h.Cards.Get(c.Request().Context(), tenantOf(c), c.Param("agentId"))
+	if err != nil {
+		return err
+	}
+	if inm := c.Request().Header.Get("If-None-Match"); inm != "" {
+		revs, any, _ := parseETags(inm)
+		for _, r := range revs {
+			any = any || r == card.Revision
+		}
+		if any {
+			c.Response().Header().Set("ETag", etag(card.Revision))
+			return c.NoContent(http.StatusNotModified)
+		}
+	}
+	return writeCard(c, http.StatusOK, card)
+}
+
+func (h *handlers) deleteCard(c echo.Context) error {
+	if err := h.Cards.Delete(c.Request().Context(), tenantOf(c), c.Param("agentId"), precondition(c)); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// listParams are the query parameters the card list understands today.
+var listParams = map[string]bool{"limit": true, "cursor": true}
+
+func (h *handlers) listCards(c echo.Context) error {
+	q := c.QueryParams()
+	for name := range q {
+		if !listParams[name] {
+			return fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
+		}
+	}
+	var lq cards.ListQuery
+	if s := q.Get("limit"); s != "" || q.Has("limit") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > cards.MaxLimit {
+			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", cards.MaxLimit, errInvalid)
+		}
+		lq.Limit = n
+	}
+	if q.Has("cursor") {
+		lq.Cursor = q.Get("cursor")
+		if lq.Cursor == "" {
+			return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
+		}
+	}
+	page, err := h.Cards.List(c.Request().Context(), tenantOf(c), lq)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
+}

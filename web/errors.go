@@ -1,0 +1,125 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/labstack/echo/v4"
+)
+
+// Errors of the HTTP layer itself; domain errors come from the domain packages.
+var (
+	errMalformed        = errors.New("malformed request")
+	errInvalid          = errors.New("invalid request")
+	errBodyTooLarge     = errors.New("request body is too large")
+	errUnsupportedMedia = errors.New("unsupported media type")
+	errUnavailable      = errors.New("service unavailable")
+)
+
+// errorCodes is the one table from errors to HTTP status and error code. Order matters where
+// chains could hold two: the first match wins.
+var errorCodes = []struct {
+	err    error
+	status int
+	code   string
+}{
+	{authz.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
+	{tenants.ErrSuspended, http.StatusForbidden, "tenant_suspended"},
+	{authz.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{tenants.ErrNotFound, http.StatusNotFound, "not_found"},
+	{cards.ErrNotFound, http.StatusNotFound, "not_found"},
+	{authz.ErrNotFound, http.StatusNotFound, "not_found"},
+	{tenants.ErrExists, http.StatusConflict, "conflict"},
+	{cards.ErrExists, http.StatusConflict, "conflict"},
+	{cards.ErrStale, http.StatusPreconditionFailed, "precondition_failed"},
+	{cards.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
+	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
+	{errUnsupportedMedia, http.StatusUnsupportedMediaType, "unsupported_media_type"},
+	{cards.ErrMalformed, http.StatusBadRequest, "malformed_json"},
+	{errMalformed, http.StatusBadRequest, "malformed_json"},
+	{cards.ErrInvalid, http.StatusBadRequest, "invalid"},
+	{tenants.ErrInvalid, http.StatusBadRequest, "invalid"},
+	{authz.ErrInvalid, http.StatusBadRequest, "invalid"},
+	{errInvalid, http.StatusBadRequest, "invalid"},
+	{errUnavailable, http.StatusServiceUnavailable, "unavailable"},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout"},
+}
+
+// echoCodes names the errors Echo itself raises (no route, wrong method, its own timeouts).
+var echoCodes = map[int]string{
+	http.StatusNotFound:              "not_found",
+	http.StatusMethodNotAllowed:      "method_not_allowed",
+	http.StatusRequestEntityTooLarge: "too_large",
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+	http.StatusServiceUnavailable:    "timeout",
+	http.StatusBadRequest:            "invalid",
+	http.StatusUnauthorized:          "unauthorized",
+}
+
+// errorBody is the one error shape of the API.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	RequestID string `json:"requestId"`
+}
+
+// classify maps err to status, code and a message safe to show: domain messages are written by
+// us for clients; anything unknown becomes a 500 that says nothing about its cause.
+func classify(err error) (int, string, string) {
+	for _, row := range errorCodes {
+		if errors.Is(err, row.err) {
+			msg := err.Error()
+			switch row.err {
+			case authz.ErrUnauthenticated:
+				msg = "a valid bearer token is required"
+			case context.DeadlineExceeded:
+				msg = "the request took too long"
+			}
+			return row.status, row.code, msg
+		}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		if code, ok := echoCodes[he.Code]; ok {
+			return he.Code, code, http.StatusText(he.Code)
+		}
+	}
+	return http.StatusInternalServerError, "internal", "internal error"
+}
+
+// errorHandler writes every error as the one error body, and logs server-side failures.
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		status, code, msg := classify(err)
+		rid := requestID(c)
+		if status >= 500 {
+			log.Error("request failed", "requestId", rid, "method", c.Request().Method,
+				"path", c.Request().URL.Path, "status", status, "err", err)
+		}
+		if status == http.StatusUnauthorized {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="agentcards"`)
+		}
+		body := errorBody{Error: errorDetail{Code: code, Message: msg, RequestID: rid}}
+		var werr error
+		if c.Request().Method == http.MethodHead {
+			werr = c.NoContent(status)
+		} else {
+			werr = c.JSON(status, body)
+		}
+		if werr != nil {
+			log.Error("write error response", "requestId", rid, "err", werr)
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package web
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/labstack/echo/v4"
+)
+
+const requestIDKey = "requestId"
+
+// incomingRequestID accepts a caller's X-Request-Id only when it is short and plain, so it is safe
+// to echo into logs and headers.
+var incomingRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+func requestID(c echo.Context) string {
+	id, _ := c.Get(requestIDKey).(string)
+	return id
+}
+
+// withRequestID tags each request with an id, taken from X-Request-Id when sane, and echoes it.
+func withRequestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !incomingRequestID.MatchString(id) {
+			var b [12]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		c.Set(requestIDKey, id)
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+// recoverPanics turns a panic into a 500 that says nothing of its cause; the stack goes to the log.
+func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					if r == http.ErrAbortHandler {
+						panic(r)
+					}
+					log.Error("panic", "requestId", requestID(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+					err = errors.New("panic recovered")
+				}
+			}()
+			return next(c)
+		}
+	}
+}
+
+// logRequests writes one line per request.
+func logRequests(log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			if err != nil {
+				c.Error(err)
+			}
+			log.Info("request", "requestId", requestID(c), "method", c.Request().Method,
+				"path", c.Request().URL.Path, "status", c.Response().Status,
+				"duration", time.Since(start).Round(time.Microsecond))
+			return nil
+		}
+	}
+}
+
+// limitBody refuses bodies over limit bytes: at once when Content-Length says so, else while reading.
+func limitBody(limit int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if req.ContentLength > limit {
+				return fmt.Errorf("the body is over %d bytes: %w", limit, errBodyTooLarge)
+			}
+			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+			return next(c)
+		}
+	}
+}
+
+// readBody returns the request body after checking its media type against allowed.
+func readBody(c echo.Context, allowed ...string) ([]byte, error) {
+	ct := c.Request().Header.Get(echo.HeaderContentType)
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || !contains(allowed, strings.ToLower(mt)) {
+		return nil, fmt.Errorf("Content-Type must be %s: %w", strings.Join(allowed, " or "), errUnsupportedMedia)
+	}
+	body, err := io.ReadAll(c.Request().Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("the body is over %d bytes: %w", tooLarge.Limit, errBodyTooLarge)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	return body, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// authenticate requires a valid bearer token and puts its principal in the request context.
+func authenticate(tokens *authz.Tokens, log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			h := c.Request().Header.Get(echo.HeaderAuthorization)
+			scheme, raw, ok := strings.Cut(h, " ")
+			if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
+				return fmt.Errorf("no bearer token: %w", authz.ErrUnauthenticated)
+			}
+			p, err := tokens.Verify(strings.TrimSpace(raw))
+			if err != nil {
+				log.Info("token refused", "requestId", requestID(c), "err", err)
+				return err
+			}
+			req := c.Request()
+			c.SetRequest(req.WithContext(authz.WithPrincipal(req.Context(), p)))
+			return next(c)
+		}
+	}
+}

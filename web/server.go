@@ -1,0 +1,119 @@
+// Package web is the HTTP API: the Echo server, its routes and handlers, JWT authentication, and
+// the one table from domain errors to status codes.
+package web
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// Config holds the HTTP settings.
+type Config struct {
+	// BodyLimit caps request bodies, in bytes (413 beyond).
+	BodyLimit int64
+	// RequestTimeout bounds each request's context.
+	RequestTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Deps are the services the handlers call.
+type Deps struct {
+	Tenants   *tenants.Service
+	Cards     *cards.Service
+	Enforcers *authz.Enforcers
+	Tokens    *authz.Tokens
+	// Ready reports whether the service can serve: the database answers.
+	Ready func(context.Context) error
+}
+
+// New returns the API as an Echo instance, ready to serve.
+func New(cfg Config, d Deps) *echo.Echo {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = 1 << 20
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(log)
+	// The client address is the TCP peer: no proxy headers are trusted unless configured later.
+	e.IPExtractor = echo.ExtractIPDirect()
+	e.Use(withRequestID, logRequests(log), recoverPanics(log))
+	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
+	e.Use(limitBody(cfg.BodyLimit))
+
+	h := &handlers{Deps: d, log: log}
+	e.GET("/health", h.health)
+	e.GET("/ready", h.ready)
+
+	v1 := e.Group("/v1", authenticate(d.Tokens, log))
+	v1.POST("/tenants", h.createTenant)
+	v1.GET("/tenants", h.listTenants)
+	v1.GET("/tenants/:tenant", h.getTenant)
+	v1.PATCH("/tenants/:tenant", h.updateTenant)
+	v1.DELETE("/tenants/:tenant", h.deleteTenant)
+
+	t := v1.Group("/tenants/:tenant", h.activeTenant)
+	t.POST("/cards", h.registerCard)
+	t.GET("/cards", h.listCards)
+	t.GET("/cards/:agentId", h.getCard)
+	t.PUT("/cards/:agentId", h.putCard)
+	t.PATCH("/cards/:agentId", h.patchCard)
+	t.DELETE("/cards/:agentId", h.deleteCard)
+	t.GET("/roles", h.listRoles)
+	t.POST("/roles", h.grantRole)
+	t.DELETE("/roles", h.revokeRole)
+	return e
+}
+
+type handlers struct {
+	Deps
+	log *slog.Logger
+}
+
+// tenantKey holds the tenant a request is scoped to, after the gate let it through.
+const tenantKey = "tenant"
+
+// activeTenant lets a request into /v1/tenants/{tenant}/... only when the tenant exists, is the
+// caller's (or the caller is a platform admin) and is not suspended.
+func (h *handlers) activeTenant(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		t, err := h.Tenants.Active(c.Request().Context(), tenants.ID(c.Param("tenant")))
+		if err != nil {
+			return err
+		}
+		c.Set(tenantKey, t.ID)
+		return next(c)
+	}
+}
+
+func tenantOf(c echo.Context) tenants.ID {
+	id, _ := c.Get(tenantKey).(tenants.ID)
+	return id
+}
+
+func (h *handlers) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (h *handlers) ready(c echo.Context) error {
+	if err := h.Ready(c.Request().Context()); err != nil {
+		h.log.Warn("not ready", "err", err)
+		return fmt.Errorf("the database is unreachable: %w", errUnavailable)
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}

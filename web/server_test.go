@@ -1,0 +1,227 @@
+package web_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web"
+	"github.com/labstack/echo/v4"
+)
+
+var testSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
+
+// env is one running API over a real database, reached through real HTTP.
+type env struct {
+	t      *testing.T
+	srv    *httptest.Server
+	tokens *authz.Tokens
+	echo   *echo.Echo
+	db     *storage.DB
+}
+
+// forEachDialect runs fn against a fresh server on SQLite, Postgres and MySQL.
+func forEachDialect(t *testing.T, fn func(t *testing.T, e *env)) {
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			fn(t, newEnv(t, storagetest.Open(t, d), 1<<20))
+		})
+	}
+}
+
+func newEnv(t *testing.T, db *storage.DB, bodyLimit int64) *env {
+	t.Helper()
+	tokens, err := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: testSecret, Leeway: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
+	e := web.New(web.Config{BodyLimit: bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
+		Tenants: &tenants.Service{
+			Store:   storage.NewTenantStore(db),
+			Changed: func(id tenants.ID) { enforcers.Invalidate(string(id)) },
+		},
+		Cards:     &cards.Service{Store: storage.NewCardStore(db), Authz: enforcers},
+		Enforcers: enforcers,
+		Tokens:    tokens,
+		Ready:     db.Ping,
+	})
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db}
+}
+
+// token mints a token for subject in tenant ("" with admin for a platform admin).
+func (e *env) token(subject, tenant string, admin bool) string {
+	e.t.Helper()
+	tok, err := e.tokens.Mint(subject, tenant, time.Hour, admin)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tok
+}
+
+func (e *env) admin() string { return e.token("root", "", true) }
+
+// response is a finished HTTP exchange.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+// errCode returns the error code of the one error body, failing if the body has another shape.
+func (r response) errCode(t *testing.T) string {
+	t.Helper()
+	var b struct {
+		Error struct {
+			Code      string `json:"code"`
+			Message   string `json:"message"`
+			RequestID string `json:"requestId"`
+		} `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil || b.Error.Code == "" || b.Error.Message == "" || b.Error.RequestID == "" {
+		t.Fatalf("not the error body: %s (%v)", r.body, err)
+	}
+	if r.header.Get("X-Request-Id") != b.Error.RequestID {
+		t.Fatalf("requestId %q differs from X-Request-Id %q", b.Error.RequestID, r.header.Get("X-Request-Id"))
+	}
+	return b.Error.Code
+}
+
+// do sends one request. body may be nil, a string (sent as is) or a value (sent as JSON).
+func (e *env) do(method, path, token string, body any, headers ...string) response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// expect fails unless r has the status (and, for errors, the code).
+func expect(t *testing.T, r response, status int, code ...string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	if len(code) > 0 {
+		if got := r.errCode(t); got != code[0] {
+			t.Fatalf("code %q, want %q: %s", got, code[0], r.body)
+		}
+	}
+}
+
+// mkTenant creates a tenant with the given admins through the API.
+func (e *env) mkTenant(id string, admins ...string) {
+	e.t.Helper()
+	if admins == nil {
+		admins = []string{}
+	}
+	r := e.do("POST", "/v1/tenants", e.admin(), map[string]any{"id": id, "name": "Tenant " + id, "admins": admins})
+	expect(e.t, r, http.StatusCreated)
+}
+
+// sampleCard is a valid card document.
+func sampleCard(agentID string) map[string]any {
+	return map[string]any{
+		"agentId":     agentID,
+		"name":        "Code Reviewer",
+		"description": "Reviews pull requests and suggests improvements.",
+		"version":     "1.0.0",
+		"protocols":   []string{"a2a", "http"},
+		"capabilities": []any{map[string]any{
+			"name": "review_pr", "description": "Review a pull request",
+			"inputSchema": map[string]any{"type": "object"}, "tags": []string{"code"},
+		}},
+		"authRequirements": map[string]any{"type": "bearer", "scopes": []string{"mcp:read"}},
+		"endpoint":         "https://agents.example.com/code-reviewer",
+		"resources":        []any{map[string]any{"uri": "https://github.com/acme/*", "access": "read"}},
+		"tags":             []string{"code", "github"},
+		"metadata":         map[string]any{"team": "platform"},
+	}
+}
+
+// getCard fetches a card's raw JSON with a platform admin token (for before/after comparisons).
+func (e *env) getCard(tenant, agentID string) response {
+	e.t.Helper()
+	return e.do("GET", "/v1/tenants/"+tenant+"/cards/"+agentID, e.admin(), nil)
+}
+
+func TestHealthAndReady(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		expect(t, e.do("GET", "/health", "", nil), http.StatusOK)
+		expect(t, e.do("GET", "/ready", "", nil), http.StatusOK)
+		if err := e.db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, e.do("GET", "/ready", "", nil), http.StatusServiceUnavailable, "unavailable")
+		expect(t, e.do("GET", "/health", "", nil), http.StatusOK)
+	})
+}
+
+func TestPanicIsAnOpaque500(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.echo.GET("/boom", func(echo.Context) error { panic("secret internals: password=hunter2") })
+	e.echo.GET("/fail", func(echo.Context) error { return io.ErrUnexpectedEOF })
+	for _, path := range []string{"/boom", "/fail"} {
+		r := e.do("GET", path, "", nil)
+		expect(t, r, http.StatusInternalServerError, "internal")
+		if bytes.Contains(r.body, []byte("hunter2")) || bytes.Contains(r.body, []byte("EOF")) {
+			t.Fatalf("500 leaks internals: %s", r.body)
+		}
+	}
+	expect(t, e.do("GET", "/health", "", nil), http.StatusOK)
+}
