@@ -225,3 +225,22 @@ func TestPanicIsAnOpaque500(t *testing.T) {
 	}
 	expect(t, e.do("GET", "/health", "", nil), http.StatusOK)
 }
+
+func TestRequestTimeout(t *testing.T) {
+	db := storagetest.Open(t, "sqlite")
+	tokens, _ := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: testSecret})
+	e := web.New(web.Config{RequestTimeout: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		web.Deps{Tokens: tokens, Ready: db.Ping})
+	e.GET("/slow", func(c echo.Context) error {
+		select {
+		case <-c.Request().Context().Done():
+			return c.Request().Context().Err()
+		case <-time.After(5 * time.Second):
+			return c.NoContent(http.StatusOK)
+		}
+	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	env := &env{t: t, srv: srv}
+	expect(t, env.do("GET", "/slow", "", nil), http.StatusServiceUnavailable, "timeout")
+}

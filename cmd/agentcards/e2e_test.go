@@ -148,6 +148,13 @@ func TestEndToEnd(t *testing.T) {
 	call("DELETE", "/v1/tenants/acme/cards/reviewer", nil, 204)
 	call("GET", "/v1/tenants/acme/cards/reviewer", nil, 404)
 
+	status := exec.Command(bin, "migrate", "status")
+	status.Dir, status.Env = work, env
+	out, err = status.Output()
+	if err != nil || !strings.Contains(string(out), "0001") || !strings.Contains(string(out), "applied") {
+		t.Fatalf("migrate status: %v: %s", err, out)
+	}
+
 	// SIGTERM drains and exits cleanly.
 	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
