@@ -3,6 +3,7 @@ module github.com/agentcards/agentcards
 go 1.26.8
 
 require (
+	code.dny.dev/ssrf v0.3.0 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/bmatcuk/doublestar/v4 v4.6.1 // indirect
 	github.com/casbin/casbin/v2 v2.135.0 // indirect

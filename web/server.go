@@ -31,6 +31,8 @@ type Deps struct {
 	Cards     *cards.Service
 	Enforcers *authz.Enforcers
 	Tokens    *authz.Tokens
+	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.
+	ServiceKeys *authz.ServiceKeys
 	// Ready reports whether the service can serve: the database answers.
 	Ready func(context.Context) error
 }
@@ -59,6 +61,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	h := &handlers{Deps: d, log: log}
 	e.GET("/health", h.health)
 	e.GET("/ready", h.ready)
+	e.GET("/.well-known/jwks.json", h.jwks)
 
 	v1 := e.Group("/v1", authenticate(d.Tokens, log))
 	v1.POST("/tenants", h.createTenant)
@@ -116,4 +119,14 @@ func (h *handlers) ready(c echo.Context) error {
 		return fmt.Errorf("the database is unreachable: %w", errUnavailable)
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// jwks publishes the public keys that verify what the service signs (A2A card signatures,
+// delegation tokens), newest first.
+func (h *handlers) jwks(c echo.Context) error {
+	if h.ServiceKeys == nil {
+		return echo.ErrNotFound
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=300")
+	return c.JSON(http.StatusOK, h.ServiceKeys.JWKS())
 }

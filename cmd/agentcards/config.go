@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/file"
@@ -23,6 +24,19 @@ type Config struct {
 	Database DatabaseConfig `koanf:"database"`
 	Auth     AuthConfig     `koanf:"auth"`
 	Log      LogConfig      `koanf:"log"`
+	Keys     KeysConfig     `koanf:"keys"`
+	Outbound OutboundConfig `koanf:"outbound"`
+}
+
+// KeysConfig is the service's own signing keys (A2A card signatures, delegation tokens).
+type KeysConfig struct {
+	SigningKeyFiles []string `koanf:"signingKeyFiles"`
+}
+
+// OutboundConfig is the guard on calls to URLs that users registered.
+type OutboundConfig struct {
+	Allow   []string      `koanf:"allow"`
+	Timeout time.Duration `koanf:"timeout"`
 }
 
 // ServerConfig is the HTTP listener.
@@ -80,6 +94,9 @@ var defaults = map[string]any{
 	"auth.platformAdmins":    []string{},
 	"log.level":              "info",
 	"log.format":             "text",
+	"keys.signingKeyFiles":   []string{},
+	"outbound.allow":         []string{},
+	"outbound.timeout":       "10s",
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.
@@ -184,6 +201,12 @@ func (c *Config) check() error {
 	}
 	if c.Auth.Leeway < 0 || c.Auth.Leeway > 5*time.Minute {
 		errs = append(errs, errors.New("auth.leeway must be between 0 and 5m"))
+	}
+	if c.Outbound.Timeout <= 0 {
+		errs = append(errs, errors.New("outbound.timeout must be positive"))
+	}
+	if _, err := outbound.ParsePrefixes(c.Outbound.Allow); err != nil {
+		errs = append(errs, fmt.Errorf("outbound.allow: %w", err))
 	}
 	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
 		errs = append(errs, fmt.Errorf("log.format %q must be text or json", c.Log.Format))

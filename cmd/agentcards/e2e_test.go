@@ -148,6 +148,21 @@ func TestEndToEnd(t *testing.T) {
 	call("DELETE", "/v1/tenants/acme/cards/reviewer", nil, 204)
 	call("GET", "/v1/tenants/acme/cards/reviewer", nil, 404)
 
+	res, err := http.Get(base + "/.well-known/jwks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set struct {
+		Keys []struct{ Kty, Kid, Alg string } `json:"keys"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&set); err != nil || len(set.Keys) != 1 || set.Keys[0].Alg != "ES256" || set.Keys[0].Kid == "" {
+		t.Fatalf("jwks: %+v %v", set, err)
+	}
+	res.Body.Close()
+	if st, err := os.Stat(filepath.Join(work, "data", "signing-key.pem")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("signing key file: %v %v", st, err)
+	}
+
 	status := exec.Command(bin, "migrate", "status")
 	status.Dir, status.Env = work, env
 	out, err = status.Output()

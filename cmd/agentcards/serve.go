@@ -31,6 +31,10 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	keys, err := serviceKeys(cfg)
+	if err != nil {
+		return err
+	}
 	db, err := storage.Open(ctx, cfg.Database.Driver, cfg.Database.DSN)
 	if err != nil {
 		return err
@@ -52,10 +56,11 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			Store:   storage.NewTenantStore(db),
 			Changed: func(id tenants.ID) { enforcers.Invalidate(string(id)) },
 		},
-		Cards:     &cards.Service{Store: storage.NewCardStore(db), Authz: enforcers},
-		Enforcers: enforcers,
-		Tokens:    tokens,
-		Ready:     db.Ping,
+		Cards:       &cards.Service{Store: storage.NewCardStore(db), Authz: enforcers},
+		Enforcers:   enforcers,
+		Tokens:      tokens,
+		ServiceKeys: keys,
+		Ready:       db.Ping,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
