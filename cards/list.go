@@ -2,111 +2,108 @@ package cards
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"slices"
-	"sort"
 
-	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// Paging bounds of a list.
+// Paging bounds of a search.
 const (
 	DefaultLimit = 20
 	MaxLimit     = 100
 )
 
-// ListQuery asks for one page of a tenant's cards.
-type ListQuery struct {
-	Limit  int
-	Cursor string
+// ReadFilter says which cards of a tenant the caller may read: nil means all of them.
+type ReadFilter interface {
+	ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error)
 }
 
-// Page is one page of cards in agentId order. NextCursor is empty on the last page.
-type Page struct {
-	Total      int    `json:"total"`
-	Items      []Card `json:"items"`
-	NextCursor string `json:"nextCursor,omitempty"`
-}
-
-// cursor is the decoded form of a page cursor: the last agentId the previous page showed.
-// Keyset paging on agentId never repeats or skips a card that exists throughout, however others
-// write meanwhile.
-type cursor struct {
-	Kind  string `json:"k"`
-	After string `json:"a"`
-}
-
-const listCursorKind = "list"
-
-func encodeCursor(c cursor) string {
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s, kind string) (cursor, error) {
-	bad := fmt.Errorf("cursor: not a cursor of this query: %w", ErrInvalid)
-	b, err := base64.RawURLEncoding.DecodeString(s)
+// Search answers a query over the tenant's cards with only the cards the caller may read. With
+// an Index it runs in memory; without one it reads every card of the tenant and filters them,
+// which gives the same answers, slower.
+func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Result, error) {
+	p, err := q.compile()
 	if err != nil {
-		return cursor{}, bad
+		return Result{}, err
 	}
-	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || c.Kind != kind || c.After == "" {
-		return cursor{}, bad
+	var readable func(string) bool
+	if rf, ok := s.Authz.(ReadFilter); ok {
+		if readable, err = rf.ReadFilter(ctx, string(tenant)); err != nil {
+			return Result{}, err
+		}
 	}
-	return c, nil
+	var page []candidate
+	var total int
+	var next *position
+	if s.Index != nil {
+		page, total, next, err = s.Index.search(ctx, tenant, &p, readable)
+	} else {
+		page, total, next, err = s.scan(ctx, tenant, &p, readable)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	ids := make([]string, len(page))
+	for i, c := range page {
+		ids[i] = c.agentID
+	}
+	found, err := s.Store.GetMany(ctx, tenant, ids)
+	if err != nil {
+		return Result{}, err
+	}
+	byID := make(map[string]Card, len(found))
+	for _, c := range found {
+		byID[c.AgentID] = c
+	}
+	res := Result{Total: total, Items: make([]Hit, 0, len(page))}
+	for _, c := range page {
+		card, ok := byID[c.agentID]
+		if !ok {
+			continue // removed since the index answered
+		}
+		h := Hit{Card: card}
+		if len(p.terms) > 0 {
+			score := float64(c.matched) / float64(len(p.terms))
+			h.Score = &score
+			h.MatchedCapabilities = p.matchedCapabilities(card)
+		}
+		res.Items = append(res.Items, h)
+	}
+	if next != nil {
+		res.NextCursor = encodePosition(*next)
+	}
+	return res, nil
 }
 
-// List returns one page of the cards the caller may read.
-func (s *Service) List(ctx context.Context, tenant tenants.ID, q ListQuery) (Page, error) {
-	if q.Limit == 0 {
-		q.Limit = DefaultLimit
-	}
-	if q.Limit < 1 || q.Limit > MaxLimit {
-		return Page{}, fmt.Errorf("limit: must be between 1 and %d: %w", MaxLimit, ErrInvalid)
-	}
-	var after string
-	if q.Cursor != "" {
-		c, err := decodeCursor(q.Cursor, listCursorKind)
-		if err != nil {
-			return Page{}, err
-		}
-		after = c.After
-	}
+// scan is search.index: none, the reference systems' approach: read every card of the tenant
+// from the database and filter them in the application.
+func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool) ([]candidate, int, *position, error) {
 	ids, err := s.Store.IDs(ctx, tenant)
 	if err != nil {
-		return Page{}, err
+		return nil, 0, nil, err
 	}
-	slices.Sort(ids) // byte order, whatever the database's collation
-	// Only readable cards count, so total and pages agree with what the caller can fetch.
-	readable := ids[:0]
-	for _, id := range ids {
-		err := s.Authz.Check(ctx, string(tenant), authz.CardObject(id), authz.ActCardsRead)
-		switch {
-		case err == nil:
-			readable = append(readable, id)
-		case !errors.Is(err, authz.ErrForbidden):
-			return Page{}, err
-		}
-	}
-	start := sort.SearchStrings(readable, after)
-	if start < len(readable) && readable[start] == after {
-		start++
-	}
-	end := min(start+q.Limit, len(readable))
-	page := Page{Total: len(readable), Items: []Card{}}
-	if start < end {
-		items, err := s.Store.GetMany(ctx, tenant, readable[start:end])
+	var all []candidate
+	for start := 0; start < len(ids); start += buildBatch {
+		batch, err := s.Store.GetMany(ctx, tenant, ids[start:min(start+buildBatch, len(ids))])
 		if err != nil {
-			return Page{}, err
+			return nil, 0, nil, err
 		}
-		page.Items = items
+		for _, c := range batch {
+			if readable != nil && !readable(c.AgentID) {
+				continue
+			}
+			if m, ok := p.evaluate(analyze(c)); ok {
+				all = append(all, m)
+			}
+		}
 	}
-	if end < len(readable) && len(page.Items) > 0 {
-		page.NextCursor = encodeCursor(cursor{Kind: listCursorKind, After: page.Items[len(page.Items)-1].AgentID})
+	page, next := p.page(all)
+	return page, len(all), next, nil
+}
+
+// syncIndex brings the index up to date with a write that just committed, so the writer's next
+// search sees it. A failure is not the write's: the follower retries on its next round.
+func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID) {
+	if s.Index != nil {
+		_ = s.Index.Sync(ctx, tenant)
 	}
-	return page, nil
 }

@@ -38,6 +38,9 @@ type Authorizer interface {
 type Service struct {
 	Store Store
 	Authz Authorizer
+	// Index answers searches from memory; nil means every search reads the tenant's cards
+	// (search.index: none).
+	Index *Index
 	// Now and NewID are injected so tests can pin them.
 	Now   func() time.Time
 	NewID func() string
@@ -125,6 +128,7 @@ func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) 
 	if err := s.Store.Create(ctx, tenant, c); err != nil {
 		return Card{}, err
 	}
+	s.syncIndex(ctx, tenant)
 	return c, nil
 }
 
@@ -168,7 +172,11 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 			if errors.Is(err, ErrExists) {
 				continue // created meanwhile: replace it on the next attempt
 			}
-			return c, err == nil, err
+			if err != nil {
+				return Card{}, false, err
+			}
+			s.syncIndex(ctx, tenant)
+			return c, true, nil
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now
 		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
@@ -178,7 +186,11 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 			}
 			continue
 		}
-		return c, false, err
+		if err != nil {
+			return Card{}, false, err
+		}
+		s.syncIndex(ctx, tenant)
+		return c, false, nil
 	}
 	return Card{}, false, fmt.Errorf("card %q changed under %d attempts to write it: %w", agentID, maxAttempts, ErrStale)
 }
@@ -222,7 +234,11 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		if errors.Is(err, ErrStale) && !pre.conditional() {
 			continue
 		}
-		return c, err
+		if err != nil {
+			return Card{}, err
+		}
+		s.syncIndex(ctx, tenant)
+		return c, nil
 	}
 	return Card{}, fmt.Errorf("card %q changed under %d attempts to patch it: %w", agentID, maxAttempts, ErrStale)
 }
@@ -246,15 +262,20 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsDelete); err != nil {
 		return err
 	}
-	if !pre.conditional() {
-		return s.Store.Delete(ctx, tenant, agentID, 0)
+	rev := int64(0)
+	if pre.conditional() {
+		cur, err := s.Store.Get(ctx, tenant, agentID)
+		if err != nil {
+			return err
+		}
+		if err := pre.check(true, cur.Revision); err != nil {
+			return err
+		}
+		rev = cur.Revision
 	}
-	cur, err := s.Store.Get(ctx, tenant, agentID)
-	if err != nil {
+	if err := s.Store.Delete(ctx, tenant, agentID, rev); err != nil {
 		return err
 	}
-	if err := pre.check(true, cur.Revision); err != nil {
-		return err
-	}
-	return s.Store.Delete(ctx, tenant, agentID, cur.Revision)
+	s.syncIndex(ctx, tenant)
+	return nil
 }

@@ -32,5 +32,8 @@ func (changeRow) TableName() string { return "card_changes" }
 // appendChange records a write in the change feed, inside the transaction tx.
 func appendChange(tx *gorm.DB, tenant, agentID, op string, revision int64) error {
 	row := changeRow{TenantID: tenant, AgentID: agentID, Op: op, Revision: revision, ChangedAt: utc(tx.NowFunc())}
-	return tx.Create(&row).Error
+	if err := tx.Create(&row).Error; err != nil {
+		return err
+	}
+	return notifyChange(tx, tenant)
 }

@@ -29,6 +29,7 @@ type DB struct {
 	gorm    *gorm.DB
 	sql     *sql.DB
 	dialect string
+	dsn     string // for the dedicated LISTEN connection on Postgres
 }
 
 // Open connects to a database. driver is "sqlite" (dsn: a file path or a file: URI), "postgres"
@@ -79,7 +80,7 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 		// Every connection to ":memory:" is a database of its own: keep exactly one.
 		sqlDB.SetMaxOpenConns(1)
 	}
-	db := &DB{gorm: g, sql: sqlDB, dialect: driver}
+	db := &DB{gorm: g, sql: sqlDB, dialect: driver, dsn: dsn}
 	if err := db.Ping(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, err

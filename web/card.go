@@ -127,33 +127,73 @@ func (h *handlers) deleteCard(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// listParams are the query parameters the card list understands today.
-var listParams = map[string]bool{"limit": true, "cursor": true}
-
-func (h *handlers) listCards(c echo.Context) error {
-	q := c.QueryParams()
-	for name := range q {
-		if !listParams[name] {
-			return fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
+// searchParams maps the query parameters of GET .../cards to the fields they fill.
+var searchParams = map[string]func(q *cards.Query, values []string) error{
+	"protocol":   func(q *cards.Query, v []string) error { q.Protocols = v; return nil },
+	"capability": func(q *cards.Query, v []string) error { q.Capabilities = v; return nil },
+	"tag":        func(q *cards.Query, v []string) error { q.Tags = v; return nil },
+	"resource":   func(q *cards.Query, v []string) error { q.Resources = v; return nil },
+	"name":       func(q *cards.Query, v []string) error { return single("name", v, &q.Name) },
+	"q":          func(q *cards.Query, v []string) error { return single("q", v, &q.Q) },
+	"cursor": func(q *cards.Query, v []string) error {
+		if err := single("cursor", v, &q.Cursor); err != nil {
+			return err
 		}
-	}
-	var lq cards.ListQuery
-	if s := q.Get("limit"); s != "" || q.Has("limit") {
+		if q.Cursor == "" {
+			return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
+		}
+		return nil
+	},
+	"limit": func(q *cards.Query, v []string) error {
+		var s string
+		if err := single("limit", v, &s); err != nil {
+			return err
+		}
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > cards.MaxLimit {
 			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", cards.MaxLimit, errInvalid)
 		}
-		lq.Limit = n
+		q.Limit = n
+		return nil
+	},
+}
+
+func single(name string, values []string, dst *string) error {
+	if len(values) > 1 {
+		return fmt.Errorf("%s: given %d times, at most once: %w", name, len(values), errInvalid)
 	}
-	if q.Has("cursor") {
-		lq.Cursor = q.Get("cursor")
-		if lq.Cursor == "" {
-			return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
+	*dst = values[0]
+	return nil
+}
+
+// listCards is the search over query parameters: GET .../cards?protocol=&capability=&tag=&...
+func (h *handlers) listCards(c echo.Context) error {
+	var q cards.Query
+	for name, values := range c.QueryParams() {
+		set, ok := searchParams[name]
+		if !ok {
+			return fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
+		}
+		if err := set(&q, values); err != nil {
+			return err
 		}
 	}
-	page, err := h.Cards.List(c.Request().Context(), tenantOf(c), lq)
+	return h.search(c, q)
+}
+
+// searchCards is the same search with a JSON body: POST .../cards/search.
+func (h *handlers) searchCards(c echo.Context) error {
+	var q cards.Query
+	if err := decodeBody(c, &q); err != nil {
+		return err
+	}
+	return h.search(c, q)
+}
+
+func (h *handlers) search(c echo.Context, q cards.Query) error {
+	res, err := h.Cards.Search(c.Request().Context(), tenantOf(c), q)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, page)
+	return c.JSON(http.StatusOK, res)
 }

@@ -26,6 +26,13 @@ type cardJSON struct {
 	Capabilities []json.RawMessage `json:"capabilities"`
 }
 
+// hitJSON is one item of a search answer.
+type hitJSON struct {
+	Card                cardJSON `json:"card"`
+	Score               *float64 `json:"score"`
+	MatchedCapabilities []string `json:"matchedCapabilities"`
+}
+
 func TestCardLifecycle(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
 		e.mkTenant("acme", "alice")
@@ -129,16 +136,16 @@ func TestCardListPaging(t *testing.T) {
 			r := e.do("GET", path, alice, nil)
 			expect(t, r, http.StatusOK)
 			var page struct {
-				Total      int        `json:"total"`
-				Items      []cardJSON `json:"items"`
-				NextCursor *string    `json:"nextCursor"`
+				Total      int       `json:"total"`
+				Items      []hitJSON `json:"items"`
+				NextCursor *string   `json:"nextCursor"`
 			}
 			r.json(t, &page)
 			if page.Total != len(ids) {
 				t.Fatalf("total %d", page.Total)
 			}
-			for _, c := range page.Items {
-				got = append(got, c.AgentID)
+			for _, h := range page.Items {
+				got = append(got, h.Card.AgentID)
 			}
 			if page.NextCursor == nil {
 				break
@@ -151,14 +158,14 @@ func TestCardListPaging(t *testing.T) {
 
 		r := e.do("GET", "/v1/tenants/acme/cards", alice, nil)
 		var page struct {
-			Items      []cardJSON `json:"items"`
-			NextCursor *string    `json:"nextCursor"`
+			Items      []hitJSON `json:"items"`
+			NextCursor *string   `json:"nextCursor"`
 		}
 		r.json(t, &page)
 		if len(page.Items) != 10 || page.NextCursor != nil {
 			t.Fatalf("default page: %d items, next %v", len(page.Items), page.NextCursor)
 		}
-		for _, q := range []string{"limit=0", "limit=101", "limit=x", "limit=", "cursor=", "cursor=%21%21", "cursor=eyJrIjoib3RoZXIiLCJhIjoieCJ9", "protocol=a2a"} {
+		for _, q := range []string{"limit=0", "limit=101", "limit=x", "limit=", "cursor=", "cursor=%21%21", "cursor=eyJrIjoib3RoZXIiLCJhIjoieCJ9", "protocol=", "colour=red", "limit=1&limit=2"} {
 			expect(t, e.do("GET", "/v1/tenants/acme/cards?"+q, alice, nil), http.StatusBadRequest, "invalid")
 		}
 	})

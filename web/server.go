@@ -73,6 +73,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	t := v1.Group("/tenants/:tenant", h.activeTenant)
 	t.POST("/cards", h.registerCard)
 	t.GET("/cards", h.listCards)
+	t.POST("/cards/search", h.searchCards)
 	t.GET("/cards/:agentId", h.getCard)
 	t.PUT("/cards/:agentId", h.putCard)
 	t.PATCH("/cards/:agentId", h.patchCard)

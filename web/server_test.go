@@ -40,19 +40,44 @@ func forEachDialect(t *testing.T, fn func(t *testing.T, e *env)) {
 	}
 }
 
+// forEachDialectAndIndex runs fn on every database with both search modes (memory, none).
+func forEachDialectAndIndex(t *testing.T, fn func(t *testing.T, e *env)) {
+	for _, d := range storagetest.Dialects() {
+		for _, mode := range []string{"memory", "none"} {
+			t.Run(d+"/"+mode, func(t *testing.T) {
+				fn(t, newEnvMode(t, storagetest.Open(t, d), 1<<20, mode == "memory"))
+			})
+		}
+	}
+}
+
 func newEnv(t *testing.T, db *storage.DB, bodyLimit int64) *env {
+	return newEnvMode(t, db, bodyLimit, true)
+}
+
+func newEnvMode(t *testing.T, db *storage.DB, bodyLimit int64, indexed bool) *env {
 	t.Helper()
 	tokens, err := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: testSecret, Leeway: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
+	cardStore := storage.NewCardStore(db)
+	var index *cards.Index
+	if indexed {
+		index = cards.NewIndex(cardStore, cardStore)
+	}
 	e := web.New(web.Config{BodyLimit: bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
 		Tenants: &tenants.Service{
-			Store:   storage.NewTenantStore(db),
-			Changed: func(id tenants.ID) { enforcers.Invalidate(string(id)) },
+			Store: storage.NewTenantStore(db),
+			Changed: func(id tenants.ID) {
+				enforcers.Invalidate(string(id))
+				if index != nil {
+					index.Drop(id)
+				}
+			},
 		},
-		Cards:     &cards.Service{Store: storage.NewCardStore(db), Authz: enforcers},
+		Cards:     &cards.Service{Store: cardStore, Authz: enforcers, Index: index},
 		Enforcers: enforcers,
 		Tokens:    tokens,
 		Ready:     db.Ping,

@@ -25,7 +25,14 @@ type Config struct {
 	Auth     AuthConfig     `koanf:"auth"`
 	Log      LogConfig      `koanf:"log"`
 	Keys     KeysConfig     `koanf:"keys"`
+	Search   SearchConfig   `koanf:"search"`
 	Outbound OutboundConfig `koanf:"outbound"`
+}
+
+// SearchConfig chooses how searches are answered.
+type SearchConfig struct {
+	Index        string        `koanf:"index"`
+	PollInterval time.Duration `koanf:"pollInterval"`
 }
 
 // KeysConfig is the service's own signing keys (A2A card signatures, delegation tokens).
@@ -95,6 +102,8 @@ var defaults = map[string]any{
 	"log.level":              "info",
 	"log.format":             "text",
 	"keys.signingKeyFiles":   []string{},
+	"search.index":           "memory",
+	"search.pollInterval":    "500ms",
 	"outbound.allow":         []string{},
 	"outbound.timeout":       "10s",
 }
@@ -201,6 +210,12 @@ func (c *Config) check() error {
 	}
 	if c.Auth.Leeway < 0 || c.Auth.Leeway > 5*time.Minute {
 		errs = append(errs, errors.New("auth.leeway must be between 0 and 5m"))
+	}
+	if c.Search.Index != "memory" && c.Search.Index != "none" {
+		errs = append(errs, fmt.Errorf("search.index %q must be memory or none", c.Search.Index))
+	}
+	if c.Search.PollInterval < 10*time.Millisecond {
+		errs = append(errs, errors.New("search.pollInterval must be at least 10ms"))
 	}
 	if c.Outbound.Timeout <= 0 {
 		errs = append(errs, errors.New("outbound.timeout must be positive"))

@@ -47,14 +47,33 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	}
 
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
+	cardStore := storage.NewCardStore(db)
+	var index *cards.Index
+	if cfg.Search.Index == "memory" {
+		index = cards.NewIndex(cardStore, cardStore)
+		followCtx, stopFollowing := context.WithCancel(ctx)
+		defer stopFollowing()
+		notify := make(chan tenants.ID, 64)
+		if err := db.Listen(followCtx, notify, func(err error) { log.Warn("change-feed listener", "err", err) }); err == nil {
+			log.Info("following the change feed with LISTEN/NOTIFY and polling", "interval", cfg.Search.PollInterval)
+		}
+		go index.Follow(followCtx, cfg.Search.PollInterval, notify, func(t tenants.ID, err error) {
+			log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
+		})
+	}
 	api := web.New(web.Config{
 		BodyLimit:      cfg.Server.BodyLimit,
 		RequestTimeout: cfg.Server.RequestTimeout,
 		Logger:         log,
 	}, web.Deps{
 		Tenants: &tenants.Service{
-			Store:   storage.NewTenantStore(db),
-			Changed: func(id tenants.ID) { enforcers.Invalidate(string(id)) },
+			Store: storage.NewTenantStore(db),
+			Changed: func(id tenants.ID) {
+				enforcers.Invalidate(string(id))
+				if index != nil {
+					index.Drop(id)
+				}
+			},
 		},
 		Cards:       &cards.Service{Store: storage.NewCardStore(db), Authz: enforcers},
 		Enforcers:   enforcers,

@@ -1,0 +1,180 @@
+package cards
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+// tenantIndex is the in-memory search index of one tenant's cards: postings from protocols,
+// capabilities, tags, text tokens and name trigrams to document numbers. Numbers only grow: a
+// changed card is removed and added again, so posting lists stay sorted by appending, and removed
+// documents are skipped until a compaction renumbers everything.
+type tenantIndex struct {
+	mu    sync.RWMutex
+	docs  []idoc
+	live  int
+	byID  map[string]uint32
+	order []uint32 // live documents sorted by agentId: the answer order without q
+
+	protocols, tags, caps map[string][]uint32
+	trigrams              map[string][]uint32
+	// terms holds doc<<2 | best field for each token.
+	terms map[string][]uint32
+	// vocab3 lists the tokens that start with each 3-byte prefix, for the prefix match.
+	vocab3 map[string][]string
+}
+
+type idoc struct {
+	agentID   string
+	name      string
+	resources []resourcePattern
+	alive     bool
+}
+
+func newTenantIndex() *tenantIndex {
+	return &tenantIndex{
+		byID: map[string]uint32{}, protocols: map[string][]uint32{}, tags: map[string][]uint32{},
+		caps: map[string][]uint32{}, trigrams: map[string][]uint32{}, terms: map[string][]uint32{},
+		vocab3: map[string][]string{},
+	}
+}
+
+// upsert indexes c, replacing what was indexed for its agent. The caller holds mu.
+func (x *tenantIndex) upsert(c Card) {
+	x.remove(c.AgentID)
+	d := analyze(c)
+	n := uint32(len(x.docs))
+	x.docs = append(x.docs, idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true})
+	x.live++
+	x.byID[d.agentID] = n
+	i, _ := slices.BinarySearchFunc(x.order, d.agentID, x.cmpAgent)
+	x.order = slices.Insert(x.order, i, n)
+	for _, p := range d.protocols {
+		x.protocols[p] = append(x.protocols[p], n)
+	}
+	for _, t := range d.tags {
+		x.tags[t] = append(x.tags[t], n)
+	}
+	for _, cp := range d.capabilities {
+		x.caps[cp] = append(x.caps[cp], n)
+	}
+	for _, g := range trigramsOf(d.name) {
+		x.trigrams[g] = append(x.trigrams[g], n)
+	}
+	for tok, f := range d.terms {
+		list, known := x.terms[tok]
+		if !known && len(tok) >= minPrefix {
+			x.vocab3[tok[:minPrefix]] = append(x.vocab3[tok[:minPrefix]], tok)
+		}
+		x.terms[tok] = append(list, n<<2|uint32(f))
+	}
+}
+
+func (x *tenantIndex) cmpAgent(n uint32, agentID string) int {
+	return strings.Compare(x.docs[n].agentID, agentID)
+}
+
+// remove drops the agent's card from the index, if indexed. The caller holds mu.
+func (x *tenantIndex) remove(agentID string) {
+	n, ok := x.byID[agentID]
+	if !ok {
+		return
+	}
+	delete(x.byID, agentID)
+	x.docs[n].alive = false
+	x.docs[n].resources = nil
+	x.live--
+	if i, found := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent); found {
+		x.order = slices.Delete(x.order, i, i+1)
+	}
+	if dead := len(x.docs) - x.live; dead > 1024 && dead > x.live {
+		x.compact()
+	}
+}
+
+// compact renumbers the live documents densely and rewrites every posting list without the
+// removed ones, so memory and scan cost follow the live cards, not the history of writes.
+func (x *tenantIndex) compact() {
+	renum := make([]uint32, len(x.docs))
+	docs := make([]idoc, 0, x.live)
+	for i, d := range x.docs {
+		if d.alive {
+			renum[i] = uint32(len(docs))
+			docs = append(docs, d)
+		}
+	}
+	alive := func(old uint32) bool { return x.docs[old].alive }
+	rewrite := func(m map[string][]uint32, shift uint) {
+		for k, list := range m {
+			out := list[:0]
+			for _, e := range list {
+				old := e >> shift
+				if alive(old) {
+					out = append(out, renum[old]<<shift|e&(1<<shift-1))
+				}
+			}
+			if len(out) == 0 {
+				delete(m, k)
+			} else {
+				m[k] = slices.Clip(out)
+			}
+		}
+	}
+	rewrite(x.protocols, 0)
+	rewrite(x.tags, 0)
+	rewrite(x.caps, 0)
+	rewrite(x.trigrams, 0)
+	rewrite(x.terms, 2)
+	for p, toks := range x.vocab3 {
+		out := toks[:0]
+		for _, t := range toks {
+			if _, ok := x.terms[t]; ok {
+				out = append(out, t)
+			}
+		}
+		if len(out) == 0 {
+			delete(x.vocab3, p)
+		} else {
+			x.vocab3[p] = out
+		}
+	}
+	for i, n := range x.order {
+		x.order[i] = renum[n]
+	}
+	for id, n := range x.byID {
+		x.byID[id] = renum[n]
+	}
+	x.docs = docs
+}
+
+// trigramsOf returns the distinct 3-byte windows of s (lowercased already).
+func trigramsOf(s string) []string {
+	if len(s) < 3 {
+		return nil
+	}
+	out := make([]string, 0, len(s)-2)
+	for i := 0; i+3 <= len(s); i++ {
+		out = append(out, s[i:i+3])
+	}
+	return sortedSet(out)
+}
+
+// intersect returns the values in both sorted lists.
+func intersect(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, min(len(a), len(b)))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package cards
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Query is a search over one tenant's cards. Every filter is all-of; an empty query lists every
+// card the caller may read.
+type Query struct {
+	// Protocols and Tags match case-insensitively; Capabilities by exact name.
+	Protocols    []string `json:"protocols"`
+	Capabilities []string `json:"capabilities"`
+	Tags         []string `json:"tags"`
+	// Name is a case-insensitive substring of the card's name; no character is special.
+	Name string `json:"name"`
+	// Q is free text, ranked.
+	Q string `json:"q"`
+	// Resources are URIs that the card's resources must cover.
+	Resources []string `json:"resources"`
+	Limit     int      `json:"limit"`
+	Cursor    string   `json:"cursor"`
+}
+
+// Hit is one card of a search answer. Score and MatchedCapabilities are set only for a q search.
+type Hit struct {
+	Card                Card     `json:"card"`
+	Score               *float64 `json:"score,omitempty"`
+	MatchedCapabilities []string `json:"matchedCapabilities,omitempty"`
+}
+
+// Result is one page of a search. Total counts every match, not the page.
+type Result struct {
+	Total      int    `json:"total"`
+	Items      []Hit  `json:"items"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// plan is a validated query in the form the matchers use.
+type plan struct {
+	protocols, capabilities, tags []string
+	name                          string // lowercased
+	resources                     []resourcePattern
+	terms                         []term // distinct query tokens of q
+	limit                         int
+	after                         *position
+	fingerprint                   uint64
+}
+
+// term is one distinct token of q. prefix: it is the word being typed and may match as a prefix.
+type term struct {
+	text   string
+	prefix bool
+}
+
+// position is where a page ends, in the order of the answer: (matched, weight) descending, then
+// agentId ascending. Without q, matched and weight are zero and only agentId counts.
+type position struct {
+	Matched int    `json:"m,omitempty"`
+	Weight  int    `json:"w,omitempty"`
+	AgentID string `json:"a"`
+	Query   uint64 `json:"f"`
+}
+
+func (p position) before(matched, weight int, agentID string) bool {
+	if p.Matched != matched {
+		return p.Matched > matched
+	}
+	if p.Weight != weight {
+		return p.Weight > weight
+	}
+	return p.AgentID < agentID
+}
+
+// minPrefix is the shortest last word that may match as a prefix ("sum" finds "summary").
+const minPrefix = 3
+
+// compile validates q and turns it into a plan; each error names the parameter.
+func (q Query) compile() (plan, error) {
+	p := plan{limit: q.Limit}
+	if p.limit == 0 {
+		p.limit = DefaultLimit
+	}
+	if p.limit < 1 || p.limit > MaxLimit {
+		return plan{}, fmt.Errorf("limit: must be between 1 and %d, got %d: %w", MaxLimit, q.Limit, ErrInvalid)
+	}
+	var err error
+	if p.protocols, err = normalizeList("protocol", q.Protocols, strings.ToLower); err != nil {
+		return plan{}, err
+	}
+	if p.tags, err = normalizeList("tag", q.Tags, strings.ToLower); err != nil {
+		return plan{}, err
+	}
+	if p.capabilities, err = normalizeList("capability", q.Capabilities, func(s string) string { return s }); err != nil {
+		return plan{}, err
+	}
+	if len(q.Name) > maxShortText {
+		return plan{}, fmt.Errorf("name: longer than %d bytes: %w", maxShortText, ErrInvalid)
+	}
+	p.name = strings.ToLower(q.Name)
+	for i, r := range q.Resources {
+		rp, err := parseResource(r)
+		if err != nil {
+			return plan{}, fmt.Errorf("resource[%d]: %q %v: %w", i, r, err, ErrInvalid)
+		}
+		p.resources = append(p.resources, rp)
+	}
+	if len(q.Q) > 1024 {
+		return plan{}, fmt.Errorf("q: longer than 1024 bytes: %w", ErrInvalid)
+	}
+	seen := map[string]int{}
+	tokenize(q.Q, func(tok string, atEnd bool) {
+		if i, ok := seen[tok]; ok {
+			p.terms[i].prefix = p.terms[i].prefix || (atEnd && len(tok) >= minPrefix)
+			return
+		}
+		seen[tok] = len(p.terms)
+		p.terms = append(p.terms, term{text: tok, prefix: atEnd && len(tok) >= minPrefix})
+	})
+	if strings.TrimSpace(q.Q) != "" && len(p.terms) == 0 {
+		return plan{}, fmt.Errorf("q: has no letters or digits to search for: %w", ErrInvalid)
+	}
+	if len(p.terms) > 32 {
+		return plan{}, fmt.Errorf("q: more than 32 distinct words: %w", ErrInvalid)
+	}
+	p.fingerprint = q.fingerprint(p)
+	if q.Cursor != "" {
+		pos, err := decodePosition(q.Cursor)
+		if err != nil || pos.Query != p.fingerprint {
+			return plan{}, fmt.Errorf("cursor: not a cursor of this query: %w", ErrInvalid)
+		}
+		p.after = &pos
+	}
+	return p, nil
+}
+
+// normalizeList lowercases (or not), sorts and dedupes a repeatable parameter; empty values are
+// refused, since "protocol=" is more likely a bug than a wish to match everything.
+func normalizeList(name string, in []string, norm func(string) string) ([]string, error) {
+	if len(in) > 32 {
+		return nil, fmt.Errorf("%s: at most 32 values: %w", name, ErrInvalid)
+	}
+	out := make([]string, 0, len(in))
+	for _, v := range in {
+		v = norm(strings.TrimSpace(v))
+		if v == "" {
+			return nil, fmt.Errorf("%s: must not be empty: %w", name, ErrInvalid)
+		}
+		if len(v) > maxShortText {
+			return nil, fmt.Errorf("%s: longer than %d bytes: %w", name, maxShortText, ErrInvalid)
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// fingerprint identifies the filters of a query (not its page), so a cursor of another query is
+// refused instead of silently paging through something else.
+func (q Query) fingerprint(p plan) uint64 {
+	h := sha256.New()
+	for _, part := range [][]string{p.protocols, p.capabilities, p.tags, {p.name}, q.Resources, {strings.ToLower(q.Q)}} {
+		for _, s := range part {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{1})
+	}
+	return binary.BigEndian.Uint64(h.Sum(nil))
+}
+
+func encodePosition(p position) string {
+	b, _ := json.Marshal(p)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodePosition(s string) (position, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return position{}, err
+	}
+	var p position
+	if err := json.Unmarshal(b, &p); err != nil || p.AgentID == "" {
+		return position{}, fmt.Errorf("bad cursor")
+	}
+	return p, nil
+}
+
+// resourcePattern is a parsed resource URI: scheme and host:port compared exactly (case-folded),
+// the path as segments, with a trailing "*" segment covering everything below.
+type resourcePattern struct {
+	scheme, host string
+	segments     []string
+	wildcard     bool
+}
+
+func parseResource(raw string) (resourcePattern, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return resourcePattern{}, fmt.Errorf("is not an absolute URI with a host")
+	}
+	rp := resourcePattern{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Host)}
+	// The default port is the same place as no port.
+	if (rp.scheme == "https" && u.Port() == "443") || (rp.scheme == "http" && u.Port() == "80") {
+		rp.host = strings.ToLower(u.Hostname())
+	}
+	p := u.Path
+	if p == "" {
+		p = "/"
+	}
+	clean := path.Clean(p)
+	for _, seg := range strings.Split(strings.Trim(clean, "/"), "/") {
+		if seg != "" {
+			rp.segments = append(rp.segments, seg)
+		}
+	}
+	if n := len(rp.segments); n > 0 && rp.segments[n-1] == "*" {
+		rp.wildcard = true
+		rp.segments = rp.segments[:n-1]
+	}
+	return rp, nil
+}
+
+// covers reports whether pattern p covers the concrete URI r: same scheme and host:port, and
+// either the same path or, for ".../*", any path strictly below the prefix, segment by segment
+// (so /data/* never covers /database).
+func (p resourcePattern) covers(r resourcePattern) bool {
+	if p.scheme != r.scheme || p.host != r.host {
+		return false
+	}
+	switch {
+	case r.wildcard: // a pattern asked for: only a pattern at or above it covers all of it
+		if !p.wildcard || len(p.segments) > len(r.segments) {
+			return false
+		}
+	case p.wildcard:
+		if len(r.segments) <= len(p.segments) {
+			return false
+		}
+	case len(r.segments) != len(p.segments):
+		return false
+	}
+	for i, s := range p.segments {
+		if r.segments[i] != s {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,82 @@
+package cards
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Text fields of a card, in the order they rank when a free-text match ties on score: a match
+// in a capability name or a tag says more about what the agent does than one in its name, and
+// that says more than one in a description.
+const (
+	fieldDescription uint8 = 1
+	fieldName        uint8 = 2
+	fieldCapOrTag    uint8 = 3
+)
+
+// isWordRune is what a token is made of: Unicode letters and digits.
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// isJoiner joins words into a compound such as cost_center, ns:review_pr or v1.2.
+func isJoiner(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ':' }
+
+// tokenize lowercases s and splits it on anything that is not a letter or digit. A compound of
+// words joined by _ - . or : (cost_center) yields the compound and each of its words, so a query
+// for either finds it. Whole tokens only: "cost" is not found in "costume".
+//
+// Each token is reported with whether it ends where s ends (the word being typed), for the
+// prefix match of the query's last token.
+func tokenize(s string, emit func(tok string, atEnd bool)) {
+	s = strings.ToLower(s)
+	n := len(s)
+	i := 0
+	for i < n {
+		// Skip to the start of a word.
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if !isWordRune(r) {
+			i += w
+			continue
+		}
+		start := i
+		wordStart := i
+		parts := 0
+		for i < n {
+			r, w = utf8.DecodeRuneInString(s[i:])
+			if isWordRune(r) {
+				i += w
+				continue
+			}
+			// A joiner continues the compound only when a word follows it.
+			if isJoiner(r) && i+w < n {
+				next, _ := utf8.DecodeRuneInString(s[i+w:])
+				if isWordRune(next) {
+					emit(s[wordStart:i], false)
+					parts++
+					i += w
+					wordStart = i
+					continue
+				}
+			}
+			break
+		}
+		end := i == n
+		emit(s[wordStart:i], end)
+		if parts > 0 {
+			emit(s[start:i], end)
+		}
+	}
+}
+
+// tokens returns the distinct tokens of s.
+func tokens(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	tokenize(s, func(t string, _ bool) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	})
+	return out
+}

@@ -1,0 +1,108 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"gorm.io/gorm"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+var _ cards.Feed = (*CardStore)(nil)
+
+// notifyChannel is the Postgres channel a change-feed write notifies, with the tenant as payload.
+const notifyChannel = "agentcards_changes"
+
+// notifyChange wakes the followers of other replicas on Postgres; the notification is delivered
+// when tx commits, and not at all if it rolls back. Elsewhere followers poll.
+func notifyChange(tx *gorm.DB, tenant string) error {
+	if tx.Dialector.Name() != "postgres" {
+		return nil
+	}
+	return tx.Exec("SELECT pg_notify(?, ?)", notifyChannel, tenant).Error
+}
+
+// Changes returns the tenant's change-feed entries after seq after, in order.
+func (s *CardStore) Changes(ctx context.Context, tenant tenants.ID, after int64, limit int) ([]cards.Change, error) {
+	var rows []changeRow
+	err := s.db.gorm.WithContext(ctx).
+		Where("tenant_id = ? AND seq > ?", string(tenant), after).
+		Order("seq").Limit(limit).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("read change feed: %w", err)
+	}
+	out := make([]cards.Change, len(rows))
+	for i, r := range rows {
+		out[i] = cards.Change{Seq: r.Seq, AgentID: r.AgentID, Op: r.Op}
+	}
+	return out, nil
+}
+
+// LastSeq returns the tenant's newest change-feed sequence number (0 if none).
+func (s *CardStore) LastSeq(ctx context.Context, tenant tenants.ID) (int64, error) {
+	var last *int64
+	err := s.db.gorm.WithContext(ctx).Model(&changeRow{}).
+		Where("tenant_id = ?", string(tenant)).Select("MAX(seq)").Scan(&last).Error
+	if err != nil {
+		return 0, fmt.Errorf("read change feed: %w", err)
+	}
+	if last == nil {
+		return 0, nil
+	}
+	return *last, nil
+}
+
+// ErrNoListen is returned by Listen on databases without LISTEN/NOTIFY; poll instead.
+var ErrNoListen = errors.New("storage: this database has no LISTEN/NOTIFY")
+
+// Listen delivers the tenant of every change-feed write (of any replica) to out until ctx ends,
+// over a dedicated Postgres connection; it reconnects after errors. Followers use it to sync at
+// once instead of at their next poll.
+func (db *DB) Listen(ctx context.Context, out chan<- tenants.ID, onError func(error)) error {
+	if db.dialect != "postgres" {
+		return ErrNoListen
+	}
+	go func() {
+		for ctx.Err() == nil {
+			err := db.listenOnce(ctx, out)
+			if ctx.Err() != nil {
+				return
+			}
+			if onError != nil {
+				onError(err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return nil
+}
+
+func (db *DB) listenOnce(ctx context.Context, out chan<- tenants.ID) error {
+	conn, err := pgx.Connect(ctx, db.dsn)
+	if err != nil {
+		return fmt.Errorf("listen: connect: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		select {
+		case out <- tenants.ID(n.Payload):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
