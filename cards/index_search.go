@@ -10,6 +10,7 @@ import (
 // allocates almost nothing.
 type scratch struct {
 	matched []uint8
+	exact   []uint8
 	weight  []uint16
 	best    []uint8
 	bits    []uint64
@@ -21,9 +22,9 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func (s *scratch) size(n int) {
 	if cap(s.matched) < n {
-		s.matched, s.weight, s.best = make([]uint8, n), make([]uint16, n), make([]uint8, n)
+		s.matched, s.exact, s.weight, s.best = make([]uint8, n), make([]uint8, n), make([]uint16, n), make([]uint8, n)
 	}
-	s.matched, s.weight, s.best = s.matched[:n], s.weight[:n], s.best[:n]
+	s.matched, s.exact, s.weight, s.best = s.matched[:n], s.exact[:n], s.weight[:n], s.best[:n]
 	words := (n + 63) / 64
 	if cap(s.bits) < words {
 		s.bits = make([]uint64, words)
@@ -154,7 +155,9 @@ func (x *tenantIndex) ranked(p *plan, cand []uint32, accept func(uint32) bool, s
 	}
 	for _, t := range p.terms {
 		s.termHit = s.termHit[:0]
-		visit := func(list []uint32) {
+		// best holds the best field for this term in bits 0-1, and bit 2 when the whole token
+		// matched.
+		visit := func(list []uint32, exact uint8) {
 			for _, e := range list {
 				n, f := e>>2, uint8(e&3)
 				if !x.docs[n].alive || (cand != nil && !s.has(n)) {
@@ -163,16 +166,17 @@ func (x *tenantIndex) ranked(p *plan, cand []uint32, accept func(uint32) bool, s
 				if s.best[n] == 0 {
 					s.termHit = append(s.termHit, n)
 				}
-				if f > s.best[n] {
-					s.best[n] = f
+				if f > s.best[n]&3 {
+					s.best[n] = s.best[n]&4 | f
 				}
+				s.best[n] |= exact
 			}
 		}
-		visit(x.terms[t.text])
+		visit(x.terms[t.text], 4)
 		if t.prefix {
 			for _, tok := range x.vocab3[t.text[:minPrefix]] {
 				if tok != t.text && strings.HasPrefix(tok, t.text) {
-					visit(x.terms[tok])
+					visit(x.terms[tok], 0)
 				}
 			}
 		}
@@ -181,16 +185,18 @@ func (x *tenantIndex) ranked(p *plan, cand []uint32, accept func(uint32) bool, s
 				s.touched = append(s.touched, n)
 			}
 			s.matched[n]++
-			s.weight[n] += uint16(s.best[n])
+			s.exact[n] += s.best[n] >> 2
+			s.weight[n] += uint16(s.best[n] & 3)
 			s.best[n] = 0
 		}
 	}
 	all := make([]candidate, 0, len(s.touched))
 	for _, n := range s.touched {
 		if accept(n) {
-			all = append(all, candidate{agentID: x.docs[n].agentID, matched: int(s.matched[n]), weight: int(s.weight[n])})
+			all = append(all, candidate{agentID: x.docs[n].agentID, matched: int(s.matched[n]),
+				exact: int(s.exact[n]), weight: int(s.weight[n])})
 		}
-		s.matched[n], s.weight[n] = 0, 0
+		s.matched[n], s.exact[n], s.weight[n] = 0, 0, 0
 	}
 	page, next := p.page(all)
 	return page, len(all), next

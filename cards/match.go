@@ -83,9 +83,10 @@ func containsAll(have, want []string) bool {
 }
 
 // matchTerm returns the best field in which t occurs in terms (0: nowhere): the whole token, or
-// for the word being typed, any token it begins.
-func matchTerm(terms map[string]uint8, t term) uint8 {
-	best := terms[t.text]
+// for the word being typed, any token it begins; exact says whether the whole token occurs.
+func matchTerm(terms map[string]uint8, t term) (best uint8, exact bool) {
+	best = terms[t.text]
+	exact = best > 0
 	if t.prefix && best < fieldCapOrTag {
 		for tok, f := range terms {
 			if f > best && strings.HasPrefix(tok, t.text) {
@@ -93,14 +94,16 @@ func matchTerm(terms map[string]uint8, t term) uint8 {
 			}
 		}
 	}
-	return best
+	return best, exact
 }
 
 // candidate is a card that matched, with what orders it: how many distinct query tokens it
-// matched and the sum of the best fields they matched in.
+// matched, how many of those as whole tokens (a prefix match of the word being typed ranks
+// below the word itself), and the sum of the best fields they matched in.
 type candidate struct {
 	agentID string
 	matched int
+	exact   int
 	weight  int
 }
 
@@ -118,9 +121,12 @@ func (p *plan) evaluate(d doc) (candidate, bool) {
 	}
 	c := candidate{agentID: d.agentID}
 	for _, t := range p.terms {
-		if f := matchTerm(d.terms, t); f > 0 {
+		if f, exact := matchTerm(d.terms, t); f > 0 {
 			c.matched++
 			c.weight += int(f)
+			if exact {
+				c.exact++
+			}
 		}
 	}
 	if len(p.terms) > 0 && c.matched == 0 {
@@ -129,10 +135,14 @@ func (p *plan) evaluate(d doc) (candidate, bool) {
 	return c, true
 }
 
-// less orders the answer: more matched tokens first, then better fields, then agentId.
+// less orders the answer: more matched tokens first, then more whole-token matches, then better
+// fields, then agentId.
 func less(a, b candidate) bool {
 	if a.matched != b.matched {
 		return a.matched > b.matched
+	}
+	if a.exact != b.exact {
+		return a.exact > b.exact
 	}
 	if a.weight != b.weight {
 		return a.weight > b.weight
@@ -144,7 +154,7 @@ func less(a, b candidate) bool {
 func (p *plan) page(all []candidate) ([]candidate, *position) {
 	rest := all[:0:0]
 	for _, c := range all {
-		if p.after == nil || p.after.before(c.matched, c.weight, c.agentID) {
+		if p.after == nil || p.after.before(c) {
 			rest = append(rest, c)
 		}
 	}
@@ -159,7 +169,7 @@ func (p *plan) cut(top []candidate) ([]candidate, *position) {
 	}
 	top = top[:p.limit]
 	last := top[len(top)-1]
-	return top, &position{Matched: last.matched, Weight: last.weight, AgentID: last.agentID, Query: p.fingerprint}
+	return top, &position{Matched: last.matched, Exact: last.exact, Weight: last.weight, AgentID: last.agentID, Query: p.fingerprint}
 }
 
 // topK returns the k smallest candidates in order, using a bounded max-heap: O(n log k).
@@ -232,7 +242,7 @@ func (p *plan) matchedCapabilities(c Card) []string {
 		tokenize(cp.Name, func(tok string, _ bool) { terms[tok] = 1 })
 		tokenize(cp.Description, func(tok string, _ bool) { terms[tok] = 1 })
 		for _, t := range p.terms {
-			if matchTerm(terms, t) > 0 {
+			if f, _ := matchTerm(terms, t); f > 0 {
 				out = append(out, cp.Name)
 				break
 			}

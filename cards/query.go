@@ -60,23 +60,19 @@ type term struct {
 	prefix bool
 }
 
-// position is where a page ends, in the order of the answer: (matched, weight) descending, then
-// agentId ascending. Without q, matched and weight are zero and only agentId counts.
+// position is where a page ends, in the order of the answer (see less). Without q, only agentId
+// counts.
 type position struct {
 	Matched int    `json:"m,omitempty"`
+	Exact   int    `json:"e,omitempty"`
 	Weight  int    `json:"w,omitempty"`
 	AgentID string `json:"a"`
 	Query   uint64 `json:"f"`
 }
 
-func (p position) before(matched, weight int, agentID string) bool {
-	if p.Matched != matched {
-		return p.Matched > matched
-	}
-	if p.Weight != weight {
-		return p.Weight > weight
-	}
-	return p.AgentID < agentID
+// before reports whether the position comes before c in answer order.
+func (p position) before(c candidate) bool {
+	return less(candidate{agentID: p.AgentID, matched: p.Matched, exact: p.Exact, weight: p.Weight}, c)
 }
 
 // minPrefix is the shortest last word that may match as a prefix ("sum" finds "summary").

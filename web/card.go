@@ -183,9 +183,20 @@ func (h *handlers) listCards(c echo.Context) error {
 
 // searchCards is the same search with a JSON body: POST .../cards/search.
 func (h *handlers) searchCards(c echo.Context) error {
-	var q cards.Query
-	if err := decodeBody(c, &q); err != nil {
+	var body struct {
+		cards.Query
+		// Limit shadows Query.Limit so that an explicit 0 is refused rather than defaulted.
+		Limit *int `json:"limit"`
+	}
+	if err := decodeBody(c, &body); err != nil {
 		return err
+	}
+	q := body.Query
+	if body.Limit != nil {
+		if *body.Limit < 1 || *body.Limit > cards.MaxLimit {
+			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", cards.MaxLimit, errInvalid)
+		}
+		q.Limit = *body.Limit
 	}
 	return h.search(c, q)
 }

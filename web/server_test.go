@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -29,6 +30,18 @@ type env struct {
 	tokens *authz.Tokens
 	echo   *echo.Echo
 	db     *storage.DB
+	authz  *authz.Enforcers
+}
+
+// grantRule writes a policy rule straight into the store (the policy API comes later) and drops
+// the cached enforcer, as a policy write does.
+func (e *env) grantRule(t *testing.T, tenant, subject, obj, act, eft string) {
+	t.Helper()
+	rule := authz.Rule{PType: "p", Values: []string{subject, tenant, obj, act, eft}}
+	if _, err := storage.NewRuleStore(e.db).AddRules(context.Background(), tenant, []authz.Rule{rule}); err != nil {
+		t.Fatal(err)
+	}
+	e.authz.Invalidate(tenant)
 }
 
 // forEachDialect runs fn against a fresh server on SQLite, Postgres and MySQL.
@@ -84,7 +97,7 @@ func newEnvMode(t *testing.T, db *storage.DB, bodyLimit int64, indexed bool) *en
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db}
+	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, authz: enforcers}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).
