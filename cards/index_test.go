@@ -1,0 +1,132 @@
+package cards
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentcards/agentcards/bench/cardgen"
+)
+
+func generated(t testing.TB, seed uint64, n int) []Card {
+	t.Helper()
+	out := make([]Card, n)
+	for i, doc := range cardgen.Documents(seed, n) {
+		c, err := Decode(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.normalize()
+		out[i] = c
+	}
+	return out
+}
+
+// naiveSearch is the reference: evaluate every live card and page the result.
+func naiveSearch(live map[string]doc, p *plan, readable func(string) bool) ([]candidate, int, *position) {
+	var all []candidate
+	for _, d := range live {
+		if readable != nil && !readable(d.agentID) {
+			continue
+		}
+		if m, ok := p.evaluate(d); ok {
+			all = append(all, m)
+		}
+	}
+	page, next := p.page(all)
+	return page, len(all), next
+}
+
+// TestIndexAgreesWithScan checks the index against the reference semantics on thousands of
+// generated cards after updates and enough deletions to force a compaction, for random queries
+// of every kind, page after page.
+func TestIndexAgreesWithScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	base := generated(t, 1, 3000)
+	variants := generated(t, 2, 600)
+	x := newTenantIndex()
+	live := map[string]Card{}
+	for _, c := range base {
+		x.upsert(c)
+		live[c.AgentID] = c
+	}
+	// Replace 600 cards with other content under the same agentId, then delete 1500.
+	for i, v := range variants {
+		v.AgentID = base[i*5].AgentID
+		x.upsert(v)
+		live[v.AgentID] = v
+	}
+	for _, i := range r.Perm(len(base))[:1500] {
+		x.remove(base[i].AgentID)
+		delete(live, base[i].AgentID)
+	}
+	if dead := len(x.docs) - x.live; dead > x.live {
+		t.Fatalf("no compaction happened: %d dead, %d live", dead, x.live)
+	}
+	if x.live != len(live) {
+		t.Fatalf("index holds %d, want %d", x.live, len(live))
+	}
+
+	analyzed := map[string]doc{}
+	for id, c := range live {
+		analyzed[id] = analyze(c)
+	}
+	cardsLive := make([]Card, 0, len(live))
+	for _, c := range live {
+		cardsLive = append(cardsLive, c)
+	}
+	slices.SortFunc(cardsLive, func(a, b Card) int { return strings.Compare(a.AgentID, b.AgentID) })
+	words := cardgen.Words()
+	for i := 0; i < 400; i++ {
+		some := cardsLive[r.IntN(len(cardsLive))]
+		var q Query
+		if r.IntN(3) == 0 {
+			q.Protocols = []string{some.Protocols[0]}
+		}
+		if r.IntN(3) == 0 {
+			q.Tags = []string{some.Tags[r.IntN(len(some.Tags))]}
+		}
+		if r.IntN(3) == 0 {
+			q.Capabilities = []string{some.Capabilities[r.IntN(len(some.Capabilities))].Name}
+		}
+		if r.IntN(4) == 0 {
+			name := strings.ToLower(some.Name)
+			start := r.IntN(len(name) - 2)
+			q.Name = name[start : start+1+r.IntN(min(6, len(name)-start))]
+		}
+		if r.IntN(2) == 0 {
+			var qw []string
+			for range 1 + r.IntN(3) {
+				w := words[r.IntN(len(words))]
+				if r.IntN(4) == 0 && len(w) > 4 {
+					w = w[:3+r.IntN(len(w)-3)] // a word being typed
+				}
+				qw = append(qw, w)
+			}
+			q.Q = strings.Join(qw, " ")
+		}
+		q.Limit = 1 + r.IntN(30)
+		var readable func(string) bool
+		if r.IntN(5) == 0 {
+			readable = func(id string) bool { return id[len(id)-1]%3 != 0 }
+		}
+		for pageNo := 0; pageNo < 3; pageNo++ {
+			p, err := q.compile()
+			if err != nil {
+				t.Fatalf("%+v: %v", q, err)
+			}
+			gotPage, gotTotal, gotNext := x.search(&p, readable)
+			wantPage, wantTotal, wantNext := naiveSearch(analyzed, &p, readable)
+			if fmt.Sprint(gotPage) != fmt.Sprint(wantPage) || gotTotal != wantTotal || fmt.Sprint(gotNext) != fmt.Sprint(wantNext) {
+				t.Fatalf("query %+v page %d:\nindex %v total %d next %v\nscan  %v total %d next %v",
+					q, pageNo, gotPage, gotTotal, gotNext, wantPage, wantTotal, wantNext)
+			}
+			if gotNext == nil {
+				break
+			}
+			q.Cursor = encodePosition(*gotNext)
+		}
+	}
+}
