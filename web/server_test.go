@@ -31,6 +31,7 @@ type env struct {
 	echo   *echo.Echo
 	db     *storage.DB
 	authz  *authz.Enforcers
+	index  *cards.Index
 }
 
 // grantRule writes a policy rule straight into the store (the policy API comes later) and drops
@@ -97,7 +98,7 @@ func newEnvMode(t *testing.T, db *storage.DB, bodyLimit int64, indexed bool) *en
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, authz: enforcers}
+	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, authz: enforcers, index: index}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

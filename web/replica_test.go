@@ -1,0 +1,73 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// TestTwoReplicas runs two API servers, each with its own search index, on one database: a card
+// written, changed or removed through one is found (or no longer found) through the other within
+// the follower's interval. On Postgres the second round also listens for notifications.
+func TestTwoReplicas(t *testing.T) {
+	for _, d := range storagetest.Dialects() {
+		modes := []bool{false}
+		if d == "postgres" {
+			modes = append(modes, true)
+		}
+		for _, listen := range modes {
+			t.Run(fmt.Sprintf("%s/listen=%v", d, listen), func(t *testing.T) {
+				db := storagetest.Open(t, d)
+				a, b := newEnv(t, db, 1<<20), newEnv(t, db, 1<<20)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				interval := 100 * time.Millisecond
+				if listen {
+					interval = time.Hour // only notifications can make it in time
+					notify := make(chan tenants.ID, 16)
+					if err := db.Listen(ctx, notify, func(err error) { t.Log(err) }); err != nil {
+						t.Fatal(err)
+					}
+					go b.index.Follow(ctx, interval, notify, nil)
+				} else {
+					go b.index.Follow(ctx, interval, nil, nil)
+				}
+				a.mkTenant("acme", "alice")
+				alice := a.token("alice", "acme", false)
+				// B builds its index before the writes, so it must follow them.
+				if got := b.search(alice, "acme", "q=zanzibar"); got.Total != 0 {
+					t.Fatalf("before: %+v", got)
+				}
+				waitFor := func(what string, ok func(searchAnswer) bool) {
+					t.Helper()
+					deadline := time.Now().Add(5 * time.Second)
+					for {
+						got := b.search(alice, "acme", "q=zanzibar")
+						if ok(got) {
+							return
+						}
+						if time.Now().After(deadline) {
+							t.Fatalf("%s: replica B still answers %v", what, got.ids())
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+				card := sampleCard("agt1")
+				card["description"] = "zanzibar"
+				expect(t, a.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
+				waitFor("create", func(s searchAnswer) bool { return s.Total == 1 })
+				expect(t, a.do("PATCH", "/v1/tenants/acme/cards/agt1", alice, map[string]any{"description": "elsewhere"}), http.StatusOK)
+				waitFor("update", func(s searchAnswer) bool { return s.Total == 0 })
+				expect(t, a.do("PATCH", "/v1/tenants/acme/cards/agt1", alice, map[string]any{"description": "zanzibar again"}), http.StatusOK)
+				waitFor("update back", func(s searchAnswer) bool { return s.Total == 1 })
+				expect(t, a.do("DELETE", "/v1/tenants/acme/cards/agt1", alice, nil), http.StatusNoContent)
+				waitFor("delete", func(s searchAnswer) bool { return s.Total == 0 })
+			})
+		}
+	}
+}
