@@ -160,19 +160,28 @@ func trigramsOf(s string) []string {
 	return sortedSet(out)
 }
 
-// intersect returns the values in both sorted lists.
+// intersect returns the values in both sorted lists, a being the shorter. It gallops through b
+// (exponential then binary search), so a short list against a long one costs |a|·log|b|.
 func intersect(a, b []uint32) []uint32 {
-	out := make([]uint32, 0, min(len(a), len(b)))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i++
+	out := make([]uint32, 0, len(a))
+	j := 0
+	for _, v := range a {
+		// Find the first index >= j with b[idx] >= v.
+		step := 1
+		hi := j
+		for hi < len(b) && b[hi] < v {
+			j = hi + 1
+			hi += step
+			step *= 2
+		}
+		hi = min(hi+1, len(b)) // b[hi] >= v, if it exists: the answer is in b[j:hi+1]
+		k, found := slices.BinarySearch(b[j:hi], v)
+		j += k
+		if j >= len(b) {
+			break
+		}
+		if found {
+			out = append(out, v)
 			j++
 		}
 	}

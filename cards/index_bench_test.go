@@ -1,0 +1,99 @@
+package cards
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	benchOnce  = map[int]*sync.Once{10_000: {}, 100_000: {}}
+	benchIndex = map[int]*tenantIndex{}
+	benchCards = map[int][]Card{}
+)
+
+// benchCorpus returns n generated cards and their index, built once per process.
+func benchCorpus(b *testing.B, n int) ([]Card, *tenantIndex) {
+	benchOnce[n].Do(func() {
+		cs := generated(b, 42, n)
+		x := newTenantIndex()
+		for _, c := range cs {
+			x.upsert(c)
+		}
+		benchCards[n], benchIndex[n] = cs, x
+	})
+	return benchCards[n], benchIndex[n]
+}
+
+// benchQueries are the queries the issue measures, drawn from the generated vocabulary.
+func benchQueries(cs []Card) map[string]Query {
+	c := cs[len(cs)/2]
+	return map[string]Query{
+		"capability":          {Capabilities: []string{c.Capabilities[0].Name}, Limit: 20},
+		"protocol+capability": {Protocols: []string{c.Protocols[0]}, Capabilities: []string{c.Capabilities[0].Name}, Limit: 20},
+		"q-3-words":           {Q: "invoice forecast summar", Limit: 20},
+		"name-substring":      {Name: "careful image", Limit: 20},
+	}
+}
+
+// reportLatency runs fn b.N times and reports p50 and p99 next to ns/op.
+func reportLatency(b *testing.B, fn func()) {
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		fn()
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
+}
+
+// BenchmarkIndexSearch measures the in-memory index alone (no database) at 10k and 100k cards.
+func BenchmarkIndexSearch(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		cs, x := benchCorpus(b, n)
+		queries := benchQueries(cs)
+		for _, name := range []string{"capability", "protocol+capability", "q-3-words", "name-substring"} {
+			p, err := queries[name].compile()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%dk/%s", n/1000, name), func(b *testing.B) {
+				x.mu.RLock()
+				defer x.mu.RUnlock()
+				_, total, _ := x.search(&p, nil)
+				b.ReportMetric(float64(total), "matches")
+				reportLatency(b, func() { x.search(&p, nil) })
+			})
+		}
+	}
+}
+
+// BenchmarkIndexBuild measures building the index of 100k cards (from decoded cards) and the
+// heap it holds.
+func BenchmarkIndexBuild(b *testing.B) {
+	cs, _ := benchCorpus(b, 100_000)
+	for range b.N {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		t0 := time.Now()
+		x := newTenantIndex()
+		for _, c := range cs {
+			x.upsert(c)
+		}
+		elapsed := time.Since(t0)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(elapsed.Seconds(), "build-s")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
+		runtime.KeepAlive(x)
+	}
+}
