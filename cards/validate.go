@@ -90,6 +90,9 @@ func (c Card) Validate() error {
 			p.addf("authRequirements.type: %q must be one of bearer, oauth2, api-key, none", a.Type)
 		}
 		p.list("authRequirements.scopes", a.Scopes, 64)
+		if len(a.Flows) > 0 && (a.Type != AuthOAuth2 || !isObject(a.Flows)) {
+			p.addf("authRequirements.flows: must be a JSON object, and only with type oauth2")
+		}
 	}
 	for i, r := range c.Resources {
 		p.resource(i, r)
@@ -108,6 +111,13 @@ func (c Card) Validate() error {
 	}
 	if c.A2A != nil {
 		p.a2a(c.A2A)
+		for name, raw := range c.A2A.SkillSecurityRequirements {
+			if _, ok := seen[name]; !ok {
+				p.addf("a2a.skillSecurityRequirements.%s: no capability has that name", name)
+			} else if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+				p.addf("a2a.skillSecurityRequirements.%s: must be a JSON array", name)
+			}
+		}
 	}
 	return p.err()
 }
@@ -162,6 +172,20 @@ func (p *problems) a2a(a *A2A) {
 	}
 	if len(a.SecuritySchemes) > 0 && !isObject(a.SecuritySchemes) {
 		p.addf("a2a.securitySchemes: must be a JSON object")
+	}
+	if len(a.Interfaces) > 0 {
+		var ifaces []AgentInterface
+		if err := DecodeStrict(a.Interfaces, &ifaces); err != nil {
+			p.addf("a2a.interfaces: must be a list of {url, protocolBinding, protocolVersion, tenant?}")
+			return
+		}
+		for i, f := range ifaces {
+			field := fmt.Sprintf("a2a.interfaces[%d]", i)
+			p.httpURL(field+".url", f.URL)
+			if f.ProtocolBinding == "" || f.ProtocolVersion == "" {
+				p.addf("%s: protocolBinding and protocolVersion are required", field)
+			}
+		}
 	}
 }
 

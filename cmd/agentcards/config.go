@@ -26,6 +26,12 @@ type Config struct {
 	Log      LogConfig      `koanf:"log"`
 	Keys     KeysConfig     `koanf:"keys"`
 	Outbound OutboundConfig `koanf:"outbound"`
+	A2A      A2AConfig      `koanf:"a2a"`
+}
+
+// A2AConfig is how A2A cards are served.
+type A2AConfig struct {
+	CacheMaxAge time.Duration `koanf:"cacheMaxAge"`
 }
 
 // KeysConfig is the service's own signing keys (A2A card signatures, delegation tokens).
@@ -97,6 +103,7 @@ var defaults = map[string]any{
 	"keys.signingKeyFiles":   []string{},
 	"outbound.allow":         []string{},
 	"outbound.timeout":       "10s",
+	"a2a.cacheMaxAge":        "5m",
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.
@@ -204,6 +211,9 @@ func (c *Config) check() error {
 	}
 	if c.Outbound.Timeout <= 0 {
 		errs = append(errs, errors.New("outbound.timeout must be positive"))
+	}
+	if c.A2A.CacheMaxAge <= 0 {
+		errs = append(errs, errors.New("a2a.cacheMaxAge must be positive"))
 	}
 	if _, err := outbound.ParsePrefixes(c.Outbound.Allow); err != nil {
 		errs = append(errs, fmt.Errorf("outbound.allow: %w", err))
