@@ -226,9 +226,9 @@ func FromA2A(agentID string, a AgentCard) Card {
 }
 
 // authFromSecurity reads the first security requirement's first scheme (by name) as the card's
-// authRequirements: HTTP Bearer is bearer, an API key is api-key, OAuth 2.0 and OpenID Connect
-// are oauth2. No schemes at all is none; a scheme it cannot express (mTLS, HTTP Basic) leaves
-// authRequirements unset, the a2a block still has it whole.
+// authRequirements: HTTP Bearer is bearer, an API key is api-key, OAuth 2.0 with one flow is
+// oauth2. No schemes at all is none; a scheme it cannot express (OpenID Connect, mTLS, HTTP
+// Basic) leaves authRequirements unset: the a2a block still has it whole.
 func authFromSecurity(schemes, reqs json.RawMessage) *AuthRequirements {
 	if len(schemes) == 0 && len(reqs) == 0 {
 		return &AuthRequirements{Type: AuthNone}
@@ -265,8 +265,6 @@ func authFromSecurity(schemes, reqs json.RawMessage) *AuthRequirements {
 			}
 			_ = json.Unmarshal(body, &o)
 			return &AuthRequirements{Type: AuthOAuth2, Scopes: scopes, Flows: nonNull(o.Flows)}
-		case "openIdConnectSecurityScheme":
-			return &AuthRequirements{Type: AuthOAuth2, Scopes: scopes}
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package cards
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -90,9 +91,7 @@ func (c Card) Validate() error {
 			p.addf("authRequirements.type: %q must be one of bearer, oauth2, api-key, none", a.Type)
 		}
 		p.list("authRequirements.scopes", a.Scopes, 64)
-		if len(a.Flows) > 0 && (a.Type != AuthOAuth2 || !isObject(a.Flows)) {
-			p.addf("authRequirements.flows: must be a JSON object, and only with type oauth2")
-		}
+		p.flows(a)
 	}
 	for i, r := range c.Resources {
 		p.resource(i, r)
@@ -139,6 +138,30 @@ func (p *problems) capability(i int, cp Capability) {
 	p.list(field+".examples", cp.Examples, 32)
 	p.list(field+".inputModes", cp.InputModes, 32)
 	p.list(field+".outputModes", cp.OutputModes, 32)
+}
+
+// oauthFlowKinds are the members of an A2A 1.0 OAuthFlows object, of which it holds exactly one.
+var oauthFlowKinds = map[string]bool{"authorizationCode": true, "clientCredentials": true, "deviceCode": true, "implicit": true, "password": true}
+
+// flows checks authRequirements.flows: required with oauth2 (A2A clients refuse an OAuth2 scheme
+// without a flow), exactly one flow object, and absent with the other types.
+func (p *problems) flows(a *AuthRequirements) {
+	if a.Type != AuthOAuth2 {
+		if len(a.Flows) > 0 {
+			p.addf("authRequirements.flows: only with type oauth2")
+		}
+		return
+	}
+	var flows map[string]json.RawMessage
+	if len(a.Flows) == 0 || json.Unmarshal(a.Flows, &flows) != nil || len(flows) != 1 {
+		p.addf("authRequirements.flows: oauth2 needs exactly one flow, e.g. {\"clientCredentials\": {\"tokenUrl\": \"https://...\", \"scopes\": {}}}")
+		return
+	}
+	for kind, body := range flows {
+		if !oauthFlowKinds[kind] || !isObject(body) {
+			p.addf("authRequirements.flows.%s: must be one of authorizationCode, clientCredentials, deviceCode, implicit, password, with an object", kind)
+		}
+	}
 }
 
 func (p *problems) resource(i int, r Resource) {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/labstack/echo/v4"
 )
 
@@ -29,6 +30,7 @@ type env struct {
 	tokens *authz.Tokens
 	echo   *echo.Echo
 	db     *storage.DB
+	cards  *cards.Service
 }
 
 // forEachDialect runs fn against a fresh server on SQLite, Postgres and MySQL.
@@ -47,19 +49,21 @@ func newEnv(t *testing.T, db *storage.DB, bodyLimit int64) *env {
 		t.Fatal(err)
 	}
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
+	cardService := &cards.Service{Store: storage.NewCardStore(db), Authz: enforcers, Fetch: loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})}}
 	e := web.New(web.Config{BodyLimit: bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
 		Tenants: &tenants.Service{
 			Store:   storage.NewTenantStore(db),
 			Changed: func(id tenants.ID) { enforcers.Invalidate(string(id)) },
 		},
-		Cards:     &cards.Service{Store: storage.NewCardStore(db), Authz: enforcers},
-		Enforcers: enforcers,
-		Tokens:    tokens,
-		Ready:     db.Ping,
+		Cards:       cardService,
+		Enforcers:   enforcers,
+		Tokens:      tokens,
+		ServiceKeys: testServiceKeys(t),
+		Ready:       db.Ping,
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db}
+	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, cards: cardService}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).
