@@ -40,7 +40,9 @@ func (l loopbackOnly) Do(r *http.Request) (*http.Response, error) {
 
 // allowLoopback lets the env's imports reach 127.0.0.0/8, as outbound.allow would.
 func (e *env) allowLoopback() {
-	e.cards.Fetch = loopbackOnly{outbound.New(outbound.Config{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Timeout: 5 * time.Second})}
+	e.cards.Fetch = loopbackOnly{outbound.New(outbound.Config{
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Timeout: 5 * time.Second, FollowSameHostRedirects: true,
+	})}
 }
 
 func testServiceKeys(t *testing.T) *authz.ServiceKeys {

@@ -49,6 +49,7 @@ var errorCodes = []struct {
 	{errInvalid, http.StatusBadRequest, "invalid"},
 	{cards.ErrBadSignature, http.StatusBadRequest, "invalid_signature"},
 	{outbound.ErrBlocked, http.StatusBadRequest, "blocked_url"},
+	{outbound.ErrRedirect, http.StatusBadRequest, "blocked_url"},
 	{cards.ErrFetch, http.StatusBadGateway, "fetch_failed"},
 	{errUnavailable, http.StatusServiceUnavailable, "unavailable"},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout"},
