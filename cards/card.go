@@ -76,6 +76,9 @@ type Capability struct {
 type AuthRequirements struct {
 	Type   string   `json:"type"`
 	Scopes []string `json:"scopes,omitempty"`
+	// Flows are the OAuth 2.0 flows of an oauth2 requirement, in the A2A 1.0 OAuthFlows form
+	// ({"clientCredentials": {"tokenUrl": ..., "scopes": {...}}}); the A2A card publishes them.
+	Flows json.RawMessage `json:"flows,omitempty"`
 }
 
 // The authentication types a card may require.
@@ -94,18 +97,53 @@ type Resource struct {
 
 // A2A holds what only the A2A Agent Card format has, so an imported card is served back whole.
 type A2A struct {
-	Provider             *Provider       `json:"provider,omitempty"`
-	IconURL              string          `json:"iconUrl,omitempty"`
-	DocumentationURL     string          `json:"documentationUrl,omitempty"`
-	DefaultInputModes    []string        `json:"defaultInputModes,omitempty"`
-	DefaultOutputModes   []string        `json:"defaultOutputModes,omitempty"`
-	Streaming            bool            `json:"streaming,omitempty"`
-	PushNotifications    bool            `json:"pushNotifications,omitempty"`
+	Provider           *Provider `json:"provider,omitempty"`
+	IconURL            string    `json:"iconUrl,omitempty"`
+	DocumentationURL   string    `json:"documentationUrl,omitempty"`
+	DefaultInputModes  []string  `json:"defaultInputModes,omitempty"`
+	DefaultOutputModes []string  `json:"defaultOutputModes,omitempty"`
+	// Streaming, PushNotifications and ExtendedAgentCard are pointers because A2A 1.0 tracks
+	// their presence: an explicit false is published, an absent one is not.
+	Streaming            *bool           `json:"streaming,omitempty"`
+	PushNotifications    *bool           `json:"pushNotifications,omitempty"`
+	ExtendedAgentCard    *bool           `json:"extendedAgentCard,omitempty"`
 	Extensions           json.RawMessage `json:"extensions,omitempty"`
 	Interfaces           json.RawMessage `json:"interfaces,omitempty"`
 	SecuritySchemes      json.RawMessage `json:"securitySchemes,omitempty"`
 	SecurityRequirements json.RawMessage `json:"securityRequirements,omitempty"`
+	// SkillSecurityRequirements holds a skill's own securityRequirements, by capability name.
+	SkillSecurityRequirements map[string]json.RawMessage `json:"skillSecurityRequirements,omitempty"`
+	// Import records where an imported card came from and what its signatures proved. The server
+	// owns it: it is ignored on input and dropped by any later write, because it attests the
+	// content as imported.
+	Import *ImportRecord `json:"import,omitempty"`
 }
+
+// ImportRecord describes one import of an A2A card.
+type ImportRecord struct {
+	// Format is the A2A version of the card as received: "1.0" or "0.3".
+	Format string `json:"format"`
+	// URL is where the card was fetched from, when it was imported by URL.
+	URL       string         `json:"url,omitempty"`
+	Signature SignatureCheck `json:"signature"`
+}
+
+// SignatureCheck is the outcome of verifying the signatures an imported card carried.
+type SignatureCheck struct {
+	// Status is verified, unverified (no key to check with, or no signature) or invalid.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// KeyID and KeySource ("request" or "jku") say which key decided a verified or invalid result.
+	KeyID     string `json:"kid,omitempty"`
+	KeySource string `json:"keySource,omitempty"`
+}
+
+// The outcomes of a signature check.
+const (
+	SignatureVerified   = "verified"
+	SignatureUnverified = "unverified"
+	SignatureInvalid    = "invalid"
+)
 
 // Provider is the organisation behind an agent.
 type Provider struct {

@@ -99,14 +99,19 @@ func jsonKind(goKind string) string {
 	return goKind
 }
 
-// dropNulls treats an explicit JSON null in a free-form field as absent.
+// dropNulls treats an explicit JSON null in a free-form field as absent, and drops the
+// server-owned import record a client may have echoed back.
 func (c *Card) dropNulls() {
 	c.Metadata = nonNull(c.Metadata)
 	for i := range c.Capabilities {
 		c.Capabilities[i].InputSchema = nonNull(c.Capabilities[i].InputSchema)
 		c.Capabilities[i].OutputSchema = nonNull(c.Capabilities[i].OutputSchema)
 	}
+	if c.AuthRequirements != nil {
+		c.AuthRequirements.Flows = nonNull(c.AuthRequirements.Flows)
+	}
 	if c.A2A != nil {
+		c.A2A.Import = nil // server-owned
 		c.A2A.Extensions = nonNull(c.A2A.Extensions)
 		c.A2A.Interfaces = nonNull(c.A2A.Interfaces)
 		c.A2A.SecuritySchemes = nonNull(c.A2A.SecuritySchemes)

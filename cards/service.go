@@ -44,6 +44,9 @@ type Service struct {
 	// Now and NewID are injected so tests can pin them.
 	Now   func() time.Time
 	NewID func() string
+	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
+	// one. Nil disables import by URL and jku.
+	Fetch Doer
 }
 
 // Precondition carries the HTTP conditional headers of a write.

@@ -2,6 +2,7 @@ package cards
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -90,6 +91,7 @@ func (c Card) Validate() error {
 			p.addf("authRequirements.type: %q must be one of bearer, oauth2, api-key, none", a.Type)
 		}
 		p.list("authRequirements.scopes", a.Scopes, 64)
+		p.flows(a)
 	}
 	for i, r := range c.Resources {
 		p.resource(i, r)
@@ -108,6 +110,13 @@ func (c Card) Validate() error {
 	}
 	if c.A2A != nil {
 		p.a2a(c.A2A)
+		for name, raw := range c.A2A.SkillSecurityRequirements {
+			if _, ok := seen[name]; !ok {
+				p.addf("a2a.skillSecurityRequirements.%s: no capability has that name", name)
+			} else if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+				p.addf("a2a.skillSecurityRequirements.%s: must be a JSON array", name)
+			}
+		}
 	}
 	return p.err()
 }
@@ -129,6 +138,30 @@ func (p *problems) capability(i int, cp Capability) {
 	p.list(field+".examples", cp.Examples, 32)
 	p.list(field+".inputModes", cp.InputModes, 32)
 	p.list(field+".outputModes", cp.OutputModes, 32)
+}
+
+// oauthFlowKinds are the members of an A2A 1.0 OAuthFlows object, of which it holds exactly one.
+var oauthFlowKinds = map[string]bool{"authorizationCode": true, "clientCredentials": true, "deviceCode": true, "implicit": true, "password": true}
+
+// flows checks authRequirements.flows: required with oauth2 (A2A clients refuse an OAuth2 scheme
+// without a flow), exactly one flow object, and absent with the other types.
+func (p *problems) flows(a *AuthRequirements) {
+	if a.Type != AuthOAuth2 {
+		if len(a.Flows) > 0 {
+			p.addf("authRequirements.flows: only with type oauth2")
+		}
+		return
+	}
+	var flows map[string]json.RawMessage
+	if len(a.Flows) == 0 || json.Unmarshal(a.Flows, &flows) != nil || len(flows) != 1 {
+		p.addf("authRequirements.flows: oauth2 needs exactly one flow, e.g. {\"clientCredentials\": {\"tokenUrl\": \"https://...\", \"scopes\": {}}}")
+		return
+	}
+	for kind, body := range flows {
+		if !oauthFlowKinds[kind] || !isObject(body) {
+			p.addf("authRequirements.flows.%s: must be one of authorizationCode, clientCredentials, deviceCode, implicit, password, with an object", kind)
+		}
+	}
 }
 
 func (p *problems) resource(i int, r Resource) {
@@ -162,6 +195,20 @@ func (p *problems) a2a(a *A2A) {
 	}
 	if len(a.SecuritySchemes) > 0 && !isObject(a.SecuritySchemes) {
 		p.addf("a2a.securitySchemes: must be a JSON object")
+	}
+	if len(a.Interfaces) > 0 {
+		var ifaces []AgentInterface
+		if err := DecodeStrict(a.Interfaces, &ifaces); err != nil {
+			p.addf("a2a.interfaces: must be a list of {url, protocolBinding, protocolVersion, tenant?}")
+			return
+		}
+		for i, f := range ifaces {
+			field := fmt.Sprintf("a2a.interfaces[%d]", i)
+			p.httpURL(field+".url", f.URL)
+			if f.ProtocolBinding == "" || f.ProtocolVersion == "" {
+				p.addf("%s: protocolBinding and protocolVersion are required", field)
+			}
+		}
 	}
 }
 

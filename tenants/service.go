@@ -163,3 +163,17 @@ func (s *Service) Active(ctx context.Context, id ID) (Tenant, error) {
 	}
 	return t, nil
 }
+
+// Published returns the tenant if it exists and is active, whoever asks: the gate of the open
+// A2A routes. A suspended tenant answers as a missing one, so anonymous readers learn nothing.
+func (s *Service) Published(ctx context.Context, id ID) (Tenant, error) {
+	notFound := fmt.Errorf("tenant %q: %w", string(id), ErrNotFound)
+	if ValidateID(id) != nil {
+		return Tenant{}, notFound
+	}
+	t, err := s.Store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && t.Status == StatusSuspended) {
+		return Tenant{}, notFound
+	}
+	return t, err
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/labstack/echo/v4"
 )
 
@@ -46,6 +47,10 @@ var errorCodes = []struct {
 	{tenants.ErrInvalid, http.StatusBadRequest, "invalid"},
 	{authz.ErrInvalid, http.StatusBadRequest, "invalid"},
 	{errInvalid, http.StatusBadRequest, "invalid"},
+	{cards.ErrBadSignature, http.StatusBadRequest, "invalid_signature"},
+	{outbound.ErrBlocked, http.StatusBadRequest, "blocked_url"},
+	{outbound.ErrRedirect, http.StatusBadRequest, "blocked_url"},
+	{cards.ErrFetch, http.StatusBadGateway, "fetch_failed"},
 	{errUnavailable, http.StatusServiceUnavailable, "unavailable"},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout"},
 }

@@ -22,6 +22,8 @@ type Config struct {
 	BodyLimit int64
 	// RequestTimeout bounds each request's context.
 	RequestTimeout time.Duration
+	// A2ACacheMaxAge is the Cache-Control max-age of served A2A cards; 5 minutes when zero.
+	A2ACacheMaxAge time.Duration
 	Logger         *slog.Logger
 }
 
@@ -58,7 +60,10 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
 	e.Use(limitBody(cfg.BodyLimit))
 
-	h := &handlers{Deps: d, log: log}
+	if cfg.A2ACacheMaxAge <= 0 {
+		cfg.A2ACacheMaxAge = 5 * time.Minute
+	}
+	h := &handlers{Deps: d, log: log, a2aMaxAge: cfg.A2ACacheMaxAge}
 	e.GET("/health", h.health)
 	e.GET("/ready", h.ready)
 	e.GET("/.well-known/jwks.json", h.jwks)
@@ -81,12 +86,19 @@ func New(cfg Config, d Deps) *echo.Echo {
 	t.GET("/roles", h.listRoles)
 	t.POST("/roles", h.grantRole)
 	t.DELETE("/roles", h.revokeRole)
+	t.POST("/cards/import", h.importCard)
+
+	// A2A: open routes; a token, when sent, lets its holder read non-public cards.
+	a2a := e.Group("/a2a/:tenant", optionalAuth(d.Tokens, log), h.publishedTenant)
+	a2a.GET("/agents", h.a2aAgents)
+	a2a.GET("/:agentId/.well-known/agent-card.json", h.a2aCard)
 	return e
 }
 
 type handlers struct {
 	Deps
-	log *slog.Logger
+	log       *slog.Logger
+	a2aMaxAge time.Duration
 }
 
 // tenantKey holds the tenant a request is scoped to, after the gate let it through.

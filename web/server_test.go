@@ -18,6 +18,7 @@ import (
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/labstack/echo/v4"
 )
 
@@ -32,6 +33,7 @@ type env struct {
 	db     *storage.DB
 	authz  *authz.Enforcers
 	index  *cards.Index
+	cards  *cards.Service
 }
 
 // grantRule writes a policy rule straight into the store (the policy API comes later) and drops
@@ -81,6 +83,8 @@ func newEnvMode(t *testing.T, db *storage.DB, bodyLimit int64, indexed bool) *en
 	if indexed {
 		index = cards.NewIndex(cardStore, cardStore)
 	}
+	cardService := &cards.Service{Store: cardStore, Authz: enforcers, Index: index,
+		Fetch: loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})}}
 	e := web.New(web.Config{BodyLimit: bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
 		Tenants: &tenants.Service{
 			Store: storage.NewTenantStore(db),
@@ -91,14 +95,15 @@ func newEnvMode(t *testing.T, db *storage.DB, bodyLimit int64, indexed bool) *en
 				}
 			},
 		},
-		Cards:     &cards.Service{Store: cardStore, Authz: enforcers, Index: index},
-		Enforcers: enforcers,
-		Tokens:    tokens,
-		Ready:     db.Ping,
+		Cards:       cardService,
+		Enforcers:   enforcers,
+		Tokens:      tokens,
+		ServiceKeys: testServiceKeys(t),
+		Ready:       db.Ping,
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, authz: enforcers, index: index}
+	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, authz: enforcers, index: index, cards: cardService}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

@@ -27,6 +27,12 @@ type Config struct {
 	Keys     KeysConfig     `koanf:"keys"`
 	Search   SearchConfig   `koanf:"search"`
 	Outbound OutboundConfig `koanf:"outbound"`
+	A2A      A2AConfig      `koanf:"a2a"`
+}
+
+// A2AConfig is how A2A cards are served.
+type A2AConfig struct {
+	CacheMaxAge time.Duration `koanf:"cacheMaxAge"`
 }
 
 // SearchConfig chooses how searches are answered.
@@ -106,6 +112,7 @@ var defaults = map[string]any{
 	"search.pollInterval":    "500ms",
 	"outbound.allow":         []string{},
 	"outbound.timeout":       "10s",
+	"a2a.cacheMaxAge":        "5m",
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.
@@ -219,6 +226,9 @@ func (c *Config) check() error {
 	}
 	if c.Outbound.Timeout <= 0 {
 		errs = append(errs, errors.New("outbound.timeout must be positive"))
+	}
+	if c.A2A.CacheMaxAge <= 0 {
+		errs = append(errs, errors.New("a2a.cacheMaxAge must be positive"))
 	}
 	if _, err := outbound.ParsePrefixes(c.Outbound.Allow); err != nil {
 		errs = append(errs, fmt.Errorf("outbound.allow: %w", err))

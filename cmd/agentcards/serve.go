@@ -14,6 +14,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // serve runs the API until ctx ends (SIGTERM or SIGINT), then drains in-flight requests and
@@ -46,6 +47,11 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		}
 	}
 
+	allow, err := outbound.ParsePrefixes(cfg.Outbound.Allow)
+	if err != nil {
+		return err
+	}
+	fetch := outbound.New(outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout, FollowSameHostRedirects: true})
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
 	cardStore := storage.NewCardStore(db)
 	var index *cards.Index
@@ -64,6 +70,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	api := web.New(web.Config{
 		BodyLimit:      cfg.Server.BodyLimit,
 		RequestTimeout: cfg.Server.RequestTimeout,
+		A2ACacheMaxAge: cfg.A2A.CacheMaxAge,
 		Logger:         log,
 	}, web.Deps{
 		Tenants: &tenants.Service{
@@ -75,7 +82,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 				}
 			},
 		},
-		Cards:       &cards.Service{Store: storage.NewCardStore(db), Authz: enforcers},
+		Cards:       &cards.Service{Store: cardStore, Authz: enforcers, Index: index, Fetch: fetch},
 		Enforcers:   enforcers,
 		Tokens:      tokens,
 		ServiceKeys: keys,

@@ -20,6 +20,9 @@ import (
 // ErrBlocked is returned (wrapped) when the destination's address is not allowed.
 var ErrBlocked = ssrf.ErrProhibitedIP
 
+// ErrRedirect is returned (wrapped) when a redirect is refused: to another host, or too many.
+var ErrRedirect = errors.New("redirect refused")
+
 // ErrTooLarge is returned by ReadBody when a response body is over the limit.
 var ErrTooLarge = errors.New("response body is too large")
 
@@ -84,10 +87,10 @@ func New(cfg Config) *http.Client {
 			return http.ErrUseLastResponse
 		}
 		if len(via) >= 3 {
-			return errors.New("too many redirects")
+			return fmt.Errorf("more than 3 redirects: %w", ErrRedirect)
 		}
 		if req.URL.Host != via[0].URL.Host {
-			return fmt.Errorf("redirect to another host (%s) refused", req.URL.Host)
+			return fmt.Errorf("to another host (%s): %w", req.URL.Host, ErrRedirect)
 		}
 		return nil
 	}

@@ -1,0 +1,163 @@
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/labstack/echo/v4"
+)
+
+// headerA2AVersion is the request header an A2A client names the protocol version with.
+const headerA2AVersion = "A2A-Version"
+
+// a2aVersions maps the accepted version values to the form served.
+var a2aVersions = map[string]string{"1.0": cards.A2AVersion10, "0.3": cards.A2AVersion03}
+
+// optionalAuth puts the token's principal in the context when the request carries one; without
+// one the request goes on anonymous. A token that is present but invalid is still a 401.
+func optionalAuth(tokens *authz.Tokens, log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if c.Request().Header.Get(echo.HeaderAuthorization) == "" {
+				return next(c)
+			}
+			return authenticate(tokens, log)(next)(c)
+		}
+	}
+}
+
+// publishedTenant lets /a2a/{tenant}/... through only for an existing, active tenant.
+func (h *handlers) publishedTenant(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		t, err := h.Tenants.Published(c.Request().Context(), tenants.ID(c.Param("tenant")))
+		if err != nil {
+			return err
+		}
+		c.Set(tenantKey, t.ID)
+		return next(c)
+	}
+}
+
+// a2aVersion reads the version asked for by ?version= or the A2A-Version header; 1.0 by default.
+func a2aVersion(c echo.Context) (string, error) {
+	for name := range c.QueryParams() {
+		if name != "version" {
+			return "", fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
+		}
+	}
+	q, hdr := c.QueryParam("version"), strings.TrimSpace(c.Request().Header.Get(headerA2AVersion))
+	if q != "" && hdr != "" && q != hdr {
+		return "", fmt.Errorf("?version=%s and %s: %s disagree: %w", q, headerA2AVersion, hdr, errInvalid)
+	}
+	asked := q
+	if asked == "" {
+		asked = hdr
+	}
+	if asked == "" {
+		return cards.A2AVersion10, nil
+	}
+	v, ok := a2aVersions[asked]
+	if !ok {
+		return "", fmt.Errorf("A2A version %q is not served; this service serves 1.0 and 0.3: %w", asked, errInvalid)
+	}
+	return v, nil
+}
+
+// a2aCard serves an agent's A2A card, signed with the service key, with ETag and Cache-Control.
+func (h *handlers) a2aCard(c echo.Context) error {
+	version, err := a2aVersion(c)
+	if err != nil {
+		return err
+	}
+	card, err := h.Cards.GetA2A(c.Request().Context(), tenantOf(c), c.Param("agentId"))
+	if err != nil {
+		return err
+	}
+	v1 := card.ToA2A()
+	var form any = v1
+	if version == cards.A2AVersion03 {
+		form = v1.ToA2AV03()
+	}
+	unsigned, err := json.Marshal(form)
+	if err != nil {
+		return err
+	}
+	body := unsigned
+	kid := ""
+	if h.ServiceKeys != nil {
+		kid = h.ServiceKeys.Current().ID
+		if body, err = cards.SignCard(h.ServiceKeys, form); err != nil {
+			return err
+		}
+	}
+	// The tag covers what is signed and the key that signs it: ECDSA signatures differ on every
+	// request, the card they sign does not.
+	sum := sha256.Sum256([]byte(version + "\x00" + kid + "\x00" + string(unsigned)))
+	tag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	hdr := c.Response().Header()
+	hdr.Set("ETag", tag)
+	scope := "private"
+	if card.Visibility == cards.VisibilityPublic {
+		scope = "public"
+	}
+	hdr.Set(echo.HeaderCacheControl, scope+", max-age="+strconv.Itoa(int(h.a2aMaxAge.Seconds())))
+	hdr.Set(echo.HeaderVary, headerA2AVersion+", Authorization")
+	if inm := c.Request().Header.Get("If-None-Match"); inm != "" {
+		for _, t := range strings.Split(inm, ",") {
+			if t = strings.TrimSpace(t); t == "*" || t == tag || t == "W/"+tag {
+				return c.NoContent(http.StatusNotModified)
+			}
+		}
+	}
+	return c.JSONBlob(http.StatusOK, body)
+}
+
+// a2aAgents lists the tenant's public agents with the URLs of their A2A cards.
+func (h *handlers) a2aAgents(c echo.Context) error {
+	q := c.QueryParams()
+	for name := range q {
+		if name != "limit" && name != "cursor" {
+			return fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
+		}
+	}
+	limit := 0
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 || n > cards.MaxLimit {
+			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", cards.MaxLimit, errInvalid)
+		}
+		limit = n
+	}
+	if q.Has("cursor") && q.Get("cursor") == "" {
+		return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
+	}
+	page, err := h.Cards.PublicAgents(c.Request().Context(), tenantOf(c), limit, q.Get("cursor"))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age="+strconv.Itoa(int(h.a2aMaxAge.Seconds())))
+	return c.JSON(http.StatusOK, page)
+}
+
+// importCard creates a card from an A2A card, sent inline or fetched by URL.
+func (h *handlers) importCard(c echo.Context) error {
+	body, err := readBody(c, mediaJSON)
+	if err != nil {
+		return err
+	}
+	card, err := h.Cards.Import(c.Request().Context(), tenantOf(c), body)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, cardLocation(c, card))
+	return writeCard(c, http.StatusCreated, card)
+}

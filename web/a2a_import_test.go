@@ -1,0 +1,301 @@
+package web_test
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/gowebpki/jcs"
+)
+
+const samplesDir = "../../shared/a2a/samples"
+
+// v1Conversion is the 1.0 form of a 0.3 (or 0.2) card as the service defines it: a2a-go's a2av0
+// conversion, after defaulting preferredTransport to JSONRPC (0.3's default), with security
+// requirements in the spec's {"list": [...]} form.
+func v1Conversion(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var top map[string]any
+	if err := json.Unmarshal(raw, &top); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := top["preferredTransport"]; !ok {
+		top["preferredTransport"] = "JSONRPC"
+	}
+	b, _ := json.Marshal(top)
+	card, err := a2av0.NewAgentCardParser()(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(card)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	fix := func(reqs any) {
+		for _, r := range asList(reqs) {
+			schemes := r.(map[string]any)["schemes"].(map[string]any)
+			for name, scopes := range schemes {
+				schemes[name] = map[string]any{"list": scopes}
+			}
+		}
+	}
+	fix(out["securityRequirements"])
+	for _, s := range asList(out["skills"]) {
+		fix(s.(map[string]any)["securityRequirements"])
+	}
+	return out
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(samplesDir, "*.json"))
+	if err != nil || len(files) != 5 {
+		t.Fatalf("samples: %v %v", files, err)
+	}
+	v1, _ := cardSchemas(t)
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		for i, f := range files {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want map[string]any
+			if err := json.Unmarshal(raw, &want); err != nil {
+				t.Fatal(err)
+			}
+			format := "1.0"
+			if _, ok := want["supportedInterfaces"]; !ok {
+				format = "0.3"
+				want = v1Conversion(t, raw)
+			}
+			id := "sample-" + string(rune('a'+i))
+			r := e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": id, "card": json.RawMessage(raw), "visibility": "public"})
+			expect(t, r, http.StatusCreated)
+			var rest struct {
+				Protocols []string
+				A2A       struct {
+					Import struct {
+						Format    string
+						Signature struct{ Status, Reason string }
+					}
+				}
+			}
+			r.json(t, &rest)
+			if rest.A2A.Import.Format != format || rest.Protocols[0] != "a2a" || rest.A2A.Import.Signature.Status != "unverified" {
+				t.Fatalf("%s: REST form %+v", f, rest)
+			}
+
+			got := e.do("GET", "/a2a/acme/"+id+"/.well-known/agent-card.json", "", nil)
+			expect(t, got, http.StatusOK)
+			validateJSON(t, v1, got.body)
+			var served map[string]any
+			got.json(t, &served)
+			// The served card carries the service's signature, not the original's.
+			delete(served, "signatures")
+			delete(want, "signatures")
+			sameJSON(t, filepath.Base(f), served, want)
+		}
+	})
+}
+
+// signEd25519 signs card (a JSON object) as an A2A 1.0 signature with jku and kid in the header.
+func signEd25519(t *testing.T, priv ed25519.PrivateKey, kid, jku string, card map[string]any) map[string]any {
+	t.Helper()
+	delete(card, "signatures")
+	b, _ := json.Marshal(card)
+	payload, err := jcs.Transform(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := map[string]any{"alg": "EdDSA", "kid": kid, "typ": "JOSE"}
+	if jku != "" {
+		h["jku"] = jku
+	}
+	hb, _ := json.Marshal(h)
+	protected := base64.RawURLEncoding.EncodeToString(hb)
+	sig := ed25519.Sign(priv, []byte(protected+"."+base64.RawURLEncoding.EncodeToString(payload)))
+	card["signatures"] = []any{map[string]any{"protected": protected, "signature": base64.RawURLEncoding.EncodeToString(sig)}}
+	return card
+}
+
+func sampleV1(t *testing.T) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(samplesDir, "spec-v1.0-georoute-agent-card.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestA2AImportSignatures(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+		jwk := authz.JWK{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(pub), Kid: "k1", Alg: "EdDSA"}
+		keys := authz.JWKS{Keys: []authz.JWK{jwk}}
+		agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_ = json.NewEncoder(w).Encode(keys)
+		}))
+		defer agent.Close()
+		e.allowLoopback()
+		status := func(r response) (string, string) {
+			var rest struct {
+				A2A struct {
+					Import struct {
+						Signature struct{ Status, Reason, Kid, KeySource string }
+					}
+				}
+			}
+			r.json(t, &rest)
+			s := rest.A2A.Import.Signature
+			return s.Status, s.KeySource
+		}
+		imp := func(id string, body map[string]any) response {
+			body["agentId"] = id
+			return e.do("POST", "/v1/tenants/acme/cards/import", alice, body)
+		}
+
+		signed := signEd25519(t, priv, "k1", agent.URL+"/jwks.json", sampleV1(t))
+		r := imp("by-jku", map[string]any{"card": signed})
+		expect(t, r, http.StatusCreated)
+		if st, src := status(r); st != "verified" || src != "jku" {
+			t.Fatalf("jku: %s %s", st, src)
+		}
+		r = imp("by-keys", map[string]any{"card": signEd25519(t, priv, "k1", "", sampleV1(t)), "keys": keys})
+		expect(t, r, http.StatusCreated)
+		if st, src := status(r); st != "verified" || src != "request" {
+			t.Fatalf("keys: %s %s", st, src)
+		}
+		r = imp("no-key", map[string]any{"card": signEd25519(t, priv, "k1", "", sampleV1(t))})
+		expect(t, r, http.StatusCreated)
+		if st, _ := status(r); st != "unverified" {
+			t.Fatalf("no key: %s", st)
+		}
+
+		tampered := signEd25519(t, priv, "k1", "", sampleV1(t))
+		tampered["name"] = "GeoSpatial Route Planner AgenT"
+		expect(t, imp("tampered", map[string]any{"card": tampered, "keys": keys}), http.StatusBadRequest, "invalid_signature")
+		expect(t, e.getCard("acme", "tampered"), http.StatusNotFound)
+		r = imp("tampered", map[string]any{"card": tampered, "keys": keys, "allowInvalidSignature": true})
+		expect(t, r, http.StatusCreated)
+		if st, _ := status(r); st != "invalid" {
+			t.Fatalf("allowed invalid: %s", st)
+		}
+
+		// Any later write drops the record: it attested the content as imported.
+		r = e.do("PATCH", "/v1/tenants/acme/cards/by-jku", alice, map[string]any{"description": "edited"})
+		expect(t, r, http.StatusOK)
+		if st, _ := status(r); st != "" {
+			t.Fatalf("import record survived a write: %s", r.body)
+		}
+		// A client cannot set the record itself.
+		c := sampleCard("forged")
+		c["a2a"] = map[string]any{"import": map[string]any{"format": "1.0", "signature": map[string]any{"status": "verified"}}}
+		r = e.do("PUT", "/v1/tenants/acme/cards/forged", alice, c)
+		expect(t, r, http.StatusCreated)
+		if st, _ := status(r); st != "" {
+			t.Fatalf("client set the import record: %s", r.body)
+		}
+	})
+}
+
+func TestA2AImportByURL(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(samplesDir, "a2a-samples__adk_currency_agent__agent_card.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/agent-card.json":
+			_, _ = w.Write(raw)
+		case "/big":
+			_, _ = w.Write([]byte(`{"name": "` + strings.Repeat("x", 1<<20) + `"}`))
+		case "/elsewhere":
+			http.Redirect(w, r, "http://localhost:1/.well-known/agent-card.json", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer agent.Close()
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		body := func(id, path string) map[string]any {
+			return map[string]any{"agentId": id, "url": agent.URL + path}
+		}
+		// The default guard refuses loopback.
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, body("cur", "/.well-known/agent-card.json")), http.StatusBadRequest, "blocked_url")
+
+		e.allowLoopback()
+		r := e.do("POST", "/v1/tenants/acme/cards/import", alice, body("cur", "/.well-known/agent-card.json"))
+		expect(t, r, http.StatusCreated)
+		if r.header.Get("Location") != "/v1/tenants/acme/cards/cur" || !strings.Contains(string(r.body), `"url":"`+agent.URL) {
+			t.Fatalf("Location %q body %s", r.header.Get("Location"), r.body)
+		}
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, body("cur", "/.well-known/agent-card.json")), http.StatusConflict, "conflict")
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, body("big", "/big")), http.StatusBadRequest, "invalid")
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, body("gone", "/missing")), http.StatusBadRequest, "invalid")
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, body("moved", "/elsewhere")), http.StatusBadRequest, "blocked_url")
+		// A reader may not import, and is refused before anything is fetched.
+		expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]any{"subject": "rita", "role": "reader"}), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", e.token("rita", "acme", false), body("r", "/.well-known/agent-card.json")), http.StatusForbidden, "forbidden")
+	})
+}
+
+func TestA2AImportRejectsBadInput(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	imp := func(body any) response { return e.do("POST", "/v1/tenants/acme/cards/import", alice, body) }
+
+	bad := sampleV1(t)
+	bad["skills"].([]any)[1].(map[string]any)["tags"] = "maps"
+	bad["capabilities"] = map[string]any{"streaming": "yes"}
+	r := imp(map[string]any{"agentId": "x", "card": bad})
+	expect(t, r, http.StatusBadRequest, "invalid")
+	for _, path := range []string{"/skills/1/tags", "/capabilities/streaming"} {
+		if !strings.Contains(string(r.body), path) {
+			t.Fatalf("400 does not name %s: %s", path, r.body)
+		}
+	}
+	missing := sampleV1(t)
+	delete(missing, "version")
+	delete(missing["skills"].([]any)[0].(map[string]any), "tags")
+	r = imp(map[string]any{"agentId": "x", "card": missing})
+	expect(t, r, http.StatusBadRequest, "invalid")
+	if !strings.Contains(string(r.body), "/version: is required") || !strings.Contains(string(r.body), "/skills/0/tags: is required") {
+		t.Fatalf("missing fields not named: %s", r.body)
+	}
+	old := map[string]any{"name": "Old", "url": "https://a.example", "skills": "none"}
+	r = imp(map[string]any{"agentId": "x", "card": old})
+	expect(t, r, http.StatusBadRequest, "invalid")
+	if !strings.Contains(string(r.body), "/skills") {
+		t.Fatalf("0.3 problem not named: %s", r.body)
+	}
+	expect(t, imp(map[string]any{"agentId": "x"}), http.StatusBadRequest, "invalid")
+	expect(t, imp(map[string]any{"agentId": "x", "card": sampleV1(t), "url": "https://a.example/card"}), http.StatusBadRequest, "invalid")
+	expect(t, imp(map[string]any{"agentId": "x y", "card": sampleV1(t)}), http.StatusBadRequest, "invalid")
+	expect(t, imp(map[string]any{"agentId": "x", "card": "text"}), http.StatusBadRequest, "invalid")
+	expect(t, imp(map[string]any{"agentId": "x", "card": sampleV1(t), "extra": 1}), http.StatusBadRequest, "invalid")
+	expect(t, imp(map[string]any{"agentId": "x", "url": "file:///etc/passwd"}), http.StatusBadRequest, "invalid")
+	expect(t, imp("{"), http.StatusBadRequest, "malformed_json")
+}

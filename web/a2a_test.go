@@ -1,0 +1,247 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/agentcards/agentcards/storage/storagetest"
+)
+
+// a2aCorpus covers every optional field of the card and the edge cases of the A2A mapping.
+func a2aCorpus() map[string]map[string]any {
+	full := sampleCard("full")
+	full["capabilities"] = []any{
+		map[string]any{"name": "review_pr", "title": "Review PR", "description": "Review a pull request",
+			"inputSchema": map[string]any{"type": "object"}, "outputSchema": map[string]any{}, "tags": []string{"code"},
+			"examples": []string{"Review PR 12"}, "inputModes": []string{"text/plain"}, "outputModes": []string{"application/json"}},
+		map[string]any{"name": "lint"},
+	}
+	full["a2a"] = map[string]any{
+		"provider": map[string]any{"organization": "Acme", "url": "https://acme.example"},
+		"iconUrl":  "https://acme.example/icon.png", "documentationUrl": "https://acme.example/docs",
+		"defaultInputModes": []string{"text/plain", "application/json"}, "defaultOutputModes": []string{"application/json"},
+		"streaming": true, "pushNotifications": false, "extendedAgentCard": true,
+		"extensions": []any{map[string]any{"uri": "https://acme.example/ext/1", "description": "x", "required": true, "params": map[string]any{"k": 1}}},
+		"interfaces": []any{
+			map[string]any{"url": "https://agents.example.com/code-reviewer", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+			map[string]any{"url": "https://agents.example.com/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "t1"},
+			map[string]any{"url": "https://agents.example.com/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+		},
+		"skillSecurityRequirements": map[string]any{"review_pr": []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{"list": []string{"review"}}}}}},
+	}
+	bare := map[string]any{"agentId": "bare", "name": "Bare"}
+	unicode := sampleCard("unicode")
+	unicode["name"] = "Сервис 🤖 ünïcödé"
+	unicode["description"] = "説明: \u2028 line separator, \"quotes\", \\ and \u00e9"
+	unicode["capabilities"] = []any{map[string]any{"name": "переводить", "title": "翻訳"}}
+	delete(unicode, "capabilities")
+	unicode["capabilities"] = []any{map[string]any{"name": "translate", "title": "翻訳 🈳"}}
+	schemes := sampleCard("schemes")
+	schemes["a2a"] = map[string]any{
+		"securitySchemes": map[string]any{
+			"google": map[string]any{"openIdConnectSecurityScheme": map[string]any{"openIdConnectUrl": "https://accounts.google.com/.well-known/openid-configuration"}},
+			"mtls":   map[string]any{"mtlsSecurityScheme": map[string]any{"description": "client certs"}},
+		},
+		"securityRequirements": []any{map[string]any{"schemes": map[string]any{"google": map[string]any{"list": []string{"openid"}}, "mtls": map[string]any{}}}},
+	}
+	out := map[string]map[string]any{"full": full, "bare": bare, "unicode": unicode, "schemes": schemes}
+	for _, auth := range []map[string]any{
+		{"type": "bearer", "scopes": []string{"a", "b"}},
+		{"type": "api-key"},
+		{"type": "oauth2", "scopes": []string{"read"}, "flows": map[string]any{"clientCredentials": map[string]any{"tokenUrl": "https://auth.example/token", "scopes": map[string]any{"read": "read cards"}}}},
+		{"type": "none"},
+	} {
+		id := "auth-" + auth["type"].(string)
+		c := sampleCard(id)
+		c["authRequirements"] = auth
+		out[id] = c
+	}
+	for _, c := range out {
+		c["visibility"] = "public"
+	}
+	return out
+}
+
+func TestA2AServedCardsValidateAndVerify(t *testing.T) {
+	v1, v03 := cardSchemas(t)
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		jwks := e.jwks()
+		for id, doc := range a2aCorpus() {
+			expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+id, alice, doc), http.StatusCreated)
+			path := "/a2a/acme/" + id + "/.well-known/agent-card.json"
+
+			r := e.do("GET", path, "", nil)
+			expect(t, r, http.StatusOK)
+			validateJSON(t, v1, r.body)
+			requireV1(t, r.body)
+			if err := verifyCard(t, jwks, r.body); err != nil {
+				t.Fatalf("%s: signature: %v", id, err)
+			}
+			var parsed a2a.AgentCard
+			if err := json.Unmarshal(r.body, &parsed); err != nil && !strings.Contains(string(r.body), `"securityRequirements"`) {
+				t.Fatalf("%s: a2a-go cannot read the 1.0 card: %v", id, err)
+			}
+
+			r03 := e.do("GET", path+"?version=0.3", "", nil)
+			expect(t, r03, http.StatusOK)
+			validateJSON(t, v03, r03.body)
+			if err := verifyCard(t, jwks, r03.body); err != nil {
+				t.Fatalf("%s: 0.3 signature: %v", id, err)
+			}
+			old, err := a2av0.NewAgentCardParser()(r03.body)
+			if err != nil || old.Name != doc["name"] {
+				t.Fatalf("%s: a2av0 cannot read the 0.3 card: %v", id, err)
+			}
+		}
+	})
+}
+
+func TestA2ASignatureFailsOnOneByte(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	c := sampleCard("agt")
+	c["visibility"] = "public"
+	expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt", e.token("alice", "acme", false), c), http.StatusCreated)
+	r := e.do("GET", "/a2a/acme/agt/.well-known/agent-card.json", "", nil)
+	expect(t, r, http.StatusOK)
+	jwks := e.jwks()
+	if err := verifyCard(t, jwks, r.body); err != nil {
+		t.Fatal(err)
+	}
+	tampered := strings.Replace(string(r.body), "Code Reviewer", "Code Reviewes", 1)
+	if tampered == string(r.body) {
+		t.Fatal("nothing changed")
+	}
+	if err := verifyCard(t, jwks, []byte(tampered)); err == nil {
+		t.Fatal("a one-byte change still verifies")
+	}
+}
+
+func TestA2AResolverReadsOurCard(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	c := sampleCard("agt")
+	c["visibility"] = "public"
+	c["authRequirements"] = map[string]any{"type": "none"}
+	expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt", e.token("alice", "acme", false), c), http.StatusCreated)
+	card, err := agentcard.NewResolver(e.srv.Client()).Resolve(context.Background(), e.srv.URL+"/a2a/acme/agt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if card.Name != "Code Reviewer" || len(card.Skills) != 1 || card.Skills[0].ID != "review_pr" ||
+		len(card.SupportedInterfaces) != 1 || card.SupportedInterfaces[0].URL != "https://agents.example.com/code-reviewer" ||
+		len(card.Signatures) != 1 {
+		t.Fatalf("resolved %+v", card)
+	}
+}
+
+func TestA2AVisibilityVersionsAndCaching(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		e.mkTenant("other", "olga")
+		alice := e.token("alice", "acme", false)
+		for id, vis := range map[string]string{"pub": "public", "ten": "tenant", "priv": "private"} {
+			c := sampleCard(id)
+			c["visibility"] = vis
+			expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+id, alice, c), http.StatusCreated)
+		}
+		card := func(id string) string { return "/a2a/acme/" + id + "/.well-known/agent-card.json" }
+
+		expect(t, e.do("GET", card("pub"), "", nil), http.StatusOK)
+		expect(t, e.do("GET", card("ten"), "", nil), http.StatusNotFound, "not_found")
+		expect(t, e.do("GET", card("priv"), "", nil), http.StatusNotFound, "not_found")
+		expect(t, e.do("GET", card("missing"), "", nil), http.StatusNotFound, "not_found")
+		expect(t, e.do("GET", card("ten"), alice, nil), http.StatusOK)
+		expect(t, e.do("GET", card("priv"), alice, nil), http.StatusOK)
+		expect(t, e.do("GET", card("ten"), e.token("olga", "other", false), nil), http.StatusNotFound, "not_found")
+		expect(t, e.do("GET", card("ten"), e.token("bob", "acme", false), nil), http.StatusNotFound, "not_found")
+		expect(t, e.do("GET", card("ten"), "not-a-jwt", nil), http.StatusUnauthorized, "unauthorized")
+		expect(t, e.do("GET", "/a2a/nope/pub/.well-known/agent-card.json", "", nil), http.StatusNotFound, "not_found")
+
+		r := e.do("GET", card("pub"), "", nil)
+		tag := r.header.Get("ETag")
+		if tag == "" || r.header.Get("Cache-Control") != "public, max-age=300" {
+			t.Fatalf("ETag %q Cache-Control %q", tag, r.header.Get("Cache-Control"))
+		}
+		if cc := e.do("GET", card("ten"), alice, nil).header.Get("Cache-Control"); cc != "private, max-age=300" {
+			t.Fatalf("Cache-Control of a tenant card %q", cc)
+		}
+		expect(t, e.do("GET", card("pub"), "", nil, "If-None-Match", tag), http.StatusNotModified)
+		r03 := e.do("GET", card("pub"), "", nil, "A2A-Version", "0.3")
+		expect(t, r03, http.StatusOK)
+		if r03.header.Get("ETag") == tag || !strings.Contains(string(r03.body), `"protocolVersion":"0.3.0"`) {
+			t.Fatalf("0.3 form: ETag %q body %s", r03.header.Get("ETag"), r03.body)
+		}
+		expect(t, e.do("GET", card("pub")+"?version=0.3", "", nil, "If-None-Match", r03.header.Get("ETag")), http.StatusNotModified)
+		bad := e.do("GET", card("pub")+"?version=2.0", "", nil)
+		expect(t, bad, http.StatusBadRequest, "invalid")
+		if !strings.Contains(string(bad.body), "1.0 and 0.3") {
+			t.Fatalf("400 does not name the versions served: %s", bad.body)
+		}
+		expect(t, e.do("GET", card("pub"), "", nil, "A2A-Version", "0.2"), http.StatusBadRequest, "invalid")
+		expect(t, e.do("GET", card("pub")+"?version=1.0", "", nil, "A2A-Version", "0.3"), http.StatusBadRequest, "invalid")
+
+		// A write changes the tag.
+		expect(t, e.do("PATCH", "/v1/tenants/acme/cards/pub", alice, map[string]any{"name": "Renamed"}), http.StatusOK)
+		expect(t, e.do("GET", card("pub"), "", nil, "If-None-Match", tag), http.StatusOK)
+
+		// A suspended tenant publishes nothing.
+		expect(t, e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]any{"status": "suspended"}), http.StatusOK)
+		expect(t, e.do("GET", card("pub"), "", nil), http.StatusNotFound, "not_found")
+		expect(t, e.do("GET", "/a2a/acme/agents", "", nil), http.StatusNotFound, "not_found")
+	})
+}
+
+func TestA2AAgentsListsPublicCards(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		for i, id := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+			c := sampleCard(id)
+			if i%2 == 0 {
+				c["visibility"] = "public"
+			}
+			expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+id, alice, c), http.StatusCreated)
+		}
+		var got []string
+		cursor := ""
+		for pages := 0; pages < 10; pages++ {
+			path := "/a2a/acme/agents?limit=2"
+			if cursor != "" {
+				path += "&cursor=" + cursor
+			}
+			r := e.do("GET", path, "", nil)
+			expect(t, r, http.StatusOK)
+			var page struct {
+				Items []struct {
+					AgentID, Name, CardURL string
+				}
+				NextCursor string
+			}
+			r.json(t, &page)
+			for _, it := range page.Items {
+				got = append(got, it.AgentID)
+				if it.CardURL != "/a2a/acme/"+it.AgentID+"/.well-known/agent-card.json" || it.Name == "" {
+					t.Fatalf("item %+v", it)
+				}
+			}
+			if cursor = page.NextCursor; cursor == "" {
+				break
+			}
+		}
+		if strings.Join(got, ",") != "a,c,e,g" {
+			t.Fatalf("public agents %v", got)
+		}
+		expect(t, e.do("GET", "/a2a/acme/agents?limit=0", "", nil), http.StatusBadRequest, "invalid")
+		expect(t, e.do("GET", "/a2a/acme/agents?cursor=!!!", "", nil), http.StatusBadRequest, "invalid")
+		expect(t, e.do("GET", "/a2a/acme/agents?q=x", "", nil), http.StatusBadRequest, "invalid")
+	})
+}
