@@ -1,0 +1,80 @@
+package cards_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/bench/cardgen"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// allowAll lets the benchmark caller do everything: authorization is measured elsewhere.
+type allowAll struct{}
+
+func (allowAll) Check(context.Context, string, string, string) error { return nil }
+
+// benchStore returns a SQLite store holding 10k generated cards in tenant "bench".
+func benchStore(b *testing.B) *storage.CardStore {
+	ctx := context.Background()
+	db := storagetest.Open(b, "sqlite")
+	if err := storage.NewTenantStore(db).Create(ctx, tenants.Tenant{ID: "bench", Name: "Bench", Status: tenants.StatusActive,
+		CreatedAt: time.Now(), UpdatedAt: time.Now()}, nil); err != nil {
+		b.Fatal(err)
+	}
+	store := storage.NewCardStore(db)
+	svc := &cards.Service{Store: store, Authz: allowAll{}}
+	for _, doc := range cardgen.Documents(42, 10_000) {
+		if _, err := svc.Register(ctx, "bench", doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return store
+}
+
+// BenchmarkSearchModes runs the same queries through the service with search.index memory and
+// none, over 10k cards in SQLite, including fetching the page's cards.
+func BenchmarkSearchModes(b *testing.B) {
+	store := benchStore(b)
+	ctx := context.Background()
+	middle := cardgen.Make(42, 5_000)
+	queries := []struct {
+		name string
+		q    cards.Query
+	}{
+		{"capability", cards.Query{Capabilities: []string{middle.Capabilities[0].Name}}},
+		{"protocol+capability", cards.Query{Protocols: []string{middle.Protocols[0]}, Capabilities: []string{middle.Capabilities[0].Name}}},
+		{"q-3-words", cards.Query{Q: "invoice forecast summar"}},
+		{"name-substring", cards.Query{Name: "careful image"}},
+	}
+	for _, mode := range []string{"memory", "none"} {
+		svc := &cards.Service{Store: store, Authz: allowAll{}}
+		if mode == "memory" {
+			svc.Index = cards.NewIndex(store, store)
+		}
+		for _, q := range queries {
+			b.Run(mode+"/"+q.name, func(b *testing.B) {
+				if _, err := svc.Search(ctx, "bench", q.q); err != nil { // builds the index
+					b.Fatal(err)
+				}
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for range b.N {
+					t0 := time.Now()
+					if _, err := svc.Search(ctx, "bench", q.q); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(t0))
+				}
+				b.StopTimer()
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			})
+		}
+	}
+}
