@@ -24,15 +24,18 @@ type Filter struct {
 	Tenant string
 }
 
-// RuleStore is the storage the enforcers need: casbin's filtered adapter to load one tenant, and
-// context-aware writes. Writes go to the database and then drop the tenant's enforcer, so the next
-// request reloads it: a revoked grant is never honoured from a stale copy.
+// RuleStore is the storage the enforcers need: casbin's filtered adapter to load one tenant,
+// context-aware writes that bump the tenant's policy revision in the same transaction, and that
+// revision. A cached enforcer is used only while the tenant's revision is the one it was loaded
+// at, so a revoked grant is never honoured from a stale copy, on this replica or any other.
 type RuleStore interface {
 	persist.FilteredAdapter
 	// AddRules stores the rules that are not stored yet and reports how many were new.
 	AddRules(ctx context.Context, tenant string, rules []Rule) (int, error)
 	// RemoveRules deletes the given rules and reports how many existed.
 	RemoveRules(ctx context.Context, tenant string, rules []Rule) (int, error)
+	// PolicyVersion returns the tenant's current policy version.
+	PolicyVersion(ctx context.Context, tenant string) (PolicyVersion, error)
 }
 
 // Enforcers keeps one casbin enforcer per tenant, loaded lazily with only that tenant's rules, so
@@ -41,15 +44,22 @@ type Enforcers struct {
 	store RuleStore
 
 	mu       sync.Mutex
-	byTenant map[string]*casbin.SyncedEnforcer
+	byTenant map[string]cachedEnforcer
 	// gen counts invalidations per tenant. A load that raced with an invalidation must not be
 	// cached, or it would keep honouring what was just revoked.
 	gen map[string]uint64
 }
 
+// cachedEnforcer is an enforcer with the policy version it was loaded at (or later: the version
+// is read before the rules).
+type cachedEnforcer struct {
+	enf     *casbin.SyncedEnforcer
+	version PolicyVersion
+}
+
 // NewEnforcers returns an empty cache over store.
 func NewEnforcers(store RuleStore) *Enforcers {
-	return &Enforcers{store: store, byTenant: map[string]*casbin.SyncedEnforcer{}, gen: map[string]uint64{}}
+	return &Enforcers{store: store, byTenant: map[string]cachedEnforcer{}, gen: map[string]uint64{}}
 }
 
 // Invalidate drops the tenant's enforcer; the next check reloads it from the store.
@@ -60,11 +70,24 @@ func (e *Enforcers) Invalidate(tenant string) {
 	e.mu.Unlock()
 }
 
-func (e *Enforcers) get(tenant string) (*casbin.SyncedEnforcer, error) {
+// version is the policy version a check in ctx must see at least: the one the tenant gate read
+// with the tenant row, or else the store's current one.
+func (e *Enforcers) version(ctx context.Context, tenant string) (PolicyVersion, error) {
+	if v, ok := policyVersionFrom(ctx, tenant); ok {
+		return v, nil
+	}
+	return e.store.PolicyVersion(ctx, tenant)
+}
+
+func (e *Enforcers) get(ctx context.Context, tenant string) (*casbin.SyncedEnforcer, error) {
+	want, err := e.version(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
-	if enf, ok := e.byTenant[tenant]; ok {
+	if c, ok := e.byTenant[tenant]; ok && c.version.covers(want) {
 		e.mu.Unlock()
-		return enf, nil
+		return c.enf, nil
 	}
 	gen := e.gen[tenant]
 	e.mu.Unlock()
@@ -78,24 +101,30 @@ func (e *Enforcers) get(tenant string) (*casbin.SyncedEnforcer, error) {
 		return nil, err
 	}
 	enf.SetAdapter(e.store)
+	// The rules are read after want was: they are at least as new as want.
 	if err := enf.LoadFilteredPolicy(Filter{Tenant: tenant}); err != nil {
 		return nil, fmt.Errorf("load policy of tenant %q: %w", tenant, err)
 	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if cached, ok := e.byTenant[tenant]; ok {
-		return cached, nil
+	if c, ok := e.byTenant[tenant]; ok && c.version.covers(want) {
+		return c.enf, nil
 	}
 	if e.gen[tenant] == gen {
-		e.byTenant[tenant] = enf
+		e.byTenant[tenant] = cachedEnforcer{enf: enf, version: want}
 	}
 	return enf, nil
 }
 
-// Enforce reports whether subject may perform act on obj in tenant.
+// Enforce reports whether subject may perform act on obj in tenant, at the tenant's current
+// policy version.
 func (e *Enforcers) Enforce(tenant, subject, obj, act string) (bool, error) {
-	enf, err := e.get(tenant)
+	return e.enforce(context.Background(), tenant, subject, obj, act)
+}
+
+func (e *Enforcers) enforce(ctx context.Context, tenant, subject, obj, act string) (bool, error) {
+	enf, err := e.get(ctx, tenant)
 	if err != nil {
 		return false, err
 	}
@@ -112,7 +141,7 @@ func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
 	if p.PlatformAdmin {
 		return nil
 	}
-	allowed, err := e.Enforce(tenant, p.Subject, obj, act)
+	allowed, err := e.enforce(ctx, tenant, p.Subject, obj, act)
 	if err != nil {
 		return err
 	}
@@ -141,7 +170,7 @@ func (e *Enforcers) Roles(ctx context.Context, tenant string) ([]Assignment, err
 	if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
 		return nil, err
 	}
-	enf, err := e.get(tenant)
+	enf, err := e.get(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,10 @@ func New(cfg Config, d Deps) *echo.Echo {
 	t.GET("/roles", h.listRoles)
 	t.POST("/roles", h.grantRole)
 	t.DELETE("/roles", h.revokeRole)
+	t.GET("/policies", h.listPolicies)
+	t.POST("/policies", h.addPolicy)
+	t.DELETE("/policies", h.removePolicy)
+	t.POST("/authorize", h.authorize)
 	return e
 }
 
@@ -100,6 +104,9 @@ func (h *handlers) activeTenant(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(tenantKey, t.ID)
+		// Checks in this request use rules at least as new as the tenant row just read.
+		req := c.Request()
+		c.SetRequest(req.WithContext(authz.WithPolicyVersion(req.Context(), string(t.ID), t.PolicyVersion())))
 		return next(c)
 	}
 }
