@@ -125,8 +125,9 @@ func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 	return nil
 }
 
-// Delete removes the tenant with its cards, rules and change history in one transaction, then
-// appends a 'purge' entry to the change feed so followers drop what they hold for it.
+// Delete removes the tenant with its cards, rules, delegations, endpoint secrets and change
+// history in one transaction, then appends a 'purge' entry to the change feed so followers drop
+// what they hold for it.
 func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 	tenant := string(id)
 	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
@@ -140,7 +141,10 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 		case err != nil:
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
-		for _, model := range []any{&cardRow{}, &ruleRow{}, &changeRow{}, &tenantRow{}} {
+		if err := tx.Exec("DELETE FROM endpoint_secrets WHERE tenant_id = ?", tenant).Error; err != nil {
+			return fmt.Errorf("delete tenant %q: %w", tenant, err)
+		}
+		for _, model := range []any{&cardRow{}, &ruleRow{}, &changeRow{}, &delegationRow{}, &tenantRow{}} {
 			if err := tx.Where("tenant_id = ?", tenant).Delete(model).Error; err != nil {
 				return fmt.Errorf("delete tenant %q: %w", tenant, err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -23,6 +24,9 @@ type Config struct {
 	// RequestTimeout bounds each request's context.
 	RequestTimeout time.Duration
 	Logger         *slog.Logger
+	// PublicURL is the base URL agents reach this server at, for async callbacks; empty means
+	// the scheme and host of the request that created the delegation.
+	PublicURL string
 }
 
 // Deps are the services the handlers call.
@@ -33,6 +37,8 @@ type Deps struct {
 	Tokens    *authz.Tokens
 	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.
 	ServiceKeys *authz.ServiceKeys
+	// Delegations sends tasks to agents and keeps their records; nil leaves its routes out.
+	Delegations *delegation.Dispatcher
 	// Ready reports whether the service can serve: the database answers.
 	Ready func(context.Context) error
 }
@@ -58,12 +64,12 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
 	e.Use(limitBody(cfg.BodyLimit))
 
-	h := &handlers{Deps: d, log: log}
+	h := &handlers{Deps: d, cfg: cfg, log: log}
 	e.GET("/health", h.health)
 	e.GET("/ready", h.ready)
 	e.GET("/.well-known/jwks.json", h.jwks)
 
-	v1 := e.Group("/v1", authenticate(d.Tokens, log))
+	v1 := e.Group("/v1", authenticate(d.Tokens, h.delegationTokens(), log))
 	v1.POST("/tenants", h.createTenant)
 	v1.GET("/tenants", h.listTenants)
 	v1.GET("/tenants/:tenant", h.getTenant)
@@ -84,11 +90,18 @@ func New(cfg Config, d Deps) *echo.Echo {
 	t.POST("/policies", h.addPolicy)
 	t.DELETE("/policies", h.removePolicy)
 	t.POST("/authorize", h.authorize)
+	if d.Delegations != nil {
+		t.POST("/delegations", h.createDelegation)
+		t.GET("/delegations", h.listDelegations)
+		t.GET("/delegations/:id", h.getDelegation)
+		e.POST(callbackPath+"/:tenant/:id", h.delegationResult)
+	}
 	return e
 }
 
 type handlers struct {
 	Deps
+	cfg Config
 	log *slog.Logger
 }
 

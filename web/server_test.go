@@ -2,21 +2,27 @@ package web_test
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/labstack/echo/v4"
 )
 
@@ -29,6 +35,7 @@ type env struct {
 	tokens *authz.Tokens
 	echo   *echo.Echo
 	db     *storage.DB
+	keys   *authz.ServiceKeys
 }
 
 // forEachDialect runs fn against a fresh server on SQLite, Postgres and MySQL.
@@ -42,24 +49,61 @@ func forEachDialect(t *testing.T, fn func(t *testing.T, e *env)) {
 
 func newEnv(t *testing.T, db *storage.DB, bodyLimit int64) *env {
 	t.Helper()
+	return newEnvWith(t, db, envOptions{bodyLimit: bodyLimit, allowLoopback: true})
+}
+
+// envOptions vary the server a test runs against.
+type envOptions struct {
+	bodyLimit int64
+	// allowLoopback lets delegations reach agents on 127.0.0.0/8, as test agents are.
+	allowLoopback bool
+	delegation    delegation.Config
+}
+
+func newEnvWith(t *testing.T, db *storage.DB, o envOptions) *env {
+	t.Helper()
+	if o.bodyLimit == 0 {
+		o.bodyLimit = 1 << 20
+	}
 	tokens, err := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: testSecret, Leeway: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, err := authz.NewServiceKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := authz.NewServiceKeys(sk)
+	ocfg := outbound.Config{Timeout: time.Minute}
+	if o.allowLoopback {
+		ocfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	}
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
-	e := web.New(web.Config{BodyLimit: bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
+	cardStore := storage.NewCardStore(db)
+	dispatcher := delegation.NewDispatcher(o.delegation, delegation.Deps{
+		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: enforcers,
+		Doer: outbound.New(ocfg), Signer: keys, Blocked: outbound.Blocked,
+	})
+	t.Cleanup(dispatcher.Wait)
+	e := web.New(web.Config{BodyLimit: o.bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
 		Tenants: &tenants.Service{
 			Store:   storage.NewTenantStore(db),
 			Changed: func(id tenants.ID) { enforcers.Invalidate(string(id)) },
 		},
-		Cards:     &cards.Service{Store: storage.NewCardStore(db), Authz: enforcers},
-		Enforcers: enforcers,
-		Tokens:    tokens,
-		Ready:     db.Ping,
+		Cards:       &cards.Service{Store: cardStore, Authz: enforcers},
+		Enforcers:   enforcers,
+		Tokens:      tokens,
+		ServiceKeys: keys,
+		Delegations: dispatcher,
+		Ready:       db.Ping,
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db}
+	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, keys: keys}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).
