@@ -141,10 +141,7 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 		case err != nil:
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
-		if err := tx.Exec("DELETE FROM endpoint_secrets WHERE tenant_id = ?", tenant).Error; err != nil {
-			return fmt.Errorf("delete tenant %q: %w", tenant, err)
-		}
-		for _, model := range []any{&cardRow{}, &ruleRow{}, &changeRow{}, &delegationRow{}, &tenantRow{}} {
+		for _, model := range []any{&cardRow{}, &ruleRow{}, &changeRow{}, &delegationRow{}, &secretRow{}, &tenantRow{}} {
 			if err := tx.Where("tenant_id = ?", tenant).Delete(model).Error; err != nil {
 				return fmt.Errorf("delete tenant %q: %w", tenant, err)
 			}

@@ -39,6 +39,9 @@ type Deps struct {
 	ServiceKeys *authz.ServiceKeys
 	// Delegations sends tasks to agents and keeps their records; nil leaves its routes out.
 	Delegations *delegation.Dispatcher
+	// Secrets keeps the static secrets of agent endpoints; nil (no key configured) leaves its
+	// routes out.
+	Secrets *delegation.EndpointSecrets
 	// Ready reports whether the service can serve: the database answers.
 	Ready func(context.Context) error
 }
@@ -95,6 +98,10 @@ func New(cfg Config, d Deps) *echo.Echo {
 		t.GET("/delegations", h.listDelegations)
 		t.GET("/delegations/:id", h.getDelegation)
 		e.POST(callbackPath+"/:tenant/:id", h.delegationResult)
+	}
+	if d.Secrets != nil {
+		t.PUT("/cards/:agentId/secret", h.putSecret)
+		t.DELETE("/cards/:agentId/secret", h.deleteSecret)
 	}
 	return e
 }

@@ -84,9 +84,13 @@ func newEnvWith(t *testing.T, db *storage.DB, o envOptions) *env {
 	}
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
 	cardStore := storage.NewCardStore(db)
+	secrets, err := delegation.NewEndpointSecrets(testSecret[:32], storage.NewSecretStore(db), cardStore, enforcers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dispatcher := delegation.NewDispatcher(o.delegation, delegation.Deps{
 		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: enforcers,
-		Doer: outbound.New(ocfg), Signer: keys, Blocked: outbound.Blocked,
+		Doer: outbound.New(ocfg), Signer: keys, Secrets: secrets, Blocked: outbound.Blocked,
 	})
 	t.Cleanup(dispatcher.Wait)
 	e := web.New(web.Config{BodyLimit: o.bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
@@ -99,6 +103,7 @@ func newEnvWith(t *testing.T, db *storage.DB, o envOptions) *env {
 		Tokens:      tokens,
 		ServiceKeys: keys,
 		Delegations: dispatcher,
+		Secrets:     secrets,
 		Ready:       db.Ping,
 	})
 	srv := httptest.NewServer(e)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -41,6 +42,19 @@ type DelegationConfig struct {
 	BreakerCooldown time.Duration `koanf:"breakerCooldown"`
 	RatePerSecond   float64       `koanf:"ratePerSecond"`
 	RateBurst       int           `koanf:"rateBurst"`
+	SecretKey       string        `koanf:"secretKey"`
+}
+
+// secretKey decodes delegation.secretKey: base64 of 32 bytes, or nil when it is not set.
+func (d DelegationConfig) secretKey() ([]byte, error) {
+	if d.SecretKey == "" {
+		return nil, nil
+	}
+	k, err := base64.StdEncoding.DecodeString(d.SecretKey)
+	if err != nil || len(k) != 32 {
+		return nil, errors.New("delegation.secretKey must be the base64 of 32 bytes (openssl rand -base64 32)")
+	}
+	return k, nil
 }
 
 // KeysConfig is the service's own signing keys (A2A card signatures, delegation tokens).
@@ -121,6 +135,7 @@ var defaults = map[string]any{
 	"delegation.breakerCooldown": "30s",
 	"delegation.ratePerSecond":   20,
 	"delegation.rateBurst":       40,
+	"delegation.secretKey":       "",
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.
@@ -235,6 +250,9 @@ func (c *Config) check() error {
 	if d := c.Delegation; d.MaxDepth < 1 || d.DefaultTimeout <= 0 || d.MaxTimeout < d.DefaultTimeout ||
 		d.MaxResultBytes <= 0 || d.BreakerFailures < 1 || d.BreakerCooldown <= 0 || d.RatePerSecond < 0 || d.RateBurst < 1 {
 		errs = append(errs, errors.New("delegation: maxDepth, defaultTimeout, maxResultBytes, breakerFailures, breakerCooldown and rateBurst must be positive, maxTimeout at least defaultTimeout, ratePerSecond not negative"))
+	}
+	if _, err := c.Delegation.secretKey(); err != nil {
+		errs = append(errs, err)
 	}
 	if u := c.Delegation.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		errs = append(errs, fmt.Errorf("delegation.publicUrl %q must be an http(s) URL", u))

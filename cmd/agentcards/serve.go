@@ -11,11 +11,9 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
-	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
-	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // serve runs the API until ctx ends (SIGTERM or SIGINT), then drains in-flight requests and
@@ -49,7 +47,11 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	}
 
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
-	dispatcher, err := newDispatcher(cfg, db, enforcers, keys)
+	secrets, err := endpointSecrets(cfg, db, enforcers)
+	if err != nil {
+		return err
+	}
+	dispatcher, err := newDispatcher(cfg, db, enforcers, keys, secrets)
 	if err != nil {
 		return err
 	}
@@ -70,6 +72,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Tokens:      tokens,
 		ServiceKeys: keys,
 		Delegations: dispatcher,
+		Secrets:     secrets,
 		Ready:       db.Ping,
 	})
 
@@ -103,23 +106,4 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
-}
-
-// newDispatcher wires delegations: the SSRF-guarded client (its own timeout is the longest a
-// delegation may take; each call's context carries the shorter one), the stores and the keys.
-func newDispatcher(cfg Config, db *storage.DB, enforcers *authz.Enforcers, keys *authz.ServiceKeys) (*delegation.Dispatcher, error) {
-	allow, err := outbound.ParsePrefixes(cfg.Outbound.Allow)
-	if err != nil {
-		return nil, err
-	}
-	d := cfg.Delegation
-	return delegation.NewDispatcher(delegation.Config{
-		MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout,
-		MaxResultBytes: d.MaxResultBytes, BreakerFailures: d.BreakerFailures, BreakerCooldown: d.BreakerCooldown,
-		RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst,
-	}, delegation.Deps{
-		Store: storage.NewDelegationStore(db), Cards: storage.NewCardStore(db), Authz: enforcers,
-		Doer: outbound.New(outbound.Config{Allow: allow, Timeout: d.MaxTimeout}), Signer: keys,
-		Blocked: outbound.Blocked,
-	}), nil
 }
