@@ -103,8 +103,8 @@ func (r *Request) normalize() error {
 		return fmt.Errorf("task is over %d bytes: %w", MaxTaskBytes, ErrInvalid)
 	case r.Mode != ModeSync && r.Mode != ModeAsync:
 		return fmt.Errorf("mode %q must be sync or async: %w", r.Mode, ErrInvalid)
-	case r.Transport != TransportHTTP:
-		return fmt.Errorf("transport %q must be http: %w", r.Transport, ErrInvalid)
+	case r.Transport != TransportHTTP && r.Transport != TransportA2A:
+		return fmt.Errorf("transport %q must be http or a2a: %w", r.Transport, ErrInvalid)
 	case r.TimeoutMS < 0:
 		return fmt.Errorf("timeoutMs must not be negative: %w", ErrInvalid)
 	}

@@ -288,6 +288,9 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 
 // send delivers the call with its transport.
 func (x *Dispatcher) send(ctx context.Context, c call) (Outcome, error) {
+	if c.req.Transport == TransportA2A {
+		return x.sendA2A(ctx, c)
+	}
 	return x.sendTask(ctx, c)
 }
 
