@@ -51,10 +51,40 @@ type Enforcers struct {
 }
 
 // cachedEnforcer is an enforcer with the policy version it was loaded at (or later: the version
-// is read before the rules).
+// is read before the rules), and the decisions it made. The decisions live and die with the
+// enforcer, which is replaced as soon as the tenant's rules change, so a cached allow can never
+// outlive the grant behind it (unlike casbin's CachedEnforcer, whose cache outlives changes).
 type cachedEnforcer struct {
-	enf     *casbin.SyncedEnforcer
-	version PolicyVersion
+	enf       *casbin.SyncedEnforcer
+	version   PolicyVersion
+	decisions *decisions
+}
+
+// maxDecisions bounds the decisions remembered per tenant; past it, checks are evaluated anew.
+const maxDecisions = 10000
+
+type decisionKey struct{ sub, obj, act string }
+
+// decisions memoises Enforce: with hundreds of policies, evaluating the matcher over each costs
+// far more than a map lookup.
+type decisions struct {
+	mu sync.RWMutex
+	m  map[decisionKey]bool
+}
+
+func (d *decisions) get(k decisionKey) (allowed, ok bool) {
+	d.mu.RLock()
+	allowed, ok = d.m[k]
+	d.mu.RUnlock()
+	return allowed, ok
+}
+
+func (d *decisions) put(k decisionKey, allowed bool) {
+	d.mu.Lock()
+	if len(d.m) < maxDecisions {
+		d.m[k] = allowed
+	}
+	d.mu.Unlock()
 }
 
 // NewEnforcers returns an empty cache over store.
@@ -80,41 +110,47 @@ func (e *Enforcers) version(ctx context.Context, tenant string) (PolicyVersion, 
 }
 
 func (e *Enforcers) get(ctx context.Context, tenant string) (*casbin.SyncedEnforcer, error) {
+	c, err := e.cached(ctx, tenant)
+	return c.enf, err
+}
+
+func (e *Enforcers) cached(ctx context.Context, tenant string) (cachedEnforcer, error) {
 	want, err := e.version(ctx, tenant)
 	if err != nil {
-		return nil, err
+		return cachedEnforcer{}, err
 	}
 	e.mu.Lock()
 	if c, ok := e.byTenant[tenant]; ok && c.version.covers(want) {
 		e.mu.Unlock()
-		return c.enf, nil
+		return c, nil
 	}
 	gen := e.gen[tenant]
 	e.mu.Unlock()
 
 	m, err := NewModel()
 	if err != nil {
-		return nil, err
+		return cachedEnforcer{}, err
 	}
 	enf, err := casbin.NewSyncedEnforcer(m)
 	if err != nil {
-		return nil, err
+		return cachedEnforcer{}, err
 	}
 	enf.SetAdapter(e.store)
 	// The rules are read after want was: they are at least as new as want.
 	if err := enf.LoadFilteredPolicy(Filter{Tenant: tenant}); err != nil {
-		return nil, fmt.Errorf("load policy of tenant %q: %w", tenant, err)
+		return cachedEnforcer{}, fmt.Errorf("load policy of tenant %q: %w", tenant, err)
 	}
+	loaded := cachedEnforcer{enf: enf, version: want, decisions: &decisions{m: map[decisionKey]bool{}}}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if c, ok := e.byTenant[tenant]; ok && c.version.covers(want) {
-		return c.enf, nil
+		return c, nil
 	}
 	if e.gen[tenant] == gen {
-		e.byTenant[tenant] = cachedEnforcer{enf: enf, version: want}
+		e.byTenant[tenant] = loaded
 	}
-	return enf, nil
+	return loaded, nil
 }
 
 // Enforce reports whether subject may perform act on obj in tenant, at the tenant's current
@@ -124,11 +160,20 @@ func (e *Enforcers) Enforce(tenant, subject, obj, act string) (bool, error) {
 }
 
 func (e *Enforcers) enforce(ctx context.Context, tenant, subject, obj, act string) (bool, error) {
-	enf, err := e.get(ctx, tenant)
+	c, err := e.cached(ctx, tenant)
 	if err != nil {
 		return false, err
 	}
-	return enf.Enforce(subject, tenant, obj, act)
+	k := decisionKey{sub: subject, obj: obj, act: act}
+	if allowed, ok := c.decisions.get(k); ok {
+		return allowed, nil
+	}
+	allowed, err := c.enf.Enforce(subject, tenant, obj, act)
+	if err != nil {
+		return false, err
+	}
+	c.decisions.put(k, allowed)
+	return allowed, nil
 }
 
 // Check fails with ErrForbidden unless the caller in ctx may perform act on obj in tenant.

@@ -34,7 +34,7 @@ type taskRequest struct {
 	CallbackURL  string          `json:"callbackUrl"`
 }
 
-func newAgent(t *testing.T, answer func(w http.ResponseWriter, req taskRequest)) *agent {
+func newAgent(t testing.TB, answer func(w http.ResponseWriter, req taskRequest)) *agent {
 	a := &agent{answer: answer}
 	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.calls.Add(1)
@@ -90,7 +90,7 @@ func delegate(agentID string, mode string) map[string]any {
 		"context": map[string]any{"repo": "acme/web"}, "mode": mode}
 }
 
-func decodeDelegation(t *testing.T, r response) delegation.Delegation {
+func decodeDelegation(t testing.TB, r response) delegation.Delegation {
 	t.Helper()
 	var d delegation.Delegation
 	r.json(t, &d)

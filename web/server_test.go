@@ -30,7 +30,7 @@ var testSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
 
 // env is one running API over a real database, reached through real HTTP.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	tokens *authz.Tokens
 	echo   *echo.Echo
@@ -47,7 +47,7 @@ func forEachDialect(t *testing.T, fn func(t *testing.T, e *env)) {
 	}
 }
 
-func newEnv(t *testing.T, db *storage.DB, bodyLimit int64) *env {
+func newEnv(t testing.TB, db *storage.DB, bodyLimit int64) *env {
 	t.Helper()
 	return newEnvWith(t, db, envOptions{bodyLimit: bodyLimit, allowLoopback: true})
 }
@@ -60,7 +60,7 @@ type envOptions struct {
 	delegation    delegation.Config
 }
 
-func newEnvWith(t *testing.T, db *storage.DB, o envOptions) *env {
+func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	t.Helper()
 	if o.bodyLimit == 0 {
 		o.bodyLimit = 1 << 20
@@ -130,7 +130,7 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t *testing.T, v any) {
+func (r response) json(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)
@@ -138,7 +138,7 @@ func (r response) json(t *testing.T, v any) {
 }
 
 // errCode returns the error code of the one error body, failing if the body has another shape.
-func (r response) errCode(t *testing.T) string {
+func (r response) errCode(t testing.TB) string {
 	t.Helper()
 	var b struct {
 		Error struct {
@@ -201,7 +201,7 @@ func (e *env) do(method, path, token string, body any, headers ...string) respon
 }
 
 // expect fails unless r has the status (and, for errors, the code).
-func expect(t *testing.T, r response, status int, code ...string) {
+func expect(t testing.TB, r response, status int, code ...string) {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)

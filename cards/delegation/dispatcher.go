@@ -276,13 +276,20 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 		}
 	}
 	out.LatencyMS, out.At = time.Since(start).Milliseconds(), x.now()
-	if err := x.d.Store.Update(ctx, c.tenant, c.d.ID, from, out); err != nil && !errors.Is(err, ErrConflict) {
-		return c.d, err
+	err = x.d.Store.Update(ctx, c.tenant, c.d.ID, from, out)
+	if errors.Is(err, ErrConflict) {
+		// A callback recorded the outcome first: that one stands.
+		d, err := x.d.Store.Get(ctx, c.tenant, c.d.ID)
+		if err != nil {
+			return c.d, err
+		}
+		return d, refusal
 	}
-	d, err := x.d.Store.Get(ctx, c.tenant, c.d.ID)
 	if err != nil {
 		return c.d, err
 	}
+	d := c.d
+	d.Status, d.Result, d.Error, d.LatencyMS, d.UpdatedAt = out.Status, out.Result, out.Error, out.LatencyMS, out.At
 	return d, refusal
 }
 
