@@ -152,10 +152,14 @@ func TestRevokedGrantRefusedOnOtherReplica(t *testing.T) {
 	if d := b.ask("acme", bob, question); !d.Allowed {
 		t.Fatalf("role not seen on B: %+v", d)
 	}
+	// The request path (Check, whose decisions are memoised) too: allowed means the missing card
+	// is 404, refused is 403.
+	expect(t, b.do("GET", "/v1/tenants/acme/cards/agt1", bob, nil), http.StatusNotFound, "not_found")
 	expect(t, a.do("DELETE", "/v1/tenants/acme/roles?subject=bob&role=orchestrator", alice, nil), http.StatusNoContent)
 	if d := b.ask("acme", bob, question); d.Allowed {
 		t.Fatalf("B honours a role revoked on A: %+v", d)
 	}
+	expect(t, b.do("GET", "/v1/tenants/acme/cards/agt1", bob, nil), http.StatusForbidden, "forbidden")
 	// A tenant deleted and created again with the same id starts from its own seed on B.
 	a.mkTenant("beta", "alice")
 	aliceBeta := a.token("alice", "beta", false)
