@@ -87,6 +87,19 @@ func TestDelegationRateLimit(t *testing.T) {
 	}
 }
 
+// TestDelegationSuspendedTenant: a suspended tenant's delegations are refused before anything
+// is looked up or sent.
+func TestDelegationSuspendedTenant(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	expect(t, e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]string{"status": "suspended"}), http.StatusOK)
+	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusForbidden, "tenant_suspended")
+	if a.calls.Load() != 0 {
+		t.Fatal("a suspended tenant's delegation reached the agent")
+	}
+}
+
 // TestDelegationSSRFGuard: under the default guard an endpoint on loopback is refused before
 // anything is sent (and the refusal recorded); a test allowlist of 127.0.0.0/8 lets it through,
 // as every other delegation test shows.
