@@ -24,15 +24,18 @@ type Filter struct {
 	Tenant string
 }
 
-// RuleStore is the storage the enforcers need: casbin's filtered adapter to load one tenant, and
-// context-aware writes. Writes go to the database and then drop the tenant's enforcer, so the next
-// request reloads it: a revoked grant is never honoured from a stale copy.
+// RuleStore is the storage the enforcers need: casbin's filtered adapter to load one tenant,
+// context-aware writes that bump the tenant's policy revision in the same transaction, and that
+// revision. A cached enforcer is used only while the tenant's revision is the one it was loaded
+// at, so a revoked grant is never honoured from a stale copy, on this replica or any other.
 type RuleStore interface {
 	persist.FilteredAdapter
 	// AddRules stores the rules that are not stored yet and reports how many were new.
 	AddRules(ctx context.Context, tenant string, rules []Rule) (int, error)
 	// RemoveRules deletes the given rules and reports how many existed.
 	RemoveRules(ctx context.Context, tenant string, rules []Rule) (int, error)
+	// PolicyVersion returns the tenant's current policy version.
+	PolicyVersion(ctx context.Context, tenant string) (PolicyVersion, error)
 }
 
 // Enforcers keeps one casbin enforcer per tenant, loaded lazily with only that tenant's rules, so
@@ -41,15 +44,52 @@ type Enforcers struct {
 	store RuleStore
 
 	mu       sync.Mutex
-	byTenant map[string]*casbin.SyncedEnforcer
+	byTenant map[string]cachedEnforcer
 	// gen counts invalidations per tenant. A load that raced with an invalidation must not be
 	// cached, or it would keep honouring what was just revoked.
 	gen map[string]uint64
 }
 
+// cachedEnforcer is an enforcer with the policy version it was loaded at (or later: the version
+// is read before the rules), and the decisions it made. The decisions live and die with the
+// enforcer, which is replaced as soon as the tenant's rules change, so a cached allow can never
+// outlive the grant behind it (unlike casbin's CachedEnforcer, whose cache outlives changes).
+type cachedEnforcer struct {
+	enf       *casbin.SyncedEnforcer
+	version   PolicyVersion
+	decisions *decisions
+}
+
+// maxDecisions bounds the decisions remembered per tenant; past it, checks are evaluated anew.
+const maxDecisions = 10000
+
+type decisionKey struct{ sub, obj, act string }
+
+// decisions memoises Enforce: with hundreds of policies, evaluating the matcher over each costs
+// far more than a map lookup.
+type decisions struct {
+	mu sync.RWMutex
+	m  map[decisionKey]bool
+}
+
+func (d *decisions) get(k decisionKey) (allowed, ok bool) {
+	d.mu.RLock()
+	allowed, ok = d.m[k]
+	d.mu.RUnlock()
+	return allowed, ok
+}
+
+func (d *decisions) put(k decisionKey, allowed bool) {
+	d.mu.Lock()
+	if len(d.m) < maxDecisions {
+		d.m[k] = allowed
+	}
+	d.mu.Unlock()
+}
+
 // NewEnforcers returns an empty cache over store.
 func NewEnforcers(store RuleStore) *Enforcers {
-	return &Enforcers{store: store, byTenant: map[string]*casbin.SyncedEnforcer{}, gen: map[string]uint64{}}
+	return &Enforcers{store: store, byTenant: map[string]cachedEnforcer{}, gen: map[string]uint64{}}
 }
 
 // Invalidate drops the tenant's enforcer; the next check reloads it from the store.
@@ -60,46 +100,80 @@ func (e *Enforcers) Invalidate(tenant string) {
 	e.mu.Unlock()
 }
 
-func (e *Enforcers) get(tenant string) (*casbin.SyncedEnforcer, error) {
+// version is the policy version a check in ctx must see at least: the one the tenant gate read
+// with the tenant row, or else the store's current one.
+func (e *Enforcers) version(ctx context.Context, tenant string) (PolicyVersion, error) {
+	if v, ok := policyVersionFrom(ctx, tenant); ok {
+		return v, nil
+	}
+	return e.store.PolicyVersion(ctx, tenant)
+}
+
+func (e *Enforcers) get(ctx context.Context, tenant string) (*casbin.SyncedEnforcer, error) {
+	c, err := e.cached(ctx, tenant)
+	return c.enf, err
+}
+
+func (e *Enforcers) cached(ctx context.Context, tenant string) (cachedEnforcer, error) {
+	want, err := e.version(ctx, tenant)
+	if err != nil {
+		return cachedEnforcer{}, err
+	}
 	e.mu.Lock()
-	if enf, ok := e.byTenant[tenant]; ok {
+	if c, ok := e.byTenant[tenant]; ok && c.version.covers(want) {
 		e.mu.Unlock()
-		return enf, nil
+		return c, nil
 	}
 	gen := e.gen[tenant]
 	e.mu.Unlock()
 
 	m, err := NewModel()
 	if err != nil {
-		return nil, err
+		return cachedEnforcer{}, err
 	}
 	enf, err := casbin.NewSyncedEnforcer(m)
 	if err != nil {
-		return nil, err
+		return cachedEnforcer{}, err
 	}
 	enf.SetAdapter(e.store)
+	// The rules are read after want was: they are at least as new as want.
 	if err := enf.LoadFilteredPolicy(Filter{Tenant: tenant}); err != nil {
-		return nil, fmt.Errorf("load policy of tenant %q: %w", tenant, err)
+		return cachedEnforcer{}, fmt.Errorf("load policy of tenant %q: %w", tenant, err)
 	}
+	loaded := cachedEnforcer{enf: enf, version: want, decisions: &decisions{m: map[decisionKey]bool{}}}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if cached, ok := e.byTenant[tenant]; ok {
-		return cached, nil
+	if c, ok := e.byTenant[tenant]; ok && c.version.covers(want) {
+		return c, nil
 	}
 	if e.gen[tenant] == gen {
-		e.byTenant[tenant] = enf
+		e.byTenant[tenant] = loaded
 	}
-	return enf, nil
+	return loaded, nil
 }
 
-// Enforce reports whether subject may perform act on obj in tenant.
+// Enforce reports whether subject may perform act on obj in tenant, at the tenant's current
+// policy version.
 func (e *Enforcers) Enforce(tenant, subject, obj, act string) (bool, error) {
-	enf, err := e.get(tenant)
+	return e.enforce(context.Background(), tenant, subject, obj, act)
+}
+
+func (e *Enforcers) enforce(ctx context.Context, tenant, subject, obj, act string) (bool, error) {
+	c, err := e.cached(ctx, tenant)
 	if err != nil {
 		return false, err
 	}
-	return enf.Enforce(subject, tenant, obj, act)
+	k := decisionKey{sub: subject, obj: obj, act: act}
+	if allowed, ok := c.decisions.get(k); ok {
+		return allowed, nil
+	}
+	allowed, err := c.enf.Enforce(subject, tenant, obj, act)
+	if err != nil {
+		return false, err
+	}
+	c.decisions.put(k, allowed)
+	return allowed, nil
 }
 
 // Check fails with ErrForbidden unless the caller in ctx may perform act on obj in tenant.
@@ -112,7 +186,7 @@ func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
 	if p.PlatformAdmin {
 		return nil
 	}
-	allowed, err := e.Enforce(tenant, p.Subject, obj, act)
+	allowed, err := e.enforce(ctx, tenant, p.Subject, obj, act)
 	if err != nil {
 		return err
 	}
@@ -141,7 +215,7 @@ func (e *Enforcers) Roles(ctx context.Context, tenant string) ([]Assignment, err
 	if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
 		return nil, err
 	}
-	enf, err := e.get(tenant)
+	enf, err := e.get(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +282,7 @@ func (e *Enforcers) ReadFilter(ctx context.Context, tenant string) (func(agentID
 	if p.PlatformAdmin {
 		return nil, nil
 	}
-	enf, err := e.get(tenant)
+	enf, err := e.get(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}

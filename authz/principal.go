@@ -30,6 +30,9 @@ type Principal struct {
 	// Tenant is the tenant the token acts in; empty for a platform admin's token without one.
 	Tenant        string
 	PlatformAdmin bool
+	// Depth is how deep in a delegation chain the caller acts: 0 for a caller with its own token,
+	// n for an agent presenting the delegation token of a depth-n delegation.
+	Depth int
 }
 
 type principalKey struct{}

@@ -154,24 +154,64 @@ func ruleRows(tenant string, rules []authz.Rule) ([]ruleRow, error) {
 	return rows, nil
 }
 
+// errNoChange rolls back a rule write that changed nothing, so the revision is not bumped.
+var errNoChange = errors.New("no rule changed")
+
+// bumpPolicyRevision moves the tenant's policy revision on, inside the transaction of a rule
+// change. It runs first: the row lock it takes serialises the tenant's rule writes, where taking
+// it after an insert (whose foreign key check holds a shared lock on the same row) could deadlock
+// two writers on MySQL.
+func bumpPolicyRevision(tx *gorm.DB, tenant string) error {
+	return tx.Model(&tenantRow{}).Where("tenant_id = ?", tenant).
+		UpdateColumn("policy_revision", gorm.Expr("policy_revision + 1")).Error
+}
+
+// writeRules runs write in a transaction that bumps the tenant's policy revision when write
+// reports a change; it returns write's count.
+func (s *RuleStore) writeRules(ctx context.Context, tenant string, write func(tx *gorm.DB) (int, error)) (int, error) {
+	n := 0
+	err := s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := bumpPolicyRevision(tx, tenant); err != nil {
+			return err
+		}
+		var err error
+		if n, err = write(tx); err != nil {
+			return err
+		}
+		if n == 0 {
+			return errNoChange
+		}
+		return nil
+	})
+	if errors.Is(err, errNoChange) {
+		return 0, nil
+	}
+	return n, err
+}
+
 // AddRules stores the rules that are not stored yet and reports how many were new. Duplicates
 // are skipped by the unique (tenant_id, rule_key) index, so concurrent grants cannot double up.
+// The tenant's policy revision moves in the same transaction.
 func (s *RuleStore) AddRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error) {
 	rows, err := ruleRows(tenant, rules)
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
-	// On MySQL, DoNothing becomes ON DUPLICATE KEY UPDATE id=id, for which the server counts an
-	// unchanged row as 0 affected (the driver does not set CLIENT_FOUND_ROWS), so RowsAffected
-	// counts the new rows on every dialect.
-	res := s.db.with(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&rows)
-	if res.Error != nil {
-		return 0, fmt.Errorf("add rules of tenant %q: %w", tenant, res.Error)
+	n, err := s.writeRules(ctx, tenant, func(tx *gorm.DB) (int, error) {
+		// On MySQL, DoNothing becomes ON DUPLICATE KEY UPDATE id=id, for which the server counts
+		// an unchanged row as 0 affected (the driver does not set CLIENT_FOUND_ROWS), so
+		// RowsAffected counts the new rules on every dialect.
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rows)
+		return int(res.RowsAffected), res.Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("add rules of tenant %q: %w", tenant, err)
 	}
-	return int(res.RowsAffected), nil
+	return n, nil
 }
 
-// RemoveRules deletes the given rules and reports how many existed.
+// RemoveRules deletes the given rules and reports how many existed. The tenant's policy
+// revision moves in the same transaction.
 func (s *RuleStore) RemoveRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error) {
 	rows, err := ruleRows(tenant, rules)
 	if err != nil || len(rows) == 0 {
@@ -181,11 +221,27 @@ func (s *RuleStore) RemoveRules(ctx context.Context, tenant string, rules []auth
 	for i, r := range rows {
 		keys[i] = r.RuleKey
 	}
-	res := s.db.with(ctx).Where("tenant_id = ? AND rule_key IN ?", tenant, keys).Delete(&ruleRow{})
-	if res.Error != nil {
-		return 0, fmt.Errorf("remove rules of tenant %q: %w", tenant, res.Error)
+	n, err := s.writeRules(ctx, tenant, func(tx *gorm.DB) (int, error) {
+		res := tx.Where("tenant_id = ? AND rule_key IN ?", tenant, keys).Delete(&ruleRow{})
+		return int(res.RowsAffected), res.Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("remove rules of tenant %q: %w", tenant, err)
 	}
-	return int(res.RowsAffected), nil
+	return n, nil
+}
+
+// PolicyVersion returns the tenant's policy version; a missing tenant has the zero version and
+// no rules.
+func (s *RuleStore) PolicyVersion(ctx context.Context, tenant string) (authz.PolicyVersion, error) {
+	var rows []tenantRow
+	if err := s.db.with(ctx).Where("tenant_id = ?", tenant).Limit(1).Find(&rows).Error; err != nil {
+		return authz.PolicyVersion{}, fmt.Errorf("policy version of tenant %q: %w", tenant, err)
+	}
+	if len(rows) == 0 {
+		return authz.PolicyVersion{}, nil
+	}
+	return rows[0].tenant().PolicyVersion(), nil
 }
 
 // load adds the rows selected by q to the model.
@@ -265,6 +321,10 @@ func (s *RuleStore) SavePolicy(m model.Model) error {
 		if err := tx.Where("1 = 1").Delete(&ruleRow{}).Error; err != nil {
 			return fmt.Errorf("save policy: %w", err)
 		}
+		if err := tx.Model(&tenantRow{}).Where("1 = 1").
+			UpdateColumn("policy_revision", gorm.Expr("policy_revision + 1")).Error; err != nil {
+			return fmt.Errorf("save policy: %w", err)
+		}
 		if len(rows) == 0 {
 			return nil
 		}
@@ -312,17 +372,28 @@ func (s *RuleStore) RemoveFilteredPolicy(_, ptype string, fieldIndex int, fieldV
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), adapterTimeout)
 	defer cancel()
-	q := s.db.with(ctx).Where("ptype = ?", ptype)
-	if i := dom - fieldIndex; i >= 0 && i < len(fieldValues) && fieldValues[i] != "" {
-		q = q.Where("tenant_id = ?", fieldValues[i])
+	tenant := ""
+	if i := dom - fieldIndex; i >= 0 && i < len(fieldValues) {
+		tenant = fieldValues[i]
 	}
-	for i, v := range fieldValues {
-		if v != "" {
-			q = q.Where(fmt.Sprintf("v%d = ?", fieldIndex+i), v)
+	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+		q, bump := tx.Where("ptype = ?", ptype), tx.Model(&tenantRow{})
+		if tenant != "" {
+			q, bump = q.Where("tenant_id = ?", tenant), bump.Where("tenant_id = ?", tenant)
+		} else {
+			bump = bump.Where("1 = 1")
 		}
-	}
-	if err := q.Delete(&ruleRow{}).Error; err != nil {
-		return fmt.Errorf("remove filtered policy: %w", err)
-	}
-	return nil
+		if err := bump.UpdateColumn("policy_revision", gorm.Expr("policy_revision + 1")).Error; err != nil {
+			return fmt.Errorf("remove filtered policy: %w", err)
+		}
+		for i, v := range fieldValues {
+			if v != "" {
+				q = q.Where(fmt.Sprintf("v%d = ?", fieldIndex+i), v)
+			}
+		}
+		if err := q.Delete(&ruleRow{}).Error; err != nil {
+			return fmt.Errorf("remove filtered policy: %w", err)
+		}
+		return nil
+	})
 }

@@ -26,11 +26,13 @@ func NewTenantStore(db *DB) *TenantStore { return &TenantStore{db: db} }
 
 // tenantRow is a row of the tenants table.
 type tenantRow struct {
-	TenantID  string    `gorm:"column:tenant_id;primaryKey"`
-	Name      string    `gorm:"column:name"`
-	Status    string    `gorm:"column:status"`
-	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
-	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	TenantID string `gorm:"column:tenant_id;primaryKey"`
+	Name     string `gorm:"column:name"`
+	Status   string `gorm:"column:status"`
+	// PolicyRevision is moved only by rule writes (see bumpPolicyRevision).
+	PolicyRevision int64     `gorm:"column:policy_revision"`
+	CreatedAt      time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt      time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
 
 func (tenantRow) TableName() string { return "tenants" }
@@ -45,7 +47,7 @@ func newTenantRow(t tenants.Tenant) tenantRow {
 func (r tenantRow) tenant() tenants.Tenant {
 	return tenants.Tenant{
 		ID: tenants.ID(r.TenantID), Name: r.Name, Status: tenants.Status(r.Status),
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), PolicyRevision: r.PolicyRevision,
 	}
 }
 
@@ -123,8 +125,9 @@ func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 	return nil
 }
 
-// Delete removes the tenant with its cards, rules and change history in one transaction, then
-// appends a 'purge' entry to the change feed so followers drop what they hold for it.
+// Delete removes the tenant with its cards, rules, delegations, endpoint secrets and change
+// history in one transaction, then appends a 'purge' entry to the change feed so followers drop
+// what they hold for it.
 func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 	tenant := string(id)
 	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
@@ -138,7 +141,7 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 		case err != nil:
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
-		for _, model := range []any{&cardRow{}, &ruleRow{}, &changeRow{}, &tenantRow{}} {
+		for _, model := range []any{&cardRow{}, &ruleRow{}, &changeRow{}, &delegationRow{}, &secretRow{}, &tenantRow{}} {
 			if err := tx.Where("tenant_id = ?", tenant).Delete(model).Error; err != nil {
 				return fmt.Errorf("delete tenant %q: %w", tenant, err)
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 // ID names a tenant. It is a slug so it can appear in URLs, casbin domains and log lines unescaped.
@@ -42,6 +44,13 @@ type Tenant struct {
 	Status    Status    `json:"status"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// PolicyRevision counts changes to the tenant's roles and policies; the server owns it.
+	PolicyRevision int64 `json:"-"`
+}
+
+// PolicyVersion is the version of the tenant's rules that checks made for this request must see.
+func (t Tenant) PolicyVersion() authz.PolicyVersion {
+	return authz.PolicyVersion{Epoch: t.CreatedAt.UnixMicro(), Revision: t.PolicyRevision}
 }
 
 // ValidateID reports whether id is a well-formed tenant slug.

@@ -24,13 +24,13 @@ var a2aVersions = map[string]string{"1.0": cards.A2AVersion10, "0.3": cards.A2AV
 
 // optionalAuth puts the token's principal in the context when the request carries one; without
 // one the request goes on anonymous. A token that is present but invalid is still a 401.
-func optionalAuth(tokens *authz.Tokens, log *slog.Logger) echo.MiddlewareFunc {
+func optionalAuth(tokens *authz.Tokens, delegationTokens tokenVerifier, log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if c.Request().Header.Get(echo.HeaderAuthorization) == "" {
 				return next(c)
 			}
-			return authenticate(tokens, log)(next)(c)
+			return authenticate(tokens, delegationTokens, log)(next)(c)
 		}
 	}
 }

@@ -45,7 +45,7 @@ func (e *env) allowLoopback() {
 	})}
 }
 
-func testServiceKeys(t *testing.T) *authz.ServiceKeys {
+func testServiceKeys(t testing.TB) *authz.ServiceKeys {
 	t.Helper()
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

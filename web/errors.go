@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/labstack/echo/v4"
@@ -31,7 +32,15 @@ var errorCodes = []struct {
 }{
 	{authz.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
 	{tenants.ErrSuspended, http.StatusForbidden, "tenant_suspended"},
+	{delegation.ErrDepthExceeded, http.StatusForbidden, "depth_exceeded"},
+	{delegation.ErrBlocked, http.StatusForbidden, "endpoint_blocked"},
 	{authz.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{delegation.ErrNotFound, http.StatusNotFound, "not_found"},
+	{delegation.ErrConflict, http.StatusConflict, "conflict"},
+	{delegation.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
+	{delegation.ErrInvalid, http.StatusBadRequest, "invalid"},
+	{delegation.ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
+	{delegation.ErrAgentUnavailable, http.StatusServiceUnavailable, "agent_unavailable"},
 	{tenants.ErrNotFound, http.StatusNotFound, "not_found"},
 	{cards.ErrNotFound, http.StatusNotFound, "not_found"},
 	{authz.ErrNotFound, http.StatusNotFound, "not_found"},

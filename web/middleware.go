@@ -120,8 +120,25 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// authenticate requires a valid bearer token and puts its principal in the request context.
-func authenticate(tokens *authz.Tokens, log *slog.Logger) echo.MiddlewareFunc {
+// tokenVerifier turns a bearer token into a principal.
+type tokenVerifier func(raw string) (authz.Principal, error)
+
+// delegationTokens verifies the delegation tokens the service signed, so that an agent can
+// delegate further with the token it was called with, one level deeper; nil when the service
+// has no keys or delegates nothing.
+func (h *handlers) delegationTokens() tokenVerifier {
+	if h.ServiceKeys == nil || h.Delegations == nil {
+		return nil
+	}
+	issuer, leeway := h.Delegations.Issuer(), h.Delegations.Leeway()
+	return func(raw string) (authz.Principal, error) {
+		return h.ServiceKeys.VerifyDelegation(raw, issuer, leeway, nil)
+	}
+}
+
+// authenticate requires a valid bearer token (a user's, or a delegation token we signed) and
+// puts its principal in the request context.
+func authenticate(tokens *authz.Tokens, delegationTokens tokenVerifier, log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			h := c.Request().Header.Get(echo.HeaderAuthorization)
@@ -129,7 +146,13 @@ func authenticate(tokens *authz.Tokens, log *slog.Logger) echo.MiddlewareFunc {
 			if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
 				return fmt.Errorf("no bearer token: %w", authz.ErrUnauthenticated)
 			}
-			p, err := tokens.Verify(strings.TrimSpace(raw))
+			raw = strings.TrimSpace(raw)
+			p, err := tokens.Verify(raw)
+			if err != nil && delegationTokens != nil {
+				if dp, derr := delegationTokens(raw); derr == nil {
+					p, err = dp, nil
+				}
+			}
 			if err != nil {
 				log.Info("token refused", "requestId", requestID(c), "err", err)
 				return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -25,6 +26,9 @@ type Config struct {
 	// A2ACacheMaxAge is the Cache-Control max-age of served A2A cards; 5 minutes when zero.
 	A2ACacheMaxAge time.Duration
 	Logger         *slog.Logger
+	// PublicURL is the base URL agents reach this server at, for async callbacks; empty means
+	// the scheme and host of the request that created the delegation.
+	PublicURL string
 }
 
 // Deps are the services the handlers call.
@@ -35,6 +39,11 @@ type Deps struct {
 	Tokens    *authz.Tokens
 	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.
 	ServiceKeys *authz.ServiceKeys
+	// Delegations sends tasks to agents and keeps their records; nil leaves its routes out.
+	Delegations *delegation.Dispatcher
+	// Secrets keeps the static secrets of agent endpoints; nil (no key configured) leaves its
+	// routes out.
+	Secrets *delegation.EndpointSecrets
 	// Ready reports whether the service can serve: the database answers.
 	Ready func(context.Context) error
 }
@@ -63,12 +72,12 @@ func New(cfg Config, d Deps) *echo.Echo {
 	if cfg.A2ACacheMaxAge <= 0 {
 		cfg.A2ACacheMaxAge = 5 * time.Minute
 	}
-	h := &handlers{Deps: d, log: log, a2aMaxAge: cfg.A2ACacheMaxAge}
+	h := &handlers{Deps: d, cfg: cfg, log: log, a2aMaxAge: cfg.A2ACacheMaxAge}
 	e.GET("/health", h.health)
 	e.GET("/ready", h.ready)
 	e.GET("/.well-known/jwks.json", h.jwks)
 
-	v1 := e.Group("/v1", authenticate(d.Tokens, log))
+	v1 := e.Group("/v1", authenticate(d.Tokens, h.delegationTokens(), log))
 	v1.POST("/tenants", h.createTenant)
 	v1.GET("/tenants", h.listTenants)
 	v1.GET("/tenants/:tenant", h.getTenant)
@@ -89,14 +98,29 @@ func New(cfg Config, d Deps) *echo.Echo {
 	t.POST("/cards/import", h.importCard)
 
 	// A2A: open routes; a token, when sent, lets its holder read non-public cards.
-	a2a := e.Group("/a2a/:tenant", optionalAuth(d.Tokens, log), h.publishedTenant)
+	a2a := e.Group("/a2a/:tenant", optionalAuth(d.Tokens, h.delegationTokens(), log), h.publishedTenant)
 	a2a.GET("/agents", h.a2aAgents)
 	a2a.GET("/:agentId/.well-known/agent-card.json", h.a2aCard)
+	t.GET("/policies", h.listPolicies)
+	t.POST("/policies", h.addPolicy)
+	t.DELETE("/policies", h.removePolicy)
+	t.POST("/authorize", h.authorize)
+	if d.Delegations != nil {
+		t.POST("/delegations", h.createDelegation)
+		t.GET("/delegations", h.listDelegations)
+		t.GET("/delegations/:id", h.getDelegation)
+		e.POST(callbackPath+"/:tenant/:id", h.delegationResult)
+	}
+	if d.Secrets != nil {
+		t.PUT("/cards/:agentId/secret", h.putSecret)
+		t.DELETE("/cards/:agentId/secret", h.deleteSecret)
+	}
 	return e
 }
 
 type handlers struct {
 	Deps
+	cfg       Config
 	log       *slog.Logger
 	a2aMaxAge time.Duration
 }
@@ -113,6 +137,9 @@ func (h *handlers) activeTenant(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(tenantKey, t.ID)
+		// Checks in this request use rules at least as new as the tenant row just read.
+		req := c.Request()
+		c.SetRequest(req.WithContext(authz.WithPolicyVersion(req.Context(), string(t.ID), t.PolicyVersion())))
 		return next(c)
 	}
 }

@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
@@ -26,18 +28,19 @@ var testSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
 
 // env is one running API over a real database, reached through real HTTP.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	tokens *authz.Tokens
 	echo   *echo.Echo
 	db     *storage.DB
+	keys   *authz.ServiceKeys
 	authz  *authz.Enforcers
 	index  *cards.Index
 	cards  *cards.Service
 }
 
-// grantRule writes a policy rule straight into the store (the policy API comes later) and drops
-// the cached enforcer, as a policy write does.
+// grantRule writes a policy rule straight into the store and drops the cached enforcer, as a
+// policy write does.
 func (e *env) grantRule(t *testing.T, tenant, subject, obj, act, eft string) {
 	t.Helper()
 	rule := authz.Rule{PType: "p", Values: []string{subject, tenant, obj, act, eft}}
@@ -61,31 +64,59 @@ func forEachDialectAndIndex(t *testing.T, fn func(t *testing.T, e *env)) {
 	for _, d := range storagetest.Dialects() {
 		for _, mode := range []string{"memory", "none"} {
 			t.Run(d+"/"+mode, func(t *testing.T) {
-				fn(t, newEnvMode(t, storagetest.Open(t, d), 1<<20, mode == "memory"))
+				fn(t, newEnvWith(t, storagetest.Open(t, d), envOptions{allowLoopback: true, noIndex: mode == "none"}))
 			})
 		}
 	}
 }
 
-func newEnv(t *testing.T, db *storage.DB, bodyLimit int64) *env {
-	return newEnvMode(t, db, bodyLimit, true)
+func newEnv(t testing.TB, db *storage.DB, bodyLimit int64) *env {
+	t.Helper()
+	return newEnvWith(t, db, envOptions{bodyLimit: bodyLimit, allowLoopback: true})
 }
 
-func newEnvMode(t *testing.T, db *storage.DB, bodyLimit int64, indexed bool) *env {
+// envOptions vary the server a test runs against.
+type envOptions struct {
+	bodyLimit int64
+	// allowLoopback lets delegations reach agents on 127.0.0.0/8, as test agents are.
+	allowLoopback bool
+	delegation    delegation.Config
+	// noIndex answers searches by reading every card (search.index: none).
+	noIndex bool
+}
+
+func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	t.Helper()
+	if o.bodyLimit == 0 {
+		o.bodyLimit = 1 << 20
+	}
 	tokens, err := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: testSecret, Leeway: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	keys := testServiceKeys(t)
+	ocfg := outbound.Config{Timeout: time.Minute}
+	if o.allowLoopback {
+		ocfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	}
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
 	cardStore := storage.NewCardStore(db)
 	var index *cards.Index
-	if indexed {
+	if !o.noIndex {
 		index = cards.NewIndex(cardStore, cardStore)
 	}
 	cardService := &cards.Service{Store: cardStore, Authz: enforcers, Index: index,
 		Fetch: loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})}}
-	e := web.New(web.Config{BodyLimit: bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
+	secrets, err := delegation.NewEndpointSecrets(testSecret[:32], storage.NewSecretStore(db), cardStore, enforcers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dispatcher := delegation.NewDispatcher(o.delegation, delegation.Deps{
+		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: enforcers,
+		Doer: outbound.New(ocfg), Signer: keys, Secrets: secrets, Blocked: outbound.Blocked,
+	})
+	t.Cleanup(dispatcher.Wait)
+	e := web.New(web.Config{BodyLimit: o.bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
 		Tenants: &tenants.Service{
 			Store: storage.NewTenantStore(db),
 			Changed: func(id tenants.ID) {
@@ -98,12 +129,14 @@ func newEnvMode(t *testing.T, db *storage.DB, bodyLimit int64, indexed bool) *en
 		Cards:       cardService,
 		Enforcers:   enforcers,
 		Tokens:      tokens,
-		ServiceKeys: testServiceKeys(t),
+		ServiceKeys: keys,
+		Delegations: dispatcher,
+		Secrets:     secrets,
 		Ready:       db.Ping,
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, authz: enforcers, index: index, cards: cardService}
+	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, keys: keys, authz: enforcers, index: index, cards: cardService}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).
@@ -125,7 +158,7 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t *testing.T, v any) {
+func (r response) json(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)
@@ -133,7 +166,7 @@ func (r response) json(t *testing.T, v any) {
 }
 
 // errCode returns the error code of the one error body, failing if the body has another shape.
-func (r response) errCode(t *testing.T) string {
+func (r response) errCode(t testing.TB) string {
 	t.Helper()
 	var b struct {
 		Error struct {
@@ -196,7 +229,7 @@ func (e *env) do(method, path, token string, body any, headers ...string) respon
 }
 
 // expect fails unless r has the status (and, for errors, the code).
-func expect(t *testing.T, r response, status int, code ...string) {
+func expect(t testing.TB, r response, status int, code ...string) {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)

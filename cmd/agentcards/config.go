@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -28,6 +29,8 @@ type Config struct {
 	Search   SearchConfig   `koanf:"search"`
 	Outbound OutboundConfig `koanf:"outbound"`
 	A2A      A2AConfig      `koanf:"a2a"`
+	// Delegation is the guard rails of tasks sent to agents.
+	Delegation DelegationConfig `koanf:"delegation"`
 }
 
 // A2AConfig is how A2A cards are served.
@@ -39,6 +42,32 @@ type A2AConfig struct {
 type SearchConfig struct {
 	Index        string        `koanf:"index"`
 	PollInterval time.Duration `koanf:"pollInterval"`
+}
+
+// DelegationConfig bounds delegations: the server enforces these whatever the caller asks.
+type DelegationConfig struct {
+	PublicURL       string        `koanf:"publicUrl"`
+	MaxDepth        int           `koanf:"maxDepth"`
+	DefaultTimeout  time.Duration `koanf:"defaultTimeout"`
+	MaxTimeout      time.Duration `koanf:"maxTimeout"`
+	MaxResultBytes  int64         `koanf:"maxResultBytes"`
+	BreakerFailures uint32        `koanf:"breakerFailures"`
+	BreakerCooldown time.Duration `koanf:"breakerCooldown"`
+	RatePerSecond   float64       `koanf:"ratePerSecond"`
+	RateBurst       int           `koanf:"rateBurst"`
+	SecretKey       string        `koanf:"secretKey"`
+}
+
+// secretKey decodes delegation.secretKey: base64 of 32 bytes, or nil when it is not set.
+func (d DelegationConfig) secretKey() ([]byte, error) {
+	if d.SecretKey == "" {
+		return nil, nil
+	}
+	k, err := base64.StdEncoding.DecodeString(d.SecretKey)
+	if err != nil || len(k) != 32 {
+		return nil, errors.New("delegation.secretKey must be the base64 of 32 bytes (openssl rand -base64 32)")
+	}
+	return k, nil
 }
 
 // KeysConfig is the service's own signing keys (A2A card signatures, delegation tokens).
@@ -88,31 +117,41 @@ type LogConfig struct {
 
 // defaults lists every key with its default; a key not listed here is a typo and refused.
 var defaults = map[string]any{
-	"dataDir":                "./data",
-	"server.addr":            "127.0.0.1:8080",
-	"server.bodyLimit":       1 << 20,
-	"server.requestTimeout":  "30s",
-	"server.shutdownTimeout": "15s",
-	"database.driver":        "sqlite",
-	"database.dsn":           "",
-	"database.migrate":       true,
-	"auth.algorithm":         "HS256",
-	"auth.secret":            "",
-	"auth.secretFile":        "",
-	"auth.publicKeyFiles":    []string{},
-	"auth.privateKeyFile":    "",
-	"auth.issuer":            "",
-	"auth.audience":          "",
-	"auth.leeway":            "30s",
-	"auth.platformAdmins":    []string{},
-	"log.level":              "info",
-	"log.format":             "text",
-	"keys.signingKeyFiles":   []string{},
-	"search.index":           "memory",
-	"search.pollInterval":    "500ms",
-	"outbound.allow":         []string{},
-	"outbound.timeout":       "10s",
-	"a2a.cacheMaxAge":        "5m",
+	"dataDir":                    "./data",
+	"server.addr":                "127.0.0.1:8080",
+	"server.bodyLimit":           1 << 20,
+	"server.requestTimeout":      "30s",
+	"server.shutdownTimeout":     "15s",
+	"database.driver":            "sqlite",
+	"database.dsn":               "",
+	"database.migrate":           true,
+	"auth.algorithm":             "HS256",
+	"auth.secret":                "",
+	"auth.secretFile":            "",
+	"auth.publicKeyFiles":        []string{},
+	"auth.privateKeyFile":        "",
+	"auth.issuer":                "",
+	"auth.audience":              "",
+	"auth.leeway":                "30s",
+	"auth.platformAdmins":        []string{},
+	"log.level":                  "info",
+	"log.format":                 "text",
+	"keys.signingKeyFiles":       []string{},
+	"search.index":               "memory",
+	"search.pollInterval":        "500ms",
+	"outbound.allow":             []string{},
+	"outbound.timeout":           "10s",
+	"a2a.cacheMaxAge":            "5m",
+	"delegation.publicUrl":       "",
+	"delegation.maxDepth":        5,
+	"delegation.defaultTimeout":  "30s",
+	"delegation.maxTimeout":      "2m",
+	"delegation.maxResultBytes":  1 << 20,
+	"delegation.breakerFailures": 5,
+	"delegation.breakerCooldown": "30s",
+	"delegation.ratePerSecond":   20,
+	"delegation.rateBurst":       40,
+	"delegation.secretKey":       "",
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.
@@ -232,6 +271,16 @@ func (c *Config) check() error {
 	}
 	if _, err := outbound.ParsePrefixes(c.Outbound.Allow); err != nil {
 		errs = append(errs, fmt.Errorf("outbound.allow: %w", err))
+	}
+	if d := c.Delegation; d.MaxDepth < 1 || d.DefaultTimeout <= 0 || d.MaxTimeout < d.DefaultTimeout ||
+		d.MaxResultBytes <= 0 || d.BreakerFailures < 1 || d.BreakerCooldown <= 0 || d.RatePerSecond < 0 || d.RateBurst < 1 {
+		errs = append(errs, errors.New("delegation: maxDepth, defaultTimeout, maxResultBytes, breakerFailures, breakerCooldown and rateBurst must be positive, maxTimeout at least defaultTimeout, ratePerSecond not negative"))
+	}
+	if _, err := c.Delegation.secretKey(); err != nil {
+		errs = append(errs, err)
+	}
+	if u := c.Delegation.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		errs = append(errs, fmt.Errorf("delegation.publicUrl %q must be an http(s) URL", u))
 	}
 	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
 		errs = append(errs, fmt.Errorf("log.format %q must be text or json", c.Log.Format))

@@ -67,11 +67,22 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
 		})
 	}
+	secrets, err := endpointSecrets(cfg, db, enforcers)
+	if err != nil {
+		return err
+	}
+	dispatcher, err := newDispatcher(cfg, db, enforcers, keys, secrets)
+	if err != nil {
+		return err
+	}
+	// Async delegations in flight get their outcome recorded before the database closes.
+	defer dispatcher.Wait()
 	api := web.New(web.Config{
 		BodyLimit:      cfg.Server.BodyLimit,
 		RequestTimeout: cfg.Server.RequestTimeout,
 		A2ACacheMaxAge: cfg.A2A.CacheMaxAge,
 		Logger:         log,
+		PublicURL:      cfg.Delegation.PublicURL,
 	}, web.Deps{
 		Tenants: &tenants.Service{
 			Store: storage.NewTenantStore(db),
@@ -86,6 +97,8 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Enforcers:   enforcers,
 		Tokens:      tokens,
 		ServiceKeys: keys,
+		Delegations: dispatcher,
+		Secrets:     secrets,
 		Ready:       db.Ping,
 	})
 

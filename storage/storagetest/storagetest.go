@@ -37,6 +37,13 @@ func Dialects() []string { return []string{"sqlite", "postgres", "mysql"} }
 // unless CI is set: there a missing server is a failure, never a silent skip.
 func Open(t testing.TB, dialect string) *storage.DB {
 	t.Helper()
+	return OpenShared(t, dialect, 1)[0]
+}
+
+// OpenShared is Open with n separate connection pools on the same fresh database, as n replicas
+// of the service would have.
+func OpenShared(t testing.TB, dialect string, n int) []*storage.DB {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var dsn string
@@ -50,15 +57,19 @@ func Open(t testing.TB, dialect string) *storage.DB {
 	default:
 		t.Fatalf("storagetest: unknown dialect %q", dialect)
 	}
-	db, err := storage.Open(ctx, dialect, dsn)
-	if err != nil {
+	dbs := make([]*storage.DB, n)
+	for i := range dbs {
+		db, err := storage.Open(ctx, dialect, dsn)
+		if err != nil {
+			t.Fatalf("storagetest: %v", err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		dbs[i] = db
+	}
+	if err := dbs[0].Migrate(ctx); err != nil {
 		t.Fatalf("storagetest: %v", err)
 	}
-	t.Cleanup(func() { _ = db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatalf("storagetest: %v", err)
-	}
-	return db
+	return dbs
 }
 
 // serverDSN reads the server's DSN from env, or ends the test: skip locally, fail in CI.

@@ -1,0 +1,56 @@
+package authz
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// DelegationClaims are the claims of the token the service sends with each delegated task: the
+// agent can check with the keys at /.well-known/jwks.json that the call comes from us, for
+// which tenant, caller and capability, and how deep in a chain it is. "sub" is the agent called
+// and "aud" its endpoint.
+type DelegationClaims struct {
+	jwt.RegisteredClaims
+	Tenant       string `json:"tenant"`
+	Caller       string `json:"caller"`
+	Capability   string `json:"capability"`
+	DelegationID string `json:"delegationId"`
+	Depth        int    `json:"depth"`
+}
+
+// VerifyDelegation checks a delegation token the service signed (an agent presenting the token
+// it received, to delegate further) and returns the principal it stands for: the agent, in the
+// token's tenant, one delegation deep per hop. The audience is the agent's endpoint, not us, so
+// it is not checked; the issuer, signature, expiry and claims are.
+func (s *ServiceKeys) VerifyDelegation(raw, issuer string, leeway time.Duration, now func() time.Time) (Principal, error) {
+	if now == nil {
+		now = time.Now
+	}
+	parser := jwt.NewParser(jwt.WithValidMethods([]string{"ES256", "EdDSA"}), jwt.WithExpirationRequired(),
+		jwt.WithIssuer(issuer), jwt.WithLeeway(leeway), jwt.WithTimeFunc(now))
+	var c DelegationClaims
+	_, err := parser.ParseWithClaims(raw, &c, func(tok *jwt.Token) (any, error) {
+		kid, _ := tok.Header["kid"].(string)
+		k, ok := s.Find(kid)
+		if !ok {
+			return nil, errors.New("unknown kid")
+		}
+		if tok.Method.Alg() != k.Alg {
+			return nil, errors.New("alg does not match the key")
+		}
+		return k.Signer.Public(), nil
+	})
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	if err := ValidateSubject(c.Subject); err != nil {
+		return Principal{}, fmt.Errorf("%w: sub: %w", ErrUnauthenticated, err)
+	}
+	if c.Tenant == "" || c.DelegationID == "" || c.Depth < 1 {
+		return Principal{}, fmt.Errorf("%w: not a delegation token", ErrUnauthenticated)
+	}
+	return Principal{Subject: c.Subject, Tenant: c.Tenant, Depth: c.Depth}, nil
+}

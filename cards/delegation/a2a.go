@@ -1,0 +1,155 @@
+package delegation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+)
+
+// sendA2A delivers the task as an A2A SendMessage over JSON-RPC with the a2a-go client: the task
+// text is the message (the context, when given, a data part), and the reply message or the
+// task's result is the outcome. The error return is what the endpoint's breaker counts.
+func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
+	token, err := x.token(c)
+	if err != nil {
+		return Outcome{}, err
+	}
+	auth, err := x.authorization(ctx, c, token)
+	if err != nil {
+		return Outcome{}, err
+	}
+	client, err := a2aclient.NewFromEndpoints(ctx,
+		[]*a2a.AgentInterface{a2a.NewAgentInterface(c.target.url, a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(x.a2aHTTPClient()))
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer func() { _ = client.Destroy() }()
+	parts := []*a2a.Part{a2a.NewTextPart(c.req.Task)}
+	if len(c.req.Context) > 0 {
+		var v any
+		if json.Unmarshal(c.req.Context, &v) == nil {
+			parts = append(parts, a2a.NewDataPart(v))
+		}
+	}
+	ctx = a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{
+		"authorization": {auth}, "x-delegation-token": {token},
+	})
+	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message:  a2a.NewMessage(a2a.MessageRoleUser, parts...),
+		Metadata: map[string]any{"delegationId": c.d.ID, "capability": c.d.Capability},
+	})
+	if err != nil {
+		if ctx.Err() != nil || x.d.Blocked(err) {
+			return Outcome{}, err // a timeout or the guard: run classifies them
+		}
+		return Outcome{Status: StatusFailed, Error: "A2A: " + errorText([]byte(err.Error()))}, err
+	}
+	switch r := res.(type) {
+	case *a2a.Message:
+		return Outcome{Status: StatusCompleted, Result: partsResult(r.Parts)}, nil
+	case *a2a.Task:
+		return taskOutcome(r, c.req.Mode), nil
+	}
+	return Outcome{Status: StatusFailed, Error: fmt.Sprintf("A2A: unexpected result %T", res)}, nil
+}
+
+// taskOutcome maps an A2A task to an outcome: completed with its artifacts, failed with its status
+// message, or (still working) accepted for async and failed for sync, which cannot follow it up.
+func taskOutcome(t *a2a.Task, mode Mode) Outcome {
+	var statusText string
+	if t.Status.Message != nil {
+		statusText = textOf(t.Status.Message.Parts)
+	}
+	switch t.Status.State {
+	case a2a.TaskStateCompleted:
+		var parts []*a2a.Part
+		for _, a := range t.Artifacts {
+			parts = append(parts, a.Parts...)
+		}
+		if len(parts) == 0 && t.Status.Message != nil {
+			parts = t.Status.Message.Parts
+		}
+		return Outcome{Status: StatusCompleted, Result: partsResult(parts)}
+	case a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled:
+		return Outcome{Status: StatusFailed, Error: fmt.Sprintf("A2A task %s: %s", t.Status.State, errorText([]byte(statusText)))}
+	}
+	if mode == ModeAsync {
+		result, _ := json.Marshal(map[string]string{"taskId": string(t.ID), "state": string(t.Status.State)})
+		return Outcome{Status: StatusAccepted, Result: result}
+	}
+	return Outcome{Status: StatusFailed, Error: fmt.Sprintf("A2A task %s left in state %s; sync delegations do not follow tasks up", t.ID, t.Status.State)}
+}
+
+// partsResult is the JSON result of message parts: a lone data part's value, else the texts.
+func partsResult(parts []*a2a.Part) json.RawMessage {
+	if len(parts) == 1 && parts[0].Data() != nil {
+		if b, err := json.Marshal(parts[0].Data()); err == nil {
+			return b
+		}
+	}
+	b, _ := json.Marshal(textOf(parts))
+	return b
+}
+
+func textOf(parts []*a2a.Part) string {
+	var texts []string
+	for _, p := range parts {
+		if t := p.Text(); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// a2aHTTPClient adapts the injected Doer (the guarded client) to the *http.Client a2a-go takes,
+// bounding each answer to MaxResultBytes.
+func (x *Dispatcher) a2aHTTPClient() *http.Client {
+	return &http.Client{
+		Transport:     limitedTransport{doer: x.d.Doer, limit: x.cfg.MaxResultBytes},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+type limitedTransport struct {
+	doer  Doer
+	limit int64
+}
+
+func (t limitedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := t.doer.Do(r)
+	if err != nil {
+		return nil, err
+	}
+	res.Body = &limitedBody{ReadCloser: res.Body, left: t.limit}
+	return res, nil
+}
+
+// limitedBody fails a read past the limit, so an oversized answer is an error, not a truncation.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var probe [1]byte
+		n, err := b.ReadCloser.Read(probe[:])
+		if n > 0 {
+			return 0, fmt.Errorf("the agent's answer is over the limit: %w", ErrTooLarge)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}

@@ -1,0 +1,163 @@
+// Package delegation sends a task to an agent on behalf of a caller, once the tenant's policy
+// allows it: the record of each delegation, the Dispatcher that calls agent endpoints (POST /task
+// or A2A) under the server's guards, and the Store it needs.
+package delegation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// Errors of this package and of delegation stores; test them with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrInvalid  = errors.New("invalid")
+	// ErrConflict: a result arrived for a delegation that already has its outcome.
+	ErrConflict = errors.New("delegation already finished")
+	// ErrTooLarge: a result over the configured size limit.
+	ErrTooLarge = errors.New("result is too large")
+	// ErrDepthExceeded: the delegation chain would grow past the configured maximum.
+	ErrDepthExceeded = errors.New("delegation chain too deep")
+	// ErrBlocked: the agent's endpoint resolves to an address the outbound guard refuses.
+	ErrBlocked = errors.New("endpoint address not allowed")
+	// ErrAgentUnavailable: the endpoint's circuit breaker is open; nothing was sent.
+	ErrAgentUnavailable = errors.New("agent unavailable")
+	// ErrRateLimited: the tenant sent more delegations than its rate allows.
+	ErrRateLimited = errors.New("too many delegations")
+)
+
+// Status is where a delegation stands.
+type Status string
+
+// The statuses. Rejected: the server refused to send it (policy, depth, guard, breaker).
+const (
+	StatusPending   Status = "pending"
+	StatusRunning   Status = "running"
+	StatusAccepted  Status = "accepted"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusTimeout   Status = "timeout"
+	StatusRejected  Status = "rejected"
+)
+
+// Terminal reports whether s is an outcome that never changes again.
+func (s Status) Terminal() bool {
+	switch s {
+	case StatusCompleted, StatusFailed, StatusTimeout, StatusRejected:
+		return true
+	}
+	return false
+}
+
+func validStatus(s Status) bool {
+	return s.Terminal() || s == StatusPending || s == StatusRunning || s == StatusAccepted
+}
+
+// Mode says whether the caller waits for the outcome.
+type Mode string
+
+// The modes: sync answers with the outcome, async answers at once with the delegation id.
+const (
+	ModeSync  Mode = "sync"
+	ModeAsync Mode = "async"
+)
+
+// The transports: the agentkit-mesh POST /task contract, or an A2A SendMessage.
+const (
+	TransportHTTP = "http"
+	TransportA2A  = "a2a"
+)
+
+// Request is what a caller asks for.
+type Request struct {
+	AgentID    string          `json:"agentId"`
+	Capability string          `json:"capability"`
+	Task       string          `json:"task"`
+	Context    json.RawMessage `json:"context,omitempty"`
+	Mode       Mode            `json:"mode"`
+	TimeoutMS  int64           `json:"timeoutMs,omitempty"`
+	Transport  string          `json:"transport,omitempty"`
+}
+
+// MaxTaskBytes bounds the task text.
+const MaxTaskBytes = 64 << 10
+
+func (r *Request) normalize() error {
+	if r.Mode == "" {
+		r.Mode = ModeSync
+	}
+	if r.Transport == "" {
+		r.Transport = TransportHTTP
+	}
+	switch {
+	case r.Capability == "":
+		return fmt.Errorf("capability is required: %w", ErrInvalid)
+	case r.Task == "":
+		return fmt.Errorf("task is required: %w", ErrInvalid)
+	case len(r.Task) > MaxTaskBytes:
+		return fmt.Errorf("task is over %d bytes: %w", MaxTaskBytes, ErrInvalid)
+	case r.Mode != ModeSync && r.Mode != ModeAsync:
+		return fmt.Errorf("mode %q must be sync or async: %w", r.Mode, ErrInvalid)
+	case r.Transport != TransportHTTP && r.Transport != TransportA2A:
+		return fmt.Errorf("transport %q must be http or a2a: %w", r.Transport, ErrInvalid)
+	case r.TimeoutMS < 0:
+		return fmt.Errorf("timeoutMs must not be negative: %w", ErrInvalid)
+	}
+	return nil
+}
+
+// Delegation is the record of one delegation.
+type Delegation struct {
+	ID         string          `json:"id"`
+	Caller     string          `json:"caller"`
+	AgentID    string          `json:"agentId"`
+	Capability string          `json:"capability"`
+	Mode       Mode            `json:"mode"`
+	Transport  string          `json:"transport"`
+	Depth      int             `json:"depth"`
+	Status     Status          `json:"status"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	LatencyMS  int64           `json:"latencyMs"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+}
+
+// Outcome is a change of a delegation's status, with what came with it.
+type Outcome struct {
+	Status    Status
+	Result    json.RawMessage
+	Error     string
+	LatencyMS int64
+	At        time.Time
+}
+
+// Filter selects delegation records; empty fields select everything.
+type Filter struct {
+	// Caller restricts the list to one caller's delegations.
+	Caller  string
+	Status  Status
+	AgentID string
+	// Before is the cursor: only records with a smaller id (older ones) are returned.
+	Before string
+	Limit  int
+}
+
+// Store keeps delegation records, each scoped to its tenant.
+type Store interface {
+	// Create inserts a record; callbackHash is the hex SHA-256 of its callback token, or "".
+	Create(ctx context.Context, tenant tenants.ID, d Delegation, callbackHash string) error
+	Get(ctx context.Context, tenant tenants.ID, id string) (Delegation, error)
+	// CallbackHash returns the stored hash of the record's callback token ("" if it has none).
+	CallbackHash(ctx context.Context, tenant tenants.ID, id string) (string, error)
+	// Update applies o if the record's status is one of from: ErrConflict if it is not,
+	// ErrNotFound if there is no record.
+	Update(ctx context.Context, tenant tenants.ID, id string, from []Status, o Outcome) error
+	// List returns the records that f selects, newest first.
+	List(ctx context.Context, tenant tenants.ID, f Filter) ([]Delegation, error)
+}

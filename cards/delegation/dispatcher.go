@@ -1,0 +1,331 @@
+package delegation
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// Cards is where the dispatcher finds the agent's card.
+type Cards interface {
+	Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error)
+}
+
+// Authorizer answers whether the caller in ctx may act on an object of a tenant.
+type Authorizer interface {
+	Check(ctx context.Context, tenant, obj, act string) error
+}
+
+// Signer signs the delegation token; authz.ServiceKeys is one.
+type Signer interface {
+	SignJWT(claims jwt.Claims) (string, error)
+}
+
+// Doer sends HTTP requests; it must be the SSRF-guarded outbound client.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Secrets returns the static secret of an agent's endpoint, or "" when it has none.
+type Secrets interface {
+	Secret(ctx context.Context, tenant tenants.ID, agentID string) (string, error)
+}
+
+// Config holds the limits the server enforces, whatever the caller asks.
+type Config struct {
+	// MaxDepth is the longest delegation chain; a delegation made with a delegation token is one
+	// deeper than the one that issued the token.
+	MaxDepth int
+	// DefaultTimeout applies when the caller names none; MaxTimeout caps what it names.
+	DefaultTimeout, MaxTimeout time.Duration
+	// MaxResultBytes bounds an agent's answer and a callback's body.
+	MaxResultBytes int64
+	// BreakerFailures consecutive failures open an endpoint's breaker for BreakerCooldown.
+	BreakerFailures uint32
+	BreakerCooldown time.Duration
+	// RatePerSecond and RateBurst bound each tenant's delegations (per replica); 0 means no limit.
+	RatePerSecond float64
+	RateBurst     int
+	// Issuer is the "iss" of delegation tokens; TokenTTL their lifetime beyond the timeout.
+	Issuer   string
+	TokenTTL time.Duration
+}
+
+// Deps are what the dispatcher calls.
+type Deps struct {
+	Store   Store
+	Cards   Cards
+	Authz   Authorizer
+	Doer    Doer
+	Signer  Signer
+	Secrets Secrets // may be nil
+	// Blocked reports whether an error of Doer is the outbound guard refusing an address.
+	Blocked func(error) bool
+	// Now and NewID are injected so tests can pin them; NewID must return ids that sort by time.
+	Now   func() time.Time
+	NewID func() string
+}
+
+// Dispatcher delegates tasks to agents and keeps the records.
+type Dispatcher struct {
+	cfg      Config
+	d        Deps
+	breakers breakers
+	limiters limiters
+	running  sync.WaitGroup
+}
+
+// NewDispatcher returns a dispatcher; zero limits in cfg get the documented defaults.
+func NewDispatcher(cfg Config, d Deps) *Dispatcher {
+	if cfg.MaxDepth <= 0 {
+		cfg.MaxDepth = 5
+	}
+	if cfg.DefaultTimeout <= 0 {
+		cfg.DefaultTimeout = 30 * time.Second
+	}
+	if cfg.MaxTimeout < cfg.DefaultTimeout {
+		cfg.MaxTimeout = cfg.DefaultTimeout
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = 1 << 20
+	}
+	if cfg.BreakerFailures == 0 {
+		cfg.BreakerFailures = 5
+	}
+	if cfg.BreakerCooldown <= 0 {
+		cfg.BreakerCooldown = 30 * time.Second
+	}
+	if cfg.Issuer == "" {
+		cfg.Issuer = "agentcards"
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = 5 * time.Minute
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.NewID == nil {
+		d.NewID = func() string { return uuid.Must(uuid.NewV7()).String() }
+	}
+	if d.Blocked == nil {
+		d.Blocked = func(error) bool { return false }
+	}
+	x := &Dispatcher{cfg: cfg, d: d}
+	x.breakers = breakers{failures: cfg.BreakerFailures, cooldown: cfg.BreakerCooldown, excluded: d.Blocked}
+	x.limiters = limiters{perSecond: cfg.RatePerSecond, burst: max(cfg.RateBurst, 1)}
+	return x
+}
+
+func (x *Dispatcher) now() time.Time { return x.d.Now().UTC().Truncate(time.Microsecond) }
+
+// Issuer is the "iss" of the delegation tokens this dispatcher signs.
+func (x *Dispatcher) Issuer() string { return x.cfg.Issuer }
+
+// Leeway is the clock skew tolerated when a delegation token comes back to us.
+func (x *Dispatcher) Leeway() time.Duration { return 5 * time.Second }
+
+// Wait blocks until every async delegation in flight has its outcome or gave up; call it on
+// shutdown after the server stopped taking requests.
+func (x *Dispatcher) Wait() { x.running.Wait() }
+
+// CallbackURL builds the URL an agent posts an async result to, from the delegation's id and
+// its single-use token.
+type CallbackURL func(id, token string) string
+
+// Delegate checks the request against the card, the policy and the server's limits, records it,
+// and sends it (at once for sync; in the background for async, answering with the pending record).
+func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Request, callback CallbackURL) (Delegation, error) {
+	p, ok := authz.PrincipalFrom(ctx)
+	if !ok {
+		return Delegation{}, authz.ErrUnauthenticated
+	}
+	if err := req.normalize(); err != nil {
+		return Delegation{}, err
+	}
+	if err := cards.ValidateAgentID(req.AgentID); err != nil {
+		return Delegation{}, fmt.Errorf("card %q: %w", req.AgentID, cards.ErrNotFound)
+	}
+	card, err := x.d.Cards.Get(ctx, tenant, req.AgentID)
+	if err != nil {
+		return Delegation{}, err
+	}
+	if !slices.ContainsFunc(card.Capabilities, func(c cards.Capability) bool { return c.Name == req.Capability }) {
+		return Delegation{}, fmt.Errorf("card %q declares no capability %q: %w", req.AgentID, req.Capability, ErrInvalid)
+	}
+	target, err := targetOf(card, req.Transport)
+	if err != nil {
+		return Delegation{}, err
+	}
+	now := x.now()
+	if !x.limiters.allow(string(tenant), now) {
+		return Delegation{}, fmt.Errorf("tenant %q: %w", string(tenant), ErrRateLimited)
+	}
+	d := Delegation{
+		ID: x.d.NewID(), Caller: p.Subject, AgentID: req.AgentID, Capability: req.Capability,
+		Mode: req.Mode, Transport: req.Transport, Depth: p.Depth + 1, CreatedAt: now, UpdatedAt: now,
+	}
+	obj := authz.CardObject(req.AgentID) + "/capabilities/" + req.Capability
+	if err := x.d.Authz.Check(ctx, string(tenant), obj, authz.ActDelegate); err != nil {
+		if errors.Is(err, authz.ErrForbidden) {
+			return x.reject(ctx, tenant, d, err)
+		}
+		return Delegation{}, err
+	}
+	if d.Depth > x.cfg.MaxDepth {
+		return x.reject(ctx, tenant, d, fmt.Errorf("depth %d is over the maximum of %d: %w", d.Depth, x.cfg.MaxDepth, ErrDepthExceeded))
+	}
+	timeout := x.cfg.DefaultTimeout
+	if req.TimeoutMS > 0 {
+		timeout = min(time.Duration(req.TimeoutMS)*time.Millisecond, x.cfg.MaxTimeout)
+	}
+	call := call{tenant: tenant, d: d, req: req, target: target, timeout: timeout}
+	hash := ""
+	if req.Mode == ModeAsync {
+		token := newToken()
+		sum := sha256.Sum256([]byte(token))
+		hash = hex.EncodeToString(sum[:])
+		call.callbackURL = callback(d.ID, token)
+		d.Status = StatusPending
+	} else {
+		d.Status = StatusRunning
+	}
+	if err := x.d.Store.Create(ctx, tenant, d, hash); err != nil {
+		return Delegation{}, err
+	}
+	call.d = d
+	// The call outlives neither its own timeout nor the server, but does outlive the request:
+	// a caller that goes away must not leave the record running forever.
+	bg := context.WithoutCancel(ctx)
+	if req.Mode == ModeAsync {
+		x.running.Add(1)
+		go func() {
+			defer x.running.Done()
+			_, _ = x.run(bg, call)
+		}()
+		return d, nil
+	}
+	return x.run(bg, call)
+}
+
+// reject records a delegation the server refused to send, and returns the refusal.
+func (x *Dispatcher) reject(ctx context.Context, tenant tenants.ID, d Delegation, cause error) (Delegation, error) {
+	d.Status, d.Error = StatusRejected, cause.Error()
+	if err := x.d.Store.Create(ctx, tenant, d, ""); err != nil {
+		return Delegation{}, err
+	}
+	return d, cause
+}
+
+func newToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// call is one delegation on its way to the agent.
+type call struct {
+	tenant      tenants.ID
+	d           Delegation
+	req         Request
+	target      target
+	timeout     time.Duration
+	callbackURL string
+}
+
+// run sends the call through the endpoint's breaker and records the outcome. It returns the
+// record, and an error when the server refused to send (breaker open, address blocked).
+func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
+	from := []Status{StatusRunning}
+	if c.d.Status == StatusPending {
+		if err := x.d.Store.Update(ctx, c.tenant, c.d.ID, []Status{StatusPending}, Outcome{Status: StatusRunning, At: x.now()}); err != nil {
+			return c.d, err
+		}
+	}
+	start := time.Now()
+	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	out, err := x.breakers.get(c.target.url).Execute(func() (Outcome, error) { return x.send(callCtx, c) })
+	cancel()
+	var refusal error
+	switch {
+	case errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests):
+		refusal = fmt.Errorf("the endpoint's circuit breaker is open: %w", ErrAgentUnavailable)
+		out = Outcome{Status: StatusRejected, Error: refusal.Error()}
+	case err != nil && x.d.Blocked(err):
+		refusal = fmt.Errorf("agent %q: %w", c.d.AgentID, ErrBlocked)
+		out = Outcome{Status: StatusRejected, Error: refusal.Error()}
+	case err != nil && out.Status == "":
+		out = Outcome{Status: StatusFailed, Error: "the agent could not be reached"}
+		if callCtx.Err() != nil {
+			out = Outcome{Status: StatusTimeout, Error: fmt.Sprintf("no answer within %s", c.timeout)}
+		}
+	}
+	out.LatencyMS, out.At = time.Since(start).Milliseconds(), x.now()
+	err = x.d.Store.Update(ctx, c.tenant, c.d.ID, from, out)
+	if errors.Is(err, ErrConflict) {
+		// A callback recorded the outcome first: that one stands.
+		d, err := x.d.Store.Get(ctx, c.tenant, c.d.ID)
+		if err != nil {
+			return c.d, err
+		}
+		return d, refusal
+	}
+	if err != nil {
+		return c.d, err
+	}
+	d := c.d
+	d.Status, d.Result, d.Error, d.LatencyMS, d.UpdatedAt = out.Status, out.Result, out.Error, out.LatencyMS, out.At
+	return d, refusal
+}
+
+// send delivers the call with its transport.
+func (x *Dispatcher) send(ctx context.Context, c call) (Outcome, error) {
+	if c.req.Transport == TransportA2A {
+		return x.sendA2A(ctx, c)
+	}
+	return x.sendTask(ctx, c)
+}
+
+// token signs the delegation token for the call.
+func (x *Dispatcher) token(c call) (string, error) {
+	now := x.d.Now()
+	return x.d.Signer.SignJWT(authz.DelegationClaims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer: x.cfg.Issuer, Subject: c.d.AgentID, Audience: jwt.ClaimStrings{c.target.url},
+			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(c.timeout + x.cfg.TokenTTL)), ID: c.d.ID,
+		},
+		Tenant: string(c.tenant), Caller: c.d.Caller, Capability: c.d.Capability,
+		DelegationID: c.d.ID, Depth: c.d.Depth,
+	})
+}
+
+// authorization returns the Authorization header of a call: the endpoint's static secret when
+// the card has one, else the delegation token.
+func (x *Dispatcher) authorization(ctx context.Context, c call, token string) (string, error) {
+	if x.d.Secrets != nil {
+		s, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID)
+		if err != nil {
+			return "", err
+		}
+		if s != "" {
+			return "Bearer " + s, nil
+		}
+	}
+	return "Bearer " + token, nil
+}

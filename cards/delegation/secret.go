@@ -1,0 +1,131 @@
+package delegation
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+	"unicode"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// SecretStore keeps sealed endpoint secrets, one per card.
+type SecretStore interface {
+	// PutSecret stores or replaces the sealed secret of the agent's endpoint.
+	PutSecret(ctx context.Context, tenant tenants.ID, agentID, sealed string, at time.Time) error
+	// GetSecret returns the sealed secret; ErrNotFound when the agent has none.
+	GetSecret(ctx context.Context, tenant tenants.ID, agentID string) (string, error)
+	// DeleteSecret removes it; ErrNotFound when there was none.
+	DeleteSecret(ctx context.Context, tenant tenants.ID, agentID string) error
+}
+
+// MaxSecretBytes bounds a static endpoint secret.
+const MaxSecretBytes = 4 << 10
+
+// EndpointSecrets keeps the static secret a card may hold for its endpoint, sealed with AES-GCM
+// under a key from config. The secret goes out only in the Authorization header of delegated
+// calls; no API returns it.
+type EndpointSecrets struct {
+	store SecretStore
+	cards Cards
+	authz Authorizer
+	aead  cipher.AEAD
+	now   func() time.Time
+}
+
+// NewEndpointSecrets returns the secrets service; key is 32 bytes (AES-256).
+func NewEndpointSecrets(key []byte, store SecretStore, cards Cards, az Authorizer, now func() time.Time) (*EndpointSecrets, error) {
+	if len(key) != 32 {
+		return nil, errors.New("the endpoint secret key must be 32 bytes")
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &EndpointSecrets{store: store, cards: cards, authz: az, aead: aead, now: now}, nil
+}
+
+// aad binds a sealed secret to its card, so it cannot be copied to another one.
+func aad(tenant tenants.ID, agentID string) []byte { return []byte(string(tenant) + "/" + agentID) }
+
+func (s *EndpointSecrets) seal(tenant tenants.ID, agentID, secret string) string {
+	nonce := make([]byte, s.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, []byte(secret), aad(tenant, agentID)))
+}
+
+func (s *EndpointSecrets) open(tenant tenants.ID, agentID, sealed string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(sealed)
+	if err != nil || len(b) < s.aead.NonceSize() {
+		return "", errors.New("endpoint secret: malformed sealed value")
+	}
+	n := s.aead.NonceSize()
+	plain, err := s.aead.Open(nil, b[:n], b[n:], aad(tenant, agentID))
+	if err != nil {
+		return "", fmt.Errorf("endpoint secret of %q: cannot open (wrong key?): %w", agentID, err)
+	}
+	return string(plain), nil
+}
+
+// authorize lets those who may write the card set or remove its secret, once the card exists.
+func (s *EndpointSecrets) authorize(ctx context.Context, tenant tenants.ID, agentID string) error {
+	if err := cards.ValidateAgentID(agentID); err != nil {
+		return fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+	}
+	if err := s.authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
+		return err
+	}
+	_, err := s.cards.Get(ctx, tenant, agentID)
+	return err
+}
+
+// Set stores the secret of the card's endpoint.
+func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, secret string) error {
+	if err := s.authorize(ctx, tenant, agentID); err != nil {
+		return err
+	}
+	if secret == "" || len(secret) > MaxSecretBytes {
+		return fmt.Errorf("secret must have 1 to %d bytes: %w", MaxSecretBytes, ErrInvalid)
+	}
+	for _, r := range secret {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return fmt.Errorf("secret may not contain spaces or control characters (it goes in a header): %w", ErrInvalid)
+		}
+	}
+	return s.store.PutSecret(ctx, tenant, agentID, s.seal(tenant, agentID, secret), s.now().UTC())
+}
+
+// Remove deletes the secret; the endpoint is then called with the delegation token.
+func (s *EndpointSecrets) Remove(ctx context.Context, tenant tenants.ID, agentID string) error {
+	if err := s.authorize(ctx, tenant, agentID); err != nil {
+		return err
+	}
+	return s.store.DeleteSecret(ctx, tenant, agentID)
+}
+
+// Secret returns the plain secret of the agent's endpoint, or "" when it has none; only the
+// dispatcher calls it.
+func (s *EndpointSecrets) Secret(ctx context.Context, tenant tenants.ID, agentID string) (string, error) {
+	sealed, err := s.store.GetSecret(ctx, tenant, agentID)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return s.open(tenant, agentID, sealed)
+}

@@ -1,0 +1,160 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// DelegationStore keeps delegation records.
+type DelegationStore struct {
+	db *DB
+}
+
+var _ delegation.Store = (*DelegationStore)(nil)
+
+// NewDelegationStore returns the delegation store over db.
+func NewDelegationStore(db *DB) *DelegationStore { return &DelegationStore{db: db} }
+
+// delegationRow is a row of the delegations table. result holds the JSON result as text (” for
+// none): MySQL allows no default on TEXT columns, so every insert writes both text columns.
+type delegationRow struct {
+	TenantID     string    `gorm:"column:tenant_id;primaryKey"`
+	ID           string    `gorm:"column:id;primaryKey"`
+	Caller       string    `gorm:"column:caller"`
+	AgentID      string    `gorm:"column:agent_id"`
+	Capability   string    `gorm:"column:capability"`
+	Mode         string    `gorm:"column:mode"`
+	Transport    string    `gorm:"column:transport"`
+	Depth        int       `gorm:"column:depth"`
+	Status       string    `gorm:"column:status"`
+	CallbackHash string    `gorm:"column:callback_hash"`
+	Result       string    `gorm:"column:result"`
+	Error        string    `gorm:"column:error"`
+	LatencyMS    int64     `gorm:"column:latency_ms"`
+	CreatedAt    time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt    time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+}
+
+func (delegationRow) TableName() string { return "delegations" }
+
+func newDelegationRow(tenant tenants.ID, d delegation.Delegation, hash string) delegationRow {
+	return delegationRow{
+		TenantID: string(tenant), ID: d.ID, Caller: d.Caller, AgentID: d.AgentID, Capability: d.Capability,
+		Mode: string(d.Mode), Transport: d.Transport, Depth: d.Depth, Status: string(d.Status),
+		CallbackHash: hash, Result: string(d.Result), Error: d.Error, LatencyMS: d.LatencyMS,
+		CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt),
+	}
+}
+
+func (r delegationRow) delegation() delegation.Delegation {
+	d := delegation.Delegation{
+		ID: r.ID, Caller: r.Caller, AgentID: r.AgentID, Capability: r.Capability, Mode: delegation.Mode(r.Mode),
+		Transport: r.Transport, Depth: r.Depth, Status: delegation.Status(r.Status), Error: r.Error,
+		LatencyMS: r.LatencyMS, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+	if r.Result != "" {
+		d.Result = []byte(r.Result)
+	}
+	return d
+}
+
+// Create inserts a record.
+func (s *DelegationStore) Create(ctx context.Context, tenant tenants.ID, d delegation.Delegation, callbackHash string) error {
+	row := newDelegationRow(tenant, d, callbackHash)
+	if err := s.db.with(ctx).Create(&row).Error; err != nil {
+		return fmt.Errorf("create delegation %q: %w", d.ID, err)
+	}
+	return nil
+}
+
+func (s *DelegationStore) row(ctx context.Context, tenant tenants.ID, id string) (delegationRow, error) {
+	var row delegationRow
+	err := s.db.with(ctx).Where("tenant_id = ? AND id = ?", string(tenant), id).Take(&row).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return row, fmt.Errorf("delegation %q: %w", id, delegation.ErrNotFound)
+	case err != nil:
+		return row, fmt.Errorf("get delegation %q: %w", id, err)
+	}
+	return row, nil
+}
+
+// Get returns one record; delegation.ErrNotFound if the tenant has none with id.
+func (s *DelegationStore) Get(ctx context.Context, tenant tenants.ID, id string) (delegation.Delegation, error) {
+	row, err := s.row(ctx, tenant, id)
+	if err != nil {
+		return delegation.Delegation{}, err
+	}
+	return row.delegation(), nil
+}
+
+// CallbackHash returns the hash of the record's callback token.
+func (s *DelegationStore) CallbackHash(ctx context.Context, tenant tenants.ID, id string) (string, error) {
+	row, err := s.row(ctx, tenant, id)
+	if err != nil {
+		return "", err
+	}
+	return row.CallbackHash, nil
+}
+
+// Update applies o if the record's status is still one of from; the status check and the write
+// are one statement, so two concurrent results cannot both win.
+func (s *DelegationStore) Update(ctx context.Context, tenant tenants.ID, id string, from []delegation.Status, o delegation.Outcome) error {
+	states := make([]string, len(from))
+	for i, st := range from {
+		states[i] = string(st)
+	}
+	cols := map[string]any{"status": string(o.Status), "updated_at": utc(o.At)}
+	if o.Status.Terminal() || o.Status == delegation.StatusAccepted {
+		cols["result"], cols["error"], cols["latency_ms"] = string(o.Result), o.Error, o.LatencyMS
+	}
+	db := s.db.with(ctx)
+	res := db.Model(&delegationRow{}).Where("tenant_id = ? AND id = ? AND status IN ?", string(tenant), id, states).Updates(cols)
+	if res.Error != nil {
+		return fmt.Errorf("update delegation %q: %w", id, res.Error)
+	}
+	if res.RowsAffected > 0 {
+		return nil
+	}
+	row, err := s.row(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("delegation %q is %s: %w", id, row.Status, delegation.ErrConflict)
+}
+
+// List returns the records f selects, newest first (ids are time-ordered).
+func (s *DelegationStore) List(ctx context.Context, tenant tenants.ID, f delegation.Filter) ([]delegation.Delegation, error) {
+	q := s.db.with(ctx).Where("tenant_id = ?", string(tenant))
+	if f.Caller != "" {
+		q = q.Where("caller = ?", f.Caller)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.AgentID != "" {
+		q = q.Where("agent_id = ?", f.AgentID)
+	}
+	if f.Before != "" {
+		q = q.Where("id < ?", f.Before)
+	}
+	if f.Limit > 0 {
+		q = q.Limit(f.Limit)
+	}
+	var rows []delegationRow
+	if err := q.Order("id DESC").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list delegations: %w", err)
+	}
+	out := make([]delegation.Delegation, len(rows))
+	for i, r := range rows {
+		out[i] = r.delegation()
+	}
+	return out, nil
+}

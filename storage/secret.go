@@ -1,0 +1,72 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// SecretStore keeps sealed endpoint secrets (table endpoint_secrets), apart from the card
+// documents so that no card read can return them.
+type SecretStore struct {
+	db *DB
+}
+
+var _ delegation.SecretStore = (*SecretStore)(nil)
+
+// NewSecretStore returns the secret store over db.
+func NewSecretStore(db *DB) *SecretStore { return &SecretStore{db: db} }
+
+type secretRow struct {
+	TenantID  string    `gorm:"column:tenant_id;primaryKey"`
+	AgentID   string    `gorm:"column:agent_id;primaryKey"`
+	Sealed    string    `gorm:"column:sealed"`
+	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+}
+
+func (secretRow) TableName() string { return "endpoint_secrets" }
+
+// PutSecret stores or replaces the sealed secret.
+func (s *SecretStore) PutSecret(ctx context.Context, tenant tenants.ID, agentID, sealed string, at time.Time) error {
+	row := secretRow{TenantID: string(tenant), AgentID: agentID, Sealed: sealed, UpdatedAt: utc(at)}
+	err := s.db.with(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "tenant_id"}, {Name: "agent_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"sealed", "updated_at"}),
+	}).Create(&row).Error
+	if err != nil {
+		return fmt.Errorf("put secret of %q: %w", agentID, err)
+	}
+	return nil
+}
+
+// GetSecret returns the sealed secret; delegation.ErrNotFound when there is none.
+func (s *SecretStore) GetSecret(ctx context.Context, tenant tenants.ID, agentID string) (string, error) {
+	var row secretRow
+	err := s.db.with(ctx).Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Take(&row).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return "", fmt.Errorf("secret of %q: %w", agentID, delegation.ErrNotFound)
+	case err != nil:
+		return "", fmt.Errorf("get secret of %q: %w", agentID, err)
+	}
+	return row.Sealed, nil
+}
+
+// DeleteSecret removes the secret; delegation.ErrNotFound when there was none.
+func (s *SecretStore) DeleteSecret(ctx context.Context, tenant tenants.ID, agentID string) error {
+	res := s.db.with(ctx).Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Delete(&secretRow{})
+	if res.Error != nil {
+		return fmt.Errorf("delete secret of %q: %w", agentID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("secret of %q: %w", agentID, delegation.ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,259 @@
+package web_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// agent is a loopback test agent implementing the POST /task contract; answer decides each reply.
+type agent struct {
+	srv    *httptest.Server
+	calls  atomic.Int64
+	mu     sync.Mutex
+	last   taskRequest
+	auth   string
+	answer func(w http.ResponseWriter, req taskRequest)
+}
+
+type taskRequest struct {
+	DelegationID string          `json:"delegationId"`
+	Task         string          `json:"task"`
+	Context      json.RawMessage `json:"context"`
+	CallbackURL  string          `json:"callbackUrl"`
+}
+
+func newAgent(t testing.TB, answer func(w http.ResponseWriter, req taskRequest)) *agent {
+	a := &agent{answer: answer}
+	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.calls.Add(1)
+		var req taskRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		a.mu.Lock()
+		a.last, a.auth = req, r.Header.Get("Authorization")
+		answer := a.answer
+		a.mu.Unlock()
+		answer(w, req)
+	}))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *agent) setAnswer(f func(w http.ResponseWriter, req taskRequest)) {
+	a.mu.Lock()
+	a.answer = f
+	a.mu.Unlock()
+}
+
+func (a *agent) received() (taskRequest, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last, a.auth
+}
+
+func (a *agent) endpoint() string { return a.srv.URL + "/task" }
+
+func reply(status int, body string) func(w http.ResponseWriter, req taskRequest) {
+	return func(w http.ResponseWriter, _ taskRequest) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// delegationSetup makes tenant acme with admin alice and orchestrator olga, and card agt1 that
+// points at the agent.
+func (e *env) delegationSetup(tenant, agentID, endpoint string) (alice, olga string) {
+	e.t.Helper()
+	e.mkTenant(tenant, "alice")
+	alice, olga = e.token("alice", tenant, false), e.token("olga", tenant, false)
+	expect(e.t, e.do("POST", "/v1/tenants/"+tenant+"/roles", alice, map[string]string{"subject": "olga", "role": "orchestrator"}), http.StatusCreated)
+	card := sampleCard(agentID)
+	card["endpoint"] = endpoint
+	expect(e.t, e.do("POST", "/v1/tenants/"+tenant+"/cards", alice, card), http.StatusCreated)
+	return alice, olga
+}
+
+func delegate(agentID string, mode string) map[string]any {
+	return map[string]any{"agentId": agentID, "capability": "review_pr", "task": "Review PR 12 of acme/web",
+		"context": map[string]any{"repo": "acme/web"}, "mode": mode}
+}
+
+func decodeDelegation(t testing.TB, r response) delegation.Delegation {
+	t.Helper()
+	var d delegation.Delegation
+	r.json(t, &d)
+	return d
+}
+
+// waitStatus polls a delegation record until it reaches a terminal or the wanted status.
+func (e *env) waitStatus(tenant, id, token string, want delegation.Status) delegation.Delegation {
+	e.t.Helper()
+	var d delegation.Delegation
+	for i := 0; i < 500; i++ {
+		r := e.do("GET", "/v1/tenants/"+tenant+"/delegations/"+id, token, nil)
+		expect(e.t, r, http.StatusOK)
+		d = decodeDelegation(e.t, r)
+		if d.Status == want {
+			return d
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.t.Fatalf("delegation %s stayed %s, want %s", id, d.Status, want)
+	return d
+}
+
+// verifyWithJWKS checks a delegation token as an agent would: with the keys the server publishes.
+func (e *env) verifyWithJWKS(raw string) authz.DelegationClaims {
+	e.t.Helper()
+	var set authz.JWKS
+	e.do("GET", "/.well-known/jwks.json", "", nil).json(e.t, &set)
+	var c authz.DelegationClaims
+	_, err := jwt.ParseWithClaims(raw, &c, func(tok *jwt.Token) (any, error) {
+		for _, k := range set.Keys {
+			if k.Kid == tok.Header["kid"] {
+				return k.PublicKey()
+			}
+		}
+		return nil, jwt.ErrTokenUnverifiable
+	}, jwt.WithValidMethods([]string{"ES256", "EdDSA"}), jwt.WithExpirationRequired(), jwt.WithIssuer("agentcards"))
+	if err != nil {
+		e.t.Fatalf("the agent cannot verify the delegation token: %v", err)
+	}
+	return c
+}
+
+// TestDelegationSync: a sync delegation reaches the agent with the POST /task body and a token
+// the agent verifies with the published keys, and answers with the outcome; the record is read
+// by its caller and admins only; no policy means 403 and nothing sent.
+func TestDelegationSync(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		a := newAgent(t, reply(http.StatusOK, `{"result": {"approved": true}}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+		expect(t, r, http.StatusOK)
+		d := decodeDelegation(t, r)
+		if d.Status != delegation.StatusCompleted || string(d.Result) != `{"approved":true}` && string(d.Result) != `{"approved": true}` ||
+			d.Caller != "olga" || d.Depth != 1 || d.Mode != delegation.ModeSync {
+			t.Fatalf("outcome %+v (%s)", d, d.Result)
+		}
+		got, auth := a.received()
+		if got.DelegationID != d.ID || got.Task != "Review PR 12 of acme/web" || got.CallbackURL != "" || !strings.Contains(string(got.Context), "acme/web") {
+			t.Fatalf("agent received %+v", got)
+		}
+		c := e.verifyWithJWKS(strings.TrimPrefix(auth, "Bearer "))
+		if c.Tenant != "acme" || c.Caller != "olga" || c.Capability != "review_pr" || c.DelegationID != d.ID ||
+			c.Depth != 1 || c.Subject != "agt1" || len(c.Audience) != 1 || c.Audience[0] != a.endpoint() {
+			t.Fatalf("token claims %+v", c)
+		}
+
+		// Reading records: the caller and admins; another member sees nothing.
+		rita := e.token("rita", "acme", false)
+		expect(t, e.do("GET", "/v1/tenants/acme/delegations/"+d.ID, olga, nil), http.StatusOK)
+		expect(t, e.do("GET", "/v1/tenants/acme/delegations/"+d.ID, alice, nil), http.StatusOK)
+		expect(t, e.do("GET", "/v1/tenants/acme/delegations/"+d.ID, rita, nil), http.StatusNotFound, "not_found")
+
+		// Refusals: unknown agent, undeclared capability, no policy (recorded, nothing sent).
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt9", "sync")), http.StatusNotFound, "not_found")
+		bad := delegate("agt1", "sync")
+		bad["capability"] = "deploy"
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, bad), http.StatusBadRequest, "invalid")
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, map[string]any{"agentId": "agt1", "capability": "review_pr", "task": "x", "mode": "later"}), http.StatusBadRequest, "invalid")
+		calls := a.calls.Load()
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", rita, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
+		if a.calls.Load() != calls {
+			t.Fatal("a forbidden delegation reached the agent")
+		}
+
+		var page struct {
+			Items      []delegation.Delegation `json:"items"`
+			NextCursor string                  `json:"nextCursor"`
+		}
+		e.do("GET", "/v1/tenants/acme/delegations?status=rejected", alice, nil).json(t, &page)
+		if len(page.Items) != 1 || page.Items[0].Caller != "rita" {
+			t.Fatalf("rejected records %+v", page.Items)
+		}
+		e.do("GET", "/v1/tenants/acme/delegations", rita, nil).json(t, &page)
+		if len(page.Items) != 1 || page.Items[0].Status != delegation.StatusRejected {
+			t.Fatalf("rita sees %+v", page.Items)
+		}
+		// Paging, newest first, filtered by agent.
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		e.do("GET", "/v1/tenants/acme/delegations?agentId=agt1&limit=2", alice, nil).json(t, &page)
+		if len(page.Items) != 2 || page.NextCursor == "" || page.Items[0].ID <= page.Items[1].ID {
+			t.Fatalf("first page %+v next %q", page.Items, page.NextCursor)
+		}
+		e.do("GET", "/v1/tenants/acme/delegations?agentId=agt1&limit=2&cursor="+page.NextCursor, alice, nil).json(t, &page)
+		if len(page.Items) != 1 || page.NextCursor != "" || page.Items[0].ID != d.ID {
+			t.Fatalf("second page %+v next %q", page.Items, page.NextCursor)
+		}
+	})
+}
+
+// TestDelegationAsyncCallback: async answers 202 at once; the agent accepts, then posts its
+// result to the callback URL: a wrong token is 404, an oversized result 413, the first result
+// completes the record and a second one is 409.
+func TestDelegationAsyncCallback(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		a := newAgent(t, reply(http.StatusAccepted, `{}`))
+		_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"))
+		expect(t, r, http.StatusAccepted)
+		d := decodeDelegation(t, r)
+		if d.ID == "" || r.header.Get("Location") != "/v1/tenants/acme/delegations/"+d.ID {
+			t.Fatalf("async answer %+v %v", d, r.header)
+		}
+		e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted)
+		got, _ := a.received()
+		if !strings.HasPrefix(got.CallbackURL, e.srv.URL+"/callbacks/delegations/acme/"+d.ID+"?token=") {
+			t.Fatalf("callback URL %q", got.CallbackURL)
+		}
+		path := strings.TrimPrefix(got.CallbackURL, e.srv.URL)
+		wrong := path[:strings.Index(path, "token=")+len("token=")] + "not-the-token"
+		result := map[string]any{"status": "completed", "result": "LGTM"}
+		expect(t, e.do("POST", wrong, "", result), http.StatusNotFound, "not_found")
+		expect(t, e.do("POST", strings.Replace(path, "/acme/", "/other/", 1), "", result), http.StatusNotFound, "not_found")
+		expect(t, e.do("POST", path, "", map[string]any{"status": "completed", "result": strings.Repeat("x", 2<<20)}), http.StatusRequestEntityTooLarge, "too_large")
+		expect(t, e.do("POST", path, "", map[string]any{"status": "running"}), http.StatusBadRequest, "invalid")
+		expect(t, e.do("POST", path, "", result), http.StatusNoContent)
+		expect(t, e.do("POST", path, "", map[string]any{"status": "failed", "error": "again"}), http.StatusConflict, "conflict")
+		done := e.waitStatus("acme", d.ID, olga, delegation.StatusCompleted)
+		if string(done.Result) != `"LGTM"` {
+			t.Fatalf("result %s", done.Result)
+		}
+	})
+}
+
+// TestDelegationFailureAndTimeout: a non-2xx answer fails the delegation with the body as the
+// error; an agent that does not answer in time is a timeout.
+func TestDelegationFailureAndTimeout(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	a := newAgent(t, reply(http.StatusUnprocessableEntity, `cannot review a draft`))
+	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+	expect(t, r, http.StatusOK)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusFailed || !strings.Contains(d.Error, "422: cannot review a draft") {
+		t.Fatalf("failure %+v", d)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	a.setAnswer(func(w http.ResponseWriter, _ taskRequest) { <-release })
+	req := delegate("agt1", "sync")
+	req["timeoutMs"] = 50
+	r = e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+	expect(t, r, http.StatusOK)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusTimeout {
+		t.Fatalf("timeout %+v", d)
+	}
+}

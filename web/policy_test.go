@@ -1,0 +1,174 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/agentcards/agentcards/storage/storagetest"
+)
+
+type decision struct {
+	Allowed bool   `json:"allowed"`
+	Reason  string `json:"reason"`
+}
+
+// ask posts an authorize question and returns the decision.
+func (e *env) ask(tenant, token string, q map[string]string) decision {
+	e.t.Helper()
+	r := e.do("POST", "/v1/tenants/"+tenant+"/authorize", token, q)
+	expect(e.t, r, http.StatusOK)
+	var d decision
+	r.json(e.t, &d)
+	return d
+}
+
+func policy(subject, object, action, effect string) map[string]string {
+	return map[string]string{"subject": subject, "object": object, "action": action, "effect": effect}
+}
+
+// TestPolicySemantics: deny beats allow, "*" matches one segment and never crosses "/", a grant on
+// one capability allows only that capability, a revoked grant is refused on the next request,
+// and the authorize answer names the deciding policy.
+func TestPolicySemantics(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice, bob := e.token("alice", "acme", false), e.token("bob", "acme", false)
+		base := "/v1/tenants/acme"
+		can := func(subject, obj, act string) decision {
+			t.Helper()
+			return e.ask("acme", alice, map[string]string{"subject": subject, "object": obj, "action": act})
+		}
+
+		expect(t, e.do("POST", base+"/policies", alice, policy("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
+		expect(t, e.do("POST", base+"/policies", alice, policy("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusOK)
+		if d := can("bob", "cards/agt1/capabilities/review_pr", "delegate"); !d.Allowed || !strings.Contains(d.Reason, "review_pr") {
+			t.Fatalf("granted capability: %+v", d)
+		}
+		for _, obj := range []string{"cards/agt1/capabilities/deploy", "cards/agt1", "cards/agt1/capabilities/review_pr2"} {
+			if d := can("bob", obj, "delegate"); d.Allowed || d.Reason != "no policy matched" {
+				t.Fatalf("%s: %+v", obj, d)
+			}
+		}
+		// "*" does not cross "/": cards/* grants no capability.
+		expect(t, e.do("POST", base+"/policies", alice, policy("carol", "cards/*", "delegate", "allow")), http.StatusCreated)
+		if d := can("carol", "cards/agt1/capabilities/review_pr", "delegate"); d.Allowed {
+			t.Fatalf("cards/* crossed a slash: %+v", d)
+		}
+		// Deny beats allow, including an allow that comes from a role.
+		expect(t, e.do("POST", base+"/roles", alice, map[string]string{"subject": "bob", "role": "orchestrator"}), http.StatusCreated)
+		expect(t, e.do("POST", base+"/policies", alice, policy("bob", "cards/agt1/capabilities/review_pr", "delegate", "deny")), http.StatusCreated)
+		if d := can("bob", "cards/agt1/capabilities/review_pr", "delegate"); d.Allowed || !strings.Contains(d.Reason, `denied by policy`) {
+			t.Fatalf("deny lost: %+v", d)
+		}
+		if d := can("bob", "cards/agt2/capabilities/review_pr", "delegate"); !d.Allowed {
+			t.Fatalf("deny spread to another card: %+v", d)
+		}
+		// A role subject: deny the orchestrator role a capability for every member.
+		expect(t, e.do("POST", base+"/policies", alice, policy("orchestrator", "cards/*/capabilities/deploy", "delegate", "deny")), http.StatusCreated)
+		if d := can("bob", "cards/agt2/capabilities/deploy", "delegate"); d.Allowed || !strings.Contains(d.Reason, `"orchestrator"`) {
+			t.Fatalf("role deny: %+v", d)
+		}
+		// The caller asks about itself without policies:manage; not about others.
+		if d := e.ask("acme", bob, map[string]string{"object": "cards/agt2/capabilities/review_pr", "action": "delegate"}); !d.Allowed {
+			t.Fatalf("self question: %+v", d)
+		}
+		expect(t, e.do("POST", base+"/authorize", bob, map[string]string{"subject": "carol", "object": "cards/x", "action": "delegate"}), http.StatusForbidden, "forbidden")
+		expect(t, e.do("GET", base+"/policies", bob, nil), http.StatusForbidden, "forbidden")
+		expect(t, e.do("POST", base+"/policies", bob, policy("bob", "policies", "policies:manage", "allow")), http.StatusForbidden, "forbidden")
+
+		// A revoked grant is refused on the very next request.
+		if d := e.ask("acme", bob, map[string]string{"object": "cards/agt2", "action": "cards:read"}); !d.Allowed {
+			t.Fatalf("role grant: %+v", d)
+		}
+		expect(t, e.do("DELETE", base+"/roles?subject=bob&role=orchestrator", alice, nil), http.StatusNoContent)
+		if d := e.ask("acme", bob, map[string]string{"object": "cards/agt2", "action": "cards:read"}); d.Allowed {
+			t.Fatalf("revoked role still honoured: %+v", d)
+		}
+		q := url.Values{"subject": {"bob"}, "object": {"cards/*/capabilities/review_pr"}, "action": {"delegate"}, "effect": {"allow"}}
+		expect(t, e.do("DELETE", base+"/policies?"+q.Encode(), alice, nil), http.StatusNoContent)
+		if d := e.ask("acme", bob, map[string]string{"object": "cards/agt3/capabilities/review_pr", "action": "delegate"}); d.Allowed {
+			t.Fatalf("revoked policy still honoured: %+v", d)
+		}
+		expect(t, e.do("DELETE", base+"/policies?"+q.Encode(), alice, nil), http.StatusNotFound, "not_found")
+
+		r := e.do("GET", base+"/policies", alice, nil)
+		expect(t, r, http.StatusOK)
+		var list struct {
+			Items []map[string]string `json:"items"`
+		}
+		r.json(t, &list)
+		found := false
+		for _, p := range list.Items {
+			found = found || (p["subject"] == "orchestrator" && p["object"] == "cards/*/capabilities/deploy" && p["effect"] == "deny")
+		}
+		if !found {
+			t.Fatalf("policy list lacks the role deny: %s", r.body)
+		}
+
+		// Validation: unknown kinds, empty segments, glob metacharacters, bad actions and effects.
+		for _, p := range []map[string]string{
+			policy("bob", "secrets/x", "delegate", "allow"),
+			policy("bob", "cards//capabilities/x", "delegate", "allow"),
+			policy("bob", "cards/a*b", "delegate", "allow"),
+			policy("bob", "cards/**", "delegate", "allow"),
+			policy("bob", "cards/x/capabilities/[ab]", "delegate", "allow"),
+			policy("bob", "cards/x/skills/y", "delegate", "allow"),
+			policy("bob", "cards/x/", "delegate", "allow"),
+			policy("bob", "policies/x", "policies:manage", "allow"),
+			policy("bob", "cards/x", "fly", "allow"),
+			policy("bob", "cards/x", "delegate", "maybe"),
+			policy("b*b", "cards/x", "delegate", "allow"),
+		} {
+			expect(t, e.do("POST", base+"/policies", alice, p), http.StatusBadRequest, "invalid")
+		}
+		expect(t, e.do("POST", base+"/authorize", alice, map[string]string{"object": "cards/*", "action": "delegate"}), http.StatusBadRequest, "invalid")
+	})
+}
+
+// TestRevokedGrantRefusedOnOtherReplica: two servers share one Postgres database, each with its
+// own enforcer cache; a grant revoked through A is refused by B on its next request.
+func TestRevokedGrantRefusedOnOtherReplica(t *testing.T) {
+	dbs := storagetest.OpenShared(t, "postgres", 2)
+	a, b := newEnv(t, dbs[0], 1<<20), newEnv(t, dbs[1], 1<<20)
+	a.mkTenant("acme", "alice")
+	alice, bob := a.token("alice", "acme", false), a.token("bob", "acme", false)
+	question := map[string]string{"object": "cards/agt1/capabilities/review_pr", "action": "delegate"}
+	if d := b.ask("acme", bob, question); d.Allowed {
+		t.Fatalf("before the grant: %+v", d)
+	}
+	expect(t, a.do("POST", "/v1/tenants/acme/policies", alice, policy("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
+	if d := b.ask("acme", bob, question); !d.Allowed {
+		t.Fatalf("grant not seen on B: %+v", d)
+	}
+	// B's cache now holds the grant; A revokes it.
+	expect(t, a.do("DELETE", "/v1/tenants/acme/policies", alice, policy("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusNoContent)
+	if d := b.ask("acme", bob, question); d.Allowed {
+		t.Fatalf("B honours a grant revoked on A: %+v", d)
+	}
+	// Role revocations travel the same way.
+	expect(t, a.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "bob", "role": "orchestrator"}), http.StatusCreated)
+	if d := b.ask("acme", bob, question); !d.Allowed {
+		t.Fatalf("role not seen on B: %+v", d)
+	}
+	// The request path (Check, whose decisions are memoised) too: allowed means the missing card
+	// is 404, refused is 403.
+	expect(t, b.do("GET", "/v1/tenants/acme/cards/agt1", bob, nil), http.StatusNotFound, "not_found")
+	expect(t, a.do("DELETE", "/v1/tenants/acme/roles?subject=bob&role=orchestrator", alice, nil), http.StatusNoContent)
+	if d := b.ask("acme", bob, question); d.Allowed {
+		t.Fatalf("B honours a role revoked on A: %+v", d)
+	}
+	expect(t, b.do("GET", "/v1/tenants/acme/cards/agt1", bob, nil), http.StatusForbidden, "forbidden")
+	// A tenant deleted and created again with the same id starts from its own seed on B.
+	a.mkTenant("beta", "alice")
+	aliceBeta := a.token("alice", "beta", false)
+	if d := b.ask("beta", aliceBeta, map[string]string{"object": "policies", "action": "policies:manage"}); !d.Allowed {
+		t.Fatalf("admin of beta: %+v", d)
+	}
+	expect(t, a.do("DELETE", "/v1/tenants/beta", a.admin(), nil), http.StatusNoContent)
+	a.mkTenant("beta", "zed")
+	if d := b.ask("beta", aliceBeta, map[string]string{"object": "policies", "action": "policies:manage"}); d.Allowed {
+		t.Fatalf("B kept the deleted tenant's rules: %+v", d)
+	}
+}
