@@ -1,6 +1,9 @@
 package main
 
 import (
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,5 +87,31 @@ func TestGeneratedSecretIsStableAndPrivate(t *testing.T) {
 	st, err := os.Stat(path)
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v %v", st.Mode(), err)
+	}
+}
+
+// TestExampleConfigDocumentsEveryKey keeps config.example.yaml true: it loads, and it names every
+// key the binary knows.
+func TestExampleConfigDocumentsEveryKey(t *testing.T) {
+	if _, err := loadConfig("../../config.example.yaml", func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	fk := koanf.New(".")
+	if err := fk.Load(file.Provider("../../config.example.yaml"), yaml.Parser()); err != nil {
+		t.Fatal(err)
+	}
+	for key := range defaults {
+		if !fk.Exists(key) {
+			t.Errorf("config.example.yaml does not document %q", key)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key := range defaults {
+		if !strings.Contains(string(readme), "`"+key+"`") {
+			t.Errorf("the README's configuration table does not name %q", key)
+		}
 	}
 }
