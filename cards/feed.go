@@ -50,6 +50,7 @@ type indexEntry struct {
 	built chan struct{}
 	err   error
 	x     *tenantIndex
+	cache renderCache
 
 	syncMu  sync.Mutex
 	lastSeq int64
@@ -254,14 +255,37 @@ func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-ch
 	}
 }
 
-// search runs a compiled query on the tenant's index.
-func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool) ([]candidate, int, *position, error) {
+// search runs a compiled query on the tenant's index. For each card of the page it also returns
+// the cached rendering of the indexed version, when there is one (nil otherwise).
+func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool) ([]candidate, []*rendered, int, *position, error) {
 	e, err := ix.entry(ctx, tenant)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, nil, 0, nil, err
 	}
 	e.x.mu.RLock()
 	defer e.x.mu.RUnlock()
 	page, total, next := e.x.search(p, readable)
-	return page, total, next, nil
+	cached := make([]*rendered, len(page))
+	for i, c := range page {
+		d := &e.x.docs[e.x.byID[c.agentID]]
+		cached[i] = e.cache.get(c.agentID, d.cardID, d.revision)
+	}
+	return page, cached, total, next, nil
+}
+
+// remember caches the rendering of c if c is the version the index holds, so later answers
+// need neither the database nor JSON encoding.
+func (ix *Index) remember(tenant tenants.ID, c Card, r *rendered) {
+	ix.mu.Lock()
+	e, ok := ix.tenants[tenant]
+	ix.mu.Unlock()
+	if !ok || e.x == nil {
+		return
+	}
+	e.x.mu.RLock()
+	defer e.x.mu.RUnlock()
+	n, ok := e.x.byID[c.AgentID]
+	if ok && e.x.docs[n].cardID == c.ID && e.x.docs[n].revision == c.Revision {
+		e.cache.put(c.AgentID, r)
+	}
 }

@@ -30,6 +30,9 @@ type idoc struct {
 	name      string
 	resources []resourcePattern
 	alive     bool
+	// The version indexed: the card's id and revision, to tell a cached rendering current.
+	cardID   string
+	revision int64
 }
 
 func newTenantIndex() *tenantIndex {
@@ -45,7 +48,8 @@ func (x *tenantIndex) upsert(c Card) {
 	x.remove(c.AgentID)
 	d := analyze(c)
 	n := uint32(len(x.docs))
-	x.docs = append(x.docs, idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true})
+	x.docs = append(x.docs, idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
+		cardID: c.ID, revision: c.Revision})
 	x.live++
 	x.byID[d.agentID] = n
 	i, _ := slices.BinarySearchFunc(x.order, d.agentID, x.cmpAgent)

@@ -1,6 +1,7 @@
 package cards
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -156,5 +157,30 @@ func TestIntersect(t *testing.T) {
 		if got := intersect(a, b); fmt.Sprint(got) != fmt.Sprint(want) && !(len(got) == 0 && len(want) == 0) {
 			t.Fatalf("intersect(%v, %v) = %v, want %v", a, b, got, want)
 		}
+	}
+}
+
+func TestResultAppendJSONMatchesEncodingJSON(t *testing.T) {
+	cs := generated(t, 3, 3)
+	score := 2.0 / 3
+	res := Result{Total: 7, NextCursor: "abc_-", Items: []Hit{
+		{Card: cs[0]},
+		{Card: cs[1], Score: &score, MatchedCapabilities: []string{`a"b`, "é"}},
+	}}
+	r, err := render(cs[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Items = append(res.Items, Hit{Card: r.card, raw: r.json})
+	got, err := res.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(got) || !jsonEqual(t, got, want) {
+		t.Fatalf("AppendJSON:\n%s\nencoding/json:\n%s", got, want)
 	}
 }

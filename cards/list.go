@@ -32,39 +32,54 @@ func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 		}
 	}
 	var page []candidate
+	var cached []*rendered
 	var total int
 	var next *position
 	if s.Index != nil {
-		page, total, next, err = s.Index.search(ctx, tenant, &p, readable)
+		page, cached, total, next, err = s.Index.search(ctx, tenant, &p, readable)
 	} else {
 		page, total, next, err = s.scan(ctx, tenant, &p, readable)
 	}
 	if err != nil {
 		return Result{}, err
 	}
-	ids := make([]string, len(page))
+	// Cards the cache does not hold in the indexed version come from the database.
+	got := make(map[string]*rendered, len(page))
+	var missing []string
 	for i, c := range page {
-		ids[i] = c.agentID
+		if cached != nil && cached[i] != nil {
+			got[c.agentID] = cached[i]
+		} else {
+			missing = append(missing, c.agentID)
+		}
 	}
-	found, err := s.Store.GetMany(ctx, tenant, ids)
-	if err != nil {
-		return Result{}, err
-	}
-	byID := make(map[string]Card, len(found))
-	for _, c := range found {
-		byID[c.AgentID] = c
+	if len(missing) > 0 {
+		found, err := s.Store.GetMany(ctx, tenant, missing)
+		if err != nil {
+			return Result{}, err
+		}
+		for _, c := range found {
+			r, err := render(c)
+			if err != nil {
+				return Result{}, err
+			}
+			got[c.AgentID] = r
+			if s.Index != nil {
+				s.Index.remember(tenant, c, r)
+			}
+		}
 	}
 	res := Result{Total: total, Items: make([]Hit, 0, len(page))}
 	for _, c := range page {
-		card, ok := byID[c.agentID]
+		r, ok := got[c.agentID]
 		if !ok {
 			continue // removed since the index answered
 		}
-		h := Hit{Card: card}
+		h := Hit{Card: r.card, raw: r.json}
 		if len(p.terms) > 0 {
 			score := float64(c.matched) / float64(len(p.terms))
 			h.Score = &score
-			h.MatchedCapabilities = p.matchedCapabilities(card)
+			h.MatchedCapabilities = p.matchedCapabilities(r.card)
 		}
 		res.Items = append(res.Items, h)
 	}

@@ -34,6 +34,7 @@ type Hit struct {
 	Card                Card     `json:"card"`
 	Score               *float64 `json:"score,omitempty"`
 	MatchedCapabilities []string `json:"matchedCapabilities,omitempty"`
+	raw                 []byte   // Card encoded, when known
 }
 
 // Result is one page of a search. Total counts every match, not the page.

@@ -206,5 +206,9 @@ func (h *handlers) search(c echo.Context, q cards.Query) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, res)
+	body, err := res.AppendJSON(make([]byte, 0, 4096))
+	if err != nil {
+		return err
+	}
+	return c.JSONBlob(http.StatusOK, body)
 }

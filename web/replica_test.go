@@ -65,6 +65,12 @@ func TestTwoReplicas(t *testing.T) {
 				waitFor("update", func(s searchAnswer) bool { return s.Total == 0 })
 				expect(t, a.do("PATCH", "/v1/tenants/acme/cards/agt1", alice, map[string]any{"description": "zanzibar again"}), http.StatusOK)
 				waitFor("update back", func(s searchAnswer) bool { return s.Total == 1 })
+				// The card B returns is the new version, not a cached rendering of the old one.
+				for _, r := range []*env{a, b} {
+					if got := r.search(alice, "acme", "q=zanzibar").Items; got[0].Card.Description != "zanzibar again" || got[0].Card.Revision != 3 {
+						t.Fatalf("stale card: %+v", got[0].Card)
+					}
+				}
 				expect(t, a.do("DELETE", "/v1/tenants/acme/cards/agt1", alice, nil), http.StatusNoContent)
 				waitFor("delete", func(s searchAnswer) bool { return s.Total == 0 })
 			})
