@@ -298,7 +298,7 @@ func (e *Enforcers) ReadFilter(ctx context.Context, tenant string) (func(agentID
 		}
 	}
 	check := func(agentID string) bool {
-		ok, err := enf.Enforce(p.Subject, tenant, CardObject(agentID), ActCardsRead)
+		ok, err := e.enforce(ctx, tenant, p.Subject, CardObject(agentID), ActCardsRead)
 		return err == nil && ok
 	}
 	if !uniform {

@@ -2,8 +2,10 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -79,10 +81,17 @@ func (s *TenantStore) Create(ctx context.Context, t tenants.Tenant, admins []str
 
 // Get returns the tenant; tenants.ErrNotFound if there is none.
 func (s *TenantStore) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, error) {
+	// Every tenant-scoped request reads its tenant row, so this one query skips GORM's
+	// reflection and goes straight to database/sql.
+	query := "SELECT tenant_id, name, status, policy_revision, created_at, updated_at FROM tenants WHERE tenant_id = ?"
+	if s.db.dialect == "postgres" {
+		query = strings.Replace(query, "?", "$1", 1)
+	}
 	var row tenantRow
-	err := s.db.with(ctx).Where("tenant_id = ?", string(id)).Take(&row).Error
+	err := s.db.sql.QueryRowContext(ctx, query, string(id)).
+		Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.CreatedAt, &row.UpdatedAt)
 	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound):
+	case errors.Is(err, sql.ErrNoRows):
 		return tenants.Tenant{}, fmt.Errorf("tenant %q: %w", string(id), tenants.ErrNotFound)
 	case err != nil:
 		return tenants.Tenant{}, fmt.Errorf("get tenant %q: %w", string(id), err)
