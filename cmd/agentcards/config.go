@@ -42,6 +42,7 @@ type A2AConfig struct {
 type SearchConfig struct {
 	Index        string        `koanf:"index"`
 	PollInterval time.Duration `koanf:"pollInterval"`
+	Listen       bool          `koanf:"listen"`
 }
 
 // DelegationConfig bounds delegations: the server enforces these whatever the caller asks.
@@ -139,6 +140,7 @@ var defaults = map[string]any{
 	"keys.signingKeyFiles":       []string{},
 	"search.index":               "memory",
 	"search.pollInterval":        "500ms",
+	"search.listen":              true,
 	"outbound.allow":             []string{},
 	"outbound.timeout":           "10s",
 	"a2a.cacheMaxAge":            "5m",

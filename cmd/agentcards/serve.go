@@ -60,8 +60,10 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		followCtx, stopFollowing := context.WithCancel(ctx)
 		defer stopFollowing()
 		notify := make(chan tenants.ID, 64)
-		if err := db.Listen(followCtx, notify, func(err error) { log.Warn("change-feed listener", "err", err) }); err == nil {
-			log.Info("following the change feed with LISTEN/NOTIFY and polling", "interval", cfg.Search.PollInterval)
+		if cfg.Search.Listen {
+			if err := db.Listen(followCtx, notify, func(err error) { log.Warn("change-feed listener", "err", err) }); err == nil {
+				log.Info("following the change feed with LISTEN/NOTIFY and polling", "interval", cfg.Search.PollInterval)
+			}
 		}
 		go index.Follow(followCtx, cfg.Search.PollInterval, notify, func(t tenants.ID, err error) {
 			log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
