@@ -116,9 +116,7 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 		if err != nil {
 			return err
 		}
-		for _, c := range batch {
-			x.upsert(c)
-		}
+		x.load(batch)
 	}
 	e.x, e.lastSeq, e.seen = x, max(0, last-feedLookback), map[int64]bool{}
 	return ix.syncEntry(ctx, tenant, e)

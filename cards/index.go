@@ -1,6 +1,7 @@
 package cards
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -19,8 +20,9 @@ type tenantIndex struct {
 
 	protocols, tags, caps map[string][]uint32
 	trigrams              map[string][]uint32
-	// terms holds doc<<2 | best field for each token.
-	terms map[string][]uint32
+	// terms holds doc<<2 | best field for each token; by pointer, so adding to a list costs one
+	// map lookup.
+	terms map[string]*[]uint32
 	// vocab3 lists the tokens that start with each 3-byte prefix, for the prefix match.
 	vocab3 map[string][]string
 }
@@ -38,7 +40,7 @@ type idoc struct {
 func newTenantIndex() *tenantIndex {
 	return &tenantIndex{
 		byID: map[string]uint32{}, protocols: map[string][]uint32{}, tags: map[string][]uint32{},
-		caps: map[string][]uint32{}, trigrams: map[string][]uint32{}, terms: map[string][]uint32{},
+		caps: map[string][]uint32{}, trigrams: map[string][]uint32{}, terms: map[string]*[]uint32{},
 		vocab3: map[string][]string{},
 	}
 }
@@ -46,12 +48,42 @@ func newTenantIndex() *tenantIndex {
 // upsert indexes c, replacing what was indexed for its agent. The caller holds mu.
 func (x *tenantIndex) upsert(c Card) {
 	x.remove(c.AgentID)
-	d := analyze(c)
+	x.add(c, analyze(c))
+}
+
+// load indexes many cards of agents not indexed yet, analysing them on every core; it is how an
+// index is built.
+func (x *tenantIndex) load(cs []Card) {
+	docs := make([]doc, len(cs))
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(cs); i += workers {
+				docs[i] = analyze(cs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for i, c := range cs {
+		if _, dup := x.byID[c.AgentID]; dup {
+			x.upsert(c)
+			continue
+		}
+		x.add(c, docs[i])
+	}
+}
+
+// add indexes the analysed card d as a new document. The caller holds mu.
+func (x *tenantIndex) add(c Card, d doc) {
 	n := uint32(len(x.docs))
 	x.docs = append(x.docs, idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
 		cardID: c.ID, revision: c.Revision})
 	x.live++
 	x.byID[d.agentID] = n
+	// Loads come in agentId order, so this is nearly always an append.
 	i, _ := slices.BinarySearchFunc(x.order, d.agentID, x.cmpAgent)
 	x.order = slices.Insert(x.order, i, n)
 	for _, p := range d.protocols {
@@ -67,11 +99,15 @@ func (x *tenantIndex) upsert(c Card) {
 		x.trigrams[g] = append(x.trigrams[g], n)
 	}
 	for tok, f := range d.terms {
-		list, known := x.terms[tok]
-		if !known && len(tok) >= minPrefix {
-			x.vocab3[tok[:minPrefix]] = append(x.vocab3[tok[:minPrefix]], tok)
+		list := x.terms[tok]
+		if list == nil {
+			list = new([]uint32)
+			x.terms[tok] = list
+			if len(tok) >= minPrefix {
+				x.vocab3[tok[:minPrefix]] = append(x.vocab3[tok[:minPrefix]], tok)
+			}
 		}
-		x.terms[tok] = append(list, n<<2|uint32(f))
+		*list = append(*list, n<<2|uint32(f))
 	}
 }
 
@@ -109,27 +145,34 @@ func (x *tenantIndex) compact() {
 		}
 	}
 	alive := func(old uint32) bool { return x.docs[old].alive }
-	rewrite := func(m map[string][]uint32, shift uint) {
-		for k, list := range m {
-			out := list[:0]
-			for _, e := range list {
-				old := e >> shift
-				if alive(old) {
-					out = append(out, renum[old]<<shift|e&(1<<shift-1))
-				}
+	rewriteList := func(list []uint32, shift uint) []uint32 {
+		out := list[:0]
+		for _, e := range list {
+			old := e >> shift
+			if alive(old) {
+				out = append(out, renum[old]<<shift|e&(1<<shift-1))
 			}
-			if len(out) == 0 {
+		}
+		return slices.Clip(out)
+	}
+	rewrite := func(m map[string][]uint32) {
+		for k, list := range m {
+			if out := rewriteList(list, 0); len(out) == 0 {
 				delete(m, k)
 			} else {
-				m[k] = slices.Clip(out)
+				m[k] = out
 			}
 		}
 	}
-	rewrite(x.protocols, 0)
-	rewrite(x.tags, 0)
-	rewrite(x.caps, 0)
-	rewrite(x.trigrams, 0)
-	rewrite(x.terms, 2)
+	rewrite(x.protocols)
+	rewrite(x.tags)
+	rewrite(x.caps)
+	rewrite(x.trigrams)
+	for k, list := range x.terms {
+		if *list = rewriteList(*list, 2); len(*list) == 0 {
+			delete(x.terms, k)
+		}
+	}
 	for p, toks := range x.vocab3 {
 		out := toks[:0]
 		for _, t := range toks {

@@ -86,9 +86,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		t0 := time.Now()
 		x := newTenantIndex()
-		for _, c := range cs {
-			x.upsert(c)
-		}
+		x.load(cs)
 		elapsed := time.Since(t0)
 		runtime.GC()
 		runtime.ReadMemStats(&after)

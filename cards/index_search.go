@@ -165,12 +165,15 @@ func (x *tenantIndex) ranked(p *plan, cand []uint32, accept func(uint32) bool, s
 	}
 	acc := s.acc
 	for _, t := range p.terms {
-		exactList := x.terms[t.text]
+		var exactList []uint32
+		if l := x.terms[t.text]; l != nil {
+			exactList = *l
+		}
 		var prefixLists [][]uint32
 		if t.prefix {
 			for _, tok := range x.vocab3[t.text[:minPrefix]] {
 				if tok != t.text && strings.HasPrefix(tok, t.text) {
-					prefixLists = append(prefixLists, x.terms[tok])
+					prefixLists = append(prefixLists, *x.terms[tok])
 				}
 			}
 		}
