@@ -15,6 +15,7 @@ type tenantIndex struct {
 	mu    sync.RWMutex
 	docs  []idoc
 	live  int
+	alive []uint64 // bitmap of the live documents
 	byID  map[string]uint32
 	order []uint32 // live documents sorted by agentId: the answer order without q
 
@@ -82,6 +83,10 @@ func (x *tenantIndex) add(c Card, d doc) {
 	x.docs = append(x.docs, idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
 		cardID: c.ID, revision: c.Revision})
 	x.live++
+	if int(n>>6) >= len(x.alive) {
+		x.alive = append(x.alive, 0)
+	}
+	setBit(x.alive, n)
 	x.byID[d.agentID] = n
 	// Loads come in agentId order, so this is nearly always an append.
 	i, _ := slices.BinarySearchFunc(x.order, d.agentID, x.cmpAgent)
@@ -124,6 +129,7 @@ func (x *tenantIndex) remove(agentID string) {
 	delete(x.byID, agentID)
 	x.docs[n].alive = false
 	x.docs[n].resources = nil
+	x.alive[n>>6] &^= 1 << (n & 63)
 	x.live--
 	if i, found := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent); found {
 		x.order = slices.Delete(x.order, i, i+1)
@@ -193,6 +199,10 @@ func (x *tenantIndex) compact() {
 		x.byID[id] = renum[n]
 	}
 	x.docs = docs
+	x.alive = make([]uint64, (len(docs)+63)/64)
+	for n := range docs {
+		setBit(x.alive, uint32(n))
+	}
 }
 
 // trigramsOf returns the distinct 3-byte windows of s (lowercased already).

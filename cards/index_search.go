@@ -14,6 +14,7 @@ type scratch struct {
 	bits    []uint64
 	touched []uint32
 	termHit []uint32
+	planes  planes
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -91,6 +92,9 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool) ([]candidate, 
 	defer scratchPool.Put(s)
 	s.size(len(x.docs))
 	if len(p.terms) > 0 {
+		if rankAccept == nil {
+			return x.rankedBits(p, cand, s)
+		}
 		return x.ranked(p, cand, rankAccept, s)
 	}
 	everything := cand == nil && p.name == "" && len(p.resources) == 0 && readable == nil

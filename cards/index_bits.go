@@ -1,0 +1,266 @@
+package cards
+
+import (
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// Bit-sliced ranking. For a free-text query without per-card checks, scores are computed 64
+// documents at a time: each query term becomes bitmaps (present, matched whole, best field), and
+// the per-document counts (matched, exact, weight) are kept as bit planes, added with carries
+// like a ripple adder. The page is then found by narrowing a bitmap plane by plane from the most
+// significant bit of the key, so no per-document key is ever materialised except for the page.
+
+// keyPlanes is the number of bit planes of a key: 6 for matched, 6 for exact, 7 for weight.
+const keyPlanes = 19
+
+// planes is the working memory of one bit-sliced ranking, sized to the index.
+type planes struct {
+	words int
+	key   [keyPlanes][]uint64 // most significant first: matched[5..0], exact[5..0], weight[6..0]
+	union []uint64
+	filt  []uint64
+	tp    []uint64 // the term is present
+	te    []uint64 // the term is present as a whole token
+	tf    [2][]uint64
+	c     []uint64 // selection work
+	a     []uint64
+}
+
+func (pl *planes) size(words int) {
+	grow := func(b []uint64) []uint64 {
+		if cap(b) < words {
+			return make([]uint64, words)
+		}
+		b = b[:words]
+		clear(b)
+		return b
+	}
+	pl.words = words
+	for i := range pl.key {
+		pl.key[i] = grow(pl.key[i])
+	}
+	pl.union, pl.filt, pl.tp, pl.te = grow(pl.union), grow(pl.filt), grow(pl.tp), grow(pl.te)
+	pl.tf[0], pl.tf[1], pl.c, pl.a = grow(pl.tf[0]), grow(pl.tf[1]), grow(pl.c), grow(pl.a)
+}
+
+func setBit(b []uint64, n uint32)      { b[n>>6] |= 1 << (n & 63) }
+func hasBit(b []uint64, n uint32) bool { return b[n>>6]&(1<<(n&63)) != 0 }
+
+// add adds the 1-bit values v to the counter whose planes are given least significant first.
+func add(counter [][]uint64, w int, v uint64) {
+	for _, plane := range counter {
+		if v == 0 {
+			return
+		}
+		carry := plane[w] & v
+		plane[w] ^= v
+		v = carry
+	}
+}
+
+// rankedBits is ranked for the common case: no name, resource or permission check per card.
+func (x *tenantIndex) rankedBits(p *plan, cand []uint32, s *scratch) ([]candidate, int, *position) {
+	pl := &s.planes
+	pl.size((len(x.docs) + 63) / 64)
+	if cand == nil {
+		copy(pl.filt, x.alive)
+	} else {
+		for _, n := range cand {
+			setBit(pl.filt, n)
+		}
+		for w := range pl.filt {
+			pl.filt[w] &= x.alive[w]
+		}
+	}
+	// Counters, least significant plane first.
+	matched := []([]uint64){pl.key[5], pl.key[4], pl.key[3], pl.key[2], pl.key[1], pl.key[0]}
+	exact := []([]uint64){pl.key[11], pl.key[10], pl.key[9], pl.key[8], pl.key[7], pl.key[6]}
+	weight := []([]uint64){pl.key[18], pl.key[17], pl.key[16], pl.key[15], pl.key[14], pl.key[13], pl.key[12]}
+	for _, t := range p.terms {
+		clear(pl.tp)
+		clear(pl.te)
+		clear(pl.tf[0])
+		clear(pl.tf[1])
+		if l := x.terms[t.text]; l != nil {
+			for _, e := range *l {
+				n, f := e>>2, e&3
+				setBit(pl.tp, n)
+				setBit(pl.te, n)
+				if f&1 != 0 {
+					setBit(pl.tf[0], n)
+				}
+				if f&2 != 0 {
+					setBit(pl.tf[1], n)
+				}
+			}
+		}
+		if t.prefix {
+			for _, tok := range x.vocab3[t.text[:minPrefix]] {
+				if tok == t.text || !strings.HasPrefix(tok, t.text) {
+					continue
+				}
+				for _, e := range *x.terms[tok] {
+					n, f := e>>2, e&3
+					old := uint32(0)
+					if hasBit(pl.tf[0], n) {
+						old |= 1
+					}
+					if hasBit(pl.tf[1], n) {
+						old |= 2
+					}
+					setBit(pl.tp, n)
+					if f > old {
+						if f&1 != 0 {
+							setBit(pl.tf[0], n)
+						} else {
+							pl.tf[0][n>>6] &^= 1 << (n & 63)
+						}
+						if f&2 != 0 {
+							setBit(pl.tf[1], n)
+						}
+					}
+				}
+			}
+		}
+		for w := range pl.words {
+			v := pl.tp[w] & pl.filt[w]
+			if v == 0 {
+				continue
+			}
+			pl.union[w] |= v
+			add(matched, w, v)
+			add(exact, w, pl.te[w]&v)
+			add(weight, w, pl.tf[0][w]&v)
+			add(weight[1:], w, pl.tf[1][w]&v)
+		}
+	}
+	total := 0
+	for _, u := range pl.union {
+		total += bits.OnesCount64(u)
+	}
+
+	// Eligible: after the cursor in answer order.
+	copy(pl.c, pl.union)
+	if p.after != nil {
+		k := uint32(p.after.Matched)<<13 | uint32(p.after.Exact)<<7 | uint32(p.after.Weight)
+		for w := range pl.words {
+			u := pl.union[w]
+			if u == 0 {
+				continue
+			}
+			lt, eq := uint64(0), u
+			for i := range keyPlanes {
+				plane := pl.key[i][w]
+				if k>>(keyPlanes-1-i)&1 == 1 {
+					lt |= eq &^ plane
+					eq &= plane
+				} else {
+					eq &^= plane
+				}
+			}
+			// Equal keys continue after the cursor's agentId.
+			for m := eq; m != 0; m &= m - 1 {
+				n := uint32(w*64 + bits.TrailingZeros64(m))
+				if x.docs[n].agentID <= p.after.AgentID {
+					eq &^= 1 << (n & 63)
+				}
+			}
+			pl.c[w] = lt | eq
+		}
+	}
+	// Narrow to the best limit+1: a collects documents surely on the page, c those tied at the
+	// threshold key, of which the first `need` by agentId join them.
+	need := p.limit + 1
+	if count(pl.c) > need {
+		for i := range keyPlanes {
+			plane := pl.key[i]
+			hits := 0
+			for w, c := range pl.c {
+				hits += bits.OnesCount64(c & plane[w])
+			}
+			if hits >= need {
+				for w := range pl.c {
+					pl.c[w] &= plane[w]
+				}
+				continue
+			}
+			for w := range pl.c {
+				pl.a[w] |= pl.c[w] & plane[w]
+				pl.c[w] &^= plane[w]
+			}
+			need -= hits
+		}
+	} else {
+		copy(pl.a, pl.c)
+		clear(pl.c)
+		need = 0
+	}
+	// keyOf reads a document's key off the planes, in packKey's layout.
+	keyOf := func(n uint32) uint32 {
+		var k uint32
+		for i := range keyPlanes {
+			k = k<<1 | uint32(pl.key[i][n>>6]>>(n&63)&1)
+		}
+		return packKey(int(k>>13), int(k>>7&63), int(k&127))
+	}
+	var page []keyed
+	for w, a := range pl.a {
+		for m := a; m != 0; m &= m - 1 {
+			n := uint32(w*64 + bits.TrailingZeros64(m))
+			page = append(page, keyed{keyOf(n), n})
+		}
+	}
+	sel := &selector{x: x}
+	slices.SortFunc(page, func(a, b keyed) int {
+		switch {
+		case sel.worse(b, a):
+			return -1
+		case sel.worse(a, b):
+			return 1
+		}
+		return 0
+	})
+	if need > 0 {
+		page = append(page, x.firstByAgent(pl.c, need, keyOf)...)
+	}
+	out := make([]candidate, len(page))
+	for i, e := range page {
+		out[i] = candidate{agentID: x.docs[e.n].agentID, matched: int(e.key >> 16), exact: int(e.key >> 8 & 0xff), weight: int(e.key & 0xff)}
+	}
+	res, next := p.cut(out)
+	return res, total, next
+}
+
+func count(b []uint64) int {
+	c := 0
+	for _, w := range b {
+		c += bits.OnesCount64(w)
+	}
+	return c
+}
+
+// firstByAgent returns the need documents of set with the smallest agentIds, in that order.
+func (x *tenantIndex) firstByAgent(set []uint64, need int, keyOf func(uint32) uint32) []keyed {
+	var out []keyed
+	if c := count(set); c*16 < len(x.order) {
+		for w, b := range set {
+			for m := b; m != 0; m &= m - 1 {
+				n := uint32(w*64 + bits.TrailingZeros64(m))
+				out = append(out, keyed{keyOf(n), n})
+			}
+		}
+		slices.SortFunc(out, func(a, b keyed) int { return strings.Compare(x.docs[a.n].agentID, x.docs[b.n].agentID) })
+		return out[:min(need, len(out))]
+	}
+	for _, n := range x.order {
+		if hasBit(set, n) {
+			out = append(out, keyed{keyOf(n), n})
+			if len(out) == need {
+				break
+			}
+		}
+	}
+	return out
+}
