@@ -79,7 +79,7 @@ func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 		if len(p.terms) > 0 {
 			score := float64(c.matched) / float64(len(p.terms))
 			h.Score = &score
-			h.MatchedCapabilities = p.matchedCapabilities(r.card)
+			h.MatchedCapabilities = p.matchedCapabilities(r)
 		}
 		res.Items = append(res.Items, h)
 	}

@@ -234,16 +234,14 @@ func siftDown(h []candidate, i int) {
 	}
 }
 
-// matchedCapabilities names the capabilities of c whose name or description matched a term.
-func (p *plan) matchedCapabilities(c Card) []string {
+// matchedCapabilities names the capabilities of r's card whose name or description matched a
+// term.
+func (p *plan) matchedCapabilities(r *rendered) []string {
 	var out []string
-	for _, cp := range c.Capabilities {
-		terms := map[string]uint8{}
-		tokenize(cp.Name, func(tok string, _ bool) { terms[tok] = 1 })
-		tokenize(cp.Description, func(tok string, _ bool) { terms[tok] = 1 })
+	for i, terms := range r.capabilityTerms() {
 		for _, t := range p.terms {
 			if f, _ := matchTerm(terms, t); f > 0 {
-				out = append(out, cp.Name)
+				out = append(out, r.card.Capabilities[i].Name)
 				break
 			}
 		}

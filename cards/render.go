@@ -10,6 +10,23 @@ import (
 type rendered struct {
 	card Card
 	json []byte
+
+	termsOnce sync.Once
+	capTerms  []map[string]uint8 // per capability, the tokens of its name and description
+}
+
+// capabilityTerms tokenizes the card's capabilities once, for matchedCapabilities.
+func (r *rendered) capabilityTerms() []map[string]uint8 {
+	r.termsOnce.Do(func() {
+		r.capTerms = make([]map[string]uint8, len(r.card.Capabilities))
+		for i, cp := range r.card.Capabilities {
+			terms := map[string]uint8{}
+			tokenize(cp.Name, func(tok string, _ bool) { terms[tok] = 1 })
+			tokenize(cp.Description, func(tok string, _ bool) { terms[tok] = 1 })
+			r.capTerms[i] = terms
+		}
+	})
+	return r.capTerms
 }
 
 func render(c Card) (*rendered, error) {
