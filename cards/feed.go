@@ -29,11 +29,24 @@ type Feed interface {
 	LastSeq(ctx context.Context, tenant tenants.ID) (int64, error)
 }
 
-// feedLookback is how far behind the newest seen sequence number each sync reads again. On
-// Postgres and MySQL a sequence number is taken when a row is inserted, not when its transaction
-// commits, so an entry can appear after entries with higher numbers; it cannot lag by a
-// thousand later writes, and re-reading is cheap because seen entries are remembered.
-const feedLookback = 1000
+// On Postgres and MySQL a sequence number is taken when a row is inserted, not when its
+// transaction commits, so an entry can become visible after entries with higher numbers (of any
+// tenant: the sequence is shared). Each sync therefore reads again everything inserted within
+// the last feedWindow: it starts after the highest sequence number it had seen feedWindow ago,
+// which is below every number handed out since. A write's transaction cannot stay open longer
+// than a request (server.requestTimeout, 30 s by default). Entries already applied are
+// remembered, so reading them again costs a query, not a re-index.
+const feedWindow = 30 * time.Second
+
+// buildLookback is how many sequence numbers before its snapshot a new index reads again,
+// since it has no history of its own yet.
+const buildLookback = 1000
+
+// mark records the highest sequence number seen at a time.
+type mark struct {
+	at  time.Time
+	seq int64
+}
 
 // Index keeps a search index per tenant in memory, built from the store on the tenant's first
 // search and kept current from the change feed: synchronously after every write on this replica,
@@ -52,9 +65,11 @@ type indexEntry struct {
 	x     *tenantIndex
 	cache renderCache
 
-	syncMu  sync.Mutex
-	lastSeq int64
-	seen    map[int64]bool // entries applied within the lookback window
+	syncMu   sync.Mutex
+	snapshot int64          // the feed position the build's snapshot of the cards is after
+	lastSeq  int64          // the highest sequence number applied
+	marks    []mark         // lastSeq over the last feedWindow, oldest first
+	seen     map[int64]bool // entries applied at or above the oldest mark
 }
 
 // NewIndex returns an empty index over store and feed.
@@ -83,7 +98,11 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 		}
 		return e, nil
 	}
-	e.err = ix.build(ctx, tenant, e)
+	// The build serves every search that waits for it, so it does not end with the first
+	// searcher's request; it has a deadline of its own.
+	buildCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
+	e.err = ix.build(buildCtx, tenant, e)
+	cancel()
 	close(e.built)
 	if e.err != nil {
 		ix.mu.Lock()
@@ -95,6 +114,9 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	}
 	return e, nil
 }
+
+// buildTimeout bounds building one tenant's index.
+const buildTimeout = 5 * time.Minute
 
 // buildBatch is how many cards one query of the build reads.
 const buildBatch = 500
@@ -118,7 +140,8 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 		}
 		x.load(batch)
 	}
-	e.x, e.lastSeq, e.seen = x, max(0, last-feedLookback), map[int64]bool{}
+	e.x, e.snapshot, e.lastSeq, e.seen = x, last, last, map[int64]bool{}
+	e.marks = []mark{{at: time.Now(), seq: max(0, last-buildLookback)}}
 	return ix.syncEntry(ctx, tenant, e)
 }
 
@@ -140,19 +163,43 @@ func (ix *Index) Drop(tenant tenants.ID) {
 	ix.mu.Unlock()
 }
 
+// dropEntry forgets e if it is still the tenant's index (not a newer one built meanwhile).
+func (ix *Index) dropEntry(tenant tenants.ID, e *indexEntry) {
+	ix.mu.Lock()
+	if ix.tenants[tenant] == e {
+		delete(ix.tenants, tenant)
+	}
+	ix.mu.Unlock()
+}
+
 // Sync applies the tenant's new feed entries, if its index is loaded. Writes call it before
 // they return, so a client reads its own writes; Follow calls it for other replicas' writes.
 func (ix *Index) Sync(ctx context.Context, tenant tenants.ID) error {
+	return ix.sync(ctx, tenant, true)
+}
+
+// sync applies new feed entries to the tenant's index. An index still being built is waited
+// for when wait is set (a write must be visible to its writer's next search); otherwise it is
+// skipped, since the build reads the feed itself when it ends.
+func (ix *Index) sync(ctx context.Context, tenant tenants.ID, wait bool) error {
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
 	ix.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	select {
-	case <-e.built:
-	case <-ctx.Done():
-		return ctx.Err()
+	if wait {
+		select {
+		case <-e.built:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	} else {
+		select {
+		case <-e.built:
+		default:
+			return nil
+		}
 	}
 	if e.err != nil {
 		return nil
@@ -164,7 +211,26 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
 	const page = 1000
-	after := max(0, e.lastSeq-feedLookback)
+	now := time.Now()
+	// Read from the newest mark that is at least feedWindow old (or the oldest one).
+	floor := 0
+	for i, m := range e.marks {
+		if now.Sub(m.at) >= feedWindow {
+			floor = i
+		}
+	}
+	e.marks = e.marks[floor:]
+	after := e.marks[0].seq
+	for seq := range e.seen {
+		if seq <= after {
+			delete(e.seen, seq)
+		}
+	}
+	defer func() {
+		if last := e.marks[len(e.marks)-1]; last.seq != e.lastSeq {
+			e.marks = append(e.marks, mark{at: now, seq: e.lastSeq})
+		}
+	}()
 	var fresh []Change
 	for {
 		changes, err := ix.feed.Changes(ctx, tenant, after, page)
@@ -187,10 +253,18 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 	var agents []string
 	for _, c := range fresh {
 		if c.Op == OpPurge {
-			ix.Drop(tenant)
+			if c.Seq <= e.snapshot {
+				// The tenant was deleted and created again before this index's snapshot.
+				e.seen[c.Seq] = true
+				continue
+			}
+			ix.dropEntry(tenant, e)
 			return nil
 		}
 		agents = append(agents, c.AgentID)
+	}
+	if len(agents) == 0 {
+		return nil
 	}
 	agents = sortedSet(agents)
 	// Apply the current state of each changed card, not the entry's: replaying is idempotent
@@ -218,11 +292,6 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 		e.seen[c.Seq] = true
 		e.lastSeq = max(e.lastSeq, c.Seq)
 	}
-	for seq := range e.seen {
-		if seq <= e.lastSeq-feedLookback {
-			delete(e.seen, seq)
-		}
-	}
 	return nil
 }
 
@@ -233,7 +302,7 @@ func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-ch
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	syncOne := func(tenant tenants.ID) {
-		if err := ix.Sync(ctx, tenant); err != nil && ctx.Err() == nil && onError != nil {
+		if err := ix.sync(ctx, tenant, false); err != nil && ctx.Err() == nil && onError != nil {
 			onError(tenant, err)
 		}
 	}
@@ -277,7 +346,15 @@ func (ix *Index) remember(tenant tenants.ID, c Card, r *rendered) {
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
 	ix.mu.Unlock()
-	if !ok || e.x == nil {
+	if !ok {
+		return
+	}
+	select {
+	case <-e.built:
+	default:
+		return // still building: e.x is not ours to read yet
+	}
+	if e.err != nil {
 		return
 	}
 	e.x.mu.RLock()

@@ -210,5 +210,7 @@ func (h *handlers) search(c echo.Context, q cards.Query) error {
 	if err != nil {
 		return err
 	}
+	// With the length known, net/http writes the body in one go instead of in chunks.
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	return c.JSONBlob(http.StatusOK, body)
 }

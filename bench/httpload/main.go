@@ -35,6 +35,7 @@ func main() {
 	conc := flag.Int("c", 16, "concurrent clients")
 	dur := flag.Duration("d", 5*time.Second, "length of one round")
 	rounds := flag.Int("rounds", 3, "rounds per endpoint, alternating")
+	limit := flag.Int("limit", 10, "the search's limit (page size)")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "agentcards-httpload")
@@ -113,7 +114,7 @@ func main() {
 	wg.Wait()
 	fmt.Printf("registered %d cards in %s\n", *n, time.Since(t0).Round(time.Millisecond))
 
-	search := "/v1/tenants/bench/cards?limit=10&capability=" + url.QueryEscape(cardgen.Make(42, *n/2).Capabilities[0].Name)
+	search := "/v1/tenants/bench/cards?limit=" + fmt.Sprint(*limit) + "&capability=" + url.QueryEscape(cardgen.Make(42, *n/2).Capabilities[0].Name)
 	call("GET", search, nil) // builds the index
 	endpoints := []struct{ name, path string }{{"health", "/health"}, {"search", search}}
 	results := map[string][]time.Duration{}
@@ -135,8 +136,8 @@ func main() {
 		rps[ep.name] = float64(count[ep.name]) / elapsed[ep.name].Seconds()
 		fmt.Printf("%-8s %10.0f %10s %10s\n", ep.name, rps[ep.name], lat[len(lat)/2].Round(time.Microsecond), lat[len(lat)*99/100].Round(time.Microsecond))
 	}
-	fmt.Printf("\nsearch/health throughput ratio: %.2f (%d clients, %d cards, %d x %s rounds each)\n",
-		rps["search"]/rps["health"], *conc, *n, *rounds, *dur)
+	fmt.Printf("\nsearch/health throughput ratio: %.2f (limit %d, %d clients, %d cards, %d x %s rounds each)\n",
+		rps["search"]/rps["health"], *limit, *conc, *n, *rounds, *dur)
 }
 
 // load runs conc clients in a closed loop against url for d and returns every latency.
