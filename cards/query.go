@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Query is a search over one tenant's cards. Every filter is all-of; an empty query lists every
@@ -113,13 +114,16 @@ func (q Query) compile() (plan, error) {
 		return plan{}, fmt.Errorf("q: longer than 1024 bytes: %w", ErrInvalid)
 	}
 	seen := map[string]int{}
-	tokenize(q.Q, func(tok string, atEnd bool) {
+	// The last word may be a prefix whatever follows it ("summar " as well as "summar").
+	text := strings.TrimRightFunc(q.Q, func(r rune) bool { return !isWordRune(r) })
+	tokenize(text, func(tok string, atEnd bool) {
+		prefix := atEnd && utf8.RuneCountInString(tok) >= minPrefix
 		if i, ok := seen[tok]; ok {
-			p.terms[i].prefix = p.terms[i].prefix || (atEnd && len(tok) >= minPrefix)
+			p.terms[i].prefix = p.terms[i].prefix || prefix
 			return
 		}
 		seen[tok] = len(p.terms)
-		p.terms = append(p.terms, term{text: tok, prefix: atEnd && len(tok) >= minPrefix})
+		p.terms = append(p.terms, term{text: tok, prefix: prefix})
 	})
 	if strings.TrimSpace(q.Q) != "" && len(p.terms) == 0 {
 		return plan{}, fmt.Errorf("q: has no letters or digits to search for: %w", ErrInvalid)

@@ -41,3 +41,15 @@ func TestTokenize(t *testing.T) {
 		t.Errorf("compound at end: %v", ends)
 	}
 }
+
+func TestPrefixTermNeedsThreeCharacters(t *testing.T) {
+	for q, want := range map[string]bool{"summar": true, "summar  ": true, "sum.": true, "su": false, "éa": false, "東京都": true} {
+		p, err := Query{Q: q}.compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.terms[len(p.terms)-1].prefix; got != want {
+			t.Errorf("%q: prefix %v, want %v", q, got, want)
+		}
+	}
+}

@@ -169,6 +169,9 @@ func TestSearchRanking(t *testing.T) {
 		if fmt.Sprint(a.ids()) != "[doc-writer]" || fmt.Sprint(a.Items[0].MatchedCapabilities) != "[summarize]" {
 			t.Fatalf("summar: %v %+v", a.ids(), a.Items)
 		}
+		if got := q("summar, ").ids(); fmt.Sprint(got) != "[doc-writer]" {
+			t.Fatalf("summar followed by punctuation: %v", got)
+		}
 		if got := q("summar text").ids(); fmt.Sprint(got) != "[Translator doc-writer]" {
 			t.Fatalf("summar text: %v", got)
 		}
