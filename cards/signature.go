@@ -152,7 +152,8 @@ func (v *verifier) findKey(ctx context.Context, h jwsHeader) (crypto.PublicKey, 
 	}
 	set, err := v.fetchJWKS(ctx, h.Jku)
 	if err != nil {
-		return nil, "", "jku: " + err.Error()
+		// The cause (addresses, resolver errors) stays out of the card: every reader sees it.
+		return nil, "", fmt.Sprintf("jku %s could not be fetched or read", h.Jku)
 	}
 	if k := pickKey(set, h); k != nil {
 		return k, "jku", ""

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -39,6 +40,14 @@ func optionalAuth(tokens *authz.Tokens, delegationTokens tokenVerifier, log *slo
 func (h *handlers) publishedTenant(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		t, err := h.Tenants.Published(c.Request().Context(), tenants.ID(c.Param("tenant")))
+		if errors.Is(err, tenants.ErrNotFound) {
+			// Answer as for a tenant without such a card (or without public cards), so that
+			// nobody learns from these open routes which tenants exist.
+			if strings.HasSuffix(c.Path(), "/agents") {
+				return c.JSON(http.StatusOK, map[string]any{"items": []any{}})
+			}
+			return fmt.Errorf("card %q: %w", c.Param("agentId"), cards.ErrNotFound)
+		}
 		if err != nil {
 			return err
 		}

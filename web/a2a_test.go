@@ -196,7 +196,16 @@ func TestA2AVisibilityVersionsAndCaching(t *testing.T) {
 		// A suspended tenant publishes nothing.
 		expect(t, e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]any{"status": "suspended"}), http.StatusOK)
 		expect(t, e.do("GET", card("pub"), "", nil), http.StatusNotFound, "not_found")
-		expect(t, e.do("GET", "/a2a/acme/agents", "", nil), http.StatusNotFound, "not_found")
+		// ... and its list is empty, exactly as a missing tenant's: these open routes do not
+		// tell which tenants exist.
+		suspended, missing := e.do("GET", "/a2a/acme/agents", "", nil), e.do("GET", "/a2a/no-such-tenant/agents", "", nil)
+		expect(t, suspended, http.StatusOK)
+		if string(suspended.body) != string(missing.body) || !strings.Contains(string(missing.body), `"items":[]`) {
+			t.Fatalf("suspended %s, missing %s", suspended.body, missing.body)
+		}
+		if a, b := e.do("GET", card("pub"), "", nil), e.do("GET", "/a2a/no-such-tenant/pub/.well-known/agent-card.json", "", nil); errMessage(t, a) != errMessage(t, b) {
+			t.Fatalf("a suspended tenant's card and a missing tenant's differ: %s / %s", a.body, b.body)
+		}
 	})
 }
 

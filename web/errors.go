@@ -97,6 +97,11 @@ func classify(err error) (int, string, string) {
 				msg = "a valid bearer token is required"
 			case context.DeadlineExceeded:
 				msg = "the request took too long"
+			case outbound.ErrBlocked, outbound.ErrRedirect:
+				// The dial error names resolved addresses: not for clients.
+				msg = "the URL points to an address or a redirect this server does not fetch"
+			case cards.ErrFetch:
+				msg = "the URL could not be fetched"
 			}
 			return row.status, row.code, msg
 		}
