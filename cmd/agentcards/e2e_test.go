@@ -145,6 +145,12 @@ func TestEndToEnd(t *testing.T) {
 	if got := call("GET", "/v1/tenants/acme/cards", nil, 200); got["total"] != float64(1) {
 		t.Fatalf("listed %v", got)
 	}
+	if got := call("GET", "/v1/tenants/acme/cards?q=review+pr&capability=review_pr", nil, 200); got["total"] != float64(1) {
+		t.Fatalf("searched %v", got)
+	}
+	if got := call("GET", "/a2a/acme/reviewer/.well-known/agent-card.json", nil, 200); got["name"] != "Code Reviewer" || got["signatures"] == nil {
+		t.Fatalf("A2A card %v", got)
+	}
 	call("DELETE", "/v1/tenants/acme/cards/reviewer", nil, 204)
 	call("GET", "/v1/tenants/acme/cards/reviewer", nil, 404)
 
