@@ -143,6 +143,9 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 		}
 		after = string(b)
 	}
+	if s.Index != nil {
+		return s.publicFromIndex(ctx, tenant, after, limit)
+	}
 	ids, err := s.Store.IDs(ctx, tenant)
 	if err != nil {
 		return AgentPage{}, err
@@ -155,7 +158,7 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 	page := AgentPage{Items: []AgentSummary{}}
 	// Visibility lives in the document, so cards are read in batches until the page is full.
 	for start < len(ids) && len(page.Items) < limit {
-		end := min(start+limit, len(ids))
+		end := min(start+max(limit, buildBatch), len(ids))
 		batch, err := s.Store.GetMany(ctx, tenant, ids[start:end])
 		if err != nil {
 			return AgentPage{}, err
@@ -183,4 +186,30 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 // A2ACardPath is where the A2A card of an agent is served.
 func A2ACardPath(tenant tenants.ID, agentID string) string {
 	return "/a2a/" + string(tenant) + "/" + agentID + "/.well-known/agent-card.json"
+}
+
+// publicFromIndex pages through the public cards the index knows, so an anonymous list costs one
+// query for the page however few of the tenant's cards are public.
+func (s *Service) publicFromIndex(ctx context.Context, tenant tenants.ID, after string, limit int) (AgentPage, error) {
+	ids, more, err := s.Index.publicAfter(ctx, tenant, after, limit)
+	if err != nil {
+		return AgentPage{}, err
+	}
+	found, err := s.Store.GetMany(ctx, tenant, ids)
+	if err != nil {
+		return AgentPage{}, err
+	}
+	page := AgentPage{Items: []AgentSummary{}}
+	for _, c := range found {
+		if c.Visibility == VisibilityPublic { // it may have changed since the index answered
+			page.Items = append(page.Items, AgentSummary{
+				AgentID: c.AgentID, Name: c.Name, Description: c.Description,
+				CardURL: A2ACardPath(tenant, c.AgentID),
+			})
+		}
+	}
+	if more && len(ids) > 0 {
+		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(ids[len(ids)-1]))
+	}
+	return page, nil
 }

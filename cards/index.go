@@ -36,6 +36,7 @@ type idoc struct {
 	// The version indexed: the card's id and revision, to tell a cached rendering current.
 	cardID   string
 	revision int64
+	public   bool
 }
 
 func newTenantIndex() *tenantIndex {
@@ -81,7 +82,7 @@ func (x *tenantIndex) load(cs []Card) {
 func (x *tenantIndex) add(c Card, d doc) {
 	n := uint32(len(x.docs))
 	x.docs = append(x.docs, idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
-		cardID: c.ID, revision: c.Revision})
+		cardID: c.ID, revision: c.Revision, public: c.Visibility == VisibilityPublic})
 	x.live++
 	if int(n>>6) >= len(x.alive) {
 		x.alive = append(x.alive, 0)

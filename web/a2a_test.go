@@ -210,7 +210,7 @@ func TestA2AVisibilityVersionsAndCaching(t *testing.T) {
 }
 
 func TestA2AAgentsListsPublicCards(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, e *env) {
+	forEachDialectAndIndex(t, func(t *testing.T, e *env) {
 		e.mkTenant("acme", "alice")
 		alice := e.token("alice", "acme", false)
 		for i, id := range []string{"a", "b", "c", "d", "e", "f", "g"} {
