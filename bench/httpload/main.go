@@ -36,6 +36,7 @@ func main() {
 	dur := flag.Duration("d", 5*time.Second, "length of one round")
 	rounds := flag.Int("rounds", 3, "rounds per endpoint, alternating")
 	limit := flag.Int("limit", 10, "the search's limit (page size)")
+	useWrk := flag.Bool("wrk", false, "load with wrk (Debian package wrk) instead of the Go client")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "agentcards-httpload")
@@ -117,6 +118,17 @@ func main() {
 	search := "/v1/tenants/bench/cards?limit=" + fmt.Sprint(*limit) + "&capability=" + url.QueryEscape(cardgen.Make(42, *n/2).Capabilities[0].Name)
 	call("GET", search, nil) // builds the index
 	endpoints := []struct{ name, path string }{{"health", "/health"}, {"search", search}}
+	if *useWrk {
+		rps := map[string]float64{}
+		for r := 0; r < *rounds; r++ {
+			for _, ep := range endpoints {
+				rps[ep.name] += wrk(base+ep.path, token, *conc, *dur)
+			}
+		}
+		fmt.Printf("\nwrk: health %.0f req/s, search %.0f req/s\nsearch/health throughput ratio: %.2f (wrk, limit %d, %d connections, %d cards, %d x %s rounds each)\n",
+			rps["health"]/float64(*rounds), rps["search"]/float64(*rounds), rps["search"]/rps["health"], *limit, *conc, *n, *rounds, *dur)
+		return
+	}
 	results := map[string][]time.Duration{}
 	count := map[string]int{}
 	elapsed := map[string]time.Duration{}
@@ -175,4 +187,20 @@ func load(client *http.Client, url, token string, conc int, d time.Duration) ([]
 	}
 	wg.Wait()
 	return all, len(all), time.Since(start)
+}
+
+// wrk runs one round of wrk against url and returns its requests per second.
+func wrk(url, token string, conns int, d time.Duration) float64 {
+	out, err := exec.Command("wrk", "-t2", fmt.Sprintf("-c%d", conns), "-d"+d.String(),
+		"-H", "Authorization: Bearer "+token, url).CombinedOutput()
+	if err != nil {
+		log.Fatalf("wrk: %v: %s", err, out)
+	}
+	m := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindSubmatch(out)
+	if m == nil || strings.Contains(string(out), "Non-2xx") {
+		log.Fatalf("wrk output: %s", out)
+	}
+	var v float64
+	fmt.Sscan(string(m[1]), &v)
+	return v
 }
