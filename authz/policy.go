@@ -25,8 +25,8 @@ const MaxObjectLength = 255
 // Policy allows or denies a subject (a user, an agent or a built-in role) an action on an object
 // (pattern) of the tenant. Deny wins over allow.
 type Policy struct {
-	// Subject is a user or agent, or the name of a built-in role ("orchestrator"), which then
-	// stands for every member of the role.
+	// Subject is a user, an agent as "agent:{agentId}" (what it acts as with a delegation token),
+	// or the name of a built-in role ("orchestrator"), which then stands for every member of the role.
 	Subject string `json:"subject"`
 	// Object is "policies", "cards/{agentId}", "cards/{agentId}/capabilities/{name}" or
 	// "delegations/{id}", where an id may be "*": any one segment, never crossing "/".
@@ -67,7 +67,7 @@ func validatePolicySubject(s string) error {
 	if _, ok := builtinRoles[s]; ok {
 		return nil
 	}
-	return ValidateSubject(s)
+	return validateGrantee(s)
 }
 
 func validateAction(a string) error {

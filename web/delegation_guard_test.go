@@ -16,7 +16,7 @@ func TestDelegationDepth(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, delegation: delegation.Config{MaxDepth: 2}})
 	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
 	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
-	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("agt1", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
+	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("agent:agt1", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
 
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
 	_, auth := a.received()
@@ -25,12 +25,12 @@ func TestDelegationDepth(t *testing.T) {
 	req["context"] = map[string]any{"depth": 0} // the caller's word on depth counts for nothing
 	r := e.do("POST", "/v1/tenants/acme/delegations", hop1, req)
 	expect(t, r, http.StatusOK)
-	if d := decodeDelegation(t, r); d.Depth != 2 || d.Caller != "agt1" || d.Status != delegation.StatusCompleted {
+	if d := decodeDelegation(t, r); d.Depth != 2 || d.Caller != "agent:agt1" || d.Status != delegation.StatusCompleted {
 		t.Fatalf("second hop %+v", d)
 	}
 	_, auth = a.received()
 	hop2 := strings.TrimPrefix(auth, "Bearer ")
-	if c := e.verifyWithJWKS(hop2); c.Depth != 2 || c.Caller != "agt1" {
+	if c := e.verifyWithJWKS(hop2); c.Depth != 2 || c.Caller != "agent:agt1" {
 		t.Fatalf("second hop token %+v", c)
 	}
 	calls := a.calls.Load()
@@ -38,10 +38,10 @@ func TestDelegationDepth(t *testing.T) {
 	if a.calls.Load() != calls {
 		t.Fatal("a too deep delegation reached the agent")
 	}
-	// A delegation token acts only in its tenant, and only as the agent.
+	// A delegation token acts only in its tenant, and only to delegate.
 	e.mkTenant("other", "zed")
 	expect(t, e.do("POST", "/v1/tenants/other/delegations", hop1, req), http.StatusNotFound, "not_found")
-	expect(t, e.do("GET", "/v1/tenants/acme/policies", hop1, nil), http.StatusForbidden, "forbidden")
+	expect(t, e.do("GET", "/v1/tenants/acme/policies", hop1, nil), http.StatusUnauthorized, "unauthorized")
 }
 
 // TestDelegationBreaker: consecutive failures open the endpoint's breaker, which then fails fast

@@ -49,6 +49,10 @@ func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Del
 	if d.Caller == p.Subject {
 		return d, nil
 	}
+	if p.Delegated {
+		// An agent reads only the delegations it made, whatever policies grant its subject.
+		return Delegation{}, fmt.Errorf("delegation %q: %w", id, ErrNotFound)
+	}
 	err = x.d.Authz.Check(ctx, string(tenant), "delegations/"+id, authz.ActDelegationsRead)
 	if err == nil {
 		return d, nil
@@ -82,9 +86,12 @@ func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter) ([]D
 		f.Limit = DefaultLimit
 	}
 	f.Limit = min(f.Limit, MaxLimit)
-	all, err := x.seesAll(ctx, tenant)
-	if err != nil {
-		return nil, "", err
+	all := false
+	if !p.Delegated {
+		var err error
+		if all, err = x.seesAll(ctx, tenant); err != nil {
+			return nil, "", err
+		}
 	}
 	if !all {
 		f.Caller = p.Subject
