@@ -73,17 +73,29 @@ func TestDelegationBreaker(t *testing.T) {
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
 }
 
-// TestDelegationRateLimit: a tenant's delegations beyond its rate are refused with 429.
+// TestDelegationRateLimit: a tenant's delegations beyond its rate are refused with 429 and
+// recorded as rejected; attempts refused by policy do not spend the rate.
 func TestDelegationRateLimit(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{RatePerSecond: 0.001, RateBurst: 2}})
 	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	rita := e.token("rita", "acme", false)
+	for i := 0; i < 3; i++ {
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", rita, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
+	}
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async")), http.StatusAccepted)
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusTooManyRequests, "rate_limited")
 	if a.calls.Load() > 2 {
 		t.Fatalf("the agent got %d calls", a.calls.Load())
+	}
+	var page struct {
+		Items []delegation.Delegation `json:"items"`
+	}
+	e.do("GET", "/v1/tenants/acme/delegations?status=rejected", alice, nil).json(t, &page)
+	if len(page.Items) != 4 || page.Items[0].Caller != "olga" || !strings.Contains(page.Items[0].Error, "too many delegations") {
+		t.Fatalf("rejected records %+v", page.Items)
 	}
 }
 

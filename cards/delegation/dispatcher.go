@@ -173,9 +173,6 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		return Delegation{}, err
 	}
 	now := x.now()
-	if !x.limiters.allow(string(tenant), now) {
-		return Delegation{}, fmt.Errorf("tenant %q: %w", string(tenant), ErrRateLimited)
-	}
 	d := Delegation{
 		ID: x.d.NewID(), Caller: p.Subject, AgentID: req.AgentID, Capability: req.Capability,
 		Mode: req.Mode, Transport: req.Transport, Depth: p.Depth + 1, CreatedAt: now, UpdatedAt: now,
@@ -189,6 +186,11 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	}
 	if d.Depth > x.cfg.MaxDepth {
 		return x.reject(ctx, tenant, d, fmt.Errorf("depth %d is over the maximum of %d: %w", d.Depth, x.cfg.MaxDepth, ErrDepthExceeded))
+	}
+	// The rate is spent only by delegations that would otherwise go out, so refused attempts
+	// cannot use up a tenant's budget.
+	if !x.limiters.allow(string(tenant), now) {
+		return x.reject(ctx, tenant, d, fmt.Errorf("tenant %q: %w", string(tenant), ErrRateLimited))
 	}
 	timeout := x.cfg.DefaultTimeout
 	if req.TimeoutMS > 0 {
