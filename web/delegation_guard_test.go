@@ -171,3 +171,42 @@ func TestDelegationIsolation(t *testing.T) {
 		expect(t, e.do("GET", "/v1/tenants/tenant-a/delegations/"+id, aliceA, nil), http.StatusOK)
 	})
 }
+
+// TestDelegationBreakerPerTenant: breakers are per tenant and endpoint, so failures seen by one
+// tenant cannot open another's breaker on the same URL; and timeouts from a caller's timeoutMs
+// below the server's default do not count as the agent's failures.
+func TestDelegationBreakerPerTenant(t *testing.T) {
+	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
+		delegation: delegation.Config{BreakerFailures: 2, BreakerCooldown: time.Minute}})
+	a := newAgent(t, func(w http.ResponseWriter, req taskRequest) {
+		if req.Task == "slow" {
+			time.Sleep(100 * time.Millisecond)
+		}
+		reply(http.StatusInternalServerError, `overloaded`)(w, req)
+	})
+	_, olgaA := e.delegationSetup("tenant-a", "agt1", a.endpoint())
+	_, olgaB := e.delegationSetup("tenant-b", "agt1", a.endpoint())
+	// Tenant A times out on purpose, with a tiny timeoutMs, more often than the breaker allows.
+	slow := delegate("agt1", "sync")
+	slow["task"], slow["timeoutMs"] = "slow", 1
+	for i := 0; i < 3; i++ {
+		r := e.do("POST", "/v1/tenants/tenant-a/delegations", olgaA, slow)
+		expect(t, r, http.StatusOK)
+		if d := decodeDelegation(t, r); d.Status != delegation.StatusTimeout {
+			t.Fatalf("short timeout %d: %+v", i, d)
+		}
+	}
+	r := e.do("POST", "/v1/tenants/tenant-a/delegations", olgaA, delegate("agt1", "sync"))
+	expect(t, r, http.StatusOK)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusFailed {
+		t.Fatalf("after the caller's own timeouts: %+v", d)
+	}
+	// A's real failures open A's breaker only.
+	expect(t, e.do("POST", "/v1/tenants/tenant-a/delegations", olgaA, delegate("agt1", "sync")), http.StatusOK)
+	expect(t, e.do("POST", "/v1/tenants/tenant-a/delegations", olgaA, delegate("agt1", "sync")), http.StatusServiceUnavailable, "agent_unavailable")
+	calls := a.calls.Load()
+	expect(t, e.do("POST", "/v1/tenants/tenant-b/delegations", olgaB, delegate("agt1", "sync")), http.StatusOK)
+	if a.calls.Load() != calls+1 {
+		t.Fatal("tenant B's call did not reach the agent")
+	}
+}

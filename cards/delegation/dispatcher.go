@@ -261,7 +261,15 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 	}
 	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
-	out, err := x.breakers.get(c.target.url).Execute(func() (Outcome, error) { return x.send(callCtx, c) })
+	out, err := x.breakers.get(string(c.tenant), c.target.url).Execute(func() (Outcome, error) {
+		out, err := x.send(callCtx, c)
+		if err != nil && callCtx.Err() != nil && c.timeout < x.cfg.DefaultTimeout {
+			// The caller chose to wait less than the server would: its timeout must not let it
+			// open the breaker on an agent that is merely slower than that.
+			err = fmt.Errorf("%w: %w", errNotCounted, err)
+		}
+		return out, err
+	})
 	cancel()
 	var refusal error
 	switch {
