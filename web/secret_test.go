@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/cards/delegation"
 )
 
 // TestEndpointSecret: a card's static endpoint secret is sent as the bearer credential of
@@ -41,5 +44,39 @@ func TestEndpointSecret(t *testing.T) {
 		if _, auth := a.received(); !strings.HasPrefix(auth, "Bearer ey") {
 			t.Fatalf("without a secret the agent got %q", auth)
 		}
+	})
+}
+
+// TestEndpointSecretLocalFailure: a stored secret that will not open (the key changed) is the
+// server's failure, not the agent's: nothing is sent, the delegation is recorded as rejected
+// without internal text, the answer is an opaque 500, and the endpoint's breaker does not count it.
+func TestEndpointSecretLocalFailure(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e2 := newEnvWith(t, e.db, envOptions{allowLoopback: true, delegation: delegation.Config{BreakerFailures: 1, BreakerCooldown: time.Minute}})
+		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e2.delegationSetup("acme", "agt1", a.endpoint())
+		expect(t, e2.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": "s3cr3t"}), http.StatusNoContent)
+		if _, err := e2.db.SQL().Exec("UPDATE endpoint_secrets SET sealed = 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			r := e2.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+			expect(t, r, http.StatusInternalServerError, "internal")
+			if bytes.Contains(r.body, []byte("secret")) || bytes.Contains(r.body, []byte("cipher")) {
+				t.Fatalf("the answer tells internals: %s", r.body)
+			}
+		}
+		if a.calls.Load() != 0 {
+			t.Fatal("the agent was called without its secret")
+		}
+		var page struct {
+			Items []delegation.Delegation `json:"items"`
+		}
+		e2.do("GET", "/v1/tenants/acme/delegations?status=rejected", alice, nil).json(t, &page)
+		if len(page.Items) != 3 || strings.Contains(page.Items[0].Error, "cipher") || strings.Contains(page.Items[0].Error, "reached") {
+			t.Fatalf("rejected records %+v", page.Items)
+		}
+		expect(t, e2.do("DELETE", "/v1/tenants/acme/cards/agt1/secret", alice, nil), http.StatusNoContent)
+		expect(t, e2.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -77,6 +78,8 @@ type Deps struct {
 	Secrets Secrets // may be nil
 	// Blocked reports whether an error of Doer is the outbound guard refusing an address.
 	Blocked func(error) bool
+	// Log receives the causes of calls the server failed to prepare; nil means slog.Default().
+	Log *slog.Logger
 	// Now and NewID are injected so tests can pin them; NewID must return ids that sort by time.
 	Now   func() time.Time
 	NewID func() string
@@ -122,6 +125,9 @@ func NewDispatcher(cfg Config, d Deps) *Dispatcher {
 	}
 	if d.NewID == nil {
 		d.NewID = func() string { return uuid.Must(uuid.NewV7()).String() }
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
 	}
 	if d.Blocked == nil {
 		d.Blocked = func(error) bool { return false }
@@ -279,6 +285,11 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 	case err != nil && x.d.Blocked(err):
 		refusal = fmt.Errorf("agent %q: %w", c.d.AgentID, ErrBlocked)
 		out = Outcome{Status: StatusRejected, Error: refusal.Error()}
+	case errors.Is(err, errLocal):
+		// Our own failure: the cause goes to the log; the record and the answer say nothing of it.
+		x.d.Log.Error("delegation not sent", "tenant", string(c.tenant), "delegationId", c.d.ID, "err", err)
+		refusal = fmt.Errorf("delegation %q: %w", c.d.ID, err)
+		out = Outcome{Status: StatusRejected, Error: "the server could not prepare the call (internal error)"}
 	case err != nil && out.Status == "":
 		out = Outcome{Status: StatusFailed, Error: "the agent could not be reached"}
 		if callCtx.Err() != nil {
@@ -311,10 +322,10 @@ func (x *Dispatcher) send(ctx context.Context, c call) (Outcome, error) {
 	return x.sendTask(ctx, c)
 }
 
-// token signs the delegation token for the call.
+// token signs the delegation token for the call; a failure is errLocal.
 func (x *Dispatcher) token(c call) (string, error) {
 	now := x.d.Now()
-	return x.d.Signer.SignJWT(authz.DelegationClaims{
+	tok, err := x.d.Signer.SignJWT(authz.DelegationClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer: x.cfg.Issuer, Subject: c.d.AgentID, Audience: jwt.ClaimStrings{c.target.url},
 			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
@@ -323,15 +334,19 @@ func (x *Dispatcher) token(c call) (string, error) {
 		Tenant: string(c.tenant), Caller: c.d.Caller, Capability: c.d.Capability,
 		DelegationID: c.d.ID, Depth: c.d.Depth,
 	})
+	if err != nil {
+		return "", fmt.Errorf("sign the delegation token: %w: %w", errLocal, err)
+	}
+	return tok, nil
 }
 
 // authorization returns the Authorization header of a call: the endpoint's static secret when
-// the card has one, else the delegation token.
+// the card has one, else the delegation token. A secret that cannot be read is errLocal.
 func (x *Dispatcher) authorization(ctx context.Context, c call, token string) (string, error) {
 	if x.d.Secrets != nil {
 		s, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("endpoint secret: %w: %w", errLocal, err)
 		}
 		if s != "" {
 			return "Bearer " + s, nil

@@ -16,6 +16,11 @@ var errAgentFault = errors.New("agent error")
 // ignores it: a timeout shorter than the server's default that the caller chose.
 var errNotCounted = errors.New("not the agent's fault")
 
+// errLocal marks a failure of the server itself while preparing a call (a secret that will not
+// open, a signing error, a store error): the agent was never asked, so its breaker ignores it and
+// the delegation is recorded as rejected, with the cause in the server's log only.
+var errLocal = errors.New("local failure")
+
 // breakers holds one circuit breaker per tenant and endpoint, created on first use: one tenant's
 // calls can never open the breaker another tenant's calls go through.
 type breakers struct {
@@ -45,8 +50,10 @@ func (b *breakers) get(tenant, endpoint string) *gobreaker.CircuitBreaker[Outcom
 		Timeout:     b.cooldown,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
 		// A refusal of our own guard says nothing about the agent's health, nor does a failure
-		// marked errNotCounted.
-		IsExcluded: func(err error) bool { return errors.Is(err, errNotCounted) || b.excluded(err) },
+		// marked errNotCounted or errLocal.
+		IsExcluded: func(err error) bool {
+			return errors.Is(err, errNotCounted) || errors.Is(err, errLocal) || b.excluded(err)
+		},
 	})
 	b.m[key] = cb
 	return cb

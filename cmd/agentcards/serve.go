@@ -73,7 +73,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dispatcher, err := newDispatcher(cfg, db, enforcers, keys, secrets)
+	dispatcher, err := newDispatcher(cfg, db, enforcers, keys, secrets, log)
 	if err != nil {
 		return err
 	}
