@@ -210,3 +210,18 @@ func TestDelegationBreakerPerTenant(t *testing.T) {
 		t.Fatal("tenant B's call did not reach the agent")
 	}
 }
+
+// TestDelegationAfterShutdownBegan: once the dispatcher waits for async delegations in flight
+// (shutdown), a new async delegation is refused with 503 instead of racing the wait; sync ones,
+// which finish within their request, still go.
+func TestDelegationAfterShutdownBegan(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	e.dispatcher.Wait()
+	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async")), http.StatusServiceUnavailable, "unavailable")
+	if a.calls.Load() != 0 {
+		t.Fatal("an async delegation started after the wait")
+	}
+	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+}

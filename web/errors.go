@@ -41,6 +41,7 @@ var errorCodes = []struct {
 	{delegation.ErrInvalid, http.StatusBadRequest, "invalid"},
 	{delegation.ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
 	{delegation.ErrAgentUnavailable, http.StatusServiceUnavailable, "agent_unavailable"},
+	{delegation.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
 	{tenants.ErrNotFound, http.StatusNotFound, "not_found"},
 	{cards.ErrNotFound, http.StatusNotFound, "not_found"},
 	{authz.ErrNotFound, http.StatusNotFound, "not_found"},

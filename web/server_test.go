@@ -37,6 +37,8 @@ type env struct {
 	authz  *authz.Enforcers
 	index  *cards.Index
 	cards  *cards.Service
+	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
+	dispatcher *delegation.Dispatcher
 }
 
 // grantRule writes a policy rule straight into the store and drops the cached enforcer, as a
@@ -136,7 +138,8 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	})
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, keys: keys, authz: enforcers, index: index, cards: cardService}
+	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, keys: keys, authz: enforcers, index: index, cards: cardService,
+		dispatcher: dispatcher}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

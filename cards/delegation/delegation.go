@@ -29,6 +29,8 @@ var (
 	ErrAgentUnavailable = errors.New("agent unavailable")
 	// ErrRateLimited: the tenant sent more delegations than its rate allows.
 	ErrRateLimited = errors.New("too many delegations")
+	// ErrClosed: the server is shutting down and takes no new async delegation.
+	ErrClosed = errors.New("the server is shutting down")
 )
 
 // Status is where a delegation stands.

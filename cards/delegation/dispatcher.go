@@ -91,7 +91,11 @@ type Dispatcher struct {
 	d        Deps
 	breakers breakers
 	limiters limiters
-	running  sync.WaitGroup
+
+	// mu guards closed and every running.Add, so no async call can start once Wait began.
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
 }
 
 // NewDispatcher returns a dispatcher; zero limits in cfg get the documented defaults.
@@ -146,9 +150,25 @@ func (x *Dispatcher) Issuer() string { return x.cfg.Issuer }
 // Leeway is the clock skew tolerated when a delegation token comes back to us.
 func (x *Dispatcher) Leeway() time.Duration { return 5 * time.Second }
 
-// Wait blocks until every async delegation in flight has its outcome or gave up; call it on
-// shutdown after the server stopped taking requests.
-func (x *Dispatcher) Wait() { x.running.Wait() }
+// Wait refuses new async delegations (ErrClosed) and blocks until every one in flight has its
+// outcome or gave up; call it on shutdown after the server stopped taking requests.
+func (x *Dispatcher) Wait() {
+	x.mu.Lock()
+	x.closed = true
+	x.mu.Unlock()
+	x.running.Wait()
+}
+
+// start reserves a place for one async call, unless Wait has begun.
+func (x *Dispatcher) start() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return ErrClosed
+	}
+	x.running.Add(1)
+	return nil
+}
 
 // CallbackURL builds the URL an agent posts an async result to, from the delegation's id and
 // its single-use token.
@@ -205,6 +225,9 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	call := call{tenant: tenant, d: d, req: req, target: target, timeout: timeout}
 	hash := ""
 	if req.Mode == ModeAsync {
+		if err := x.start(); err != nil {
+			return Delegation{}, err
+		}
 		token := newToken()
 		sum := sha256.Sum256([]byte(token))
 		hash = hex.EncodeToString(sum[:])
@@ -214,6 +237,9 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		d.Status = StatusRunning
 	}
 	if err := x.d.Store.Create(ctx, tenant, d, hash); err != nil {
+		if req.Mode == ModeAsync {
+			x.running.Done()
+		}
 		return Delegation{}, err
 	}
 	call.d = d
@@ -221,7 +247,6 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	// a caller that goes away must not leave the record running forever.
 	bg := context.WithoutCancel(ctx)
 	if req.Mode == ModeAsync {
-		x.running.Add(1)
 		go func() {
 			defer x.running.Done()
 			_, _ = x.run(bg, call)
