@@ -257,3 +257,31 @@ func TestDelegationFailureAndTimeout(t *testing.T) {
 		t.Fatalf("timeout %+v", d)
 	}
 }
+
+// TestDelegationCallbackURLNeverFromHost: the callback URL (and the single-use token in it) is
+// built from the configured base, never from the request's Host header; without
+// delegation.publicUrl on a non-loopback listen address, async delegations are refused.
+func TestDelegationCallbackURLNeverFromHost(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	a := newAgent(t, reply(http.StatusAccepted, `{}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"), "Host", "evil.example")
+	expect(t, r, http.StatusAccepted)
+	e.waitStatus("acme", decodeDelegation(t, r).ID, olga, delegation.StatusAccepted)
+	if got, _ := a.received(); !strings.HasPrefix(got.CallbackURL, e.srv.URL+"/callbacks/") {
+		t.Fatalf("callback URL %q", got.CallbackURL)
+	}
+
+	public := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, listenAddr: "0.0.0.0:8080"})
+	b := newAgent(t, reply(http.StatusAccepted, `{}`))
+	_, olga = public.delegationSetup("acme", "agt1", b.endpoint())
+	r = public.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"), "Host", "evil.example")
+	expect(t, r, http.StatusServiceUnavailable, "unavailable")
+	if !strings.Contains(string(r.body), "delegation.publicUrl") {
+		t.Fatalf("the refusal does not tell what to set: %s", r.body)
+	}
+	expect(t, public.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+	if b.calls.Load() != 1 {
+		t.Fatalf("the agent got %d calls", b.calls.Load())
+	}
+}
