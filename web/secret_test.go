@@ -80,3 +80,47 @@ func TestEndpointSecretLocalFailure(t *testing.T) {
 		expect(t, e2.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
 	})
 }
+
+// TestEndpointSecretBoundToEndpoint: the secret goes only to the endpoint the card had when it
+// was set. Pointing the card elsewhere sends the new URL the delegation token, never the secret;
+// deleting the card deletes its secret, so a card created again under its id does not get it.
+func TestEndpointSecretBoundToEndpoint(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		evil := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		const secret = "s3cr3t-Endpoint-Key"
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": secret}), http.StatusNoContent)
+
+		moved := sampleCard("agt1")
+		moved["endpoint"] = evil.endpoint()
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1", alice, moved), http.StatusOK)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		if _, auth := evil.received(); auth == "Bearer "+secret || !strings.HasPrefix(auth, "Bearer ey") {
+			t.Fatalf("the new endpoint got Authorization %q", auth)
+		}
+		// Back at the URL it was set for, the secret is used again.
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1", alice, sampleCardAt("agt1", a.endpoint())), http.StatusOK)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		if _, auth := a.received(); auth != "Bearer "+secret {
+			t.Fatalf("the original endpoint got Authorization %q", auth)
+		}
+
+		expect(t, e.do("DELETE", "/v1/tenants/acme/cards/agt1", alice, nil), http.StatusNoContent)
+		var n int
+		if err := e.db.SQL().QueryRow("SELECT COUNT(*) FROM endpoint_secrets").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d secrets left after the card was deleted (%v)", n, err)
+		}
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCardAt("agt1", a.endpoint())), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		if _, auth := a.received(); auth == "Bearer "+secret {
+			t.Fatal("a card created again inherited the deleted card's secret")
+		}
+	})
+}
+
+func sampleCardAt(agentID, endpoint string) map[string]any {
+	c := sampleCard(agentID)
+	c["endpoint"] = endpoint
+	return c
+}

@@ -43,9 +43,10 @@ type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }
 
-// Secrets returns the static secret of an agent's endpoint, or "" when it has none.
+// Secrets returns the static secret an agent holds for an endpoint URL, or "" when it has none
+// for that URL.
 type Secrets interface {
-	Secret(ctx context.Context, tenant tenants.ID, agentID string) (string, error)
+	Secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (string, error)
 }
 
 // Config holds the limits the server enforces, whatever the caller asks.
@@ -365,11 +366,11 @@ func (x *Dispatcher) token(c call) (string, error) {
 	return tok, nil
 }
 
-// authorization returns the Authorization header of a call: the endpoint's static secret when
-// the card has one, else the delegation token. A secret that cannot be read is errLocal.
+// authorization returns the Authorization header of a call: the static secret the card holds
+// for the URL called, else the delegation token. A secret that cannot be read is errLocal.
 func (x *Dispatcher) authorization(ctx context.Context, c call, token string) (string, error) {
 	if x.d.Secrets != nil {
-		s, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID)
+		s, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID, c.target.url)
 		if err != nil {
 			return "", fmt.Errorf("endpoint secret: %w: %w", errLocal, err)
 		}
