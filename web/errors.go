@@ -37,6 +37,7 @@ var errorCodes = []struct {
 	{authz.ErrForbidden, http.StatusForbidden, "forbidden"},
 	{delegation.ErrNotFound, http.StatusNotFound, "not_found"},
 	{delegation.ErrConflict, http.StatusConflict, "conflict"},
+	{delegation.ErrExpired, http.StatusGone, "expired"},
 	{delegation.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
 	{delegation.ErrInvalid, http.StatusBadRequest, "invalid"},
 	{delegation.ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},

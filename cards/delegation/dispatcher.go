@@ -223,6 +223,7 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	if req.TimeoutMS > 0 {
 		timeout = min(time.Duration(req.TimeoutMS)*time.Millisecond, x.cfg.MaxTimeout)
 	}
+	d.Deadline = now.Add(timeout)
 	call := call{tenant: tenant, d: d, req: req, target: target, timeout: timeout}
 	hash := ""
 	if req.Mode == ModeAsync {
