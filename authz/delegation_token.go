@@ -22,8 +22,8 @@ type DelegationClaims struct {
 }
 
 // VerifyDelegation checks a delegation token the service signed (an agent presenting the token
-// it received, to delegate further) and returns the principal it stands for: the agent, in the
-// token's tenant, one delegation deep per hop. The audience is the agent's endpoint, not us, so
+// it received, to delegate further) and returns the principal it stands for: the agent, as
+// AgentSubject(sub) and Delegated, in the token's tenant, one delegation deep per hop. The audience is the agent's endpoint, not us, so
 // it is not checked; the issuer, signature, expiry and claims are.
 func (s *ServiceKeys) VerifyDelegation(raw, issuer string, leeway time.Duration, now func() time.Time) (Principal, error) {
 	if now == nil {
@@ -52,5 +52,5 @@ func (s *ServiceKeys) VerifyDelegation(raw, issuer string, leeway time.Duration,
 	if c.Tenant == "" || c.DelegationID == "" || c.Depth < 1 {
 		return Principal{}, fmt.Errorf("%w: not a delegation token", ErrUnauthenticated)
 	}
-	return Principal{Subject: c.Subject, Tenant: c.Tenant, Depth: c.Depth}, nil
+	return Principal{Subject: AgentSubject(c.Subject), Tenant: c.Tenant, Depth: c.Depth, Delegated: true}, nil
 }

@@ -204,7 +204,7 @@ type Assignment struct {
 
 // Validate checks both fields.
 func (a Assignment) Validate() error {
-	if err := ValidateSubject(a.Subject); err != nil {
+	if err := validateGrantee(a.Subject); err != nil {
 		return err
 	}
 	return ValidateRole(a.Role)

@@ -18,11 +18,15 @@ var knownActions = []string{ActCardsRead, ActCardsWrite, ActCardsDelete, ActDele
 // at most 128 characters of ASCII.
 const MaxObjectSegment = 128
 
+// MaxObjectLength bounds a whole object, in bytes, so it fits the policy table's column: two
+// segments of MaxObjectSegment each under cards/.../capabilities/ would not.
+const MaxObjectLength = 255
+
 // Policy allows or denies a subject (a user, an agent or a built-in role) an action on an object
 // (pattern) of the tenant. Deny wins over allow.
 type Policy struct {
-	// Subject is a user or agent, or the name of a built-in role ("orchestrator"), which then
-	// stands for every member of the role.
+	// Subject is a user, an agent as "agent:{agentId}" (what it acts as with a delegation token),
+	// or the name of a built-in role ("orchestrator"), which then stands for every member of the role.
 	Subject string `json:"subject"`
 	// Object is "policies", "cards/{agentId}", "cards/{agentId}/capabilities/{name}" or
 	// "delegations/{id}", where an id may be "*": any one segment, never crossing "/".
@@ -63,7 +67,7 @@ func validatePolicySubject(s string) error {
 	if _, ok := builtinRoles[s]; ok {
 		return nil
 	}
-	return ValidateSubject(s)
+	return validateGrantee(s)
 }
 
 func validateAction(a string) error {
@@ -77,6 +81,9 @@ func validateAction(a string) error {
 // an id segment may be "*" (one whole segment); an id never contains glob metacharacters, so a
 // policy cannot grant more than its text says.
 func ValidateObject(obj string, wildcards bool) error {
+	if len(obj) > MaxObjectLength {
+		return fmt.Errorf("object is longer than %d characters: %w", MaxObjectLength, ErrInvalid)
+	}
 	segs := strings.Split(obj, "/")
 	kind := segs[0]
 	var ok bool
@@ -179,7 +186,8 @@ func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p Policy) e
 	return nil
 }
 
-// Question asks whether Subject (the caller when empty) may perform Action on Object.
+// Question asks whether Subject (the caller when empty; a built-in role name stands for the
+// role, as in a policy) may perform Action on Object.
 type Question struct {
 	Subject string `json:"subject,omitempty"`
 	Action  string `json:"action"`
@@ -202,7 +210,7 @@ func (e *Enforcers) Authorize(ctx context.Context, tenant string, q Question) (D
 		if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
 			return Decision{}, err
 		}
-		if err := ValidateSubject(q.Subject); err != nil {
+		if err := validatePolicySubject(q.Subject); err != nil {
 			return Decision{}, err
 		}
 	}
@@ -212,17 +220,18 @@ func (e *Enforcers) Authorize(ctx context.Context, tenant string, q Question) (D
 	if err := ValidateObject(q.Object, false); err != nil {
 		return Decision{}, err
 	}
+	subject := casbinSubject(q.Subject)
 	if q.Subject == "" || q.Subject == p.Subject {
 		if p.PlatformAdmin {
 			return Decision{Allowed: true, Reason: "the caller is a platform admin"}, nil
 		}
-		q.Subject = p.Subject
+		subject = p.Subject
 	}
 	enf, err := e.get(ctx, tenant)
 	if err != nil {
 		return Decision{}, err
 	}
-	allowed, explain, err := enf.EnforceEx(q.Subject, tenant, q.Object, q.Action)
+	allowed, explain, err := enf.EnforceEx(subject, tenant, q.Object, q.Action)
 	if err != nil {
 		return Decision{}, err
 	}

@@ -33,6 +33,10 @@ type Principal struct {
 	// Depth is how deep in a delegation chain the caller acts: 0 for a caller with its own token,
 	// n for an agent presenting the delegation token of a depth-n delegation.
 	Depth int
+	// Delegated marks an agent acting with a delegation token we signed; its Subject is then
+	// AgentSubject(agentId), a namespace no user can have. Such a caller may only delegate further
+	// and read its own delegations.
+	Delegated bool
 }
 
 type principalKey struct{}
@@ -66,9 +70,19 @@ const MaxSubjectLength = 255
 // rolePrefix namespaces roles in casbin so that a user called "admin" is not the admin role.
 const rolePrefix = "role:"
 
-// ValidateSubject checks a user or agent name used in a token, a role assignment or a policy.
+// AgentPrefix namespaces agents acting with a delegation token, so that an agent whose id is
+// "alice" is never the user alice: policies and roles name it "agent:alice".
+const AgentPrefix = "agent:"
+
+// AgentSubject is the subject an agent acts as when it presents a delegation token.
+func AgentSubject(agentID string) string { return AgentPrefix + agentID }
+
+// ValidateSubject checks a user name used in a token, a role assignment or a policy. Neither
+// the role nor the agent namespace may be used, so a user cannot pass for either.
 func ValidateSubject(s string) error {
 	switch {
+	case strings.HasPrefix(s, AgentPrefix):
+		return fmt.Errorf("subject %q may not start with %q: %w", s, AgentPrefix, ErrInvalid)
 	case s == "":
 		return fmt.Errorf("subject is required: %w", ErrInvalid)
 	case utf8.RuneCountInString(s) > MaxSubjectLength:
@@ -84,4 +98,16 @@ func ValidateSubject(s string) error {
 		}
 	}
 	return nil
+}
+
+// validateGrantee checks a subject that policies and role assignments may name: a user, or an
+// agent as AgentSubject(agentId).
+func validateGrantee(s string) error {
+	if id, ok := strings.CutPrefix(s, AgentPrefix); ok {
+		if err := ValidateSubject(id); err != nil {
+			return fmt.Errorf("agent subject %q: %w", s, err)
+		}
+		return nil
+	}
+	return ValidateSubject(s)
 }

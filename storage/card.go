@@ -149,6 +149,11 @@ func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID strin
 			// Unreachable with the row locked; kept so a lost race can never record a delete.
 			return fmt.Errorf("card %q changed meanwhile: %w", agentID, cards.ErrStale)
 		}
+		// The card's endpoint secret goes with it: a card created again under this id, perhaps
+		// by someone else and pointing elsewhere, must not inherit it.
+		if err := tx.Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Delete(&secretRow{}).Error; err != nil {
+			return fmt.Errorf("delete the secret of card %q: %w", agentID, err)
+		}
 		return appendChange(tx, string(tenant), agentID, opDelete, cur)
 	})
 }

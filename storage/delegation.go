@@ -40,17 +40,24 @@ type delegationRow struct {
 	LatencyMS    int64     `gorm:"column:latency_ms"`
 	CreatedAt    time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt    time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	// Deadline is NULL for records that never waited (refused) or predate the column.
+	Deadline *time.Time `gorm:"column:deadline"`
 }
 
 func (delegationRow) TableName() string { return "delegations" }
 
 func newDelegationRow(tenant tenants.ID, d delegation.Delegation, hash string) delegationRow {
-	return delegationRow{
+	row := delegationRow{
 		TenantID: string(tenant), ID: d.ID, Caller: d.Caller, AgentID: d.AgentID, Capability: d.Capability,
 		Mode: string(d.Mode), Transport: d.Transport, Depth: d.Depth, Status: string(d.Status),
 		CallbackHash: hash, Result: string(d.Result), Error: d.Error, LatencyMS: d.LatencyMS,
 		CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt),
 	}
+	if !d.Deadline.IsZero() {
+		at := utc(d.Deadline)
+		row.Deadline = &at
+	}
+	return row
 }
 
 func (r delegationRow) delegation() delegation.Delegation {
@@ -61,6 +68,9 @@ func (r delegationRow) delegation() delegation.Delegation {
 	}
 	if r.Result != "" {
 		d.Result = []byte(r.Result)
+	}
+	if r.Deadline != nil {
+		d.Deadline = r.Deadline.UTC()
 	}
 	return d
 }

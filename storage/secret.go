@@ -27,18 +27,19 @@ func NewSecretStore(db *DB) *SecretStore { return &SecretStore{db: db} }
 type secretRow struct {
 	TenantID  string    `gorm:"column:tenant_id;primaryKey"`
 	AgentID   string    `gorm:"column:agent_id;primaryKey"`
+	Endpoint  string    `gorm:"column:endpoint"`
 	Sealed    string    `gorm:"column:sealed"`
 	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
 
 func (secretRow) TableName() string { return "endpoint_secrets" }
 
-// PutSecret stores or replaces the sealed secret.
-func (s *SecretStore) PutSecret(ctx context.Context, tenant tenants.ID, agentID, sealed string, at time.Time) error {
-	row := secretRow{TenantID: string(tenant), AgentID: agentID, Sealed: sealed, UpdatedAt: utc(at)}
+// PutSecret stores or replaces the sealed secret and the endpoint it is bound to.
+func (s *SecretStore) PutSecret(ctx context.Context, tenant tenants.ID, agentID string, sec delegation.SealedSecret, at time.Time) error {
+	row := secretRow{TenantID: string(tenant), AgentID: agentID, Endpoint: sec.Endpoint, Sealed: sec.Sealed, UpdatedAt: utc(at)}
 	err := s.db.with(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "tenant_id"}, {Name: "agent_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"sealed", "updated_at"}),
+		DoUpdates: clause.AssignmentColumns([]string{"endpoint", "sealed", "updated_at"}),
 	}).Create(&row).Error
 	if err != nil {
 		return fmt.Errorf("put secret of %q: %w", agentID, err)
@@ -47,16 +48,16 @@ func (s *SecretStore) PutSecret(ctx context.Context, tenant tenants.ID, agentID,
 }
 
 // GetSecret returns the sealed secret; delegation.ErrNotFound when there is none.
-func (s *SecretStore) GetSecret(ctx context.Context, tenant tenants.ID, agentID string) (string, error) {
+func (s *SecretStore) GetSecret(ctx context.Context, tenant tenants.ID, agentID string) (delegation.SealedSecret, error) {
 	var row secretRow
 	err := s.db.with(ctx).Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Take(&row).Error
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
-		return "", fmt.Errorf("secret of %q: %w", agentID, delegation.ErrNotFound)
+		return delegation.SealedSecret{}, fmt.Errorf("secret of %q: %w", agentID, delegation.ErrNotFound)
 	case err != nil:
-		return "", fmt.Errorf("get secret of %q: %w", agentID, err)
+		return delegation.SealedSecret{}, fmt.Errorf("get secret of %q: %w", agentID, err)
 	}
-	return row.Sealed, nil
+	return delegation.SealedSecret{Endpoint: row.Endpoint, Sealed: row.Sealed}, nil
 }
 
 // DeleteSecret removes the secret; delegation.ErrNotFound when there was none.

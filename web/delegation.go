@@ -3,7 +3,9 @@ package web
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -18,14 +20,26 @@ import (
 // authenticates the call (and stays out of the request log, which records the path only).
 const callbackPath = "/callbacks/delegations"
 
-// callbackURL builds an async delegation's callback URL on the configured public base URL, or
-// else on the scheme and host the caller reached us at.
-func (h *handlers) callbackURL(c echo.Context, tenant tenants.ID) delegation.CallbackURL {
-	base := h.cfg.PublicURL
-	if base == "" {
-		base = c.Scheme() + "://" + c.Request().Host
+// callbackBase is where agents post async results: the configured public URL, or else the
+// listen address when it is loopback (only agents on this machine could reach it anyway). It is
+// never taken from a request, whose Host header the caller chooses. "" when neither applies.
+func callbackBase(cfg Config) string {
+	if cfg.PublicURL != "" {
+		return strings.TrimRight(cfg.PublicURL, "/")
 	}
-	base = strings.TrimRight(base, "/")
+	host, _, err := net.SplitHostPort(cfg.ListenAddr)
+	if err != nil {
+		return ""
+	}
+	if ip, err := netip.ParseAddr(host); (err == nil && ip.IsLoopback()) || host == "localhost" {
+		return "http://" + cfg.ListenAddr
+	}
+	return ""
+}
+
+// callbackURL builds an async delegation's callback URL on h.callbackBase.
+func (h *handlers) callbackURL(tenant tenants.ID) delegation.CallbackURL {
+	base := h.callbackBase
 	return func(id, token string) string {
 		return fmt.Sprintf("%s%s/%s/%s?token=%s", base, callbackPath, url.PathEscape(string(tenant)),
 			url.PathEscape(id), url.QueryEscape(token))
@@ -37,8 +51,12 @@ func (h *handlers) createDelegation(c echo.Context) error {
 	if err := decodeBody(c, &req); err != nil {
 		return err
 	}
+	if req.Mode == delegation.ModeAsync && h.callbackBase == "" {
+		return fmt.Errorf("async delegations are off: the server listens on a non-loopback address and "+
+			"delegation.publicUrl is not set, so agents would have no callback URL; the operator must set it: %w", errUnavailable)
+	}
 	tenant := tenantOf(c)
-	d, err := h.Delegations.Delegate(c.Request().Context(), tenant, req, h.callbackURL(c, tenant))
+	d, err := h.Delegations.Delegate(c.Request().Context(), tenant, req, h.callbackURL(tenant))
 	if err != nil {
 		return err
 	}

@@ -257,3 +257,81 @@ func TestDelegationFailureAndTimeout(t *testing.T) {
 		t.Fatalf("timeout %+v", d)
 	}
 }
+
+// TestDelegationCallbackURLNeverFromHost: the callback URL (and the single-use token in it) is
+// built from the configured base, never from the request's Host header; without
+// delegation.publicUrl on a non-loopback listen address, async delegations are refused.
+func TestDelegationCallbackURLNeverFromHost(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	a := newAgent(t, reply(http.StatusAccepted, `{}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"), "Host", "evil.example")
+	expect(t, r, http.StatusAccepted)
+	e.waitStatus("acme", decodeDelegation(t, r).ID, olga, delegation.StatusAccepted)
+	if got, _ := a.received(); !strings.HasPrefix(got.CallbackURL, e.srv.URL+"/callbacks/") {
+		t.Fatalf("callback URL %q", got.CallbackURL)
+	}
+
+	public := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, listenAddr: "0.0.0.0:8080"})
+	b := newAgent(t, reply(http.StatusAccepted, `{}`))
+	_, olga = public.delegationSetup("acme", "agt1", b.endpoint())
+	r = public.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"), "Host", "evil.example")
+	expect(t, r, http.StatusServiceUnavailable, "unavailable")
+	if !strings.Contains(string(r.body), "delegation.publicUrl") {
+		t.Fatalf("the refusal does not tell what to set: %s", r.body)
+	}
+	expect(t, public.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+	if b.calls.Load() != 1 {
+		t.Fatalf("the agent got %d calls", b.calls.Load())
+	}
+}
+
+// TestDelegationAsyncDeadline: an async delegation has a deadline (its creation plus its
+// timeout). Past it, reads report the accepted delegation as timeout, and the agent's late
+// result is refused with 410 expired, its token worthless.
+func TestDelegationAsyncDeadline(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		a := newAgent(t, reply(http.StatusAccepted, `{}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		req := delegate("agt1", "async")
+		req["timeoutMs"] = 300
+		r := e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+		expect(t, r, http.StatusAccepted)
+		d := decodeDelegation(t, r)
+		if d.Deadline.IsZero() || d.Deadline.Sub(d.CreatedAt) != 300*time.Millisecond {
+			t.Fatalf("deadline %v created %v", d.Deadline, d.CreatedAt)
+		}
+		e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted)
+		got, _ := a.received()
+		path := strings.TrimPrefix(got.CallbackURL, e.srv.URL)
+		time.Sleep(time.Until(d.Deadline) + 50*time.Millisecond)
+
+		var page struct {
+			Items []delegation.Delegation `json:"items"`
+		}
+		e.do("GET", "/v1/tenants/acme/delegations", alice, nil).json(t, &page)
+		if len(page.Items) != 1 || page.Items[0].Status != delegation.StatusTimeout {
+			t.Fatalf("listed past the deadline: %+v", page.Items)
+		}
+		expect(t, e.do("POST", path, "", map[string]any{"status": "completed", "result": "late"}), http.StatusGone, "expired")
+		r = e.do("GET", "/v1/tenants/acme/delegations/"+d.ID, olga, nil)
+		expect(t, r, http.StatusOK)
+		if late := decodeDelegation(t, r); late.Status != delegation.StatusTimeout || late.Result != nil {
+			t.Fatalf("after the late result: %+v", late)
+		}
+
+		// Without any read first, the late callback itself is refused and times the record out.
+		r = e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+		expect(t, r, http.StatusAccepted)
+		d = decodeDelegation(t, r)
+		for i := 0; i < 100; i++ {
+			if got, _ = a.received(); got.DelegationID == d.ID {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(time.Until(d.Deadline) + 50*time.Millisecond)
+		expect(t, e.do("POST", strings.TrimPrefix(got.CallbackURL, e.srv.URL), "", map[string]any{"status": "completed"}), http.StatusGone, "expired")
+		e.waitStatus("acme", d.ID, olga, delegation.StatusTimeout)
+	})
+}

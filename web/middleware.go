@@ -136,8 +136,16 @@ func (h *handlers) delegationTokens() tokenVerifier {
 	}
 }
 
-// authenticate requires a valid bearer token (a user's, or a delegation token we signed) and
-// puts its principal in the request context.
+// delegationRoutes are the only routes a delegation token opens: an agent may delegate further
+// and read the delegations it made, nothing else. Elsewhere the token is no credential (401).
+var delegationRoutes = map[[2]string]bool{
+	{http.MethodPost, "/v1/tenants/:tenant/delegations"}:    true,
+	{http.MethodGet, "/v1/tenants/:tenant/delegations"}:     true,
+	{http.MethodGet, "/v1/tenants/:tenant/delegations/:id"}: true,
+}
+
+// authenticate requires a valid bearer token (a user's, or on delegationRoutes a delegation
+// token we signed) and puts its principal in the request context.
 func authenticate(tokens *authz.Tokens, delegationTokens tokenVerifier, log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -148,7 +156,7 @@ func authenticate(tokens *authz.Tokens, delegationTokens tokenVerifier, log *slo
 			}
 			raw = strings.TrimSpace(raw)
 			p, err := tokens.Verify(raw)
-			if err != nil && delegationTokens != nil {
+			if err != nil && delegationTokens != nil && delegationRoutes[[2]string{c.Request().Method, c.Path()}] {
 				if dp, derr := delegationTokens(raw); derr == nil {
 					p, err = dp, nil
 				}

@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/cards/delegation"
 )
 
 // TestEndpointSecret: a card's static endpoint secret is sent as the bearer credential of
@@ -42,4 +45,82 @@ func TestEndpointSecret(t *testing.T) {
 			t.Fatalf("without a secret the agent got %q", auth)
 		}
 	})
+}
+
+// TestEndpointSecretLocalFailure: a stored secret that will not open (the key changed) is the
+// server's failure, not the agent's: nothing is sent, the delegation is recorded as rejected
+// without internal text, the answer is an opaque 500, and the endpoint's breaker does not count it.
+func TestEndpointSecretLocalFailure(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e2 := newEnvWith(t, e.db, envOptions{allowLoopback: true, delegation: delegation.Config{BreakerFailures: 1, BreakerCooldown: time.Minute}})
+		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e2.delegationSetup("acme", "agt1", a.endpoint())
+		expect(t, e2.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": "s3cr3t"}), http.StatusNoContent)
+		if _, err := e2.db.SQL().Exec("UPDATE endpoint_secrets SET sealed = 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			r := e2.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+			expect(t, r, http.StatusInternalServerError, "internal")
+			if bytes.Contains(r.body, []byte("secret")) || bytes.Contains(r.body, []byte("cipher")) {
+				t.Fatalf("the answer tells internals: %s", r.body)
+			}
+		}
+		if a.calls.Load() != 0 {
+			t.Fatal("the agent was called without its secret")
+		}
+		var page struct {
+			Items []delegation.Delegation `json:"items"`
+		}
+		e2.do("GET", "/v1/tenants/acme/delegations?status=rejected", alice, nil).json(t, &page)
+		if len(page.Items) != 3 || strings.Contains(page.Items[0].Error, "cipher") || strings.Contains(page.Items[0].Error, "reached") {
+			t.Fatalf("rejected records %+v", page.Items)
+		}
+		expect(t, e2.do("DELETE", "/v1/tenants/acme/cards/agt1/secret", alice, nil), http.StatusNoContent)
+		expect(t, e2.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+	})
+}
+
+// TestEndpointSecretBoundToEndpoint: the secret goes only to the endpoint the card had when it
+// was set. Pointing the card elsewhere sends the new URL the delegation token, never the secret;
+// deleting the card deletes its secret, so a card created again under its id does not get it.
+func TestEndpointSecretBoundToEndpoint(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		evil := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		const secret = "s3cr3t-Endpoint-Key"
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": secret}), http.StatusNoContent)
+
+		moved := sampleCard("agt1")
+		moved["endpoint"] = evil.endpoint()
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1", alice, moved), http.StatusOK)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		if _, auth := evil.received(); auth == "Bearer "+secret || !strings.HasPrefix(auth, "Bearer ey") {
+			t.Fatalf("the new endpoint got Authorization %q", auth)
+		}
+		// Back at the URL it was set for, the secret is used again.
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1", alice, sampleCardAt("agt1", a.endpoint())), http.StatusOK)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		if _, auth := a.received(); auth != "Bearer "+secret {
+			t.Fatalf("the original endpoint got Authorization %q", auth)
+		}
+
+		expect(t, e.do("DELETE", "/v1/tenants/acme/cards/agt1", alice, nil), http.StatusNoContent)
+		var n int
+		if err := e.db.SQL().QueryRow("SELECT COUNT(*) FROM endpoint_secrets").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d secrets left after the card was deleted (%v)", n, err)
+		}
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCardAt("agt1", a.endpoint())), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		if _, auth := a.received(); auth == "Bearer "+secret {
+			t.Fatal("a card created again inherited the deleted card's secret")
+		}
+	})
+}
+
+func sampleCardAt(agentID, endpoint string) map[string]any {
+	c := sampleCard(agentID)
+	c["endpoint"] = endpoint
+	return c
 }

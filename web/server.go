@@ -26,9 +26,12 @@ type Config struct {
 	// A2ACacheMaxAge is the Cache-Control max-age of served A2A cards; 5 minutes when zero.
 	A2ACacheMaxAge time.Duration
 	Logger         *slog.Logger
-	// PublicURL is the base URL agents reach this server at, for async callbacks; empty means
-	// the scheme and host of the request that created the delegation.
+	// PublicURL is the base URL agents reach this server at, for async callbacks. When empty,
+	// a loopback ListenAddr stands in for it; otherwise async delegations are refused, since the
+	// request's Host header, which the caller controls, must never choose where results go.
 	PublicURL string
+	// ListenAddr is the address the server listens on (host:port), used as above.
+	ListenAddr string
 }
 
 // Deps are the services the handlers call.
@@ -72,7 +75,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	if cfg.A2ACacheMaxAge <= 0 {
 		cfg.A2ACacheMaxAge = 5 * time.Minute
 	}
-	h := &handlers{Deps: d, cfg: cfg, log: log, a2aMaxAge: cfg.A2ACacheMaxAge}
+	h := &handlers{Deps: d, cfg: cfg, log: log, a2aMaxAge: cfg.A2ACacheMaxAge, callbackBase: callbackBase(cfg)}
 	e.GET("/health", h.health)
 	e.GET("/ready", h.ready)
 	e.GET("/.well-known/jwks.json", h.jwks)
@@ -123,6 +126,8 @@ type handlers struct {
 	cfg       Config
 	log       *slog.Logger
 	a2aMaxAge time.Duration
+	// callbackBase is the base URL of async callbacks; "" refuses async delegations.
+	callbackBase string
 }
 
 // tenantKey holds the tenant a request is scoped to, after the gate let it through.

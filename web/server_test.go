@@ -37,6 +37,8 @@ type env struct {
 	authz  *authz.Enforcers
 	index  *cards.Index
 	cards  *cards.Service
+	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
+	dispatcher *delegation.Dispatcher
 }
 
 // grantRule writes a policy rule straight into the store and drops the cached enforcer, as a
@@ -83,6 +85,8 @@ type envOptions struct {
 	delegation    delegation.Config
 	// noIndex answers searches by reading every card (search.index: none).
 	noIndex bool
+	// listenAddr is the listen address the server is told of; empty means its real (loopback) one.
+	listenAddr string
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -116,7 +120,12 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		Doer: outbound.New(ocfg), Signer: keys, Secrets: secrets, Blocked: outbound.Blocked,
 	})
 	t.Cleanup(dispatcher.Wait)
-	e := web.New(web.Config{BodyLimit: o.bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
+	srv := httptest.NewUnstartedServer(nil)
+	if o.listenAddr == "" {
+		o.listenAddr = srv.Listener.Addr().String()
+	}
+	e := web.New(web.Config{BodyLimit: o.bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ListenAddr: o.listenAddr}, web.Deps{
 		Tenants: &tenants.Service{
 			Store: storage.NewTenantStore(db),
 			Changed: func(id tenants.ID) {
@@ -134,9 +143,11 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		Secrets:     secrets,
 		Ready:       db.Ping,
 	})
-	srv := httptest.NewServer(e)
+	srv.Config.Handler = e
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, keys: keys, authz: enforcers, index: index, cards: cardService}
+	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, keys: keys, authz: enforcers, index: index, cards: cardService,
+		dispatcher: dispatcher}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).
@@ -214,6 +225,10 @@ func (e *env) do(method, path, token string, body any, headers ...string) respon
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
+		if strings.EqualFold(headers[i], "Host") {
+			req.Host = headers[i+1]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	res, err := e.srv.Client().Do(req)

@@ -29,6 +29,10 @@ var (
 	ErrAgentUnavailable = errors.New("agent unavailable")
 	// ErrRateLimited: the tenant sent more delegations than its rate allows.
 	ErrRateLimited = errors.New("too many delegations")
+	// ErrExpired: a result arrived after the delegation's deadline.
+	ErrExpired = errors.New("delegation deadline passed")
+	// ErrClosed: the server is shutting down and takes no new async delegation.
+	ErrClosed = errors.New("the server is shutting down")
 )
 
 // Status is where a delegation stands.
@@ -126,6 +130,14 @@ type Delegation struct {
 	LatencyMS  int64           `json:"latencyMs"`
 	CreatedAt  time.Time       `json:"createdAt"`
 	UpdatedAt  time.Time       `json:"updatedAt"`
+	// Deadline is CreatedAt plus the delegation's timeout: no result is taken after it, and a
+	// delegation without its outcome by then is reported as timeout. Zero for refused ones.
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
+// expired reports whether d waits for an outcome past its deadline.
+func (d Delegation) expired(now time.Time) bool {
+	return !d.Status.Terminal() && !d.Deadline.IsZero() && now.After(d.Deadline)
 }
 
 // Outcome is a change of a delegation's status, with what came with it.

@@ -49,26 +49,30 @@ func TestTargetOf(t *testing.T) {
 	}
 }
 
-// TestSealedSecretIsBoundToItsCard: a sealed secret opens only for the tenant and card it was
-// sealed for, and only with its key.
+// TestSealedSecretIsBoundToItsCard: a sealed secret opens only for the tenant, card and endpoint
+// it was sealed for, and only with its key.
 func TestSealedSecretIsBoundToItsCard(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	s, err := NewEndpointSecrets(key, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed := s.seal("acme", "agt1", "hunter2")
+	const ep = "https://agt1.example/task"
+	sealed := s.seal("acme", "agt1", ep, "hunter2")
 	if strings.Contains(sealed, "hunter2") {
 		t.Fatal("sealed value holds the plain secret")
 	}
-	if got, err := s.open("acme", "agt1", sealed); err != nil || got != "hunter2" {
+	if got, err := s.open("acme", "agt1", ep, sealed); err != nil || got != "hunter2" {
 		t.Fatalf("open: %q %v", got, err)
 	}
-	if _, err := s.open("acme", "agt2", sealed); err == nil {
+	if _, err := s.open("acme", "agt2", ep, sealed); err == nil {
 		t.Fatal("a secret moved to another card opened")
 	}
+	if _, err := s.open("acme", "agt1", "https://evil.example/task", sealed); err == nil {
+		t.Fatal("a secret moved to another endpoint opened")
+	}
 	other, _ := NewEndpointSecrets([]byte("fedcba9876543210fedcba9876543210"), nil, nil, nil, nil)
-	if _, err := other.open("acme", "agt1", sealed); err == nil {
+	if _, err := other.open("acme", "agt1", ep, sealed); err == nil {
 		t.Fatal("opened with another key")
 	}
 	if _, err := NewEndpointSecrets(key[:16], nil, nil, nil, nil); err == nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -42,9 +43,10 @@ type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }
 
-// Secrets returns the static secret of an agent's endpoint, or "" when it has none.
+// Secrets returns the static secret an agent holds for an endpoint URL, or "" when it has none
+// for that URL.
 type Secrets interface {
-	Secret(ctx context.Context, tenant tenants.ID, agentID string) (string, error)
+	Secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (string, error)
 }
 
 // Config holds the limits the server enforces, whatever the caller asks.
@@ -77,6 +79,8 @@ type Deps struct {
 	Secrets Secrets // may be nil
 	// Blocked reports whether an error of Doer is the outbound guard refusing an address.
 	Blocked func(error) bool
+	// Log receives the causes of calls the server failed to prepare; nil means slog.Default().
+	Log *slog.Logger
 	// Now and NewID are injected so tests can pin them; NewID must return ids that sort by time.
 	Now   func() time.Time
 	NewID func() string
@@ -88,7 +92,11 @@ type Dispatcher struct {
 	d        Deps
 	breakers breakers
 	limiters limiters
-	running  sync.WaitGroup
+
+	// mu guards closed and every running.Add, so no async call can start once Wait began.
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
 }
 
 // NewDispatcher returns a dispatcher; zero limits in cfg get the documented defaults.
@@ -123,6 +131,9 @@ func NewDispatcher(cfg Config, d Deps) *Dispatcher {
 	if d.NewID == nil {
 		d.NewID = func() string { return uuid.Must(uuid.NewV7()).String() }
 	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
 	if d.Blocked == nil {
 		d.Blocked = func(error) bool { return false }
 	}
@@ -140,9 +151,25 @@ func (x *Dispatcher) Issuer() string { return x.cfg.Issuer }
 // Leeway is the clock skew tolerated when a delegation token comes back to us.
 func (x *Dispatcher) Leeway() time.Duration { return 5 * time.Second }
 
-// Wait blocks until every async delegation in flight has its outcome or gave up; call it on
-// shutdown after the server stopped taking requests.
-func (x *Dispatcher) Wait() { x.running.Wait() }
+// Wait refuses new async delegations (ErrClosed) and blocks until every one in flight has its
+// outcome or gave up; call it on shutdown after the server stopped taking requests.
+func (x *Dispatcher) Wait() {
+	x.mu.Lock()
+	x.closed = true
+	x.mu.Unlock()
+	x.running.Wait()
+}
+
+// start reserves a place for one async call, unless Wait has begun.
+func (x *Dispatcher) start() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return ErrClosed
+	}
+	x.running.Add(1)
+	return nil
+}
 
 // CallbackURL builds the URL an agent posts an async result to, from the delegation's id and
 // its single-use token.
@@ -173,9 +200,6 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		return Delegation{}, err
 	}
 	now := x.now()
-	if !x.limiters.allow(string(tenant), now) {
-		return Delegation{}, fmt.Errorf("tenant %q: %w", string(tenant), ErrRateLimited)
-	}
 	d := Delegation{
 		ID: x.d.NewID(), Caller: p.Subject, AgentID: req.AgentID, Capability: req.Capability,
 		Mode: req.Mode, Transport: req.Transport, Depth: p.Depth + 1, CreatedAt: now, UpdatedAt: now,
@@ -190,13 +214,22 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	if d.Depth > x.cfg.MaxDepth {
 		return x.reject(ctx, tenant, d, fmt.Errorf("depth %d is over the maximum of %d: %w", d.Depth, x.cfg.MaxDepth, ErrDepthExceeded))
 	}
+	// The rate is spent only by delegations that would otherwise go out, so refused attempts
+	// cannot use up a tenant's budget.
+	if !x.limiters.allow(string(tenant), now) {
+		return x.reject(ctx, tenant, d, fmt.Errorf("tenant %q: %w", string(tenant), ErrRateLimited))
+	}
 	timeout := x.cfg.DefaultTimeout
 	if req.TimeoutMS > 0 {
 		timeout = min(time.Duration(req.TimeoutMS)*time.Millisecond, x.cfg.MaxTimeout)
 	}
+	d.Deadline = now.Add(timeout)
 	call := call{tenant: tenant, d: d, req: req, target: target, timeout: timeout}
 	hash := ""
 	if req.Mode == ModeAsync {
+		if err := x.start(); err != nil {
+			return Delegation{}, err
+		}
 		token := newToken()
 		sum := sha256.Sum256([]byte(token))
 		hash = hex.EncodeToString(sum[:])
@@ -206,6 +239,9 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		d.Status = StatusRunning
 	}
 	if err := x.d.Store.Create(ctx, tenant, d, hash); err != nil {
+		if req.Mode == ModeAsync {
+			x.running.Done()
+		}
 		return Delegation{}, err
 	}
 	call.d = d
@@ -213,7 +249,6 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	// a caller that goes away must not leave the record running forever.
 	bg := context.WithoutCancel(ctx)
 	if req.Mode == ModeAsync {
-		x.running.Add(1)
 		go func() {
 			defer x.running.Done()
 			_, _ = x.run(bg, call)
@@ -259,7 +294,15 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 	}
 	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
-	out, err := x.breakers.get(c.target.url).Execute(func() (Outcome, error) { return x.send(callCtx, c) })
+	out, err := x.breakers.get(string(c.tenant), c.target.url).Execute(func() (Outcome, error) {
+		out, err := x.send(callCtx, c)
+		if err != nil && callCtx.Err() != nil && c.timeout < x.cfg.DefaultTimeout {
+			// The caller chose to wait less than the server would: its timeout must not let it
+			// open the breaker on an agent that is merely slower than that.
+			err = fmt.Errorf("%w: %w", errNotCounted, err)
+		}
+		return out, err
+	})
 	cancel()
 	var refusal error
 	switch {
@@ -269,6 +312,11 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 	case err != nil && x.d.Blocked(err):
 		refusal = fmt.Errorf("agent %q: %w", c.d.AgentID, ErrBlocked)
 		out = Outcome{Status: StatusRejected, Error: refusal.Error()}
+	case errors.Is(err, errLocal):
+		// Our own failure: the cause goes to the log; the record and the answer say nothing of it.
+		x.d.Log.Error("delegation not sent", "tenant", string(c.tenant), "delegationId", c.d.ID, "err", err)
+		refusal = fmt.Errorf("delegation %q: %w", c.d.ID, err)
+		out = Outcome{Status: StatusRejected, Error: "the server could not prepare the call (internal error)"}
 	case err != nil && out.Status == "":
 		out = Outcome{Status: StatusFailed, Error: "the agent could not be reached"}
 		if callCtx.Err() != nil {
@@ -301,10 +349,10 @@ func (x *Dispatcher) send(ctx context.Context, c call) (Outcome, error) {
 	return x.sendTask(ctx, c)
 }
 
-// token signs the delegation token for the call.
+// token signs the delegation token for the call; a failure is errLocal.
 func (x *Dispatcher) token(c call) (string, error) {
 	now := x.d.Now()
-	return x.d.Signer.SignJWT(authz.DelegationClaims{
+	tok, err := x.d.Signer.SignJWT(authz.DelegationClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer: x.cfg.Issuer, Subject: c.d.AgentID, Audience: jwt.ClaimStrings{c.target.url},
 			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
@@ -313,15 +361,19 @@ func (x *Dispatcher) token(c call) (string, error) {
 		Tenant: string(c.tenant), Caller: c.d.Caller, Capability: c.d.Capability,
 		DelegationID: c.d.ID, Depth: c.d.Depth,
 	})
+	if err != nil {
+		return "", fmt.Errorf("sign the delegation token: %w: %w", errLocal, err)
+	}
+	return tok, nil
 }
 
-// authorization returns the Authorization header of a call: the endpoint's static secret when
-// the card has one, else the delegation token.
+// authorization returns the Authorization header of a call: the static secret the card holds
+// for the URL called, else the delegation token. A secret that cannot be read is errLocal.
 func (x *Dispatcher) authorization(ctx context.Context, c call, token string) (string, error) {
 	if x.d.Secrets != nil {
-		s, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID)
+		s, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID, c.target.url)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("endpoint secret: %w: %w", errLocal, err)
 		}
 		if s != "" {
 			return "Bearer " + s, nil

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
@@ -35,6 +36,27 @@ func (x *Dispatcher) seesAll(ctx context.Context, tenant tenants.ID) (bool, erro
 	return false, nil
 }
 
+// settle reports a record still waiting past its deadline as timeout, and records that, so a
+// delegation whose agent never calls back does not stay accepted forever. If an outcome was
+// recorded meanwhile, that one is returned.
+func (x *Dispatcher) settle(ctx context.Context, tenant tenants.ID, d Delegation) (Delegation, error) {
+	now := x.now()
+	if !d.expired(now) {
+		return d, nil
+	}
+	out := Outcome{Status: StatusTimeout, Error: "no result before the deadline", At: now,
+		LatencyMS: d.Deadline.Sub(d.CreatedAt).Milliseconds()}
+	err := x.d.Store.Update(ctx, tenant, d.ID, []Status{StatusPending, StatusRunning, StatusAccepted}, out)
+	if errors.Is(err, ErrConflict) {
+		return x.d.Store.Get(ctx, tenant, d.ID)
+	}
+	if err != nil {
+		return Delegation{}, err
+	}
+	d.Status, d.Result, d.Error, d.LatencyMS, d.UpdatedAt = out.Status, nil, out.Error, out.LatencyMS, out.At
+	return d, nil
+}
+
 // Get returns one record to its caller, or to whoever may read the tenant's delegations; to
 // anyone else it looks missing.
 func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Delegation, error) {
@@ -47,11 +69,15 @@ func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Del
 		return Delegation{}, err
 	}
 	if d.Caller == p.Subject {
-		return d, nil
+		return x.settle(ctx, tenant, d)
+	}
+	if p.Delegated {
+		// An agent reads only the delegations it made, whatever policies grant its subject.
+		return Delegation{}, fmt.Errorf("delegation %q: %w", id, ErrNotFound)
 	}
 	err = x.d.Authz.Check(ctx, string(tenant), "delegations/"+id, authz.ActDelegationsRead)
 	if err == nil {
-		return d, nil
+		return x.settle(ctx, tenant, d)
 	}
 	all, err := x.seesAll(ctx, tenant)
 	if err != nil {
@@ -60,7 +86,7 @@ func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Del
 	if !all {
 		return Delegation{}, fmt.Errorf("delegation %q: %w", id, ErrNotFound)
 	}
-	return d, nil
+	return x.settle(ctx, tenant, d)
 }
 
 // List returns a page of records, newest first, and the cursor of the next page ("" at the end).
@@ -82,9 +108,12 @@ func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter) ([]D
 		f.Limit = DefaultLimit
 	}
 	f.Limit = min(f.Limit, MaxLimit)
-	all, err := x.seesAll(ctx, tenant)
-	if err != nil {
-		return nil, "", err
+	all := false
+	if !p.Delegated {
+		var err error
+		if all, err = x.seesAll(ctx, tenant); err != nil {
+			return nil, "", err
+		}
 	}
 	if !all {
 		f.Caller = p.Subject
@@ -100,6 +129,11 @@ func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter) ([]D
 		list = list[:limit]
 		next = list[limit-1].ID
 	}
+	for i := range list {
+		if list[i], err = x.settle(ctx, tenant, list[i]); err != nil {
+			return nil, "", err
+		}
+	}
 	return list, next, nil
 }
 
@@ -111,7 +145,8 @@ type callbackBody struct {
 }
 
 // Complete records the result an agent posted for an async delegation. A wrong token looks like
-// a missing delegation; a result for a delegation that already has its outcome is ErrConflict.
+// a missing delegation; a result for a delegation that already has its outcome is ErrConflict,
+// one after the delegation's deadline ErrExpired (and the delegation a timeout).
 func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token string, body []byte) error {
 	notFound := fmt.Errorf("delegation %q: %w", id, ErrNotFound)
 	if token == "" || tenants.ValidateID(tenant) != nil {
@@ -142,10 +177,16 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 	if err != nil {
 		return err
 	}
-	if d.Status.Terminal() {
+	if d.Status.Terminal() && d.Status != StatusTimeout {
 		return fmt.Errorf("delegation %q is %s: %w", id, d.Status, ErrConflict)
 	}
 	now := x.now()
+	if d.Status == StatusTimeout || d.expired(now) {
+		if _, err := x.settle(ctx, tenant, d); err != nil {
+			return err
+		}
+		return fmt.Errorf("delegation %q: its deadline %s has passed: %w", id, d.Deadline.Format(time.RFC3339), ErrExpired)
+	}
 	out := Outcome{Status: cb.Status, Result: cb.Result, Error: errorText([]byte(cb.Error)), At: now,
 		LatencyMS: now.Sub(d.CreatedAt).Milliseconds()}
 	// An agent may post its result before the dispatcher has recorded its 202.

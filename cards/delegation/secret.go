@@ -16,12 +16,19 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// SecretStore keeps sealed endpoint secrets, one per card.
+// SealedSecret is an endpoint secret as stored: sealed, with the endpoint URL it may be sent to.
+type SealedSecret struct {
+	Endpoint string
+	Sealed   string
+}
+
+// SecretStore keeps sealed endpoint secrets, one per card. A store must delete a card's secret
+// with the card, so that a card created again under the same id does not inherit it.
 type SecretStore interface {
 	// PutSecret stores or replaces the sealed secret of the agent's endpoint.
-	PutSecret(ctx context.Context, tenant tenants.ID, agentID, sealed string, at time.Time) error
+	PutSecret(ctx context.Context, tenant tenants.ID, agentID string, s SealedSecret, at time.Time) error
 	// GetSecret returns the sealed secret; ErrNotFound when the agent has none.
-	GetSecret(ctx context.Context, tenant tenants.ID, agentID string) (string, error)
+	GetSecret(ctx context.Context, tenant tenants.ID, agentID string) (SealedSecret, error)
 	// DeleteSecret removes it; ErrNotFound when there was none.
 	DeleteSecret(ctx context.Context, tenant tenants.ID, agentID string) error
 }
@@ -59,22 +66,25 @@ func NewEndpointSecrets(key []byte, store SecretStore, cards Cards, az Authorize
 	return &EndpointSecrets{store: store, cards: cards, authz: az, aead: aead, now: now}, nil
 }
 
-// aad binds a sealed secret to its card, so it cannot be copied to another one.
-func aad(tenant tenants.ID, agentID string) []byte { return []byte(string(tenant) + "/" + agentID) }
-
-func (s *EndpointSecrets) seal(tenant tenants.ID, agentID, secret string) string {
-	nonce := make([]byte, s.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, []byte(secret), aad(tenant, agentID)))
+// aad binds a sealed secret to its card and to the endpoint URL it was set for, so it can be
+// copied neither to another card nor, by rewriting the stored URL, to another endpoint.
+func aad(tenant tenants.ID, agentID, endpoint string) []byte {
+	return []byte(string(tenant) + "\x00" + agentID + "\x00" + endpoint)
 }
 
-func (s *EndpointSecrets) open(tenant tenants.ID, agentID, sealed string) (string, error) {
+func (s *EndpointSecrets) seal(tenant tenants.ID, agentID, endpoint, secret string) string {
+	nonce := make([]byte, s.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, []byte(secret), aad(tenant, agentID, endpoint)))
+}
+
+func (s *EndpointSecrets) open(tenant tenants.ID, agentID, endpoint, sealed string) (string, error) {
 	b, err := base64.StdEncoding.DecodeString(sealed)
 	if err != nil || len(b) < s.aead.NonceSize() {
 		return "", errors.New("endpoint secret: malformed sealed value")
 	}
 	n := s.aead.NonceSize()
-	plain, err := s.aead.Open(nil, b[:n], b[n:], aad(tenant, agentID))
+	plain, err := s.aead.Open(nil, b[:n], b[n:], aad(tenant, agentID, endpoint))
 	if err != nil {
 		return "", fmt.Errorf("endpoint secret of %q: cannot open (wrong key?): %w", agentID, err)
 	}
@@ -82,21 +92,25 @@ func (s *EndpointSecrets) open(tenant tenants.ID, agentID, sealed string) (strin
 }
 
 // authorize lets those who may write the card set or remove its secret, once the card exists.
-func (s *EndpointSecrets) authorize(ctx context.Context, tenant tenants.ID, agentID string) error {
+func (s *EndpointSecrets) authorize(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
 	if err := cards.ValidateAgentID(agentID); err != nil {
-		return fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+		return cards.Card{}, fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
 	}
 	if err := s.authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
-		return err
+		return cards.Card{}, err
 	}
-	_, err := s.cards.Get(ctx, tenant, agentID)
-	return err
+	return s.cards.Get(ctx, tenant, agentID)
 }
 
-// Set stores the secret of the card's endpoint.
+// Set stores the secret of the card's endpoint, bound to the endpoint URL the card has now: it
+// is never sent anywhere else, even if the card's endpoint changes later.
 func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, secret string) error {
-	if err := s.authorize(ctx, tenant, agentID); err != nil {
+	card, err := s.authorize(ctx, tenant, agentID)
+	if err != nil {
 		return err
+	}
+	if card.Endpoint == "" {
+		return fmt.Errorf("card %q has no endpoint to hold a secret for: %w", agentID, ErrInvalid)
 	}
 	if secret == "" || len(secret) > MaxSecretBytes {
 		return fmt.Errorf("secret must have 1 to %d bytes: %w", MaxSecretBytes, ErrInvalid)
@@ -106,20 +120,22 @@ func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, s
 			return fmt.Errorf("secret may not contain spaces or control characters (it goes in a header): %w", ErrInvalid)
 		}
 	}
-	return s.store.PutSecret(ctx, tenant, agentID, s.seal(tenant, agentID, secret), s.now().UTC())
+	sealed := SealedSecret{Endpoint: card.Endpoint, Sealed: s.seal(tenant, agentID, card.Endpoint, secret)}
+	return s.store.PutSecret(ctx, tenant, agentID, sealed, s.now().UTC())
 }
 
 // Remove deletes the secret; the endpoint is then called with the delegation token.
 func (s *EndpointSecrets) Remove(ctx context.Context, tenant tenants.ID, agentID string) error {
-	if err := s.authorize(ctx, tenant, agentID); err != nil {
+	if _, err := s.authorize(ctx, tenant, agentID); err != nil {
 		return err
 	}
 	return s.store.DeleteSecret(ctx, tenant, agentID)
 }
 
-// Secret returns the plain secret of the agent's endpoint, or "" when it has none; only the
-// dispatcher calls it.
-func (s *EndpointSecrets) Secret(ctx context.Context, tenant tenants.ID, agentID string) (string, error) {
+// Secret returns the plain secret the agent holds for endpoint, or "" when it has none for that
+// URL (none at all, or one set while the card's endpoint was another URL); only the dispatcher
+// calls it.
+func (s *EndpointSecrets) Secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (string, error) {
 	sealed, err := s.store.GetSecret(ctx, tenant, agentID)
 	if errors.Is(err, ErrNotFound) {
 		return "", nil
@@ -127,5 +143,8 @@ func (s *EndpointSecrets) Secret(ctx context.Context, tenant tenants.ID, agentID
 	if err != nil {
 		return "", err
 	}
-	return s.open(tenant, agentID, sealed)
+	if sealed.Endpoint == "" || sealed.Endpoint != endpoint {
+		return "", nil
+	}
+	return s.open(tenant, agentID, endpoint, sealed.Sealed)
 }

@@ -83,7 +83,7 @@ const maxErrorText = 1 << 10
 func (x *Dispatcher) sendTask(ctx context.Context, c call) (Outcome, error) {
 	body, err := json.Marshal(taskBody{DelegationID: c.d.ID, Task: c.req.Task, Context: c.req.Context, CallbackURL: c.callbackURL})
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, fmt.Errorf("encode the task: %w: %w", errLocal, err)
 	}
 	token, err := x.token(c)
 	if err != nil {
@@ -95,7 +95,7 @@ func (x *Dispatcher) sendTask(ctx context.Context, c call) (Outcome, error) {
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.target.url, bytes.NewReader(body))
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, fmt.Errorf("build the request: %w: %w", errLocal, err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"log/slog"
+
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
@@ -10,7 +12,7 @@ import (
 // newDispatcher wires delegations: the SSRF-guarded client (its own timeout is the longest a
 // delegation may take; each call's context carries the shorter one), the stores and the keys.
 func newDispatcher(cfg Config, db *storage.DB, enforcers *authz.Enforcers, keys *authz.ServiceKeys,
-	secrets *delegation.EndpointSecrets) (*delegation.Dispatcher, error) {
+	secrets *delegation.EndpointSecrets, log *slog.Logger) (*delegation.Dispatcher, error) {
 	allow, err := outbound.ParsePrefixes(cfg.Outbound.Allow)
 	if err != nil {
 		return nil, err
@@ -24,7 +26,7 @@ func newDispatcher(cfg Config, db *storage.DB, enforcers *authz.Enforcers, keys 
 	deps := delegation.Deps{
 		Store: storage.NewDelegationStore(db), Cards: storage.NewCardStore(db), Authz: enforcers,
 		Doer: outbound.New(outbound.Config{Allow: allow, Timeout: d.MaxTimeout}), Signer: keys,
-		Blocked: outbound.Blocked,
+		Blocked: outbound.Blocked, Log: log,
 	}
 	if secrets != nil { // a nil *EndpointSecrets in the interface would not compare nil
 		deps.Secrets = secrets

@@ -73,18 +73,24 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dispatcher, err := newDispatcher(cfg, db, enforcers, keys, secrets)
+	dispatcher, err := newDispatcher(cfg, db, enforcers, keys, secrets, log)
 	if err != nil {
 		return err
 	}
 	// Async delegations in flight get their outcome recorded before the database closes.
 	defer dispatcher.Wait()
+	// Listen first: without delegation.publicUrl, a loopback listen address is the callback base.
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return err
+	}
 	api := web.New(web.Config{
 		BodyLimit:      cfg.Server.BodyLimit,
 		RequestTimeout: cfg.Server.RequestTimeout,
 		A2ACacheMaxAge: cfg.A2A.CacheMaxAge,
 		Logger:         log,
 		PublicURL:      cfg.Delegation.PublicURL,
+		ListenAddr:     ln.Addr().String(),
 	}, web.Deps{
 		Tenants: &tenants.Service{
 			Store: storage.NewTenantStore(db),
@@ -104,10 +110,6 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		Ready:       db.Ping,
 	})
 
-	ln, err := net.Listen("tcp", cfg.Server.Addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
