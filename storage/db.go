@@ -30,6 +30,7 @@ type DB struct {
 	sql     *sql.DB
 	dialect string
 	dsn     string // for the dedicated LISTEN connection on Postgres
+	group   grouper
 }
 
 // Open connects to a database. driver is "sqlite" (dsn: a file path or a file: URI), "postgres"

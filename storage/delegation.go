@@ -78,7 +78,8 @@ func (r delegationRow) delegation() delegation.Delegation {
 // Create inserts a record.
 func (s *DelegationStore) Create(ctx context.Context, tenant tenants.ID, d delegation.Delegation, callbackHash string) error {
 	row := newDelegationRow(tenant, d, callbackHash)
-	if err := s.db.with(ctx).Create(&row).Error; err != nil {
+	err := s.db.grouped(ctx, func(tx *gorm.DB) error { return tx.Create(&row).Error })
+	if err != nil {
 		return fmt.Errorf("create delegation %q: %w", d.ID, err)
 	}
 	return nil
@@ -125,12 +126,16 @@ func (s *DelegationStore) Update(ctx context.Context, tenant tenants.ID, id stri
 	if o.Status.Terminal() || o.Status == delegation.StatusAccepted {
 		cols["result"], cols["error"], cols["latency_ms"] = string(o.Result), o.Error, o.LatencyMS
 	}
-	db := s.db.with(ctx)
-	res := db.Model(&delegationRow{}).Where("tenant_id = ? AND id = ? AND status IN ?", string(tenant), id, states).Updates(cols)
-	if res.Error != nil {
-		return fmt.Errorf("update delegation %q: %w", id, res.Error)
+	var affected int64
+	err := s.db.grouped(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&delegationRow{}).Where("tenant_id = ? AND id = ? AND status IN ?", string(tenant), id, states).Updates(cols)
+		affected = res.RowsAffected
+		return res.Error
+	})
+	if err != nil {
+		return fmt.Errorf("update delegation %q: %w", id, err)
 	}
-	if res.RowsAffected > 0 {
+	if affected > 0 {
 		return nil
 	}
 	row, err := s.row(ctx, tenant, id)

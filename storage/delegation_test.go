@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,6 +99,56 @@ func TestDelegationStore(t *testing.T) {
 		}
 		if got := ids(s.List(ctx, "a", delegation.Filter{})); got != "" {
 			t.Errorf("records outlived their tenant: %q", got)
+		}
+	})
+}
+
+// TestDelegationWritesGrouped: concurrent record writes share transactions (group commit); all
+// commit, and one that fails (a duplicate id) does not take the others of its batch down.
+func TestDelegationWritesGrouped(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		s := storage.NewDelegationStore(db)
+		newTenant(t, db, "a", "alice")
+		mk := func(i int) delegation.Delegation {
+			return delegation.Delegation{ID: fmt.Sprintf("0190-%04d", i), Caller: "olga", AgentID: "agt1", Capability: "review_pr",
+				Mode: delegation.ModeSync, Transport: delegation.TransportHTTP, Depth: 1, Status: delegation.StatusRunning,
+				CreatedAt: fixed, UpdatedAt: fixed}
+		}
+		if err := s.Create(ctx, "a", mk(0), ""); err != nil {
+			t.Fatal(err)
+		}
+		const n = 40
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d := mk(i + 1)
+				if i == 7 {
+					d = mk(0) // already stored
+				}
+				if errs[i] = s.Create(ctx, "a", d, ""); errs[i] == nil {
+					errs[i] = s.Update(ctx, "a", d.ID, []delegation.Status{delegation.StatusRunning},
+						delegation.Outcome{Status: delegation.StatusCompleted, At: fixed})
+				}
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if (i == 7) != (err != nil) {
+				t.Errorf("write %d: %v", i, err)
+			}
+		}
+		for i := range n {
+			if i == 7 {
+				continue
+			}
+			got, err := s.Get(ctx, "a", mk(i+1).ID)
+			if err != nil || got.Status != delegation.StatusCompleted {
+				t.Fatalf("record %d: %+v %v", i+1, got, err)
+			}
 		}
 	})
 }
