@@ -58,6 +58,33 @@ type cachedEnforcer struct {
 	enf       *casbin.SyncedEnforcer
 	version   PolicyVersion
 	decisions *decisions
+	reads     *readShape
+}
+
+// readShape is whether every cards:read rule of the loaded policy names "cards/*": then one
+// check answers for every card. Computed once per loaded policy.
+type readShape struct {
+	once    sync.Once
+	uniform bool
+	err     error
+}
+
+func (r *readShape) get(enf *casbin.SyncedEnforcer) (bool, error) {
+	r.once.Do(func() {
+		rules, err := enf.GetFilteredPolicy(3, ActCardsRead)
+		if err != nil {
+			r.err = err
+			return
+		}
+		r.uniform = true
+		for _, rule := range rules {
+			if len(rule) > 2 && rule[2] != ObjAllCards {
+				r.uniform = false
+				return
+			}
+		}
+	})
+	return r.uniform, r.err
 }
 
 // maxDecisions bounds the decisions remembered per tenant; past it, checks are evaluated anew.
@@ -140,7 +167,7 @@ func (e *Enforcers) cached(ctx context.Context, tenant string) (cachedEnforcer, 
 	if err := enf.LoadFilteredPolicy(Filter{Tenant: tenant}); err != nil {
 		return cachedEnforcer{}, fmt.Errorf("load policy of tenant %q: %w", tenant, err)
 	}
-	loaded := cachedEnforcer{enf: enf, version: want, decisions: &decisions{m: map[decisionKey]bool{}}}
+	loaded := cachedEnforcer{enf: enf, version: want, decisions: &decisions{m: map[decisionKey]bool{}}, reads: &readShape{}}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -282,20 +309,13 @@ func (e *Enforcers) ReadFilter(ctx context.Context, tenant string) (func(agentID
 	if p.PlatformAdmin {
 		return nil, nil
 	}
-	enf, err := e.get(ctx, tenant)
+	c, err := e.cached(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
-	rules, err := enf.GetFilteredPolicy(3, ActCardsRead)
+	uniform, err := c.reads.get(c.enf)
 	if err != nil {
 		return nil, err
-	}
-	uniform := true
-	for _, r := range rules {
-		if len(r) > 2 && r[2] != ObjAllCards {
-			uniform = false
-			break
-		}
 	}
 	check := func(agentID string) bool {
 		ok, err := e.enforce(ctx, tenant, p.Subject, CardObject(agentID), ActCardsRead)

@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -46,7 +47,20 @@ type Tokens struct {
 	method jwt.SigningMethod
 	admins map[string]bool
 	parser *jwt.Parser
+
+	// verified remembers tokens already checked, with their validity window, so a client that
+	// sends the same token on every request pays for its signature once.
+	mu       sync.Mutex
+	verified map[string]verifiedToken
 }
+
+type verifiedToken struct {
+	p        Principal
+	nbf, exp time.Time
+}
+
+// maxVerified bounds the remembered tokens; past it the memory is emptied and refilled.
+const maxVerified = 10000
 
 // NewTokens checks cfg and returns a minter and verifier.
 func NewTokens(cfg TokenConfig) (*Tokens, error) {
@@ -156,6 +170,14 @@ func (t *Tokens) Mint(subject, tenant string, ttl time.Duration, platformAdmin b
 // Verify checks a token and returns its principal. Every failure is ErrUnauthenticated; the cause
 // is kept in the chain for logs only.
 func (t *Tokens) Verify(raw string) (Principal, error) {
+	now := t.now()
+	t.mu.Lock()
+	v, ok := t.verified[raw]
+	t.mu.Unlock()
+	// The same window the parser applies: exp is exclusive, both ends widened by the leeway.
+	if ok && now.Before(v.exp.Add(t.cfg.Leeway)) && !now.Add(t.cfg.Leeway).Before(v.nbf) {
+		return v.p, nil
+	}
 	var c Claims
 	_, err := t.parser.ParseWithClaims(raw, &c, t.keyFunc)
 	if err != nil {
@@ -168,6 +190,16 @@ func (t *Tokens) Verify(raw string) (Principal, error) {
 	if p.Tenant == "" && !p.PlatformAdmin {
 		return Principal{}, fmt.Errorf("%w: token has no tenant claim", ErrUnauthenticated)
 	}
+	v = verifiedToken{p: p, exp: c.ExpiresAt.Time} // exp is required, so set
+	if c.NotBefore != nil {
+		v.nbf = c.NotBefore.Time
+	}
+	t.mu.Lock()
+	if len(t.verified) >= maxVerified || t.verified == nil {
+		t.verified = make(map[string]verifiedToken, 64)
+	}
+	t.verified[raw] = v
+	t.mu.Unlock()
 	return p, nil
 }
 
