@@ -129,19 +129,9 @@ type AgentPage struct {
 // PublicAgents lists one page of a tenant's public cards; it needs no caller. The cursor is the
 // base64url of the last agentId shown.
 func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int, cursor string) (AgentPage, error) {
-	if limit == 0 {
-		limit = DefaultLimit
-	}
-	if limit < 1 || limit > MaxLimit {
-		return AgentPage{}, fmt.Errorf("limit: must be between 1 and %d: %w", MaxLimit, ErrInvalid)
-	}
-	var after string
-	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil || ValidateAgentID(string(b)) != nil {
-			return AgentPage{}, fmt.Errorf("cursor: not a cursor of this list: %w", ErrInvalid)
-		}
-		after = string(b)
+	limit, after, err := CheckAgentsQuery(limit, cursor)
+	if err != nil {
+		return AgentPage{}, err
 	}
 	if s.Index != nil {
 		return s.publicFromIndex(ctx, tenant, after, limit)
@@ -212,4 +202,24 @@ func (s *Service) publicFromIndex(ctx context.Context, tenant tenants.ID, after 
 		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(ids[len(ids)-1]))
 	}
 	return page, nil
+}
+
+// CheckAgentsQuery validates the paging of the public agent list and returns the limit to use
+// and the agentId to start after. The API checks a request for a tenant that does not exist
+// with it too, so that such a request answers exactly like one for a tenant without public cards.
+func CheckAgentsQuery(limit int, cursor string) (int, string, error) {
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	if limit < 1 || limit > MaxLimit {
+		return 0, "", fmt.Errorf("limit: must be between 1 and %d: %w", MaxLimit, ErrInvalid)
+	}
+	if cursor == "" {
+		return limit, "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || ValidateAgentID(string(b)) != nil {
+		return 0, "", fmt.Errorf("cursor: not a cursor of this list: %w", ErrInvalid)
+	}
+	return limit, string(b), nil
 }

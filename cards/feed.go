@@ -27,20 +27,18 @@ type Feed interface {
 	Changes(ctx context.Context, tenant tenants.ID, after int64, limit int) ([]Change, error)
 	// LastSeq returns the highest seq of the tenant's entries, 0 when there is none.
 	LastSeq(ctx context.Context, tenant tenants.ID) (int64, error)
+	// SeqBefore returns the highest seq of the tenant's entries written before t, 0 when none.
+	SeqBefore(ctx context.Context, tenant tenants.ID, t time.Time) (int64, error)
 }
 
 // On Postgres and MySQL a sequence number is taken when a row is inserted, not when its
 // transaction commits, so an entry can become visible after entries with higher numbers (of any
 // tenant: the sequence is shared). Each sync therefore reads again everything inserted within
-// the last feedWindow: it starts after the highest sequence number it had seen feedWindow ago,
-// which is below every number handed out since. A write's transaction cannot stay open longer
-// than a request (server.requestTimeout, 30 s by default). Entries already applied are
+// the last Window: it starts after the highest sequence number it had seen Window ago, which is
+// below every number handed out since. A write's transaction cannot stay open longer than a
+// request, so Window is the request timeout plus a margin. Entries already applied are
 // remembered, so reading them again costs a query, not a re-index.
-const feedWindow = 30 * time.Second
-
-// buildLookback is how many sequence numbers before its snapshot a new index reads again,
-// since it has no history of its own yet.
-const buildLookback = 1000
+const defaultFeedWindow = 35 * time.Second
 
 // mark records the highest sequence number seen at a time.
 type mark struct {
@@ -54,6 +52,9 @@ type mark struct {
 type Index struct {
 	store Store
 	feed  Feed
+	// Window is how far back each sync reads the feed again (see defaultFeedWindow); set it to
+	// at least the longest a write's transaction can stay open (server.requestTimeout).
+	Window time.Duration
 
 	mu      sync.Mutex
 	tenants map[tenants.ID]*indexEntry
@@ -74,7 +75,7 @@ type indexEntry struct {
 
 // NewIndex returns an empty index over store and feed.
 func NewIndex(store Store, feed Feed) *Index {
-	return &Index{store: store, feed: feed, tenants: map[tenants.ID]*indexEntry{}}
+	return &Index{store: store, feed: feed, tenants: map[tenants.ID]*indexEntry{}, Window: defaultFeedWindow}
 }
 
 // entry returns the tenant's index, building it on first use; concurrent first searches wait for
@@ -123,8 +124,15 @@ const buildBatch = 500
 
 func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) error {
 	// Note the feed position first: whatever changes after it is replayed below, so a write
-	// racing with the build is never lost.
+	// racing with the build is never lost. The first sync reads back to the entries written a
+	// Window before the build began, for writes whose numbers were taken before the snapshot
+	// but committed after it.
+	start := time.Now()
 	last, err := ix.feed.LastSeq(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	floor, err := ix.feed.SeqBefore(ctx, tenant, start.Add(-ix.Window))
 	if err != nil {
 		return err
 	}
@@ -141,7 +149,7 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 		x.load(batch)
 	}
 	e.x, e.snapshot, e.lastSeq, e.seen = x, last, last, map[int64]bool{}
-	e.marks = []mark{{at: time.Now(), seq: max(0, last-buildLookback)}}
+	e.marks = []mark{{at: start, seq: floor}}
 	return ix.syncEntry(ctx, tenant, e)
 }
 
@@ -215,7 +223,7 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 	// Read from the newest mark that is at least feedWindow old (or the oldest one).
 	floor := 0
 	for i, m := range e.marks {
-		if now.Sub(m.at) >= feedWindow {
+		if now.Sub(m.at) >= ix.Window {
 			floor = i
 		}
 	}
@@ -227,8 +235,9 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 		}
 	}
 	defer func() {
+		// Stamped after the read: the later the stamp, the longer this mark stays a floor.
 		if last := e.marks[len(e.marks)-1]; last.seq != e.lastSeq {
-			e.marks = append(e.marks, mark{at: now, seq: e.lastSeq})
+			e.marks = append(e.marks, mark{at: time.Now(), seq: e.lastSeq})
 		}
 	}()
 	var fresh []Change

@@ -119,6 +119,7 @@ func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable
 // search sees it. A failure is not the write's: the follower retries on its next round.
 func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID) {
 	if s.Index != nil {
-		_ = s.Index.Sync(ctx, tenant)
+		// The write committed: apply it even if its client has gone.
+		_ = s.Index.Sync(context.WithoutCancel(ctx), tenant)
 	}
 }

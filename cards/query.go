@@ -188,7 +188,8 @@ func decodePosition(s string) (position, error) {
 		return position{}, err
 	}
 	var p position
-	if err := json.Unmarshal(b, &p); err != nil || p.AgentID == "" {
+	if err := json.Unmarshal(b, &p); err != nil || p.AgentID == "" ||
+		p.Matched < 0 || p.Matched > 32 || p.Exact < 0 || p.Exact > p.Matched || p.Weight < 0 || p.Weight > 3*p.Matched {
 		return position{}, fmt.Errorf("bad cursor")
 	}
 	return p, nil

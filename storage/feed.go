@@ -57,6 +57,20 @@ func (s *CardStore) LastSeq(ctx context.Context, tenant tenants.ID) (int64, erro
 	return *last, nil
 }
 
+// SeqBefore returns the tenant's highest change-feed sequence number written before t (0 if none).
+func (s *CardStore) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Time) (int64, error) {
+	var seq *int64
+	err := s.db.gorm.WithContext(ctx).Model(&changeRow{}).
+		Where("tenant_id = ? AND changed_at < ?", string(tenant), utc(t)).Select("MAX(seq)").Scan(&seq).Error
+	if err != nil {
+		return 0, fmt.Errorf("read change feed: %w", err)
+	}
+	if seq == nil {
+		return 0, nil
+	}
+	return *seq, nil
+}
+
 // ErrNoListen is returned by Listen on databases without LISTEN/NOTIFY; poll instead.
 var ErrNoListen = errors.New("storage: this database has no LISTEN/NOTIFY")
 

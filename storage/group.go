@@ -48,6 +48,9 @@ func (db *DB) grouped(ctx context.Context, fn func(tx *gorm.DB) error) error {
 		db.group.ops = make(chan groupOp, groupMax)
 		go db.commitLoop()
 	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	op := groupOp{fn: fn, done: make(chan error, 1)}
 	select {
 	case db.group.ops <- op:

@@ -36,17 +36,24 @@ func optionalAuth(tokens *authz.Tokens, delegationTokens tokenVerifier, log *slo
 	}
 }
 
+// tenantAbsentKey marks an /a2a request whose tenant does not exist or is suspended.
+const tenantAbsentKey = "tenantAbsent"
+
+func tenantAbsent(c echo.Context) bool {
+	absent, _ := c.Get(tenantAbsentKey).(bool)
+	return absent
+}
+
 // publishedTenant lets /a2a/{tenant}/... through only for an existing, active tenant.
 func (h *handlers) publishedTenant(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		t, err := h.Tenants.Published(c.Request().Context(), tenants.ID(c.Param("tenant")))
 		if errors.Is(err, tenants.ErrNotFound) {
-			// Answer as for a tenant without such a card (or without public cards), so that
-			// nobody learns from these open routes which tenants exist.
-			if strings.HasSuffix(c.Path(), "/agents") {
-				return c.JSON(http.StatusOK, map[string]any{"items": []any{}})
-			}
-			return fmt.Errorf("card %q: %w", c.Param("agentId"), cards.ErrNotFound)
+			// The handlers answer as for a tenant without such a card (or without public
+			// cards), after the same checks, so nobody learns from these open routes which
+			// tenants exist.
+			c.Set(tenantAbsentKey, true)
+			return next(c)
 		}
 		if err != nil {
 			return err
@@ -86,6 +93,9 @@ func (h *handlers) a2aCard(c echo.Context) error {
 	version, err := a2aVersion(c)
 	if err != nil {
 		return err
+	}
+	if tenantAbsent(c) {
+		return fmt.Errorf("card %q: %w", c.Param("agentId"), cards.ErrNotFound)
 	}
 	card, err := h.Cards.GetA2A(c.Request().Context(), tenantOf(c), c.Param("agentId"))
 	if err != nil {
@@ -149,7 +159,15 @@ func (h *handlers) a2aAgents(c echo.Context) error {
 	if q.Has("cursor") && q.Get("cursor") == "" {
 		return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
 	}
-	page, err := h.Cards.PublicAgents(c.Request().Context(), tenantOf(c), limit, q.Get("cursor"))
+	var page cards.AgentPage
+	var err error
+	if tenantAbsent(c) {
+		if _, _, err = cards.CheckAgentsQuery(limit, q.Get("cursor")); err == nil {
+			page.Items = []cards.AgentSummary{}
+		}
+	} else {
+		page, err = h.Cards.PublicAgents(c.Request().Context(), tenantOf(c), limit, q.Get("cursor"))
+	}
 	if err != nil {
 		return err
 	}

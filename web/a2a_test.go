@@ -200,9 +200,14 @@ func TestA2AVisibilityVersionsAndCaching(t *testing.T) {
 		// tell which tenants exist.
 		suspended, missing := e.do("GET", "/a2a/acme/agents", "", nil), e.do("GET", "/a2a/no-such-tenant/agents", "", nil)
 		expect(t, suspended, http.StatusOK)
-		if string(suspended.body) != string(missing.body) || !strings.Contains(string(missing.body), `"items":[]`) {
-			t.Fatalf("suspended %s, missing %s", suspended.body, missing.body)
+		if string(suspended.body) != string(missing.body) || !strings.Contains(string(missing.body), `"items":[]`) ||
+			suspended.header.Get("Cache-Control") != missing.header.Get("Cache-Control") || missing.header.Get("Cache-Control") == "" {
+			t.Fatalf("suspended %s %v, missing %s %v", suspended.body, suspended.header, missing.body, missing.header)
 		}
+		for _, q := range []string{"?limit=0", "?x=1", "?cursor=!!"} {
+			expect(t, e.do("GET", "/a2a/no-such-tenant/agents"+q, "", nil), http.StatusBadRequest, "invalid")
+		}
+		expect(t, e.do("GET", "/a2a/no-such-tenant/pub/.well-known/agent-card.json?version=9", "", nil), http.StatusBadRequest, "invalid")
 		if a, b := e.do("GET", card("pub"), "", nil), e.do("GET", "/a2a/no-such-tenant/pub/.well-known/agent-card.json", "", nil); errMessage(t, a) != errMessage(t, b) {
 			t.Fatalf("a suspended tenant's card and a missing tenant's differ: %s / %s", a.body, b.body)
 		}

@@ -57,6 +57,8 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	var index *cards.Index
 	if cfg.Search.Index == "memory" {
 		index = cards.NewIndex(cardStore, cardStore)
+		// A write's transaction lasts at most a request: the follower reads that far back.
+		index.Window = cfg.Server.RequestTimeout + 5*time.Second
 		followCtx, stopFollowing := context.WithCancel(ctx)
 		defer stopFollowing()
 		notify := make(chan tenants.ID, 64)
