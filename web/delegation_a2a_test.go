@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -80,4 +81,63 @@ func TestDelegationA2A(t *testing.T) {
 	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, plain), http.StatusCreated)
 	req["agentId"] = "plain"
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, req), http.StatusBadRequest, "invalid")
+}
+
+// slowReviewer is an a2a-go agent that takes on a task at once and finishes it only when
+// released, as long-running agents do.
+type slowReviewer struct{ release chan struct{} }
+
+func (s slowReviewer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) ||
+			!yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return
+		}
+		if !yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("reviewed later")), nil) {
+			return
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (slowReviewer) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// TestDelegationA2AFollowsTasks: an async A2A delegation asks the agent to answer at once, then
+// follows the task with GetTask until it ends, and records its result.
+func TestDelegationA2AFollowsTasks(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	agent := slowReviewer{release: make(chan struct{})}
+	srv := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(agent)))
+	defer srv.Close()
+	e.mkTenant("acme", "alice")
+	alice, olga := e.token("alice", "acme", false), e.token("olga", "acme", false)
+	expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "olga", "role": "orchestrator"}), http.StatusCreated)
+	card := sampleCard("slow")
+	card["a2a"] = map[string]any{"interfaces": []any{map[string]any{"url": srv.URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}}}
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
+
+	req := delegate("slow", "async")
+	req["transport"] = "a2a"
+	r := e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+	expect(t, r, http.StatusAccepted)
+	d := decodeDelegation(t, r)
+	e.waitStatus("acme", d.ID, olga, delegation.StatusRunning)
+	time.Sleep(150 * time.Millisecond) // a few follow-ups while the agent works
+	if got := e.waitStatus("acme", d.ID, olga, delegation.StatusRunning); got.Result != nil {
+		t.Fatalf("finished before the agent did: %+v", got)
+	}
+	close(agent.release)
+	done := e.waitStatus("acme", d.ID, olga, delegation.StatusCompleted)
+	if string(done.Result) != `"reviewed later"` {
+		t.Fatalf("result %s", done.Result)
+	}
 }

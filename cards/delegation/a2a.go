@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -44,6 +45,9 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
 		Message:  a2a.NewMessage(a2a.MessageRoleUser, parts...),
 		Metadata: map[string]any{"delegationId": c.d.ID, "capability": c.d.Capability},
+		// An async delegation does not hold the agent's connection open: it follows the task
+		// up with GetTask instead.
+		Config: &a2a.SendMessageConfig{ReturnImmediately: c.req.Mode == ModeAsync},
 	})
 	if err != nil {
 		if ctx.Err() != nil || x.d.Blocked(err) {
@@ -55,14 +59,40 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 	case *a2a.Message:
 		return Outcome{Status: StatusCompleted, Result: partsResult(r.Parts)}, nil
 	case *a2a.Task:
-		return taskOutcome(r, c.req.Mode), nil
+		if !r.Status.State.Terminal() {
+			if r, err = followTask(ctx, client, r); err != nil {
+				return Outcome{}, err // ctx ended (timeout) or the agent stopped answering
+			}
+		}
+		return taskOutcome(r), nil
 	}
 	return Outcome{Status: StatusFailed, Error: fmt.Sprintf("A2A: unexpected result %T", res)}, nil
 }
 
-// taskOutcome maps an A2A task to an outcome: completed with its artifacts, failed with its status
-// message, or (still working) accepted for async and failed for sync, which cannot follow it up.
-func taskOutcome(t *a2a.Task, mode Mode) Outcome {
+// followTask asks the agent for the task until it reaches a terminal state or ctx (the
+// delegation's timeout) ends, waiting a little longer between questions each time.
+func followTask(ctx context.Context, client *a2aclient.Client, t *a2a.Task) (*a2a.Task, error) {
+	wait := 50 * time.Millisecond
+	for !t.Status.State.Terminal() && t.Status.State != a2a.TaskStateInputRequired && t.Status.State != a2a.TaskStateAuthRequired {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+		next, err := client.GetTask(ctx, &a2a.GetTaskRequest{ID: t.ID})
+		if err != nil {
+			return nil, err
+		}
+		t = next
+	}
+	return t, nil
+}
+
+// taskOutcome maps an A2A task to an outcome: completed with its artifacts, or failed with its
+// status message, also when the agent stops to ask for input or authorization, which a
+// delegation cannot give.
+func taskOutcome(t *a2a.Task) Outcome {
 	var statusText string
 	if t.Status.Message != nil {
 		statusText = textOf(t.Status.Message.Parts)
@@ -80,11 +110,7 @@ func taskOutcome(t *a2a.Task, mode Mode) Outcome {
 	case a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled:
 		return Outcome{Status: StatusFailed, Error: fmt.Sprintf("A2A task %s: %s", t.Status.State, errorText([]byte(statusText)))}
 	}
-	if mode == ModeAsync {
-		result, _ := json.Marshal(map[string]string{"taskId": string(t.ID), "state": string(t.Status.State)})
-		return Outcome{Status: StatusAccepted, Result: result}
-	}
-	return Outcome{Status: StatusFailed, Error: fmt.Sprintf("A2A task %s left in state %s; sync delegations do not follow tasks up", t.ID, t.Status.State)}
+	return Outcome{Status: StatusFailed, Error: fmt.Sprintf("A2A task %s stopped in state %s", t.ID, t.Status.State)}
 }
 
 // partsResult is the JSON result of message parts: a lone data part's value, else the texts.
