@@ -360,3 +360,29 @@ func TestCardConcurrentDelete(t *testing.T) {
 		}
 	})
 }
+
+func TestPruneChanges(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+		ctx := context.Background()
+		store := storage.NewCardStore(db)
+		newTenant(t, db, "a", "alice")
+		newTenant(t, db, "b", "bob")
+		for _, tenant := range []tenants.ID{"a", "b"} {
+			if err := store.Create(ctx, tenant, newCard("agt1", 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := store.PruneChanges(ctx, "a", time.Now().Add(-time.Hour)); err != nil || n != 0 {
+			t.Fatalf("pruned %d recent entries: %v", n, err)
+		}
+		if n, err := store.PruneChanges(ctx, "a", time.Now().Add(time.Hour)); err != nil || n != 1 {
+			t.Fatalf("pruned %d, want 1: %v", n, err)
+		}
+		if last, _ := store.LastSeq(ctx, "a"); last != 0 {
+			t.Fatalf("tenant a still has feed entries up to %d", last)
+		}
+		if last, _ := store.LastSeq(ctx, "b"); last == 0 {
+			t.Fatal("pruning tenant a removed tenant b's entries")
+		}
+	})
+}

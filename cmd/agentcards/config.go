@@ -43,6 +43,8 @@ type SearchConfig struct {
 	Index        string        `koanf:"index"`
 	PollInterval time.Duration `koanf:"pollInterval"`
 	Listen       bool          `koanf:"listen"`
+	// FeedRetention is how long change-feed entries are kept.
+	FeedRetention time.Duration `koanf:"feedRetention"`
 }
 
 // DelegationConfig bounds delegations: the server enforces these whatever the caller asks.
@@ -141,6 +143,7 @@ var defaults = map[string]any{
 	"search.index":               "memory",
 	"search.pollInterval":        "500ms",
 	"search.listen":              true,
+	"search.feedRetention":       "24h",
 	"outbound.allow":             []string{},
 	"outbound.timeout":           "10s",
 	"a2a.cacheMaxAge":            "5m",
@@ -261,6 +264,9 @@ func (c *Config) check() error {
 	}
 	if c.Search.Index != "memory" && c.Search.Index != "none" {
 		errs = append(errs, fmt.Errorf("search.index %q must be memory or none", c.Search.Index))
+	}
+	if c.Search.FeedRetention < time.Hour {
+		errs = append(errs, errors.New("search.feedRetention must be at least 1h"))
 	}
 	if c.Search.PollInterval < 10*time.Millisecond {
 		errs = append(errs, errors.New("search.pollInterval must be at least 10ms"))

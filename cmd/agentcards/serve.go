@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -55,6 +56,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
 	cardStore := storage.NewCardStore(db)
 	var index *cards.Index
+	go pruneFeed(ctx, cardStore, storage.NewTenantStore(db), cfg.Search.FeedRetention, log)
 	if cfg.Search.Index == "memory" {
 		index = cards.NewIndex(cardStore, cardStore)
 		// A write's transaction lasts at most a request: the follower reads that far back.
@@ -138,4 +140,28 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// pruneFeed deletes change-feed entries older than retention, tenant by tenant, every
+// retention/24 (an hour by default), until ctx ends.
+func pruneFeed(ctx context.Context, feed *storage.CardStore, ts *storage.TenantStore, retention time.Duration, log *slog.Logger) {
+	t := time.NewTicker(retention / 24)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		list, err := ts.List(ctx)
+		if err != nil {
+			log.Warn("feed pruning: list tenants", "err", err)
+			continue
+		}
+		for _, tenant := range list {
+			if _, err := feed.PruneChanges(ctx, tenant.ID, time.Now().Add(-retention)); err != nil && ctx.Err() == nil {
+				log.Warn("feed pruning", "tenant", tenant.ID, "err", err)
+			}
+		}
+	}
 }
