@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/labstack/echo/v4"
@@ -201,15 +202,26 @@ func (h *handlers) searchCards(c echo.Context) error {
 	return h.search(c, q)
 }
 
+// answerBuffers recycles the buffers search answers are written into: an answer of ten cards is
+// tens of kilobytes, and allocating it afresh each time shows up as garbage collection.
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
 func (h *handlers) search(c echo.Context, q cards.Query) error {
 	res, err := h.Cards.Search(c.Request().Context(), tenantOf(c), q)
 	if err != nil {
 		return err
 	}
-	body, err := res.AppendJSON(make([]byte, 0, 4096))
+	buf := answerBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= 1<<20 { // a rare huge answer is not kept
+			answerBuffers.Put(buf)
+		}
+	}()
+	body, err := res.AppendJSON((*buf)[:0])
 	if err != nil {
 		return err
 	}
+	*buf = body // keep the grown buffer for the next answer
 	// With the length known, net/http writes the body in one go instead of in chunks.
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	return c.JSONBlob(http.StatusOK, body)
