@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Bit-sliced ranking. For a free-text query without per-card checks, scores are computed 64
@@ -74,67 +75,20 @@ func (x *tenantIndex) rankedBits(p *plan, cand []uint32, s *scratch) ([]candidat
 			pl.filt[w] &= x.alive[w]
 		}
 	}
-	// Counters, least significant plane first.
-	matched := []([]uint64){pl.key[5], pl.key[4], pl.key[3], pl.key[2], pl.key[1], pl.key[0]}
-	exact := []([]uint64){pl.key[11], pl.key[10], pl.key[9], pl.key[8], pl.key[7], pl.key[6]}
-	weight := []([]uint64){pl.key[18], pl.key[17], pl.key[16], pl.key[15], pl.key[14], pl.key[13], pl.key[12]}
-	for _, t := range p.terms {
-		clear(pl.tp)
-		clear(pl.te)
-		clear(pl.tf[0])
-		clear(pl.tf[1])
-		if l := x.terms[t.text]; l != nil {
-			for _, e := range *l {
-				n, f := e>>2, e&3
-				setBit(pl.tp, n)
-				setBit(pl.te, n)
-				if f&1 != 0 {
-					setBit(pl.tf[0], n)
-				}
-				if f&2 != 0 {
-					setBit(pl.tf[1], n)
-				}
-			}
-		}
-		if t.prefix {
-			for _, tok := range x.vocab3[t.text[:minPrefix]] {
-				if tok == t.text || !strings.HasPrefix(tok, t.text) {
-					continue
-				}
-				for _, e := range *x.terms[tok] {
-					n, f := e>>2, e&3
-					old := uint32(0)
-					if hasBit(pl.tf[0], n) {
-						old |= 1
-					}
-					if hasBit(pl.tf[1], n) {
-						old |= 2
-					}
-					setBit(pl.tp, n)
-					if f > old {
-						if f&1 != 0 {
-							setBit(pl.tf[0], n)
-						} else {
-							pl.tf[0][n>>6] &^= 1 << (n & 63)
-						}
-						if f&2 != 0 {
-							setBit(pl.tf[1], n)
-						}
-					}
-				}
-			}
-		}
-		for w := range pl.words {
-			v := pl.tp[w] & pl.filt[w]
-			if v == 0 {
-				continue
-			}
-			pl.union[w] |= v
-			add(matched, w, v)
-			add(exact, w, pl.te[w]&v)
-			add(weight, w, pl.tf[0][w]&v)
-			add(weight[1:], w, pl.tf[1][w]&v)
-		}
+	// Score the documents in two halves at once on a large index: each half sets and adds
+	// bits only in its own words, so the halves share nothing.
+	if pl.words >= parallelWords {
+		mid := pl.words / 2
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x.scoreWords(p, pl, mid, pl.words)
+		}()
+		x.scoreWords(p, pl, 0, mid)
+		wg.Wait()
+	} else {
+		x.scoreWords(p, pl, 0, pl.words)
 	}
 	total := 0
 	for _, u := range pl.union {
@@ -263,4 +217,83 @@ func (x *tenantIndex) firstByAgent(set []uint64, need int, keyOf func(uint32) ui
 		}
 	}
 	return out
+}
+
+// parallelWords is the index size, in 64-document words, from which scoring is split in two.
+// A variable so that tests can split small indexes too.
+var parallelWords = 512
+
+// scoreWords scores the documents of words [wlo, whi): for each term, its bitmaps from the
+// postings that fall in the range, then the bit-sliced additions into the key planes.
+func (x *tenantIndex) scoreWords(p *plan, pl *planes, wlo, whi int) {
+	// Counters, least significant plane first.
+	matched := [][]uint64{pl.key[5], pl.key[4], pl.key[3], pl.key[2], pl.key[1], pl.key[0]}
+	exact := [][]uint64{pl.key[11], pl.key[10], pl.key[9], pl.key[8], pl.key[7], pl.key[6]}
+	weight := [][]uint64{pl.key[18], pl.key[17], pl.key[16], pl.key[15], pl.key[14], pl.key[13], pl.key[12]}
+	tp, te, tf0, tf1 := pl.tp[wlo:whi], pl.te[wlo:whi], pl.tf[0][wlo:whi], pl.tf[1][wlo:whi]
+	lo, hi := uint32(wlo*64), uint32(whi*64)
+	// inRange cuts a posting list (sorted by document) to the range.
+	inRange := func(list []uint32) []uint32 {
+		a, _ := slices.BinarySearch(list, lo<<2)
+		b, _ := slices.BinarySearch(list, hi<<2)
+		return list[a:b]
+	}
+	for _, t := range p.terms {
+		clear(tp)
+		clear(te)
+		clear(tf0)
+		clear(tf1)
+		if l := x.terms[t.text]; l != nil {
+			for _, e := range inRange(*l) {
+				n, f := e>>2, e&3
+				setBit(pl.tp, n)
+				setBit(pl.te, n)
+				if f&1 != 0 {
+					setBit(pl.tf[0], n)
+				}
+				if f&2 != 0 {
+					setBit(pl.tf[1], n)
+				}
+			}
+		}
+		if t.prefix {
+			for _, tok := range x.vocab3[t.text[:minPrefix]] {
+				if tok == t.text || !strings.HasPrefix(tok, t.text) {
+					continue
+				}
+				for _, e := range inRange(*x.terms[tok]) {
+					n, f := e>>2, e&3
+					old := uint32(0)
+					if hasBit(pl.tf[0], n) {
+						old |= 1
+					}
+					if hasBit(pl.tf[1], n) {
+						old |= 2
+					}
+					setBit(pl.tp, n)
+					if f > old {
+						if f&1 != 0 {
+							setBit(pl.tf[0], n)
+						} else {
+							pl.tf[0][n>>6] &^= 1 << (n & 63)
+						}
+						if f&2 != 0 {
+							setBit(pl.tf[1], n)
+						}
+					}
+				}
+			}
+		}
+		for w := wlo; w < whi; w++ {
+			v := pl.tp[w] & pl.filt[w]
+			if v == 0 {
+				continue
+			}
+			pl.union[w] |= v
+			add(matched, w, v)
+			add(exact, w, pl.te[w]&v)
+			add(weight, w, pl.tf[0][w]&v)
+			add(weight[1:], w, pl.tf[1][w]&v)
+		}
+	}
 }

@@ -44,6 +44,9 @@ func naiveSearch(live map[string]doc, p *plan, readable func(string) bool) ([]ca
 // generated cards after updates and enough deletions to force a compaction, for random queries
 // of every kind, page after page.
 func TestIndexAgreesWithScan(t *testing.T) {
+	// Split scoring in two even on this small index, so both halves' code is checked.
+	defer func(w int) { parallelWords = w }(parallelWords)
+	parallelWords = 8
 	r := rand.New(rand.NewPCG(7, 7))
 	base := generated(t, 1, 3000)
 	variants := generated(t, 2, 600)
