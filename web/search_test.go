@@ -1,7 +1,10 @@
 package web_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -347,6 +350,89 @@ func TestSearchOnlyReadableCards(t *testing.T) {
 		rita := e.token("rita", "acme", false)
 		if a := e.search(rita, "acme", "q=review"); fmt.Sprint(a.ids()) != "[agt2 agt3]" || a.Total != 2 {
 			t.Fatalf("reader with a deny: %v %d", a.ids(), a.Total)
+		}
+	})
+}
+
+// TestSearchPagingUnderConcurrentWrites pages through a result while another client inserts and
+// deletes cards at the same time: every card that matched throughout shows exactly once.
+func TestSearchPagingUnderConcurrentWrites(t *testing.T) {
+	forEachDialectAndIndex(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		var stable []string
+		for i := range 40 {
+			id := fmt.Sprintf("s-%02d", i)
+			c := sampleCard(id)
+			c["description"] = "alpha"
+			expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+id, alice, c), http.StatusCreated)
+			stable = append(stable, id)
+		}
+		stop := make(chan struct{})
+		writerErr := make(chan error, 1)
+		go func() {
+			defer close(writerErr)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// Cards that sort before, between and after the stable ones, matching the query.
+				id := fmt.Sprintf("%s-w%03d", []string{"a", "s-10", "z"}[i%3], i)
+				c := sampleCard(id)
+				c["description"] = "alpha beta"
+				body, _ := json.Marshal(c)
+				for _, rq := range []struct{ method, path string }{{"PUT", id}, {"DELETE", id}} {
+					var rd io.Reader
+					if rq.method == "PUT" {
+						rd = bytes.NewReader(body)
+					}
+					req, _ := http.NewRequest(rq.method, e.srv.URL+"/v1/tenants/acme/cards/"+rq.path, rd)
+					req.Header.Set("Authorization", "Bearer "+alice)
+					req.Header.Set("Content-Type", "application/json")
+					res, err := e.srv.Client().Do(req)
+					if err != nil {
+						writerErr <- err
+						return
+					}
+					res.Body.Close()
+					if res.StatusCode >= 300 {
+						writerErr <- fmt.Errorf("%s %s: %d", rq.method, id, res.StatusCode)
+						return
+					}
+				}
+			}
+		}()
+		for _, query := range []string{"limit=3", "limit=3&q=alpha+beta"} {
+			seen := map[string]int{}
+			cursor := ""
+			for pages := 0; ; pages++ {
+				if pages > 100 {
+					t.Fatal("paging does not end")
+				}
+				path := query
+				if cursor != "" {
+					path += "&cursor=" + cursor
+				}
+				a := e.search(alice, "acme", path)
+				for _, id := range a.ids() {
+					seen[id]++
+				}
+				if a.NextCursor == "" {
+					break
+				}
+				cursor = a.NextCursor
+			}
+			for _, id := range stable {
+				if seen[id] != 1 {
+					t.Errorf("%s: %s shown %d times", query, id, seen[id])
+				}
+			}
+		}
+		close(stop)
+		if err := <-writerErr; err != nil {
+			t.Fatal(err)
 		}
 	})
 }
