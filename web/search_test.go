@@ -2,9 +2,13 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/storage/storagetest"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -435,4 +439,41 @@ func TestSearchPagingUnderConcurrentWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestReadFilterAgreesWithCasbin: the per-card read check searches use, gathered from the
+// subject's rules once, answers exactly as a casbin evaluation per card, for random policies of
+// the subject and of its roles, with allows and denies.
+func TestReadFilterAgreesWithCasbin(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	ids := []string{"a1", "a2", "b1", "b2", "c", "cards", "x.y", "Z"}
+	objects := []string{"cards/*", "cards/a1", "cards/a2", "cards/b1", "cards/Z", "cards/x.y", "cards/*/capabilities/*", "policies"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 30 {
+		tenant := fmt.Sprintf("t%d", round)
+		e.mkTenant(tenant, "alice")
+		if r.IntN(2) == 0 {
+			expect(t, e.do("POST", "/v1/tenants/"+tenant+"/roles", e.admin(), map[string]string{"subject": "sam", "role": "reader"}), http.StatusCreated)
+		}
+		for range 1 + r.IntN(5) {
+			sub := []string{"sam", "role:reader", "someone"}[r.IntN(3)]
+			eft := []string{"allow", "deny"}[r.IntN(2)]
+			act := []string{"cards:read", "cards:read", "cards:write"}[r.IntN(3)]
+			e.grantRule(t, tenant, sub, objects[r.IntN(len(objects))], act, eft)
+		}
+		ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "sam", Tenant: tenant})
+		readable, err := e.authz.ReadFilter(ctx, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			want, err := e.authz.Enforce(tenant, "sam", authz.CardObject(id), authz.ActCardsRead)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readable == nil || readable(id); got != want {
+				t.Fatalf("round %d, card %s: read filter %v, casbin %v", round, id, got, want)
+			}
+		}
+	}
 }
