@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"context"
+	"gorm.io/gorm"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -57,5 +59,22 @@ func TestMySQLDSN(t *testing.T) {
 	if !cfg.ParseTime || cfg.Loc != time.UTC || !strings.Contains(got, "charset=utf8mb4") ||
 		cfg.DBName != "app" || cfg.Timeout != 5*time.Second {
 		t.Errorf("mysqlDSN = %q", got)
+	}
+}
+
+// TestGroupedWritePanicFailsOnlyItsBatch: a write that panics fails with an error, and the
+// group-commit loop goes on serving later writes.
+func TestGroupedWritePanicFailsOnlyItsBatch(t *testing.T) {
+	db, err := Open(context.Background(), "sqlite", filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.grouped(context.Background(), func(*gorm.DB) error { panic("boom") }); err == nil {
+		t.Fatal("a panicking write reported success")
+	}
+	ran := false
+	if err := db.grouped(context.Background(), func(tx *gorm.DB) error { ran = true; return tx.Exec("SELECT 1").Error }); err != nil || !ran {
+		t.Fatalf("the next write: ran %v, %v", ran, err)
 	}
 }

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -64,47 +65,60 @@ func (db *DB) grouped(ctx context.Context, fn func(tx *gorm.DB) error) error {
 
 func (db *DB) commitLoop() {
 	for op := range db.group.ops {
-		batch := []groupOp{op}
-	drain:
-		for len(batch) < groupMax {
-			select {
-			case next := <-db.group.ops:
-				batch = append(batch, next)
-			default:
-				break drain
-			}
+		db.commitBatch(op)
+	}
+}
+
+// commitBatch commits op and the writes queued behind it, and tells each its outcome. A panic
+// in a write fails its batch instead of the process: this loop serves every request's writes.
+func (db *DB) commitBatch(op groupOp) {
+	batch := []groupOp{op}
+drain:
+	for len(batch) < groupMax {
+		select {
+		case next := <-db.group.ops:
+			batch = append(batch, next)
+		default:
+			break drain
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
-		err := db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			for i, b := range batch {
-				if err := b.fn(tx); err != nil {
-					return errInBatch{i, err}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			for _, b := range batch {
+				select {
+				case b.done <- fmt.Errorf("storage: a grouped write panicked: %v", r):
+				default: // this one has its answer already
 				}
 			}
-			return nil
-		})
-		if err == nil {
-			for _, b := range batch {
-				b.done <- nil
-			}
-			cancel()
-			continue
 		}
-		var failed errInBatch
-		if len(batch) == 1 || !errors.As(err, &failed) {
-			if errors.As(err, &failed) {
-				err = failed.err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	err := db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for i, b := range batch {
+			if err := b.fn(tx); err != nil {
+				return errInBatch{i, err}
 			}
-			for _, b := range batch {
-				b.done <- err
-			}
-			cancel()
-			continue
 		}
+		return nil
+	})
+	var failed errInBatch
+	switch {
+	case err == nil:
+		for _, b := range batch {
+			b.done <- nil
+		}
+	case len(batch) == 1 || !errors.As(err, &failed):
+		if errors.As(err, &failed) {
+			err = failed.err
+		}
+		for _, b := range batch {
+			b.done <- err
+		}
+	default:
 		// One write failed and took the others down with it: give each its own transaction.
 		for _, b := range batch {
 			b.done <- db.gorm.WithContext(ctx).Transaction(b.fn)
 		}
-		cancel()
 	}
 }
