@@ -61,8 +61,10 @@ func add(counter [][]uint64, w int, v uint64) {
 	}
 }
 
-// rankedBits is ranked for the common case: no name, resource or permission check per card.
-func (x *tenantIndex) rankedBits(p *plan, cand []uint32, s *scratch) ([]candidate, int, *position) {
+// rankedBits scores the matches of q and returns the page. accept, when not nil, is the check
+// postings cannot make (the exact name substring, resources, permission); it is applied to the
+// matches only.
+func (x *tenantIndex) rankedBits(p *plan, cand []uint32, accept func(uint32) bool, s *scratch) ([]candidate, int, *position) {
 	pl := &s.planes
 	pl.size((len(x.docs) + 63) / 64)
 	if cand == nil {
@@ -90,10 +92,17 @@ func (x *tenantIndex) rankedBits(p *plan, cand []uint32, s *scratch) ([]candidat
 	} else {
 		x.scoreWords(p, pl, 0, pl.words)
 	}
-	total := 0
-	for _, u := range pl.union {
-		total += bits.OnesCount64(u)
+	if accept != nil {
+		for w, u := range pl.union {
+			for m := u; m != 0; m &= m - 1 {
+				n := uint32(w*64 + bits.TrailingZeros64(m))
+				if !accept(n) {
+					pl.union[w] &^= 1 << (n & 63)
+				}
+			}
+		}
 	}
+	total := count(pl.union)
 
 	// Eligible: after the cursor in answer order.
 	copy(pl.c, pl.union)
@@ -166,12 +175,11 @@ func (x *tenantIndex) rankedBits(p *plan, cand []uint32, s *scratch) ([]candidat
 			page = append(page, keyed{keyOf(n), n})
 		}
 	}
-	sel := &selector{x: x}
 	slices.SortFunc(page, func(a, b keyed) int {
 		switch {
-		case sel.worse(b, a):
+		case x.worse(b, a):
 			return -1
-		case sel.worse(a, b):
+		case x.worse(a, b):
 			return 1
 		}
 		return 0
