@@ -8,23 +8,21 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"github.com/agentcards/agentcards/bench/internal/proc"
 	"io"
 	"log"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentcards/agentcards/bench/cardgen"
@@ -44,36 +42,21 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "agentcards")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/agentcards")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		log.Fatalf("build (run from the repository root): %v", err)
-	}
-	env := append(os.Environ(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL=warn")
-	serve := exec.Command(bin, "serve")
-	serve.Dir, serve.Env, serve.Stderr = work, env, os.Stderr
-	out, _ := serve.StdoutPipe()
-	if err := serve.Start(); err != nil {
-		log.Fatal(err)
-	}
-	defer func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() }()
-	base := ""
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	mint := exec.Command(bin, "token", "--subject", "bench", "--platform-admin", "--ttl", "2h")
-	mint.Dir, mint.Env = work, env
-	tok, err := mint.Output()
+	bin, err := proc.Build(work)
 	if err != nil {
 		log.Fatal(err)
 	}
-	token := strings.TrimSpace(string(tok))
+	env := append(os.Environ(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL=warn")
+	srv, err := proc.Start(bin, work, env)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Stop()
+	base := srv.Base
+	token, err := proc.Token(bin, work, env)
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc * 2}}
 	call := func(method, path string, body []byte) int {

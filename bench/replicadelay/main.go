@@ -7,23 +7,19 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/agentcards/agentcards/bench/internal/proc"
 	"io"
 	"log"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -40,11 +36,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "agentcards")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/agentcards")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		log.Fatalf("build (run from the repository root): %v", err)
+	bin, err := proc.Build(work)
+	if err != nil {
+		log.Fatal(err)
 	}
 	db, err := sql.Open("pgx", *dsn)
 	if err != nil {
@@ -80,36 +74,6 @@ func withSearchPath(dsn, schema string) string {
 	return dsn + sep + "search_path=" + schema
 }
 
-// server is one running `agentcards serve`.
-type server struct {
-	cmd  *exec.Cmd
-	base string
-}
-
-func start(bin, dir string, env []string) *server {
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir, cmd.Env, cmd.Stderr = dir, env, os.Stderr
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	re := regexp.MustCompile(`listening on (http://\S+)`)
-	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			go func() { _, _ = io.Copy(io.Discard, out) }()
-			return &server{cmd: cmd, base: m[1]}
-		}
-	}
-	log.Fatal("serve did not start")
-	return nil
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	_ = s.cmd.Wait()
-}
-
 func run(bin, work, dsn string, listen bool, poll time.Duration, n int) []time.Duration {
 	dir, err := os.MkdirTemp(work, "data")
 	if err != nil {
@@ -119,17 +83,20 @@ func run(bin, work, dsn string, listen bool, poll time.Duration, n int) []time.D
 		"AGENTCARDS_DATABASE_DRIVER=postgres", "AGENTCARDS_DATABASE_DSN="+dsn,
 		"AGENTCARDS_AUTH_SECRET=replicadelay-shared-secret-0123456789abcdef",
 		fmt.Sprintf("AGENTCARDS_SEARCH_LISTEN=%v", listen), "AGENTCARDS_SEARCH_POLL_INTERVAL="+poll.String())
-	a := start(bin, dir, env)
-	defer a.stop()
-	b := start(bin, dir, env) // same data dir: the same signing key
-	defer b.stop()
-	mint := exec.Command(bin, "token", "--subject", "bench", "--platform-admin", "--ttl", "1h")
-	mint.Dir, mint.Env = dir, env
-	tok, err := mint.Output()
+	a, err := proc.Start(bin, dir, env)
 	if err != nil {
 		log.Fatal(err)
 	}
-	token := strings.TrimSpace(string(tok))
+	defer a.Stop()
+	b, err := proc.Start(bin, dir, env) // same data dir: the same signing key
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Stop()
+	token, err := proc.Token(bin, dir, env)
+	if err != nil {
+		log.Fatal(err)
+	}
 	call := func(method, url string, body any) map[string]any {
 		var rd io.Reader
 		if body != nil {
@@ -151,16 +118,16 @@ func run(bin, work, dsn string, listen bool, poll time.Duration, n int) []time.D
 		}
 		return m
 	}
-	call("POST", a.base+"/v1/tenants", map[string]any{"id": "bench", "name": "Bench"})
-	call("POST", a.base+"/v1/tenants/bench/cards", map[string]any{"agentId": "agt", "name": "Agent", "description": "start"})
-	call("GET", b.base+"/v1/tenants/bench/cards?q=start", nil) // B builds its index now
+	call("POST", a.Base+"/v1/tenants", map[string]any{"id": "bench", "name": "Bench"})
+	call("POST", a.Base+"/v1/tenants/bench/cards", map[string]any{"agentId": "agt", "name": "Agent", "description": "start"})
+	call("GET", b.Base+"/v1/tenants/bench/cards?q=start", nil) // B builds its index now
 	var delays []time.Duration
 	for i := 0; i < n; i++ {
 		word := fmt.Sprintf("word%dx%d", time.Now().UnixNano()%1e6, i)
-		call("PATCH", a.base+"/v1/tenants/bench/cards/agt", map[string]any{"description": word})
+		call("PATCH", a.Base+"/v1/tenants/bench/cards/agt", map[string]any{"description": word})
 		t0 := time.Now()
 		for {
-			if res := call("GET", b.base+"/v1/tenants/bench/cards?q="+word, nil); res["total"] == float64(1) {
+			if res := call("GET", b.Base+"/v1/tenants/bench/cards?q="+word, nil); res["total"] == float64(1) {
 				break
 			}
 			if time.Since(t0) > 10*time.Second {

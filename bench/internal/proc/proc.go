@@ -1,0 +1,74 @@
+// Package proc builds the agentcards binary and runs `serve` processes for the benchmark tools,
+// so they measure the real program.
+package proc
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+)
+
+// Build compiles ./cmd/agentcards (run from the repository root) into dir.
+func Build(dir string) (string, error) {
+	bin := filepath.Join(dir, "agentcards")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentcards")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build (run from the repository root): %w", err)
+	}
+	return bin, nil
+}
+
+// Server is one running `agentcards serve`.
+type Server struct {
+	cmd *exec.Cmd
+	// Base is the URL it listens on.
+	Base string
+}
+
+var listening = regexp.MustCompile(`listening on (http://\S+)`)
+
+// Start runs `bin serve` in dir with env and waits until it listens.
+func Start(bin, dir string, env []string) (*Server, error) {
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir, cmd.Env, cmd.Stderr = dir, env, os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+			go func() { _, _ = io.Copy(io.Discard, out) }()
+			return &Server{cmd: cmd, Base: m[1]}, nil
+		}
+	}
+	_ = cmd.Process.Kill()
+	return nil, fmt.Errorf("serve did not start")
+}
+
+// Stop sends SIGTERM and waits for the process to end.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Wait()
+}
+
+// Token mints a platform-admin token with `bin token`, with the same dir and env as the server.
+func Token(bin, dir string, env []string) (string, error) {
+	mint := exec.Command(bin, "token", "--subject", "bench", "--platform-admin", "--ttl", "2h")
+	mint.Dir, mint.Env = dir, env
+	tok, err := mint.Output()
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	return strings.TrimSpace(string(tok)), nil
+}
