@@ -119,8 +119,20 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 // buildTimeout bounds building one tenant's index.
 const buildTimeout = 5 * time.Minute
 
-// buildBatch is how many cards one query of the build reads.
+// buildBatch is how many cards one query reads when many are needed.
 const buildBatch = 500
+
+// getInBatches reads the cards of ids, buildBatch at a time, and hands each batch to fn.
+func getInBatches(ctx context.Context, store Store, tenant tenants.ID, ids []string, fn func([]Card)) error {
+	for start := 0; start < len(ids); start += buildBatch {
+		batch, err := store.GetMany(ctx, tenant, ids[start:min(start+buildBatch, len(ids))])
+		if err != nil {
+			return err
+		}
+		fn(batch)
+	}
+	return nil
+}
 
 func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) error {
 	// Note the feed position first: whatever changes after it is replayed below, so a write
@@ -141,12 +153,8 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 	if err != nil {
 		return err
 	}
-	for start := 0; start < len(ids); start += buildBatch {
-		batch, err := ix.store.GetMany(ctx, tenant, ids[start:min(start+buildBatch, len(ids))])
-		if err != nil {
-			return err
-		}
-		x.load(batch)
+	if err := getInBatches(ctx, ix.store, tenant, ids, x.load); err != nil {
+		return err
 	}
 	e.x, e.snapshot, e.lastSeq, e.seen = x, last, last, map[int64]bool{}
 	e.marks = []mark{{at: start, seq: floor}}
@@ -279,14 +287,13 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 	// Apply the current state of each changed card, not the entry's: replaying is idempotent
 	// and the order of entries stops mattering.
 	current := make(map[string]Card, len(agents))
-	for start := 0; start < len(agents); start += buildBatch {
-		batch, err := ix.store.GetMany(ctx, tenant, agents[start:min(start+buildBatch, len(agents))])
-		if err != nil {
-			return fmt.Errorf("sync index of %q: %w", tenant, err)
-		}
+	err := getInBatches(ctx, ix.store, tenant, agents, func(batch []Card) {
 		for _, c := range batch {
 			current[c.AgentID] = c
 		}
+	})
+	if err != nil {
+		return fmt.Errorf("sync index of %q: %w", tenant, err)
 	}
 	e.x.mu.Lock()
 	for _, id := range agents {

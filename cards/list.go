@@ -97,11 +97,7 @@ func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable
 		return nil, 0, nil, err
 	}
 	var all []candidate
-	for start := 0; start < len(ids); start += buildBatch {
-		batch, err := s.Store.GetMany(ctx, tenant, ids[start:min(start+buildBatch, len(ids))])
-		if err != nil {
-			return nil, 0, nil, err
-		}
+	err = getInBatches(ctx, s.Store, tenant, ids, func(batch []Card) {
 		for _, c := range batch {
 			if readable != nil && !readable(c.AgentID) {
 				continue
@@ -110,6 +106,9 @@ func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable
 				all = append(all, m)
 			}
 		}
+	})
+	if err != nil {
+		return nil, 0, nil, err
 	}
 	page, next := p.page(all)
 	return page, len(all), next, nil

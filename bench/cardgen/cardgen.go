@@ -117,9 +117,3 @@ func Documents(seed uint64, n int) [][]byte {
 
 // Words returns the vocabulary the descriptions are made of, for building queries.
 func Words() []string { return words }
-
-// CapabilityName returns a capability name that generated cards use.
-func CapabilityName(seed uint64) string {
-	r := rand.New(rand.NewPCG(seed, 0))
-	return pick(r, verbs) + "_" + pick(r, nouns)
-}
