@@ -137,7 +137,7 @@ func (h *handlers) a2aCard(c echo.Context) error {
 			}
 		}
 	}
-	return c.JSONBlob(http.StatusOK, body)
+	return writeLarge(c, http.StatusOK, body)
 }
 
 // a2aAgents lists the tenant's public agents with the URLs of their A2A cards.

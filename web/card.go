@@ -222,7 +222,5 @@ func (h *handlers) search(c echo.Context, q cards.Query) error {
 		return err
 	}
 	*buf = body // keep the grown buffer for the next answer
-	// With the length known, net/http writes the body in one go instead of in chunks.
-	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
-	return c.JSONBlob(http.StatusOK, body)
+	return writeLarge(c, http.StatusOK, body)
 }

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +26,9 @@ import (
 	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/labstack/echo/v4"
 )
+
+// defaultTenantCacheTTL is server.tenantCacheTtl's default; the tests run with it, as servers do.
+const defaultTenantCacheTTL = 250 * time.Millisecond
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
 
@@ -39,6 +45,19 @@ type env struct {
 	cards  *cards.Service
 	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
 	dispatcher *delegation.Dispatcher
+	// conns are the server's side of every connection it accepted.
+	conns *connList
+}
+
+type connList struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (l *connList) all() []net.Conn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.conns)
 }
 
 // grantRule writes a policy rule straight into the store and drops the cached enforcer, as a
@@ -87,12 +106,17 @@ type envOptions struct {
 	noIndex bool
 	// listenAddr is the listen address the server is told of; empty means its real (loopback) one.
 	listenAddr string
+	// tenantCacheTTL is server.tenantCacheTtl; 0 means its default, negative turns it off.
+	tenantCacheTTL time.Duration
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	t.Helper()
 	if o.bodyLimit == 0 {
 		o.bodyLimit = 1 << 20
+	}
+	if o.tenantCacheTTL == 0 {
+		o.tenantCacheTTL = defaultTenantCacheTTL
 	}
 	tokens, err := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: testSecret, Leeway: time.Second})
 	if err != nil {
@@ -127,7 +151,8 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	e := web.New(web.Config{BodyLimit: o.bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ListenAddr: o.listenAddr}, web.Deps{
 		Tenants: &tenants.Service{
-			Store: storage.NewTenantStore(db),
+			Store:    storage.NewTenantStore(db),
+			CacheTTL: o.tenantCacheTTL,
 			Changed: func(id tenants.ID) {
 				enforcers.Invalidate(string(id))
 				if index != nil {
@@ -144,10 +169,17 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		Ready:       db.Ping,
 	})
 	srv.Config.Handler = e
+	conns := &connList{}
+	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		conns.mu.Lock()
+		conns.conns = append(conns.conns, c)
+		conns.mu.Unlock()
+		return web.ConnContext(ctx, c)
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, keys: keys, authz: enforcers, index: index, cards: cardService,
-		dispatcher: dispatcher}
+		dispatcher: dispatcher, conns: conns}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

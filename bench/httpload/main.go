@@ -35,6 +35,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds per endpoint, alternating")
 	limit := flag.Int("limit", 10, "the search's limit (page size)")
 	useWrk := flag.Bool("wrk", false, "load with wrk (Debian package wrk) instead of the Go client")
+	hold := flag.Bool("hold", false, "set up, print the URLs and token, and wait (for profiling by hand) instead of loading")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "agentcards-httpload")
@@ -101,6 +102,10 @@ func main() {
 	search := "/v1/tenants/bench/cards?limit=" + fmt.Sprint(*limit) + "&capability=" + url.QueryEscape(cardgen.Make(42, *n/2).Capabilities[0].Name)
 	call("GET", search, nil) // builds the index
 	endpoints := []struct{ name, path string }{{"health", "/health"}, {"search", search}}
+	if *hold {
+		fmt.Printf("pid %d\nhealth %s/health\nsearch %s%s\ntoken %s\n", srv.Pid(), base, base, search, token)
+		select {}
+	}
 	if *useWrk {
 		rps := map[string]float64{}
 		for r := 0; r < *rounds; r++ {

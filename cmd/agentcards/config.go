@@ -89,6 +89,7 @@ type ServerConfig struct {
 	Addr            string        `koanf:"addr"`
 	BodyLimit       int64         `koanf:"bodyLimit"`
 	RequestTimeout  time.Duration `koanf:"requestTimeout"`
+	TenantCacheTTL  time.Duration `koanf:"tenantCacheTtl"`
 	ShutdownTimeout time.Duration `koanf:"shutdownTimeout"`
 }
 
@@ -125,6 +126,7 @@ var defaults = map[string]any{
 	"server.bodyLimit":           1 << 20,
 	"server.requestTimeout":      "30s",
 	"server.shutdownTimeout":     "15s",
+	"server.tenantCacheTtl":      "250ms",
 	"database.driver":            "sqlite",
 	"database.dsn":               "",
 	"database.migrate":           true,
@@ -258,6 +260,9 @@ func (c *Config) check() error {
 	}
 	if c.Server.RequestTimeout <= 0 || c.Server.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("server.requestTimeout and server.shutdownTimeout must be positive"))
+	}
+	if c.Server.TenantCacheTTL < 0 || c.Server.TenantCacheTTL > time.Second {
+		errs = append(errs, errors.New("server.tenantCacheTtl must be between 0 and 1s (policy changes must reach every replica within 1 s)"))
 	}
 	if c.Auth.Leeway < 0 || c.Auth.Leeway > 5*time.Minute {
 		errs = append(errs, errors.New("auth.leeway must be between 0 and 5m"))

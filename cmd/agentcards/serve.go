@@ -97,7 +97,8 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ListenAddr:     ln.Addr().String(),
 	}, web.Deps{
 		Tenants: &tenants.Service{
-			Store: storage.NewTenantStore(db),
+			Store:    storage.NewTenantStore(db),
+			CacheTTL: cfg.Server.TenantCacheTTL,
 			Changed: func(id tenants.ID) {
 				enforcers.Invalidate(string(id))
 				if index != nil {
@@ -116,6 +117,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 
 	srv := &http.Server{
 		Handler:           api,
+		ConnContext:       web.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}

@@ -72,3 +72,6 @@ func Token(bin, dir string, env []string) (string, error) {
 	}
 	return strings.TrimSpace(string(tok)), nil
 }
+
+// Pid is the process id of the server, for attaching a profiler.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }

@@ -1,0 +1,62 @@
+package tenants
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// rowCache remembers tenant rows for the request gates (Active, Published), which read the
+// tenant on every request. Writes through the Service on this replica forget the row at once;
+// another replica's suspension or policy change is seen once the row is older than ttl.
+// Missing tenants are not remembered, so ids that do not exist cannot fill it.
+type rowCache struct {
+	mu   sync.Mutex
+	rows map[ID]cachedRow
+	// gen moves on every forget. A read that started before a forget is not kept, or it could
+	// put back the row the write just replaced.
+	gen uint64
+}
+
+type cachedRow struct {
+	t       Tenant
+	expires time.Time
+}
+
+func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
+	if s.CacheTTL <= 0 {
+		return s.Store.Get(ctx, id)
+	}
+	c := &s.cache
+	now := time.Now()
+	c.mu.Lock()
+	if r, ok := c.rows[id]; ok && now.Before(r.expires) {
+		c.mu.Unlock()
+		return r.t, nil
+	}
+	gen := c.gen
+	c.mu.Unlock()
+	t, err := s.Store.Get(ctx, id)
+	if err != nil {
+		return t, err
+	}
+	c.mu.Lock()
+	if c.gen == gen {
+		if c.rows == nil {
+			c.rows = map[ID]cachedRow{}
+		}
+		// The row was read after now: it may be used until now+ttl.
+		c.rows[id] = cachedRow{t: t, expires: now.Add(s.CacheTTL)}
+	}
+	c.mu.Unlock()
+	return t, nil
+}
+
+// Forget drops the remembered row of a tenant whose row or rules were just written.
+func (s *Service) Forget(id ID) {
+	c := &s.cache
+	c.mu.Lock()
+	delete(c.rows, id)
+	c.gen++
+	c.mu.Unlock()
+}
