@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -54,7 +55,26 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 	}
 	task := []byte(`{"delegationId": "d", "task": "Review PR 12 of acme/web"}`)
 	deleg := []byte(`{"agentId": "agt1", "capability": "review_pr", "task": "Review PR 12 of acme/web", "mode": "sync"}`)
+	// relay is the least any delegating server must do: take the request and send it on to the
+	// agent, with no checks, no records and no signature. Its ratio to the direct call is the
+	// ceiling of this machine for a server in the middle.
+	relayClient := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
+	relay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		res, err := relayClient.Post(a.endpoint(), "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		out, _ := io.ReadAll(res.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(res.StatusCode)
+		_, _ = w.Write(out)
+	}))
+	b.Cleanup(relay.Close)
 	direct := func() error { return post(a.endpoint(), "", task, http.StatusOK) }
+	relayed := func() error { return post(relay.URL, "", task, http.StatusOK) }
 	via := func() error { return post(e.srv.URL+"/v1/tenants/acme/delegations", olga, deleg, http.StatusOK) }
 	// Warm both paths (connections, the enforcer, SQLite's cache).
 	for i := 0; i < 20; i++ {
@@ -64,12 +84,18 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 		if err := via(); err != nil {
 			b.Fatal(err)
 		}
+		if err := relayed(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ResetTimer()
 	dTime, dLat := concurrently(b, b.N, direct)
+	rTime, _ := concurrently(b, b.N, relayed)
 	vTime, vLat := concurrently(b, b.N, via)
 	b.StopTimer()
 	b.ReportMetric(dTime.Seconds()/vTime.Seconds(), "throughput-ratio")
+	b.ReportMetric(dTime.Seconds()/rTime.Seconds(), "relay-ratio")
+	b.ReportMetric(rTime.Seconds()/vTime.Seconds(), "of-relay")
 	b.ReportMetric(float64(b.N)/dTime.Seconds(), "direct-ops/s")
 	b.ReportMetric(float64(b.N)/vTime.Seconds(), "delegated-ops/s")
 	b.ReportMetric(float64(percentile(vLat, 50)-percentile(dLat, 50))/1e3, "p50-added-µs")
