@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -88,10 +89,16 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 
 // Get returns the card of agentID; cards.ErrNotFound if the tenant has none.
 func (s *CardStore) Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
-	var row cardRow
-	err := s.db.with(ctx).Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Take(&row).Error
+	// Every card read and every delegation comes here: prepared once, without reflection.
+	r, err := s.db.prepare("SELECT agent_id, id, name, revision, doc, created_at, updated_at FROM cards WHERE tenant_id = ? AND agent_id = ?").
+		queryRow(ctx, string(tenant), agentID)
+	if err != nil {
+		return cards.Card{}, fmt.Errorf("get card %q: %w", agentID, err)
+	}
+	row := cardRow{TenantID: string(tenant)}
+	err = r.Scan(&row.AgentID, &row.ID, &row.Name, &row.Revision, &row.Doc, &row.CreatedAt, &row.UpdatedAt)
 	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound):
+	case errors.Is(err, sql.ErrNoRows):
 		return cards.Card{}, fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
 	case err != nil:
 		return cards.Card{}, fmt.Errorf("get card %q: %w", agentID, err)

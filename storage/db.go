@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -31,6 +32,8 @@ type DB struct {
 	dialect string
 	dsn     string // for the dedicated LISTEN connection on Postgres
 	group   grouper
+	// stmts holds the hot queries prepared once (see prepared), by query text.
+	stmts sync.Map
 }
 
 // Open connects to a database. driver is "sqlite" (dsn: a file path or a file: URI), "postgres"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -77,8 +78,14 @@ func (r delegationRow) delegation() delegation.Delegation {
 
 // Create inserts a record.
 func (s *DelegationStore) Create(ctx context.Context, tenant tenants.ID, d delegation.Delegation, callbackHash string) error {
-	row := newDelegationRow(tenant, d, callbackHash)
-	err := s.db.grouped(ctx, func(tx *gorm.DB) error { return tx.Create(&row).Error })
+	r := newDelegationRow(tenant, d, callbackHash)
+	insert := s.db.prepare("INSERT INTO delegations (tenant_id, id, caller, agent_id, capability, mode, transport, depth, status, " +
+		"callback_hash, result, error, latency_ms, created_at, updated_at, deadline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+	err := s.db.grouped(ctx, func(tx *gorm.DB) error {
+		_, err := insert.exec(ctx, tx, r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.Depth, r.Status,
+			r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, r.Deadline)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create delegation %q: %w", d.ID, err)
 	}
@@ -118,19 +125,32 @@ func (s *DelegationStore) CallbackHash(ctx context.Context, tenant tenants.ID, i
 // Update applies o if the record's status is still one of from; the status check and the write
 // are one statement, so two concurrent results cannot both win.
 func (s *DelegationStore) Update(ctx context.Context, tenant tenants.ID, id string, from []delegation.Status, o delegation.Outcome) error {
+	if len(from) == 0 {
+		return fmt.Errorf("update delegation %q: no status to move from", id)
+	}
 	states := make([]string, len(from))
 	for i, st := range from {
 		states[i] = string(st)
 	}
-	cols := map[string]any{"status": string(o.Status), "updated_at": utc(o.At)}
+	query, args := "UPDATE delegations SET status = ?, updated_at = ?", []any{string(o.Status), utc(o.At)}
 	if o.Status.Terminal() || o.Status == delegation.StatusAccepted {
-		cols["result"], cols["error"], cols["latency_ms"] = string(o.Result), o.Error, o.LatencyMS
+		query += ", result = ?, error = ?, latency_ms = ?"
+		args = append(args, string(o.Result), o.Error, o.LatencyMS)
 	}
+	query += " WHERE tenant_id = ? AND id = ? AND status IN (?" + strings.Repeat(", ?", len(states)-1) + ")"
+	args = append(args, string(tenant), id)
+	for _, st := range states {
+		args = append(args, st)
+	}
+	update := s.db.prepare(query) // a handful of variants: with or without the outcome, 1-3 states
 	var affected int64
 	err := s.db.grouped(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&delegationRow{}).Where("tenant_id = ? AND id = ? AND status IN ?", string(tenant), id, states).Updates(cols)
-		affected = res.RowsAffected
-		return res.Error
+		res, err := update.exec(ctx, tx, args...)
+		if err != nil {
+			return err
+		}
+		affected, err = res.RowsAffected()
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("update delegation %q: %w", id, err)

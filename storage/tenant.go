@@ -5,9 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -17,36 +14,10 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// getStmt prepares the tenant-row query on first use; database/sql then prepares it on each
-// pooled connection as needed.
-func (s *TenantStore) getStmt(ctx context.Context) (*sql.Stmt, error) {
-	if stmt := s.stmt.Load(); stmt != nil {
-		return stmt, nil
-	}
-	s.stmtMu.Lock()
-	defer s.stmtMu.Unlock()
-	if stmt := s.stmt.Load(); stmt != nil {
-		return stmt, nil
-	}
-	query := "SELECT tenant_id, name, status, policy_revision, created_at, updated_at FROM tenants WHERE tenant_id = ?"
-	if s.db.dialect == "postgres" {
-		query = strings.Replace(query, "?", "$1", 1)
-	}
-	stmt, err := s.db.sql.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	s.stmt.Store(stmt)
-	return stmt, nil
-}
-
 // TenantStore keeps tenants. Creating a tenant seeds its rules, and deleting one removes
 // everything it owns, each in one transaction.
 type TenantStore struct {
 	db *DB
-
-	stmtMu sync.Mutex
-	stmt   atomic.Pointer[sql.Stmt] // the prepared tenant-row query
 }
 
 var _ tenants.Store = (*TenantStore)(nil)
@@ -111,13 +82,13 @@ func (s *TenantStore) Create(ctx context.Context, t tenants.Tenant, admins []str
 func (s *TenantStore) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, error) {
 	// Every tenant-scoped request reads its tenant row, so this one query skips GORM's
 	// reflection and is prepared once.
-	stmt, err := s.getStmt(ctx)
+	r, err := s.db.prepare("SELECT tenant_id, name, status, policy_revision, created_at, updated_at FROM tenants WHERE tenant_id = ?").
+		queryRow(ctx, string(id))
 	if err != nil {
 		return tenants.Tenant{}, fmt.Errorf("get tenant %q: %w", string(id), err)
 	}
 	var row tenantRow
-	err = stmt.QueryRowContext(ctx, string(id)).
-		Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.CreatedAt, &row.UpdatedAt)
+	err = r.Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.CreatedAt, &row.UpdatedAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return tenants.Tenant{}, fmt.Errorf("tenant %q: %w", string(id), tenants.ErrNotFound)

@@ -1,0 +1,102 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"gorm.io/gorm"
+)
+
+// prepared is one hot query, written with ? placeholders and explicit columns, prepared once on
+// first use; database/sql then prepares it on each pooled connection as needed. The queries on
+// every request's path use it instead of GORM's reflection. Explicit columns keep a prepared
+// SELECT valid when a later migration adds a column (Postgres refuses a cached plan whose result
+// type changed).
+type prepared struct {
+	db    *DB
+	query string
+
+	mu   sync.Mutex
+	stmt atomic.Pointer[sql.Stmt]
+}
+
+// prepare returns the DB's prepared form of query.
+func (db *DB) prepare(query string) *prepared {
+	if p, ok := db.stmts.Load(query); ok {
+		return p.(*prepared)
+	}
+	p, _ := db.stmts.LoadOrStore(query, &prepared{db: db, query: query})
+	return p.(*prepared)
+}
+
+func (p *prepared) get(ctx context.Context) (*sql.Stmt, error) {
+	db := p.db
+	if stmt := p.stmt.Load(); stmt != nil {
+		return stmt, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if stmt := p.stmt.Load(); stmt != nil {
+		return stmt, nil
+	}
+	stmt, err := db.sql.PrepareContext(ctx, rebind(db.dialect, p.query))
+	if err != nil {
+		return nil, err
+	}
+	p.stmt.Store(stmt)
+	return stmt, nil
+}
+
+// exec runs the statement in tx, a transaction GORM opened (grouped writes).
+func (p *prepared) exec(ctx context.Context, tx *gorm.DB, args ...any) (sql.Result, error) {
+	stmt, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx); ok {
+		// StmtContext reuses the statement already prepared on the transaction's connection.
+		txStmt := sqlTx.StmtContext(ctx, stmt)
+		defer txStmt.Close()
+		return txStmt.ExecContext(ctx, args...)
+	}
+	// Not a plain database/sql transaction: let GORM run it.
+	res := tx.Exec(p.query, args...)
+	return driverResult{res.RowsAffected}, res.Error
+}
+
+type driverResult struct{ n int64 }
+
+func (r driverResult) LastInsertId() (int64, error) { return 0, nil }
+func (r driverResult) RowsAffected() (int64, error) { return r.n, nil }
+
+// rebind turns ? placeholders into Postgres's $1, $2, ... (the queries hold no literal ?).
+func rebind(dialect, query string) string {
+	if dialect != "postgres" {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// queryRow runs the statement outside any transaction.
+func (p *prepared) queryRow(ctx context.Context, args ...any) (*sql.Row, error) {
+	stmt, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return stmt.QueryRowContext(ctx, args...), nil
+}
