@@ -27,8 +27,10 @@ type Filter struct {
 
 // RuleStore is the storage the enforcers need: casbin's filtered adapter to load one tenant,
 // context-aware writes that bump the tenant's policy revision in the same transaction, and that
-// revision. A cached enforcer is used only while the tenant's revision is the one it was loaded
-// at, so a revoked grant is never honoured from a stale copy, on this replica or any other.
+// revision. A cached enforcer is used only while the tenant's revision (as the request's tenant
+// gate read it) is the one it was loaded at, and a write on this replica drops it at once: a
+// revoked grant is not honoured here after the write, nor on another replica once that one has
+// read the tenant row again (server.tenantCacheTtl).
 type RuleStore interface {
 	persist.FilteredAdapter
 	// AddRules stores the rules that are not stored yet and reports how many were new.
@@ -43,6 +45,10 @@ type RuleStore interface {
 // one tenant's policy count never slows another's.
 type Enforcers struct {
 	store RuleStore
+	// Changed, if set, is told of every tenant whose rules this replica changed (after the
+	// enforcer is dropped), so that caches of the tenant row forget its policy revision too.
+	// Set it before the first use.
+	Changed func(tenant string)
 
 	mu       sync.Mutex
 	byTenant map[string]cachedEnforcer
@@ -126,6 +132,9 @@ func (e *Enforcers) Invalidate(tenant string) {
 	delete(e.byTenant, tenant)
 	e.gen[tenant]++
 	e.mu.Unlock()
+	if e.Changed != nil {
+		e.Changed(tenant)
+	}
 }
 
 // version is the policy version a check in ctx must see at least: the one the tenant gate read

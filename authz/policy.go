@@ -167,7 +167,8 @@ func (e *Enforcers) AddPolicy(ctx context.Context, tenant string, p Policy) (boo
 	return n > 0, nil
 }
 
-// RemovePolicy deletes a policy; it takes effect on the next request on every replica.
+// RemovePolicy deletes a policy; it takes effect on the next request on this replica, and on
+// another once its tenant row is re-read (server.tenantCacheTtl).
 func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p Policy) error {
 	if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
 		return err

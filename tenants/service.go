@@ -145,7 +145,7 @@ func (s *Service) Delete(ctx context.Context, id ID) error {
 
 // Active returns the tenant if it exists, is visible to the caller and is active: the gate in
 // front of every tenant-scoped request. A tenant other than the caller's answers exactly as a
-// missing one, after the same lookup, so neither the body nor the timing tells them apart.
+// missing one, without a lookup, so neither the body nor the timing tells them apart.
 func (s *Service) Active(ctx context.Context, id ID) (Tenant, error) {
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {

@@ -17,24 +17,27 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, connKey{}, c)
 }
 
-// corkAbove is the body size from which writeLarge holds the segments back: net/http writes
-// the header and the first 4 KiB of the body in one write and the rest in another.
-const corkAbove = 2 << 10
+// corkAbove is the body size from which writeLarge holds the segments back. net/http gathers
+// the header and the body in a 4 KiB connection buffer: a body that fits beside the header
+// leaves in one write anyway, a larger one in two (the full buffer, then the rest).
+const corkAbove = 4<<10 - 512
 
-// writeLarge writes a JSON body that may be larger than net/http's 4 KiB connection buffer.
-// net/http would send such a body as two or more TCP segments, each waking the client on its
-// own; with TCP_CORK set around the writes (Linux), the kernel sends the response as full
-// segments when the cork comes out, which on loopback means one.
-func writeLarge(c echo.Context, status int, body []byte) error {
+// writeLarge writes a JSON body that may be larger than net/http's connection buffer. net/http
+// would send such a body as two TCP segments, each waking the client on its own; with TCP_CORK
+// set around the writes (Linux), the kernel sends the response as full segments when the cork
+// comes out, which on loopback means one.
+func writeLarge(c echo.Context, status int, body []byte) (err error) {
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	conn, _ := c.Request().Context().Value(connKey{}).(net.Conn)
 	if len(body) < corkAbove || conn == nil || !cork(conn, true) {
 		return c.JSONBlob(status, body)
 	}
-	err := c.JSONBlob(status, body)
-	if err == nil {
-		err = http.NewResponseController(c.Response()).Flush()
+	// Out again whatever happens, or every later response on the connection would wait for
+	// the kernel's 200 ms timer.
+	defer cork(conn, false)
+	if err := c.JSONBlob(status, body); err != nil {
+		return err
 	}
-	cork(conn, false)
-	return err
+	// Push the body out of net/http's buffers before the cork comes out.
+	return http.NewResponseController(c.Response().Writer).Flush()
 }

@@ -73,6 +73,8 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 		_, _ = w.Write(out)
 	}))
 	b.Cleanup(relay.Close)
+	b.Cleanup(relayClient.CloseIdleConnections)
+	b.Cleanup(client.CloseIdleConnections)
 	direct := func() error { return post(a.endpoint(), "", task, http.StatusOK) }
 	relayed := func() error { return post(relay.URL, "", task, http.StatusOK) }
 	via := func() error { return post(e.srv.URL+"/v1/tenants/acme/delegations", olga, deleg, http.StatusOK) }

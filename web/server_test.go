@@ -144,22 +144,24 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		Doer: outbound.New(ocfg), Signer: keys, Secrets: secrets, Blocked: outbound.Blocked,
 	})
 	t.Cleanup(dispatcher.Wait)
+	tenantService := &tenants.Service{
+		Store:    storage.NewTenantStore(db),
+		CacheTTL: o.tenantCacheTTL,
+		Changed: func(id tenants.ID) {
+			enforcers.Invalidate(string(id))
+			if index != nil {
+				index.Drop(id)
+			}
+		},
+	}
+	enforcers.Changed = func(t string) { tenantService.Forget(tenants.ID(t)) }
 	srv := httptest.NewUnstartedServer(nil)
 	if o.listenAddr == "" {
 		o.listenAddr = srv.Listener.Addr().String()
 	}
 	e := web.New(web.Config{BodyLimit: o.bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ListenAddr: o.listenAddr}, web.Deps{
-		Tenants: &tenants.Service{
-			Store:    storage.NewTenantStore(db),
-			CacheTTL: o.tenantCacheTTL,
-			Changed: func(id tenants.ID) {
-				enforcers.Invalidate(string(id))
-				if index != nil {
-					index.Drop(id)
-				}
-			},
-		},
+		Tenants:     tenantService,
 		Cards:       cardService,
 		Enforcers:   enforcers,
 		Tokens:      tokens,

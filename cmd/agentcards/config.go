@@ -261,8 +261,8 @@ func (c *Config) check() error {
 	if c.Server.RequestTimeout <= 0 || c.Server.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("server.requestTimeout and server.shutdownTimeout must be positive"))
 	}
-	if c.Server.TenantCacheTTL < 0 || c.Server.TenantCacheTTL > time.Second {
-		errs = append(errs, errors.New("server.tenantCacheTtl must be between 0 and 1s (policy changes must reach every replica within 1 s)"))
+	if c.Server.TenantCacheTTL < 0 || c.Server.TenantCacheTTL > 500*time.Millisecond {
+		errs = append(errs, errors.New("server.tenantCacheTtl must be between 0 and 500ms (policy changes must reach every replica within 1 s)"))
 	}
 	if c.Auth.Leeway < 0 || c.Auth.Leeway > 5*time.Minute {
 		errs = append(errs, errors.New("auth.leeway must be between 0 and 5m"))

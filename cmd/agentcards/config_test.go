@@ -72,6 +72,21 @@ func TestLoadConfigLayers(t *testing.T) {
 	}); err == nil {
 		t.Fatal("bad driver accepted")
 	}
+	if cfg.Server.TenantCacheTTL != 250*time.Millisecond {
+		t.Fatalf("server.tenantCacheTtl default %s", cfg.Server.TenantCacheTTL)
+	}
+	for _, ttl := range []string{"-1ms", "501ms", "1s"} {
+		if _, err := loadConfig("", func(k string) string {
+			return map[string]string{"AGENTCARDS_SERVER_TENANT_CACHE_TTL": ttl}[k]
+		}); err == nil || !strings.Contains(err.Error(), "server.tenantCacheTtl") {
+			t.Fatalf("server.tenantCacheTtl %s: %v", ttl, err)
+		}
+	}
+	if cfg, err := loadConfig("", func(k string) string {
+		return map[string]string{"AGENTCARDS_SERVER_TENANT_CACHE_TTL": "0s"}[k]
+	}); err != nil || cfg.Server.TenantCacheTTL != 0 {
+		t.Fatalf("server.tenantCacheTtl 0: %v %v", cfg.Server.TenantCacheTTL, err)
+	}
 }
 
 func TestGeneratedSecretIsStableAndPrivate(t *testing.T) {

@@ -88,6 +88,18 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tenantService := &tenants.Service{
+		Store:    storage.NewTenantStore(db),
+		CacheTTL: cfg.Server.TenantCacheTTL,
+		Changed: func(id tenants.ID) {
+			enforcers.Invalidate(string(id))
+			if index != nil {
+				index.Drop(id)
+			}
+		},
+	}
+	// A rule written here makes the next request re-read the tenant row (and its revision).
+	enforcers.Changed = func(t string) { tenantService.Forget(tenants.ID(t)) }
 	api := web.New(web.Config{
 		BodyLimit:      cfg.Server.BodyLimit,
 		RequestTimeout: cfg.Server.RequestTimeout,
@@ -96,16 +108,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		PublicURL:      cfg.Delegation.PublicURL,
 		ListenAddr:     ln.Addr().String(),
 	}, web.Deps{
-		Tenants: &tenants.Service{
-			Store:    storage.NewTenantStore(db),
-			CacheTTL: cfg.Server.TenantCacheTTL,
-			Changed: func(id tenants.ID) {
-				enforcers.Invalidate(string(id))
-				if index != nil {
-					index.Drop(id)
-				}
-			},
-		},
+		Tenants:     tenantService,
 		Cards:       &cards.Service{Store: cardStore, Authz: enforcers, Index: index, Fetch: fetch},
 		Enforcers:   enforcers,
 		Tokens:      tokens,
