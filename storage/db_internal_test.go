@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"gorm.io/gorm"
 	"net/url"
 	"os"
@@ -76,5 +77,39 @@ func TestGroupedWritePanicFailsOnlyItsBatch(t *testing.T) {
 	ran := false
 	if err := db.grouped(context.Background(), func(tx *gorm.DB) error { ran = true; return tx.Exec("SELECT 1").Error }); err != nil || !ran {
 		t.Fatalf("the next write: ran %v, %v", ran, err)
+	}
+}
+
+// TestGroupedWritesUsePreparedStatements: inside a grouped write on SQLite, tx is a
+// database/sql transaction, so prepared.exec reuses the prepared statement instead of falling
+// back to GORM.
+func TestGroupedWritesUsePreparedStatements(t *testing.T) {
+	db, err := Open(context.Background(), "sqlite", filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.gorm.Exec("CREATE TABLE t (v INTEGER)").Error; err != nil {
+		t.Fatal(err)
+	}
+	insert := db.prepare("INSERT INTO t (v) VALUES (?)")
+	for i := range 3 {
+		err := db.grouped(context.Background(), func(tx *gorm.DB) error {
+			if _, ok := tx.Statement.ConnPool.(*sql.Tx); !ok {
+				t.Errorf("grouped write runs on %T, not a *sql.Tx", tx.Statement.ConnPool)
+			}
+			_, err := insert.exec(tx, i)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int64
+	if err := db.gorm.Raw("SELECT COUNT(*) FROM t").Scan(&n).Error; err != nil || n != 3 {
+		t.Fatalf("%d rows, %v", n, err)
+	}
+	if p, ok := db.stmts.Load("INSERT INTO t (v) VALUES (?)"); !ok || p.(*prepared).stmt.Load() == nil {
+		t.Fatal("the statement was not prepared")
 	}
 }

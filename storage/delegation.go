@@ -82,7 +82,7 @@ func (s *DelegationStore) Create(ctx context.Context, tenant tenants.ID, d deleg
 	insert := s.db.prepare("INSERT INTO delegations (tenant_id, id, caller, agent_id, capability, mode, transport, depth, status, " +
 		"callback_hash, result, error, latency_ms, created_at, updated_at, deadline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	err := s.db.grouped(ctx, func(tx *gorm.DB) error {
-		_, err := insert.exec(ctx, tx, r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.Depth, r.Status,
+		_, err := insert.exec(tx, r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.Depth, r.Status,
 			r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, r.Deadline)
 		return err
 	})
@@ -145,7 +145,7 @@ func (s *DelegationStore) Update(ctx context.Context, tenant tenants.ID, id stri
 	update := s.db.prepare(query) // a handful of variants: with or without the outcome, 1-3 states
 	var affected int64
 	err := s.db.grouped(ctx, func(tx *gorm.DB) error {
-		res, err := update.exec(ctx, tx, args...)
+		res, err := update.exec(tx, args...)
 		if err != nil {
 			return err
 		}

@@ -51,8 +51,9 @@ func (p *prepared) get(ctx context.Context) (*sql.Stmt, error) {
 	return stmt, nil
 }
 
-// exec runs the statement in tx, a transaction GORM opened (grouped writes).
-func (p *prepared) exec(ctx context.Context, tx *gorm.DB, args ...any) (sql.Result, error) {
+// exec runs the statement on tx (a grouped write's transaction or pool), in tx's context.
+func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
+	ctx := tx.Statement.Context
 	stmt, err := p.get(ctx)
 	if err != nil {
 		return nil, err
@@ -62,6 +63,9 @@ func (p *prepared) exec(ctx context.Context, tx *gorm.DB, args ...any) (sql.Resu
 		txStmt := sqlTx.StmtContext(ctx, stmt)
 		defer txStmt.Close()
 		return txStmt.ExecContext(ctx, args...)
+	}
+	if _, ok := tx.Statement.ConnPool.(*sql.DB); ok {
+		return stmt.ExecContext(ctx, args...)
 	}
 	// Not a plain database/sql transaction: let GORM run it.
 	res := tx.Exec(p.query, args...)
