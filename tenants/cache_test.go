@@ -1,0 +1,123 @@
+package tenants_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// stalling is the real tenant store, except that one Get can be held until the test lets it
+// return, to put a read in flight across a write.
+type stalling struct {
+	tenants.Store
+	hold    chan struct{} // non-nil: the next Get waits for it after reading
+	reading chan struct{} // closed when that Get has read its row
+}
+
+func (s *stalling) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, error) {
+	t, err := s.Store.Get(ctx, id)
+	if hold := s.hold; hold != nil {
+		s.hold = nil
+		close(s.reading)
+		<-hold
+	}
+	return t, err
+}
+
+// TestTenantRowCache: the request gates use a remembered tenant row; writes through the Service
+// forget it at once, a write elsewhere (another replica, here the store itself) is seen once the
+// row is older than CacheTTL, and a read that was in flight across a write is not remembered.
+func TestTenantRowCache(t *testing.T) {
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			db := storagetest.Open(t, d)
+			store := &stalling{Store: storage.NewTenantStore(db)}
+			svc := &tenants.Service{Store: store, CacheTTL: time.Hour}
+			ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
+			if _, err := svc.Create(ctx, tenants.Input{ID: "acme", Name: "Acme", Admins: []string{}}); err != nil {
+				t.Fatal(err)
+			}
+			active := func() error { _, err := svc.Active(ctx, "acme"); return err }
+			if err := active(); err != nil {
+				t.Fatal(err)
+			}
+
+			// Another replica suspends the tenant: this one goes on with its row (the hour is
+			// not over) until something makes it forget.
+			other := storage.NewTenantStore(db)
+			row, err := other.Get(ctx, "acme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			row.Status = tenants.StatusSuspended
+			if err := other.Update(ctx, row); err != nil {
+				t.Fatal(err)
+			}
+			if err := active(); err != nil {
+				t.Fatalf("the remembered row was not used: %v", err)
+			}
+			svc.Forget("acme")
+			if err := active(); !errors.Is(err, tenants.ErrSuspended) {
+				t.Fatalf("after Forget: %v", err)
+			}
+
+			// Through the Service, a write applies at once.
+			active2 := tenants.StatusActive
+			if _, err := svc.Update(ctx, "acme", tenants.Patch{Status: &active2}); err != nil {
+				t.Fatal(err)
+			}
+			if err := active(); err != nil {
+				t.Fatalf("reactivated through the Service: %v", err)
+			}
+
+			// A read in flight across a write must not be remembered: it holds the old row.
+			svc.Forget("acme")
+			hold, reading := make(chan struct{}), make(chan struct{})
+			store.hold, store.reading = hold, reading
+			done := make(chan error, 1)
+			go func() { done <- active() }()
+			<-reading // it has read the active row
+			suspended := tenants.StatusSuspended
+			if _, err := svc.Update(ctx, "acme", tenants.Patch{Status: &suspended}); err != nil {
+				t.Fatal(err)
+			}
+			close(hold)
+			if err := <-done; err != nil {
+				t.Fatalf("the read in flight: %v", err)
+			}
+			if err := active(); !errors.Is(err, tenants.ErrSuspended) {
+				t.Fatalf("a read from before the suspension was remembered: %v", err)
+			}
+
+			// With a short TTL, a write elsewhere is seen without any Forget.
+			short := &tenants.Service{Store: storage.NewTenantStore(db), CacheTTL: 20 * time.Millisecond}
+			if _, err := short.Published(ctx, "acme"); !errors.Is(err, tenants.ErrNotFound) {
+				t.Fatalf("suspended tenant published: %v", err)
+			}
+			row, err = other.Get(ctx, "acme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			row.Status = tenants.StatusActive
+			if err := other.Update(ctx, row); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(time.Second)
+			for {
+				if _, err := short.Published(ctx, "acme"); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("a write elsewhere not seen within 1 s with a 20 ms TTL")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+}
