@@ -111,7 +111,8 @@ func (slowReviewer) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.S
 	}
 }
 
-// TestDelegationA2AFollowsTasks: an async A2A delegation asks the agent to answer at once, then
+// TestDelegationA2AFollowsTasks: an async A2A delegation asks the agent to answer at once; while
+// the task is working the record is accepted (as for an agent answering 202), and the server
 // follows the task with GetTask until it ends, and records its result.
 func TestDelegationA2AFollowsTasks(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
@@ -130,9 +131,9 @@ func TestDelegationA2AFollowsTasks(t *testing.T) {
 	r := e.do("POST", "/v1/tenants/acme/delegations", olga, req)
 	expect(t, r, http.StatusAccepted)
 	d := decodeDelegation(t, r)
-	e.waitStatus("acme", d.ID, olga, delegation.StatusRunning)
+	e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted)
 	time.Sleep(150 * time.Millisecond) // a few follow-ups while the agent works
-	if got := e.waitStatus("acme", d.ID, olga, delegation.StatusRunning); got.Result != nil {
+	if got := e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted); got.Result != nil {
 		t.Fatalf("finished before the agent did: %+v", got)
 	}
 	close(agent.release)

@@ -60,6 +60,14 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 		return Outcome{Status: StatusCompleted, Result: partsResult(r.Parts)}, nil
 	case *a2a.Task:
 		if !r.Status.State.Terminal() {
+			if c.req.Mode == ModeAsync {
+				// The agent has taken the task on: the record says so, as it does for an agent
+				// that answers 202, while the server follows the task up.
+				// Should that write fail, the record stays running until the outcome is written.
+				if err := x.d.Store.Update(ctx, c.tenant, c.d.ID, []Status{StatusRunning}, Outcome{Status: StatusAccepted, At: x.now()}); err != nil {
+					x.d.Log.Warn("delegation: record the accepted A2A task", "tenant", string(c.tenant), "delegationId", c.d.ID, "err", err)
+				}
+			}
 			if r, err = followTask(ctx, client, r); err != nil {
 				return Outcome{}, err // ctx ended (timeout) or the agent stopped answering
 			}

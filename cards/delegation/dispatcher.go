@@ -287,6 +287,10 @@ type call struct {
 // record, and an error when the server refused to send (breaker open, address blocked).
 func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 	from := []Status{StatusRunning}
+	if c.req.Mode == ModeAsync {
+		// An A2A task still working when the agent answered is recorded accepted meanwhile.
+		from = append(from, StatusAccepted)
+	}
 	if c.d.Status == StatusPending {
 		if err := x.d.Store.Update(ctx, c.tenant, c.d.ID, []Status{StatusPending}, Outcome{Status: StatusRunning, At: x.now()}); err != nil {
 			return c.d, err
