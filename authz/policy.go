@@ -182,7 +182,7 @@ func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p Policy) e
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("policy %+v: %w", p, ErrNotFound)
+		return fmt.Errorf("policy (subject %q, object %q, action %q, effect %q): %w", p.Subject, p.Object, p.Action, p.Effect, ErrNotFound)
 	}
 	return nil
 }

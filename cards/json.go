@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Decode parses a card document as a client sends it. Unknown top-level fields are rejected by
@@ -69,7 +71,7 @@ func describeJSONError(err error) error {
 	case errors.As(err, &syntax):
 		return fmt.Errorf("invalid JSON at byte %d: %s: %w", syntax.Offset, syntax.Error(), ErrMalformed)
 	case errors.As(err, &typ):
-		field := typ.Field
+		field := jsonPath(typ.Field)
 		if field == "" {
 			return fmt.Errorf("expected a JSON object, got %s: %w", typ.Value, ErrMalformed)
 		}
@@ -81,6 +83,19 @@ func describeJSONError(err error) error {
 		return fmt.Errorf("unknown field %s: %w", msg, ErrInvalid)
 	}
 	return fmt.Errorf("%s: %w", strings.TrimPrefix(err.Error(), "json: "), ErrMalformed)
+}
+
+// jsonPath drops from encoding/json's field path the Go names of embedded structs (such as
+// "Query." in "Query.protocols"): API field names start with a lower-case letter.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if r, _ := utf8.DecodeRuneInString(p); !unicode.IsUpper(r) {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
 }
 
 func jsonKind(goKind string) string {

@@ -134,8 +134,11 @@ func (q Query) compile() (plan, error) {
 	p.fingerprint = q.fingerprint(p)
 	if q.Cursor != "" {
 		pos, err := decodePosition(q.Cursor)
-		if err != nil || pos.Query != p.fingerprint {
-			return plan{}, fmt.Errorf("cursor: not a cursor of this query: %w", ErrInvalid)
+		if err != nil {
+			return plan{}, fmt.Errorf("cursor: not a cursor (pass nextCursor as it came): %w", ErrInvalid)
+		}
+		if pos.Query != p.fingerprint {
+			return plan{}, fmt.Errorf("cursor: a cursor of another query (the filters and q must stay the same while paging): %w", ErrInvalid)
 		}
 		p.after = &pos
 	}

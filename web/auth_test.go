@@ -59,14 +59,25 @@ func TestAuthenticationFailures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := e.do("GET", path, tok, nil)
 			expect(t, r, http.StatusUnauthorized, "unauthorized")
-			if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
-				t.Fatalf("WWW-Authenticate %q", r.header.Get("WWW-Authenticate"))
+			if got := r.header.Get("WWW-Authenticate"); got != `Bearer realm="agentcards", error="invalid_token"` {
+				t.Fatalf("WWW-Authenticate %q", got)
+			}
+			// The message says why as far as a client may know.
+			want := map[string]string{"expired": "has expired", "not yet valid": "not valid yet"}[name]
+			if want == "" {
+				want = "not valid for this server"
+			}
+			if !strings.Contains(string(r.body), want) {
+				t.Fatalf("message %s, want %q", r.body, want)
 			}
 		})
 	}
 	for _, h := range []string{"", "Basic YWxpY2U6cHc=", "Bearer", "Bearer "} {
 		r := e.do("GET", path, "", nil, "Authorization", h)
 		expect(t, r, http.StatusUnauthorized, "unauthorized")
+		if got := r.header.Get("WWW-Authenticate"); got != `Bearer realm="agentcards"` || !strings.Contains(string(r.body), "bearer token is required") {
+			t.Fatalf("Authorization %q: %q %s", h, got, r.body)
+		}
 	}
 }
 

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"net"
 	"net/http"
 	"net/netip"
@@ -75,23 +77,63 @@ func (h *handlers) getDelegation(c echo.Context) error {
 	return c.JSON(http.StatusOK, d)
 }
 
+// delegationListParams are the query parameters of GET .../delegations.
+var delegationListParams = map[string]bool{"status": true, "agentId": true, "limit": true, "cursor": true}
+
 func (h *handlers) listDelegations(c echo.Context) error {
-	f := delegation.Filter{
-		Status: delegation.Status(c.QueryParam("status")), AgentID: c.QueryParam("agentId"),
-		Before: c.QueryParam("cursor"),
+	q := c.QueryParams()
+	for name, values := range q {
+		if !delegationListParams[name] {
+			return fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
+		}
+		if len(values) > 1 {
+			return fmt.Errorf("%s: given %d times, at most once: %w", name, len(values), errInvalid)
+		}
 	}
-	if s := c.QueryParam("limit"); s != "" {
+	f := delegation.Filter{Status: delegation.Status(q.Get("status")), AgentID: q.Get("agentId")}
+	if s := q.Get("limit"); q.Has("limit") {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return fmt.Errorf("limit must be a positive integer: %w", errInvalid)
+		if err != nil || n < 1 || n > delegation.MaxLimit {
+			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", delegation.MaxLimit, errInvalid)
 		}
 		f.Limit = n
+	}
+	if q.Has("cursor") {
+		id, err := decodeDelegationCursor(q.Get("cursor"))
+		if err != nil {
+			return err
+		}
+		f.Before = id
 	}
 	list, next, err := h.Delegations.List(c.Request().Context(), tenantOf(c), f)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"items": list, "nextCursor": next})
+	page := struct {
+		Items      []delegation.Delegation `json:"items"`
+		NextCursor string                  `json:"nextCursor,omitempty"`
+	}{Items: list}
+	if next != "" {
+		page.NextCursor = encodeDelegationCursor(next)
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+// Delegation cursors are opaque to clients: the id of the last record of the page, marked and
+// encoded, so that a mangled cursor is refused instead of quietly restarting the list.
+const delegationCursorMark = "d1:"
+
+func encodeDelegationCursor(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(delegationCursorMark + id))
+}
+
+func decodeDelegationCursor(s string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	id, ok := strings.CutPrefix(string(b), delegationCursorMark)
+	if err != nil || !ok || uuid.Validate(id) != nil {
+		return "", fmt.Errorf("cursor: not a cursor of this list: %w", errInvalid)
+	}
+	return id, nil
 }
 
 // delegationResult takes an agent's async result. The body is read with the result size limit,

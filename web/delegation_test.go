@@ -194,9 +194,25 @@ func TestDelegationSync(t *testing.T) {
 		if len(page.Items) != 2 || page.NextCursor == "" || page.Items[0].ID <= page.Items[1].ID {
 			t.Fatalf("first page %+v next %q", page.Items, page.NextCursor)
 		}
-		e.do("GET", "/v1/tenants/acme/delegations?agentId=agt1&limit=2&cursor="+page.NextCursor, alice, nil).json(t, &page)
-		if len(page.Items) != 1 || page.NextCursor != "" || page.Items[0].ID != d.ID {
-			t.Fatalf("second page %+v next %q", page.Items, page.NextCursor)
+		cursor := page.NextCursor
+		last := e.do("GET", "/v1/tenants/acme/delegations?agentId=agt1&limit=2&cursor="+cursor, alice, nil)
+		expect(t, last, http.StatusOK)
+		page.Items, page.NextCursor = nil, ""
+		last.json(t, &page)
+		if len(page.Items) != 1 || page.Items[0].ID != d.ID || strings.Contains(string(last.body), "nextCursor") {
+			t.Fatalf("second page %s", last.body)
+		}
+		// Bad list parameters are 400s naming them, never a silently different list.
+		for _, q := range []string{
+			"limit=0", "limit=201", "limit=x", "cursor=abc", "cursor=" + d.ID, "cursor=" + cursor + "x",
+			"agentid=agt1", "status=running&status=failed", "tag=%zz", "agentId=agt1;x",
+		} {
+			r := e.do("GET", "/v1/tenants/acme/delegations?"+q, alice, nil)
+			expect(t, r, http.StatusBadRequest, "invalid")
+			name, _, _ := strings.Cut(q, "=")
+			if !strings.Contains(string(r.body), name) {
+				t.Fatalf("?%s: the error does not name %q: %s", q, name, r.body)
+			}
 		}
 	})
 }

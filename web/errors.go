@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/golang-jwt/jwt/v5"
 	"log/slog"
 	"net/http"
 
@@ -96,7 +98,7 @@ func classify(err error) (int, string, string) {
 			msg := err.Error()
 			switch row.err {
 			case authz.ErrUnauthenticated:
-				msg = "a valid bearer token is required"
+				msg = unauthenticatedMessage(err)
 			case context.DeadlineExceeded:
 				msg = "the request took too long"
 			case outbound.ErrBlocked, outbound.ErrRedirect:
@@ -117,6 +119,24 @@ func classify(err error) (int, string, string) {
 	return http.StatusInternalServerError, "internal", "internal error"
 }
 
+// errNoBearer is a request to an authenticated route without a bearer token.
+var errNoBearer = fmt.Errorf("no bearer token: %w", authz.ErrUnauthenticated)
+
+// unauthenticatedMessage says why a token was refused, as far as a client may know: missing,
+// expired, not valid yet, or not valid here (signature, algorithm, issuer, audience or claims,
+// which are told apart only in the server's log).
+func unauthenticatedMessage(err error) string {
+	switch {
+	case errors.Is(err, errNoBearer):
+		return "a bearer token is required (Authorization: Bearer <token>)"
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "the bearer token has expired"
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "the bearer token is not valid yet"
+	}
+	return "the bearer token is not valid for this server"
+}
+
 // errorHandler writes every error as the one error body, and logs server-side failures.
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
@@ -130,7 +150,11 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 				"path", c.Request().URL.Path, "status", status, "err", err)
 		}
 		if status == http.StatusUnauthorized {
-			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="agentcards"`)
+			challenge := `Bearer realm="agentcards"`
+			if !errors.Is(err, errNoBearer) {
+				challenge += `, error="invalid_token"` // RFC 6750: a token was sent and refused
+			}
+			c.Response().Header().Set("WWW-Authenticate", challenge)
 		}
 		body := errorBody{Error: errorDetail{Code: code, Message: msg, RequestID: rid}}
 		var werr error

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -93,6 +94,44 @@ func limitBody(limit int64) echo.MiddlewareFunc {
 	}
 }
 
+// strictQuery refuses a query string that does not parse. net/url drops the pairs it cannot
+// decode (a bad %-escape, an unescaped ';'), and a search whose tag= vanished that way would
+// silently widen instead of failing.
+func strictQuery(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := checkQuery(c.Request().URL.RawQuery); err != nil {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// checkQuery reports the first pair of a raw query string that net/url would drop, naming it.
+func checkQuery(raw string) error {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" {
+			continue
+		}
+		name, value, _ := strings.Cut(pair, "=")
+		shown := name
+		if n, err := url.QueryUnescape(name); err == nil {
+			shown = n
+		}
+		if strings.Contains(pair, ";") {
+			return fmt.Errorf("query parameter %q: a ';' must be percent-encoded (%%3B): %w", shown, errInvalid)
+		}
+		if _, err := url.QueryUnescape(name); err != nil {
+			return fmt.Errorf("query parameter %q: the name is not valid percent-encoding: %w", shown, errInvalid)
+		}
+		if _, err := url.QueryUnescape(value); err != nil {
+			return fmt.Errorf("query parameter %q: the value is not valid percent-encoding: %w", shown, errInvalid)
+		}
+	}
+	return nil
+}
+
 // readBody returns the request body after checking its media type against allowed.
 func readBody(c echo.Context, allowed ...string) ([]byte, error) {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
@@ -152,7 +191,7 @@ func authenticate(tokens *authz.Tokens, delegationTokens tokenVerifier, log *slo
 			h := c.Request().Header.Get(echo.HeaderAuthorization)
 			scheme, raw, ok := strings.Cut(h, " ")
 			if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
-				return fmt.Errorf("no bearer token: %w", authz.ErrUnauthenticated)
+				return errNoBearer
 			}
 			raw = strings.TrimSpace(raw)
 			p, err := tokens.Verify(raw)

@@ -477,3 +477,62 @@ func TestReadFilterAgreesWithCasbin(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedQueryAndWrongMethod: a query string that does not parse is a 400 naming the
+// parameter, not a search that silently dropped it; a known path with a wrong method is a 405
+// with Allow, not a 404.
+func TestMalformedQueryAndWrongMethod(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt1")), http.StatusCreated)
+	for q, name := range map[string]string{
+		"tag=%zz":                 "tag",
+		"protocol=a2a&tag=fin%zz": "tag",
+		"q=review;x":              "q",
+		"limit=%zz":               "limit",
+		"ta%g=x":                  "ta%g",
+	} {
+		r := e.do("GET", "/v1/tenants/acme/cards?"+q, alice, nil)
+		expect(t, r, http.StatusBadRequest, "invalid")
+		if !strings.Contains(string(r.body), `\"`+name+`\"`) {
+			t.Errorf("?%s: the error does not name %q: %s", q, name, r.body)
+		}
+	}
+	// Encoded, the same characters are plain values.
+	expect(t, e.do("GET", "/v1/tenants/acme/cards?q=review%3Bx&tag=fin%25zz", alice, nil), http.StatusOK)
+	expect(t, e.do("GET", "/a2a/acme/agents?x=%zz", "", nil), http.StatusBadRequest, "invalid")
+
+	for _, c := range []struct{ method, path, allow string }{
+		{"PUT", "/v1/tenants/acme/cards", "GET, POST"},
+		{"DELETE", "/v1/tenants", "GET, POST"},
+		{"POST", "/v1/tenants/acme/cards/agt1", "DELETE, GET, PATCH, PUT"},
+		{"POST", "/a2a/acme/agents", "GET"},
+	} {
+		r := e.do(c.method, c.path, alice, map[string]any{})
+		expect(t, r, http.StatusMethodNotAllowed, "method_not_allowed")
+		allow := strings.Split(r.header.Get("Allow"), ", ")
+		for _, m := range strings.Split(c.allow, ", ") {
+			if !slices.Contains(allow, m) {
+				t.Errorf("%s %s: Allow %q does not list %s", c.method, c.path, r.header.Get("Allow"), m)
+			}
+		}
+		if slices.Contains(allow, c.method) {
+			t.Errorf("%s %s: Allow %q lists the refused method", c.method, c.path, r.header.Get("Allow"))
+		}
+	}
+	// Unknown paths stay 404.
+	expect(t, e.do("GET", "/v1/nothing", alice, nil), http.StatusNotFound, "not_found")
+
+	// Messages name the API's fields, not Go's.
+	r := e.do("POST", "/v1/tenants/acme/cards/search", alice, map[string]any{"protocols": "a2a"})
+	expect(t, r, http.StatusBadRequest, "invalid")
+	if !strings.Contains(string(r.body), `"protocols: expected an array`) {
+		t.Errorf("type error: %s", r.body)
+	}
+	r = e.do("DELETE", "/v1/tenants/acme/policies", alice, map[string]string{"subject": "bob", "object": "cards/*", "action": "delegate", "effect": "deny"})
+	expect(t, r, http.StatusNotFound, "not_found")
+	if !strings.Contains(string(r.body), `subject \"bob\", object \"cards/*\"`) {
+		t.Errorf("missing policy: %s", r.body)
+	}
+}

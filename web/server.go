@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
@@ -70,7 +71,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e.IPExtractor = echo.ExtractIPDirect()
 	e.Use(withRequestID, logRequests(log), recoverPanics(log))
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
-	e.Use(limitBody(cfg.BodyLimit))
+	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 
 	if cfg.A2ACacheMaxAge <= 0 {
 		cfg.A2ACacheMaxAge = 5 * time.Minute
@@ -80,45 +81,62 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e.GET("/ready", h.ready)
 	e.GET("/.well-known/jwks.json", h.jwks)
 
-	v1 := e.Group("/v1", authenticate(d.Tokens, h.delegationTokens(), log))
-	v1.POST("/tenants", h.createTenant)
-	v1.GET("/tenants", h.listTenants)
-	v1.GET("/tenants/:tenant", h.getTenant)
-	v1.PATCH("/tenants/:tenant", h.updateTenant)
-	v1.DELETE("/tenants/:tenant", h.deleteTenant)
+	v1 := routes{e: e, prefix: "/v1", mw: []echo.MiddlewareFunc{authenticate(d.Tokens, h.delegationTokens(), log)}}
+	v1.add(http.MethodPost, "/tenants", h.createTenant)
+	v1.add(http.MethodGet, "/tenants", h.listTenants)
+	v1.add(http.MethodGet, "/tenants/:tenant", h.getTenant)
+	v1.add(http.MethodPatch, "/tenants/:tenant", h.updateTenant)
+	v1.add(http.MethodDelete, "/tenants/:tenant", h.deleteTenant)
 
-	t := v1.Group("/tenants/:tenant", h.activeTenant)
-	t.POST("/cards", h.registerCard)
-	t.GET("/cards", h.listCards)
-	t.POST("/cards/search", h.searchCards)
-	t.GET("/cards/:agentId", h.getCard)
-	t.PUT("/cards/:agentId", h.putCard)
-	t.PATCH("/cards/:agentId", h.patchCard)
-	t.DELETE("/cards/:agentId", h.deleteCard)
-	t.GET("/roles", h.listRoles)
-	t.POST("/roles", h.grantRole)
-	t.DELETE("/roles", h.revokeRole)
-	t.POST("/cards/import", h.importCard)
+	t := v1.group("/tenants/:tenant", h.activeTenant)
+	t.add(http.MethodPost, "/cards", h.registerCard)
+	t.add(http.MethodGet, "/cards", h.listCards)
+	t.add(http.MethodPost, "/cards/search", h.searchCards)
+	t.add(http.MethodGet, "/cards/:agentId", h.getCard)
+	t.add(http.MethodPut, "/cards/:agentId", h.putCard)
+	t.add(http.MethodPatch, "/cards/:agentId", h.patchCard)
+	t.add(http.MethodDelete, "/cards/:agentId", h.deleteCard)
+	t.add(http.MethodGet, "/roles", h.listRoles)
+	t.add(http.MethodPost, "/roles", h.grantRole)
+	t.add(http.MethodDelete, "/roles", h.revokeRole)
+	t.add(http.MethodPost, "/cards/import", h.importCard)
 
 	// A2A: open routes; a token, when sent, lets its holder read non-public cards.
-	a2a := e.Group("/a2a/:tenant", optionalAuth(d.Tokens, h.delegationTokens(), log), h.publishedTenant)
-	a2a.GET("/agents", h.a2aAgents)
-	a2a.GET("/:agentId/.well-known/agent-card.json", h.a2aCard)
-	t.GET("/policies", h.listPolicies)
-	t.POST("/policies", h.addPolicy)
-	t.DELETE("/policies", h.removePolicy)
-	t.POST("/authorize", h.authorize)
+	a2a := routes{e: e, prefix: "/a2a/:tenant", mw: []echo.MiddlewareFunc{optionalAuth(d.Tokens, h.delegationTokens(), log), h.publishedTenant}}
+	a2a.add(http.MethodGet, "/agents", h.a2aAgents)
+	a2a.add(http.MethodGet, "/:agentId/.well-known/agent-card.json", h.a2aCard)
+	t.add(http.MethodGet, "/policies", h.listPolicies)
+	t.add(http.MethodPost, "/policies", h.addPolicy)
+	t.add(http.MethodDelete, "/policies", h.removePolicy)
+	t.add(http.MethodPost, "/authorize", h.authorize)
 	if d.Delegations != nil {
-		t.POST("/delegations", h.createDelegation)
-		t.GET("/delegations", h.listDelegations)
-		t.GET("/delegations/:id", h.getDelegation)
+		t.add(http.MethodPost, "/delegations", h.createDelegation)
+		t.add(http.MethodGet, "/delegations", h.listDelegations)
+		t.add(http.MethodGet, "/delegations/:id", h.getDelegation)
 		e.POST(callbackPath+"/:tenant/:id", h.delegationResult)
 	}
 	if d.Secrets != nil {
-		t.PUT("/cards/:agentId/secret", h.putSecret)
-		t.DELETE("/cards/:agentId/secret", h.deleteSecret)
+		t.add(http.MethodPut, "/cards/:agentId/secret", h.putSecret)
+		t.add(http.MethodDelete, "/cards/:agentId/secret", h.deleteSecret)
 	}
 	return e
+}
+
+// routes registers handlers under a prefix, with middleware that runs for those routes only.
+// Echo's group middleware would also register catch-all routes under the prefix, which answer a
+// wrong method with 404 instead of 405.
+type routes struct {
+	e      *echo.Echo
+	prefix string
+	mw     []echo.MiddlewareFunc
+}
+
+func (r routes) add(method, path string, h echo.HandlerFunc) {
+	r.e.Add(method, r.prefix+path, h, r.mw...)
+}
+
+func (r routes) group(prefix string, mw ...echo.MiddlewareFunc) routes {
+	return routes{e: r.e, prefix: r.prefix + prefix, mw: append(slices.Clone(r.mw), mw...)}
 }
 
 type handlers struct {
