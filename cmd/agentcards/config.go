@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -232,6 +233,63 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return cfg, cfg.check()
+}
+
+// envIgnoredPrefixes are AGENTCARDS_ variables that are not configuration: the test and benchmark
+// tooling's own, set in the same environment.
+var envIgnoredPrefixes = []string{"AGENTCARDS_TEST_", "AGENTCARDS_BENCH_"}
+
+// strayEnv is an AGENTCARDS_ variable that names no key, with the nearest variable that does
+// ("" when none is close).
+type strayEnv struct{ Name, Suggestion string }
+
+// unknownEnv returns the AGENTCARDS_* variables of environ ("NAME=value" entries, as os.Environ)
+// that name no key, neither NAME nor NAME_FILE, sorted; loadConfig ignores them, serve warns.
+func unknownEnv(environ []string) []strayEnv {
+	known := map[string]bool{}
+	for key := range defaults {
+		known[envName(key)], known[envName(key)+"_FILE"] = true, true
+	}
+	var out []strayEnv
+	seen := map[string]bool{}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "AGENTCARDS_") || known[name] || seen[name] ||
+			slices.ContainsFunc(envIgnoredPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			continue
+		}
+		seen[name] = true
+		s := strayEnv{Name: name}
+		best := 3 // suggest only names at most two edits away
+		for _, k := range slices.Sorted(maps.Keys(known)) {
+			if d := editDistance(name, k); d < best {
+				s.Suggestion, best = k, d
+			}
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b strayEnv) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func splitList(s string) []string {

@@ -1,14 +1,16 @@
 package main
 
 import (
-	"github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/providers/file"
-	"github.com/knadh/koanf/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
 )
 
 func TestEnvName(t *testing.T) {
@@ -128,5 +130,31 @@ func TestExampleConfigDocumentsEveryKey(t *testing.T) {
 		if !strings.Contains(string(readme), "`"+key+"`") {
 			t.Errorf("the README's configuration table does not name %q", key)
 		}
+	}
+}
+
+func TestUnknownEnv(t *testing.T) {
+	got := unknownEnv([]string{
+		"PATH=/bin",
+		"AGENTCARDS_SERVER_ADDR=127.0.0.1:0",
+		"AGENTCARDS_SERVER_ADRR=127.0.0.1:1",
+		"AGENTCARDS_SERVER_ADRR=again",
+		"AGENTCARDS_AUTH_SECRET_FILE=/run/secrets/jwt",
+		"AGENTCARDS_DATABASE_DSN_FILES=/x",
+		"AGENTCARDS_TEST_POSTGRES_DSN=postgres://",
+		"AGENTCARDS_BENCH_CARDS=1000",
+		"AGENTCARDS_COMPLETELY_DIFFERENT=",
+		"AGENTCARDS_LOG_LEVEL",
+	})
+	want := []strayEnv{
+		{Name: "AGENTCARDS_COMPLETELY_DIFFERENT"},
+		{Name: "AGENTCARDS_DATABASE_DSN_FILES", Suggestion: "AGENTCARDS_DATABASE_DSN_FILE"},
+		{Name: "AGENTCARDS_SERVER_ADRR", Suggestion: "AGENTCARDS_SERVER_ADDR"},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("unknownEnv = %+v, want %+v", got, want)
+	}
+	if got := unknownEnv(nil); len(got) != 0 {
+		t.Fatalf("no environment: %v", got)
 	}
 }

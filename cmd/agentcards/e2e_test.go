@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,7 +34,8 @@ func TestEndToEnd(t *testing.T) {
 	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0")
 
 	serve := exec.Command(bin, "serve")
-	serve.Dir, serve.Env = work, env
+	// A misspelt variable is warned about; the test tooling's own are not.
+	serve.Dir, serve.Env = work, append(slices.Clip(env), "AGENTCARDS_SERVER_ADRR=127.0.0.1:1", "AGENTCARDS_TEST_WHATEVER=1", "AGENTCARDS_BENCH_WHATEVER=1")
 	stdout, err := serve.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +194,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal("serve did not stop on SIGTERM")
 	}
 	all := strings.Join(printed, "\n") + stderr.String()
+	if !strings.Contains(stderr.String(), "variable=AGENTCARDS_SERVER_ADRR did_you_mean=AGENTCARDS_SERVER_ADDR") ||
+		strings.Contains(stderr.String(), "_WHATEVER") {
+		t.Fatalf("warnings about variables:\n%s", stderr.String())
+	}
 	if s := strings.TrimSpace(string(secret)); s == "" || strings.Contains(all, s) {
 		t.Fatal("the JWT secret appears in the output")
 	}

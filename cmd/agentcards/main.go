@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,7 +36,7 @@ usage:
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(2)
@@ -46,8 +47,17 @@ func main() {
 	}
 }
 
-// run is main without the process: testable, and every exit path returns an error.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+// run is main without the process: testable, and every exit path returns an error. environ is
+// the environment as os.Environ gives it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) error {
+	vars := map[string]string{}
+	for _, kv := range environ {
+		name, val, _ := strings.Cut(kv, "=")
+		if _, dup := vars[name]; !dup { // the first one wins, as with os.Getenv
+			vars[name] = val
+		}
+	}
+	getenv := func(name string) string { return vars[name] }
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return flag.ErrHelp
@@ -65,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, stdout, stderr)
+		return serve(ctx, cfg, unknownEnv(environ), stdout, stderr)
 	case "migrate":
 		if err := fs.Parse(args); err != nil {
 			return err

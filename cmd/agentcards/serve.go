@@ -19,9 +19,16 @@ import (
 )
 
 // serve runs the API until ctx ends (SIGTERM or SIGINT), then drains in-flight requests and
-// closes the database.
-func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+// closes the database. stray are the AGENTCARDS_ variables that name no key, to warn about.
+func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.Writer) error {
 	log := newLogger(cfg.Log, stderr)
+	for _, v := range stray {
+		attrs := []any{"variable", v.Name}
+		if v.Suggestion != "" {
+			attrs = append(attrs, "did_you_mean", v.Suggestion)
+		}
+		log.Warn("environment variable names no configuration key; ignored", attrs...)
+	}
 	tc, generated, err := tokenConfig(cfg)
 	if err != nil {
 		return err
