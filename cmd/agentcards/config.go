@@ -7,7 +7,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -193,6 +195,7 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 			path = "config.yaml"
 		}
 	}
+	var durationErrs []error
 	if path != "" {
 		fk := koanf.New(".")
 		if err := fk.Load(file.Provider(path), yaml.Parser()); err != nil {
@@ -202,13 +205,18 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 			if _, ok := defaults[key]; !ok {
 				return Config{}, fmt.Errorf("config %s: unknown key %q", path, key)
 			}
+			if durationKeys[key] {
+				if err := checkDuration(key, fk.Get(key)); err != nil {
+					durationErrs = append(durationErrs, fmt.Errorf("config %s: %w", path, err))
+				}
+			}
 		}
 		if err := k.Merge(fk); err != nil {
 			return Config{}, err
 		}
 	}
-	for key, def := range defaults {
-		name := envName(key)
+	for _, key := range slices.Sorted(maps.Keys(defaults)) {
+		def, name := defaults[key], envName(key)
 		val, set := getenv(name), getenv(name) != ""
 		if fileName := getenv(name + "_FILE"); fileName != "" {
 			b, err := os.ReadFile(fileName)
@@ -220,6 +228,12 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 		if !set {
 			continue
 		}
+		if durationKeys[key] {
+			if err := checkDuration(key, val); err != nil {
+				durationErrs = append(durationErrs, fmt.Errorf("%s: %w", name, err))
+				continue
+			}
+		}
 		var v any = val
 		if _, isList := def.([]string); isList {
 			v = splitList(val)
@@ -228,11 +242,71 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 			return Config{}, err
 		}
 	}
+	if len(durationErrs) > 0 {
+		return Config{}, errors.Join(durationErrs...)
+	}
 	var cfg Config
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return cfg, cfg.check()
+}
+
+// fieldKeys maps every key of t (a struct with koanf tags, as Config) to its Go type.
+func fieldKeys(t reflect.Type, prefix string, out map[string]reflect.Type) map[string]reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("koanf")
+		if tag == "" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct {
+			fieldKeys(f.Type, prefix+tag+".", out)
+			continue
+		}
+		out[prefix+tag] = f.Type
+	}
+	return out
+}
+
+// durationKeys are the keys of Config fields typed time.Duration, found by reflection so that a
+// new duration key is checked without being listed anywhere.
+var durationKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	for key, t := range fieldKeys(reflect.TypeFor[Config](), "", map[string]reflect.Type{}) {
+		if t == reflect.TypeFor[time.Duration]() {
+			keys[key] = true
+		}
+	}
+	return keys
+}()
+
+// checkDuration refuses a duration without a unit, which would otherwise be taken as
+// nanoseconds: a YAML number, or a string that is a bare number. "0" is the one bare number
+// allowed, being zero in every unit; check says which keys may be zero.
+func checkDuration(key string, v any) error {
+	s, isString := v.(string)
+	switch v.(type) {
+	case string:
+	case int, int64, uint64, float64:
+		s = fmt.Sprint(v)
+	default:
+		return fmt.Errorf("%s: %v is not a duration; write e.g. 30s, 500ms, 2m or 1h", key, v)
+	}
+	s = strings.TrimSpace(s)
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		if s == "0" {
+			return nil
+		}
+		return fmt.Errorf("%s: %s has no unit; write e.g. %ss or %sms (units: ns, us, ms, s, m, h)", key, s, s, s)
+	}
+	if !isString {
+		return fmt.Errorf("%s: %v is not a duration; write e.g. 30s, 500ms, 2m or 1h", key, v)
+	}
+	if _, err := time.ParseDuration(s); err != nil {
+		return fmt.Errorf("%s: %q is not a duration; write e.g. 30s, 500ms, 2m or 1h", key, s)
+	}
+	return nil
 }
 
 // envIgnoredPrefixes are AGENTCARDS_ variables that are not configuration: the test and benchmark
@@ -352,6 +426,9 @@ func (c *Config) check() error {
 	}
 	if u := c.Delegation.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		errs = append(errs, fmt.Errorf("delegation.publicUrl %q must be an http(s) URL", u))
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, strings.ToLower(c.Log.Level)) {
+		errs = append(errs, fmt.Errorf("log.level %q must be debug, info, warn or error", c.Log.Level))
 	}
 	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
 		errs = append(errs, fmt.Errorf("log.format %q must be text or json", c.Log.Format))

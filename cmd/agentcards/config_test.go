@@ -1,8 +1,11 @@
 package main
 
 import (
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -129,6 +132,134 @@ func TestExampleConfigDocumentsEveryKey(t *testing.T) {
 	for key := range defaults {
 		if !strings.Contains(string(readme), "`"+key+"`") {
 			t.Errorf("the README's configuration table does not name %q", key)
+		}
+	}
+}
+
+// TestConfigStructMatchesDefaults keeps the defaults map and the Config struct naming the same
+// keys, so that reflecting over Config finds every duration key.
+func TestConfigStructMatchesDefaults(t *testing.T) {
+	fields := fieldKeys(reflect.TypeFor[Config](), "", map[string]reflect.Type{})
+	for key := range defaults {
+		if _, ok := fields[key]; !ok {
+			t.Errorf("defaults names %q, which no Config field has", key)
+		}
+	}
+	for key := range fields {
+		if _, ok := defaults[key]; !ok {
+			t.Errorf("Config has %q, which defaults does not name", key)
+		}
+	}
+	if len(durationKeys) < 10 || !durationKeys["server.requestTimeout"] || !durationKeys["delegation.breakerCooldown"] {
+		t.Fatalf("duration keys %v", durationKeys)
+	}
+	for key := range durationKeys {
+		if err := checkDuration(key, defaults[key]); err != nil {
+			t.Errorf("default: %v", err)
+		}
+	}
+}
+
+// yamlFor writes key (dotted) with the raw YAML value as a nested document.
+func yamlFor(key, value string) string {
+	var b strings.Builder
+	for i, part := range strings.Split(key, ".") {
+		b.WriteString("\n" + strings.Repeat("  ", i) + part + ":")
+	}
+	return b.String() + " " + value + "\n"
+}
+
+func TestDurationsNeedAUnit(t *testing.T) {
+	t.Chdir(t.TempDir())
+	noEnv := func(string) string { return "" }
+	for key := range durationKeys {
+		name := envName(key)
+		for _, bare := range []string{"30", "1.5", "-2"} {
+			if err := os.WriteFile("c.yaml", []byte(yamlFor(key, bare)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			want := key + ": " + bare + " has no unit; write e.g. " + bare + "s"
+			if _, err := loadConfig("c.yaml", noEnv); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "c.yaml") {
+				t.Errorf("file %s: %s: %v", key, bare, err)
+			}
+			if _, err := loadConfig("", func(k string) string { return map[string]string{name: bare}[k] }); err == nil ||
+				!strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), name) {
+				t.Errorf("env %s=%s: %v", name, bare, err)
+			}
+			if _, err := loadConfig("", func(k string) string { return map[string]string{name: `"` + bare + `"`}[k] }); err == nil {
+				t.Errorf("env %s=%q accepted", name, bare)
+			}
+		}
+		if err := os.WriteFile("c.yaml", []byte(yamlFor(key, `"30"`)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := loadConfig("c.yaml", noEnv); err == nil || !strings.Contains(err.Error(), key+": 30 has no unit") {
+			t.Errorf("file %s: quoted 30: %v", key, err)
+		}
+		for _, bad := range []string{"abc", "[1s]", "true"} {
+			if err := os.WriteFile("c.yaml", []byte(yamlFor(key, bad)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := loadConfig("c.yaml", noEnv); err == nil || !strings.Contains(err.Error(), key+": ") || !strings.Contains(err.Error(), "not a duration") {
+				t.Errorf("file %s: %s: %v", key, bad, err)
+			}
+		}
+	}
+	// Both errors are reported at once.
+	if _, err := loadConfig("", func(k string) string {
+		return map[string]string{"AGENTCARDS_SERVER_REQUEST_TIMEOUT": "30", "AGENTCARDS_AUTH_LEEWAY": "5"}[k]
+	}); err == nil || !strings.Contains(err.Error(), "server.requestTimeout: 30 has no unit") || !strings.Contains(err.Error(), "auth.leeway: 5 has no unit") {
+		t.Fatalf("two unitless durations: %v", err)
+	}
+	// A bare 0 is zero in any unit: taken where zero means something, refused by the range check elsewhere.
+	if err := os.WriteFile("c.yaml", []byte("server:\n  tenantCacheTtl: 0\nauth:\n  leeway: 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := loadConfig("c.yaml", noEnv); err != nil || cfg.Server.TenantCacheTTL != 0 || cfg.Auth.Leeway != 0 {
+		t.Fatalf("zero ttl and leeway: %+v %v", cfg, err)
+	}
+	if cfg, err := loadConfig("", func(k string) string {
+		return map[string]string{"AGENTCARDS_SERVER_TENANT_CACHE_TTL": "0", "AGENTCARDS_AUTH_LEEWAY": "0"}[k]
+	}); err != nil || cfg.Server.TenantCacheTTL != 0 || cfg.Auth.Leeway != 0 {
+		t.Fatalf("zero ttl and leeway from the environment: %+v %v", cfg, err)
+	}
+	if _, err := loadConfig("", func(k string) string {
+		return map[string]string{"AGENTCARDS_SERVER_REQUEST_TIMEOUT": "0"}[k]
+	}); err == nil || !strings.Contains(err.Error(), "server.requestTimeout") {
+		t.Fatalf("zero request timeout: %v", err)
+	}
+	if err := os.WriteFile("c.yaml", []byte("server:\n  requestTimeout: 1m30s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := loadConfig("c.yaml", noEnv); err != nil || cfg.Server.RequestTimeout != 90*time.Second {
+		t.Fatalf("1m30s: %v %v", cfg.Server.RequestTimeout, err)
+	}
+	// The server refuses to start.
+	var stdout, stderr strings.Builder
+	if err := run(t.Context(), []string{"serve"}, &stdout, &stderr, []string{"AGENTCARDS_SERVER_REQUEST_TIMEOUT=30"}); err == nil ||
+		!strings.Contains(err.Error(), "server.requestTimeout: 30 has no unit; write e.g. 30s") {
+		t.Fatalf("serve with a unitless request timeout: %v", err)
+	}
+	if _, err := os.Stat("data"); !os.IsNotExist(err) {
+		t.Fatalf("serve refused its config but created ./data: %v", err)
+	}
+}
+
+func TestLogLevel(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for level, want := range map[string]slog.Level{"debug": slog.LevelDebug, "INFO": slog.LevelInfo, "Warn": slog.LevelWarn, "error": slog.LevelError} {
+		cfg, err := loadConfig("", func(k string) string { return map[string]string{"AGENTCARDS_LOG_LEVEL": level}[k] })
+		if err != nil {
+			t.Fatalf("%s: %v", level, err)
+		}
+		if log := newLogger(cfg.Log, io.Discard); !log.Enabled(t.Context(), want) || log.Enabled(t.Context(), want-1) {
+			t.Fatalf("%s: not logging from %v", level, want)
+		}
+	}
+	for _, level := range []string{"verbose", "warning", "info+2", " "} {
+		if _, err := loadConfig("", func(k string) string { return map[string]string{"AGENTCARDS_LOG_LEVEL": level}[k] }); err == nil ||
+			!strings.Contains(err.Error(), "log.level") || !strings.Contains(err.Error(), "debug, info, warn or error") {
+			t.Fatalf("log.level %q: %v", level, err)
 		}
 	}
 }
