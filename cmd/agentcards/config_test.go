@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/authz"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
@@ -287,5 +288,93 @@ func TestUnknownEnv(t *testing.T) {
 	}
 	if got := unknownEnv(nil); len(got) != 0 {
 		t.Fatalf("no environment: %v", got)
+	}
+}
+
+func TestTokenCommand(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	token := func(environ []string, args ...string) (string, error) {
+		var stdout, stderr strings.Builder
+		err := run(t.Context(), append([]string{"token"}, args...), &stdout, &stderr, environ)
+		return strings.TrimSpace(stdout.String()), err
+	}
+	// Where the server never ran there is no secret: refuse, say where we looked, create nothing.
+	if _, err := token(nil, "--subject", "root", "--platform-admin"); err == nil ||
+		!strings.Contains(err.Error(), filepath.Join(dir, "data", "jwt-secret")) ||
+		!strings.Contains(err.Error(), "directory the server runs in") || !strings.Contains(err.Error(), "auth.secret") {
+		t.Fatalf("token without a secret: %v", err)
+	}
+	other := filepath.Join(dir, "elsewhere")
+	if _, err := token([]string{"AGENTCARDS_DATA_DIR=" + other}, "--subject", "root", "--platform-admin"); err == nil ||
+		!strings.Contains(err.Error(), filepath.Join(other, "jwt-secret")) {
+		t.Fatalf("token without a secret in dataDir: %v", err)
+	}
+	for _, p := range []string{"data", other} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Fatalf("token created %s: %v", p, err)
+		}
+	}
+
+	// With the secret serve generated, tokens verify against it.
+	secret, err := loadOrCreateSecret(filepath.Join("data", secretFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(raw, secret string) authz.Principal {
+		t.Helper()
+		tokens, err := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: []byte(secret)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := tokens.Verify(raw)
+		if err != nil {
+			t.Fatalf("verify: %v", err)
+		}
+		return p
+	}
+	raw, err := token(nil, "--subject", "root", "--platform-admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := verify(raw, secret); p.Subject != "root" || !p.PlatformAdmin || p.Tenant != "" {
+		t.Fatalf("platform admin token: %+v", p)
+	}
+	raw, err = token(nil, "--subject", "alice", "--tenant", "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := verify(raw, secret); p.Subject != "alice" || p.PlatformAdmin || p.Tenant != "acme" {
+		t.Fatalf("tenant token: %+v", p)
+	}
+	// Both flags together stay allowed.
+	raw, err = token(nil, "--subject", "ops", "--tenant", "acme", "--platform-admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := verify(raw, secret); p.Subject != "ops" || !p.PlatformAdmin || p.Tenant != "acme" {
+		t.Fatalf("platform admin token naming a tenant: %+v", p)
+	}
+	for _, bad := range []string{"No Such", "Acme", "-acme", "acme/x", strings.Repeat("a", 64)} {
+		if _, err := token(nil, "--subject", "alice", "--tenant", bad); err == nil || !strings.Contains(err.Error(), "--tenant") {
+			t.Fatalf("--tenant %q: %v", bad, err)
+		}
+	}
+	if _, err := token(nil, "--subject", "alice"); err == nil {
+		t.Fatal("a token with neither --tenant nor --platform-admin")
+	}
+
+	// A configured secret needs no data directory, and creates none.
+	t.Chdir(t.TempDir())
+	configured := strings.Repeat("s", 32)
+	raw, err = token([]string{"AGENTCARDS_AUTH_SECRET=" + configured}, "--subject", "root", "--platform-admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := verify(raw, configured); p.Subject != "root" {
+		t.Fatalf("configured secret: %+v", p)
+	}
+	if _, err := os.Stat("data"); !os.IsNotExist(err) {
+		t.Fatalf("token created ./data: %v", err)
 	}
 }

@@ -100,6 +100,19 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("token: %v", err)
 	}
+
+	// Elsewhere, where the server has no data directory, token refuses and creates nothing.
+	elsewhere := t.TempDir()
+	lost := exec.Command(bin, "token", "--subject", "root", "--platform-admin")
+	lost.Dir, lost.Env = elsewhere, env
+	var lostErr bytes.Buffer
+	lost.Stderr = &lostErr
+	if lostOut, err := lost.Output(); err == nil || len(lostOut) != 0 || !strings.Contains(lostErr.String(), filepath.Join(elsewhere, "data", "jwt-secret")) {
+		t.Fatalf("token without the server's data directory: %v: %q %s", err, lostOut, lostErr.String())
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "data")); !os.IsNotExist(err) {
+		t.Fatalf("token created a data directory: %v", err)
+	}
 	token := strings.TrimSpace(string(out))
 	if strings.Count(token, ".") != 2 || strings.Contains(token, "\n") {
 		t.Fatalf("token prints more than a token: %q", out)

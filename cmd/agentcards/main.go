@@ -18,6 +18,7 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/tenants"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; otherwise the module's.
@@ -28,10 +29,12 @@ const usage = `agentcards: a multi-tenant registry of agent capability cards
 usage:
   agentcards serve   [--config FILE]
   agentcards migrate [--config FILE] up|status
-  agentcards token   [--config FILE] --subject S (--tenant T | --platform-admin) [--ttl 1h]
+  agentcards token   [--config FILE] --subject S [--tenant T] [--platform-admin] [--ttl 1h]
   agentcards version
 
 --config defaults to ./config.yaml when that file exists; AGENTCARDS_* variables override it.
+token needs --tenant, --platform-admin or both (a platform admin's token naming a tenant); run it
+where the server runs, as with HS256 it signs with the server's <dataDir>/jwt-secret.
 `
 
 func main() {
@@ -93,11 +96,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
+		if *tenant != "" {
+			if err := tenants.ValidateID(tenants.ID(*tenant)); err != nil {
+				return fmt.Errorf("--tenant: %w", err)
+			}
+		}
 		cfg, err := loadConfig(*configPath, getenv)
 		if err != nil {
 			return err
 		}
-		tc, _, err := tokenConfig(cfg)
+		tc, _, err := tokenConfig(cfg, false)
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 		}
 		log.Warn("environment variable names no configuration key; ignored", attrs...)
 	}
-	tc, generated, err := tokenConfig(cfg)
+	tc, generated, err := tokenConfig(cfg, true)
 	if err != nil {
 		return err
 	}
