@@ -18,7 +18,8 @@ import (
 )
 
 // TestEndToEnd builds the binary, runs `serve` with no config in an empty directory, mints a
-// platform-admin token with `agentcards token`, and drives a card through its life over HTTP.
+// platform-admin token with the `agentcards token` command it prints, and drives a card through
+// its life over HTTP.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -79,9 +80,12 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("serve did not start; stderr:\n%s", stderr.String())
 		}
 	}
-	// It tells a newcomer how to mint a first token.
-	if l := <-lines; !strings.Contains(l, "agentcards token") {
-		t.Fatalf("no token hint, got %q", l)
+	// It tells a newcomer how to mint a first token, with this very binary: the test mints with
+	// the command it prints.
+	hint := <-lines
+	cmdline, ok := strings.CutPrefix(hint, "mint a first token, from this directory, with: "+shellQuote(bin)+" token ")
+	if !ok {
+		t.Fatalf("no token hint naming %s, got %q", bin, hint)
 	}
 
 	secretPath := filepath.Join(work, "data", "jwt-secret")
@@ -94,7 +98,17 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("no SQLite database in ./data: %v", err)
 	}
 
-	mint := exec.Command(bin, "token", "--subject", "root", "--platform-admin", "--ttl", "1h")
+	// The README's Quick start mints the same token, with `go run` and with a built binary.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"go run ./cmd/agentcards", "./agentcards"} {
+		if !strings.Contains(string(readme), cmd+" token "+cmdline) {
+			t.Errorf("the README's Quick start does not say %q", cmd+" token "+cmdline)
+		}
+	}
+	mint := exec.Command(bin, append([]string{"token"}, strings.Fields(cmdline)...)...)
 	mint.Dir, mint.Env = work, env
 	out, err := mint.Output()
 	if err != nil {
