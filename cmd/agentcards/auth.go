@@ -19,10 +19,11 @@ import (
 // secretFileName is where a generated HS256 secret lives inside the data directory.
 const secretFileName = "jwt-secret"
 
-// tokenConfig builds the JWT settings, reading keys from files and, for HS256 without a configured
-// secret, generating one into the data directory on first use (mode 0600) and reusing it after,
-// so `agentcards token` mints tokens that `agentcards serve` accepts.
-func tokenConfig(cfg Config) (authz.TokenConfig, bool, error) {
+// tokenConfig builds the JWT settings, reading keys from files. For HS256 without a configured
+// secret it reads the one in the data directory; with create (serve) it generates it there on
+// first use (mode 0600), and without (the token command) it fails rather than sign with a secret
+// no server knows. The bool says the secret is the data directory's.
+func tokenConfig(cfg Config, create bool) (authz.TokenConfig, bool, error) {
 	tc := authz.TokenConfig{
 		Algorithm:      cfg.Auth.Algorithm,
 		Issuer:         cfg.Auth.Issuer,
@@ -41,7 +42,15 @@ func tokenConfig(cfg Config) (authz.TokenConfig, bool, error) {
 			secret = strings.TrimRight(string(b), "\r\n")
 		}
 		if secret == "" {
-			s, err := loadOrCreateSecret(filepath.Join(cfg.DataDir, secretFileName))
+			path := filepath.Join(cfg.DataDir, secretFileName)
+			read := loadOrCreateSecret
+			if !create {
+				read = readSecret
+			}
+			s, err := read(path)
+			if !create && errors.Is(err, fs.ErrNotExist) {
+				return tc, false, noSecretError(path)
+			}
 			if err != nil {
 				return tc, false, err
 			}
@@ -67,17 +76,35 @@ func tokenConfig(cfg Config) (authz.TokenConfig, bool, error) {
 	return tc, false, nil
 }
 
+// noSecretError explains, to someone minting a token, that there is no HS256 secret to sign with.
+func noSecretError(path string) error {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return fmt.Errorf("no JWT secret to sign with: auth.secret and auth.secretFile are empty and %s does not exist "+
+		"(serve generates it on its first start). Run this command in the directory the server runs in, "+
+		"or point dataDir (AGENTCARDS_DATA_DIR) at the server's data directory, "+
+		"or set auth.secret or auth.secretFile (AGENTCARDS_AUTH_SECRET, AGENTCARDS_AUTH_SECRET_FILE) to the server's secret", path)
+}
+
+// readSecret returns the secret in path; an error wrapping fs.ErrNotExist when there is none.
+func readSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) < 32 {
+		return "", fmt.Errorf("%s: the secret is shorter than 32 characters", path)
+	}
+	return s, nil
+}
+
 // loadOrCreateSecret returns the secret in path, creating it with 32 random bytes if absent.
 // O_EXCL makes two processes starting at once agree on one secret.
 func loadOrCreateSecret(path string) (string, error) {
-	if b, err := os.ReadFile(path); err == nil {
-		s := strings.TrimSpace(string(b))
-		if len(s) < 32 {
-			return "", fmt.Errorf("%s: the secret is shorter than 32 characters", path)
-		}
-		return s, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
+	if s, err := readSecret(path); !errors.Is(err, fs.ErrNotExist) {
+		return s, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err

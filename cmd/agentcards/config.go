@@ -4,9 +4,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -192,6 +195,7 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 			path = "config.yaml"
 		}
 	}
+	var durationErrs []error
 	if path != "" {
 		fk := koanf.New(".")
 		if err := fk.Load(file.Provider(path), yaml.Parser()); err != nil {
@@ -201,13 +205,18 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 			if _, ok := defaults[key]; !ok {
 				return Config{}, fmt.Errorf("config %s: unknown key %q", path, key)
 			}
+			if durationKeys[key] {
+				if err := checkDuration(key, fk.Get(key)); err != nil {
+					durationErrs = append(durationErrs, fmt.Errorf("config %s: %w", path, err))
+				}
+			}
 		}
 		if err := k.Merge(fk); err != nil {
 			return Config{}, err
 		}
 	}
-	for key, def := range defaults {
-		name := envName(key)
+	for _, key := range slices.Sorted(maps.Keys(defaults)) {
+		def, name := defaults[key], envName(key)
 		val, set := getenv(name), getenv(name) != ""
 		if fileName := getenv(name + "_FILE"); fileName != "" {
 			b, err := os.ReadFile(fileName)
@@ -219,6 +228,12 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 		if !set {
 			continue
 		}
+		if durationKeys[key] {
+			if err := checkDuration(key, val); err != nil {
+				durationErrs = append(durationErrs, fmt.Errorf("%s: %w", name, err))
+				continue
+			}
+		}
 		var v any = val
 		if _, isList := def.([]string); isList {
 			v = splitList(val)
@@ -227,11 +242,128 @@ func loadConfig(path string, getenv func(string) string) (Config, error) {
 			return Config{}, err
 		}
 	}
+	if len(durationErrs) > 0 {
+		return Config{}, errors.Join(durationErrs...)
+	}
 	var cfg Config
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return cfg, cfg.check()
+}
+
+// fieldKeys maps every key of t (a struct with koanf tags, as Config) to its Go type.
+func fieldKeys(t reflect.Type, prefix string, out map[string]reflect.Type) map[string]reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("koanf")
+		if tag == "" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct {
+			fieldKeys(f.Type, prefix+tag+".", out)
+			continue
+		}
+		out[prefix+tag] = f.Type
+	}
+	return out
+}
+
+// durationKeys are the keys of Config fields typed time.Duration, found by reflection so that a
+// new duration key is checked without being listed anywhere.
+var durationKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	for key, t := range fieldKeys(reflect.TypeFor[Config](), "", map[string]reflect.Type{}) {
+		if t == reflect.TypeFor[time.Duration]() {
+			keys[key] = true
+		}
+	}
+	return keys
+}()
+
+// checkDuration refuses a duration without a unit, which would otherwise be taken as
+// nanoseconds: a YAML number, or a string that is a bare number. "0" is the one bare number
+// allowed, being zero in every unit; check says which keys may be zero.
+func checkDuration(key string, v any) error {
+	s, isString := v.(string)
+	switch v.(type) {
+	case string:
+	case int, int64, uint64, float64:
+		s = fmt.Sprint(v)
+	default:
+		return fmt.Errorf("%s: %v is not a duration; write e.g. 30s, 500ms, 2m or 1h", key, v)
+	}
+	s = strings.TrimSpace(s)
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		if s == "0" {
+			return nil
+		}
+		return fmt.Errorf("%s: %s has no unit; write e.g. %ss or %sms (units: ns, us, ms, s, m, h)", key, s, s, s)
+	}
+	if !isString {
+		return fmt.Errorf("%s: %v is not a duration; write e.g. 30s, 500ms, 2m or 1h", key, v)
+	}
+	if _, err := time.ParseDuration(s); err != nil {
+		return fmt.Errorf("%s: %q is not a duration; write e.g. 30s, 500ms, 2m or 1h", key, s)
+	}
+	return nil
+}
+
+// envIgnoredPrefixes are AGENTCARDS_ variables that are not configuration: the test and benchmark
+// tooling's own, set in the same environment.
+var envIgnoredPrefixes = []string{"AGENTCARDS_TEST_", "AGENTCARDS_BENCH_"}
+
+// strayEnv is an AGENTCARDS_ variable that names no key, with the nearest variable that does
+// ("" when none is close).
+type strayEnv struct{ Name, Suggestion string }
+
+// unknownEnv returns the AGENTCARDS_* variables of environ ("NAME=value" entries, as os.Environ)
+// that name no key, neither NAME nor NAME_FILE, sorted; loadConfig ignores them, serve warns.
+func unknownEnv(environ []string) []strayEnv {
+	known := map[string]bool{}
+	for key := range defaults {
+		known[envName(key)], known[envName(key)+"_FILE"] = true, true
+	}
+	var out []strayEnv
+	seen := map[string]bool{}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "AGENTCARDS_") || known[name] || seen[name] ||
+			slices.ContainsFunc(envIgnoredPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			continue
+		}
+		seen[name] = true
+		s := strayEnv{Name: name}
+		best := 3 // suggest only names at most two edits away
+		for _, k := range slices.Sorted(maps.Keys(known)) {
+			if d := editDistance(name, k); d < best {
+				s.Suggestion, best = k, d
+			}
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b strayEnv) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func splitList(s string) []string {
@@ -294,6 +426,9 @@ func (c *Config) check() error {
 	}
 	if u := c.Delegation.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		errs = append(errs, fmt.Errorf("delegation.publicUrl %q must be an http(s) URL", u))
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, strings.ToLower(c.Log.Level)) {
+		errs = append(errs, fmt.Errorf("log.level %q must be debug, info, warn or error", c.Log.Level))
 	}
 	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
 		errs = append(errs, fmt.Errorf("log.format %q must be text or json", c.Log.Format))

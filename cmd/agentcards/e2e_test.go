@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +18,8 @@ import (
 )
 
 // TestEndToEnd builds the binary, runs `serve` with no config in an empty directory, mints a
-// platform-admin token with `agentcards token`, and drives a card through its life over HTTP.
+// platform-admin token with the `agentcards token` command it prints, and drives a card through
+// its life over HTTP.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -33,7 +35,8 @@ func TestEndToEnd(t *testing.T) {
 	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0")
 
 	serve := exec.Command(bin, "serve")
-	serve.Dir, serve.Env = work, env
+	// A misspelt variable is warned about; the test tooling's own are not.
+	serve.Dir, serve.Env = work, append(slices.Clip(env), "AGENTCARDS_SERVER_ADRR=127.0.0.1:1", "AGENTCARDS_TEST_WHATEVER=1", "AGENTCARDS_BENCH_WHATEVER=1")
 	stdout, err := serve.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -77,9 +80,12 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("serve did not start; stderr:\n%s", stderr.String())
 		}
 	}
-	// It tells a newcomer how to mint a first token.
-	if l := <-lines; !strings.Contains(l, "agentcards token") {
-		t.Fatalf("no token hint, got %q", l)
+	// It tells a newcomer how to mint a first token, with this very binary: the test mints with
+	// the command it prints.
+	hint := <-lines
+	cmdline, ok := strings.CutPrefix(hint, "mint a first token, from this directory, with: "+shellQuote(bin)+" token ")
+	if !ok {
+		t.Fatalf("no token hint naming %s, got %q", bin, hint)
 	}
 
 	secretPath := filepath.Join(work, "data", "jwt-secret")
@@ -92,11 +98,34 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("no SQLite database in ./data: %v", err)
 	}
 
-	mint := exec.Command(bin, "token", "--subject", "root", "--platform-admin", "--ttl", "1h")
+	// The README's Quick start mints the same token, with `go run` and with a built binary.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"go run ./cmd/agentcards", "./agentcards"} {
+		if !strings.Contains(string(readme), cmd+" token "+cmdline) {
+			t.Errorf("the README's Quick start does not say %q", cmd+" token "+cmdline)
+		}
+	}
+	mint := exec.Command(bin, append([]string{"token"}, strings.Fields(cmdline)...)...)
 	mint.Dir, mint.Env = work, env
 	out, err := mint.Output()
 	if err != nil {
 		t.Fatalf("token: %v", err)
+	}
+
+	// Elsewhere, where the server has no data directory, token refuses and creates nothing.
+	elsewhere := t.TempDir()
+	lost := exec.Command(bin, "token", "--subject", "root", "--platform-admin")
+	lost.Dir, lost.Env = elsewhere, env
+	var lostErr bytes.Buffer
+	lost.Stderr = &lostErr
+	if lostOut, err := lost.Output(); err == nil || len(lostOut) != 0 || !strings.Contains(lostErr.String(), filepath.Join(elsewhere, "data", "jwt-secret")) {
+		t.Fatalf("token without the server's data directory: %v: %q %s", err, lostOut, lostErr.String())
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "data")); !os.IsNotExist(err) {
+		t.Fatalf("token created a data directory: %v", err)
 	}
 	token := strings.TrimSpace(string(out))
 	if strings.Count(token, ".") != 2 || strings.Contains(token, "\n") {
@@ -192,6 +221,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal("serve did not stop on SIGTERM")
 	}
 	all := strings.Join(printed, "\n") + stderr.String()
+	if !strings.Contains(stderr.String(), "variable=AGENTCARDS_SERVER_ADRR did_you_mean=AGENTCARDS_SERVER_ADDR") ||
+		strings.Contains(stderr.String(), "_WHATEVER") {
+		t.Fatalf("warnings about variables:\n%s", stderr.String())
+	}
 	if s := strings.TrimSpace(string(secret)); s == "" || strings.Contains(all, s) {
 		t.Fatal("the JWT secret appears in the output")
 	}

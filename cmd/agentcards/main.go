@@ -11,12 +11,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/tenants"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; otherwise the module's.
@@ -27,15 +29,17 @@ const usage = `agentcards: a multi-tenant registry of agent capability cards
 usage:
   agentcards serve   [--config FILE]
   agentcards migrate [--config FILE] up|status
-  agentcards token   [--config FILE] --subject S (--tenant T | --platform-admin) [--ttl 1h]
+  agentcards token   [--config FILE] --subject S [--tenant T] [--platform-admin] [--ttl 1h]
   agentcards version
 
 --config defaults to ./config.yaml when that file exists; AGENTCARDS_* variables override it.
+token needs --tenant, --platform-admin or both (a platform admin's token naming a tenant); run it
+where the server runs, as with HS256 it signs with the server's <dataDir>/jwt-secret.
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(2)
@@ -46,8 +50,17 @@ func main() {
 	}
 }
 
-// run is main without the process: testable, and every exit path returns an error.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+// run is main without the process: testable, and every exit path returns an error. environ is
+// the environment as os.Environ gives it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) error {
+	vars := map[string]string{}
+	for _, kv := range environ {
+		name, val, _ := strings.Cut(kv, "=")
+		if _, dup := vars[name]; !dup { // the first one wins, as with os.Getenv
+			vars[name] = val
+		}
+	}
+	getenv := func(name string) string { return vars[name] }
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return flag.ErrHelp
@@ -65,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, stdout, stderr)
+		return serve(ctx, cfg, unknownEnv(environ), stdout, stderr)
 	case "migrate":
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -83,11 +96,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
+		if *tenant != "" {
+			if err := tenants.ValidateID(tenants.ID(*tenant)); err != nil {
+				return fmt.Errorf("--tenant: %w", err)
+			}
+		}
 		cfg, err := loadConfig(*configPath, getenv)
 		if err != nil {
 			return err
 		}
-		tc, _, err := tokenConfig(cfg)
+		tc, _, err := tokenConfig(cfg, false)
 		if err != nil {
 			return err
 		}

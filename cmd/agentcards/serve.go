@@ -8,6 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
@@ -19,10 +24,17 @@ import (
 )
 
 // serve runs the API until ctx ends (SIGTERM or SIGINT), then drains in-flight requests and
-// closes the database.
-func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+// closes the database. stray are the AGENTCARDS_ variables that name no key, to warn about.
+func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.Writer) error {
 	log := newLogger(cfg.Log, stderr)
-	tc, generated, err := tokenConfig(cfg)
+	for _, v := range stray {
+		attrs := []any{"variable", v.Name}
+		if v.Suggestion != "" {
+			attrs = append(attrs, "did_you_mean", v.Suggestion)
+		}
+		log.Warn("environment variable names no configuration key; ignored", attrs...)
+	}
+	tc, generated, err := tokenConfig(cfg, true)
 	if err != nil {
 		return err
 	}
@@ -128,7 +140,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	go func() { errc <- srv.Serve(ln) }()
 
 	fmt.Fprintf(stdout, "agentcards %s listening on http://%s (database: %s)\n", buildVersion(), ln.Addr(), cfg.Database.Driver)
-	fmt.Fprintf(stdout, "mint a first token with: agentcards token --subject admin --platform-admin --ttl 1h\n")
+	fmt.Fprintf(stdout, "mint a first token, from this directory, with: %s token --subject root --platform-admin --ttl 1h\n", selfCommand(os.Args[0]))
 
 	select {
 	case err := <-errc:
@@ -169,4 +181,48 @@ func pruneFeed(ctx context.Context, feed *storage.CardStore, ts *storage.TenantS
 			}
 		}
 	}
+}
+
+// goRunCacheEntry is the directory Go 1.24 and later cache `go run` executables in:
+// $GOCACHE/xx/<hash>-d/NAME.
+var goRunCacheEntry = regexp.MustCompile(`^[0-9a-f]{64}-d$`)
+
+// selfCommand is how to run this program again from the working directory, for hints: argv0 as
+// started, or, for an executable built by `go run` (in its work directory $WORK/b001/exe, or the
+// build cache), `go run` of this package.
+func selfCommand(argv0 string) string {
+	dir := filepath.Dir(argv0)
+	if (filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(filepath.Dir(filepath.Dir(dir))), "go-build")) ||
+		goRunCacheEntry.MatchString(filepath.Base(dir)) {
+		return "go run " + goRunTarget()
+	}
+	return shellQuote(argv0)
+}
+
+// goRunTarget names this main package for `go run`: relative to the working directory when that
+// is the module's root (./cmd/agentcards, as the README runs it), else by import path.
+func goRunTarget() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Path == "" || bi.Main.Path == "" {
+		return "./cmd/agentcards"
+	}
+	if mod, err := os.ReadFile("go.mod"); err == nil {
+		for line := range strings.Lines(string(mod)) {
+			if m, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok && strings.Trim(m, "\" \t") == bi.Main.Path {
+				if rel, ok := strings.CutPrefix(bi.Path, bi.Main.Path+"/"); ok {
+					return "./" + rel
+				}
+				return "."
+			}
+		}
+	}
+	return bi.Path
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+:@,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
