@@ -16,10 +16,16 @@ type Change struct {
 	Seq     int64
 	AgentID string
 	Op      string
+	// Revision is the card's revision after the write (for a delete, that of the card removed).
+	Revision int64
 }
 
-// OpPurge is the change-feed operation recorded when a tenant is deleted.
-const OpPurge = "purge"
+// OpPurge is the change-feed operation recorded when a tenant is deleted; OpDelete when a card
+// is.
+const (
+	OpPurge  = "purge"
+	OpDelete = "delete"
+)
 
 // Feed reads the change feed.
 type Feed interface {
@@ -120,7 +126,7 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 const buildTimeout = 5 * time.Minute
 
 // buildBatch is how many cards one query reads when many are needed.
-const buildBatch = 500
+const buildBatch = 2000
 
 // getInBatches reads the cards of ids, buildBatch at a time, and hands each batch to fn.
 func getInBatches(ctx context.Context, store Store, tenant tenants.ID, ids []string, fn func([]Card)) error {
@@ -130,6 +136,51 @@ func getInBatches(ctx context.Context, store Store, tenant tenants.ID, ids []str
 			return err
 		}
 		fn(batch)
+	}
+	return nil
+}
+
+// loadInBatches is getInBatches for a build: the next batches are read (and decoded) while the
+// current one is indexed, a few at a time, and handed to fn in order.
+func loadInBatches(ctx context.Context, store Store, tenant tenants.ID, ids []string, fn func([]Card)) error {
+	type result struct {
+		cards []Card
+		err   error
+	}
+	const ahead = 2 // reads in flight beside the indexing
+	batches := (len(ids) + buildBatch - 1) / buildBatch
+	results := make([]chan result, batches)
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	slots := make(chan struct{}, ahead)
+	go func() {
+		for i := range batches {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				batch, err := store.GetMany(ctx, tenant, ids[i*buildBatch:min((i+1)*buildBatch, len(ids))])
+				results[i] <- result{batch, err}
+			}()
+		}
+	}()
+	for i := range batches {
+		var r result
+		select {
+		case r = <-results[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		<-slots
+		if r.err != nil {
+			return r.err
+		}
+		fn(r.cards)
 	}
 	return nil
 }
@@ -153,7 +204,7 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 	if err != nil {
 		return err
 	}
-	if err := getInBatches(ctx, ix.store, tenant, ids, x.load); err != nil {
+	if err := loadInBatches(ctx, ix.store, tenant, ids, x.load); err != nil {
 		return err
 	}
 	e.x, e.snapshot, e.lastSeq, e.seen = x, last, last, map[int64]bool{}
@@ -268,6 +319,7 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 		return nil
 	}
 	var agents []string
+	e.x.mu.RLock()
 	for _, c := range fresh {
 		if c.Op == OpPurge {
 			if c.Seq <= e.snapshot {
@@ -275,11 +327,19 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 				e.seen[c.Seq] = true
 				continue
 			}
+			e.x.mu.RUnlock()
 			ix.dropEntry(tenant, e)
 			return nil
 		}
+		// An entry for a revision the index already holds (a write made through this replica,
+		// or one the build's snapshot saw) needs no re-read. A delete always does: revisions
+		// start again when an agent's card is created anew.
+		if n, ok := e.x.byID[c.AgentID]; ok && c.Op != OpDelete && c.Revision <= e.x.docs[n].revision {
+			continue
+		}
 		agents = append(agents, c.AgentID)
 	}
+	e.x.mu.RUnlock()
 	if len(agents) == 0 {
 		return nil
 	}

@@ -19,6 +19,11 @@ type tenantIndex struct {
 	byID  map[string]uint32
 	order []uint32 // live documents sorted by agentId: the answer order without q
 
+	postings
+}
+
+// postings are the lists of documents, in ascending order, for each value searched.
+type postings struct {
 	protocols, tags, caps map[string][]uint32
 	trigrams              map[string][]uint32
 	// terms holds doc<<2 | best field for each token; by pointer, so adding to a list costs one
@@ -26,6 +31,70 @@ type tenantIndex struct {
 	terms map[string]*[]uint32
 	// vocab3 lists the tokens that start with each 3-byte prefix, for the prefix match.
 	vocab3 map[string][]string
+}
+
+func newPostings() postings {
+	return postings{protocols: map[string][]uint32{}, tags: map[string][]uint32{}, caps: map[string][]uint32{},
+		trigrams: map[string][]uint32{}, terms: map[string]*[]uint32{}, vocab3: map[string][]string{}}
+}
+
+// post adds document n, analysed as d, to the lists; n is above every document listed. The
+// terms are left out when d has none (analyzeWith posted them already).
+func (p *postings) post(n uint32, d doc) {
+	for _, v := range d.protocols {
+		p.protocols[v] = append(p.protocols[v], n)
+	}
+	for _, t := range d.tags {
+		p.tags[t] = append(p.tags[t], n)
+	}
+	for _, cp := range d.capabilities {
+		p.caps[cp] = append(p.caps[cp], n)
+	}
+	for _, g := range trigramsOf(d.name) {
+		p.trigrams[g] = append(p.trigrams[g], n)
+	}
+	for tok, f := range d.terms {
+		p.term(tok, n<<2|uint32(f))
+	}
+}
+
+// termOf records that document n, the newest in the lists, has tok in field, keeping the best
+// field when tok occurs more than once in it.
+func (p *postings) termOf(tok string, n uint32, field uint8) {
+	if list := p.terms[tok]; list != nil && len(*list) > 0 {
+		if last := &(*list)[len(*list)-1]; *last>>2 == n {
+			*last = max(*last, n<<2|uint32(field))
+			return
+		}
+	}
+	p.term(tok, n<<2|uint32(field))
+}
+
+// term appends entries to the token's list, creating it (and its prefix entry) if new.
+func (p *postings) term(tok string, entries ...uint32) {
+	list := p.terms[tok]
+	if list == nil {
+		list = new([]uint32)
+		p.terms[tok] = list
+		if len(tok) >= minPrefix {
+			p.vocab3[tok[:minPrefix]] = append(p.vocab3[tok[:minPrefix]], tok)
+		}
+	}
+	*list = append(*list, entries...)
+}
+
+// merge appends the lists of q, whose documents all come after those of p.
+func (p *postings) merge(q postings) {
+	for _, pair := range []struct{ into, from map[string][]uint32 }{
+		{p.protocols, q.protocols}, {p.tags, q.tags}, {p.caps, q.caps}, {p.trigrams, q.trigrams},
+	} {
+		for k, list := range pair.from {
+			pair.into[k] = append(pair.into[k], list...)
+		}
+	}
+	for tok, list := range q.terms {
+		p.term(tok, *list...)
+	}
 }
 
 type idoc struct {
@@ -40,11 +109,7 @@ type idoc struct {
 }
 
 func newTenantIndex() *tenantIndex {
-	return &tenantIndex{
-		byID: map[string]uint32{}, protocols: map[string][]uint32{}, tags: map[string][]uint32{},
-		caps: map[string][]uint32{}, trigrams: map[string][]uint32{}, terms: map[string]*[]uint32{},
-		vocab3: map[string][]string{},
-	}
+	return &tenantIndex{byID: map[string]uint32{}, postings: newPostings()}
 }
 
 // upsert indexes c, replacing what was indexed for its agent. The caller holds mu.
@@ -53,68 +118,80 @@ func (x *tenantIndex) upsert(c Card) {
 	x.add(c, analyze(c))
 }
 
-// load indexes many cards of agents not indexed yet, analysing them on every core; it is how an
-// index is built.
+// load indexes many cards, analysing them and building their postings on every core; it is how
+// an index is built. Cards of agents already indexed (or given twice) replace what was indexed,
+// one by one, after the others.
 func (x *tenantIndex) load(cs []Card) {
-	docs := make([]doc, len(cs))
-	workers := runtime.GOMAXPROCS(0)
+	fresh := make([]Card, 0, len(cs))
+	var again []Card
+	seen := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		if _, indexed := x.byID[c.AgentID]; indexed || seen[c.AgentID] {
+			again = append(again, c)
+			continue
+		}
+		seen[c.AgentID] = true
+		fresh = append(fresh, c)
+	}
+	// Each worker takes a contiguous run of the new documents, so its postings come after those
+	// of the workers before it and merging them is appending.
+	base := len(x.docs)
+	x.docs = slices.Grow(x.docs, len(fresh))[:base+len(fresh)]
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(fresh)/128))
+	parts := make([]postings, workers)
+	per := (len(fresh) + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(cs); i += workers {
-				docs[i] = analyze(cs[i])
+			part := newPostings()
+			for i := w * per; i < min((w+1)*per, len(fresh)); i++ {
+				n := uint32(base + i)
+				d := analyzeWith(fresh[i], func(tok string, field uint8) { part.termOf(tok, n, field) })
+				x.docs[n] = newIdoc(fresh[i], d)
+				part.post(n, d)
 			}
+			parts[w] = part
 		}()
 	}
 	wg.Wait()
-	for i, c := range cs {
-		if _, dup := x.byID[c.AgentID]; dup {
-			x.upsert(c)
-			continue
-		}
-		x.add(c, docs[i])
+	for i := range fresh {
+		x.register(uint32(base + i))
 	}
+	for _, part := range parts {
+		x.merge(part)
+	}
+	for _, c := range again {
+		x.upsert(c)
+	}
+}
+
+func newIdoc(c Card, d doc) idoc {
+	return idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
+		cardID: c.ID, revision: c.Revision, public: c.Visibility == VisibilityPublic}
 }
 
 // add indexes the analysed card d as a new document. The caller holds mu.
 func (x *tenantIndex) add(c Card, d doc) {
 	n := uint32(len(x.docs))
-	x.docs = append(x.docs, idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
-		cardID: c.ID, revision: c.Revision, public: c.Visibility == VisibilityPublic})
+	x.docs = append(x.docs, newIdoc(c, d))
+	x.register(n)
+	x.post(n, d)
+}
+
+// register makes document n, already in docs, live: found by id and in agentId order.
+func (x *tenantIndex) register(n uint32) {
 	x.live++
-	if int(n>>6) >= len(x.alive) {
+	for int(n>>6) >= len(x.alive) {
 		x.alive = append(x.alive, 0)
 	}
 	setBit(x.alive, n)
-	x.byID[d.agentID] = n
+	agentID := x.docs[n].agentID
+	x.byID[agentID] = n
 	// Loads come in agentId order, so this is nearly always an append.
-	i, _ := slices.BinarySearchFunc(x.order, d.agentID, x.cmpAgent)
+	i, _ := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent)
 	x.order = slices.Insert(x.order, i, n)
-	for _, p := range d.protocols {
-		x.protocols[p] = append(x.protocols[p], n)
-	}
-	for _, t := range d.tags {
-		x.tags[t] = append(x.tags[t], n)
-	}
-	for _, cp := range d.capabilities {
-		x.caps[cp] = append(x.caps[cp], n)
-	}
-	for _, g := range trigramsOf(d.name) {
-		x.trigrams[g] = append(x.trigrams[g], n)
-	}
-	for tok, f := range d.terms {
-		list := x.terms[tok]
-		if list == nil {
-			list = new([]uint32)
-			x.terms[tok] = list
-			if len(tok) >= minPrefix {
-				x.vocab3[tok[:minPrefix]] = append(x.vocab3[tok[:minPrefix]], tok)
-			}
-		}
-		*list = append(*list, n<<2|uint32(f))
-	}
 }
 
 func (x *tenantIndex) cmpAgent(n uint32, agentID string) int {

@@ -20,13 +20,24 @@ type doc struct {
 // analyze extracts what search needs from c. The memory index and the scan (search.index: none)
 // both use it, so they cannot disagree on what a card contains.
 func analyze(c Card) doc {
-	d := doc{agentID: c.AgentID, name: strings.ToLower(c.Name), terms: map[string]uint8{}}
+	// Sized for a typical card (~100 distinct tokens), so the map is not regrown as it fills.
+	terms := make(map[string]uint8, 128)
+	d := analyzeWith(c, func(tok string, field uint8) {
+		if terms[tok] < field {
+			terms[tok] = field
+		}
+	})
+	d.terms = terms
+	return d
+}
+
+// analyzeWith is analyze, except that each token of the card's text goes to term (once per
+// occurrence, with the field it occurs in) instead of into d.terms, which stays nil. An index
+// build posts them straight into its lists.
+func analyzeWith(c Card, term func(tok string, field uint8)) doc {
+	d := doc{agentID: c.AgentID, name: strings.ToLower(c.Name)}
 	add := func(text string, field uint8) {
-		tokenize(text, func(tok string, _ bool) {
-			if d.terms[tok] < field {
-				d.terms[tok] = field
-			}
-		})
+		tokenize(text, func(tok string, _ bool) { term(tok, field) })
 	}
 	for _, p := range c.Protocols {
 		d.protocols = append(d.protocols, strings.ToLower(p))

@@ -16,7 +16,12 @@ const (
 )
 
 // isWordRune is what a token is made of: Unicode letters and digits.
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf { // most text is ASCII: answer without the Unicode tables
+		return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || 'A' <= r && r <= 'Z'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
 
 // isJoiner joins words into a compound such as cost_center, ns:review_pr or v1.2.
 func isJoiner(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ':' }
@@ -28,12 +33,22 @@ func isJoiner(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ':'
 // Each token is reported with whether it ends where s ends (the word being typed), for the
 // prefix match of the query's last token.
 func tokenize(s string, emit func(tok string, atEnd bool)) {
-	s = strings.ToLower(s)
+	// ASCII text (most of it) is not copied lowercased: a token is, when it holds capitals.
+	out := func(tok string, atEnd bool) { emit(asciiLower(tok), atEnd) }
+	if !isASCII(s) {
+		s, out = strings.ToLower(s), emit
+	}
 	n := len(s)
 	i := 0
+	next := func(i int) (rune, int) {
+		if b := s[i]; b < utf8.RuneSelf {
+			return rune(b), 1
+		}
+		return utf8.DecodeRuneInString(s[i:])
+	}
 	for i < n {
 		// Skip to the start of a word.
-		r, w := utf8.DecodeRuneInString(s[i:])
+		r, w := next(i)
 		if !isWordRune(r) {
 			i += w
 			continue
@@ -42,16 +57,15 @@ func tokenize(s string, emit func(tok string, atEnd bool)) {
 		wordStart := i
 		parts := 0
 		for i < n {
-			r, w = utf8.DecodeRuneInString(s[i:])
+			r, w = next(i)
 			if isWordRune(r) {
 				i += w
 				continue
 			}
 			// A joiner continues the compound only when a word follows it.
 			if isJoiner(r) && i+w < n {
-				next, _ := utf8.DecodeRuneInString(s[i+w:])
-				if isWordRune(next) {
-					emit(s[wordStart:i], false)
+				if r2, _ := next(i + w); isWordRune(r2) {
+					out(s[wordStart:i], false)
 					parts++
 					i += w
 					wordStart = i
@@ -61,11 +75,36 @@ func tokenize(s string, emit func(tok string, atEnd bool)) {
 			break
 		}
 		end := i == n
-		emit(s[wordStart:i], end)
+		out(s[wordStart:i], end)
 		if parts > 0 {
-			emit(s[start:i], end)
+			out(s[start:i], end)
 		}
 	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiLower lowercases an ASCII token, copying it only when it holds a capital.
+func asciiLower(t string) string {
+	for i := 0; i < len(t); i++ {
+		if 'A' <= t[i] && t[i] <= 'Z' {
+			b := []byte(t)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return t
 }
 
 // tokens returns the distinct tokens of s.

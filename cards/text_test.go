@@ -2,7 +2,12 @@ package cards
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestTokenize(t *testing.T) {
@@ -50,6 +55,72 @@ func TestPrefixTermNeedsThreeCharacters(t *testing.T) {
 		}
 		if got := p.terms[len(p.terms)-1].prefix; got != want {
 			t.Errorf("%q: prefix %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestWordRunesASCII: the ASCII shortcut of isWordRune agrees with the Unicode tables.
+func TestWordRunesASCII(t *testing.T) {
+	for r := rune(0); r < utf8.RuneSelf; r++ {
+		if got, want := isWordRune(r), unicode.IsLetter(r) || unicode.IsDigit(r); got != want {
+			t.Errorf("isWordRune(%q) = %v, want %v", r, got, want)
+		}
+	}
+}
+
+// tokenizeLowered is tokenize as first written: lowercase the whole text, then split it. The
+// ASCII path of tokenize must give exactly its tokens.
+func tokenizeLowered(s string) []string {
+	s = strings.ToLower(s)
+	var out []string
+	n, i := len(s), 0
+	for i < n {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if !isWordRune(r) {
+			i += w
+			continue
+		}
+		start, wordStart, parts := i, i, 0
+		for i < n {
+			r, w = utf8.DecodeRuneInString(s[i:])
+			if isWordRune(r) {
+				i += w
+				continue
+			}
+			if isJoiner(r) && i+w < n {
+				if next, _ := utf8.DecodeRuneInString(s[i+w:]); isWordRune(next) {
+					out = append(out, s[wordStart:i])
+					parts++
+					i += w
+					wordStart = i
+					continue
+				}
+			}
+			break
+		}
+		out = append(out, s[wordStart:i])
+		if parts > 0 {
+			out = append(out, s[start:i])
+		}
+	}
+	return out
+}
+
+// TestTokenizeMatchesLowercaseFirst: random texts of capitals, digits, joiners, spaces and a
+// few non-ASCII letters tokenize as when lowercased first.
+func TestTokenizeMatchesLowercaseFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	alphabet := []string{"a", "Z", "q", "M", "7", "_", "-", ".", ":", " ", ",", "É", "ß", "İ", "ω", "Ω", "x", "K"}
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(24) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := b.String()
+		var got []string
+		tokenize(s, func(tok string, _ bool) { got = append(got, tok) })
+		if want := tokenizeLowered(s); !slices.Equal(got, want) {
+			t.Fatalf("tokenize(%q) = %q, want %q", s, got, want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -196,13 +197,34 @@ func (s *CardStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var rows []cardRow
-	if err := s.db.with(ctx).Where("tenant_id = ? AND agent_id IN ?", string(tenant), ids).Find(&rows).Error; err != nil {
+	// Index builds and search pages come here: a prepared query without GORM, its IN list
+	// padded (with the last id again) to a power of two so a handful of statements serve every
+	// batch size.
+	size := 1
+	for size < len(ids) {
+		size *= 2
+	}
+	args := make([]any, 0, size+1)
+	args = append(args, string(tenant))
+	for i := range size {
+		args = append(args, ids[min(i, len(ids)-1)])
+	}
+	rs, err := s.db.prepare("SELECT agent_id, id, name, revision, doc, created_at, updated_at FROM cards "+
+		"WHERE tenant_id = ? AND agent_id IN (?"+strings.Repeat(", ?", size-1)+")").rows(ctx, args...)
+	if err != nil {
 		return nil, fmt.Errorf("get cards: %w", err)
 	}
-	byID := make(map[string]cardRow, len(rows))
-	for _, r := range rows {
+	defer rs.Close()
+	byID := make(map[string]cardRow, len(ids))
+	for rs.Next() {
+		r := cardRow{TenantID: string(tenant)}
+		if err := rs.Scan(&r.AgentID, &r.ID, &r.Name, &r.Revision, &r.Doc, &r.CreatedAt, &r.UpdatedAt); err != nil {
+			return nil, fmt.Errorf("get cards: %w", err)
+		}
 		byID[r.AgentID] = r
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("get cards: %w", err)
 	}
 	for _, id := range ids {
 		r, ok := byID[id]

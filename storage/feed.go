@@ -38,7 +38,7 @@ func (s *CardStore) Changes(ctx context.Context, tenant tenants.ID, after int64,
 	}
 	out := make([]cards.Change, len(rows))
 	for i, r := range rows {
-		out[i] = cards.Change{Seq: r.Seq, AgentID: r.AgentID, Op: r.Op}
+		out[i] = cards.Change{Seq: r.Seq, AgentID: r.AgentID, Op: r.Op, Revision: r.Revision}
 	}
 	return out, nil
 }

@@ -96,6 +96,15 @@ func rebind(dialect, query string) string {
 	return b.String()
 }
 
+// rows runs the query outside any transaction.
+func (p *prepared) rows(ctx context.Context, args ...any) (*sql.Rows, error) {
+	stmt, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return stmt.QueryContext(ctx, args...)
+}
+
 // queryRow runs the statement outside any transaction.
 func (p *prepared) queryRow(ctx context.Context, args ...any) (*sql.Row, error) {
 	stmt, err := p.get(ctx)
