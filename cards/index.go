@@ -20,6 +20,11 @@ type tenantIndex struct {
 	order []uint32 // live documents sorted by agentId: the answer order without q
 
 	postings
+
+	// gen moves on with every change to the documents or postings (under mu), so that what is
+	// derived from them, such as dense, can tell it is stale.
+	gen   uint64
+	dense denseCache
 }
 
 // postings are the lists of documents, in ascending order, for each value searched.
@@ -182,6 +187,7 @@ func (x *tenantIndex) add(c Card, d doc) {
 
 // register makes document n, already in docs, live: found by id and in agentId order.
 func (x *tenantIndex) register(n uint32) {
+	x.gen++
 	x.live++
 	for int(n>>6) >= len(x.alive) {
 		x.alive = append(x.alive, 0)
@@ -204,6 +210,7 @@ func (x *tenantIndex) remove(agentID string) {
 	if !ok {
 		return
 	}
+	x.gen++
 	delete(x.byID, agentID)
 	x.docs[n].alive = false
 	x.docs[n].resources = nil
@@ -220,6 +227,7 @@ func (x *tenantIndex) remove(agentID string) {
 // compact renumbers the live documents densely and rewrites every posting list without the
 // removed ones, so memory and scan cost follow the live cards, not the history of writes.
 func (x *tenantIndex) compact() {
+	x.gen++
 	renum := make([]uint32, len(x.docs))
 	docs := make([]idoc, 0, x.live)
 	for i, d := range x.docs {

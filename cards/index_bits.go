@@ -252,21 +252,40 @@ func (x *tenantIndex) scoreWords(p *plan, pl *planes, wlo, whi int) {
 		clear(tf0)
 		clear(tf1)
 		if l := x.terms[t.text]; l != nil {
-			for _, e := range inRange(*l) {
-				n, f := e>>2, e&3
-				setBit(pl.tp, n)
-				setBit(pl.te, n)
-				if f&1 != 0 {
-					setBit(pl.tf[0], n)
-				}
-				if f&2 != 0 {
-					setBit(pl.tf[1], n)
+			if b := x.denseBits(t.text, *l); b != nil {
+				copy(tp, b.present[wlo:whi])
+				copy(te, b.present[wlo:whi])
+				copy(tf0, b.f0[wlo:whi])
+				copy(tf1, b.f1[wlo:whi])
+			} else {
+				for _, e := range inRange(*l) {
+					n, f := e>>2, e&3
+					setBit(pl.tp, n)
+					setBit(pl.te, n)
+					if f&1 != 0 {
+						setBit(pl.tf[0], n)
+					}
+					if f&2 != 0 {
+						setBit(pl.tf[1], n)
+					}
 				}
 			}
 		}
 		if t.prefix {
 			for _, tok := range x.vocab3[t.text[:minPrefix]] {
 				if tok == t.text || !strings.HasPrefix(tok, t.text) {
+					continue
+				}
+				if b := x.denseBits(tok, *x.terms[tok]); b != nil {
+					// The best field so far and this word's, both 2-bit numbers sliced into two
+					// planes: keep the larger (a document without the word counts as 0).
+					for w := range tp {
+						a1, a0 := tf1[w], tf0[w]
+						b1, b0 := b.f1[wlo+w], b.f0[wlo+w]
+						tf0[w] = ^(a1^b1)&(a0|b0) | a1&^b1&a0 | b1&^a1&b0
+						tf1[w] = a1 | b1
+						tp[w] |= b.present[wlo+w]
+					}
 					continue
 				}
 				for _, e := range inRange(*x.terms[tok]) {
@@ -304,4 +323,76 @@ func (x *tenantIndex) scoreWords(p *plan, pl *planes, wlo, whi int) {
 			add(weight[1:], w, pl.tf[1][w]&v)
 		}
 	}
+}
+
+// Dense terms. A word found in many cards ("invoice" in most of a corpus about invoices) has a
+// long posting list, and setting a bit per entry on every query is most of such a query's cost.
+// For those words the index keeps the list as bitmaps, built on the first query that needs them
+// and dropped by any change to the index (the next query builds them again): copying a few
+// thousand words replaces a hundred thousand bit settings.
+
+// denseMin is the share of the documents (1/denseMin) a word's list must reach to be kept as
+// bitmaps, where copying bitmaps costs less than setting bits entry by entry; denseEntries the
+// least entries (a variable so that tests can use bitmaps on small indexes).
+const denseMin = 32
+
+var denseEntries = 1024
+
+// denseMax bounds the words kept as bitmaps at once (each costs 3 bits per document).
+const denseMax = 256
+
+// termBits is a word's posting list as bitmaps: the documents that hold it, and the two bits of
+// the best field it occurs in.
+type termBits struct {
+	present, f0, f1 []uint64
+}
+
+type denseEntry struct {
+	once sync.Once
+	bits termBits
+}
+
+// denseCache holds the bitmaps of dense words for one generation of the index.
+type denseCache struct {
+	mu  sync.Mutex
+	gen uint64
+	m   map[string]*denseEntry
+}
+
+// denseBits returns the bitmaps of tok, whose posting list is list, if the list is dense enough
+// to be worth them; nil otherwise. The caller holds x.mu for reading.
+func (x *tenantIndex) denseBits(tok string, list []uint32) *termBits {
+	if len(list) < denseEntries || len(list) < len(x.docs)/denseMin {
+		return nil
+	}
+	c := &x.dense
+	c.mu.Lock()
+	if c.m == nil || c.gen != x.gen {
+		c.m, c.gen = map[string]*denseEntry{}, x.gen
+	}
+	e := c.m[tok]
+	if e == nil {
+		if len(c.m) >= denseMax {
+			clear(c.m)
+		}
+		e = &denseEntry{}
+		c.m[tok] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		words := (len(x.docs) + 63) / 64
+		b := termBits{present: make([]uint64, words), f0: make([]uint64, words), f1: make([]uint64, words)}
+		for _, en := range list {
+			n, f := en>>2, en&3
+			setBit(b.present, n)
+			if f&1 != 0 {
+				setBit(b.f0, n)
+			}
+			if f&2 != 0 {
+				setBit(b.f1, n)
+			}
+		}
+		e.bits = b
+	})
+	return &e.bits
 }

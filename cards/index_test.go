@@ -82,8 +82,33 @@ func TestIndexAgreesWithScan(t *testing.T) {
 		cardsLive = append(cardsLive, c)
 	}
 	slices.SortFunc(cardsLive, func(a, b Card) int { return strings.Compare(a.AgentID, b.AgentID) })
+	// Once with per-entry scoring only, once with every word's list kept as bitmaps, with cards
+	// rewritten between queries so that bitmaps of an older index must not be used.
+	for _, dense := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dense=%v", dense), func(t *testing.T) {
+			defer func(n int) { denseEntries = n }(denseEntries)
+			denseEntries = 1 << 30
+			if dense {
+				denseEntries = 1
+			}
+			checkQueries(t, r, x, analyzed, cardsLive, dense)
+		})
+	}
+}
+
+// checkQueries runs 400 random queries, three pages each, on x and on the reference semantics
+// over analyzed. With rewrite, every 10th query first gives a card another card's content.
+func checkQueries(t *testing.T, r *rand.Rand, x *tenantIndex, analyzed map[string]doc, cardsLive []Card, rewrite bool) {
 	words := cardgen.Words()
 	for i := 0; i < 400; i++ {
+		if rewrite && i%10 == 0 {
+			target, source := &cardsLive[r.IntN(len(cardsLive))], cardsLive[r.IntN(len(cardsLive))]
+			c := source
+			c.AgentID = target.AgentID
+			x.upsert(c)
+			*target = c
+			analyzed[c.AgentID] = analyze(c)
+		}
 		some := cardsLive[r.IntN(len(cardsLive))]
 		var q Query
 		if r.IntN(3) == 0 {
