@@ -148,7 +148,7 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 	page := AgentPage{Items: []AgentSummary{}}
 	// Visibility lives in the document, so cards are read in batches until the page is full.
 	for start < len(ids) && len(page.Items) < limit {
-		end := min(start+max(limit, buildBatch), len(ids))
+		end := min(start+max(limit, scanBatch), len(ids))
 		batch, err := s.Store.GetMany(ctx, tenant, ids[start:end])
 		if err != nil {
 			return AgentPage{}, err

@@ -125,13 +125,17 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 // buildTimeout bounds building one tenant's index.
 const buildTimeout = 5 * time.Minute
 
-// buildBatch is how many cards one query reads when many are needed.
-const buildBatch = 2000
+// buildBatch is how many cards one query reads for an index build; scanBatch for the other
+// reads of many cards (syncs, scans, and the A2A listing, which may stop after a batch).
+const (
+	buildBatch = 2000
+	scanBatch  = 500
+)
 
-// getInBatches reads the cards of ids, buildBatch at a time, and hands each batch to fn.
+// getInBatches reads the cards of ids, scanBatch at a time, and hands each batch to fn.
 func getInBatches(ctx context.Context, store Store, tenant tenants.ID, ids []string, fn func([]Card)) error {
-	for start := 0; start < len(ids); start += buildBatch {
-		batch, err := store.GetMany(ctx, tenant, ids[start:min(start+buildBatch, len(ids))])
+	for start := 0; start < len(ids); start += scanBatch {
+		batch, err := store.GetMany(ctx, tenant, ids[start:min(start+scanBatch, len(ids))])
 		if err != nil {
 			return err
 		}
@@ -331,19 +335,30 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 			ix.dropEntry(tenant, e)
 			return nil
 		}
-		// An entry for a revision the index already holds (a write made through this replica,
-		// or one the build's snapshot saw) needs no re-read. A delete always does: revisions
-		// start again when an agent's card is created anew.
+		// An entry for a revision the index already holds (one the build's snapshot saw, or a
+		// card re-read by an earlier sync) needs no re-read. A delete always does: revisions
+		// start again when an agent's card is created anew, and a new card's entries cannot be
+		// numbered before the delete that made way for it committed.
 		if n, ok := e.x.byID[c.AgentID]; ok && c.Op != OpDelete && c.Revision <= e.x.docs[n].revision {
 			continue
 		}
 		agents = append(agents, c.AgentID)
 	}
 	e.x.mu.RUnlock()
-	if len(agents) == 0 {
-		return nil
+	if len(agents) > 0 {
+		if err := ix.apply(ctx, tenant, e, sortedSet(agents)); err != nil {
+			return err
+		}
 	}
-	agents = sortedSet(agents)
+	for _, c := range fresh {
+		e.seen[c.Seq] = true
+		e.lastSeq = max(e.lastSeq, c.Seq)
+	}
+	return nil
+}
+
+// apply brings the agents' cards in the index to their current state in the store.
+func (ix *Index) apply(ctx context.Context, tenant tenants.ID, e *indexEntry, agents []string) error {
 	// Apply the current state of each changed card, not the entry's: replaying is idempotent
 	// and the order of entries stops mattering.
 	current := make(map[string]Card, len(agents))
@@ -364,10 +379,6 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 		}
 	}
 	e.x.mu.Unlock()
-	for _, c := range fresh {
-		e.seen[c.Seq] = true
-		e.lastSeq = max(e.lastSeq, c.Seq)
-	}
 	return nil
 }
 

@@ -191,9 +191,22 @@ func (s *CardStore) IDs(ctx context.Context, tenant tenants.ID) ([]string, error
 	return ids, nil
 }
 
-// GetMany returns the cards of ids that exist, in the order of ids, with one query.
+// getManyMax is the most ids one GetMany query reads (a power of two, see GetMany).
+const getManyMax = 4096
+
+// GetMany returns the cards of ids that exist, in the order of ids, with one query per 4096.
 func (s *CardStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]cards.Card, error) {
 	out := make([]cards.Card, 0, len(ids))
+	// One query takes at most getManyMax ids: the databases bound the parameters of a statement
+	// (SQLite to 32,766).
+	for len(ids) > getManyMax {
+		part, err := s.GetMany(ctx, tenant, ids[:getManyMax])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+		ids = ids[getManyMax:]
+	}
 	if len(ids) == 0 {
 		return out, nil
 	}

@@ -1,0 +1,60 @@
+package cards
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/tenants"
+)
+
+type slowStore struct {
+	feedModel
+	calls  atomic.Int32
+	failAt int32
+}
+
+func (s *slowStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error) {
+	n := s.calls.Add(1)
+	if n == s.failAt {
+		return nil, errors.New("boom")
+	}
+	if n == 1 {
+		return []Card{{AgentID: ids[0]}}, nil
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestLoadInBatchesStops: a build whose context ends, or whose read fails while others are in
+// flight, returns that error promptly and leaves no goroutine behind.
+func TestLoadInBatchesStops(t *testing.T) {
+	ids := make([]string, 10*buildBatch)
+	for i := range ids {
+		ids[i] = fmt.Sprint(i)
+	}
+	before := runtime.NumGoroutine()
+	// cancellation while reads block
+	s := &slowStore{}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	err := loadInBatches(ctx, s, "t", ids, func([]Card) {})
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled build: %v after %d reads", err, s.calls.Load())
+	}
+	// an error while others are in flight
+	s = &slowStore{failAt: 2}
+	err = loadInBatches(context.Background(), s, "t", ids, func([]Card) {})
+	if err == nil || err.Error() != "boom" {
+		t.Fatalf("failed read: %v after %d reads", err, s.calls.Load())
+	}
+	time.Sleep(200 * time.Millisecond)
+	if after := runtime.NumGoroutine(); after > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("goroutines %d -> %d\n%s", before, after, buf[:runtime.Stack(buf, true)])
+	}
+}
