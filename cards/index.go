@@ -151,6 +151,9 @@ func (x *tenantIndex) load(cs []Card) {
 		go func() {
 			defer wg.Done()
 			part := newPostings()
+			// A share of a batch meets about as many words as the index knows: sized for them,
+			// the map is not regrown while it fills.
+			part.terms = make(map[string]*[]uint32, min(len(x.terms), 1<<14))
 			for i := w * per; i < min((w+1)*per, len(fresh)); i++ {
 				n := uint32(base + i)
 				d := analyzeWith(fresh[i], func(tok string, field uint8) { part.termOf(tok, n, field) })

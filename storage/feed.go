@@ -29,16 +29,24 @@ func notifyChange(tx *gorm.DB, tenant string) error {
 
 // Changes returns the tenant's change-feed entries after seq after, in order.
 func (s *CardStore) Changes(ctx context.Context, tenant tenants.ID, after int64, limit int) ([]cards.Change, error) {
-	var rows []changeRow
-	err := s.db.gorm.WithContext(ctx).
-		Where("tenant_id = ? AND seq > ?", string(tenant), after).
-		Order("seq").Limit(limit).Find(&rows).Error
+	// Every follower reads this every poll interval, and a new index reads back a window of it:
+	// prepared, without GORM.
+	rs, err := s.db.prepare("SELECT seq, agent_id, op, revision FROM card_changes WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?").
+		rows(ctx, string(tenant), after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read change feed: %w", err)
 	}
-	out := make([]cards.Change, len(rows))
-	for i, r := range rows {
-		out[i] = cards.Change{Seq: r.Seq, AgentID: r.AgentID, Op: r.Op, Revision: r.Revision}
+	defer rs.Close()
+	out := make([]cards.Change, 0, min(limit, 1024))
+	for rs.Next() {
+		var c cards.Change
+		if err := rs.Scan(&c.Seq, &c.AgentID, &c.Op, &c.Revision); err != nil {
+			return nil, fmt.Errorf("read change feed: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("read change feed: %w", err)
 	}
 	return out, nil
 }
