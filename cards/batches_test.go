@@ -12,19 +12,22 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
+// slowStore answers the first batch at once, fails the batch starting with failAt (if set), and
+// holds every other read until its context ends. Batches are told apart by their first id, not
+// by the order the reads arrive in, which the scheduler decides.
 type slowStore struct {
 	feedModel
 	calls  atomic.Int32
-	failAt int32
+	failAt string
 }
 
 func (s *slowStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error) {
-	n := s.calls.Add(1)
-	if n == s.failAt {
-		return nil, errors.New("boom")
-	}
-	if n == 1 {
+	s.calls.Add(1)
+	switch {
+	case ids[0] == "0":
 		return []Card{{AgentID: ids[0]}}, nil
+	case ids[0] == s.failAt:
+		return nil, errors.New("boom")
 	}
 	<-ctx.Done()
 	return nil, ctx.Err()
@@ -47,7 +50,7 @@ func TestLoadInBatchesStops(t *testing.T) {
 		t.Fatalf("cancelled build: %v after %d reads", err, s.calls.Load())
 	}
 	// an error while others are in flight
-	s = &slowStore{failAt: 2}
+	s = &slowStore{failAt: fmt.Sprint(buildBatch)} // the second batch
 	err = loadInBatches(context.Background(), s, "t", ids, func([]Card) {})
 	if err == nil || err.Error() != "boom" {
 		t.Fatalf("failed read: %v after %d reads", err, s.calls.Load())
