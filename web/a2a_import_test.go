@@ -18,7 +18,7 @@ import (
 	"github.com/gowebpki/jcs"
 )
 
-const samplesDir = "../../shared/a2a/samples"
+const samplesDir = "testdata/a2a-samples"
 
 // v1Conversion is the 1.0 form of a 0.3 (or 0.2) card as the service defines it: a2a-go's a2av0
 // conversion, after defaulting preferredTransport to JSONRPC (0.3's default), with security
