@@ -33,8 +33,9 @@ func isJoiner(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ':'
 // Each token is reported with whether it ends where s ends (the word being typed), for the
 // prefix match of the query's last token.
 func tokenize(s string, emit func(tok string, atEnd bool)) {
-	// ASCII text (most of it) is not copied lowercased: a token is, when it holds capitals.
-	out := func(tok string, atEnd bool) { emit(asciiLower(tok), atEnd) }
+	// ASCII text (most of it) is not copied lowercased as a whole: each token is, and
+	// strings.ToLower returns one without capitals as it is.
+	out := func(tok string, atEnd bool) { emit(strings.ToLower(tok), atEnd) }
 	if !isASCII(s) {
 		s, out = strings.ToLower(s), emit
 	}
@@ -89,22 +90,6 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// asciiLower lowercases an ASCII token, copying it only when it holds a capital.
-func asciiLower(t string) string {
-	for i := 0; i < len(t); i++ {
-		if 'A' <= t[i] && t[i] <= 'Z' {
-			b := []byte(t)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return t
 }
 
 // tokens returns the distinct tokens of s.

@@ -88,16 +88,24 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 	return nil
 }
 
+// selectCards reads the columns scanCardRow scans, for the prepared card queries.
+const selectCards = "SELECT agent_id, id, name, revision, doc, created_at, updated_at FROM cards "
+
+// scanCardRow scans one row of selectCards (from a *sql.Row or *sql.Rows) of tenant.
+func scanCardRow(r interface{ Scan(...any) error }, tenant tenants.ID) (cardRow, error) {
+	row := cardRow{TenantID: string(tenant)}
+	err := r.Scan(&row.AgentID, &row.ID, &row.Name, &row.Revision, &row.Doc, &row.CreatedAt, &row.UpdatedAt)
+	return row, err
+}
+
 // Get returns the card of agentID; cards.ErrNotFound if the tenant has none.
 func (s *CardStore) Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
 	// Every card read and every delegation comes here: prepared once, without reflection.
-	r, err := s.db.prepare("SELECT agent_id, id, name, revision, doc, created_at, updated_at FROM cards WHERE tenant_id = ? AND agent_id = ?").
-		queryRow(ctx, string(tenant), agentID)
+	r, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id = ?").queryRow(ctx, string(tenant), agentID)
 	if err != nil {
 		return cards.Card{}, fmt.Errorf("get card %q: %w", agentID, err)
 	}
-	row := cardRow{TenantID: string(tenant)}
-	err = r.Scan(&row.AgentID, &row.ID, &row.Name, &row.Revision, &row.Doc, &row.CreatedAt, &row.UpdatedAt)
+	row, err := scanCardRow(r, tenant)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return cards.Card{}, fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
@@ -222,16 +230,15 @@ func (s *CardStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 	for i := range size {
 		args = append(args, ids[min(i, len(ids)-1)])
 	}
-	rs, err := s.db.prepare("SELECT agent_id, id, name, revision, doc, created_at, updated_at FROM cards "+
-		"WHERE tenant_id = ? AND agent_id IN (?"+strings.Repeat(", ?", size-1)+")").rows(ctx, args...)
+	rs, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id IN (?"+strings.Repeat(", ?", size-1)+")").rows(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("get cards: %w", err)
 	}
 	defer rs.Close()
 	byID := make(map[string]cardRow, len(ids))
 	for rs.Next() {
-		r := cardRow{TenantID: string(tenant)}
-		if err := rs.Scan(&r.AgentID, &r.ID, &r.Name, &r.Revision, &r.Doc, &r.CreatedAt, &r.UpdatedAt); err != nil {
+		r, err := scanCardRow(rs, tenant)
+		if err != nil {
 			return nil, fmt.Errorf("get cards: %w", err)
 		}
 		byID[r.AgentID] = r

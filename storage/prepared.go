@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,31 +52,25 @@ func (p *prepared) get(ctx context.Context) (*sql.Stmt, error) {
 	return stmt, nil
 }
 
-// exec runs the statement on tx (a grouped write's transaction or pool), in tx's context.
+// exec runs the statement on tx, in tx's context: a grouped write's *sql.Tx, or the pool.
 func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
 	ctx := tx.Statement.Context
 	stmt, err := p.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx); ok {
+	switch pool := tx.Statement.ConnPool.(type) {
+	case *sql.Tx:
 		// StmtContext reuses the statement already prepared on the transaction's connection.
-		txStmt := sqlTx.StmtContext(ctx, stmt)
+		txStmt := pool.StmtContext(ctx, stmt)
 		defer txStmt.Close()
 		return txStmt.ExecContext(ctx, args...)
-	}
-	if _, ok := tx.Statement.ConnPool.(*sql.DB); ok {
+	case *sql.DB: // autocommit, see grouped
 		return stmt.ExecContext(ctx, args...)
+	default:
+		return nil, fmt.Errorf("storage: prepared statement on a %T", pool)
 	}
-	// Not a plain database/sql transaction: let GORM run it.
-	res := tx.Exec(p.query, args...)
-	return driverResult{res.RowsAffected}, res.Error
 }
-
-type driverResult struct{ n int64 }
-
-func (r driverResult) LastInsertId() (int64, error) { return 0, nil }
-func (r driverResult) RowsAffected() (int64, error) { return r.n, nil }
 
 // rebind turns ? placeholders into Postgres's $1, $2, ... (the queries hold no literal ?).
 func rebind(dialect, query string) string {

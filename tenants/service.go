@@ -152,8 +152,6 @@ func (s *Service) Active(ctx context.Context, id ID) (Tenant, error) {
 		return Tenant{}, authz.ErrUnauthenticated
 	}
 	notFound := fmt.Errorf("tenant %q: %w", string(id), ErrNotFound)
-	// Another tenant than the caller's answers as a missing one, before any lookup, so neither
-	// the body nor the timing tells them apart.
 	if ValidateID(id) != nil || (!p.PlatformAdmin && p.Tenant != string(id)) {
 		return Tenant{}, notFound
 	}

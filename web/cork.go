@@ -26,7 +26,7 @@ const corkAbove = 4<<10 - 512
 // would send such a body as two TCP segments, each waking the client on its own; with TCP_CORK
 // set around the writes (Linux), the kernel sends the response as full segments when the cork
 // comes out, which on loopback means one.
-func writeLarge(c echo.Context, status int, body []byte) (err error) {
+func writeLarge(c echo.Context, status int, body []byte) error {
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	conn, _ := c.Request().Context().Value(connKey{}).(net.Conn)
 	if len(body) < corkAbove || conn == nil || !cork(conn, true) {
