@@ -388,24 +388,34 @@ func (ix *Index) apply(ctx context.Context, tenant tenants.ID, e *indexEntry, ag
 func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-chan tenants.ID, onError func(tenants.ID, error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	syncOne := func(tenant tenants.ID) {
-		if err := ix.sync(ctx, tenant, false); err != nil && ctx.Err() == nil && onError != nil {
-			onError(tenant, err)
-		}
-	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case tenant := <-notify:
-			syncOne(tenant)
+			ix.syncFollowed(ctx, tenant, onError)
 		case <-t.C:
-			loaded := ix.Loaded()
-			slices.Sort(loaded)
-			for _, tenant := range loaded {
-				syncOne(tenant)
-			}
+			ix.SyncLoaded(ctx, onError)
 		}
+	}
+}
+
+// SyncLoaded syncs every loaded tenant's index once, in tenant order. Follow does it every
+// interval; a change-feed listener does it each time its LISTEN is (re)established, to catch up
+// on the notifications sent while none was in effect, which nobody heard.
+func (ix *Index) SyncLoaded(ctx context.Context, onError func(tenants.ID, error)) {
+	loaded := ix.Loaded()
+	slices.Sort(loaded)
+	for _, tenant := range loaded {
+		ix.syncFollowed(ctx, tenant, onError)
+	}
+}
+
+// syncFollowed syncs the tenant for a follower (an index still building is left to its build)
+// and reports a failure to onError.
+func (ix *Index) syncFollowed(ctx context.Context, tenant tenants.ID, onError func(tenants.ID, error)) {
+	if err := ix.sync(ctx, tenant, false); err != nil && ctx.Err() == nil && onError != nil {
+		onError(tenant, err)
 	}
 }
 

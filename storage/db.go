@@ -31,7 +31,10 @@ type DB struct {
 	sql     *sql.DB
 	dialect string
 	dsn     string // for the dedicated LISTEN connection on Postgres
-	group   grouper
+	// beforeListen, set only by tests, runs on each LISTEN connection (with its backend's pid)
+	// before the LISTEN statement: a test delays or interrupts it there.
+	beforeListen func(pid uint32)
+	group        grouper
 	// stmts holds the hot queries prepared once (see prepared), by query text.
 	stmts sync.Map
 }

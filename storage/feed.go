@@ -85,17 +85,37 @@ var ErrNoListen = errors.New("storage: this database has no LISTEN/NOTIFY")
 // Listen delivers the tenant of every change-feed write (of any replica) to out until ctx ends,
 // over a dedicated Postgres connection; it reconnects after errors. Followers use it to sync at
 // once instead of at their next poll.
-func (db *DB) Listen(ctx context.Context, out chan<- tenants.ID, onError func(error)) error {
+//
+// A notification sent while no LISTEN is in effect is lost, so Listen returns only once LISTEN
+// is in effect (a write that commits after that is always heard), and each time LISTEN is
+// (re)established it calls resync (if set) before delivering anything: the follower must read
+// every loaded tenant's feed again for what was written meanwhile. If the first attempt fails,
+// Listen returns its error, and keeps trying in the background as after any later failure.
+func (db *DB) Listen(ctx context.Context, out chan<- tenants.ID, resync func(), onError func(error)) error {
 	if db.dialect != "postgres" {
 		return ErrNoListen
 	}
+	first := make(chan error, 1)
 	go func() {
-		for ctx.Err() == nil {
-			err := db.listenOnce(ctx, out)
-			if ctx.Err() != nil {
-				return
+		waiting := true // Listen has not returned yet: the first outcome is its result
+		listening := func() {
+			if resync != nil {
+				resync()
 			}
-			if onError != nil {
+			if waiting {
+				waiting = false
+				first <- nil
+			}
+		}
+		for ctx.Err() == nil {
+			err := db.listenOnce(ctx, out, listening)
+			if ctx.Err() != nil {
+				break
+			}
+			if waiting {
+				waiting = false
+				first <- err
+			} else if onError != nil {
 				onError(err)
 			}
 			select {
@@ -103,19 +123,28 @@ func (db *DB) Listen(ctx context.Context, out chan<- tenants.ID, onError func(er
 			case <-time.After(time.Second):
 			}
 		}
+		if waiting {
+			first <- ctx.Err()
+		}
 	}()
-	return nil
+	return <-first
 }
 
-func (db *DB) listenOnce(ctx context.Context, out chan<- tenants.ID) error {
+// listenOnce runs one LISTEN connection until it fails or ctx ends, calling listening once the
+// LISTEN is in effect.
+func (db *DB) listenOnce(ctx context.Context, out chan<- tenants.ID, listening func()) error {
 	conn, err := pgx.Connect(ctx, db.dsn)
 	if err != nil {
 		return fmt.Errorf("listen: connect: %w", err)
 	}
 	defer conn.Close(context.Background())
+	if db.beforeListen != nil {
+		db.beforeListen(conn.PgConn().PID())
+	}
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	listening()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {

@@ -30,7 +30,8 @@ func TestTwoReplicas(t *testing.T) {
 				if listen {
 					interval = time.Hour // only notifications can make it in time
 					notify := make(chan tenants.ID, 16)
-					if err := db.Listen(ctx, notify, func(err error) { t.Log(err) }); err != nil {
+					resync := func() { b.index.SyncLoaded(ctx, nil) }
+					if err := db.Listen(ctx, notify, resync, func(err error) { t.Log(err) }); err != nil {
 						t.Fatal(err)
 					}
 					go b.index.Follow(ctx, interval, notify, nil)

@@ -307,6 +307,8 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 		}
 		return out, err
 	})
+	// Read before cancel, after which Err is never nil.
+	timedOut := callCtx.Err() != nil
 	cancel()
 	var refusal error
 	switch {
@@ -316,6 +318,10 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 	case err != nil && x.d.Blocked(err):
 		refusal = fmt.Errorf("agent %q: %w", c.d.AgentID, ErrBlocked)
 		out = Outcome{Status: StatusRejected, Error: refusal.Error()}
+	case err != nil && out.Status == "" && timedOut:
+		// The call's deadline ended before an answer, wherever it was spent (also in our own
+		// preparation, such as reading the endpoint secret): the caller waited long enough.
+		out = Outcome{Status: StatusTimeout, Error: fmt.Sprintf("no answer within %s", c.timeout)}
 	case errors.Is(err, errLocal):
 		// Our own failure: the cause goes to the log; the record and the answer say nothing of it.
 		x.d.Log.Error("delegation not sent", "tenant", string(c.tenant), "delegationId", c.d.ID, "err", err)
@@ -323,9 +329,6 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 		out = Outcome{Status: StatusRejected, Error: "the server could not prepare the call (internal error)"}
 	case err != nil && out.Status == "":
 		out = Outcome{Status: StatusFailed, Error: "the agent could not be reached"}
-		if callCtx.Err() != nil {
-			out = Outcome{Status: StatusTimeout, Error: fmt.Sprintf("no answer within %s", c.timeout)}
-		}
 	}
 	out.LatencyMS, out.At = time.Since(start).Milliseconds(), x.now()
 	err = x.d.Store.Update(ctx, c.tenant, c.d.ID, from, out)
@@ -372,10 +375,16 @@ func (x *Dispatcher) token(c call) (string, error) {
 }
 
 // authorization returns the Authorization header of a call: the static secret the card holds
-// for the URL called, else the delegation token. A secret that cannot be read is errLocal.
+// for the URL called, else the delegation token. A secret that cannot be read is errLocal, unless
+// the call's deadline ended meanwhile.
 func (x *Dispatcher) authorization(ctx context.Context, c call, token string) (string, error) {
 	if x.d.Secrets != nil {
 		s, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID, c.target.url)
+		if err != nil && ctx.Err() != nil {
+			// The call's deadline ended during the read: a timeout, which says nothing of
+			// the agent's health nor of a fault of ours.
+			return "", fmt.Errorf("endpoint secret: %w: %w", errNotCounted, err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("endpoint secret: %w: %w", errLocal, err)
 		}

@@ -76,14 +76,21 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 		followCtx, stopFollowing := context.WithCancel(ctx)
 		defer stopFollowing()
 		notify := make(chan tenants.ID, 64)
+		syncFailed := func(t tenants.ID, err error) {
+			log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
+		}
 		if cfg.Search.Listen {
-			if err := db.Listen(followCtx, notify, func(err error) { log.Warn("change-feed listener", "err", err) }); err == nil {
+			// Each (re)established LISTEN first syncs every loaded tenant: what was notified
+			// while none was in effect reached nobody.
+			resync := func() { index.SyncLoaded(followCtx, syncFailed) }
+			switch err := db.Listen(followCtx, notify, resync, func(err error) { log.Warn("change-feed listener", "err", err) }); {
+			case err == nil:
 				log.Info("following the change feed with LISTEN/NOTIFY and polling", "interval", cfg.Search.PollInterval)
+			case !errors.Is(err, storage.ErrNoListen):
+				log.Warn("change-feed listener not started; polling, and retrying it every second", "err", err)
 			}
 		}
-		go index.Follow(followCtx, cfg.Search.PollInterval, notify, func(t tenants.ID, err error) {
-			log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
-		})
+		go index.Follow(followCtx, cfg.Search.PollInterval, notify, syncFailed)
 	}
 	secrets, err := endpointSecrets(cfg, db, enforcers)
 	if err != nil {
