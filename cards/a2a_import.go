@@ -113,11 +113,36 @@ func parseV03(top map[string]json.RawMessage) (AgentCard, error) {
 	if err := json.Unmarshal(b, &a); err != nil {
 		return AgentCard{}, err
 	}
+	restoreCapabilityFlags(top, &a.Capabilities)
 	a.SecurityRequirements = requirementsV1(a.SecurityRequirements)
 	for i := range a.Skills {
 		a.Skills[i].SecurityRequirements = requirementsV1(a.Skills[i].SecurityRequirements)
 	}
 	return a, nil
+}
+
+// restoreCapabilityFlags copies the 0.3 card's streaming, pushNotifications and
+// supportsAuthenticatedExtendedCard onto its 1.0 form when it states them. a2a-go v2.3.1 holds
+// them as plain bools, so its conversion drops an explicit false, which the 1.0 proto keeps
+// (the flags are optional) and a 1.0 import keeps; found by TestA2AImportV03Members.
+func restoreCapabilityFlags(top map[string]json.RawMessage, c *AgentCapabilities) {
+	var caps struct {
+		Streaming         *bool `json:"streaming"`
+		PushNotifications *bool `json:"pushNotifications"`
+	}
+	var extended *bool
+	// The schema check passed, so these members have their types; a failure leaves the flags.
+	_ = json.Unmarshal(top["capabilities"], &caps)
+	_ = json.Unmarshal(top["supportsAuthenticatedExtendedCard"], &extended)
+	if caps.Streaming != nil {
+		c.Streaming = caps.Streaming
+	}
+	if caps.PushNotifications != nil {
+		c.PushNotifications = caps.PushNotifications
+	}
+	if extended != nil {
+		c.ExtendedAgentCard = extended
+	}
 }
 
 // requirementsV1 rewrites [{"schemes": {"x": ["s"]}}] as [{"schemes": {"x": {"list": ["s"]}}}].
@@ -221,16 +246,21 @@ func FromA2A(agentID string, a AgentCard) Card {
 			c.A2A.SkillSecurityRequirements[s.ID] = r
 		}
 	}
-	c.AuthRequirements = authFromSecurity(c.A2A.SecuritySchemes, c.A2A.SecurityRequirements)
+	c.AuthRequirements = authFromSecurity(c.A2A.SecuritySchemes, c.A2A.SecurityRequirements, len(c.A2A.SkillSecurityRequirements) > 0)
 	return c
 }
 
 // authFromSecurity reads the first security requirement's first scheme (by name) as the card's
 // authRequirements: HTTP Bearer is bearer, an API key is api-key, OAuth 2.0 with one flow is
-// oauth2. No schemes at all is none; a scheme it cannot express (OpenID Connect, mTLS, HTTP
-// Basic) leaves authRequirements unset: the a2a block still has it whole.
-func authFromSecurity(schemes, reqs json.RawMessage) *AuthRequirements {
-	if len(schemes) == 0 && len(reqs) == 0 {
+// oauth2. No requirement declared, on the card or any skill, is none (schemes that no requirement
+// names require nothing); a scheme it cannot express (OpenID Connect, mTLS, HTTP Basic), or
+// requirements on skills only, leave authRequirements unset: the a2a block still has them whole.
+func authFromSecurity(schemes, reqs json.RawMessage, skillReqs bool) *AuthRequirements {
+	var listed []json.RawMessage
+	if len(nonNull(reqs)) == 0 || (json.Unmarshal(reqs, &listed) == nil && len(listed) == 0) {
+		if skillReqs {
+			return nil
+		}
 		return &AuthRequirements{Type: AuthNone}
 	}
 	var named map[string]map[string]json.RawMessage

@@ -146,15 +146,17 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 		start++
 	}
 	page := AgentPage{Items: []AgentSummary{}}
-	// Visibility lives in the document, so cards are read in batches until the page is full.
-	for start < len(ids) && len(page.Items) < limit {
-		end := min(start+max(limit, scanBatch), len(ids))
+	// Visibility lives in the document, so cards are read in batches until the page is full and
+	// one more public card is found: only that one proves a next page exists (private cards after
+	// the last one must not earn a cursor to an empty page, which the index never gives either).
+	for start < len(ids) && len(page.Items) <= limit {
+		end := min(start+max(limit+1, scanBatch), len(ids))
 		batch, err := s.Store.GetMany(ctx, tenant, ids[start:end])
 		if err != nil {
 			return AgentPage{}, err
 		}
 		for _, c := range batch {
-			if c.Visibility == VisibilityPublic && len(page.Items) < limit {
+			if c.Visibility == VisibilityPublic && len(page.Items) <= limit {
 				page.Items = append(page.Items, AgentSummary{
 					AgentID: c.AgentID, Name: c.Name, Description: c.Description,
 					CardURL: A2ACardPath(tenant, c.AgentID),
@@ -162,13 +164,10 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 			}
 		}
 		start = end
-		if len(page.Items) == limit {
-			last := page.Items[len(page.Items)-1].AgentID
-			start = sort.SearchStrings(ids, last) + 1
-		}
 	}
-	if start < len(ids) && len(page.Items) == limit {
-		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(page.Items[len(page.Items)-1].AgentID))
+	if len(page.Items) > limit {
+		page.Items = page.Items[:limit]
+		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(page.Items[limit-1].AgentID))
 	}
 	return page, nil
 }

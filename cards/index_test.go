@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/bench/cardgen"
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 func generated(t testing.TB, seed uint64, n int) []Card {
@@ -25,7 +26,9 @@ func generated(t testing.TB, seed uint64, n int) []Card {
 	return out
 }
 
-// naiveSearch is the reference: evaluate every live card and page the result.
+// naiveSearch is the reference: evaluate every live card and page the result. It shares
+// plan.evaluate and plan.page with the scan (search.index: none), so it checks the index against
+// those, not those against the README; TestSearchHandWrittenAnswers does that.
 func naiveSearch(live map[string]doc, p *plan, readable func(string) bool) ([]candidate, int, *position) {
 	var all []candidate
 	for _, d := range live {
@@ -208,7 +211,5 @@ func TestResultAppendJSONMatchesEncodingJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !json.Valid(got) || !jsonEqual(t, got, want) {
-		t.Fatalf("AppendJSON:\n%s\nencoding/json:\n%s", got, want)
-	}
+	webtest.JSONEqual(t, "AppendJSON against encoding/json", got, want)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 // TestMergePatchRFC7396 runs the examples of RFC 7396, appendix A.
@@ -27,29 +29,13 @@ func TestMergePatchRFC7396(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s + %s: %v", c.target, c.patch, err)
 		}
-		if !jsonEqual(t, got, []byte(c.want)) {
-			t.Errorf("%s + %s = %s, want %s", c.target, c.patch, got, c.want)
-		}
+		webtest.JSONEqual(t, c.target+" + "+c.patch, got, []byte(c.want))
 	}
 	for _, bad := range []string{`[1]`, `"x"`, `{"a":`, `{} {}`} {
 		if _, err := MergePatch([]byte(`{}`), []byte(bad)); !errors.Is(err, ErrMalformed) {
 			t.Errorf("patch %s: %v, want ErrMalformed", bad, err)
 		}
 	}
-}
-
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatal(err)
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return string(xa) == string(ya)
 }
 
 func TestDecodeNamesTheField(t *testing.T) {

@@ -129,7 +129,7 @@ func (q Query) compile() (plan, error) {
 		return plan{}, fmt.Errorf("q: has no letters or digits to search for: %w", ErrInvalid)
 	}
 	if len(p.terms) > 32 {
-		return plan{}, fmt.Errorf("q: more than 32 distinct words: %w", ErrInvalid)
+		return plan{}, fmt.Errorf("q: more than 32 distinct tokens (a compound such as a_b counts as three): %w", ErrInvalid)
 	}
 	p.fingerprint = q.fingerprint(p)
 	if q.Cursor != "" {

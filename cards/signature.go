@@ -231,6 +231,10 @@ func fetchJSON(ctx context.Context, c Doer, url string, limit int64) ([]byte, er
 		return nil, fmt.Errorf("%s: %w: %w", url, ErrFetch, err)
 	}
 	defer res.Body.Close()
+	if res.StatusCode >= 500 {
+		// The server there failed: a gateway's 502, as when it cannot be reached at all.
+		return nil, fmt.Errorf("%s answered %d: %w", url, res.StatusCode, ErrFetch)
+	}
 	if res.StatusCode/100 != 2 {
 		return nil, fmt.Errorf("%s answered %d: %w", url, res.StatusCode, ErrInvalid)
 	}

@@ -14,11 +14,14 @@ import (
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 )
 
 func TestCardCreateGet(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -50,7 +53,9 @@ func TestCardCreateGet(t *testing.T) {
 }
 
 func TestCardReplace(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -79,7 +84,9 @@ func TestCardReplace(t *testing.T) {
 }
 
 func TestCardDelete(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -107,7 +114,9 @@ func TestCardDelete(t *testing.T) {
 }
 
 func TestCardTenantIsolation(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "a")
@@ -140,7 +149,9 @@ func TestCardTenantIsolation(t *testing.T) {
 }
 
 func TestCardIDsByteOrder(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -173,7 +184,9 @@ func TestCardIDsByteOrder(t *testing.T) {
 }
 
 func TestCardGetManyOrder(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -198,7 +211,9 @@ func TestCardGetManyOrder(t *testing.T) {
 }
 
 func TestCardChangeFeed(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -234,7 +249,9 @@ func TestCardChangeFeed(t *testing.T) {
 }
 
 func TestCardLargeDocument(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -256,7 +273,9 @@ func TestCardLargeDocument(t *testing.T) {
 }
 
 func TestCardTimestamps(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -277,7 +296,9 @@ func TestCardTimestamps(t *testing.T) {
 }
 
 func TestCardConcurrentReplace(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -326,7 +347,9 @@ func TestCardConcurrentReplace(t *testing.T) {
 // TestCardConcurrentDelete races writers that read before they write: on SQLite this only works
 // with immediate transactions, since a deferred one cannot upgrade its read lock in WAL mode.
 func TestCardConcurrentDelete(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
@@ -361,28 +384,88 @@ func TestCardConcurrentDelete(t *testing.T) {
 	})
 }
 
+// setChangedAt dates the change-feed entries of tenant's agent at.
+func setChangedAt(t *testing.T, db *storage.DB, tenant tenants.ID, agent string, at time.Time) {
+	t.Helper()
+	query := "UPDATE card_changes SET changed_at = ? WHERE tenant_id = ? AND agent_id = ?"
+	if db.Dialect() == "postgres" {
+		query = "UPDATE card_changes SET changed_at = $1 WHERE tenant_id = $2 AND agent_id = $3"
+	}
+	if _, err := db.SQL().Exec(query, at.UTC(), string(tenant), agent); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPruneChanges: PruneChanges deletes the tenant's entries written strictly before the time
+// given, to the microsecond and whatever its zone, keeps the others and every other tenant's,
+// and reports how many it deleted.
 func TestPruneChanges(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		store := storage.NewCardStore(db)
 		newTenant(t, db, "a", "alice")
 		newTenant(t, db, "b", "bob")
+		newTenant(t, db, "c", "carol")
+		cut := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		// In time order, so that the last entry written is also the latest.
+		entries := []struct {
+			agent string
+			at    time.Time
+		}{
+			{"day-before", cut.Add(-24 * time.Hour)},
+			{"just-before", cut.Add(-time.Microsecond)},
+			{"at", cut},
+			{"just-after", cut.Add(time.Microsecond)},
+			{"half-after", cut.Add(500 * time.Millisecond)},
+		}
 		for _, tenant := range []tenants.ID{"a", "b"} {
-			if err := store.Create(ctx, tenant, newCard("agt1", 1)); err != nil {
-				t.Fatal(err)
+			for _, e := range entries {
+				mustCreate(t, store, tenant, newCard(e.agent, 1))
+				setChangedAt(t, db, tenant, e.agent, e.at)
 			}
 		}
-		if n, err := store.PruneChanges(ctx, "a", time.Now().Add(-time.Hour)); err != nil || n != 0 {
-			t.Fatalf("pruned %d recent entries: %v", n, err)
+		left := func(tenant string) string {
+			var agents []string
+			for _, c := range changes(t, db) {
+				if c.Tenant == tenant {
+					agents = append(agents, c.Agent)
+				}
+			}
+			slices.Sort(agents)
+			return strings.Join(agents, " ")
 		}
-		if n, err := store.PruneChanges(ctx, "a", time.Now().Add(time.Hour)); err != nil || n != 1 {
-			t.Fatalf("pruned %d, want 1: %v", n, err)
+		const all, kept = "at day-before half-after just-after just-before", "at half-after just-after"
+		lastA, err := store.LastSeq(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if last, _ := store.LastSeq(ctx, "a"); last != 0 {
-			t.Fatalf("tenant a still has feed entries up to %d", last)
+		if n, err := store.PruneChanges(ctx, "a", cut); err != nil || n != 2 {
+			t.Fatalf("pruned %d of a, %v; want 2", n, err)
 		}
-		if last, _ := store.LastSeq(ctx, "b"); last == 0 {
-			t.Fatal("pruning tenant a removed tenant b's entries")
+		if got := left("a"); got != kept {
+			t.Errorf("a keeps %q, want %q", got, kept)
+		}
+		if got := left("b"); got != all {
+			t.Errorf("pruning a changed b: %q", got)
+		}
+		if n, err := store.PruneChanges(ctx, "a", cut); err != nil || n != 0 {
+			t.Errorf("pruning a again: %d, %v; want 0", n, err)
+		}
+		// The same instant in another zone.
+		if n, err := store.PruneChanges(ctx, "b", cut.In(fixed.Location())); err != nil || n != 2 {
+			t.Fatalf("pruned %d of b, %v; want 2", n, err)
+		}
+		if got := left("b"); got != kept {
+			t.Errorf("b keeps %q, want %q", got, kept)
+		}
+		if n, err := store.PruneChanges(ctx, "c", cut.Add(time.Hour)); err != nil || n != 0 {
+			t.Errorf("pruning c, which has no entries: %d, %v", n, err)
+		}
+		// Pruning keeps the newest entry, and so the tenant's last sequence number.
+		if last, err := store.LastSeq(ctx, "a"); err != nil || last != lastA {
+			t.Errorf("LastSeq of a after pruning: %d, %v; want %d", last, err, lastA)
 		}
 	})
 }

@@ -76,7 +76,8 @@ func (r delegationRow) delegation() delegation.Delegation {
 	return d
 }
 
-// Create inserts a record.
+// Create inserts a record; an id the tenant already has is refused with an error wrapping
+// gorm.ErrDuplicatedKey (see translate).
 func (s *DelegationStore) Create(ctx context.Context, tenant tenants.ID, d delegation.Delegation, callbackHash string) error {
 	r := newDelegationRow(tenant, d, callbackHash)
 	insert := s.db.prepare("INSERT INTO delegations (tenant_id, id, caller, agent_id, capability, mode, transport, depth, status, " +

@@ -5,18 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 // TestDelegationStore: records round-trip, updates are conditional on the current status (so a
 // second result is a conflict), lists filter and page newest first, and every call is scoped to
 // its tenant.
 func TestDelegationStore(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewDelegationStore(db)
 		newTenant(t, db, "a", "alice")
@@ -103,52 +111,200 @@ func TestDelegationStore(t *testing.T) {
 	})
 }
 
-// TestDelegationWritesGrouped: concurrent record writes share transactions (group commit); all
-// commit, and one that fails (a duplicate id) does not take the others of its batch down.
+// record is the delegation record i of the group-commit tests: running, in tenant a's agent agt1.
+func record(i int) delegation.Delegation {
+	return delegation.Delegation{ID: fmt.Sprintf("0190-%04d", i), Caller: "olga", AgentID: "agt1", Capability: "review_pr",
+		Mode: delegation.ModeSync, Transport: delegation.TransportHTTP, Depth: 1, Status: delegation.StatusRunning,
+		CreatedAt: fixed, UpdatedAt: fixed}
+}
+
+// finish moves record id from running to completed.
+func finish(ctx context.Context, s *storage.DelegationStore, id string) error {
+	return s.Update(ctx, "a", id, []delegation.Status{delegation.StatusRunning},
+		delegation.Outcome{Status: delegation.StatusCompleted, At: fixed})
+}
+
+// TestDelegationWritesGrouped: on SQLite, record writes made while the group committer is busy
+// commit together, in one transaction, each caller returning only once its write committed; a
+// duplicate id in a batch fails alone, with gorm.ErrDuplicatedKey, and the rest of its batch
+// commits. On Postgres and MySQL each write runs at once on the pool: one that waits on a row
+// lock holds up no other. Everywhere a duplicate id is refused with gorm.ErrDuplicatedKey.
 func TestDelegationWritesGrouped(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewDelegationStore(db)
 		newTenant(t, db, "a", "alice")
-		mk := func(i int) delegation.Delegation {
-			return delegation.Delegation{ID: fmt.Sprintf("0190-%04d", i), Caller: "olga", AgentID: "agt1", Capability: "review_pr",
-				Mode: delegation.ModeSync, Transport: delegation.TransportHTTP, Depth: 1, Status: delegation.StatusRunning,
-				CreatedAt: fixed, UpdatedAt: fixed}
-		}
-		if err := s.Create(ctx, "a", mk(0), ""); err != nil {
+		if err := s.Create(ctx, "a", record(0), ""); err != nil {
 			t.Fatal(err)
 		}
-		const n = 40
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				d := mk(i + 1)
-				if i == 7 {
-					d = mk(0) // already stored
-				}
-				if errs[i] = s.Create(ctx, "a", d, ""); errs[i] == nil {
-					errs[i] = s.Update(ctx, "a", d.ID, []delegation.Status{delegation.StatusRunning},
-						delegation.Outcome{Status: delegation.StatusCompleted, At: fixed})
-				}
-			}()
+		if dialect == migrations.SQLite {
+			groupCommit(t, db, s)
+		} else {
+			writesAtOnce(t, db, s)
 		}
-		wg.Wait()
-		for i, err := range errs {
-			if (i == 7) != (err != nil) {
-				t.Errorf("write %d: %v", i, err)
-			}
-		}
-		for i := range n {
-			if i == 7 {
-				continue
-			}
-			got, err := s.Get(ctx, "a", mk(i+1).ID)
-			if err != nil || got.Status != delegation.StatusCompleted {
-				t.Fatalf("record %d: %+v %v", i+1, got, err)
-			}
+		if err := s.Create(ctx, "a", record(0), ""); !errors.Is(err, gorm.ErrDuplicatedKey) {
+			t.Fatalf("a duplicate record: %v, want gorm.ErrDuplicatedKey", err)
 		}
 	})
+}
+
+// groupCommit checks group commit on SQLite: it holds the committer, queues writes behind it and
+// counts the transactions they commit in.
+func groupCommit(t *testing.T, db *storage.DB, s *storage.DelegationStore) {
+	ctx := context.Background()
+	txs := storage.CountTransactions(db)
+	const n = 40 // fewer than the committer's queue holds, so that every write queues
+	// batch makes the n writes of write(i) while the committer is held, and returns their errors
+	// and how many transactions they committed in.
+	batch := func(what string, write func(i int) error) ([]error, int64) {
+		t.Helper()
+		release := storage.HoldGroupCommit(t, db)
+		defer release()
+		before := txs.Load()
+		errs := make([]error, n)
+		var returned atomic.Int32
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				errs[i] = write(i)
+				returned.Add(1)
+			})
+		}
+		webtest.Eventually(t, 10*time.Second, what+": every write queued", func() bool { return storage.QueuedGroupWrites(db) == n })
+		if r := returned.Load(); r != 0 {
+			t.Fatalf("%s: %d writes returned before they could commit", what, r)
+		}
+		release()
+		wg.Wait()
+		return errs, txs.Load() - before
+	}
+
+	errs, committed := batch("create", func(i int) error { return s.Create(ctx, "a", record(i+1), "") })
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("create %d: %v", i+1, err)
+		}
+	}
+	if committed != 1 {
+		t.Errorf("%d concurrent creates committed in %d transactions, want 1", n, committed)
+	}
+	errs, committed = batch("update", func(i int) error { return finish(ctx, s, record(i+1).ID) })
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("update %d: %v", i+1, err)
+		}
+	}
+	if committed != 1 {
+		t.Errorf("%d concurrent updates committed in %d transactions, want 1", n, committed)
+	}
+	for i := 1; i <= n; i++ {
+		if got, err := s.Get(ctx, "a", record(i).ID); err != nil || got.Status != delegation.StatusCompleted {
+			t.Fatalf("record %d: %+v %v", i, got, err)
+		}
+	}
+
+	// A duplicate in a batch fails alone, with the store's error; the others commit.
+	const dup = 7
+	errs, _ = batch("create with a duplicate", func(i int) error {
+		if i == dup {
+			return s.Create(ctx, "a", record(0), "")
+		}
+		return s.Create(ctx, "a", record(n+1+i), "")
+	})
+	for i, err := range errs {
+		switch {
+		case i == dup && !errors.Is(err, gorm.ErrDuplicatedKey):
+			t.Errorf("the duplicate: %v, want gorm.ErrDuplicatedKey", err)
+		case i != dup && err != nil:
+			t.Errorf("create %d, batched with a duplicate: %v", n+1+i, err)
+		}
+	}
+	for i := range n {
+		_, err := s.Get(ctx, "a", record(n+1+i).ID)
+		if (i == dup) != errors.Is(err, delegation.ErrNotFound) || (i != dup && err != nil) {
+			t.Errorf("record %d after the batch with a duplicate: %v", n+1+i, err)
+		}
+	}
+}
+
+// writesAtOnce checks that on a server each record write runs at once, as its own statement:
+// while one waits on a row lock another transaction holds, another record is created and
+// updated, and is visible to every connection.
+func writesAtOnce(t *testing.T, db *storage.DB, s *storage.DelegationStore) {
+	ctx := context.Background()
+	locker, err := db.SQL().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = locker.Rollback() }()
+	var id string
+	if err := locker.QueryRowContext(ctx, `SELECT id FROM delegations WHERE tenant_id = 'a' AND id = '0190-0000' FOR UPDATE`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	var waiting string // counts the record's updates in flight, held up by the locker's lock
+	var pid int64
+	if db.Dialect() == migrations.Postgres {
+		waiting = `SELECT COUNT(*) FROM pg_stat_activity WHERE %d = ANY(pg_blocking_pids(pid))`
+		err = locker.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid)
+	} else {
+		// Not INNODB_TRX: MySQL refreshes that cache only after 100 ms without a read of it, so
+		// polling it faster never sees the wait. An UPDATE of the record running at the server
+		// cannot end before the lock is released.
+		waiting = `SELECT COUNT(*) FROM information_schema.processlist
+			WHERE db = DATABASE() AND id <> %d AND info LIKE 'UPDATE delegations %%'`
+		err = locker.QueryRowContext(ctx, `SELECT CONNECTION_ID()`).Scan(&pid)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := make(chan error, 1)
+	go func() { blocked <- finish(ctx, s, record(0).ID) }()
+	webtest.Eventually(t, 10*time.Second, "the update of a locked record waits for the lock", func() bool {
+		var n int
+		if err := db.SQL().QueryRowContext(ctx, fmt.Sprintf(waiting, pid)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	})
+
+	other := make(chan error, 1)
+	go func() {
+		err := s.Create(ctx, "a", record(1), "")
+		if err == nil {
+			err = finish(ctx, s, record(1).ID)
+		}
+		other <- err
+	}()
+	select {
+	case err := <-other:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write waited for another record's write")
+	}
+	if got, err := s.Get(ctx, "a", record(1).ID); err != nil || got.Status != delegation.StatusCompleted {
+		t.Fatalf("the other record, from the pool: %+v %v", got, err)
+	}
+	select {
+	case err := <-blocked:
+		t.Fatalf("the update of the locked record returned while the lock was held: %v", err)
+	default:
+	}
+	if err := locker.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-blocked:
+		if err != nil {
+			t.Fatalf("the update of the record once unlocked: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the update of the record did not go on once unlocked")
+	}
+	if got, err := s.Get(ctx, "a", record(0).ID); err != nil || got.Status != delegation.StatusCompleted {
+		t.Fatalf("the once locked record: %+v %v", got, err)
+	}
 }

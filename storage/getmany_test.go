@@ -7,13 +7,16 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
 // TestGetManyOrderAndSize: GetMany returns the cards that exist in the order asked, repeats
 // included, whatever the padding of its IN list; and takes more ids than one statement may bind
 // (SQLite binds at most 32,766), in several queries.
 func TestGetManyOrderAndSize(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")

@@ -59,17 +59,38 @@ func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	var res sql.Result
 	switch pool := tx.Statement.ConnPool.(type) {
 	case *sql.Tx:
 		// StmtContext reuses the statement already prepared on the transaction's connection.
 		txStmt := pool.StmtContext(ctx, stmt)
 		defer txStmt.Close()
-		return txStmt.ExecContext(ctx, args...)
+		res, err = txStmt.ExecContext(ctx, args...)
 	case *sql.DB: // autocommit, see grouped
-		return stmt.ExecContext(ctx, args...)
+		res, err = stmt.ExecContext(ctx, args...)
 	default:
 		return nil, fmt.Errorf("storage: prepared statement on a %T", pool)
 	}
+	return res, p.db.translate(err)
+}
+
+// translate does for the prepared statements, which bypass GORM, what TranslateError does for
+// GORM's (see Open): a unique or foreign-key violation wraps gorm.ErrDuplicatedKey or
+// gorm.ErrForeignKeyViolated, so that callers test it with errors.Is. Without it a duplicate
+// delegation record failed with the driver's own error on each dialect. The driver's error stays
+// in the chain for the logs.
+func (db *DB) translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	tr, ok := db.gorm.Dialector.(gorm.ErrorTranslator)
+	if !ok {
+		return err
+	}
+	if t := tr.Translate(err); t != err {
+		return fmt.Errorf("%w: %w", t, err)
+	}
+	return err
 }
 
 // rebind turns ? placeholders into Postgres's $1, $2, ... (the queries hold no literal ?).

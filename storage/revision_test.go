@@ -6,12 +6,15 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
 // TestPolicyRevisionMoves: every rule write that changes something moves the tenant's policy
 // revision, in its transaction; a write that changes nothing, or another tenant's, does not.
 func TestPolicyRevisionMoves(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewRuleStore(db)
 		newTenant(t, db, "a", "alice")

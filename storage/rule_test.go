@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
 func newModel(t *testing.T) model.Model {
@@ -45,7 +46,9 @@ func grant(tenant, subject, role string) authz.Rule {
 }
 
 func TestRuleLoadFiltered(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		s := storage.NewRuleStore(db)
 		newTenant(t, db, "a", "alice")
 		newTenant(t, db, "b", "bob", "carol")
@@ -80,7 +83,9 @@ func TestRuleLoadFiltered(t *testing.T) {
 }
 
 func TestRuleAddRemoveCounts(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewRuleStore(db)
 		newTenant(t, db, "a", "alice")
@@ -115,7 +120,9 @@ func TestRuleAddRemoveCounts(t *testing.T) {
 }
 
 func TestRuleCasbinAutoSave(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		s := storage.NewRuleStore(db)
 		newTenant(t, db, "a", "alice")
 		newTenant(t, db, "b", "alice")
@@ -165,7 +172,9 @@ func TestRuleCasbinAutoSave(t *testing.T) {
 }
 
 func TestRuleSavePolicy(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		s := storage.NewRuleStore(db)
 		newTenant(t, db, "a", "alice")
 		newTenant(t, db, "b", "bob")

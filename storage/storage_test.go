@@ -4,25 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 )
-
-// forEachDialect runs fn once per dialect, each on a fresh database, the dialects in parallel.
-func forEachDialect(t *testing.T, fn func(t *testing.T, db *storage.DB)) {
-	t.Helper()
-	for _, d := range storagetest.Dialects() {
-		t.Run(d, func(t *testing.T) {
-			t.Parallel()
-			fn(t, storagetest.Open(t, d))
-		})
-	}
-}
 
 // fixed is the clock of the tests: microsecond precision, and not UTC, to prove stores convert.
 var fixed = time.Date(2025, 3, 1, 12, 30, 45, 123456000, time.FixedZone("UTC+5", 5*3600))
@@ -104,15 +97,16 @@ func count(t *testing.T, db *storage.DB, table, tenant string) int {
 }
 
 func TestOpenAndPing(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		if err := db.Ping(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		// Migrating again is a no-op.
-		if err := db.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
+		if db.Dialect() != dialect {
+			t.Errorf("Dialect() = %q, want %q", db.Dialect(), dialect)
 		}
-		if db.Dialect() == "sqlite" {
+		if dialect == migrations.SQLite {
 			var mode string
 			if err := db.SQL().QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 				t.Errorf("journal_mode = %q, %v; want wal", mode, err)
@@ -123,4 +117,168 @@ func TestOpenAndPing(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMigrateAgainChangesNothing: migrating a database that has every migration, as a restart
+// (the same pool) or another replica (a second pool) does, changes nothing: the same rows in
+// goose's version table, the same tables, columns, indexes and constraints, and every row
+// written before still there as it was.
+func TestMigrateAgainChangesNothing(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		ctx := context.Background()
+		dbs := storagetest.OpenShared(t, dialect, 2)
+		db := dbs[0]
+		newTenant(t, db, "acme", "alice")
+		mustCreate(t, storage.NewCardStore(db), "acme", newCard("agt1", 1))
+		if err := storage.NewDelegationStore(db).Create(ctx, "acme", delegation.Delegation{ID: "0190-0001", Caller: "alice",
+			AgentID: "agt1", Capability: "review_pr", Mode: delegation.ModeSync, Transport: delegation.TransportHTTP, Depth: 1,
+			Status: delegation.StatusRunning, CreatedAt: fixed, UpdatedAt: fixed}, ""); err != nil {
+			t.Fatal(err)
+		}
+		before := snapshot(t, db)
+		// The snapshot sees what it must compare: every migration applied, and the rows above.
+		states, err := migrations.Status(ctx, db.SQL(), dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		applied := 0
+		for _, s := range states {
+			if s.Applied {
+				applied++
+			}
+		}
+		if applied == 0 || applied != len(states) || len(before.rows["goose_db_version"]) < applied {
+			t.Fatalf("%d of %d migrations applied, version rows %q", applied, len(states), before.rows["goose_db_version"])
+		}
+		for _, table := range []string{"tenants", "cards", "card_changes", "casbin_rules", "delegations"} {
+			if len(before.rows[table]) == 0 {
+				t.Fatalf("no rows in %s before migrating again: %v", table, before.tables)
+			}
+		}
+
+		for i, again := range dbs {
+			if err := again.Migrate(ctx); err != nil {
+				t.Fatalf("migrate again on pool %d: %v", i, err)
+			}
+			after := snapshot(t, db)
+			if !slices.Equal(after.tables, before.tables) {
+				t.Errorf("pool %d: tables %v became %v", i, before.tables, after.tables)
+			}
+			sameLines(t, fmt.Sprintf("pool %d: schema", i), after.schema, before.schema)
+			for _, table := range before.tables {
+				sameLines(t, fmt.Sprintf("pool %d: rows of %s", i, table), after.rows[table], before.rows[table])
+			}
+		}
+	})
+}
+
+// dbState is what a migration could change: the tables, their definitions (one line per
+// column, index, constraint or CREATE statement) and their rows, each row one line, sorted.
+type dbState struct {
+	tables []string
+	schema []string
+	rows   map[string][]string
+}
+
+// snapshot reads db's whole state from the database's own catalog.
+func snapshot(t *testing.T, db *storage.DB) dbState {
+	t.Helper()
+	var st dbState
+	switch db.Dialect() {
+	case migrations.SQLite:
+		st.tables = lines(t, db, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+		st.schema = lines(t, db, `SELECT type, name, tbl_name, COALESCE(sql, '') FROM sqlite_master ORDER BY type, name`)
+	case migrations.Postgres:
+		st.tables = lines(t, db, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name`)
+		st.schema = slices.Concat(
+			lines(t, db, `SELECT table_name, column_name, data_type, is_nullable, COALESCE(column_default, '')
+				FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`),
+			lines(t, db, `SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY tablename, indexname`),
+			lines(t, db, `SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint
+				WHERE connamespace = current_schema()::regnamespace ORDER BY 1, 2`),
+			lines(t, db, `SELECT sequence_name, data_type FROM information_schema.sequences WHERE sequence_schema = current_schema() ORDER BY 1`),
+			lines(t, db, `SELECT trigger_name, event_object_table, action_statement FROM information_schema.triggers
+				WHERE trigger_schema = current_schema() ORDER BY 1, 2`),
+		)
+	case migrations.MySQL:
+		st.tables = lines(t, db, `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name`)
+		// SHOW CREATE TABLE has it all: columns, keys, foreign keys, options, AUTO_INCREMENT.
+		for _, table := range st.tables {
+			st.schema = append(st.schema, lines(t, db, "SHOW CREATE TABLE "+table)...)
+		}
+		st.schema = append(st.schema, lines(t, db, `SELECT trigger_name, action_statement FROM information_schema.triggers
+			WHERE trigger_schema = DATABASE() ORDER BY 1`)...)
+	default:
+		t.Fatalf("unknown dialect %q", db.Dialect())
+	}
+	st.rows = map[string][]string{}
+	for _, table := range st.tables {
+		rows := lines(t, db, "SELECT * FROM "+table)
+		slices.Sort(rows)
+		st.rows[table] = rows
+	}
+	return st
+}
+
+// lines runs query and returns each row as one line, its values separated by " | ".
+func lines(t *testing.T, db *storage.DB, query string) []string {
+	t.Helper()
+	rows, err := db.SQL().Query(query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		fields := make([]string, len(vals))
+		for i, v := range vals {
+			switch v := v.(type) {
+			case nil:
+				fields[i] = "NULL"
+			case []byte:
+				fields[i] = string(v)
+			default:
+				fields[i] = fmt.Sprint(v)
+			}
+		}
+		out = append(out, strings.Join(fields, " | "))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return out
+}
+
+// sameLines reports the lines only one of got and want has.
+func sameLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if slices.Equal(got, want) {
+		return
+	}
+	for _, l := range want {
+		if !slices.Contains(got, l) {
+			t.Errorf("%s: lost %q", what, l)
+		}
+	}
+	for _, l := range got {
+		if !slices.Contains(want, l) {
+			t.Errorf("%s: gained %q", what, l)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d lines, want %d", what, len(got), len(want))
+	}
 }

@@ -8,11 +8,14 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 )
 
 func TestTenantCRUD(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		s := storage.NewTenantStore(db)
 		newTenant(t, db, "zeta")
@@ -58,7 +61,9 @@ func TestTenantCRUD(t *testing.T) {
 }
 
 func TestTenantCreateSeedsRules(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		newTenant(t, db, "acme", "alice", "bob")
 		m := loadTenant(t, storage.NewRuleStore(db), "acme")
 		want := authz.SeedRules("acme", []string{"alice", "bob"})
@@ -82,7 +87,9 @@ func TestTenantCreateSeedsRules(t *testing.T) {
 }
 
 func TestTenantDelete(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *storage.DB) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
 		ctx := context.Background()
 		ts, cs := storage.NewTenantStore(db), storage.NewCardStore(db)
 		for _, id := range []tenants.ID{"a", "b"} {

@@ -2,28 +2,18 @@ package web_test
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"reflect"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/web/outbound"
-	"github.com/golang-jwt/jwt/v5"
-	"github.com/gowebpki/jcs"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // loopbackOnly refuses, without dialing, any request to a host that is not a loopback address,
@@ -43,23 +33,6 @@ func (e *env) allowLoopback() {
 	e.cards.Fetch = loopbackOnly{outbound.New(outbound.Config{
 		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Timeout: 5 * time.Second, FollowSameHostRedirects: true,
 	})}
-}
-
-func testServiceKeys(t testing.TB) *authz.ServiceKeys {
-	t.Helper()
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := authz.NewServiceKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := authz.NewServiceKeys(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keys
 }
 
 // schemaDir holds the spec's schemas as the repository carries them.
@@ -125,83 +98,11 @@ func requireV1(t *testing.T, body []byte) {
 	}
 }
 
-// verifyCard checks a served card's signature the way an independent client would: the key from
-// /.well-known/jwks.json, the JCS form of the card without "signatures".
-func verifyCard(t *testing.T, jwks authz.JWKS, body []byte) error {
-	t.Helper()
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return err
-	}
-	var sigs []struct{ Protected, Signature string }
-	if err := json.Unmarshal(top["signatures"], &sigs); err != nil || len(sigs) != 1 {
-		return fmt.Errorf("want one signature: %s", top["signatures"])
-	}
-	delete(top, "signatures")
-	unsigned, _ := json.Marshal(top)
-	payload, err := jcs.Transform(unsigned)
-	if err != nil {
-		return err
-	}
-	hb, err := base64.RawURLEncoding.DecodeString(sigs[0].Protected)
-	if err != nil {
-		return err
-	}
-	var h map[string]any
-	if err := json.Unmarshal(hb, &h); err != nil {
-		return err
-	}
-	if h["typ"] != "JOSE" || h["kid"] == nil || h["alg"] == nil {
-		return fmt.Errorf("protected header %v", h)
-	}
-	for _, k := range jwks.Keys {
-		if k.Kid != h["kid"] {
-			continue
-		}
-		pub, err := k.PublicKey()
-		if err != nil {
-			return err
-		}
-		sig, err := base64.RawURLEncoding.DecodeString(sigs[0].Signature)
-		if err != nil {
-			return err
-		}
-		input := sigs[0].Protected + "." + base64.RawURLEncoding.EncodeToString(payload)
-		return jwt.GetSigningMethod(h["alg"].(string)).Verify(input, sig, pub)
-	}
-	return errors.New("kid not in the JWKS")
-}
-
-func (e *env) jwks() authz.JWKS {
+// jwks returns the JWKS document the env's server publishes, for webtest.VerifyCard and
+// webtest.VerifyJWT.
+func (e *env) jwks() []byte {
 	e.t.Helper()
 	r := e.do("GET", "/.well-known/jwks.json", "", nil)
 	expect(e.t, r, http.StatusOK)
-	var set authz.JWKS
-	r.json(e.t, &set)
-	return set
-}
-
-// sameJSON fails with the differing top-level members unless a and b are equal JSON values.
-func sameJSON(t *testing.T, what string, got, want map[string]any) {
-	t.Helper()
-	if reflect.DeepEqual(got, want) {
-		return
-	}
-	keys := map[string]bool{}
-	for k := range got {
-		keys[k] = true
-	}
-	for k := range want {
-		keys[k] = true
-	}
-	var diff []string
-	for k := range keys {
-		if !reflect.DeepEqual(got[k], want[k]) {
-			g, _ := json.Marshal(got[k])
-			w, _ := json.Marshal(want[k])
-			diff = append(diff, fmt.Sprintf("%s:\n  got  %s\n  want %s", k, g, w))
-		}
-	}
-	sort.Strings(diff)
-	t.Fatalf("%s differs:\n%s", what, strings.Join(diff, "\n"))
+	return r.body
 }

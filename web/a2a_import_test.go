@@ -12,52 +12,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/web/webtest"
 	"github.com/gowebpki/jcs"
 )
 
 const samplesDir = "testdata/a2a-samples"
-
-// v1Conversion is the 1.0 form of a 0.3 (or 0.2) card as the service defines it: a2a-go's a2av0
-// conversion, after defaulting preferredTransport to JSONRPC (0.3's default), with security
-// requirements in the spec's {"list": [...]} form.
-func v1Conversion(t *testing.T, raw []byte) map[string]any {
-	t.Helper()
-	var top map[string]any
-	if err := json.Unmarshal(raw, &top); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := top["preferredTransport"]; !ok {
-		top["preferredTransport"] = "JSONRPC"
-	}
-	b, _ := json.Marshal(top)
-	card, err := a2av0.NewAgentCardParser()(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = json.Marshal(card)
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	fix := func(reqs any) {
-		for _, r := range asList(reqs) {
-			schemes := r.(map[string]any)["schemes"].(map[string]any)
-			for name, scopes := range schemes {
-				schemes[name] = map[string]any{"list": scopes}
-			}
-		}
-	}
-	fix(out["securityRequirements"])
-	for _, s := range asList(out["skills"]) {
-		fix(s.(map[string]any)["securityRequirements"])
-	}
-	return out
-}
-
-func asList(v any) []any { l, _ := v.([]any); return l }
 
 func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(samplesDir, "*.json"))
@@ -80,7 +41,7 @@ func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
 			format := "1.0"
 			if _, ok := want["supportedInterfaces"]; !ok {
 				format = "0.3"
-				want = v1Conversion(t, raw)
+				want = v03SampleWant(t, filepath.Base(f))
 			}
 			id := "sample-" + string(rune('a'+i))
 			r := e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": id, "card": json.RawMessage(raw), "visibility": "public"})
@@ -107,7 +68,7 @@ func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
 			// The served card carries the service's signature, not the original's.
 			delete(served, "signatures")
 			delete(want, "signatures")
-			sameJSON(t, filepath.Base(f), served, want)
+			webtest.SameJSON(t, filepath.Base(f), served, want)
 		}
 	})
 }

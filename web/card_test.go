@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -279,27 +280,65 @@ func TestConcurrentPatchSameRevision(t *testing.T) {
 		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt1")), http.StatusCreated)
 		const writers = 20
 		statuses := make([]int, writers)
+		// The writers report here, not through t: t.Fatal must not be called off the test's
+		// goroutine, where it would end only the writer and hide the failure.
+		errs := make(chan error, writers)
 		var wg sync.WaitGroup
 		for i := range writers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := e.do("PATCH", "/v1/tenants/acme/cards/agt1", alice, map[string]any{"description": fmt.Sprint("writer ", i)}, "If-Match", `"1"`)
-				statuses[i] = r.status
+				body := fmt.Sprintf(`{"description": "writer %d"}`, i)
+				status, err := send(e, "PATCH", "/v1/tenants/acme/cards/agt1", alice, body, "If-Match", `"1"`)
+				if err != nil {
+					errs <- fmt.Errorf("writer %d: %w", i, err)
+				}
+				statuses[i] = status
 			}()
 		}
 		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
 		counts := map[int]int{}
-		for _, s := range statuses {
+		winner := -1
+		for i, s := range statuses {
 			counts[s]++
+			if s == http.StatusOK {
+				winner = i
+			}
 		}
 		if counts[200] != 1 || counts[412] != writers-1 {
 			t.Fatalf("statuses %v", counts)
 		}
 		var c cardJSON
 		e.getCard("acme", "agt1").json(t, &c)
-		if c.Revision != 2 {
-			t.Fatalf("revision %d after one winning write", c.Revision)
+		if c.Revision != 2 || c.Description != fmt.Sprint("writer ", winner) {
+			t.Fatalf("revision %d, description %q after writer %d won alone", c.Revision, c.Description, winner)
 		}
 	})
+}
+
+// send makes one request and returns its status, or an error instead of failing the test, so
+// that goroutines other than the test's can use it.
+func send(e *env, method, path, token, body string, headers ...string) (int, error) {
+	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if _, err := io.Copy(io.Discard, res.Body); err != nil {
+		return 0, fmt.Errorf("%s %s: read the answer: %w", method, path, err)
+	}
+	return res.StatusCode, nil
 }

@@ -1,21 +1,54 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/web/webtest"
 )
+
+// rpcCounter serves an a2a-go JSON-RPC handler and counts the requests of each JSON-RPC method
+// (SendMessage, GetTask, ...) it receives, so tests can see what the server asked the agent.
+type rpcCounter struct {
+	next http.Handler
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+func countRPC(next http.Handler) *rpcCounter { return &rpcCounter{next: next, n: map[string]int{}} }
+
+func (c *rpcCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var call struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &call)
+	c.mu.Lock()
+	c.n[call.Method]++
+	c.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	c.next.ServeHTTP(w, r)
+}
+
+// count is how many requests of the JSON-RPC method arrived.
+func (c *rpcCounter) count(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[method]
+}
 
 // reviewer is an a2a-go agent that answers each message with a message of its own.
 type reviewer struct{}
@@ -113,11 +146,12 @@ func (slowReviewer) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.S
 
 // TestDelegationA2AFollowsTasks: an async A2A delegation asks the agent to answer at once; while
 // the task is working the record is accepted (as for an agent answering 202), and the server
-// follows the task with GetTask until it ends, and records its result.
+// follows the task with GetTask (the agent counts them) until it ends, and records its result.
 func TestDelegationA2AFollowsTasks(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
 	agent := slowReviewer{release: make(chan struct{})}
-	srv := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(agent)))
+	rpc := countRPC(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(agent)))
+	srv := httptest.NewServer(rpc)
 	defer srv.Close()
 	e.mkTenant("acme", "alice")
 	alice, olga := e.token("alice", "acme", false), e.token("olga", "acme", false)
@@ -132,13 +166,20 @@ func TestDelegationA2AFollowsTasks(t *testing.T) {
 	expect(t, r, http.StatusAccepted)
 	d := decodeDelegation(t, r)
 	e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted)
-	time.Sleep(150 * time.Millisecond) // a few follow-ups while the agent works
-	if got := e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted); got.Result != nil {
-		t.Fatalf("finished before the agent did: %+v", got)
+	webtest.Eventually(t, patience, "the server asks the agent for the working task twice", func() bool {
+		return rpc.count("GetTask") >= 2
+	})
+	r = e.do("GET", "/v1/tenants/acme/delegations/"+d.ID, olga, nil)
+	expect(t, r, http.StatusOK)
+	if got := decodeDelegation(t, r); got.Status != delegation.StatusAccepted || got.Result != nil {
+		t.Fatalf("after %d follow-ups of a working task: %+v", rpc.count("GetTask"), got)
 	}
 	close(agent.release)
 	done := e.waitStatus("acme", d.ID, olga, delegation.StatusCompleted)
 	if string(done.Result) != `"reviewed later"` {
 		t.Fatalf("result %s", done.Result)
+	}
+	if n := rpc.count("SendMessage"); n != 1 {
+		t.Fatalf("the agent got %d SendMessage requests, want 1", n)
 	}
 }

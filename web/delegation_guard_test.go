@@ -3,12 +3,39 @@ package web_test
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/web/webtest"
 )
+
+// breakerCooldown is the cooldown of the breaker tests: long enough that an open breaker is
+// still open at the next request on a loaded machine, short enough to wait out.
+const breakerCooldown = 2 * time.Second
+
+// untilTrial delegates to agt1 until the endpoint's open breaker, its cooldown over, lets one
+// call through as its half-open trial, and returns that call's answer; each refusal before it
+// must be 503 agent_unavailable and reach no agent.
+func (e *env) untilTrial(t *testing.T, tenant, token string, a *agent) response {
+	t.Helper()
+	var r response
+	webtest.Eventually(t, patience, "the breaker lets a trial call through after its cooldown", func() bool {
+		calls := a.calls.Load()
+		r = e.do("POST", "/v1/tenants/"+tenant+"/delegations", token, delegate("agt1", "sync"))
+		if r.status != http.StatusServiceUnavailable {
+			return true
+		}
+		expect(t, r, http.StatusServiceUnavailable, "agent_unavailable")
+		if a.calls.Load() != calls {
+			t.Fatal("an open breaker let a call through")
+		}
+		return false
+	})
+	return r
+}
 
 // TestDelegationDepth: an agent delegating further with the token it was called with acts one
 // level deeper, and the server refuses a chain longer than its maximum, whatever the caller says.
@@ -48,7 +75,7 @@ func TestDelegationDepth(t *testing.T) {
 // with 503 agent_unavailable without calling the agent; after the cooldown a good answer closes it.
 func TestDelegationBreaker(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
-		delegation: delegation.Config{BreakerFailures: 2, BreakerCooldown: 100 * time.Millisecond}})
+		delegation: delegation.Config{BreakerFailures: 2, BreakerCooldown: breakerCooldown}})
 	a := newAgent(t, reply(http.StatusInternalServerError, `overloaded`))
 	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
 	for i := 0; i < 2; i++ {
@@ -64,13 +91,60 @@ func TestDelegationBreaker(t *testing.T) {
 		t.Fatal("an open breaker let a call through")
 	}
 	a.setAnswer(reply(http.StatusOK, `{"result": "back"}`))
-	time.Sleep(150 * time.Millisecond) // past the cooldown: the breaker lets one trial call through
-	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+	calls = a.calls.Load()
+	r := e.untilTrial(t, "acme", olga, a)
 	expect(t, r, http.StatusOK)
-	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted {
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.calls.Load() != calls+1 {
+		t.Fatalf("the trial call: %+v, %d calls", d, a.calls.Load()-calls)
+	}
+	// The good trial closed the breaker: the next call goes through at once.
+	r = e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+	expect(t, r, http.StatusOK)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.calls.Load() != calls+2 {
 		t.Fatalf("after recovery %+v", d)
 	}
-	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+}
+
+// TestDelegationBreakerReopensAfterFailedTrial: a half-open trial call that fails opens the
+// breaker again at once (one failure, where a closed breaker needs two): the next call is refused
+// and recorded as rejected without reaching the agent; a trial after the next cooldown closes it.
+func TestDelegationBreakerReopensAfterFailedTrial(t *testing.T) {
+	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
+		delegation: delegation.Config{BreakerFailures: 2, BreakerCooldown: breakerCooldown}})
+	a := newAgent(t, reply(http.StatusInternalServerError, `overloaded`))
+	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	for range 2 {
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+	}
+	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusServiceUnavailable, "agent_unavailable")
+
+	calls := a.calls.Load()
+	r := e.untilTrial(t, "acme", olga, a)
+	expect(t, r, http.StatusOK)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusFailed || !strings.Contains(d.Error, "overloaded") || a.calls.Load() != calls+1 {
+		t.Fatalf("the failing trial: %+v, %d calls", d, a.calls.Load()-calls)
+	}
+	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusServiceUnavailable, "agent_unavailable")
+	if a.calls.Load() != calls+1 {
+		t.Fatal("the breaker let a call through after a failed trial")
+	}
+	var page delegationPage
+	e.do("GET", "/v1/tenants/acme/delegations?status=rejected&limit=1", alice, nil).json(t, &page)
+	if len(page.Items) != 1 || page.Items[0].Caller != "olga" || !strings.Contains(page.Items[0].Error, "circuit breaker is open") {
+		t.Fatalf("the refusal after the failed trial is recorded as %+v", page.Items)
+	}
+
+	a.setAnswer(reply(http.StatusOK, `{"result": "back"}`))
+	r = e.untilTrial(t, "acme", olga, a)
+	expect(t, r, http.StatusOK)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.calls.Load() != calls+2 {
+		t.Fatalf("the good trial: %+v", d)
+	}
+	r = e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+	expect(t, r, http.StatusOK)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.calls.Load() != calls+3 {
+		t.Fatalf("after the good trial: %+v", d)
+	}
 }
 
 // TestDelegationRateLimit: a tenant's delegations beyond its rate are refused with 429 and
@@ -85,10 +159,14 @@ func TestDelegationRateLimit(t *testing.T) {
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", rita, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
 	}
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
-	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async")), http.StatusAccepted)
+	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"))
+	expect(t, r, http.StatusAccepted)
+	async := decodeDelegation(t, r).ID
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusTooManyRequests, "rate_limited")
-	if a.calls.Load() > 2 {
-		t.Fatalf("the agent got %d calls", a.calls.Load())
+	// Count only once the async call has its outcome, so that it was counted if it was made.
+	e.waitStatus("acme", async, olga, delegation.StatusCompleted)
+	if a.calls.Load() != 2 {
+		t.Fatalf("the agent got %d calls, want the 2 within the rate", a.calls.Load())
 	}
 	var page struct {
 		Items []delegation.Delegation `json:"items"`
@@ -174,21 +252,28 @@ func TestDelegationIsolation(t *testing.T) {
 
 // TestDelegationBreakerPerTenant: breakers are per tenant and endpoint, so failures seen by one
 // tenant cannot open another's breaker on the same URL; and timeouts from a caller's timeoutMs
-// below the server's default do not count as the agent's failures.
+// below the server's default do not count as the agent's failures. The slow task never gets an
+// answer before the test ends, so its calls are timeouts however loaded the machine; only the
+// other calls are counted (a timed-out call may reach the agent late, or not at all).
 func TestDelegationBreakerPerTenant(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{BreakerFailures: 2, BreakerCooldown: time.Minute}})
+	var answered atomic.Int64 // calls of tasks other than "slow"
+	release := make(chan struct{})
 	a := newAgent(t, func(w http.ResponseWriter, req taskRequest) {
 		if req.Task == "slow" {
-			time.Sleep(100 * time.Millisecond)
+			<-release
+			return
 		}
+		answered.Add(1)
 		reply(http.StatusInternalServerError, `overloaded`)(w, req)
 	})
+	t.Cleanup(func() { close(release) }) // runs before the agent's server closes, which waits for it
 	_, olgaA := e.delegationSetup("tenant-a", "agt1", a.endpoint())
 	_, olgaB := e.delegationSetup("tenant-b", "agt1", a.endpoint())
-	// Tenant A times out on purpose, with a tiny timeoutMs, more often than the breaker allows.
+	// Tenant A times out on purpose, with a short timeoutMs, more often than the breaker allows.
 	slow := delegate("agt1", "sync")
-	slow["task"], slow["timeoutMs"] = "slow", 1
+	slow["task"], slow["timeoutMs"] = "slow", 50
 	for i := 0; i < 3; i++ {
 		r := e.do("POST", "/v1/tenants/tenant-a/delegations", olgaA, slow)
 		expect(t, r, http.StatusOK)
@@ -203,11 +288,15 @@ func TestDelegationBreakerPerTenant(t *testing.T) {
 	}
 	// A's real failures open A's breaker only.
 	expect(t, e.do("POST", "/v1/tenants/tenant-a/delegations", olgaA, delegate("agt1", "sync")), http.StatusOK)
+	calls := answered.Load()
 	expect(t, e.do("POST", "/v1/tenants/tenant-a/delegations", olgaA, delegate("agt1", "sync")), http.StatusServiceUnavailable, "agent_unavailable")
-	calls := a.calls.Load()
-	expect(t, e.do("POST", "/v1/tenants/tenant-b/delegations", olgaB, delegate("agt1", "sync")), http.StatusOK)
-	if a.calls.Load() != calls+1 {
-		t.Fatal("tenant B's call did not reach the agent")
+	if answered.Load() != calls {
+		t.Fatal("tenant A's open breaker let a call through")
+	}
+	r = e.do("POST", "/v1/tenants/tenant-b/delegations", olgaB, delegate("agt1", "sync"))
+	expect(t, r, http.StatusOK)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusFailed || answered.Load() != calls+1 {
+		t.Fatalf("tenant B's call did not reach the agent: %+v", d)
 	}
 }
 

@@ -130,15 +130,29 @@ func TestPolicySemantics(t *testing.T) {
 
 // TestRevokedGrantRefusedOnOtherReplica: two servers share one Postgres database, each with its
 // own enforcer cache and tenant-row cache (server.tenantCacheTtl at its default). A change made
-// through A applies on A at once and on B within 1 s.
+// through A applies on A at once, and on B to every request that starts once the TTL has passed
+// since the change: B's copy of the tenant row was read before the change, so it is older than
+// the TTL by then. That is checked on the first such request, however loaded the machine is.
 func TestRevokedGrantRefusedOnOtherReplica(t *testing.T) {
 	dbs := storagetest.OpenShared(t, "postgres", 2)
 	a, b := newEnv(t, dbs[0], 1<<20), newEnv(t, dbs[1], 1<<20)
+	// afterTTL checks cond on B's next request once the TTL has passed: the sleep is the
+	// promise under test (at most tenantCacheTtl), not a guess at how long something takes.
+	afterTTL := func(what string, cond func() bool) {
+		t.Helper()
+		time.Sleep(defaultTenantCacheTTL + 20*time.Millisecond)
+		if !cond() {
+			t.Fatalf("%s: not on the first request after server.tenantCacheTtl (%s)", what, defaultTenantCacheTTL)
+		}
+	}
 	a.mkTenant("acme", "alice")
 	alice, bob := a.token("alice", "acme", false), a.token("bob", "acme", false)
 	question := map[string]string{"object": "cards/agt1/capabilities/review_pr", "action": "delegate"}
 	allowedOn := func(e *env, tenant, token string, q map[string]string) func() bool {
 		return func() bool { return e.ask(tenant, token, q).Allowed }
+	}
+	refusedOn := func(e *env, tenant, token string, q map[string]string) func() bool {
+		return func() bool { return !e.ask(tenant, token, q).Allowed }
 	}
 	if allowedOn(b, "acme", bob, question)() {
 		t.Fatal("allowed before the grant")
@@ -147,31 +161,31 @@ func TestRevokedGrantRefusedOnOtherReplica(t *testing.T) {
 	if !allowedOn(a, "acme", bob, question)() {
 		t.Fatal("grant not seen at once on A")
 	}
-	within(t, time.Second, "grant seen on B", allowedOn(b, "acme", bob, question))
+	afterTTL("grant seen on B", allowedOn(b, "acme", bob, question))
 	// B's caches now hold the grant; A revokes it.
 	expect(t, a.do("DELETE", "/v1/tenants/acme/policies", alice, policy("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusNoContent)
 	if allowedOn(a, "acme", bob, question)() {
 		t.Fatal("A honours the grant it just revoked")
 	}
-	within(t, time.Second, "revocation seen on B", not(allowedOn(b, "acme", bob, question)))
+	afterTTL("revocation seen on B", refusedOn(b, "acme", bob, question))
 	// Role revocations travel the same way.
 	expect(t, a.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "bob", "role": "orchestrator"}), http.StatusCreated)
-	within(t, time.Second, "role seen on B", allowedOn(b, "acme", bob, question))
+	afterTTL("role seen on B", allowedOn(b, "acme", bob, question))
 	// The request path (Check, whose decisions are memoised) too: allowed means the missing card
 	// is 404, refused is 403.
 	expect(t, b.do("GET", "/v1/tenants/acme/cards/agt1", bob, nil), http.StatusNotFound, "not_found")
 	expect(t, a.do("DELETE", "/v1/tenants/acme/roles?subject=bob&role=orchestrator", alice, nil), http.StatusNoContent)
 	expect(t, a.do("GET", "/v1/tenants/acme/cards/agt1", bob, nil), http.StatusForbidden, "forbidden")
-	within(t, time.Second, "role revocation seen by B's request path", func() bool {
+	afterTTL("role revocation seen by B's request path", func() bool {
 		return b.do("GET", "/v1/tenants/acme/cards/agt1", bob, nil).status == http.StatusForbidden
 	})
 	if allowedOn(b, "acme", bob, question)() {
 		t.Fatal("B's authorize answer disagrees with its request path")
 	}
-	// A suspension made on A shuts B's door within 1 s too.
+	// A suspension made on A shuts B's door within the TTL too.
 	expect(t, a.do("PATCH", "/v1/tenants/acme", a.admin(), map[string]string{"status": "suspended"}), http.StatusOK)
 	expect(t, a.do("GET", "/v1/tenants/acme/cards", alice, nil), http.StatusForbidden, "tenant_suspended")
-	within(t, time.Second, "suspension seen on B", func() bool {
+	afterTTL("suspension seen on B", func() bool {
 		return b.do("GET", "/v1/tenants/acme/cards", alice, nil).status == http.StatusForbidden
 	})
 	// A tenant deleted and created again with the same id starts from its own seed on B.
@@ -183,19 +197,5 @@ func TestRevokedGrantRefusedOnOtherReplica(t *testing.T) {
 	}
 	expect(t, a.do("DELETE", "/v1/tenants/beta", a.admin(), nil), http.StatusNoContent)
 	a.mkTenant("beta", "zed")
-	within(t, time.Second, "B drops the deleted tenant's rules", not(allowedOn(b, "beta", aliceBeta, manage)))
+	afterTTL("B drops the deleted tenant's rules", refusedOn(b, "beta", aliceBeta, manage))
 }
-
-// within polls cond until it holds and fails the test if that takes longer than d.
-func within(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("%s: not within %s", what, d)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func not(f func() bool) func() bool { return func() bool { return !f() } }

@@ -1,19 +1,22 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/storage/storagetest"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 // searchCorpus is small enough that the right answer to each query is obvious to a person.
@@ -359,7 +362,9 @@ func TestSearchOnlyReadableCards(t *testing.T) {
 }
 
 // TestSearchPagingUnderConcurrentWrites pages through a result while another client inserts and
-// deletes cards at the same time: every card that matched throughout shows exactly once.
+// deletes matching cards at the same time: between every two pages the writer has inserted and
+// deleted at least one card (counted, so the test cannot pass without writes), no card shows
+// twice, and every card that matched throughout shows exactly once.
 func TestSearchPagingUnderConcurrentWrites(t *testing.T) {
 	forEachDialectAndIndex(t, func(t *testing.T, e *env) {
 		e.mkTenant("acme", "alice")
@@ -372,10 +377,11 @@ func TestSearchPagingUnderConcurrentWrites(t *testing.T) {
 			expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+id, alice, c), http.StatusCreated)
 			stable = append(stable, id)
 		}
-		stop := make(chan struct{})
-		writerErr := make(chan error, 1)
+		var writes atomic.Int64 // writes answered with success
+		var writerErr error     // why the writer stopped early; read after done
+		stop, done := make(chan struct{}), make(chan struct{})
 		go func() {
-			defer close(writerErr)
+			defer close(done)
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
@@ -387,36 +393,47 @@ func TestSearchPagingUnderConcurrentWrites(t *testing.T) {
 				c := sampleCard(id)
 				c["description"] = "alpha beta"
 				body, _ := json.Marshal(c)
-				for _, rq := range []struct{ method, path string }{{"PUT", id}, {"DELETE", id}} {
-					var rd io.Reader
-					if rq.method == "PUT" {
-						rd = bytes.NewReader(body)
+				for _, rq := range []struct{ method, body string }{{"PUT", string(body)}, {"DELETE", ""}} {
+					status, err := send(e, rq.method, "/v1/tenants/acme/cards/"+id, alice, rq.body)
+					if err == nil && status >= 300 {
+						err = fmt.Errorf("%s %s: status %d", rq.method, id, status)
 					}
-					req, _ := http.NewRequest(rq.method, e.srv.URL+"/v1/tenants/acme/cards/"+rq.path, rd)
-					req.Header.Set("Authorization", "Bearer "+alice)
-					req.Header.Set("Content-Type", "application/json")
-					res, err := e.srv.Client().Do(req)
 					if err != nil {
-						writerErr <- err
+						writerErr = err
 						return
 					}
-					res.Body.Close()
-					if res.StatusCode >= 300 {
-						writerErr <- fmt.Errorf("%s %s: %d", rq.method, id, res.StatusCode)
-						return
-					}
+					writes.Add(1)
 				}
 			}
 		}()
+		stopWriter := sync.OnceFunc(func() { close(stop); <-done })
+		defer stopWriter()
+		// writesAfter waits until the writer has made two more writes than n (an insert and a
+		// delete, as it alternates), failing if it stopped.
+		writesAfter := func(n int64) {
+			t.Helper()
+			webtest.Eventually(t, 10*time.Second, "two more writes", func() bool {
+				select {
+				case <-done:
+					t.Fatalf("the writer stopped after %d writes: %v", writes.Load(), writerErr)
+				default:
+				}
+				return writes.Load() >= n+2
+			})
+		}
+		writesAfter(0)
 		for _, query := range []string{"limit=3", "limit=3&q=alpha+beta"} {
 			seen := map[string]int{}
 			cursor := ""
-			for pages := 0; ; pages++ {
+			first := writes.Load()
+			pages := 0
+			for ; ; pages++ {
 				if pages > 100 {
 					t.Fatal("paging does not end")
 				}
 				path := query
 				if cursor != "" {
+					writesAfter(writes.Load())
 					path += "&cursor=" + cursor
 				}
 				a := e.search(alice, "acme", path)
@@ -428,15 +445,24 @@ func TestSearchPagingUnderConcurrentWrites(t *testing.T) {
 				}
 				cursor = a.NextCursor
 			}
+			during := writes.Load() - first
+			if during < 2*int64(pages) {
+				t.Errorf("%s: %d writes during %d pages", query, during, pages+1)
+			}
+			for id, n := range seen {
+				if n > 1 {
+					t.Errorf("%s: %s shown %d times", query, id, n)
+				}
+			}
 			for _, id := range stable {
 				if seen[id] != 1 {
-					t.Errorf("%s: %s shown %d times", query, id, seen[id])
+					t.Errorf("%s: %s shown %d times, want once", query, id, seen[id])
 				}
 			}
 		}
-		close(stop)
-		if err := <-writerErr; err != nil {
-			t.Fatal(err)
+		stopWriter()
+		if writerErr != nil {
+			t.Fatal(writerErr)
 		}
 	})
 }

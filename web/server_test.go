@@ -3,7 +3,6 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,13 +22,15 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/outbound"
+	"github.com/agentcards/agentcards/web/webtest"
 	"github.com/labstack/echo/v4"
 )
 
 // defaultTenantCacheTTL is server.tenantCacheTtl's default; the tests run with it, as servers do.
 const defaultTenantCacheTTL = 250 * time.Millisecond
 
-var testSecret = []byte("0123456789abcdef0123456789abcdef-test-secret")
+// testSecret is the HS256 key of the test servers' tokens, for tests that sign tokens by hand.
+var testSecret = []byte(webtest.Secret)
 
 // env is one running API over a real database, reached through real HTTP.
 type env struct {
@@ -73,22 +73,20 @@ func (e *env) grantRule(t *testing.T, tenant, subject, obj, act, eft string) {
 
 // forEachDialect runs fn against a fresh server on SQLite, Postgres and MySQL.
 func forEachDialect(t *testing.T, fn func(t *testing.T, e *env)) {
-	for _, d := range storagetest.Dialects() {
-		t.Run(d, func(t *testing.T) {
-			fn(t, newEnv(t, storagetest.Open(t, d), 1<<20))
-		})
-	}
+	t.Helper()
+	storagetest.ForEachDialect(t, func(t *testing.T, d string) { fn(t, newEnv(t, storagetest.Open(t, d), 1<<20)) })
 }
 
 // forEachDialectAndIndex runs fn on every database with both search modes (memory, none).
 func forEachDialectAndIndex(t *testing.T, fn func(t *testing.T, e *env)) {
-	for _, d := range storagetest.Dialects() {
+	t.Helper()
+	storagetest.ForEachDialect(t, func(t *testing.T, d string) {
 		for _, mode := range []string{"memory", "none"} {
-			t.Run(d+"/"+mode, func(t *testing.T) {
+			t.Run(mode, func(t *testing.T) {
 				fn(t, newEnvWith(t, storagetest.Open(t, d), envOptions{allowLoopback: true, noIndex: mode == "none"}))
 			})
 		}
-	}
+	})
 }
 
 func newEnv(t testing.TB, db *storage.DB, bodyLimit int64) *env {
@@ -118,11 +116,8 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	if o.tenantCacheTTL == 0 {
 		o.tenantCacheTTL = defaultTenantCacheTTL
 	}
-	tokens, err := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: testSecret, Leeway: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := testServiceKeys(t)
+	tokens := webtest.Tokens(t)
+	keys := webtest.ServiceKeys(t)
 	ocfg := outbound.Config{Timeout: time.Minute}
 	if o.allowLoopback {
 		ocfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -187,117 +182,49 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 // token mints a token for subject in tenant ("" with admin for a platform admin).
 func (e *env) token(subject, tenant string, admin bool) string {
 	e.t.Helper()
-	tok, err := e.tokens.Mint(subject, tenant, time.Hour, admin)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tok
+	return webtest.Mint(e.t, e.tokens, subject, tenant, admin)
 }
 
 func (e *env) admin() string { return e.token("root", "", true) }
 
-// response is a finished HTTP exchange.
+// client reaches the env's server through its own HTTP client.
+func (e *env) client() webtest.Client {
+	return webtest.Client{BaseURL: e.srv.URL, HTTP: e.srv.Client()}
+}
+
+// response is webtest.Response under the field names the web tests were written with.
 type response struct {
 	status int
 	header http.Header
 	body   []byte
 }
 
-func (r response) json(t testing.TB, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("decode %s: %v", r.body, err)
-	}
+func (r response) wt() webtest.Response {
+	return webtest.Response{Status: r.status, Header: r.header, Body: r.body}
 }
+
+func (r response) json(t testing.TB, v any) { t.Helper(); r.wt().JSON(t, v) }
 
 // errCode returns the error code of the one error body, failing if the body has another shape.
-func (r response) errCode(t testing.TB) string {
-	t.Helper()
-	var b struct {
-		Error struct {
-			Code      string `json:"code"`
-			Message   string `json:"message"`
-			RequestID string `json:"requestId"`
-		} `json:"error"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil || b.Error.Code == "" || b.Error.Message == "" || b.Error.RequestID == "" {
-		t.Fatalf("not the error body: %s (%v)", r.body, err)
-	}
-	if r.header.Get("X-Request-Id") != b.Error.RequestID {
-		t.Fatalf("requestId %q differs from X-Request-Id %q", b.Error.RequestID, r.header.Get("X-Request-Id"))
-	}
-	return b.Error.Code
-}
+func (r response) errCode(t testing.TB) string { t.Helper(); return r.wt().ErrCode(t) }
 
-// do sends one request. body may be nil, a string (sent as is) or a value (sent as JSON).
+// do sends one request; see webtest.Client.Do.
 func (e *env) do(method, path, token string, body any, headers ...string) response {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		if strings.EqualFold(headers[i], "Host") {
-			req.Host = headers[i+1]
-			continue
-		}
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := e.srv.Client().Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return response{status: res.StatusCode, header: res.Header, body: b}
+	r := e.client().Do(e.t, method, path, token, body, headers...)
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 // expect fails unless r has the status (and, for errors, the code).
 func expect(t testing.TB, r response, status int, code ...string) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
-	if len(code) > 0 {
-		if got := r.errCode(t); got != code[0] {
-			t.Fatalf("code %q, want %q: %s", got, code[0], r.body)
-		}
-	}
+	webtest.Expect(t, r.wt(), status, code...)
 }
 
 // mkTenant creates a tenant with the given admins through the API.
 func (e *env) mkTenant(id string, admins ...string) {
 	e.t.Helper()
-	if admins == nil {
-		admins = []string{}
-	}
-	r := e.do("POST", "/v1/tenants", e.admin(), map[string]any{"id": id, "name": "Tenant " + id, "admins": admins})
-	expect(e.t, r, http.StatusCreated)
+	e.client().CreateTenant(e.t, e.admin(), id, admins...)
 }
 
 // sampleCard is a valid card document.
@@ -354,9 +281,8 @@ func TestPanicIsAnOpaque500(t *testing.T) {
 
 func TestRequestTimeout(t *testing.T) {
 	db := storagetest.Open(t, "sqlite")
-	tokens, _ := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: testSecret})
 	e := web.New(web.Config{RequestTimeout: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
-		web.Deps{Tokens: tokens, Ready: db.Ping})
+		web.Deps{Tokens: webtest.Tokens(t), Ready: db.Ping})
 	e.GET("/slow", func(c echo.Context) error {
 		select {
 		case <-c.Request().Context().Done():

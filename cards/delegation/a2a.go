@@ -3,6 +3,7 @@ package delegation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -53,6 +54,9 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 		if ctx.Err() != nil || x.d.Blocked(err) {
 			return Outcome{}, err // a timeout or the guard: run classifies them
 		}
+		if out, ok := x.tooLarge(err); ok {
+			return out, nil
+		}
 		return Outcome{Status: StatusFailed, Error: "A2A: " + errorText([]byte(err.Error()))}, err
 	}
 	switch r := res.(type) {
@@ -69,12 +73,24 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 				}
 			}
 			if r, err = followTask(ctx, client, r); err != nil {
+				if out, ok := x.tooLarge(err); ok && ctx.Err() == nil {
+					return out, nil
+				}
 				return Outcome{}, err // ctx ended (timeout) or the agent stopped answering
 			}
 		}
 		return taskOutcome(r), nil
 	}
 	return Outcome{Status: StatusFailed, Error: fmt.Sprintf("A2A: unexpected result %T", res)}, nil
+}
+
+// tooLarge is the outcome of an answer over MaxResultBytes: failed, as over HTTP, and not
+// counted by the breaker, since an agent that answers too much is answering.
+func (x *Dispatcher) tooLarge(err error) (Outcome, bool) {
+	if !errors.Is(err, ErrTooLarge) {
+		return Outcome{}, false
+	}
+	return Outcome{Status: StatusFailed, Error: fmt.Sprintf("the agent's answer is over %d bytes", x.cfg.MaxResultBytes)}, true
 }
 
 // followTask asks the agent for the task until it reaches a terminal state or ctx (the

@@ -221,7 +221,12 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	}
 	timeout := x.cfg.DefaultTimeout
 	if req.TimeoutMS > 0 {
-		timeout = min(time.Duration(req.TimeoutMS)*time.Millisecond, x.cfg.MaxTimeout)
+		// Capped in milliseconds, before the conversion: a timeoutMs above ~292 years would
+		// overflow a Duration into a negative one, a deadline in the past.
+		timeout = x.cfg.MaxTimeout
+		if req.TimeoutMS < x.cfg.MaxTimeout.Milliseconds() {
+			timeout = time.Duration(req.TimeoutMS) * time.Millisecond
+		}
 	}
 	d.Deadline = now.Add(timeout)
 	call := call{tenant: tenant, d: d, req: req, target: target, timeout: timeout}

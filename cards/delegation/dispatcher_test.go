@@ -1,18 +1,13 @@
 package delegation_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +18,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 // allowAll is a policy that allows every action; these tests are about what happens after it.
@@ -37,29 +33,11 @@ func (f secretsFunc) Secret(ctx context.Context, _ tenants.ID, _, _ string) (str
 	return f(ctx)
 }
 
-// syncBuffer is a log sink that the dispatcher's goroutines and the test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // dispatcherFixture is a dispatcher over a real SQLite store, with one card whose endpoint is a
 // loopback agent that counts its calls.
 type dispatcherFixture struct {
 	x     *delegation.Dispatcher
-	log   *syncBuffer
+	log   *webtest.LogBuffer
 	calls *atomic.Int64
 	ctx   context.Context
 }
@@ -96,19 +74,8 @@ func newDispatcherFixtureAt(t *testing.T, cfg delegation.Config, secrets delegat
 	if err := cardStore.Create(ctx, "acme", card); err != nil {
 		t.Fatal(err)
 	}
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := authz.NewServiceKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := authz.NewServiceKeys(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &syncBuffer{}
+	keys := webtest.ServiceKeys(t)
+	log := &webtest.LogBuffer{}
 	x := delegation.NewDispatcher(cfg, delegation.Deps{
 		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: allowAll{},
 		Doer: http.DefaultClient, Signer: keys, Secrets: secrets,

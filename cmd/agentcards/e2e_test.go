@@ -3,9 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 // TestEndToEnd builds the binary, runs `serve` with no config in an empty directory, mints a
@@ -132,36 +131,18 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("token prints more than a token: %q", out)
 	}
 
+	api := webtest.Client{BaseURL: base}
 	call := func(method, path string, body any, want int) map[string]any {
 		t.Helper()
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = bytes.NewReader(b)
-		}
-		req, _ := http.NewRequest(method, base+path, rd)
-		req.Header.Set("Authorization", "Bearer "+token)
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		if res.StatusCode != want {
-			t.Fatalf("%s %s: %d, want %d: %s", method, path, res.StatusCode, want, raw)
-		}
+		r := api.Do(t, method, path, token, body)
+		webtest.Expect(t, r, want)
 		var m map[string]any
-		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &m); err != nil {
-				t.Fatalf("%s %s: %v: %s", method, path, err, raw)
-			}
+		if len(r.Body) > 0 {
+			r.JSON(t, &m)
 		}
 		return m
 	}
-	call("POST", "/v1/tenants", map[string]any{"id": "acme", "name": "Acme", "admins": []string{"alice"}}, 201)
+	api.CreateTenant(t, token, "acme", "alice")
 	card := map[string]any{"agentId": "reviewer", "name": "Code Reviewer", "protocols": []string{"http"},
 		"endpoint": "https://agents.example.com/review", "capabilities": []any{map[string]any{"name": "review_pr"}}}
 	call("POST", "/v1/tenants/acme/cards", card, 201)
@@ -177,23 +158,29 @@ func TestEndToEnd(t *testing.T) {
 	if got := call("GET", "/v1/tenants/acme/cards?q=review+pr&capability=review_pr", nil, 200); got["total"] != float64(1) {
 		t.Fatalf("searched %v", got)
 	}
-	if got := call("GET", "/a2a/acme/reviewer/.well-known/agent-card.json", nil, 200); got["name"] != "Code Reviewer" || got["signatures"] == nil {
-		t.Fatalf("A2A card %v", got)
+	a2aCard := api.Do(t, "GET", "/a2a/acme/reviewer/.well-known/agent-card.json", token, nil)
+	webtest.Expect(t, a2aCard, 200)
+	var served map[string]any
+	a2aCard.JSON(t, &served)
+	if served["name"] != "Code Reviewer" || served["signatures"] == nil {
+		t.Fatalf("A2A card %s", a2aCard.Body)
 	}
 	call("DELETE", "/v1/tenants/acme/cards/reviewer", nil, 204)
 	call("GET", "/v1/tenants/acme/cards/reviewer", nil, 404)
 
-	res, err := http.Get(base + "/.well-known/jwks.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	jwks := api.Do(t, "GET", "/.well-known/jwks.json", "", nil)
+	webtest.Expect(t, jwks, 200)
 	var set struct {
 		Keys []struct{ Kty, Kid, Alg string } `json:"keys"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&set); err != nil || len(set.Keys) != 1 || set.Keys[0].Alg != "ES256" || set.Keys[0].Kid == "" {
-		t.Fatalf("jwks: %+v %v", set, err)
+	jwks.JSON(t, &set)
+	if len(set.Keys) != 1 || set.Keys[0].Alg != "ES256" || set.Keys[0].Kid == "" {
+		t.Fatalf("jwks: %s", jwks.Body)
 	}
-	res.Body.Close()
+	// The card served before the delete verifies with the published key, as a client checks it.
+	if err := webtest.VerifyCard(jwks.Body, a2aCard.Body); err != nil {
+		t.Fatalf("A2A card signature: %v", err)
+	}
 	if st, err := os.Stat(filepath.Join(work, "data", "signing-key.pem")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("signing key file: %v %v", st, err)
 	}

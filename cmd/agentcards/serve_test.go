@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/migrations"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// served is a `serve` the test runs: its API and its log.
+type served struct {
+	api webtest.Client
+	log *webtest.LogBuffer
+}
+
+// serveConfig is the YAML of a server on a loopback port with its own data directory, over the
+// database dialect/dsn, with the HS256 secret of webtest's tokens and search set to the YAML
+// lines given.
+func serveConfig(t *testing.T, dialect, dsn string, search ...string) string {
+	return fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\ndatabase:\n  driver: %s\n  dsn: %q\nauth:\n  secret: %q\nsearch:\n  %s\n",
+		t.TempDir(), dialect, dsn, webtest.Secret, strings.Join(search, "\n  "))
+}
+
+// startServe runs the real serve command with config until the test ends, and returns once it
+// listens.
+func startServe(t *testing.T, config string) served {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &webtest.LogBuffer{}, &webtest.LogBuffer{}
+	stopped := make(chan struct{})
+	var err error
+	go func() {
+		defer close(stopped)
+		err = run(ctx, []string{"serve", "--config", path}, stdout, stderr, nil)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-stopped:
+			if err != nil {
+				t.Errorf("serve: %v\n%s", err, stderr)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("serve did not stop\n%s", stderr)
+		}
+	})
+	listening := regexp.MustCompile(`listening on (http://\S+)`)
+	deadline := time.After(60 * time.Second)
+	for {
+		if m := listening.FindStringSubmatch(stdout.String()); m != nil {
+			return served{api: webtest.Client{BaseURL: m[1]}, log: stderr}
+		}
+		select {
+		case <-stopped:
+			t.Fatalf("serve stopped: %v\n%s", err, stderr)
+		case <-deadline:
+			t.Fatalf("serve does not listen\n%s", stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// createCard registers a card with capability review_pr and the given description.
+func createCard(t *testing.T, s served, token, tenant, agentID, description string) {
+	t.Helper()
+	r := s.api.Do(t, http.MethodPost, "/v1/tenants/"+tenant+"/cards", token, map[string]any{
+		"agentId": agentID, "name": "Agent " + agentID, "description": description, "protocols": []string{"http"},
+		"endpoint": "https://agents.example.com/" + agentID, "capabilities": []any{map[string]any{"name": "review_pr"}},
+	})
+	webtest.Expect(t, r, http.StatusCreated)
+}
+
+// searchReviewers returns the agents that the server finds for "reviews pull", sorted.
+func searchReviewers(t *testing.T, s served, token, tenant string) string {
+	t.Helper()
+	r := s.api.Do(t, http.MethodGet, "/v1/tenants/"+tenant+"/cards?q=reviews+pull", token, nil)
+	webtest.Expect(t, r, http.StatusOK)
+	var page struct {
+		Items []struct {
+			Card struct {
+				AgentID string `json:"agentId"`
+			} `json:"card"`
+		} `json:"items"`
+		Total int `json:"total"`
+	}
+	r.JSON(t, &page)
+	ids := []string{}
+	for _, it := range page.Items {
+		ids = append(ids, it.Card.AgentID)
+	}
+	if page.Total != len(ids) {
+		t.Fatalf("total %d for %d items: %s", page.Total, len(ids), r.Body)
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, " ")
+}
+
+// followLine is what serve logs when it follows the change feed with LISTEN/NOTIFY.
+const followLine = "following the change feed with LISTEN/NOTIFY"
+
+// TestServeSearchIndexNone: with search.index none every search reads the database, so a card
+// that a second server writes into the same database is found by the first at once, though the
+// poll interval is an hour; and no follower starts (no LISTEN, on Postgres either). The control,
+// with the memory index, no LISTEN and the same hour, misses it: the difference is the setting.
+func TestServeSearchIndexNone(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		_, dsn := storagetest.EmptyDatabase(t, dialect)
+		root := webtest.Mint(t, webtest.Tokens(t), "root", "", true)
+		scenario := func(search ...string) (first, second served, seen string) {
+			t.Helper()
+			first = startServe(t, serveConfig(t, dialect, dsn, search...))
+			second = startServe(t, serveConfig(t, dialect, dsn, search...))
+			tenant := "t" + strings.ReplaceAll(search[0], ": ", "-") // one tenant per scenario
+			first.api.CreateTenant(t, root, tenant, "alice")
+			createCard(t, first, root, tenant, "reviewer-a", "Reviews pull requests")
+			createCard(t, first, root, tenant, "translator", "Translates documents")
+			if got := searchReviewers(t, first, root, tenant); got != "reviewer-a" {
+				t.Fatalf("%v: search on the writing server: %q", search, got)
+			}
+			createCard(t, second, root, tenant, "reviewer-b", "Reviews pull requests")
+			return first, second, searchReviewers(t, first, root, tenant)
+		}
+
+		first, second, seen := scenario("index: none", "pollInterval: 1h", "listen: true")
+		if seen != "reviewer-a reviewer-b" {
+			t.Errorf("search.index none: the first server found %q at once, want both reviewers", seen)
+		}
+		for i, s := range []served{first, second} {
+			if log := s.log.String(); strings.Contains(log, "following the change feed") || strings.Contains(log, "change-feed listener") {
+				t.Errorf("search.index none: server %d follows the change feed:\n%s", i, log)
+			}
+		}
+
+		first, _, seen = scenario("index: memory", "pollInterval: 1h", "listen: false")
+		if seen != "reviewer-a" {
+			t.Errorf("control, memory index polled hourly: the first server found %q, want its own card only", seen)
+		}
+		if strings.Contains(first.log.String(), followLine) {
+			t.Errorf("search.listen false, yet:\n%s", first.log)
+		}
+	})
+}
+
+// TestServeFollowsWithListen: with the memory index and search.listen true, on Postgres serve
+// follows the change feed with LISTEN/NOTIFY: a card written by a second server over the same
+// database is found by the first within seconds, with a poll interval of an hour. On SQLite and
+// MySQL, which have no LISTEN, serve polls without logging either a follower or a failure.
+func TestServeFollowsWithListen(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		_, dsn := storagetest.EmptyDatabase(t, dialect)
+		search := []string{"index: memory", "pollInterval: 1h", "listen: true"}
+		first := startServe(t, serveConfig(t, dialect, dsn, search...))
+		if dialect != migrations.Postgres {
+			if log := first.log.String(); strings.Contains(log, followLine) || strings.Contains(log, "listener") {
+				t.Errorf("%s has no LISTEN, yet:\n%s", dialect, log)
+			}
+			return
+		}
+		if log := first.log.String(); !strings.Contains(log, followLine) || !strings.Contains(log, "interval=1h0m0s") {
+			t.Fatalf("no %q with the configured interval in the log:\n%s", followLine, log)
+		}
+		second := startServe(t, serveConfig(t, dialect, dsn, search...))
+		root := webtest.Mint(t, webtest.Tokens(t), "root", "", true)
+		first.api.CreateTenant(t, root, "acme", "alice")
+		createCard(t, first, root, "acme", "reviewer-a", "Reviews pull requests")
+		if got := searchReviewers(t, first, root, "acme"); got != "reviewer-a" { // loads the index
+			t.Fatalf("search on the writing server: %q", got)
+		}
+		createCard(t, second, root, "acme", "reviewer-b", "Reviews pull requests")
+		start := time.Now()
+		webtest.Eventually(t, 10*time.Second, "the first server finds the second's card", func() bool {
+			return searchReviewers(t, first, root, "acme") == "reviewer-a reviewer-b"
+		})
+		t.Logf("found after %s", time.Since(start))
+	})
+}
+
+// setChangedAt backdates the change-feed entries of tenant's agent to at.
+func setChangedAt(t *testing.T, db *storage.DB, tenant tenants.ID, agent string, at time.Time) {
+	t.Helper()
+	query := "UPDATE card_changes SET changed_at = ? WHERE tenant_id = ? AND agent_id = ?"
+	if db.Dialect() == migrations.Postgres {
+		query = "UPDATE card_changes SET changed_at = $1 WHERE tenant_id = $2 AND agent_id = $3"
+	}
+	if _, err := db.SQL().Exec(query, at.UTC().Truncate(time.Microsecond), string(tenant), agent); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPruneFeedLoop: the loop serve starts, pruneFeed, deletes every retention/24, in every
+// tenant, the change-feed entries older than retention and keeps the newer ones; it goes on
+// doing so, and logs nothing when all goes well.
+func TestPruneFeedLoop(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		ctx := context.Background()
+		db := storagetest.Open(t, dialect)
+		feed, ts := storage.NewCardStore(db), storage.NewTenantStore(db)
+		const retention = 12 * time.Second // pruned every 500ms
+		now := time.Now()
+		ages := map[string]time.Duration{"old": time.Hour, "expired": retention + time.Second, "mid": retention / 2, "new": 0}
+		for _, tenant := range []tenants.ID{"a", "b", "c"} {
+			tn := tenants.Tenant{ID: tenant, Name: string(tenant), Status: tenants.StatusActive, CreatedAt: now, UpdatedAt: now}
+			if err := ts.Create(ctx, tn, []string{"alice"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tenant := range []tenants.ID{"a", "b"} { // c has no entries
+			for agent, age := range ages {
+				c := cards.Card{AgentID: agent, Name: agent, Protocols: []string{"http"}, Capabilities: []cards.Capability{{Name: "review_pr"}},
+					Visibility: cards.VisibilityTenant, ID: "5b0f7c1e-0000-4000-8000-00000000000" + string(tenant), Revision: 1, CreatedAt: now, UpdatedAt: now}
+				if err := feed.Create(ctx, tenant, c); err != nil {
+					t.Fatal(err)
+				}
+				setChangedAt(t, db, tenant, agent, now.Add(-age))
+			}
+		}
+		left := func(tenant tenants.ID) string {
+			t.Helper()
+			list, err := feed.Changes(ctx, tenant, 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var agents []string
+			for _, c := range list {
+				agents = append(agents, c.AgentID)
+			}
+			slices.Sort(agents)
+			return strings.Join(agents, " ")
+		}
+
+		var log webtest.LogBuffer
+		loopCtx, stop := context.WithCancel(ctx)
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			pruneFeed(loopCtx, feed, ts, retention, slog.New(slog.NewTextHandler(&log, nil)))
+		}()
+		defer func() {
+			stop()
+			<-stopped
+		}()
+		webtest.Eventually(t, 10*time.Second, "entries older than retention pruned in a and b", func() bool {
+			return left("a") == "mid new" && left("b") == "mid new"
+		})
+		// An entry that ages past retention later goes at a later round; the other tenant keeps its own.
+		setChangedAt(t, db, "a", "mid", now.Add(-retention-time.Second))
+		webtest.Eventually(t, 10*time.Second, "a's entry pruned at a later round", func() bool { return left("a") == "new" })
+		if got := left("b"); got != "mid new" {
+			t.Errorf("b's entries after a later round: %q, want mid new", got)
+		}
+		if log.String() != "" {
+			t.Errorf("pruning logged:\n%s", log.String())
+		}
+	})
+}

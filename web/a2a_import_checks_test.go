@@ -1,0 +1,372 @@
+package web_test
+
+import (
+	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/gowebpki/jcs"
+)
+
+var b64 = base64.RawURLEncoding.EncodeToString
+
+// jwsFor returns one A2A 1.0 signature (§8.4) over card without its signatures: protected header
+// h, and sign's signature of base64url(h) + "." + base64url(JCS(card)).
+func jwsFor(t *testing.T, card map[string]any, h map[string]any, sign func(input []byte) []byte) map[string]any {
+	t.Helper()
+	c := maps.Clone(card)
+	delete(c, "signatures")
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := jcs.Transform(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected := b64(hb)
+	return map[string]any{"protected": protected, "signature": b64(sign([]byte(protected + "." + b64(payload))))}
+}
+
+func edSigner(priv ed25519.PrivateKey) func([]byte) []byte {
+	return func(input []byte) []byte { return ed25519.Sign(priv, input) }
+}
+
+// withSignatures is sampleV1 carrying sigs.
+func withSignatures(t *testing.T, sigs ...map[string]any) map[string]any {
+	c := sampleV1(t)
+	list := make([]any, len(sigs))
+	for i, s := range sigs {
+		list[i] = s
+	}
+	c["signatures"] = list
+	return c
+}
+
+// signatureCheck is the a2a.import.signature record of an imported card.
+type signatureCheck struct {
+	Status, Reason, Kid, KeySource string
+}
+
+func importedCheck(t *testing.T, r response) signatureCheck {
+	t.Helper()
+	var rest struct {
+		A2A struct {
+			Import struct{ Signature signatureCheck }
+		}
+	}
+	r.json(t, &rest)
+	return rest.A2A.Import.Signature
+}
+
+// importSignatureEnv is a server with tenant acme, an Ed25519 key k1 and the JWKS holding it.
+func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any) response, ed25519.PrivateKey, authz.JWKS) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := authz.JWKS{Keys: []authz.JWK{{Kty: "OKP", Crv: "Ed25519", X: b64(pub), Kid: "k1", Alg: "EdDSA"}}}
+	imp := func(id string, body map[string]any) response {
+		body["agentId"] = id
+		return e.do("POST", "/v1/tenants/acme/cards/import", alice, body)
+	}
+	return e, imp, priv, keys
+}
+
+// TestA2AImportJKUFailures: a signature whose jku cannot give its key leaves the card
+// "unverified" (README: verified|unverified|invalid; only invalid is refused), whatever the cause,
+// and a jku the outbound guard refuses is never fetched.
+func TestA2AImportJKUFailures(t *testing.T) {
+	e, imp, priv, keys := importSignatureEnv(t)
+	otherKid := authz.JWKS{Keys: []authz.JWK{keys.Keys[0]}}
+	otherKid.Keys[0].Kid = "k2"
+	var mu sync.Mutex
+	hits := map[string]int{}
+	jku := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/jwks.json":
+			_ = json.NewEncoder(w).Encode(keys)
+		case "/other-kid.json":
+			_ = json.NewEncoder(w).Encode(otherKid)
+		case "/not-jwks":
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte("<html>keys</html>"))
+		case "/error":
+			http.Error(w, "broken", http.StatusInternalServerError)
+		case "/close":
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer jku.Close()
+	signed := func(jkuURL string) map[string]any {
+		c := sampleV1(t)
+		return withSignatures(t, jwsFor(t, c, map[string]any{"alg": "EdDSA", "kid": "k1", "typ": "JOSE", "jku": jkuURL}, edSigner(priv)))
+	}
+	unverified := func(name string, r response) {
+		t.Helper()
+		expect(t, r, http.StatusCreated)
+		if c := importedCheck(t, r); c.Status != "unverified" || c.Reason == "" || c.KeySource != "" || c.Kid != "" {
+			t.Errorf("%s: signature record %+v, want unverified with a reason and no key", name, c)
+		}
+	}
+
+	// The test env's guard is the default one: loopback is refused before any dial.
+	unverified("blocked", imp("blocked", map[string]any{"card": signed(jku.URL + "/jwks.json")}))
+	mu.Lock()
+	fetched := hits["/jwks.json"]
+	mu.Unlock()
+	if fetched != 0 {
+		t.Fatalf("the guard let a jku on loopback be fetched %d times", fetched)
+	}
+
+	e.allowLoopback()
+	r := imp("control", map[string]any{"card": signed(jku.URL + "/jwks.json")})
+	expect(t, r, http.StatusCreated)
+	if c := importedCheck(t, r); c.Status != "verified" || c.KeySource != "jku" || c.Kid != "k1" {
+		t.Fatalf("control: %+v", c)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := "http://" + ln.Addr().String() + "/jwks.json"
+	_ = ln.Close()
+	for _, tc := range []struct{ id, jku string }{
+		{"unreachable", closedPort},
+		{"closed", jku.URL + "/close"},
+		{"answers-500", jku.URL + "/error"},
+		{"answers-404", jku.URL + "/missing"},
+		{"not-a-jwks", jku.URL + "/not-jwks"},
+		{"without-the-kid", jku.URL + "/other-kid.json"},
+		{"not-http", "file:///etc/jwks.json"},
+		{"relative", "/jwks.json"},
+	} {
+		unverified(tc.id, imp(tc.id, map[string]any{"card": signed(tc.jku)}))
+	}
+}
+
+// TestA2AImportRefusesWeakAlgorithms: "none" and HMAC algorithms prove nothing about a card signed
+// with a public key, so such a signature never verifies, even when the HMAC key is the public key
+// itself (the algorithm-confusion attack); with no key to judge by, the card is "unverified".
+func TestA2AImportRefusesWeakAlgorithms(t *testing.T) {
+	_, imp, _, keys := importSignatureEnv(t)
+	c := sampleV1(t)
+	pub, err := base64.RawURLEncoding.DecodeString(keys.Keys[0].X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs256 := func(key []byte) func([]byte) []byte {
+		return func(input []byte) []byte { m := hmac.New(sha256.New, key); m.Write(input); return m.Sum(nil) }
+	}
+	for _, tc := range []struct {
+		id  string
+		sig map[string]any
+	}{
+		{"none", jwsFor(t, c, map[string]any{"alg": "none", "kid": "k1"}, func([]byte) []byte { return nil })},
+		{"hs256-public-key", jwsFor(t, c, map[string]any{"alg": "HS256", "kid": "k1"}, hs256(pub))},
+		{"hs256-jwk-x", jwsFor(t, c, map[string]any{"alg": "HS256", "kid": "k1"}, hs256([]byte(keys.Keys[0].X)))},
+		{"hs512", jwsFor(t, c, map[string]any{"alg": "HS512", "kid": "k1"}, hs256(pub))},
+		{"unknown-alg", jwsFor(t, c, map[string]any{"alg": "XX999", "kid": "k1"}, hs256(pub))},
+		{"no-alg", jwsFor(t, c, map[string]any{"kid": "k1"}, hs256(pub))},
+	} {
+		r := imp(tc.id, map[string]any{"card": withSignatures(t, tc.sig), "keys": keys})
+		expect(t, r, http.StatusCreated)
+		if got := importedCheck(t, r); got.Status != "unverified" || got.Reason == "" || got.Kid != "" {
+			t.Errorf("%s: signature record %+v, want unverified", tc.id, got)
+		}
+	}
+}
+
+// TestA2AImportMalformedSignature: a signature that is not a JWS at all is invalid, a 400
+// invalid_signature that stores nothing, or with allowInvalidSignature a card recorded invalid.
+func TestA2AImportMalformedSignature(t *testing.T) {
+	e, imp, priv, keys := importSignatureEnv(t)
+	good := jwsFor(t, sampleV1(t), map[string]any{"alg": "EdDSA", "kid": "k1", "typ": "JOSE"}, edSigner(priv))
+	for _, tc := range []struct {
+		id  string
+		sig map[string]any
+	}{
+		{"protected-not-base64url", map[string]any{"protected": "!!not base64!!", "signature": good["signature"]}},
+		{"protected-not-json", map[string]any{"protected": b64([]byte("alg=EdDSA")), "signature": good["signature"]}},
+		{"protected-an-array", map[string]any{"protected": b64([]byte(`["EdDSA"]`)), "signature": good["signature"]}},
+		{"signature-not-base64url", map[string]any{"protected": good["protected"], "signature": "***"}},
+	} {
+		expect(t, imp(tc.id, map[string]any{"card": withSignatures(t, tc.sig), "keys": keys}), http.StatusBadRequest, "invalid_signature")
+		expect(t, e.getCard("acme", tc.id), http.StatusNotFound)
+		r := imp(tc.id, map[string]any{"card": withSignatures(t, tc.sig), "allowInvalidSignature": true})
+		expect(t, r, http.StatusCreated)
+		if got := importedCheck(t, r); got.Status != "invalid" || got.Reason == "" {
+			t.Errorf("%s: signature record %+v, want invalid", tc.id, got)
+		}
+	}
+}
+
+// TestA2AImportSeveralSignatures: any signature its key rejects makes the card invalid; otherwise
+// one that verifies makes it verified, whatever the order; signatures without a key leave it
+// unverified.
+func TestA2AImportSeveralSignatures(t *testing.T) {
+	_, imp, priv, keys := importSignatureEnv(t)
+	_, stranger, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sampleV1(t)
+	valid := jwsFor(t, c, map[string]any{"alg": "EdDSA", "kid": "k1", "typ": "JOSE"}, edSigner(priv))
+	keyless := jwsFor(t, c, map[string]any{"alg": "EdDSA", "kid": "k9", "typ": "JOSE"}, edSigner(stranger))
+	forged := jwsFor(t, c, map[string]any{"alg": "EdDSA", "kid": "k1", "typ": "JOSE"}, edSigner(stranger))
+	for _, tc := range []struct {
+		id   string
+		sigs []map[string]any
+		// want is the record's status, kid and keySource; "" for a refused import (400).
+		want [3]string
+	}{
+		{"keyless-then-valid", []map[string]any{keyless, valid}, [3]string{"verified", "k1", "request"}},
+		{"valid-then-keyless", []map[string]any{valid, keyless}, [3]string{"verified", "k1", "request"}},
+		{"valid-then-forged", []map[string]any{valid, forged}, [3]string{}},
+		{"forged-then-valid", []map[string]any{forged, valid}, [3]string{}},
+		{"all-forged", []map[string]any{forged, forged}, [3]string{}},
+		{"all-keyless", []map[string]any{keyless, keyless}, [3]string{"unverified", "", ""}},
+	} {
+		r := imp(tc.id, map[string]any{"card": withSignatures(t, tc.sigs...), "keys": keys})
+		if tc.want[0] == "" {
+			expect(t, r, http.StatusBadRequest, "invalid_signature")
+			continue
+		}
+		expect(t, r, http.StatusCreated)
+		got := importedCheck(t, r)
+		if [3]string{got.Status, got.Kid, got.KeySource} != tc.want || (got.Status == "unverified") != (got.Reason != "") {
+			t.Errorf("%s: signature record %+v, want %v", tc.id, got, tc.want)
+		}
+	}
+}
+
+// TestA2AImportFetchFailures: a card URL that cannot be reached is a 502 fetch_failed (README
+// errors table); one that answers, but not with a card, is a 400.
+func TestA2AImportFetchFailures(t *testing.T) {
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/close":
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+		case "/error":
+			http.Error(w, "broken", http.StatusInternalServerError)
+		case "/html":
+			_, _ = w.Write([]byte("<html>card</html>"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer agent.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := "http://" + ln.Addr().String() + "/card.json"
+	_ = ln.Close()
+	e, imp, _, _ := importSignatureEnv(t)
+	e.allowLoopback()
+	for _, tc := range []struct {
+		name, url string
+		status    int
+		code      string
+	}{
+		{"connection refused", closedPort, http.StatusBadGateway, "fetch_failed"},
+		{"connection closed", agent.URL + "/close", http.StatusBadGateway, "fetch_failed"},
+		// The server there failed: a bad gateway, as when it cannot be reached. A 4xx or a
+		// body that is not a card is the URL's fault: 400.
+		{"answers 500", agent.URL + "/error", http.StatusBadGateway, "fetch_failed"},
+		{"answers 404", agent.URL + "/missing", http.StatusBadRequest, "invalid"},
+		{"answers HTML", agent.URL + "/html", http.StatusBadRequest, "invalid"},
+	} {
+		r := imp("fetch", map[string]any{"url": tc.url})
+		if r.status != tc.status || r.errCode(t) != tc.code {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, r.status, r.body, tc.status, tc.code)
+		}
+	}
+	expect(t, e.getCard("acme", "fetch"), http.StatusNotFound)
+}
+
+// TestA2AImportRedirects: a card URL may redirect within its host (README: "redirects only within
+// the same host"); a redirect to another host, even an allowed one, is refused unfetched.
+func TestA2AImportRedirects(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(samplesDir, "a2a-samples__adk_currency_agent__agent_card.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	otherHits := 0
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		otherHits++
+		mu.Unlock()
+		_, _ = w.Write(raw)
+	}))
+	defer other.Close()
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/card.json":
+			_, _ = w.Write(raw)
+		case "/moved":
+			http.Redirect(w, r, "/card.json", http.StatusFound)
+		case "/moved-twice":
+			http.Redirect(w, r, "/moved", http.StatusMovedPermanently)
+		case "/away":
+			http.Redirect(w, r, other.URL+"/card.json", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer agent.Close()
+	e, imp, _, _ := importSignatureEnv(t)
+	e.allowLoopback()
+	for _, path := range []string{"/moved", "/moved-twice"} {
+		r := imp("m"+path[1:], map[string]any{"url": agent.URL + path})
+		expect(t, r, http.StatusCreated)
+		var rest struct {
+			Name string
+			A2A  struct{ Import struct{ URL, Format string } }
+		}
+		r.json(t, &rest)
+		// The record names the URL asked for, not where it led.
+		if rest.Name != "Currency Conversion Agent" || rest.A2A.Import.URL != agent.URL+path || rest.A2A.Import.Format != "0.3" {
+			t.Errorf("%s: imported %s", path, r.body)
+		}
+	}
+	expect(t, imp("away", map[string]any{"url": agent.URL + "/away"}), http.StatusBadRequest, "blocked_url")
+	expect(t, e.getCard("acme", "away"), http.StatusNotFound)
+	mu.Lock()
+	defer mu.Unlock()
+	if otherHits != 0 {
+		t.Fatalf("the other host was fetched %d times", otherHits)
+	}
+}

@@ -1,0 +1,207 @@
+package web_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// a2aServer serves e's cards through a second API configured with a2a.cacheMaxAge = maxAge, so
+// that a test can tell the configured max-age from the 5-minute default.
+func a2aServer(t *testing.T, e *env, maxAge time.Duration) webtest.Client {
+	t.Helper()
+	h := web.New(web.Config{A2ACacheMaxAge: maxAge, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
+		Tenants: &tenants.Service{Store: storage.NewTenantStore(e.db)}, Cards: e.cards, Enforcers: e.authz,
+		Tokens: e.tokens, ServiceKeys: e.keys, Ready: e.db.Ping,
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return webtest.Client{BaseURL: srv.URL, HTTP: srv.Client()}
+}
+
+// TestA2ARendersRESTCards registers small REST-native cards and compares the whole 1.0 and 0.3
+// cards served for them, signatures aside, with documents written by hand from the README's
+// "A2A" mapping table.
+func TestA2ARendersRESTCards(t *testing.T) {
+	const endpoint = "https://e.example/a2a"
+	flows := map[string]any{"clientCredentials": map[string]any{"tokenUrl": "https://auth.example/token", "scopes": map[string]any{"read": "Read"}}}
+	oidc := "https://id.example/.well-known/openid-configuration"
+	// base is what every case but the first adds to its card; v10 and v03 are its renderings.
+	base := map[string]any{"name": "R", "description": "D", "version": "1.0.0"}
+	v10 := map[string]any{"name": "R", "description": "D", "version": "1.0.0", "supportedInterfaces": []any{},
+		"capabilities": map[string]any{}, "defaultInputModes": []any{"text/plain"}, "defaultOutputModes": []any{"text/plain"}, "skills": []any{}}
+	// A card without an interface has an empty url; preferredTransport keeps 0.3's default.
+	v03 := map[string]any{"protocolVersion": "0.3.0", "name": "R", "description": "D", "version": "1.0.0", "url": "", "preferredTransport": "JSONRPC",
+		"capabilities": map[string]any{}, "defaultInputModes": []any{"text/plain"}, "defaultOutputModes": []any{"text/plain"}, "skills": []any{}}
+	for _, tc := range []struct {
+		name       string
+		card       map[string]any // the REST card, with base's members unless it sets them
+		want10     map[string]any // members changed in v10
+		want03     map[string]any // members changed in v03
+		noBaseline bool           // the card is exactly card, and want10/want03 are whole
+	}{
+		{name: "defaults", noBaseline: true,
+			card: map[string]any{"name": "Min", "capabilities": []any{map[string]any{"name": "do_it"}}},
+			want10: map[string]any{"name": "Min", "description": "Min", "version": "0.0.0", "supportedInterfaces": []any{},
+				"capabilities": map[string]any{}, "defaultInputModes": []any{"text/plain"}, "defaultOutputModes": []any{"text/plain"},
+				"skills": []any{map[string]any{"id": "do_it", "name": "do_it", "description": "do_it", "tags": []any{"do_it"}}}},
+			want03: map[string]any{"protocolVersion": "0.3.0", "name": "Min", "description": "Min", "version": "0.0.0", "url": "", "preferredTransport": "JSONRPC",
+				"capabilities": map[string]any{}, "defaultInputModes": []any{"text/plain"}, "defaultOutputModes": []any{"text/plain"},
+				"skills": []any{map[string]any{"id": "do_it", "name": "do_it", "description": "do_it", "tags": []any{"do_it"}}}}},
+		{name: "skill fallbacks",
+			card: map[string]any{"tags": []any{"ct"}, "capabilities": []any{
+				map[string]any{"name": "a", "title": "Alpha"},
+				map[string]any{"name": "b", "description": "Bee does b", "tags": []any{"own"}, "examples": []any{"do b"},
+					"inputModes": []any{"application/json"}, "outputModes": []any{"image/png"}},
+				map[string]any{"name": "c"}}},
+			want10: map[string]any{"skills": []any{
+				map[string]any{"id": "a", "name": "Alpha", "description": "Alpha", "tags": []any{"ct"}},
+				map[string]any{"id": "b", "name": "b", "description": "Bee does b", "tags": []any{"own"}, "examples": []any{"do b"},
+					"inputModes": []any{"application/json"}, "outputModes": []any{"image/png"}},
+				map[string]any{"id": "c", "name": "c", "description": "c", "tags": []any{"ct"}}}},
+			want03: map[string]any{"skills": []any{
+				map[string]any{"id": "a", "name": "Alpha", "description": "Alpha", "tags": []any{"ct"}},
+				map[string]any{"id": "b", "name": "b", "description": "Bee does b", "tags": []any{"own"}, "examples": []any{"do b"},
+					"inputModes": []any{"application/json"}, "outputModes": []any{"image/png"}},
+				map[string]any{"id": "c", "name": "c", "description": "c", "tags": []any{"ct"}}}}},
+		{name: "endpoint",
+			card:   map[string]any{"endpoint": endpoint},
+			want10: map[string]any{"supportedInterfaces": []any{map[string]any{"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}}},
+			want03: map[string]any{"url": endpoint, "preferredTransport": "JSONRPC", "additionalInterfaces": []any{map[string]any{"url": endpoint, "transport": "JSONRPC"}}}},
+		{name: "interfaces listing the endpoint",
+			card: map[string]any{"endpoint": endpoint, "a2a": map[string]any{"interfaces": []any{
+				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "t1"},
+				map[string]any{"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}}}},
+			want10: map[string]any{"supportedInterfaces": []any{
+				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "t1"},
+				map[string]any{"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}}},
+			// 0.3 prefers the interface that speaks 0.3.
+			want03: map[string]any{"url": endpoint, "preferredTransport": "HTTP+JSON", "additionalInterfaces": []any{
+				map[string]any{"url": "https://e.example/grpc", "transport": "GRPC"}, map[string]any{"url": endpoint, "transport": "HTTP+JSON"}}}},
+		{name: "interfaces without the endpoint",
+			card: map[string]any{"endpoint": endpoint, "a2a": map[string]any{"interfaces": []any{
+				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}}}},
+			want10: map[string]any{"supportedInterfaces": []any{
+				map[string]any{"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}}},
+			want03: map[string]any{"url": endpoint, "preferredTransport": "JSONRPC", "additionalInterfaces": []any{
+				map[string]any{"url": endpoint, "transport": "JSONRPC"}, map[string]any{"url": "https://e.example/grpc", "transport": "GRPC"}}}},
+		{name: "bearer",
+			card: map[string]any{"authRequirements": map[string]any{"type": "bearer", "scopes": []any{"r", "w"}}},
+			want10: map[string]any{"securitySchemes": map[string]any{"bearer": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "Bearer"}}},
+				"securityRequirements": []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{"list": []any{"r", "w"}}}}}},
+			want03: map[string]any{"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "Bearer"}},
+				"security": []any{map[string]any{"bearer": []any{"r", "w"}}}}},
+		{name: "api-key",
+			card: map[string]any{"authRequirements": map[string]any{"type": "api-key"}},
+			want10: map[string]any{"securitySchemes": map[string]any{"apiKey": map[string]any{"apiKeySecurityScheme": map[string]any{"location": "header", "name": "X-API-Key"}}},
+				"securityRequirements": []any{map[string]any{"schemes": map[string]any{"apiKey": map[string]any{}}}}},
+			want03: map[string]any{"securitySchemes": map[string]any{"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"}},
+				"security": []any{map[string]any{"apiKey": []any{}}}}},
+		{name: "oauth2",
+			card: map[string]any{"authRequirements": map[string]any{"type": "oauth2", "scopes": []any{"read"}, "flows": flows}},
+			want10: map[string]any{"securitySchemes": map[string]any{"oauth2": map[string]any{"oauth2SecurityScheme": map[string]any{"flows": flows}}},
+				"securityRequirements": []any{map[string]any{"schemes": map[string]any{"oauth2": map[string]any{"list": []any{"read"}}}}}},
+			want03: map[string]any{"securitySchemes": map[string]any{"oauth2": map[string]any{"type": "oauth2", "flows": flows}},
+				"security": []any{map[string]any{"oauth2": []any{"read"}}}}},
+		{name: "none",
+			card: map[string]any{"authRequirements": map[string]any{"type": "none"}}},
+		{name: "a2a security wins over authRequirements",
+			card: map[string]any{"authRequirements": map[string]any{"type": "bearer"}, "a2a": map[string]any{
+				"securitySchemes":      map[string]any{"g": map[string]any{"openIdConnectSecurityScheme": map[string]any{"openIdConnectUrl": oidc}}},
+				"securityRequirements": []any{map[string]any{"schemes": map[string]any{"g": map[string]any{"list": []any{"openid"}}}}}}},
+			want10: map[string]any{"securitySchemes": map[string]any{"g": map[string]any{"openIdConnectSecurityScheme": map[string]any{"openIdConnectUrl": oidc}}},
+				"securityRequirements": []any{map[string]any{"schemes": map[string]any{"g": map[string]any{"list": []any{"openid"}}}}}},
+			want03: map[string]any{"securitySchemes": map[string]any{"g": map[string]any{"type": "openIdConnect", "openIdConnectUrl": oidc}},
+				"security": []any{map[string]any{"g": []any{"openid"}}}}},
+		{name: "explicit false",
+			card:   map[string]any{"a2a": map[string]any{"streaming": false, "pushNotifications": false, "extendedAgentCard": false}},
+			want10: map[string]any{"capabilities": map[string]any{"streaming": false, "pushNotifications": false, "extendedAgentCard": false}},
+			want03: map[string]any{"capabilities": map[string]any{"streaming": false, "pushNotifications": false}, "supportsAuthenticatedExtendedCard": false}},
+		{name: "a2a block",
+			card: map[string]any{"capabilities": []any{map[string]any{"name": "s", "tags": []any{"x"}}}, "a2a": map[string]any{
+				"provider": map[string]any{"organization": "Acme", "url": "https://acme.example"},
+				"iconUrl":  "https://acme.example/i.png", "documentationUrl": "https://acme.example/doc",
+				"defaultInputModes": []any{"application/json"}, "defaultOutputModes": []any{"image/png"},
+				"streaming": true, "extendedAgentCard": true,
+				"extensions":                []any{map[string]any{"uri": "https://acme.example/ext", "required": true}},
+				"skillSecurityRequirements": map[string]any{"s": []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{"list": []any{"s:run"}}}}}}}},
+			want10: map[string]any{"provider": map[string]any{"organization": "Acme", "url": "https://acme.example"},
+				"iconUrl": "https://acme.example/i.png", "documentationUrl": "https://acme.example/doc",
+				"defaultInputModes": []any{"application/json"}, "defaultOutputModes": []any{"image/png"},
+				"capabilities": map[string]any{"streaming": true, "extendedAgentCard": true,
+					"extensions": []any{map[string]any{"uri": "https://acme.example/ext", "required": true}}},
+				"skills": []any{map[string]any{"id": "s", "name": "s", "description": "s", "tags": []any{"x"},
+					"securityRequirements": []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{"list": []any{"s:run"}}}}}}}},
+			want03: map[string]any{"provider": map[string]any{"organization": "Acme", "url": "https://acme.example"},
+				"iconUrl": "https://acme.example/i.png", "documentationUrl": "https://acme.example/doc",
+				"defaultInputModes": []any{"application/json"}, "defaultOutputModes": []any{"image/png"},
+				"capabilities":                      map[string]any{"streaming": true, "extensions": []any{map[string]any{"uri": "https://acme.example/ext", "required": true}}},
+				"supportsAuthenticatedExtendedCard": true,
+				"skills": []any{map[string]any{"id": "s", "name": "s", "description": "s", "tags": []any{"x"},
+					"security": []any{map[string]any{"bearer": []any{"s:run"}}}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+			e.mkTenant("acme", "alice")
+			card, want10, want03 := patched(base, tc.card), patched(v10, tc.want10), patched(v03, tc.want03)
+			if tc.noBaseline {
+				card, want10, want03 = tc.card, tc.want10, tc.want03
+			}
+			card["agentId"], card["visibility"] = "r", "public"
+			expect(t, e.do("PUT", "/v1/tenants/acme/cards/r", e.token("alice", "acme", false), card), http.StatusCreated)
+
+			api := a2aServer(t, e, 90*time.Second)
+			jwks := api.Do(t, "GET", "/.well-known/jwks.json", "", nil).Body
+			for _, form := range []struct {
+				version string
+				want    map[string]any
+			}{{"1.0", want10}, {"0.3", want03}} {
+				r := api.Do(t, "GET", "/a2a/acme/r/.well-known/agent-card.json", "", nil, "A2A-Version", form.version)
+				webtest.Expect(t, r, http.StatusOK)
+				if got := r.Header.Get("Cache-Control"); got != "public, max-age=90" {
+					t.Errorf("%q: Cache-Control %q, want public, max-age=90 (a2a.cacheMaxAge)", form.version, got)
+				}
+				if got := r.Header.Get("Vary"); got != "A2A-Version, Authorization" {
+					t.Errorf("%q: Vary %q", form.version, got)
+				}
+				if err := webtest.VerifyCard(jwks, r.Body); err != nil {
+					t.Errorf("%q: signature: %v", form.version, err)
+				}
+				var served map[string]any
+				r.JSON(t, &served)
+				delete(served, "signatures")
+				webtest.SameJSON(t, "A2A "+form.version+" card", served, form.want)
+			}
+		})
+	}
+}
+
+// TestA2ACacheMaxAgeIsConfigured checks the other responses a2a.cacheMaxAge governs: a card
+// read with a token (private) and the public agent list.
+func TestA2ACacheMaxAgeIsConfigured(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	expect(t, e.do("PUT", "/v1/tenants/acme/cards/t", alice, map[string]any{"agentId": "t", "name": "T"}), http.StatusCreated)
+	api := a2aServer(t, e, 42*time.Second)
+	for path, want := range map[string]string{
+		"/a2a/acme/t/.well-known/agent-card.json": "private, max-age=42",
+		"/a2a/acme/agents":                        "public, max-age=42",
+	} {
+		r := api.Do(t, "GET", path, alice, nil)
+		webtest.Expect(t, r, http.StatusOK)
+		if got := r.Header.Get("Cache-Control"); got != want {
+			t.Errorf("%s: Cache-Control %q, want %q", path, got, want)
+		}
+	}
+}

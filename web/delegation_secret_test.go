@@ -1,0 +1,54 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/storage/storagetest"
+)
+
+// TestDelegationTokenBesideEndpointSecret: a card with a static endpoint secret gets it as the
+// bearer, and the delegation token still travels in X-Delegation-Token, where the agent verifies
+// it with the published JWKS as this delegation's token and can use it to read its delegations;
+// without the secret both headers carry the same token.
+func TestDelegationTokenBesideEndpointSecret(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	const secret = "s3cr3t-Endpoint-Key"
+	expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": secret}), http.StatusNoContent)
+
+	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+	expect(t, r, http.StatusOK)
+	d := decodeDelegation(t, r)
+	if d.Status != delegation.StatusCompleted {
+		t.Fatalf("with a secret: %+v", d)
+	}
+	if _, auth := a.waitCall(t, d.ID); auth != "Bearer "+secret {
+		t.Fatalf("Authorization %q, want the secret", auth)
+	}
+	token := a.delegationToken()
+	if token == "" || strings.Contains(token, secret) {
+		t.Fatalf("X-Delegation-Token %q", token)
+	}
+	c := e.verifyWithJWKS(token)
+	if c.DelegationID != d.ID || c.Subject != "agt1" || c.Tenant != "acme" || c.Caller != "olga" ||
+		c.Capability != "review_pr" || c.Depth != 1 || len(c.Audience) != 1 || c.Audience[0] != a.endpoint() {
+		t.Fatalf("X-Delegation-Token claims %+v", c)
+	}
+	expect(t, e.do("GET", "/v1/tenants/acme/delegations", token, nil), http.StatusOK)
+	if s := e.storedDelegation("acme", d.ID); s.Status != delegation.StatusCompleted || s.Caller != "olga" {
+		t.Fatalf("stored %+v", s)
+	}
+
+	expect(t, e.do("DELETE", "/v1/tenants/acme/cards/agt1/secret", alice, nil), http.StatusNoContent)
+	r = e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+	expect(t, r, http.StatusOK)
+	d = decodeDelegation(t, r)
+	_, auth := a.waitCall(t, d.ID)
+	if token := a.delegationToken(); auth != "Bearer "+token || e.verifyWithJWKS(token).DelegationID != d.ID {
+		t.Fatalf("without a secret: Authorization %q, X-Delegation-Token %q", auth, token)
+	}
+}

@@ -1,0 +1,117 @@
+package webtest
+
+import (
+	"crypto"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/gowebpki/jcs"
+)
+
+// algorithms are the signature algorithms of the service's published keys; a token or card that
+// names another (HS256, "none") must not verify with them.
+var algorithms = []string{"ES256", "EdDSA"}
+
+// VerifyJWT checks raw, a compact JWT, with the keys of jwks (a JWKS document as served at
+// /.well-known/jwks.json) the way an agent holding only those keys would, and returns its
+// claims; it requires an expiry, and opts add checks such as jwt.WithIssuer.
+func VerifyJWT[C any, PC interface {
+	*C
+	jwt.Claims
+}](jwks []byte, raw string, opts ...jwt.ParserOption) (C, error) {
+	var claims C
+	set, err := parseJWKS(jwks)
+	if err != nil {
+		return claims, err
+	}
+	opts = append([]jwt.ParserOption{jwt.WithValidMethods(algorithms), jwt.WithExpirationRequired()}, opts...)
+	_, err = jwt.ParseWithClaims(raw, PC(&claims), func(tok *jwt.Token) (any, error) {
+		return publicKey(set, tok.Header["kid"])
+	}, opts...)
+	return claims, err
+}
+
+// VerifyCard checks every detached JWS signature of an A2A Agent Card (spec 1.0 §8.4) with the
+// keys of jwks, as an independent client would: over the RFC 8785 (JCS) form of the card without
+// "signatures", computed here rather than by the product's code. A card with no signature fails.
+func VerifyCard(jwks, card []byte) error {
+	set, err := parseJWKS(jwks)
+	if err != nil {
+		return err
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(card, &top); err != nil {
+		return fmt.Errorf("card: %w", err)
+	}
+	var sigs []struct{ Protected, Signature string }
+	if err := json.Unmarshal(top["signatures"], &sigs); err != nil || len(sigs) == 0 {
+		return fmt.Errorf("card: no signatures: %s", top["signatures"])
+	}
+	delete(top, "signatures")
+	unsigned, err := json.Marshal(top)
+	if err != nil {
+		return err
+	}
+	payload, err := jcs.Transform(unsigned)
+	if err != nil {
+		return err
+	}
+	for i, s := range sigs {
+		if err := verifyDetached(set, s.Protected, s.Signature, payload); err != nil {
+			return fmt.Errorf("signature %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// verifyDetached checks one JWS whose payload travels apart from it.
+func verifyDetached(set authz.JWKS, protected, signature string, payload []byte) error {
+	hb, err := base64.RawURLEncoding.DecodeString(protected)
+	if err != nil {
+		return fmt.Errorf("protected header: %w", err)
+	}
+	var h struct {
+		Alg string `json:"alg"`
+		Kid string `json:"kid"`
+		Typ string `json:"typ"`
+	}
+	if err := json.Unmarshal(hb, &h); err != nil {
+		return fmt.Errorf("protected header: %w", err)
+	}
+	if h.Typ != "JOSE" || h.Kid == "" || !slices.Contains(algorithms, h.Alg) {
+		return fmt.Errorf("protected header %s", hb)
+	}
+	pub, err := publicKey(set, h.Kid)
+	if err != nil {
+		return err
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(signature)
+	if err != nil {
+		return fmt.Errorf("signature: %w", err)
+	}
+	input := protected + "." + base64.RawURLEncoding.EncodeToString(payload)
+	return jwt.GetSigningMethod(h.Alg).Verify(input, sig, pub)
+}
+
+func parseJWKS(doc []byte) (authz.JWKS, error) {
+	var set authz.JWKS
+	if err := json.Unmarshal(doc, &set); err != nil || len(set.Keys) == 0 {
+		return set, fmt.Errorf("not a JWKS with keys: %s (%v)", doc, err)
+	}
+	return set, nil
+}
+
+// publicKey returns the key of set with id kid.
+func publicKey(set authz.JWKS, kid any) (crypto.PublicKey, error) {
+	for _, k := range set.Keys {
+		if k.Kid != "" && k.Kid == kid {
+			return k.PublicKey()
+		}
+	}
+	return nil, errors.New("kid not in the JWKS")
+}
