@@ -37,7 +37,17 @@ type DB struct {
 	group        grouper
 	// stmts holds the hot queries prepared once (see prepared), by query text.
 	stmts sync.Map
+
+	// mu guards closed and listeners; running counts the Listen goroutines, which Close stops
+	// and waits for, so none queries a closed pool.
+	mu        sync.Mutex
+	closed    bool
+	listeners []context.CancelFunc
+	running   sync.WaitGroup
 }
+
+// errClosed is returned by Listen on a closed DB.
+var errClosed = errors.New("storage: database closed")
 
 // Open connects to a database. driver is "sqlite" (dsn: a file path or a file: URI), "postgres"
 // or "mysql". It sets the driver options the stores rely on and pings the server.
@@ -213,8 +223,18 @@ func (db *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the pool.
-func (db *DB) Close() error { return db.sql.Close() }
+// Close stops the change-feed listeners (see Listen) and waits for them, then closes the pool.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	db.closed = true
+	for _, stop := range db.listeners {
+		stop()
+	}
+	db.listeners = nil
+	db.mu.Unlock()
+	db.running.Wait()
+	return db.sql.Close()
+}
 
 // Migrate applies the pending schema migrations of the database's dialect.
 func (db *DB) Migrate(ctx context.Context) error {

@@ -3,9 +3,3 @@ package storage
 // SetBeforeListen makes each LISTEN connection of db call f (with the backend's pid) just before
 // its LISTEN statement, so a test can delay the LISTEN or cut the connection.
 func SetBeforeListen(db *DB, f func(pid uint32)) { db.beforeListen = f }
-
-// ExecForTest runs a statement on db's pool, for tests that act on the server itself.
-func ExecForTest(db *DB, query string, args ...any) error {
-	_, err := db.sql.Exec(query, args...)
-	return err
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,7 +16,10 @@ import (
 
 var _ cards.Feed = (*CardStore)(nil)
 
-// notifyChannel is the Postgres channel a change-feed write notifies, with the tenant as payload.
+// notifyChannel is the Postgres channel a change-feed write notifies. The payload is the
+// writer's schema and the tenant, separated by a space (a tenant id has none): a channel belongs
+// to the whole database, and deployments (or tests) in other schemas of it must not wake each
+// other's followers, nor make them believe a write of theirs was heard.
 const notifyChannel = "agentcards_changes"
 
 // notifyChange wakes the followers of other replicas on Postgres; the notification is delivered
@@ -24,7 +28,16 @@ func notifyChange(tx *gorm.DB, tenant string) error {
 	if tx.Dialector.Name() != "postgres" {
 		return nil
 	}
-	return tx.Exec("SELECT pg_notify(?, ?)", notifyChannel, tenant).Error
+	return tx.Exec("SELECT pg_notify(?, current_schema() || ' ' || ?)", notifyChannel, tenant).Error
+}
+
+// notifiedTenant reads a notification's payload: the tenant, if the write was made in schema.
+func notifiedTenant(payload, schema string) (tenants.ID, bool) {
+	from, tenant, ok := strings.Cut(payload, " ")
+	if !ok || from != schema {
+		return "", false
+	}
+	return tenants.ID(tenant), true
 }
 
 // Changes returns the tenant's change-feed entries after seq after, in order.
@@ -82,21 +95,34 @@ func (s *CardStore) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Tim
 // ErrNoListen is returned by Listen on databases without LISTEN/NOTIFY; poll instead.
 var ErrNoListen = errors.New("storage: this database has no LISTEN/NOTIFY")
 
-// Listen delivers the tenant of every change-feed write (of any replica) to out until ctx ends,
-// over a dedicated Postgres connection; it reconnects after errors. Followers use it to sync at
-// once instead of at their next poll.
+// Listen delivers the tenant of every change-feed write (of any replica) to out until ctx ends
+// or db is closed, over a dedicated Postgres connection; it reconnects after errors. Followers
+// use it to sync at once instead of at their next poll.
 //
 // A notification sent while no LISTEN is in effect is lost, so Listen returns only once LISTEN
 // is in effect (a write that commits after that is always heard), and each time LISTEN is
 // (re)established it calls resync (if set) before delivering anything: the follower must read
-// every loaded tenant's feed again for what was written meanwhile. If the first attempt fails,
-// Listen returns its error, and keeps trying in the background as after any later failure.
+// every loaded tenant's feed again for what was written meanwhile. If the first attempt fails
+// (or takes over listenConnectTimeout), Listen returns its error and keeps trying in the
+// background, every second, as after any later failure. Close waits for the listener to stop.
 func (db *DB) Listen(ctx context.Context, out chan<- tenants.ID, resync func(), onError func(error)) error {
 	if db.dialect != "postgres" {
 		return ErrNoListen
 	}
+	ctx, stop := context.WithCancel(ctx)
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		stop()
+		return errClosed
+	}
+	db.listeners = append(db.listeners, stop)
+	db.running.Add(1)
+	db.mu.Unlock()
 	first := make(chan error, 1)
 	go func() {
+		defer db.running.Done()
+		defer stop()
 		waiting := true // Listen has not returned yet: the first outcome is its result
 		listening := func() {
 			if resync != nil {
@@ -130,28 +156,52 @@ func (db *DB) Listen(ctx context.Context, out chan<- tenants.ID, resync func(), 
 	return <-first
 }
 
+// listenConnectTimeout bounds connecting and starting LISTEN, so that a database that stopped
+// answering cannot hold a starting server (or a reconnection) for the operating system's TCP
+// timeout.
+const listenConnectTimeout = 10 * time.Second
+
+// ListenApplication is the application_name of a LISTEN connection in pg_stat_activity, for
+// the deployment in schema: operators (and tests) tell the listeners apart by it.
+func ListenApplication(schema string) string { return "agentcards-listen " + schema }
+
 // listenOnce runs one LISTEN connection until it fails or ctx ends, calling listening once the
 // LISTEN is in effect.
 func (db *DB) listenOnce(ctx context.Context, out chan<- tenants.ID, listening func()) error {
-	conn, err := pgx.Connect(ctx, db.dsn)
+	setupCtx, cancel := context.WithTimeout(ctx, listenConnectTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(setupCtx, db.dsn)
 	if err != nil {
 		return fmt.Errorf("listen: connect: %w", err)
 	}
 	defer conn.Close(context.Background())
+	// The application name says whose listener this is in pg_stat_activity: its schema.
+	var schema string
+	if err := conn.QueryRow(setupCtx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	if _, err := conn.Exec(setupCtx, "SELECT set_config('application_name', $1, false)", ListenApplication(schema)); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
 	if db.beforeListen != nil {
 		db.beforeListen(conn.PgConn().PID())
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+	if _, err := conn.Exec(setupCtx, "LISTEN "+notifyChannel); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	cancel()
 	listening()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return fmt.Errorf("listen: %w", err)
 		}
+		tenant, ok := notifiedTenant(n.Payload, schema)
+		if !ok {
+			continue // a write in another schema of the database
+		}
 		select {
-		case out <- tenants.ID(n.Payload):
+		case out <- tenant:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -2,11 +2,14 @@ package storage_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
@@ -59,7 +62,7 @@ func TestListenResyncsAfterReconnect(t *testing.T) {
 	db := storagetest.Open(t, "postgres")
 	newTenant(t, db, "acme", "alice")
 	cards := storage.NewCardStore(db)
-	pids := make(chan uint32, 4)
+	pids := make(chan uint32, 64)
 	release := make(chan struct{})
 	var connections atomic.Int32
 	storage.SetBeforeListen(db, func(pid uint32) {
@@ -71,15 +74,15 @@ func TestListenResyncsAfterReconnect(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := make(chan tenants.ID, 16)
-	resynced := make(chan struct{}, 4)
-	errs := make(chan error, 4)
+	resynced := make(chan struct{}, 64)
+	errs := make(chan error, 64)
 	err := db.Listen(ctx, out, func() { resynced <- struct{}{} }, func(err error) { errs <- err })
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-resynced // the first LISTEN
 	first := <-pids
-	if err := storage.ExecForTest(db, "SELECT pg_terminate_backend($1)", int64(first)); err != nil {
+	if err := execErr(db.SQL().Exec("SELECT pg_terminate_backend($1)", int64(first))); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -124,3 +127,106 @@ func TestListenElsewhere(t *testing.T) {
 		})
 	}
 }
+
+// TestListenIgnoresOtherSchemas: a notification channel belongs to the whole Postgres database,
+// so a write in another schema of it (another deployment, or another test) must not be taken for
+// one of ours: the first notification heard after writes in both schemas is our own write's.
+func TestListenIgnoresOtherSchemas(t *testing.T) {
+	ours, theirs := storagetest.Open(t, "postgres"), storagetest.Open(t, "postgres")
+	newTenant(t, ours, "acme", "alice")
+	newTenant(t, theirs, "acme", "alice")
+	newTenant(t, theirs, "beta", "bob")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan tenants.ID, 16)
+	if err := ours.Listen(ctx, out, nil, func(err error) { t.Log(err) }); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, storage.NewCardStore(theirs), "beta", newCard("agt1", 1))
+	mustCreate(t, storage.NewCardStore(theirs), "acme", newCard("agt1", 1))
+	mustCreate(t, storage.NewCardStore(ours), "acme", newCard("agt2", 1))
+	// Notifications arrive in commit order: had the other schema's reached us, they would come
+	// first.
+	if got := nextNotification(t, out, "our write"); got != "acme" {
+		t.Fatalf("heard %q first, want our own write to acme", got)
+	}
+	select {
+	case got := <-out:
+		t.Fatalf("heard %q more, from the other schema", got)
+	default:
+	}
+}
+
+// TestListenResyncCatchesUpTheIndex: the index of a replica that follows only by notification
+// (no polling here) still gets a card written while its LISTEN connection was down, because the
+// resync that Listen runs once LISTEN is back syncs every loaded tenant. Without the resync the
+// card would stay unfound until the next poll.
+func TestListenResyncCatchesUpTheIndex(t *testing.T) {
+	db := storagetest.Open(t, "postgres")
+	newTenant(t, db, "acme", "alice")
+	store := storage.NewCardStore(db)
+	index := cards.NewIndex(store, store)
+	svc := &cards.Service{Store: store, Authz: allowAll{}, Index: index}
+	ctx, cancel := context.WithCancel(authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: "acme"}))
+	defer cancel()
+	found := func() int {
+		t.Helper()
+		res, err := svc.Search(ctx, "acme", cards.Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Total
+	}
+	if n := found(); n != 0 { // loads acme's index
+		t.Fatalf("%d cards before any write", n)
+	}
+	pids := make(chan uint32, 64)
+	release := make(chan struct{})
+	var connections atomic.Int32
+	storage.SetBeforeListen(db, func(pid uint32) {
+		if connections.Add(1) == 2 {
+			<-release
+		}
+		pids <- pid
+	})
+	resynced := make(chan struct{}, 64)
+	errs := make(chan error, 64)
+	out := make(chan tenants.ID, 64) // heard, but nothing here syncs on it
+	resync := func() {
+		index.SyncLoaded(ctx, func(tenant tenants.ID, err error) { t.Errorf("sync %s: %v", tenant, err) })
+		resynced <- struct{}{}
+	}
+	if err := db.Listen(ctx, out, resync, func(err error) { errs <- err }); err != nil {
+		t.Fatal(err)
+	}
+	<-resynced
+	if err := execErr(db.SQL().Exec("SELECT pg_terminate_backend($1)", int64(<-pids))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-errs:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cut connection was not noticed")
+	}
+	mustCreate(t, store, "acme", newCard("agt1", 1)) // as another replica would: the index is not told
+	if n := found(); n != 0 {
+		t.Fatalf("the index found the card before any sync: %d", n)
+	}
+	close(release)
+	select {
+	case <-resynced:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resync after LISTEN was established again")
+	}
+	if n := found(); n != 1 {
+		t.Fatalf("after the resync the index finds %d cards, want the one written during the gap", n)
+	}
+}
+
+// allowAll lets every caller do everything; these tests are about the feed, not policy.
+type allowAll struct{}
+
+func (allowAll) Check(context.Context, string, string, string) error { return nil }
+
+// execErr keeps the error of an Exec.
+func execErr(_ sql.Result, err error) error { return err }

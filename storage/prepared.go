@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -87,7 +88,9 @@ func (db *DB) translate(err error) error {
 	if !ok {
 		return err
 	}
-	if t := tr.Translate(err); t != err {
+	// Only the two sentinels are taken: comparing the translation with err itself would
+	// panic on an error value that is not comparable.
+	if t := tr.Translate(err); errors.Is(t, gorm.ErrDuplicatedKey) || errors.Is(t, gorm.ErrForeignKeyViolated) {
 		return fmt.Errorf("%w: %w", t, err)
 	}
 	return err

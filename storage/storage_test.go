@@ -20,12 +20,10 @@ import (
 // fixed is the clock of the tests: microsecond precision, and not UTC, to prove stores convert.
 var fixed = time.Date(2025, 3, 1, 12, 30, 45, 123456000, time.FixedZone("UTC+5", 5*3600))
 
+// newTenant creates the tenant "Tenant <id>" at the fixed clock.
 func newTenant(t *testing.T, db *storage.DB, id tenants.ID, admins ...string) {
 	t.Helper()
-	tn := tenants.Tenant{ID: id, Name: "Tenant " + string(id), Status: tenants.StatusActive, CreatedAt: fixed, UpdatedAt: fixed}
-	if err := storage.NewTenantStore(db).Create(context.Background(), tn, admins); err != nil {
-		t.Fatalf("create tenant %s: %v", id, err)
-	}
+	storagetest.CreateTenant(t, db, id, fixed, admins...)
 }
 
 func newCard(agentID string, rev int64) cards.Card {

@@ -174,3 +174,39 @@ func TestDelegationA2AResultOverLimitFails(t *testing.T) {
 		}
 	}
 }
+
+// TestDelegationA2AFollowedResultOverLimitFails: an async A2A task that the agent takes on, and
+// whose answer to a later GetTask is over delegation.maxResultBytes, fails the delegation saying
+// so and keeps none of it; and, as for a SendMessage answer too large, the breaker does not count
+// it: a second such delegation still reaches the agent.
+func TestDelegationA2AFollowedResultOverLimitFails(t *testing.T) {
+	const limit = 4096
+	// One counted failure would open the breaker and refuse the second delegation.
+	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
+		delegation: delegation.Config{MaxResultBytes: limit, BreakerFailures: 1}})
+	agent := slowReviewer{release: make(chan struct{}), artifact: strings.Repeat("x", 2*limit)}
+	olga, rpc := e.a2aAgent(t, agent)
+	for i := range 2 {
+		r := e.do("POST", "/v1/tenants/acme/delegations", olga, a2aDelegate("async", "review"))
+		expect(t, r, http.StatusAccepted)
+		d := decodeDelegation(t, r)
+		// Accepted is recorded only once SendMessage has returned the working task: the answer
+		// too large can then come only from following the task up.
+		e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted)
+		if n := rpc.count("SendMessage"); n != i+1 {
+			t.Fatalf("call %d: the agent got %d SendMessage requests, want %d", i, n, i+1)
+		}
+		asked := rpc.count("GetTask")
+		agent.release <- struct{}{}
+		d = e.waitStatus("acme", d.ID, olga, delegation.StatusFailed)
+		if d.Error != "the agent's answer is over 4096 bytes" || d.Result != nil || d.Transport != "a2a" {
+			t.Fatalf("a followed A2A answer over the limit, call %d: %+v", i, d)
+		}
+		if s := e.storedDelegation("acme", d.ID); s.Status != delegation.StatusFailed || s.Result != nil || s.Error != d.Error {
+			t.Fatalf("call %d: stored %+v", i, s)
+		}
+		if rpc.count("GetTask") <= asked {
+			t.Fatalf("call %d: no GetTask after the task was released", i)
+		}
+	}
+}

@@ -118,7 +118,11 @@ func TestDelegationA2A(t *testing.T) {
 
 // slowReviewer is an a2a-go agent that takes on a task at once and finishes it only when
 // released, as long-running agents do.
-type slowReviewer struct{ release chan struct{} }
+type slowReviewer struct {
+	release chan struct{}
+	// artifact is the text the finished task carries; empty means "reviewed later".
+	artifact string
+}
 
 func (s slowReviewer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
@@ -131,7 +135,11 @@ func (s slowReviewer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) i
 		case <-ctx.Done():
 			return
 		}
-		if !yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("reviewed later")), nil) {
+		text := s.artifact
+		if text == "" {
+			text = "reviewed later"
+		}
+		if !yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart(text)), nil) {
 			return
 		}
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)

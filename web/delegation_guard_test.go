@@ -13,8 +13,23 @@ import (
 )
 
 // breakerCooldown is the cooldown of the breaker tests: long enough that an open breaker is
-// still open at the next request on a loaded machine, short enough to wait out.
-const breakerCooldown = 2 * time.Second
+// still open at the next request on a loaded machine (two shared cores, the race detector),
+// short enough to wait out, and well within patience, which bounds each wait for a trial.
+const breakerCooldown = 5 * time.Second
+
+// newestRejected is the id of the newest rejected delegation of tenant that token may read, or
+// "" if there is none.
+func (e *env) newestRejected(tenant, token string) string {
+	e.t.Helper()
+	var page delegationPage
+	r := e.do("GET", "/v1/tenants/"+tenant+"/delegations?status=rejected&limit=1", token, nil)
+	expect(e.t, r, http.StatusOK)
+	r.json(e.t, &page)
+	if len(page.Items) == 0 {
+		return ""
+	}
+	return page.Items[0].ID
+}
 
 // untilTrial delegates to agt1 until the endpoint's open breaker, its cooldown over, lets one
 // call through as its half-open trial, and returns that call's answer; each refusal before it
@@ -124,14 +139,26 @@ func TestDelegationBreakerReopensAfterFailedTrial(t *testing.T) {
 	if d := decodeDelegation(t, r); d.Status != delegation.StatusFailed || !strings.Contains(d.Error, "overloaded") || a.calls.Load() != calls+1 {
 		t.Fatalf("the failing trial: %+v, %d calls", d, a.calls.Load()-calls)
 	}
+	// The refusals before the trial are recorded as rejected too: this refusal must add exactly
+	// one record, after the newest of those.
+	before := e.newestRejected("acme", alice)
+	if before == "" {
+		t.Fatal("the refusals before the trial left no rejected record")
+	}
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusServiceUnavailable, "agent_unavailable")
 	if a.calls.Load() != calls+1 {
 		t.Fatal("the breaker let a call through after a failed trial")
 	}
 	var page delegationPage
-	e.do("GET", "/v1/tenants/acme/delegations?status=rejected&limit=1", alice, nil).json(t, &page)
-	if len(page.Items) != 1 || page.Items[0].Caller != "olga" || !strings.Contains(page.Items[0].Error, "circuit breaker is open") {
-		t.Fatalf("the refusal after the failed trial is recorded as %+v", page.Items)
+	r = e.do("GET", "/v1/tenants/acme/delegations?status=rejected&limit=2", alice, nil)
+	expect(t, r, http.StatusOK)
+	r.json(t, &page)
+	if len(page.Items) != 2 || page.Items[1].ID != before || page.Items[0].ID == before {
+		t.Fatalf("the refusal after the failed trial added %+v after rejected record %s, want exactly one", page.Items, before)
+	}
+	if d := page.Items[0]; d.Caller != "olga" || d.AgentID != "agt1" || d.Status != delegation.StatusRejected ||
+		d.Error != "the endpoint's circuit breaker is open: agent unavailable" {
+		t.Fatalf("the refusal after the failed trial is recorded as %+v", d)
 	}
 
 	a.setAnswer(reply(http.StatusOK, `{"result": "back"}`))

@@ -11,8 +11,9 @@ import (
 
 // TestDelegationTokenBesideEndpointSecret: a card with a static endpoint secret gets it as the
 // bearer, and the delegation token still travels in X-Delegation-Token, where the agent verifies
-// it with the published JWKS as this delegation's token and can use it to read its delegations;
-// without the secret both headers carry the same token.
+// it with the published JWKS as this delegation's token and can use it to delegate further and
+// to read the delegations it made, and no one else's; without the secret both headers carry the
+// same token.
 func TestDelegationTokenBesideEndpointSecret(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
 	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
@@ -38,7 +39,20 @@ func TestDelegationTokenBesideEndpointSecret(t *testing.T) {
 		c.Capability != "review_pr" || c.Depth != 1 || len(c.Audience) != 1 || c.Audience[0] != a.endpoint() {
 		t.Fatalf("X-Delegation-Token claims %+v", c)
 	}
-	expect(t, e.do("GET", "/v1/tenants/acme/delegations", token, nil), http.StatusOK)
+	// The agent's delegations are those it makes with the token: it lists the one it makes, and
+	// not olga's, the one it was called for.
+	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("agent:agt1", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
+	r = e.do("POST", "/v1/tenants/acme/delegations", token, delegate("agt1", "sync"))
+	expect(t, r, http.StatusOK)
+	hop := decodeDelegation(t, r)
+	if hop.Caller != "agent:agt1" || hop.Depth != 2 || hop.Status != delegation.StatusCompleted {
+		t.Fatalf("the agent's own delegation %+v", hop)
+	}
+	if page := e.listDelegations("acme", token); len(page.Items) != 1 || page.Items[0].ID != hop.ID || page.Items[0].Caller != "agent:agt1" {
+		t.Fatalf("with its delegation token the agent lists %+v, want only %s", page.Items, hop.ID)
+	}
+	expect(t, e.do("GET", "/v1/tenants/acme/delegations/"+hop.ID, token, nil), http.StatusOK)
+	expect(t, e.do("GET", "/v1/tenants/acme/delegations/"+d.ID, token, nil), http.StatusNotFound, "not_found")
 	if s := e.storedDelegation("acme", d.ID); s.Status != delegation.StatusCompleted || s.Caller != "olga" {
 		t.Fatalf("stored %+v", s)
 	}

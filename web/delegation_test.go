@@ -107,14 +107,18 @@ func decodeDelegation(t testing.TB, r response) delegation.Delegation {
 	return d
 }
 
-// waitStatus polls a delegation record until it reaches a terminal or the wanted status.
+// waitStatus polls a delegation record through the API until it has status want, and fails
+// the test at once if the record ends in another status, since an outcome never changes.
 func (e *env) waitStatus(tenant, id, token string, want delegation.Status) delegation.Delegation {
 	e.t.Helper()
 	var d delegation.Delegation
-	webtest.Eventually(e.t, 10*time.Second, "delegation "+id+" reaches "+string(want), func() bool {
+	webtest.Eventually(e.t, patience, "delegation "+id+" reaches "+string(want), func() bool {
 		r := e.do("GET", "/v1/tenants/"+tenant+"/delegations/"+id, token, nil)
 		expect(e.t, r, http.StatusOK)
 		d = decodeDelegation(e.t, r)
+		if d.Status != want && d.Status.Terminal() {
+			e.t.Fatalf("delegation %s ended %s, want %s: %+v", id, d.Status, want, d)
+		}
 		return d.Status == want
 	})
 	return d

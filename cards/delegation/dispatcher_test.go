@@ -52,10 +52,7 @@ func newDispatcherFixtureAt(t *testing.T, cfg delegation.Config, secrets delegat
 	t.Helper()
 	db := storagetest.Open(t, "sqlite")
 	ctx := context.Background()
-	tn := tenants.Tenant{ID: "acme", Name: "Acme", Status: tenants.StatusActive, CreatedAt: time.Now(), UpdatedAt: time.Now()}
-	if err := storage.NewTenantStore(db).Create(ctx, tn, []string{"alice"}); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.CreateTenant(t, db, "acme", time.Now(), "alice")
 	var calls atomic.Int64
 	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
@@ -118,7 +115,7 @@ func TestDelegationDeadlineDuringSecretRead(t *testing.T) {
 
 // TestDelegationSecretReadFails: a secret that cannot be read for a reason of our own (not the
 // deadline) is a local failure: recorded rejected without the cause, the cause logged, and the
-// caller told the server is unavailable; the agent is never called.
+// caller gets an error (which the API answers with an opaque 500); the agent is never called.
 func TestDelegationSecretReadFails(t *testing.T) {
 	broken := secretsFunc(func(context.Context) (string, error) {
 		return "", errors.New("sealed secret will not open")

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
@@ -68,13 +69,17 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
 	cardStore := storage.NewCardStore(db)
 	var index *cards.Index
-	go pruneFeed(ctx, cardStore, storage.NewTenantStore(db), cfg.Search.FeedRetention, log)
+	// The background work (feed pruning, the follower, the listener) stops and is waited for
+	// before the database closes (the defers run in reverse), so none queries a closed pool.
+	var background sync.WaitGroup
+	defer background.Wait()
+	followCtx, stopBackground := context.WithCancel(ctx)
+	defer stopBackground()
+	background.Go(func() { pruneFeed(followCtx, cardStore, storage.NewTenantStore(db), cfg.Search.FeedRetention, log) })
 	if cfg.Search.Index == "memory" {
 		index = cards.NewIndex(cardStore, cardStore)
 		// A write's transaction lasts at most a request: the follower reads that far back.
 		index.Window = cfg.Server.RequestTimeout + 5*time.Second
-		followCtx, stopFollowing := context.WithCancel(ctx)
-		defer stopFollowing()
 		notify := make(chan tenants.ID, 64)
 		syncFailed := func(t tenants.ID, err error) {
 			log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
@@ -86,11 +91,11 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 			switch err := db.Listen(followCtx, notify, resync, func(err error) { log.Warn("change-feed listener", "err", err) }); {
 			case err == nil:
 				log.Info("following the change feed with LISTEN/NOTIFY and polling", "interval", cfg.Search.PollInterval)
-			case !errors.Is(err, storage.ErrNoListen):
-				log.Warn("change-feed listener not started; polling, and retrying it every second", "err", err)
+			case !errors.Is(err, storage.ErrNoListen) && followCtx.Err() == nil:
+				log.Warn("change-feed LISTEN failed; following by polling until a retry (every second) succeeds", "err", err)
 			}
 		}
-		go index.Follow(followCtx, cfg.Search.PollInterval, notify, syncFailed)
+		background.Go(func() { index.Follow(followCtx, cfg.Search.PollInterval, notify, syncFailed) })
 	}
 	secrets, err := endpointSecrets(cfg, db, enforcers)
 	if err != nil {

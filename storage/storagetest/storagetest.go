@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/tenants"
 )
 
 // Dialects lists every dialect the stores support; run each case once per dialect.
@@ -57,4 +58,15 @@ func OpenShared(t testing.TB, dialect string, n int) []*storage.DB {
 		t.Fatalf("storagetest: %v", err)
 	}
 	return dbs
+}
+
+// CreateTenant creates an active tenant named "Tenant <id>" directly in the store, created and
+// updated at at, with admins as its first admins: for tests that need a tenant but test
+// something else.
+func CreateTenant(t testing.TB, db *storage.DB, id tenants.ID, at time.Time, admins ...string) {
+	t.Helper()
+	tn := tenants.Tenant{ID: id, Name: "Tenant " + string(id), Status: tenants.StatusActive, CreatedAt: at, UpdatedAt: at}
+	if err := storage.NewTenantStore(db).Create(context.Background(), tn, admins); err != nil {
+		t.Fatalf("storagetest: create tenant %s: %v", id, err)
+	}
 }

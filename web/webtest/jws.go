@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/go-jose/go-jose/v4"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gowebpki/jcs"
 )
@@ -69,8 +69,9 @@ func VerifyCard(jwks, card []byte) error {
 	return nil
 }
 
-// verifyDetached checks one JWS whose payload travels apart from it.
-func verifyDetached(set authz.JWKS, protected, signature string, payload []byte) error {
+// verifyDetached checks one JWS whose payload travels apart from it, with go-jose: a JOSE
+// implementation other than the one the service signs with.
+func verifyDetached(set jose.JSONWebKeySet, protected, signature string, payload []byte) error {
 	hb, err := base64.RawURLEncoding.DecodeString(protected)
 	if err != nil {
 		return fmt.Errorf("protected header: %w", err)
@@ -90,28 +91,34 @@ func verifyDetached(set authz.JWKS, protected, signature string, payload []byte)
 	if err != nil {
 		return err
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(signature)
+	jws, err := jose.ParseDetached(protected+".."+signature, payload, []jose.SignatureAlgorithm{jose.ES256, jose.EdDSA})
 	if err != nil {
 		return fmt.Errorf("signature: %w", err)
 	}
-	input := protected + "." + base64.RawURLEncoding.EncodeToString(payload)
-	return jwt.GetSigningMethod(h.Alg).Verify(input, sig, pub)
+	_, err = jws.Verify(pub)
+	return err
 }
 
-func parseJWKS(doc []byte) (authz.JWKS, error) {
-	var set authz.JWKS
+// parseJWKS reads a JWKS document with go-jose, not with the service's own JWK code, so that a
+// fault in how the service publishes its keys shows here.
+func parseJWKS(doc []byte) (jose.JSONWebKeySet, error) {
+	var set jose.JSONWebKeySet
 	if err := json.Unmarshal(doc, &set); err != nil || len(set.Keys) == 0 {
 		return set, fmt.Errorf("not a JWKS with keys: %s (%v)", doc, err)
+	}
+	for _, k := range set.Keys {
+		if !k.IsPublic() || !k.Valid() {
+			return set, fmt.Errorf("JWKS key %q is not a valid public key", k.KeyID)
+		}
 	}
 	return set, nil
 }
 
 // publicKey returns the key of set with id kid.
-func publicKey(set authz.JWKS, kid any) (crypto.PublicKey, error) {
-	for _, k := range set.Keys {
-		if k.Kid != "" && k.Kid == kid {
-			return k.PublicKey()
-		}
+func publicKey(set jose.JSONWebKeySet, kid any) (crypto.PublicKey, error) {
+	id, _ := kid.(string)
+	if keys := set.Key(id); id != "" && len(keys) == 1 {
+		return keys[0].Key, nil
 	}
-	return nil, errors.New("kid not in the JWKS")
+	return nil, errors.New("kid not in the JWKS, or in it twice")
 }
