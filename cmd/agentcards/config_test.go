@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcards/agentcards/authz"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 func TestEnvName(t *testing.T) {
@@ -376,27 +377,5 @@ func TestTokenCommand(t *testing.T) {
 	}
 	if _, err := os.Stat("data"); !os.IsNotExist(err) {
 		t.Fatalf("token created ./data: %v", err)
-	}
-}
-
-func TestSelfCommand(t *testing.T) {
-	goRun := "go run " + goRunTarget()
-	for argv0, want := range map[string]string{
-		"agentcards":                                  "agentcards",
-		"./agentcards":                                "./agentcards",
-		"/usr/local/bin/agentcards":                   "/usr/local/bin/agentcards",
-		"/opt/my apps/agentcards":                     "'/opt/my apps/agentcards'",
-		"/tmp/go-build3959483171/b001/exe/agentcards": goRun,
-		"/root/.cache/go-build/92/928f3380d5becd1e136fee525444f2001350890e4078380668794b89ab3ca97e-d/agentcards": goRun,
-		"/srv/cache/0a/0a8f3380d5becd1e136fee525444f2001350890e4078380668794b89ab3ca97e-d/agentcards":            goRun,
-	} {
-		if got := selfCommand(argv0); got != want {
-			t.Errorf("selfCommand(%q) = %q, want %q", argv0, got, want)
-		}
-	}
-	// From the module's root, as the README runs it, `go run` names the package by its directory.
-	t.Chdir("../..")
-	if got := goRunTarget(); got != "./cmd/agentcards" {
-		t.Fatalf("goRunTarget at the module's root = %q", got)
 	}
 }

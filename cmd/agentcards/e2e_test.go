@@ -79,12 +79,15 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("serve did not start; stderr:\n%s", stderr.String())
 		}
 	}
-	// It tells a newcomer how to mint a first token, with this very binary: the test mints with
-	// the command it prints.
-	hint := <-lines
-	cmdline, ok := strings.CutPrefix(hint, "mint a first token, from this directory, with: "+shellQuote(bin)+" token ")
-	if !ok {
-		t.Fatalf("no token hint naming %s, got %q", bin, hint)
+	// It tells a newcomer how to mint a first token, with `go run` and with a built binary: the
+	// test mints with the arguments it prints, using this very binary.
+	if hint := <-lines; hint != "mint a first token, from this directory, with one of:" {
+		t.Fatalf("no token hint, got %q", hint)
+	}
+	goRun, built := <-lines, <-lines
+	cmdline, ok := strings.CutPrefix(goRun, "  go run ./cmd/agentcards token ")
+	if !ok || !strings.HasPrefix(built, "  ./agentcards token "+cmdline) {
+		t.Fatalf("the hint's two forms: %q and %q", goRun, built)
 	}
 
 	secretPath := filepath.Join(work, "data", "jwt-secret")

@@ -8,11 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"regexp"
-	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -146,13 +141,17 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 		Handler:           api,
 		ConnContext:       web.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		// Reading a whole request, body included, is bounded too: otherwise a client (even
+		// one without a token) that announces a body and trickles it holds the connection for
+		// ever, also after its request was answered, while the server drains the body.
+		ReadTimeout: cfg.Server.RequestTimeout,
+		IdleTimeout: 2 * time.Minute,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
 	fmt.Fprintf(stdout, "agentcards %s listening on http://%s (database: %s)\n", buildVersion(), ln.Addr(), cfg.Database.Driver)
-	fmt.Fprintf(stdout, "mint a first token, from this directory, with: %s token --subject root --platform-admin --ttl 1h\n", selfCommand(os.Args[0]))
+	fmt.Fprint(stdout, firstTokenHint)
 
 	select {
 	case err := <-errc:
@@ -195,46 +194,12 @@ func pruneFeed(ctx context.Context, feed *storage.CardStore, ts *storage.TenantS
 	}
 }
 
-// goRunCacheEntry is the directory Go 1.24 and later cache `go run` executables in:
-// $GOCACHE/xx/<hash>-d/NAME.
-var goRunCacheEntry = regexp.MustCompile(`^[0-9a-f]{64}-d$`)
+// firstTokenArgs are the arguments of the token command the first-token hint prints.
+const firstTokenArgs = "token --subject root --platform-admin --ttl 1h"
 
-// selfCommand is how to run this program again from the working directory, for hints: argv0 as
-// started, or, for an executable built by `go run` (in its work directory $WORK/b001/exe, or the
-// build cache), `go run` of this package.
-func selfCommand(argv0 string) string {
-	dir := filepath.Dir(argv0)
-	if (filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(filepath.Dir(filepath.Dir(dir))), "go-build")) ||
-		goRunCacheEntry.MatchString(filepath.Base(dir)) {
-		return "go run " + goRunTarget()
-	}
-	return shellQuote(argv0)
-}
-
-// goRunTarget names this main package for `go run`: relative to the working directory when that
-// is the module's root (./cmd/agentcards, as the README runs it), else by import path.
-func goRunTarget() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Path == "" || bi.Main.Path == "" {
-		return "./cmd/agentcards"
-	}
-	if mod, err := os.ReadFile("go.mod"); err == nil {
-		for line := range strings.Lines(string(mod)) {
-			if m, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok && strings.Trim(m, "\" \t") == bi.Main.Path {
-				if rel, ok := strings.CutPrefix(bi.Path, bi.Main.Path+"/"); ok {
-					return "./" + rel
-				}
-				return "."
-			}
-		}
-	}
-	return bi.Path
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+:@,=") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// firstTokenHint tells a newcomer how to mint a first token, in both forms the README uses: with
+// `go run` from the module's root, and with a binary built there. Both are printed, rather than
+// guessed from how this process was started.
+const firstTokenHint = "mint a first token, from this directory, with one of:\n" +
+	"  go run ./cmd/agentcards " + firstTokenArgs + "\n" +
+	"  ./agentcards " + firstTokenArgs + "   (after go build -o agentcards ./cmd/agentcards)\n"

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -314,4 +316,44 @@ func TestPruneFeedLoop(t *testing.T) {
 			t.Errorf("pruning logged:\n%s", log.String())
 		}
 	})
+}
+
+// TestServeBoundsSlowBodies: a client that announces a body and then trickles it (or stops)
+// cannot hold a connection: reading a request, body included, is bounded by
+// server.requestTimeout, also for an unauthenticated request answered before its body is read
+// (the server would otherwise wait for the rest of the body to reuse the connection).
+func TestServeBoundsSlowBodies(t *testing.T) {
+	_, dsn := storagetest.EmptyDatabase(t, migrations.SQLite)
+	config := strings.Replace(serveConfig(t, migrations.SQLite, dsn, "index: memory"), "server:\n", "server:\n  requestTimeout: 1s\n", 1)
+	s := startServe(t, config)
+	u, err := url.Parse(s.api.BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, token := range []string{"", webtest.Mint(t, webtest.Tokens(t), "root", "", true)} {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		auth := ""
+		if token != "" {
+			auth = "Authorization: Bearer " + token + "\r\n"
+		}
+		start := time.Now()
+		_, err = fmt.Fprintf(conn, "POST /v1/tenants HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", u.Host, auth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Whatever the server answers, it must then close the connection, long before this
+		// deadline; a server that waits for the body keeps it open until the deadline.
+		if err := conn.SetReadDeadline(time.Now().Add(20 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.Copy(io.Discard, conn)
+		if err != nil {
+			t.Fatalf("token %t: the connection was still open after %s: %v", token != "", time.Since(start).Round(time.Millisecond), err)
+		}
+		t.Logf("token %t: closed after %s", token != "", time.Since(start).Round(time.Millisecond))
+	}
 }
