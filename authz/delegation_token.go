@@ -32,7 +32,7 @@ func (s *ServiceKeys) VerifyDelegation(raw, issuer string, leeway time.Duration,
 	parser := jwt.NewParser(jwt.WithValidMethods([]string{"ES256", "EdDSA"}), jwt.WithExpirationRequired(),
 		jwt.WithIssuer(issuer), jwt.WithLeeway(leeway), jwt.WithTimeFunc(now))
 	var c DelegationClaims
-	_, err := parser.ParseWithClaims(raw, &c, func(tok *jwt.Token) (any, error) {
+	tok, err := parser.ParseWithClaims(raw, &c, func(tok *jwt.Token) (any, error) {
 		kid, _ := tok.Header["kid"].(string)
 		k, ok := s.Find(kid)
 		if !ok {
@@ -43,6 +43,9 @@ func (s *ServiceKeys) VerifyDelegation(raw, issuer string, leeway time.Duration,
 		}
 		return k.Signer.Public(), nil
 	})
+	if err == nil {
+		err = checkStrict(tok) // what the library lets through: crit, dates that are not numbers
+	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}

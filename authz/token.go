@@ -5,8 +5,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -179,7 +182,10 @@ func (t *Tokens) Verify(raw string) (Principal, error) {
 		return v.p, nil
 	}
 	var c Claims
-	_, err := t.parser.ParseWithClaims(raw, &c, t.keyFunc)
+	tok, err := t.parser.ParseWithClaims(raw, &c, t.keyFunc)
+	if err == nil {
+		err = checkStrict(tok)
+	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
@@ -201,6 +207,58 @@ func (t *Tokens) Verify(raw string) (Principal, error) {
 	t.verified[raw] = v
 	t.mu.Unlock()
 	return p, nil
+}
+
+// checkStrict refuses, in a token golang-jwt has parsed and verified, what the RFCs forbid but
+// the library lets through: a "crit" header (RFC 7515 §4.1.11: we understand no extension, and
+// an empty list must not be sent), and an exp, nbf or iat that is not a JSON number (RFC 7519
+// §2), which jwt.NumericDate reads through json.Number, so "exp": "1999999999" would count.
+func checkStrict(tok *jwt.Token) error {
+	if _, ok := tok.Header["crit"]; ok {
+		return fmt.Errorf("%w: the crit header lists extensions this server does not understand", jwt.ErrTokenUnverifiable)
+	}
+	// The parser decoded the same segment with the same encoding, so this cannot fail unseen.
+	parts := strings.Split(tok.Raw, ".")
+	if len(parts) != 3 {
+		return jwt.ErrTokenMalformed
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return fmt.Errorf("%w: %w", jwt.ErrTokenMalformed, err)
+	}
+	// The same tags as jwt.RegisteredClaims, so encoding/json picks the member the library read
+	// (names match case-insensitively; the last duplicate wins). A null is kept, as "null".
+	var dates struct {
+		Exp json.RawMessage `json:"exp"`
+		Nbf json.RawMessage `json:"nbf"`
+		Iat json.RawMessage `json:"iat"`
+	}
+	if err := json.Unmarshal(payload, &dates); err != nil {
+		return fmt.Errorf("%w: %w", jwt.ErrTokenMalformed, err)
+	}
+	for _, d := range []struct {
+		name string
+		v    json.RawMessage
+	}{{"exp", dates.Exp}, {"nbf", dates.Nbf}, {"iat", dates.Iat}} {
+		if len(d.v) > 0 && !strings.ContainsRune("-0123456789", rune(d.v[0])) {
+			return fmt.Errorf("%w: %s is %s, not a JSON number", jwt.ErrTokenInvalidClaims, d.name, d.v)
+		}
+	}
+	// Claim names are case-sensitive (RFC 7519 §10.1.1), but encoding/json matches them without
+	// case: "EXP" would be read as exp. Refuse a member that only differs in case from a
+	// registered claim.
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &members); err != nil {
+		return fmt.Errorf("%w: %w", jwt.ErrTokenMalformed, err)
+	}
+	for name := range members {
+		for _, registered := range []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti"} {
+			if name != registered && strings.EqualFold(name, registered) {
+				return fmt.Errorf("%w: %q is not the claim %q (names are case-sensitive)", jwt.ErrTokenInvalidClaims, name, registered)
+			}
+		}
+	}
+	return nil
 }
 
 func (t *Tokens) keyFunc(*jwt.Token) (any, error) {

@@ -1,8 +1,12 @@
 package authz
 
 import (
+	"errors"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // TestVerifiedTokenMemoryKeepsExpiry: a token verified once is not honoured past its expiry
@@ -26,6 +30,58 @@ func TestVerifiedTokenMemoryKeepsExpiry(t *testing.T) {
 		p, err := tk.Verify(tok)
 		if (err == nil) != step.ok || (step.ok && p.Subject != "alice") {
 			t.Fatalf("at %s: %+v %v, want ok=%v", now.Format(time.TimeOnly), p, err, step.ok)
+		}
+	}
+}
+
+// TestVerifyRefusesWhatRFCsForbid: a JWS whose header lists "crit" extensions (RFC 7515 §4.1.11:
+// we understand none, and an empty list must not be sent) and a NumericDate that is not a JSON
+// number (RFC 7519 §2) are refused, even when golang-jwt would decode them. Each case is paired
+// with the same token made valid, so only the named defect can be the cause.
+func TestVerifyRefusesWhatRFCsForbid(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	tk, err := NewTokens(TokenConfig{Algorithm: "HS256", Secret: secret, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(header map[string]any, claims jwt.MapClaims) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+		for k, v := range header {
+			tok.Header[k] = v
+		}
+		s, err := tok.SignedString(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	claims := func(extra jwt.MapClaims) jwt.MapClaims {
+		c := jwt.MapClaims{"sub": "alice", "tenant": "acme", "exp": now.Add(time.Hour).Unix()}
+		for k, v := range extra {
+			c[k] = v
+		}
+		return c
+	}
+	if _, err := tk.Verify(sign(nil, claims(jwt.MapClaims{"nbf": now.Unix(), "iat": now.Unix()}))); err != nil {
+		t.Fatalf("valid token: %v", err)
+	}
+	exp, past := strconv.FormatInt(now.Add(time.Hour).Unix(), 10), strconv.FormatInt(now.Add(-time.Minute).Unix(), 10)
+	for name, tok := range map[string]string{
+		"crit with an extension": sign(map[string]any{"crit": []string{"exp"}, "exp": now.Add(time.Hour).Unix()}, claims(nil)),
+		"crit b64":               sign(map[string]any{"crit": []string{"b64"}, "b64": true}, claims(nil)),
+		"empty crit":             sign(map[string]any{"crit": []string{}}, claims(nil)),
+		"null crit":              sign(map[string]any{"crit": nil}, claims(nil)),
+		"exp as a string":        sign(nil, claims(jwt.MapClaims{"exp": exp})),
+		"EXP as a string":        sign(nil, jwt.MapClaims{"sub": "alice", "tenant": "acme", "EXP": exp}),
+		"nbf as a string":        sign(nil, claims(jwt.MapClaims{"nbf": past})),
+		"iat as a string":        sign(nil, claims(jwt.MapClaims{"iat": past})),
+		"nbf null":               sign(nil, claims(jwt.MapClaims{"nbf": nil})),
+		"iat an object":          sign(nil, claims(jwt.MapClaims{"iat": map[string]any{}})),
+		"exp a boolean":          sign(nil, claims(jwt.MapClaims{"exp": true})),
+	} {
+		if p, err := tk.Verify(tok); !errors.Is(err, ErrUnauthenticated) {
+			t.Errorf("%s: %+v %v, want ErrUnauthenticated", name, p, err)
 		}
 	}
 }

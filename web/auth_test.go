@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,13 @@ func TestAuthenticationFailures(t *testing.T) {
 		"garbage":         "!!!",
 		"truncated":       signed(t, jwt.SigningMethodHS256, testSecret, valid)[:40],
 		"tampered claims": tamper(signed(t, jwt.SigningMethodHS256, testSecret, valid)),
+		// RFC 7515 §4.1.11: we understand no "crit" extension, and an empty list must not be sent.
+		"crit":       withHeader(t, "crit", []string{"exp"}, valid),
+		"empty crit": withHeader(t, "crit", []string{}, valid),
+		// RFC 7519 §2: a NumericDate is a JSON number, which golang-jwt alone does not insist on.
+		"exp a string": signed(t, jwt.SigningMethodHS256, testSecret, jwt.MapClaims{"sub": "alice", "tenant": "acme", "exp": strconv.FormatInt(now.Add(time.Hour).Unix(), 10)}),
+		"nbf a string": signed(t, jwt.SigningMethodHS256, testSecret, jwt.MapClaims{"sub": "alice", "tenant": "acme", "exp": now.Add(time.Hour).Unix(), "nbf": strconv.FormatInt(now.Unix(), 10)}),
+		"iat a string": signed(t, jwt.SigningMethodHS256, testSecret, jwt.MapClaims{"sub": "alice", "tenant": "acme", "exp": now.Add(time.Hour).Unix(), "iat": strconv.FormatInt(now.Unix(), 10)}),
 	}
 	for name, tok := range tokens {
 		t.Run(name, func(t *testing.T) {
@@ -79,6 +87,18 @@ func TestAuthenticationFailures(t *testing.T) {
 			t.Fatalf("Authorization %q: %q %s", h, got, r.body)
 		}
 	}
+}
+
+// withHeader signs claims with the test secret and one more protected header parameter.
+func withHeader(t *testing.T, name string, value any, claims jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+	tok.Header[name] = value
+	s, err := tok.SignedString(testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // tamper swaps the payload of a token for another one, keeping the signature.

@@ -138,8 +138,8 @@ func NewDispatcher(cfg Config, d Deps) *Dispatcher {
 		d.Blocked = func(error) bool { return false }
 	}
 	x := &Dispatcher{cfg: cfg, d: d}
-	x.breakers = breakers{failures: cfg.BreakerFailures, cooldown: cfg.BreakerCooldown, excluded: d.Blocked}
-	x.limiters = limiters{perSecond: cfg.RatePerSecond, burst: max(cfg.RateBurst, 1)}
+	x.breakers = newBreakers(cfg.BreakerFailures, cfg.BreakerCooldown, d.Blocked, guardEntries, guardIdle)
+	x.limiters = newLimiters(cfg.RatePerSecond, max(cfg.RateBurst, 1), guardEntries, guardIdle)
 	return x
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/sony/gobreaker/v2"
 	"golang.org/x/time/rate"
 )
@@ -21,66 +22,81 @@ var errNotCounted = errors.New("not the agent's fault")
 // the delegation is recorded as rejected, with the cause in the server's log only.
 var errLocal = errors.New("local failure")
 
+// Per-endpoint and per-tenant state is kept for the keys used recently, at most guardEntries of
+// them, each dropped after guardIdle without use: endpoints are URLs that users register, so a map
+// of every one ever called would grow without bound. Dropping an idle breaker loses nothing that
+// matters (its cooldown is far shorter), and an idle tenant's bucket would be full again anyway.
+const (
+	guardEntries = 10_000
+	guardIdle    = time.Hour
+)
+
+// recent keeps a value per key for the keys used within idle, at most size of them, the least
+// recently used going first when it is full.
+type recent[V any] struct {
+	mu   sync.Mutex
+	lru   *expirable.LRU[string, V]
+	build func() V
+}
+
+func newRecent[V any](size int, idle time.Duration, build func() V) *recent[V] {
+	return &recent[V]{lru: expirable.NewLRU[string, V](size, nil, idle), build: build}
+}
+
+// get returns the key's value, made on first use (or after it was dropped); each use starts its
+// idle time again.
+func (r *recent[V]) get(key string) V {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.lru.Get(key)
+	if !ok {
+		v = r.build()
+	}
+	r.lru.Add(key, v)
+	return v
+}
+
 // breakers holds one circuit breaker per tenant and endpoint, created on first use: one tenant's
 // calls can never open the breaker another tenant's calls go through.
 type breakers struct {
-	failures uint32
-	cooldown time.Duration
-	excluded func(error) bool
-
-	mu sync.Mutex
-	m  map[string]*gobreaker.CircuitBreaker[Outcome]
+	recent *recent[*gobreaker.CircuitBreaker[Outcome]]
 }
 
-func (b *breakers) get(tenant, endpoint string) *gobreaker.CircuitBreaker[Outcome] {
-	key := tenant + " " + endpoint // a tenant id has no space
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if cb, ok := b.m[key]; ok {
-		return cb
-	}
-	if b.m == nil {
-		b.m = map[string]*gobreaker.CircuitBreaker[Outcome]{}
-	}
-	failures := b.failures
-	cb := gobreaker.NewCircuitBreaker[Outcome](gobreaker.Settings{
-		Name: key,
-		// One trial call while half-open: it closes the breaker or opens it again.
-		MaxRequests: 1,
-		Timeout:     b.cooldown,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
-		// A refusal of our own guard says nothing about the agent's health, nor does a failure
-		// marked errNotCounted or errLocal.
-		IsExcluded: func(err error) bool {
-			return errors.Is(err, errNotCounted) || errors.Is(err, errLocal) || b.excluded(err)
-		},
-	})
-	b.m[key] = cb
-	return cb
+func newBreakers(failures uint32, cooldown time.Duration, excluded func(error) bool, size int, idle time.Duration) breakers {
+	return breakers{recent: newRecent(size, idle, func() *gobreaker.CircuitBreaker[Outcome] {
+		return gobreaker.NewCircuitBreaker[Outcome](gobreaker.Settings{
+			// One trial call while half-open: it closes the breaker or opens it again.
+			MaxRequests: 1,
+			Timeout:     cooldown,
+			ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
+			// A refusal of our own guard says nothing about the agent's health, nor does a
+			// failure marked errNotCounted or errLocal.
+			IsExcluded: func(err error) bool {
+				return errors.Is(err, errNotCounted) || errors.Is(err, errLocal) || excluded(err)
+			},
+		})
+	})}
+}
+
+func (b breakers) get(tenant, endpoint string) *gobreaker.CircuitBreaker[Outcome] {
+	return b.recent.get(tenant + " " + endpoint) // a tenant id has no space
 }
 
 // limiters holds one token bucket per tenant. The limit is per replica.
 type limiters struct {
 	perSecond float64
-	burst     int
-
-	mu sync.Mutex
-	m  map[string]*rate.Limiter
+	recent    *recent[*rate.Limiter]
 }
 
-func (l *limiters) allow(tenant string, now time.Time) bool {
+func newLimiters(perSecond float64, burst, size int, idle time.Duration) limiters {
+	return limiters{perSecond: perSecond, recent: newRecent(size, idle, func() *rate.Limiter {
+		return rate.NewLimiter(rate.Limit(perSecond), burst)
+	})}
+}
+
+func (l limiters) allow(tenant string, now time.Time) bool {
 	if l.perSecond <= 0 {
 		return true
 	}
-	l.mu.Lock()
-	lim, ok := l.m[tenant]
-	if !ok {
-		if l.m == nil {
-			l.m = map[string]*rate.Limiter{}
-		}
-		lim = rate.NewLimiter(rate.Limit(l.perSecond), l.burst)
-		l.m[tenant] = lim
-	}
-	l.mu.Unlock()
-	return lim.AllowN(now, 1)
+	return l.recent.get(tenant).AllowN(now, 1)
 }

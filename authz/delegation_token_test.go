@@ -1,0 +1,75 @@
+package authz
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// TestVerifyDelegationRefusesWhatRFCsForbid: a delegation token coming back to us is held to the
+// same rules as a user's: no crit header, dates that are JSON numbers, claim names in their case.
+func TestVerifyDelegationRefusesWhatRFCsForbid(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := NewServiceKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := NewServiceKeys(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(header map[string]any, claims jwt.MapClaims) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
+		tok.Header["kid"] = k.ID
+		for name, v := range header {
+			tok.Header[name] = v
+		}
+		s, err := tok.SignedString(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	exp := now.Add(time.Hour).Unix()
+	claims := func(extra jwt.MapClaims) jwt.MapClaims {
+		c := jwt.MapClaims{"iss": "agentcards", "sub": "reviewer", "exp": exp, "tenant": "acme",
+			"caller": "olga", "capability": "review_pr", "delegationId": "d1", "depth": 1}
+		for name, v := range extra {
+			c[name] = v
+		}
+		return c
+	}
+	verify := func(raw string) error {
+		_, err := keys.VerifyDelegation(raw, "agentcards", 0, func() time.Time { return now })
+		return err
+	}
+	if err := verify(sign(nil, claims(nil))); err != nil {
+		t.Fatalf("valid delegation token: %v", err)
+	}
+	for name, raw := range map[string]string{
+		"crit":            sign(map[string]any{"crit": []string{"b64"}, "b64": true}, claims(nil)),
+		"exp as a string": sign(nil, claims(jwt.MapClaims{"exp": strconv.FormatInt(exp, 10)})),
+		"EXP for exp":     sign(nil, upperExp(claims(nil))),
+	} {
+		if err := verify(raw); !errors.Is(err, ErrUnauthenticated) {
+			t.Errorf("%s: %v, want ErrUnauthenticated", name, err)
+		}
+	}
+}
+
+// upperExp renames the exp claim EXP, which encoding/json would still read as exp.
+func upperExp(c jwt.MapClaims) jwt.MapClaims {
+	c["EXP"] = c["exp"]
+	delete(c, "exp")
+	return c
+}
