@@ -34,7 +34,7 @@ const (
 // recent keeps a value per key for the keys used within idle, at most size of them, the least
 // recently used going first when it is full.
 type recent[V any] struct {
-	mu   sync.Mutex
+	mu    sync.Mutex
 	lru   *expirable.LRU[string, V]
 	build func() V
 }
