@@ -12,11 +12,6 @@ const (
 	MaxLimit     = 100
 )
 
-// ReadFilter says which cards of a tenant the caller may read: nil means all of them.
-type ReadFilter interface {
-	ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error)
-}
-
 // Search answers a query over the tenant's cards with only the cards the caller may read. With
 // an Index it runs in memory; without one it reads every card of the tenant and filters them,
 // which gives the same answers, slower.
@@ -25,11 +20,9 @@ func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	var readable func(string) bool
-	if rf, ok := s.Authz.(ReadFilter); ok {
-		if readable, err = rf.ReadFilter(ctx, string(tenant)); err != nil {
-			return Result{}, err
-		}
+	readable, err := s.Authz.ReadFilter(ctx, string(tenant))
+	if err != nil {
+		return Result{}, err
 	}
 	var page []candidate
 	var cached []*rendered
@@ -80,6 +73,9 @@ func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 			score := float64(c.matched) / float64(len(p.terms))
 			h.Score = &score
 			h.MatchedCapabilities = p.matchedCapabilities(r)
+		}
+		if len(p.resources) > 0 {
+			h.MatchedResources = p.matchedResources(r.card)
 		}
 		res.Items = append(res.Items, h)
 	}

@@ -259,3 +259,20 @@ func (p *plan) matchedCapabilities(r *rendered) []string {
 	}
 	return out
 }
+
+// matchedResources names the resources c declares that cover a URI asked for, in the card's
+// order and each URI once, so a caller sees which of the card's resources its filter matched.
+// Like matchedCapabilities it is worked out from the card itself, so both search modes agree.
+func (p *plan) matchedResources(c Card) []string {
+	var out []string
+	for _, r := range c.Resources {
+		d, err := parseResource(r.URI)
+		if err != nil || slices.Contains(out, r.URI) {
+			continue
+		}
+		if slices.ContainsFunc(p.resources, d.covers) {
+			out = append(out, r.URI)
+		}
+	}
+	return out
+}

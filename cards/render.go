@@ -113,6 +113,14 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 			b = append(b, `,"matchedCapabilities":`...)
 			b = append(b, caps...)
 		}
+		if len(h.MatchedResources) > 0 {
+			res, err := json.Marshal(h.MatchedResources)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, `,"matchedResources":`...)
+			b = append(b, res...)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, ']')

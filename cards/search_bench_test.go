@@ -18,6 +18,8 @@ type allowAll struct{}
 
 func (allowAll) Check(context.Context, string, string, string) error { return nil }
 
+func (allowAll) ReadFilter(context.Context, string) (func(string) bool, error) { return nil, nil }
+
 // benchStore returns a SQLite store holding 10k generated cards in tenant "bench".
 func benchStore(b *testing.B) *storage.CardStore { return benchStoreOf(b, 10_000) }
 

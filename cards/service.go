@@ -29,9 +29,13 @@ type Store interface {
 	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error)
 }
 
-// Authorizer answers whether the caller in ctx may act on an object of a tenant.
+// Authorizer answers whether the caller in ctx may act on an object of a tenant, and which of
+// the tenant's cards it may read. Both are part of the contract: a search has no way to serve an
+// Authorizer that cannot say which cards are readable, so it cannot fail open.
 type Authorizer interface {
 	Check(ctx context.Context, tenant, obj, act string) error
+	// ReadFilter says which cards of the tenant the caller may read: nil means all of them.
+	ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error)
 }
 
 // Service is what the API does with cards.

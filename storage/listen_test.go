@@ -228,5 +228,7 @@ type allowAll struct{}
 
 func (allowAll) Check(context.Context, string, string, string) error { return nil }
 
+func (allowAll) ReadFilter(context.Context, string) (func(string) bool, error) { return nil, nil }
+
 // execErr keeps the error of an Exec.
 func execErr(_ sql.Result, err error) error { return err }

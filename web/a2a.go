@@ -65,11 +65,6 @@ func (h *handlers) publishedTenant(next echo.HandlerFunc) echo.HandlerFunc {
 
 // a2aVersion reads the version asked for by ?version= or the A2A-Version header; 1.0 by default.
 func a2aVersion(c echo.Context) (string, error) {
-	for name := range c.QueryParams() {
-		if name != "version" {
-			return "", fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
-		}
-	}
 	q, hdr := c.QueryParam("version"), strings.TrimSpace(c.Request().Header.Get(headerA2AVersion))
 	if q != "" && hdr != "" && q != hdr {
 		return "", fmt.Errorf("?version=%s and %s: %s disagree: %w", q, headerA2AVersion, hdr, errInvalid)
@@ -143,11 +138,6 @@ func (h *handlers) a2aCard(c echo.Context) error {
 // a2aAgents lists the tenant's public agents with the URLs of their A2A cards.
 func (h *handlers) a2aAgents(c echo.Context) error {
 	q := c.QueryParams()
-	for name := range q {
-		if name != "limit" && name != "cursor" {
-			return fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
-		}
-	}
 	limit := 0
 	if q.Has("limit") {
 		n, err := strconv.Atoi(q.Get("limit"))
@@ -177,7 +167,7 @@ func (h *handlers) a2aAgents(c echo.Context) error {
 
 // importCard creates a card from an A2A card, sent inline or fetched by URL.
 func (h *handlers) importCard(c echo.Context) error {
-	body, err := readBody(c, mediaJSON)
+	body, err := readObject(c, mediaJSON)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func writeCard(c echo.Context, status int, card cards.Card) error {
 }
 
 func (h *handlers) registerCard(c echo.Context) error {
-	body, err := readBody(c, mediaJSON)
+	body, err := readObject(c, mediaJSON)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (h *handlers) registerCard(c echo.Context) error {
 }
 
 func (h *handlers) putCard(c echo.Context) error {
-	body, err := readBody(c, mediaJSON)
+	body, err := readObject(c, mediaJSON)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (h *handlers) putCard(c echo.Context) error {
 }
 
 func (h *handlers) patchCard(c echo.Context) error {
-	body, err := readBody(c, mediaMergePatch, mediaJSON)
+	body, err := readObject(c, mediaMergePatch, mediaJSON)
 	if err != nil {
 		return err
 	}
@@ -168,15 +168,15 @@ func single(name string, values []string, dst *string) error {
 }
 
 // listCards is the search over query parameters: GET .../cards?protocol=&capability=&tag=&...
+// The route takes exactly the parameters of searchParams (others are refused before this runs).
 func (h *handlers) listCards(c echo.Context) error {
 	var q cards.Query
-	for name, values := range c.QueryParams() {
-		set, ok := searchParams[name]
-		if !ok {
-			return fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
-		}
-		if err := set(&q, values); err != nil {
-			return err
+	params := c.QueryParams()
+	for name, set := range searchParams {
+		if values, ok := params[name]; ok {
+			if err := set(&q, values); err != nil {
+				return err
+			}
 		}
 	}
 	return h.search(c, q)

@@ -29,7 +29,8 @@ const corkAbove = 4<<10 - 512
 func writeLarge(c echo.Context, status int, body []byte) error {
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	conn, _ := c.Request().Context().Value(connKey{}).(net.Conn)
-	if len(body) < corkAbove || conn == nil || !cork(conn, true) {
+	// A HEAD answer is the header alone: nothing to hold back.
+	if len(body) < corkAbove || conn == nil || c.Request().Method == http.MethodHead || !cork(conn, true) {
 		return c.JSONBlob(status, body)
 	}
 	// Out again whatever happens, or every later response on the connection would wait for

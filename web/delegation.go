@@ -78,14 +78,11 @@ func (h *handlers) getDelegation(c echo.Context) error {
 }
 
 // delegationListParams are the query parameters of GET .../delegations.
-var delegationListParams = map[string]bool{"status": true, "agentId": true, "limit": true, "cursor": true}
+var delegationListParams = []string{"status", "agentId", "limit", "cursor"}
 
 func (h *handlers) listDelegations(c echo.Context) error {
 	q := c.QueryParams()
 	for name, values := range q {
-		if !delegationListParams[name] {
-			return fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
-		}
 		if len(values) > 1 {
 			return fmt.Errorf("%s: given %d times, at most once: %w", name, len(values), errInvalid)
 		}

@@ -157,13 +157,9 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			c.Response().Header().Set("WWW-Authenticate", challenge)
 		}
 		body := errorBody{Error: errorDetail{Code: code, Message: msg, RequestID: rid}}
-		var werr error
-		if c.Request().Method == http.MethodHead {
-			werr = c.NoContent(status)
-		} else {
-			werr = c.JSON(status, body)
-		}
-		if werr != nil {
+		// Written for HEAD too: net/http drops the body of a HEAD answer but keeps the headers
+		// GET would have had, Content-Type and Content-Length included (RFC 9110 §9.3.2).
+		if werr := c.JSON(status, body); werr != nil {
 			log.Error("write error response", "requestId", rid, "err", werr)
 		}
 	}

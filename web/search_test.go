@@ -113,7 +113,7 @@ func TestSearchFilters(t *testing.T) {
 			{"resource=" + url.QueryEscape("https://erp.example.com/data/x/y"), []string{"budget-bot"}},
 			{"resource=" + url.QueryEscape("https://erp.example.com/database"), []string{"costume-shop"}},
 			{"resource=" + url.QueryEscape("https://wiki.example.com/data"), []string{"doc-writer"}},
-			{"resource=" + url.QueryEscape("https://wiki.example.com/data/x"), []string{}},
+			{"resource=" + url.QueryEscape("https://wiki.example.com/data/x"), []string{"doc-writer"}},
 			{"resource=" + url.QueryEscape("https://wiki.example.com:443/data"), []string{"doc-writer"}},
 			{"resource=" + url.QueryEscape("http://wiki.example.com/data"), []string{}},
 			{"protocol=http&tag=finance&capability=budget&name=budget", []string{"budget-bot"}},

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -77,11 +78,12 @@ func New(cfg Config, d Deps) *echo.Echo {
 		cfg.A2ACacheMaxAge = 5 * time.Minute
 	}
 	h := &handlers{Deps: d, cfg: cfg, log: log, a2aMaxAge: cfg.A2ACacheMaxAge, callbackBase: callbackBase(cfg)}
-	e.GET("/health", h.health)
-	e.GET("/ready", h.ready)
-	e.GET("/.well-known/jwks.json", h.jwks)
+	open := routes{e: e}
+	open.add(http.MethodGet, "/health", h.health)
+	open.add(http.MethodGet, "/ready", h.ready)
+	open.add(http.MethodGet, "/.well-known/jwks.json", h.jwks)
 
-	v1 := routes{e: e, prefix: "/v1", mw: []echo.MiddlewareFunc{authenticate(d.Tokens, h.delegationTokens(), log)}}
+	v1 := open.group("/v1", authenticate(d.Tokens, h.delegationTokens(), log))
 	v1.add(http.MethodPost, "/tenants", h.createTenant)
 	v1.add(http.MethodGet, "/tenants", h.listTenants)
 	v1.add(http.MethodGet, "/tenants/:tenant", h.getTenant)
@@ -90,7 +92,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 
 	t := v1.group("/tenants/:tenant", h.activeTenant)
 	t.add(http.MethodPost, "/cards", h.registerCard)
-	t.add(http.MethodGet, "/cards", h.listCards)
+	t.add(http.MethodGet, "/cards", h.listCards, slices.Sorted(maps.Keys(searchParams))...)
 	t.add(http.MethodPost, "/cards/search", h.searchCards)
 	t.add(http.MethodGet, "/cards/:agentId", h.getCard)
 	t.add(http.MethodPut, "/cards/:agentId", h.putCard)
@@ -98,22 +100,22 @@ func New(cfg Config, d Deps) *echo.Echo {
 	t.add(http.MethodDelete, "/cards/:agentId", h.deleteCard)
 	t.add(http.MethodGet, "/roles", h.listRoles)
 	t.add(http.MethodPost, "/roles", h.grantRole)
-	t.add(http.MethodDelete, "/roles", h.revokeRole)
+	t.add(http.MethodDelete, "/roles", h.revokeRole, "subject", "role")
 	t.add(http.MethodPost, "/cards/import", h.importCard)
 
 	// A2A: open routes; a token, when sent, lets its holder read non-public cards.
-	a2a := routes{e: e, prefix: "/a2a/:tenant", mw: []echo.MiddlewareFunc{optionalAuth(d.Tokens, h.delegationTokens(), log), h.publishedTenant}}
-	a2a.add(http.MethodGet, "/agents", h.a2aAgents)
-	a2a.add(http.MethodGet, "/:agentId/.well-known/agent-card.json", h.a2aCard)
+	a2a := open.group("/a2a/:tenant", optionalAuth(d.Tokens, h.delegationTokens(), log), h.publishedTenant)
+	a2a.add(http.MethodGet, "/agents", h.a2aAgents, "limit", "cursor")
+	a2a.add(http.MethodGet, "/:agentId/.well-known/agent-card.json", h.a2aCard, "version")
 	t.add(http.MethodGet, "/policies", h.listPolicies)
 	t.add(http.MethodPost, "/policies", h.addPolicy)
-	t.add(http.MethodDelete, "/policies", h.removePolicy)
+	t.add(http.MethodDelete, "/policies", h.removePolicy, "subject", "object", "action", "effect")
 	t.add(http.MethodPost, "/authorize", h.authorize)
 	if d.Delegations != nil {
 		t.add(http.MethodPost, "/delegations", h.createDelegation)
-		t.add(http.MethodGet, "/delegations", h.listDelegations)
+		t.add(http.MethodGet, "/delegations", h.listDelegations, delegationListParams...)
 		t.add(http.MethodGet, "/delegations/:id", h.getDelegation)
-		e.POST(callbackPath+"/:tenant/:id", h.delegationResult)
+		open.add(http.MethodPost, callbackPath+"/:tenant/:id", h.delegationResult, "token")
 	}
 	if d.Secrets != nil {
 		t.add(http.MethodPut, "/cards/:agentId/secret", h.putSecret)
@@ -124,15 +126,24 @@ func New(cfg Config, d Deps) *echo.Echo {
 
 // routes registers handlers under a prefix, with middleware that runs for those routes only.
 // Echo's group middleware would also register catch-all routes under the prefix, which answer a
-// wrong method with 404 instead of 405.
+// wrong method with 404 instead of 405. Every route goes through add, so that every route gets
+// what add gives: HEAD beside GET, and the refusal of query parameters it does not take.
 type routes struct {
 	e      *echo.Echo
 	prefix string
 	mw     []echo.MiddlewareFunc
 }
 
-func (r routes) add(method, path string, h echo.HandlerFunc) {
+// add registers h for method and path. query lists the query parameters the route takes; any
+// other is a 400 naming it (after the route's middleware, so authentication and the tenant gate
+// answer first). A GET route also answers HEAD (RFC 9110 §9.3.2) through the same middleware
+// and handler: net/http keeps the headers, Content-Length included, and drops the body.
+func (r routes) add(method, path string, h echo.HandlerFunc, query ...string) {
+	h = acceptQuery(query)(h)
 	r.e.Add(method, r.prefix+path, h, r.mw...)
+	if method == http.MethodGet {
+		r.e.Add(http.MethodHead, r.prefix+path, h, r.mw...)
+	}
 }
 
 func (r routes) group(prefix string, mw ...echo.MiddlewareFunc) routes {

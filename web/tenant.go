@@ -11,9 +11,9 @@ import (
 
 const mediaJSON = "application/json"
 
-// decodeBody reads a small JSON body strictly into v.
+// decodeBody reads a small JSON object body strictly into v.
 func decodeBody(c echo.Context, v any) error {
-	body, err := readBody(c, mediaJSON)
+	body, err := readObject(c, mediaJSON)
 	if err != nil {
 		return err
 	}

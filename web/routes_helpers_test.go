@@ -1,0 +1,131 @@
+package web_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/storage/storagetest"
+)
+
+// routeFixture is a server with something behind every path parameter its routes take, so that
+// a test walking e.echo.Routes() reaches each handler: tenant "acme" (admin alice), the public
+// card "pub" and one completed delegation to it.
+type routeFixture struct {
+	*env
+	root, alice string
+	// agent is the card's agent; it holds the delegation token it was called with.
+	agent *agent
+	// params fills each path parameter (":tenant", ":agentId", ":id") with an existing value.
+	params map[string]string
+}
+
+func newRouteFixture(t *testing.T) routeFixture {
+	t.Helper()
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	f := routeFixture{env: e, root: e.admin(), alice: e.token("alice", "acme", false)}
+	a := newAgent(t, reply(http.StatusOK, `{"result": "done"}`))
+	card := sampleCard("pub")
+	card["visibility"], card["endpoint"] = "public", a.endpoint()
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", f.alice, card), http.StatusCreated)
+	r := e.do("POST", "/v1/tenants/acme/delegations", f.alice,
+		map[string]any{"agentId": "pub", "capability": "review_pr", "task": "x", "mode": "sync"})
+	expect(t, r, http.StatusOK)
+	var d struct {
+		ID string `json:"id"`
+	}
+	r.json(t, &d)
+	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "id": d.ID}
+	f.agent = a
+	return f
+}
+
+// fill replaces the route's path parameters with values (by name, without the colon), failing
+// the test on a parameter it has no value for: a new kind of route needs a fixture for it.
+func fill(t testing.TB, route string, values map[string]string) string {
+	t.Helper()
+	segs := strings.Split(route, "/")
+	for i, s := range segs {
+		if name, ok := strings.CutPrefix(s, ":"); ok {
+			v, ok := values[name]
+			if !ok {
+				t.Fatalf("route %s: no value for its parameter %s", route, s)
+			}
+			segs[i] = v
+		} else if strings.Contains(s, "*") {
+			t.Fatalf("route %s: a wildcard route; the test does not know what to put there", route)
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// snapshot reads, as the platform admin, everything a refused request could have changed in
+// tenant acme: the tenants, its cards, roles, policies and delegations.
+func (f routeFixture) snapshot(t testing.TB) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, p := range []string{"/v1/tenants", "/v1/tenants/acme", "/v1/tenants/acme/cards",
+		"/v1/tenants/acme/roles", "/v1/tenants/acme/policies", "/v1/tenants/acme/delegations"} {
+		r := f.do("GET", p, f.root, nil)
+		expect(t, r, http.StatusOK)
+		out[p] = r.body
+	}
+	return out
+}
+
+// wire is req as it goes over the connection.
+func wire(t testing.TB, req *http.Request) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := req.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// exchange writes raw to a new connection to the server and reads one answer per method, in
+// order (methods are those of the requests raw holds, which decide how an answer is framed).
+// Each answer is read by its own framing, so one that carries stray bytes, such as a HEAD answer
+// with a body, spoils the reading of the next.
+func (e *env) exchange(t testing.TB, raw []byte, methods ...string) []response {
+	t.Helper()
+	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(patience)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	var out []response
+	for i, m := range methods {
+		out = append(out, readAnswer(t, br, m, fmt.Sprintf("answer %d (%s)", i+1, m)))
+	}
+	return out
+}
+
+// readAnswer reads one answer to a request of the given method from br.
+func readAnswer(t testing.TB, br *bufio.Reader, method, what string) response {
+	t.Helper()
+	res, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s: body: %v", what, err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: body}
+}
