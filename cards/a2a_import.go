@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
 	"github.com/agentcards/agentcards/cards/a2aschema"
 )
 

@@ -34,7 +34,6 @@ type feedModel struct {
 	next    int64
 	open    []*ftx
 	ids     int
-	inHook  bool
 	agents  []string
 	stepsOn bool
 }

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/tenants"
-	"github.com/google/uuid"
 )
 
 // Store persists cards. Every method is scoped to one tenant; a card of another tenant is

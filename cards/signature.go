@@ -12,9 +12,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agentcards/agentcards/authz"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gowebpki/jcs"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 // CardSigner makes a JWS with a detached payload; authz.ServiceKeys is one. It adds "alg" and

@@ -3,13 +3,14 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"gorm.io/gorm"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"gorm.io/gorm"
 
 	gomysql "github.com/go-sql-driver/mysql"
 )

@@ -11,10 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
-	"github.com/labstack/echo/v4"
 )
 
 // headerA2AVersion is the request header an A2A client names the protocol version with.

@@ -16,9 +16,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gowebpki/jcs"
+
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/storage/storagetest"
-	"github.com/gowebpki/jcs"
 )
 
 var b64 = base64.RawURLEncoding.EncodeToString

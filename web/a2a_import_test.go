@@ -12,10 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gowebpki/jcs"
+
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
-	"github.com/gowebpki/jcs"
 )
 
 const samplesDir = "testdata/a2a-samples"

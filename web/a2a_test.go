@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
 )

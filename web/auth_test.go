@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/storage/storagetest"
-	"github.com/golang-jwt/jwt/v5"
 )
 
 func signed(t *testing.T, method jwt.SigningMethod, key any, claims jwt.MapClaims) string {

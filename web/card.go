@@ -8,8 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentcards/agentcards/cards"
 	"github.com/labstack/echo/v4"
+
+	"github.com/agentcards/agentcards/cards"
 )
 
 const mediaMergePatch = "application/merge-patch+json"

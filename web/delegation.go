@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/google/uuid"
 	"net"
 	"net/http"
 	"net/netip"
@@ -12,9 +11,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
+	"github.com/labstack/echo/v4"
+
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
-	"github.com/labstack/echo/v4"
 )
 
 // callbackPath is where agents post async results: /callbacks/delegations/{tenant}/{id}?token=.

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards/delegation"
-	"github.com/golang-jwt/jwt/v5"
 )
 
 // TestDelegationTokenIsNotAUser: an editor registers a card whose agentId is an admin's user name

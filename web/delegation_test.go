@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
-	"github.com/golang-jwt/jwt/v5"
 )
 
 // agent is a loopback test agent implementing the POST /task contract; answer decides each reply.

@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/golang-jwt/jwt/v5"
 	"log/slog"
 	"net/http"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/outbound"
-	"github.com/labstack/echo/v4"
 )
 
 // Errors of the HTTP layer itself; domain errors come from the domain packages.

@@ -20,8 +20,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentcards/agentcards/authz"
 	"github.com/labstack/echo/v4"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 const requestIDKey = "requestId"

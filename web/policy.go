@@ -3,8 +3,9 @@ package web
 import (
 	"net/http"
 
-	"github.com/agentcards/agentcards/authz"
 	"github.com/labstack/echo/v4"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 func (h *handlers) listPolicies(c echo.Context) error {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
@@ -23,7 +25,6 @@ import (
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/agentcards/agentcards/web/webtest"
-	"github.com/labstack/echo/v4"
 )
 
 // defaultTenantCacheTTL is server.tenantCacheTtl's default; the tests run with it, as servers do.

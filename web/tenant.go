@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
-	"github.com/labstack/echo/v4"
 )
 
 const mediaJSON = "application/json"

@@ -12,7 +12,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/agentcards/agentcards/bench/internal/proc"
 	"io"
 	"log"
 	"net/http"
@@ -24,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentcards/agentcards/bench/internal/proc"
 
 	"github.com/agentcards/agentcards/bench/cardgen"
 )

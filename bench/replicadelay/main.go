@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/agentcards/agentcards/bench/internal/proc"
 	"io"
 	"log"
 	"net/http"
@@ -21,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentcards/agentcards/bench/internal/proc"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 )

@@ -14,11 +14,12 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
+
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // Config is everything the binary reads: defaults, then the YAML file, then AGENTCARDS_* variables.

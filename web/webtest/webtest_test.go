@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcards/agentcards/authz"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gowebpki/jcs"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 // recorder is a testing.TB that records failures instead of reporting them, to test the helpers'
