@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
@@ -139,13 +140,34 @@ func unauthenticatedMessage(err error) string {
 	return "the bearer token is not valid for this server"
 }
 
-// errorHandler writes every error as the one error body, and logs server-side failures.
-func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+// outageCheck bounds the database check of a failed request (see errorHandler).
+const outageCheck = time.Second
+
+// retryAfter is what an answer says when the database is unavailable: a client may try again in
+// this many seconds.
+const retryAfter = "5"
+
+// errorHandler writes every error as the one error body, and logs server-side failures. A failure
+// that is no known error is a bug (500), unless the database does not answer (ready says so,
+// within outageCheck): then it is 503 unavailable with Retry-After, whatever the driver's error
+// looked like, on every dialect.
+func errorHandler(log *slog.Logger, ready func(context.Context) error) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
 		}
 		status, code, msg := classify(err)
+		if status == http.StatusInternalServerError && ready != nil && !errors.As(err, new(*echo.HTTPError)) {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), outageCheck)
+			if rerr := ready(ctx); rerr != nil {
+				err = fmt.Errorf("%w (the database does not answer: %v)", err, rerr)
+				status, code, msg = http.StatusServiceUnavailable, "unavailable", "the database is unavailable; try again later"
+			}
+			cancel()
+		}
+		if code == "unavailable" {
+			c.Response().Header().Set("Retry-After", retryAfter)
+		}
 		rid := requestID(c)
 		if status >= 500 {
 			log.Error("request failed", "requestId", rid, "method", c.Request().Method,

@@ -68,7 +68,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = errorHandler(log)
+	e.HTTPErrorHandler = errorHandler(log, d.Ready)
 	// The client address is the TCP peer: no proxy headers are trusted unless configured later.
 	e.IPExtractor = echo.ExtractIPDirect()
 	e.Use(withRequestID, logRequests(log), recoverPanics(log))

@@ -1,0 +1,92 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/migrations"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// TestDatabaseOutageIsUnavailable: while the database server cannot be reached, requests that
+// need it answer 503 unavailable with Retry-After (not 500 internal, which says the server has a
+// bug), reads and writes alike; once it is back, everything answers again without a restart.
+func TestDatabaseOutageIsUnavailable(t *testing.T) {
+	for _, dialect := range []string{migrations.Postgres, migrations.MySQL} {
+		t.Run(dialect, func(t *testing.T) {
+			db, outage := storagetest.OpenWithOutage(t, dialect)
+			e := newEnv(t, db, 1<<20)
+			e.mkTenant("acme", "alice")
+			alice := e.token("alice", "acme", false)
+			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt1")), http.StatusCreated)
+
+			outage.Down()
+			time.Sleep(defaultTenantCacheTTL) // the tenant row remembered before the outage expires
+			for _, req := range []struct {
+				method, path, token string
+				body                any
+			}{
+				{"GET", "/v1/tenants/acme/cards/agt1", alice, nil},
+				{"GET", "/v1/tenants/acme/cards?q=review", alice, nil},
+				{"POST", "/v1/tenants/acme/cards", alice, sampleCard("agt2")},
+				{"PATCH", "/v1/tenants/acme/cards/agt1", alice, map[string]any{"description": "x"}},
+				{"GET", "/v1/tenants", e.admin(), nil},
+				{"GET", "/ready", "", nil},
+			} {
+				r := e.do(req.method, req.path, req.token, req.body)
+				expect(t, r, http.StatusServiceUnavailable, "unavailable")
+				if r.header.Get("Retry-After") == "" {
+					t.Errorf("%s %s: 503 without Retry-After", req.method, req.path)
+				}
+			}
+
+			outage.Up()
+			webtest.Eventually(t, 15*time.Second, "the card served again after the outage", func() bool {
+				return e.do("GET", "/v1/tenants/acme/cards/agt1", alice, nil).status == http.StatusOK
+			})
+			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt2")), http.StatusCreated)
+			expect(t, e.do("GET", "/ready", "", nil), http.StatusOK)
+		})
+	}
+}
+
+// TestPrivatePostgresStopped: the same with the database server itself stopped (a cluster the
+// test started itself, never the shared one), and started again.
+func TestPrivatePostgresStopped(t *testing.T) {
+	pg := storagetest.StartPrivatePostgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := storage.Open(ctx, migrations.Postgres, pg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, db, 1<<20)
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt1")), http.StatusCreated)
+
+	pg.Stop()
+	time.Sleep(defaultTenantCacheTTL) // the tenant row remembered before the outage expires
+	for _, path := range []string{"/v1/tenants/acme/cards/agt1", "/ready"} {
+		r := e.do("GET", path, alice, nil)
+		expect(t, r, http.StatusServiceUnavailable, "unavailable")
+		if r.header.Get("Retry-After") == "" {
+			t.Errorf("GET %s: 503 without Retry-After", path)
+		}
+	}
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt2")), http.StatusServiceUnavailable, "unavailable")
+
+	pg.Start()
+	webtest.Eventually(t, 15*time.Second, "the card served again once the server is back", func() bool {
+		return e.do("GET", "/v1/tenants/acme/cards/agt1", alice, nil).status == http.StatusOK
+	})
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt2")), http.StatusCreated)
+}
