@@ -1,17 +1,11 @@
 package web_test
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
-	"github.com/agentcards/agentcards/tenants"
-	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -19,13 +13,7 @@ import (
 // that a test can tell the configured max-age from the 5-minute default.
 func a2aServer(t *testing.T, e *env, maxAge time.Duration) webtest.Client {
 	t.Helper()
-	h := web.New(web.Config{A2ACacheMaxAge: maxAge, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{
-		Tenants: &tenants.Service{Store: storage.NewTenantStore(e.db)}, Cards: e.cards, Enforcers: e.authz,
-		Tokens: e.tokens, ServiceKeys: e.keys, Ready: e.db.Ping,
-	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return webtest.Client{BaseURL: srv.URL, HTTP: srv.Client()}
+	return newEnvWith(t, e.db, envOptions{a2aCacheMaxAge: maxAge, keys: e.keys}).client()
 }
 
 // TestA2ARendersRESTCards registers small REST-native cards and compares the whole 1.0 and 0.3

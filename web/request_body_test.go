@@ -3,17 +3,13 @@ package web_test
 import (
 	"bufio"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/storage/storagetest"
-	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -68,14 +64,9 @@ func TestBodyReadPastTheDeadline(t *testing.T) {
 		{"read timeout", time.Minute, 200 * time.Millisecond},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tokens := webtest.Tokens(t)
-			db := storagetest.Open(t, "sqlite")
-			srv := httptest.NewUnstartedServer(web.New(web.Config{RequestTimeout: c.requestTimeout,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, web.Deps{Tokens: tokens, Ready: db.Ping}))
-			srv.Config.ReadTimeout = c.readTime
-			srv.Start()
-			defer srv.Close()
-			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{requestTimeout: c.requestTimeout, readTimeout: c.readTime})
+			tokens := e.tokens
+			conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
 			if err != nil {
 				t.Fatal(err)
 			}

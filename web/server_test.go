@@ -19,9 +19,9 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
-	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -107,6 +107,13 @@ type envOptions struct {
 	listenAddr string
 	// tenantCacheTTL is server.tenantCacheTtl; 0 means its default, negative turns it off.
 	tenantCacheTTL time.Duration
+	// requestTimeout is server.requestTimeout (0: its default); readTimeout bounds reading a
+	// request, as serve sets it (0: no bound).
+	requestTimeout, readTimeout time.Duration
+	// a2aCacheMaxAge is a2a.cacheMaxAge; 0 means its default.
+	a2aCacheMaxAge time.Duration
+	// keys sign cards and delegation tokens; nil means fresh ones.
+	keys *authz.ServiceKeys
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -117,55 +124,34 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	if o.tenantCacheTTL == 0 {
 		o.tenantCacheTTL = defaultTenantCacheTTL
 	}
-	tokens := webtest.Tokens(t)
-	keys := webtest.ServiceKeys(t)
-	ocfg := outbound.Config{Timeout: time.Minute}
-	if o.allowLoopback {
-		ocfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	}
-	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
-	cardStore := storage.NewCardStore(db)
-	var index *cards.Index
-	if !o.noIndex {
-		index = cards.NewIndex(cardStore, cardStore)
-	}
-	cardService := &cards.Service{Store: cardStore, Authz: enforcers, Index: index,
-		Fetch: loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})}}
-	secrets, err := delegation.NewEndpointSecrets(testSecret[:32], storage.NewSecretStore(db), cardStore, enforcers, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dispatcher := delegation.NewDispatcher(o.delegation, delegation.Deps{
-		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: enforcers,
-		Doer: outbound.New(ocfg), Signer: keys, Secrets: secrets, Blocked: outbound.Blocked,
-	})
-	t.Cleanup(dispatcher.Wait)
-	tenantService := &tenants.Service{
-		Store:    storage.NewTenantStore(db),
-		CacheTTL: o.tenantCacheTTL,
-		Changed: func(id tenants.ID) {
-			enforcers.Invalidate(string(id))
-			if index != nil {
-				index.Drop(id)
-			}
-		},
-	}
-	enforcers.Changed = func(t string) { tenantService.Forget(tenants.ID(t)) }
 	srv := httptest.NewUnstartedServer(nil)
 	if o.listenAddr == "" {
 		o.listenAddr = srv.Listener.Addr().String()
 	}
-	e := web.New(web.Config{BodyLimit: o.bodyLimit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		ListenAddr: o.listenAddr}, web.Deps{
-		Tenants:     tenantService,
-		Cards:       cardService,
-		Enforcers:   enforcers,
-		Tokens:      tokens,
-		ServiceKeys: keys,
-		Delegations: dispatcher,
-		Secrets:     secrets,
-		Ready:       db.Ping,
-	})
+	if o.keys == nil {
+		o.keys = webtest.ServiceKeys(t)
+	}
+	srv.Config.ReadTimeout = o.readTimeout
+	opts := app.Options{
+		DB: db, Tokens: webtest.Tokens(t), Keys: o.keys, SecretKey: testSecret[:32],
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Web: web.Config{BodyLimit: o.bodyLimit, ListenAddr: o.listenAddr, RequestTimeout: o.requestTimeout,
+			A2ACacheMaxAge: o.a2aCacheMaxAge},
+		TenantCacheTTL: o.tenantCacheTTL,
+		NoIndex:        o.noIndex,
+		Delegation:     o.delegation,
+		// Imports reach nothing but loopback, and only where a test allows it (allowLoopback).
+		Fetch: loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
+	}
+	if o.allowLoopback {
+		opts.Outbound.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	}
+	a, err := app.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	e := a.Handler
 	srv.Config.Handler = e
 	conns := &connList{}
 	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
@@ -176,8 +162,8 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: tokens, echo: e, db: db, keys: keys, authz: enforcers, index: index, cards: cardService,
-		dispatcher: dispatcher, conns: conns}
+	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
+		cards: a.Cards, dispatcher: a.Dispatcher, conns: conns}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

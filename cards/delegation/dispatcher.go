@@ -99,8 +99,9 @@ type Dispatcher struct {
 	running sync.WaitGroup
 }
 
-// NewDispatcher returns a dispatcher; zero limits in cfg get the documented defaults.
-func NewDispatcher(cfg Config, d Deps) *Dispatcher {
+// WithDefaults returns c with each zero limit set to its documented default.
+func (c Config) WithDefaults() Config {
+	cfg := c
 	if cfg.MaxDepth <= 0 {
 		cfg.MaxDepth = 5
 	}
@@ -125,6 +126,12 @@ func NewDispatcher(cfg Config, d Deps) *Dispatcher {
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = 5 * time.Minute
 	}
+	return cfg
+}
+
+// NewDispatcher returns a dispatcher; zero limits in cfg get the documented defaults.
+func NewDispatcher(cfg Config, d Deps) *Dispatcher {
+	cfg = cfg.WithDefaults()
 	if d.Now == nil {
 		d.Now = time.Now
 	}

@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/storage"
-	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/outbound"
 )
@@ -60,85 +58,48 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	fetch := outbound.New(outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout, FollowSameHostRedirects: true})
-	enforcers := authz.NewEnforcers(storage.NewRuleStore(db))
-	cardStore := storage.NewCardStore(db)
-	var index *cards.Index
-	// The background work (feed pruning, the follower, the listener) stops and is waited for
-	// before the database closes (the defers run in reverse), so none queries a closed pool.
-	var background sync.WaitGroup
-	defer background.Wait()
-	followCtx, stopBackground := context.WithCancel(ctx)
-	defer stopBackground()
-	background.Go(func() { pruneFeed(followCtx, cardStore, storage.NewTenantStore(db), cfg.Search.FeedRetention, log) })
-	if cfg.Search.Index == "memory" {
-		index = cards.NewIndex(cardStore, cardStore)
-		// A write's transaction lasts at most a request: the follower reads that far back.
-		index.Window = cfg.Server.RequestTimeout + 5*time.Second
-		notify := make(chan tenants.ID, 64)
-		syncFailed := func(t tenants.ID, err error) {
-			log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
-		}
-		if cfg.Search.Listen {
-			// Each (re)established LISTEN first syncs every loaded tenant: what was notified
-			// while none was in effect reached nobody.
-			resync := func() { index.SyncLoaded(followCtx, syncFailed) }
-			switch err := db.Listen(followCtx, notify, resync, func(err error) { log.Warn("change-feed listener", "err", err) }); {
-			case err == nil:
-				log.Info("following the change feed with LISTEN/NOTIFY and polling", "interval", cfg.Search.PollInterval)
-			case !errors.Is(err, storage.ErrNoListen) && followCtx.Err() == nil:
-				log.Warn("change-feed LISTEN failed; following by polling until a retry (every second) succeeds", "err", err)
-			}
-		}
-		background.Go(func() { index.Follow(followCtx, cfg.Search.PollInterval, notify, syncFailed) })
-	}
-	secrets, err := endpointSecrets(cfg, db, enforcers)
+	secretKey, err := cfg.Delegation.secretKey()
 	if err != nil {
 		return err
 	}
-	dispatcher, err := newDispatcher(cfg, db, enforcers, keys, secrets, log)
-	if err != nil {
-		return err
-	}
-	// Async delegations in flight get their outcome recorded before the database closes.
-	defer dispatcher.Wait()
 	// Listen first: without delegation.publicUrl, a loopback listen address is the callback base.
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
 		return err
 	}
-	tenantService := &tenants.Service{
-		Store:    storage.NewTenantStore(db),
-		CacheTTL: cfg.Server.TenantCacheTTL,
-		Changed: func(id tenants.ID) {
-			enforcers.Invalidate(string(id))
-			if index != nil {
-				index.Drop(id)
-			}
+	d := cfg.Delegation
+	a, err := app.New(app.Options{
+		DB: db, Tokens: tokens, Keys: keys, SecretKey: secretKey, Log: log,
+		Web: web.Config{
+			BodyLimit:      cfg.Server.BodyLimit,
+			RequestTimeout: cfg.Server.RequestTimeout,
+			A2ACacheMaxAge: cfg.A2A.CacheMaxAge,
+			PublicURL:      cfg.Delegation.PublicURL,
+			ListenAddr:     ln.Addr().String(),
 		},
-	}
-	// A rule written here makes the next request re-read the tenant row (and its revision).
-	enforcers.Changed = func(t string) { tenantService.Forget(tenants.ID(t)) }
-	api := web.New(web.Config{
-		BodyLimit:      cfg.Server.BodyLimit,
-		RequestTimeout: cfg.Server.RequestTimeout,
-		A2ACacheMaxAge: cfg.A2A.CacheMaxAge,
-		Logger:         log,
-		PublicURL:      cfg.Delegation.PublicURL,
-		ListenAddr:     ln.Addr().String(),
-	}, web.Deps{
-		Tenants:     tenantService,
-		Cards:       &cards.Service{Store: cardStore, Authz: enforcers, Index: index, Fetch: fetch},
-		Enforcers:   enforcers,
-		Tokens:      tokens,
-		ServiceKeys: keys,
-		Delegations: dispatcher,
-		Secrets:     secrets,
-		Ready:       db.Ping,
+		TenantCacheTTL: cfg.Server.TenantCacheTTL,
+		NoIndex:        cfg.Search.Index == "none",
+		Search: app.SearchOptions{
+			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
+		},
+		Delegation: delegation.Config{
+			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout,
+			MaxResultBytes: d.MaxResultBytes, BreakerFailures: d.BreakerFailures, BreakerCooldown: d.BreakerCooldown,
+			RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst,
+		},
+		Outbound: outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout},
 	})
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	a.Start(ctx)
+	// After the server stops taking requests: async delegations in flight get their outcome,
+	// and the background work stops, before the database closes.
+	defer a.Close()
 
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           a.Handler,
 		ConnContext:       web.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Reading a whole request, body included, is bounded too: otherwise a client (even
@@ -168,30 +129,6 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 		return err
 	}
 	return nil
-}
-
-// pruneFeed deletes change-feed entries older than retention, tenant by tenant, every
-// retention/24 (an hour by default), until ctx ends.
-func pruneFeed(ctx context.Context, feed *storage.CardStore, ts *storage.TenantStore, retention time.Duration, log *slog.Logger) {
-	t := time.NewTicker(retention / 24)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		list, err := ts.List(ctx)
-		if err != nil {
-			log.Warn("feed pruning: list tenants", "err", err)
-			continue
-		}
-		for _, tenant := range list {
-			if _, err := feed.PruneChanges(ctx, tenant.ID, time.Now().Add(-retention)); err != nil && ctx.Err() == nil {
-				log.Warn("feed pruning", "tenant", tenant.ID, "err", err)
-			}
-		}
-	}
 }
 
 // firstTokenArgs are the arguments of the token command the first-token hint prints.

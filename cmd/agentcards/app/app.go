@@ -1,0 +1,209 @@
+// Package app is the composition root of agentcards: the one place that builds the object graph
+// (stores, enforcers, the search index and its follower, the delegation dispatcher, the tenant
+// gate and the HTTP API) and wires the cross-invalidations between them. serve uses it, and so do
+// the tests, so that what they exercise is what ships.
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/outbound"
+)
+
+// Options are the settings of one server, resolved from the configuration into the types the
+// services take: serve fills them from the configuration file, tests from what they test.
+type Options struct {
+	// DB is open and migrated; the caller closes it after Close.
+	DB     *storage.DB
+	Tokens *authz.Tokens
+	// Keys sign delegation tokens and A2A cards.
+	Keys *authz.ServiceKeys
+	// SecretKey seals static endpoint secrets (32 bytes); nil leaves the secret routes out.
+	SecretKey []byte
+	Log       *slog.Logger
+	// Web is the HTTP API's configuration; its Logger is Log.
+	Web web.Config
+	// TenantCacheTTL is how long a tenant row read by one request may serve the next
+	// (server.tenantCacheTtl); negative reads it on every request.
+	TenantCacheTTL time.Duration
+	// NoIndex answers every search by reading the tenant's cards (search.index: none).
+	NoIndex bool
+	Search  SearchOptions
+	// Delegation bounds what is sent to agents.
+	Delegation delegation.Config
+	// Outbound allows private addresses to calls to user-registered URLs (outbound.allow) and
+	// bounds imports (outbound.timeout); a delegation is bounded by Delegation.MaxTimeout.
+	Outbound outbound.Config
+	// Fetch, when set, is the client of imports instead of one built from Outbound (tests
+	// confine it to loopback).
+	Fetch cards.Doer
+}
+
+// SearchOptions say how each replica follows the others' writes (see Start).
+type SearchOptions struct {
+	PollInterval  time.Duration
+	Listen        bool
+	FeedRetention time.Duration
+}
+
+// App is the built graph.
+type App struct {
+	Handler    *echo.Echo
+	Tenants    *tenants.Service
+	Cards      *cards.Service
+	Index      *cards.Index // nil with NoIndex
+	Enforcers  *authz.Enforcers
+	Dispatcher *delegation.Dispatcher
+	Secrets    *delegation.EndpointSecrets // nil without SecretKey
+
+	opts       Options
+	background sync.WaitGroup
+	stop       context.CancelFunc
+}
+
+// New builds the graph. It starts nothing: Start runs the background work.
+func New(o Options) (*App, error) {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	db := o.DB
+	a := &App{opts: o, stop: func() {}}
+	a.Enforcers = authz.NewEnforcers(storage.NewRuleStore(db))
+	cardStore := storage.NewCardStore(db)
+	if !o.NoIndex {
+		a.Index = cards.NewIndex(cardStore, cardStore)
+		if o.Web.RequestTimeout > 0 {
+			// A write's transaction lasts at most a request: the follower reads that far back.
+			a.Index.Window = o.Web.RequestTimeout + 5*time.Second
+		}
+	}
+	fetch := o.Fetch
+	if fetch == nil {
+		fetch = outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout, FollowSameHostRedirects: true})
+	}
+	a.Cards = &cards.Service{Store: cardStore, Authz: a.Enforcers, Index: a.Index, Fetch: fetch}
+	if o.SecretKey != nil {
+		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Enforcers, nil)
+		if err != nil {
+			return nil, err
+		}
+		a.Secrets = secrets
+	}
+	deps := delegation.Deps{
+		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: a.Enforcers,
+		// The guarded client's own timeout is the longest a delegation may take; each call's
+		// context carries the shorter one.
+		Doer:   outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Delegation.WithDefaults().MaxTimeout}),
+		Signer: o.Keys, Blocked: outbound.Blocked, Log: o.Log,
+	}
+	if a.Secrets != nil { // a nil *EndpointSecrets in the interface would not compare nil
+		deps.Secrets = a.Secrets
+	}
+	a.Dispatcher = delegation.NewDispatcher(o.Delegation, deps)
+	a.Tenants = &tenants.Service{
+		Store:    storage.NewTenantStore(db),
+		CacheTTL: o.TenantCacheTTL,
+		// A tenant written here drops what was derived from it: its rules and its index.
+		Changed: func(id tenants.ID) {
+			a.Enforcers.Invalidate(string(id))
+			if a.Index != nil {
+				a.Index.Drop(id)
+			}
+		},
+	}
+	// A rule written here makes the next request re-read the tenant row (and its revision).
+	a.Enforcers.Changed = func(t string) { a.Tenants.Forget(tenants.ID(t)) }
+	wcfg := o.Web
+	wcfg.Logger = o.Log
+	a.Handler = web.New(wcfg, web.Deps{
+		Tenants:     a.Tenants,
+		Cards:       a.Cards,
+		Enforcers:   a.Enforcers,
+		Tokens:      o.Tokens,
+		ServiceKeys: o.Keys,
+		Delegations: a.Dispatcher,
+		Secrets:     a.Secrets,
+		Ready:       db.Ping,
+	})
+	return a, nil
+}
+
+// followLine is logged when the follower listens on Postgres besides polling.
+const followLine = "following the change feed with LISTEN/NOTIFY and polling"
+
+// Start runs the background work until ctx ends or Close: change-feed pruning, and, with an
+// index, the follower that applies other replicas' writes (polling every Search.PollInterval,
+// and on Postgres with Search.Listen at once on their NOTIFY). It returns once the LISTEN is in
+// effect (or failed, and is being retried).
+func (a *App) Start(ctx context.Context) {
+	ctx, a.stop = context.WithCancel(ctx)
+	o, log := a.opts, a.opts.Log
+	cardStore, tenantStore := storage.NewCardStore(o.DB), storage.NewTenantStore(o.DB)
+	if o.Search.FeedRetention > 0 {
+		a.background.Go(func() { pruneFeed(ctx, cardStore, tenantStore, o.Search.FeedRetention, log) })
+	}
+	if a.Index == nil {
+		return
+	}
+	notify := make(chan tenants.ID, 64)
+	syncFailed := func(t tenants.ID, err error) {
+		log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
+	}
+	if o.Search.Listen {
+		// Each (re)established LISTEN first syncs every loaded tenant: what was notified while
+		// none was in effect reached nobody.
+		resync := func() { a.Index.SyncLoaded(ctx, syncFailed) }
+		switch err := o.DB.Listen(ctx, notify, resync, func(err error) { log.Warn("change-feed listener", "err", err) }); {
+		case err == nil:
+			log.Info(followLine, "interval", o.Search.PollInterval)
+		case !errors.Is(err, storage.ErrNoListen) && ctx.Err() == nil:
+			log.Warn("change-feed LISTEN failed; following by polling until a retry (every second) succeeds", "err", err)
+		}
+	}
+	a.background.Go(func() { a.Index.Follow(ctx, o.Search.PollInterval, notify, syncFailed) })
+}
+
+// Close waits for the async delegations in flight to get their outcome, then stops the
+// background work and waits for it; call it once the server takes no more requests, and before
+// the database closes (which stops the LISTEN connection).
+func (a *App) Close() {
+	a.Dispatcher.Wait()
+	a.stop()
+	a.background.Wait()
+}
+
+// pruneFeed deletes change-feed entries older than retention, tenant by tenant, every
+// retention/24 (an hour by default), until ctx ends.
+func pruneFeed(ctx context.Context, feed *storage.CardStore, ts *storage.TenantStore, retention time.Duration, log *slog.Logger) {
+	t := time.NewTicker(retention / 24)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		list, err := ts.List(ctx)
+		if err != nil {
+			log.Warn("feed pruning: list tenants", "err", err)
+			continue
+		}
+		for _, tenant := range list {
+			if _, err := feed.PruneChanges(ctx, tenant.ID, time.Now().Add(-retention)); err != nil && ctx.Err() == nil {
+				log.Warn("feed pruning", "tenant", tenant.ID, "err", err)
+			}
+		}
+	}
+}
