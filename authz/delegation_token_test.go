@@ -60,6 +60,8 @@ func TestVerifyDelegationRefusesWhatRFCsForbid(t *testing.T) {
 		"crit":            sign(map[string]any{"crit": []string{"b64"}, "b64": true}, claims(nil)),
 		"exp as a string": sign(nil, claims(jwt.MapClaims{"exp": strconv.FormatInt(exp, 10)})),
 		"EXP for exp":     sign(nil, upperExp(claims(nil))),
+		"Tenant":          sign(nil, claims(jwt.MapClaims{"Tenant": "other"})),
+		"DEPTH":           sign(nil, claims(jwt.MapClaims{"DEPTH": 0})),
 	} {
 		if err := verify(raw); !errors.Is(err, ErrUnauthenticated) {
 			t.Errorf("%s: %v, want ErrUnauthenticated", name, err)

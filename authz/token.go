@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -245,21 +247,35 @@ func checkStrict(tok *jwt.Token) error {
 		}
 	}
 	// Claim names are case-sensitive (RFC 7519 §10.1.1), but encoding/json matches them without
-	// case: "EXP" would be read as exp. Refuse a member that only differs in case from a
-	// registered claim.
+	// case: "EXP" would be read as exp, "Platform_Admin" as platform_admin. Refuse a member that
+	// only differs in case from a claim we read.
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &members); err != nil {
 		return fmt.Errorf("%w: %w", jwt.ErrTokenMalformed, err)
 	}
 	for name := range members {
-		for _, registered := range []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti"} {
-			if name != registered && strings.EqualFold(name, registered) {
-				return fmt.Errorf("%w: %q is not the claim %q (names are case-sensitive)", jwt.ErrTokenInvalidClaims, name, registered)
+		for _, claim := range claimNames {
+			if name != claim && strings.EqualFold(name, claim) {
+				return fmt.Errorf("%w: %q is not the claim %q (names are case-sensitive)", jwt.ErrTokenInvalidClaims, name, claim)
 			}
 		}
 	}
 	return nil
 }
+
+// claimNames are the claims our tokens are read for: the registered ones and ours, taken from
+// the json tags of the claim types so that a claim added there is covered here.
+var claimNames = func() []string {
+	names := []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
+	for _, t := range []reflect.Type{reflect.TypeFor[Claims](), reflect.TypeFor[DelegationClaims]()} {
+		for i := range t.NumField() {
+			if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
+}()
 
 func (t *Tokens) keyFunc(*jwt.Token) (any, error) {
 	if t.cfg.Algorithm == "HS256" {

@@ -74,6 +74,8 @@ func TestVerifyRefusesWhatRFCsForbid(t *testing.T) {
 		"null crit":              sign(map[string]any{"crit": nil}, claims(nil)),
 		"exp as a string":        sign(nil, claims(jwt.MapClaims{"exp": exp})),
 		"EXP as a string":        sign(nil, jwt.MapClaims{"sub": "alice", "tenant": "acme", "EXP": exp}),
+		"TENANT for tenant":      sign(nil, jwt.MapClaims{"sub": "alice", "TENANT": "acme", "exp": now.Add(time.Hour).Unix()}),
+		"Platform_Admin":         sign(nil, claims(jwt.MapClaims{"Platform_Admin": true})),
 		"nbf as a string":        sign(nil, claims(jwt.MapClaims{"nbf": past})),
 		"iat as a string":        sign(nil, claims(jwt.MapClaims{"iat": past})),
 		"nbf null":               sign(nil, claims(jwt.MapClaims{"nbf": nil})),

@@ -157,7 +157,9 @@ func errorHandler(log *slog.Logger, ready func(context.Context) error) echo.HTTP
 			return
 		}
 		status, code, msg := classify(err)
-		if status == http.StatusInternalServerError && ready != nil && !errors.As(err, new(*echo.HTTPError)) {
+		// A client that went away (context.Canceled) hears nothing: no ping for it.
+		if status == http.StatusInternalServerError && ready != nil && !errors.As(err, new(*echo.HTTPError)) &&
+			!errors.Is(err, context.Canceled) {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), outageCheck)
 			if rerr := ready(ctx); rerr != nil {
 				err = fmt.Errorf("%w (the database does not answer: %v)", err, rerr)

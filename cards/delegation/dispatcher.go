@@ -310,7 +310,7 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 	}
 	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
-	out, err := x.breakers.get(string(c.tenant), c.target.url).Execute(func() (Outcome, error) {
+	out, err := x.breakers.get(string(c.tenant), c.target.url, x.d.Now()).Execute(func() (Outcome, error) {
 		out, err := x.send(callCtx, c)
 		if err != nil && callCtx.Err() != nil && c.timeout < x.cfg.DefaultTimeout {
 			// The caller chose to wait less than the server would: its timeout must not let it

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/sony/gobreaker/v2"
 	"golang.org/x/time/rate"
 )
@@ -23,37 +23,49 @@ var errNotCounted = errors.New("not the agent's fault")
 var errLocal = errors.New("local failure")
 
 // Per-endpoint and per-tenant state is kept for the keys used recently, at most guardEntries of
-// them, each dropped after guardIdle without use: endpoints are URLs that users register, so a map
-// of every one ever called would grow without bound. Dropping an idle breaker loses nothing that
-// matters (its cooldown is far shorter), and an idle tenant's bucket would be full again anyway.
+// them, the least recently used going first, and started afresh after guardIdle without use:
+// endpoints are URLs that users register, so a map of every one ever called would grow without
+// bound. Starting afresh loses nothing that matters (a breaker's cooldown is far shorter, and an
+// idle tenant's bucket would be full again anyway).
 const (
 	guardEntries = 10_000
 	guardIdle    = time.Hour
 )
 
-// recent keeps a value per key for the keys used within idle, at most size of them, the least
-// recently used going first when it is full.
+// recent keeps a value per key, at most size of them, the least recently used going first; a
+// value unused for idle is built anew on its next use. Time is the dispatcher's clock.
 type recent[V any] struct {
 	mu    sync.Mutex
-	lru   *expirable.LRU[string, V]
+	lru   *lru.Cache[string, stamped[V]]
+	idle  time.Duration
 	build func() V
 }
 
-func newRecent[V any](size int, idle time.Duration, build func() V) *recent[V] {
-	return &recent[V]{lru: expirable.NewLRU[string, V](size, nil, idle), build: build}
+type stamped[V any] struct {
+	v    V
+	used time.Time
 }
 
-// get returns the key's value, made on first use (or after it was dropped); each use starts its
-// idle time again.
-func (r *recent[V]) get(key string) V {
+func newRecent[V any](size int, idle time.Duration, build func() V) *recent[V] {
+	c, err := lru.New[string, stamped[V]](size)
+	if err != nil {
+		panic(err) // only for a size below 1, which no caller passes
+	}
+	return &recent[V]{lru: c, idle: idle, build: build}
+}
+
+// get returns the key's value at now, built on first use, after it was evicted, or after it was
+// idle too long.
+func (r *recent[V]) get(key string, now time.Time) V {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	v, ok := r.lru.Get(key)
-	if !ok {
-		v = r.build()
+	e, ok := r.lru.Get(key)
+	if !ok || now.Sub(e.used) > r.idle {
+		e.v = r.build()
 	}
-	r.lru.Add(key, v)
-	return v
+	e.used = now
+	r.lru.Add(key, e)
+	return e.v
 }
 
 // breakers holds one circuit breaker per tenant and endpoint, created on first use: one tenant's
@@ -78,8 +90,8 @@ func newBreakers(failures uint32, cooldown time.Duration, excluded func(error) b
 	})}
 }
 
-func (b breakers) get(tenant, endpoint string) *gobreaker.CircuitBreaker[Outcome] {
-	return b.recent.get(tenant + " " + endpoint) // a tenant id has no space
+func (b breakers) get(tenant, endpoint string, now time.Time) *gobreaker.CircuitBreaker[Outcome] {
+	return b.recent.get(tenant+" "+endpoint, now) // a tenant id has no space
 }
 
 // limiters holds one token bucket per tenant. The limit is per replica.
@@ -98,5 +110,5 @@ func (l limiters) allow(tenant string, now time.Time) bool {
 	if l.perSecond <= 0 {
 		return true
 	}
-	return l.recent.get(tenant).AllowN(now, 1)
+	return l.recent.get(tenant, now).AllowN(now, 1)
 }

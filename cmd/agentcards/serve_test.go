@@ -248,7 +248,11 @@ func TestServeBoundsSlowBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, token := range []string{"", webtest.Mint(t, webtest.Tokens(t), "root", "", true)} {
+	for _, c := range []struct {
+		token   string
+		trickle bool
+	}{{"", false}, {webtest.Mint(t, webtest.Tokens(t), "root", "", true), false}, {"", true}} {
+		token := c.token
 		conn, err := net.Dial("tcp", u.Host)
 		if err != nil {
 			t.Fatal(err)
@@ -263,6 +267,22 @@ func TestServeBoundsSlowBodies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if c.trickle { // a byte every 100 ms: each read succeeds, the whole takes for ever
+			stopTrickle := make(chan struct{})
+			defer close(stopTrickle)
+			go func() {
+				for {
+					select {
+					case <-stopTrickle:
+						return
+					case <-time.After(100 * time.Millisecond):
+						if _, err := conn.Write([]byte(" ")); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
 		// Whatever the server answers, it must then close the connection, long before this
 		// deadline; a server that waits for the body keeps it open until the deadline.
 		if err := conn.SetReadDeadline(time.Now().Add(20 * time.Second)); err != nil {
@@ -270,8 +290,8 @@ func TestServeBoundsSlowBodies(t *testing.T) {
 		}
 		_, err = io.Copy(io.Discard, conn)
 		if err != nil {
-			t.Fatalf("token %t: the connection was still open after %s: %v", token != "", time.Since(start).Round(time.Millisecond), err)
+			t.Fatalf("token %t, trickle %t: the connection was still open after %s: %v", token != "", c.trickle, time.Since(start).Round(time.Millisecond), err)
 		}
-		t.Logf("token %t: closed after %s", token != "", time.Since(start).Round(time.Millisecond))
+		t.Logf("token %t, trickle %t: closed after %s", token != "", c.trickle, time.Since(start).Round(time.Millisecond))
 	}
 }
