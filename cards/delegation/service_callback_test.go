@@ -1,0 +1,104 @@
+package delegation_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/cards/delegation"
+)
+
+// asyncAccepted starts an async delegation that the agent accepts (202), and returns it with its
+// callback token once it is recorded accepted.
+func asyncAccepted(t *testing.T, f dispatcherFixture, timeoutMS int64) (delegation.Delegation, string) {
+	t.Helper()
+	var token string
+	req := asyncReview()
+	req.TimeoutMS = timeoutMS
+	d, err := f.x.Delegate(f.ctx, "acme", req, func(id, tok string) string {
+		token = tok
+		return "http://127.0.0.1:1/callbacks/" + id + "?token=" + tok
+	})
+	if err != nil || d.Status != delegation.StatusPending || token == "" {
+		t.Fatalf("async delegation: %+v, %v (token %q); want pending with a token", d, err, token)
+	}
+	return d, token
+}
+
+// accepted waits until the agent's 202 is recorded.
+func accepted(t *testing.T, f dispatcherFixture, id string) {
+	t.Helper()
+	eventually(t, "the agent's 202", func() bool {
+		d, err := f.x.Get(f.ctx, "acme", id)
+		return err == nil && d.Status == delegation.StatusAccepted
+	})
+}
+
+func newCallbackFixture(t *testing.T) dispatcherFixture {
+	a := newSwitchAgent(t)
+	a.status.Store(http.StatusAccepted)
+	return newDispatcherFixtureAt(t, delegation.Config{DefaultTimeout: time.Minute, MaxResultBytes: 256}, nil, a.url())
+}
+
+// TestServiceCallbackCompletes: the right token completes the delegation with its result; a
+// wrong one, or an oversized body, changes nothing; a second result is ErrConflict.
+func TestServiceCallbackCompletes(t *testing.T) {
+	f := newCallbackFixture(t)
+	d, token := asyncAccepted(t, f, 0)
+	accepted(t, f, d.ID)
+
+	if err := f.x.Complete(f.ctx, "acme", d.ID, token+"x", []byte(`{"status":"completed","result":"forged"}`)); !errors.Is(err, delegation.ErrNotFound) {
+		t.Fatalf("wrong token: %v, want ErrNotFound", err)
+	}
+	big := `{"status":"completed","result":"` + strings.Repeat("a", 300) + `"}`
+	if err := f.x.Complete(f.ctx, "acme", d.ID, token, []byte(big)); !errors.Is(err, delegation.ErrTooLarge) {
+		t.Fatalf("oversized result: %v, want ErrTooLarge", err)
+	}
+	stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusAccepted)
+
+	if err := f.x.Complete(f.ctx, "acme", d.ID, token, []byte(`{"status":"completed","result":{"lgtm":true}}`)); err != nil {
+		t.Fatalf("callback: %v", err)
+	}
+	got := stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusCompleted)
+	var result struct{ LGTM bool }
+	if err := json.Unmarshal(got.Result, &result); err != nil || !result.LGTM || got.Error != "" {
+		t.Fatalf("stored %+v (result %s), want the posted result", got, got.Result)
+	}
+	if err := f.x.Complete(f.ctx, "acme", d.ID, token, []byte(`{"status":"completed","result":"again"}`)); !errors.Is(err, delegation.ErrConflict) {
+		t.Fatalf("second callback: %v, want ErrConflict", err)
+	}
+	if again := stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusCompleted); string(again.Result) != string(got.Result) {
+		t.Fatalf("the second callback changed the result to %s", again.Result)
+	}
+}
+
+// TestServiceCallbackFailed: a failed callback records the agent's error.
+func TestServiceCallbackFailed(t *testing.T) {
+	f := newCallbackFixture(t)
+	d, token := asyncAccepted(t, f, 0)
+	accepted(t, f, d.ID)
+	if err := f.x.Complete(f.ctx, "acme", d.ID, token, []byte(`{"status":"failed","error":"repository not found"}`)); err != nil {
+		t.Fatalf("callback: %v", err)
+	}
+	got := stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusFailed)
+	if got.Error != "repository not found" || got.Result != nil {
+		t.Fatalf("stored %+v, want the agent's error", got)
+	}
+}
+
+// TestServiceCallbackExpired: a result posted after the deadline is ErrExpired, and the
+// delegation is recorded as timeout.
+func TestServiceCallbackExpired(t *testing.T) {
+	f := newCallbackFixture(t)
+	d, token := asyncAccepted(t, f, 200)
+	eventually(t, "the deadline", func() bool { return time.Now().After(d.Deadline) })
+	if err := f.x.Complete(f.ctx, "acme", d.ID, token, []byte(`{"status":"completed","result":"late"}`)); !errors.Is(err, delegation.ErrExpired) {
+		t.Fatalf("late callback: %v, want ErrExpired", err)
+	}
+	if got := stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusTimeout); got.Result != nil {
+		t.Fatalf("stored %+v, want no result", got)
+	}
+}

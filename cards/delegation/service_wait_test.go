@@ -1,0 +1,55 @@
+package delegation_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentcards/agentcards/cards/delegation"
+)
+
+// TestServiceWait: Wait lasts until the async delegation in flight has its outcome, and after it
+// an async delegation is ErrClosed, neither recorded nor sent.
+func TestServiceWait(t *testing.T) {
+	var calls atomic.Int64
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		arrived <- struct{}{}
+		<-release
+		_, _ = w.Write([]byte(`{"result": "done"}`))
+	}))
+	t.Cleanup(agent.Close)
+	f := newDispatcherFixtureAt(t, delegation.Config{}, nil, agent.URL+"/task")
+	noCallback := func(id, token string) string { return "http://127.0.0.1:1/cb/" + id + "?token=" + token }
+
+	first, err := f.x.Delegate(f.ctx, "acme", asyncReview(), noCallback)
+	if err != nil || first.Status != delegation.StatusPending {
+		t.Fatalf("async delegation: %+v, %v; want pending", first, err)
+	}
+	<-arrived
+	waited := make(chan struct{})
+	go func() { f.x.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned while a delegation was in flight")
+	default:
+	}
+	close(release)
+	<-waited
+	stored(t, f.ctx, f.x, "acme", first.ID, delegation.StatusCompleted)
+
+	d, err := f.x.Delegate(f.ctx, "acme", asyncReview(), noCallback)
+	if !errors.Is(err, delegation.ErrClosed) {
+		t.Fatalf("async delegation after Wait: %+v, %v; want ErrClosed", d, err)
+	}
+	list, _, err := f.x.List(f.ctx, "acme", delegation.Filter{})
+	if err != nil || len(list) != 1 || list[0].ID != first.ID {
+		t.Fatalf("records after Wait: %+v, %v; want only %s", list, err, first.ID)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the agent was called %d times, want 1", n)
+	}
+}
