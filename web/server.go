@@ -54,6 +54,9 @@ type Deps struct {
 	Ready func(context.Context) error
 }
 
+// DefaultRequestTimeout is the deadline of a request when Config sets none.
+const DefaultRequestTimeout = 30 * time.Second
+
 // New returns the API as an Echo instance, ready to serve.
 func New(cfg Config, d Deps) *echo.Echo {
 	log := cfg.Logger
@@ -64,7 +67,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 		cfg.BodyLimit = 1 << 20
 	}
 	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = 30 * time.Second
+		cfg.RequestTimeout = DefaultRequestTimeout
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -107,8 +107,8 @@ type envOptions struct {
 	listenAddr string
 	// tenantCacheTTL is server.tenantCacheTtl; 0 means its default, negative turns it off.
 	tenantCacheTTL time.Duration
-	// requestTimeout is server.requestTimeout (0: its default); readTimeout bounds reading a
-	// request, as serve sets it (0: no bound).
+	// requestTimeout is server.requestTimeout (0: its default); readTimeout replaces the bound
+	// on reading a request, which is otherwise the request timeout, as serve sets it.
 	requestTimeout, readTimeout time.Duration
 	// a2aCacheMaxAge is a2a.cacheMaxAge; 0 means its default.
 	a2aCacheMaxAge time.Duration
@@ -131,7 +131,6 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	if o.keys == nil {
 		o.keys = webtest.ServiceKeys(t)
 	}
-	srv.Config.ReadTimeout = o.readTimeout
 	opts := app.Options{
 		DB: db, Tokens: webtest.Tokens(t), Keys: o.keys, SecretKey: testSecret[:32],
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -152,7 +151,11 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	}
 	t.Cleanup(a.Close)
 	e := a.Handler
-	srv.Config.Handler = e
+	// The server as serve configures it; readTimeout, when given, replaces its read bound.
+	a.ConfigureServer(srv.Config)
+	if o.readTimeout != 0 {
+		srv.Config.ReadTimeout = o.readTimeout
+	}
 	conns := &connList{}
 	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		conns.mu.Lock()

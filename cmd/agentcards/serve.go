@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards/delegation"
@@ -98,16 +97,8 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 	// and the background work stops, before the database closes.
 	defer a.Close()
 
-	srv := &http.Server{
-		Handler:           a.Handler,
-		ConnContext:       web.ConnContext,
-		ReadHeaderTimeout: 10 * time.Second,
-		// Reading a whole request, body included, is bounded too: otherwise a client (even
-		// one without a token) that announces a body and trickles it holds the connection for
-		// ever, also after its request was answered, while the server drains the body.
-		ReadTimeout: cfg.Server.RequestTimeout,
-		IdleTimeout: 2 * time.Minute,
-	}
+	srv := &http.Server{}
+	a.ConfigureServer(srv)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 

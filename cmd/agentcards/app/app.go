@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -138,6 +139,22 @@ func New(o Options) (*App, error) {
 		Ready:       db.Ping,
 	})
 	return a, nil
+}
+
+// ConfigureServer sets the HTTP server's handler and its limits: the API, the connection context
+// the API reads (for TCP_CORK), and the time a client may take. Reading a whole request, body
+// included, is bounded by the request timeout: otherwise a client (even one without a token)
+// that announces a body and trickles it holds the connection for ever, also after its request
+// was answered, while the server drains the body.
+func (a *App) ConfigureServer(s *http.Server) {
+	s.Handler = a.Handler
+	s.ConnContext = web.ConnContext
+	s.ReadHeaderTimeout = 10 * time.Second
+	s.ReadTimeout = a.opts.Web.RequestTimeout
+	if s.ReadTimeout <= 0 {
+		s.ReadTimeout = web.DefaultRequestTimeout
+	}
+	s.IdleTimeout = 2 * time.Minute
 }
 
 // followLine is logged when the follower listens on Postgres besides polling.
