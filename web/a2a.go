@@ -126,12 +126,8 @@ func (h *handlers) a2aCard(c echo.Context) error {
 	}
 	hdr.Set(echo.HeaderCacheControl, scope+", max-age="+strconv.Itoa(int(h.a2aMaxAge.Seconds())))
 	hdr.Set(echo.HeaderVary, headerA2AVersion+", Authorization")
-	if inm := c.Request().Header.Get("If-None-Match"); inm != "" {
-		for _, t := range strings.Split(inm, ",") {
-			if t = strings.TrimSpace(t); t == "*" || t == tag || t == "W/"+tag {
-				return c.NoContent(http.StatusNotModified)
-			}
-		}
+	if notModified(c, tag) {
+		return c.NoContent(http.StatusNotModified)
 	}
 	return writeLarge(c, http.StatusOK, body)
 }

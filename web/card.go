@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,14 +19,23 @@ const mediaMergePatch = "application/merge-patch+json"
 // etag renders a revision as a strong entity tag.
 func etag(rev int64) string { return `"` + strconv.FormatInt(rev, 10) + `"` }
 
-// parseETags reads an If-Match or If-None-Match list. It reports "*" separately, and whether any
-// listed tag could not be one of ours (such a tag simply never matches).
-func parseETags(h string) (revs []int64, any, foreign bool) {
+// etagList reads an If-Match or If-None-Match header into its entity tags as sent ("*"
+// included): the one reader of both headers.
+func etagList(h string) []string {
+	var tags []string
 	for _, part := range strings.Split(h, ",") {
-		tag := strings.TrimSpace(part)
-		if tag == "" {
-			continue
+		if tag := strings.TrimSpace(part); tag != "" {
+			tags = append(tags, tag)
 		}
+	}
+	return tags
+}
+
+// parseETags reads an If-Match list for its revisions (strong comparison: a weak tag never
+// matches). It reports "*" separately, and whether any listed tag could not be one of ours (such
+// a tag simply never matches).
+func parseETags(h string) (revs []int64, any, foreign bool) {
+	for _, tag := range etagList(h) {
 		if tag == "*" {
 			any = true
 			continue
@@ -40,6 +50,19 @@ func parseETags(h string) (revs []int64, any, foreign bool) {
 	return revs, any, foreign
 }
 
+// notModified reports whether the request's If-None-Match is "*" or names tag, by the weak
+// comparison RFC 9110 §13.1.2 asks for (a W/ prefix on either side is ignored): the answer to a
+// GET or HEAD is then 304.
+func notModified(c echo.Context, tag string) bool {
+	tag = strings.TrimPrefix(tag, "W/")
+	for _, t := range etagList(c.Request().Header.Get("If-None-Match")) {
+		if t == "*" || strings.TrimPrefix(t, "W/") == tag {
+			return true
+		}
+	}
+	return false
+}
+
 // precondition reads the conditional headers of a write.
 func precondition(c echo.Context) cards.Precondition {
 	var p cards.Precondition
@@ -48,9 +71,7 @@ func precondition(c echo.Context) cards.Precondition {
 		p.IfMatch, p.IfMatchAny, foreign = parseETags(h)
 		p.IfMatchNone = foreign && len(p.IfMatch) == 0 && !p.IfMatchAny
 	}
-	if h := c.Request().Header.Get("If-None-Match"); h != "" {
-		_, p.IfNoneMatchAny, _ = parseETags(h)
-	}
+	p.IfNoneMatchAny = slices.Contains(etagList(c.Request().Header.Get("If-None-Match")), "*")
 	return p
 }
 
@@ -109,15 +130,9 @@ func (h *handlers) getCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if inm := c.Request().Header.Get("If-None-Match"); inm != "" {
-		revs, any, _ := parseETags(inm)
-		for _, r := range revs {
-			any = any || r == card.Revision
-		}
-		if any {
-			c.Response().Header().Set("ETag", etag(card.Revision))
-			return c.NoContent(http.StatusNotModified)
-		}
+	if notModified(c, etag(card.Revision)) {
+		c.Response().Header().Set("ETag", etag(card.Revision))
+		return c.NoContent(http.StatusNotModified)
 	}
 	return writeCard(c, http.StatusOK, card)
 }
