@@ -105,21 +105,12 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 			b = append(b, `,"score":`...)
 			b = strconv.AppendFloat(b, *h.Score, 'f', -1, 64)
 		}
-		if len(h.MatchedCapabilities) > 0 {
-			caps, err := json.Marshal(h.MatchedCapabilities)
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, `,"matchedCapabilities":`...)
-			b = append(b, caps...)
+		var err error
+		if b, err = appendNames(b, "matchedCapabilities", h.MatchedCapabilities); err != nil {
+			return nil, err
 		}
-		if len(h.MatchedResources) > 0 {
-			res, err := json.Marshal(h.MatchedResources)
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, `,"matchedResources":`...)
-			b = append(b, res...)
+		if b, err = appendNames(b, "matchedResources", h.MatchedResources); err != nil {
+			return nil, err
 		}
 		b = append(b, '}')
 	}
@@ -129,4 +120,19 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 		b = strconv.AppendQuote(b, r.NextCursor)
 	}
 	return append(b, '}'), nil
+}
+
+// appendNames appends `,"key":[...]` for a list of names, nothing for an empty one.
+func appendNames(b []byte, key string, names []string) ([]byte, error) {
+	if len(names) == 0 {
+		return b, nil
+	}
+	list, err := json.Marshal(names)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	return append(b, list...), nil
 }

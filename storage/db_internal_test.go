@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"gorm.io/gorm"
-
 	gomysql "github.com/go-sql-driver/mysql"
+	"gorm.io/gorm"
 )
 
 func TestSQLiteDSN(t *testing.T) {

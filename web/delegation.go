@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/cards/delegation"

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/authz"

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -147,11 +146,15 @@ func acceptQuery(names []string) echo.MiddlewareFunc {
 			if c.Request().URL.RawQuery == "" {
 				return next(c)
 			}
-			// Sorted, so that of several unknown parameters the same one is named every time.
-			for _, name := range slices.Sorted(maps.Keys(c.QueryParams())) {
+			var unknown []string
+			for name := range c.QueryParams() {
 				if !slices.Contains(names, name) {
-					return fmt.Errorf("unknown query parameter %q: %w", name, errInvalid)
+					unknown = append(unknown, name)
 				}
+			}
+			if len(unknown) > 0 {
+				// Of several, the same one is named every time.
+				return fmt.Errorf("unknown query parameter %q: %w", slices.Min(unknown), errInvalid)
 			}
 			return next(c)
 		}

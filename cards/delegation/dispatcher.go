@@ -387,16 +387,11 @@ func (x *Dispatcher) token(c call) (string, error) {
 }
 
 // authorization returns the Authorization header of a call: the static secret the card holds
-// for the URL called, else the delegation token. A secret that cannot be read is errLocal, unless
-// the call's deadline ended meanwhile.
+// for the URL called, else the delegation token. A secret that cannot be read is errLocal (run
+// records it as a timeout instead when the call's deadline ended meanwhile).
 func (x *Dispatcher) authorization(ctx context.Context, c call, token string) (string, error) {
 	if x.d.Secrets != nil {
 		s, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID, c.target.url)
-		if err != nil && ctx.Err() != nil {
-			// The call's deadline ended during the read: a timeout, which says nothing of
-			// the agent's health nor of a fault of ours.
-			return "", fmt.Errorf("endpoint secret: %w: %w", errNotCounted, err)
-		}
 		if err != nil {
 			return "", fmt.Errorf("endpoint secret: %w: %w", errLocal, err)
 		}
