@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,13 +36,13 @@ type Policy struct {
 
 // Validate checks every field.
 func (p Policy) Validate() error {
-	if err := validatePolicySubject(p.Subject); err != nil {
+	if err := ValidatePolicySubject(p.Subject); err != nil {
 		return err
 	}
 	if err := ValidateObject(p.Object, true); err != nil {
 		return err
 	}
-	if err := validateAction(p.Action); err != nil {
+	if err := ValidateAction(p.Action); err != nil {
 		return err
 	}
 	if p.Effect != Allow && p.Effect != Deny {
@@ -52,25 +51,29 @@ func (p Policy) Validate() error {
 	return nil
 }
 
-// casbinSubject is the subject as casbin stores it: roles carry the role prefix.
-func casbinSubject(s string) string {
+// RuleSubject is the subject as the rules store it: a built-in role carries the role prefix, so
+// that a user called "admin" is not the admin role.
+func RuleSubject(s string) string {
 	if _, ok := builtinRoles[s]; ok {
 		return roleSubject(s)
 	}
 	return s
 }
 
-// apiSubject is the inverse of casbinSubject.
-func apiSubject(s string) string { return strings.TrimPrefix(s, rolePrefix) }
+// PolicySubject is the inverse of RuleSubject: a stored rule's subject as policies name it.
+func PolicySubject(s string) string { return strings.TrimPrefix(s, rolePrefix) }
 
-func validatePolicySubject(s string) error {
+// ValidatePolicySubject checks the subject of a policy or a question: a built-in role, a user,
+// or an agent as AgentSubject(agentId).
+func ValidatePolicySubject(s string) error {
 	if _, ok := builtinRoles[s]; ok {
 		return nil
 	}
 	return validateGrantee(s)
 }
 
-func validateAction(a string) error {
+// ValidateAction checks that a names an action policies know.
+func ValidateAction(a string) error {
 	if !slices.Contains(knownActions, a) {
 		return fmt.Errorf("action %q must be one of %v: %w", a, knownActions, ErrInvalid)
 	}
@@ -125,66 +128,46 @@ func validateSegment(s string, wildcards bool) error {
 	return nil
 }
 
-func (p Policy) rule(tenant string) Rule {
-	return Rule{PType: "p", Values: []string{casbinSubject(p.Subject), tenant, p.Object, p.Action, p.Effect}}
+// Rule is p as the rules store keeps it for tenant.
+func (p Policy) Rule(tenant string) Rule {
+	return Rule{PType: "p", Values: []string{RuleSubject(p.Subject), tenant, p.Object, p.Action, p.Effect}}
 }
 
-// Policies lists the tenant's policies, the built-in roles' included, in the order they were added.
-func (e *Enforcers) Policies(ctx context.Context, tenant string) ([]Policy, error) {
-	if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
-		return nil, err
+// PolicyOfRule reads a stored "p" rule's values back; ok is false for a rule of another shape.
+func PolicyOfRule(values []string) (p Policy, ok bool) {
+	if len(values) != 5 {
+		return Policy{}, false
 	}
-	enf, err := e.get(ctx, tenant)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := enf.GetFilteredPolicy(1, tenant)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Policy, 0, len(rows))
-	for _, r := range rows {
-		if len(r) == 5 {
-			out = append(out, Policy{Subject: apiSubject(r[0]), Object: r[2], Action: r[3], Effect: r[4]})
-		}
-	}
-	return out, nil
+	return Policy{Subject: PolicySubject(values[0]), Object: values[2], Action: values[3], Effect: values[4]}, true
 }
 
-// AddPolicy stores a policy. It reports false when the policy already existed.
-func (e *Enforcers) AddPolicy(ctx context.Context, tenant string, p Policy) (bool, error) {
-	if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
-		return false, err
-	}
-	if err := p.Validate(); err != nil {
-		return false, err
-	}
-	n, err := e.store.AddRules(ctx, tenant, []Rule{p.rule(tenant)})
-	if err != nil {
-		return false, err
-	}
-	e.Invalidate(tenant)
-	return n > 0, nil
+// Assignment gives a subject a role in a tenant.
+type Assignment struct {
+	Subject string `json:"subject"`
+	Role    string `json:"role"`
 }
 
-// RemovePolicy deletes a policy; it takes effect on the next request on this replica, and on
-// another once its tenant row is re-read (server.tenantCacheTtl).
-func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p Policy) error {
-	if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
+// Validate checks both fields.
+func (a Assignment) Validate() error {
+	if err := validateGrantee(a.Subject); err != nil {
 		return err
 	}
-	if err := p.Validate(); err != nil {
-		return err
+	return ValidateRole(a.Role)
+}
+
+// Rule is a as the rules store keeps it for tenant.
+func (a Assignment) Rule(tenant string) Rule { return groupingRule(tenant, a.Subject, a.Role) }
+
+// AssignmentOfRule reads a stored "g" rule's values back; ok is false unless it assigns a role.
+func AssignmentOfRule(values []string) (a Assignment, ok bool) {
+	if len(values) < 2 {
+		return Assignment{}, false
 	}
-	n, err := e.store.RemoveRules(ctx, tenant, []Rule{p.rule(tenant)})
-	e.Invalidate(tenant)
-	if err != nil {
-		return err
+	role, ok := strings.CutPrefix(values[1], rolePrefix)
+	if !ok || role == "" {
+		return Assignment{}, false
 	}
-	if n == 0 {
-		return fmt.Errorf("policy (subject %q, object %q, action %q, effect %q): %w", p.Subject, p.Object, p.Action, p.Effect, ErrNotFound)
-	}
-	return nil
+	return Assignment{Subject: values[0], Role: role}, true
 }
 
 // Question asks whether Subject (the caller when empty; a built-in role name stands for the
@@ -199,50 +182,4 @@ type Question struct {
 type Decision struct {
 	Allowed bool   `json:"allowed"`
 	Reason  string `json:"reason"`
-}
-
-// Authorize answers q in tenant. Asking about another subject than oneself needs policies:manage.
-func (e *Enforcers) Authorize(ctx context.Context, tenant string, q Question) (Decision, error) {
-	p, ok := PrincipalFrom(ctx)
-	if !ok {
-		return Decision{}, ErrUnauthenticated
-	}
-	if q.Subject != "" && q.Subject != p.Subject {
-		if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
-			return Decision{}, err
-		}
-		if err := validatePolicySubject(q.Subject); err != nil {
-			return Decision{}, err
-		}
-	}
-	if err := validateAction(q.Action); err != nil {
-		return Decision{}, err
-	}
-	if err := ValidateObject(q.Object, false); err != nil {
-		return Decision{}, err
-	}
-	subject := casbinSubject(q.Subject)
-	if q.Subject == "" || q.Subject == p.Subject {
-		if p.PlatformAdmin {
-			return Decision{Allowed: true, Reason: "the caller is a platform admin"}, nil
-		}
-		subject = p.Subject
-	}
-	enf, err := e.get(ctx, tenant)
-	if err != nil {
-		return Decision{}, err
-	}
-	allowed, explain, err := enf.EnforceEx(subject, tenant, q.Object, q.Action)
-	if err != nil {
-		return Decision{}, err
-	}
-	if len(explain) != 5 {
-		return Decision{Allowed: allowed, Reason: "no policy matched"}, nil
-	}
-	verb := "allowed"
-	if !allowed {
-		verb = "denied"
-	}
-	return Decision{Allowed: allowed, Reason: fmt.Sprintf("%s by policy {subject %q, object %q, action %q, effect %q}",
-		verb, apiSubject(explain[0]), explain[2], explain[3], explain[4])}, nil
 }

@@ -1,5 +1,8 @@
-// Package authz answers who the caller is and what they may do: principals from JWTs, the casbin
-// model with per-tenant enforcers, and the built-in roles every tenant starts with.
+// Package authz is the vocabulary of authorization that every other package shares: the
+// principal (who calls), subjects, actions, objects, roles, policies and policy versions, and
+// their validation. It imports no framework: the casbin enforcement is in authz/policy and the
+// JWTs and service keys are in authz/token, so domain packages can name a caller and an action
+// without pulling either in.
 package authz
 
 import (
@@ -67,7 +70,7 @@ func RequirePlatformAdmin(ctx context.Context) error {
 // MaxSubjectLength bounds subjects so they fit the policy table's columns.
 const MaxSubjectLength = 255
 
-// rolePrefix namespaces roles in casbin so that a user called "admin" is not the admin role.
+// rolePrefix namespaces roles in the rules so that a user called "admin" is not the admin role.
 const rolePrefix = "role:"
 
 // AgentPrefix namespaces agents acting with a delegation token, so that an agent whose id is

@@ -12,8 +12,8 @@ type PolicyVersion struct {
 	Revision int64
 }
 
-// covers reports whether rules loaded at v are fresh enough for a check that must see want.
-func (v PolicyVersion) covers(want PolicyVersion) bool {
+// Covers reports whether rules loaded at v are fresh enough for a check that must see want.
+func (v PolicyVersion) Covers(want PolicyVersion) bool {
 	return v.Epoch == want.Epoch && v.Revision >= want.Revision
 }
 
@@ -31,8 +31,8 @@ func WithPolicyVersion(ctx context.Context, tenant string, v PolicyVersion) cont
 	return context.WithValue(ctx, policyVersionKey{}, tenantVersion{tenant: tenant, version: v})
 }
 
-// policyVersionFrom returns the version WithPolicyVersion put in ctx for tenant.
-func policyVersionFrom(ctx context.Context, tenant string) (PolicyVersion, bool) {
+// PolicyVersionFrom returns the version WithPolicyVersion put in ctx for tenant.
+func PolicyVersionFrom(ctx context.Context, tenant string) (PolicyVersion, bool) {
 	tv, ok := ctx.Value(policyVersionKey{}).(tenantVersion)
 	if !ok || tv.tenant != tenant {
 		return PolicyVersion{}, false

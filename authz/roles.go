@@ -21,7 +21,7 @@ const (
 	ObjPolicies        = "policies"
 )
 
-// CardObject is the casbin object of one card.
+// CardObject is the policy object of one card.
 func CardObject(agentID string) string { return "cards/" + agentID }
 
 // Effects of a policy rule.
@@ -38,7 +38,7 @@ const (
 	RoleOrchestrator = "orchestrator"
 )
 
-// Rule is one casbin rule as the adapter stores it: its type ("p" or "g") and its values.
+// Rule is one rule as the rules store keeps it (casbin's p and g lines): its type ("p" or "g") and its values.
 type Rule struct {
 	PType  string
 	Values []string
@@ -76,7 +76,7 @@ func ValidateRole(role string) error {
 	return nil
 }
 
-// roleSubject is the casbin subject standing for a role.
+// roleSubject is the rule subject standing for a role.
 func roleSubject(role string) string { return rolePrefix + role }
 
 // groupingRule assigns role to subject in tenant.

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -19,7 +20,7 @@ type ImportRequest struct {
 	Card    json.RawMessage `json:"card,omitempty"`
 	URL     string          `json:"url,omitempty"`
 	// Keys verify the card's signatures, before any jku the signatures name.
-	Keys *authz.JWKS `json:"keys,omitempty"`
+	Keys *token.JWKS `json:"keys,omitempty"`
 	// AllowInvalidSignature stores a card whose signature is invalid (the record says so).
 	AllowInvalidSignature bool       `json:"allowInvalidSignature,omitempty"`
 	Visibility            Visibility `json:"visibility,omitempty"`

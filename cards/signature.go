@@ -15,10 +15,10 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gowebpki/jcs"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 )
 
-// CardSigner makes a JWS with a detached payload; authz.ServiceKeys is one. It adds "alg" and
+// CardSigner makes a JWS with a detached payload; token.ServiceKeys is one. It adds "alg" and
 // "kid" to header.
 type CardSigner interface {
 	SignDetached(header map[string]any, payload []byte) (protected, signature string, err error)
@@ -77,9 +77,9 @@ type jwsHeader struct {
 
 // verifier finds the keys that check an imported card's signatures.
 type verifier struct {
-	keys    *authz.JWKS // given in the request
+	keys    *token.JWKS // given in the request
 	fetch   Doer        // for jku; nil means jku is not followed
-	jkuSets map[string]*authz.JWKS
+	jkuSets map[string]*token.JWKS
 }
 
 // verify checks every signature on the card as received. Any signature that a found key
@@ -162,7 +162,7 @@ func (v *verifier) findKey(ctx context.Context, h jwsHeader) (crypto.PublicKey, 
 	return nil, "", fmt.Sprintf("jku %s has no usable key with kid %q", h.Jku, h.Kid)
 }
 
-func (v *verifier) fetchJWKS(ctx context.Context, jku string) (*authz.JWKS, error) {
+func (v *verifier) fetchJWKS(ctx context.Context, jku string) (*token.JWKS, error) {
 	if set, ok := v.jkuSets[jku]; ok {
 		return set, nil
 	}
@@ -178,12 +178,12 @@ func (v *verifier) fetchJWKS(ctx context.Context, jku string) (*authz.JWKS, erro
 	if err != nil {
 		return nil, err
 	}
-	var set authz.JWKS
+	var set token.JWKS
 	if err := json.Unmarshal(body, &set); err != nil {
 		return nil, errors.New("the key set is not a JWKS")
 	}
 	if v.jkuSets == nil {
-		v.jkuSets = map[string]*authz.JWKS{}
+		v.jkuSets = map[string]*token.JWKS{}
 	}
 	v.jkuSets[jku] = &set
 	return &set, nil
@@ -191,7 +191,7 @@ func (v *verifier) fetchJWKS(ctx context.Context, jku string) (*authz.JWKS, erro
 
 // pickKey returns the key with the header's kid, or the only key when the header has no kid,
 // provided its algorithm agrees with the header's.
-func pickKey(set *authz.JWKS, h jwsHeader) crypto.PublicKey {
+func pickKey(set *token.JWKS, h jwsHeader) crypto.PublicKey {
 	if set == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-// Package storage implements the domain stores (cards.Store, tenants.Store, authz.RuleStore) with
+// Package storage implements the domain stores (cards.Store, tenants.Store, policy.RuleStore) with
 // GORM over SQLite, Postgres and MySQL. Every row carries tenant_id and every query filters on it:
 // tenant isolation is enforced here, not remembered by callers.
 package storage

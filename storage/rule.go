@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/policy"
 )
 
 // RuleStore is the casbin adapter over the migration-managed casbin_rules table, with
@@ -25,7 +26,7 @@ type RuleStore struct {
 	db *DB
 }
 
-var _ authz.RuleStore = (*RuleStore)(nil)
+var _ policy.RuleStore = (*RuleStore)(nil)
 
 // NewRuleStore returns the rule store over db.
 func NewRuleStore(db *DB) *RuleStore { return &RuleStore{db: db} }
@@ -269,18 +270,18 @@ func (s *RuleStore) LoadPolicy(m model.Model) error {
 	return load(s.db.with(ctx), m)
 }
 
-// LoadFilteredPolicy loads one tenant's rules; filter is an authz.Filter or *authz.Filter.
+// LoadFilteredPolicy loads one tenant's rules; filter is an policy.Filter or *policy.Filter.
 func (s *RuleStore) LoadFilteredPolicy(m model.Model, filter any) error {
-	var f authz.Filter
+	var f policy.Filter
 	switch v := filter.(type) {
-	case authz.Filter:
+	case policy.Filter:
 		f = v
-	case *authz.Filter:
+	case *policy.Filter:
 		if v != nil {
 			f = *v
 		}
 	default:
-		return fmt.Errorf("casbin adapter: filter must be an authz.Filter, not %T", filter)
+		return fmt.Errorf("casbin adapter: filter must be an policy.Filter, not %T", filter)
 	}
 	if f.Tenant == "" {
 		return errors.New("casbin adapter: the filter names no tenant")

@@ -8,13 +8,14 @@ import (
 	"github.com/casbin/casbin/v2/model"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
 func newModel(t *testing.T) model.Model {
 	t.Helper()
-	m, err := authz.NewModel()
+	m, err := policy.NewModel()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func newModel(t *testing.T) model.Model {
 func loadTenant(t *testing.T, s *storage.RuleStore, tenant string) model.Model {
 	t.Helper()
 	m := newModel(t)
-	if err := s.LoadFilteredPolicy(m, authz.Filter{Tenant: tenant}); err != nil {
+	if err := s.LoadFilteredPolicy(m, policy.Filter{Tenant: tenant}); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -68,13 +69,13 @@ func TestRuleLoadFiltered(t *testing.T) {
 			t.Errorf("filtered load of b: %d rules, want %d", n, seedB)
 		}
 		m := newModel(t)
-		if err := s.LoadFilteredPolicy(m, &authz.Filter{Tenant: "a"}); err != nil || countRules(m) != seedA {
+		if err := s.LoadFilteredPolicy(m, &policy.Filter{Tenant: "a"}); err != nil || countRules(m) != seedA {
 			t.Errorf("filtered load of a by pointer: %d rules, %v; want %d", countRules(m), err, seedA)
 		}
 		if ok, _ := m.HasPolicy("g", "g", []string{"bob", "role:admin", "b"}); ok {
 			t.Error("a's load contains b's rule")
 		}
-		for _, bad := range []any{nil, "a", authz.Filter{}, (*authz.Filter)(nil)} {
+		for _, bad := range []any{nil, "a", policy.Filter{}, (*policy.Filter)(nil)} {
 			if err := s.LoadFilteredPolicy(newModel(t), bad); err == nil {
 				t.Errorf("LoadFilteredPolicy(%#v) accepted", bad)
 			}
@@ -135,7 +136,7 @@ func TestRuleCasbinAutoSave(t *testing.T) {
 		if n := countRules(enf.GetModel()); n != 0 {
 			t.Errorf("a filtered adapter made NewEnforcer load %d rules", n)
 		}
-		if err := enf.LoadFilteredPolicy(authz.Filter{Tenant: "a"}); err != nil {
+		if err := enf.LoadFilteredPolicy(policy.Filter{Tenant: "a"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := enf.AddGroupingPolicy("dave", "role:reader", "a"); err != nil {

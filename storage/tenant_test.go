@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
@@ -76,7 +77,7 @@ func TestTenantCreateSeedsRules(t *testing.T) {
 			}
 		}
 		// The enforcers answer from what was seeded.
-		enf := authz.NewEnforcers(storage.NewRuleStore(db))
+		enf := policy.NewEnforcers(storage.NewRuleStore(db))
 		if ok, err := enf.Enforce("acme", "alice", "cards/agt_1", authz.ActCardsWrite); err != nil || !ok {
 			t.Errorf("alice may not write cards: %v, %v", ok, err)
 		}

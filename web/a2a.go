@@ -13,7 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -26,7 +26,7 @@ var a2aVersions = map[string]string{"1.0": cards.A2AVersion10, "0.3": cards.A2AV
 
 // optionalAuth puts the token's principal in the context when the request carries one; without
 // one the request goes on anonymous. A token that is present but invalid is still a 401.
-func optionalAuth(tokens *authz.Tokens, delegationTokens tokenVerifier, log *slog.Logger) echo.MiddlewareFunc {
+func optionalAuth(tokens *token.Tokens, delegationTokens tokenVerifier, log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if c.Request().Header.Get(echo.HeaderAuthorization) == "" {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/gowebpki/jcs"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
@@ -78,7 +78,7 @@ func importedCheck(t *testing.T, r response) signatureCheck {
 }
 
 // importSignatureEnv is a server with tenant acme, an Ed25519 key k1 and the JWKS holding it.
-func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any) response, ed25519.PrivateKey, authz.JWKS) {
+func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any) response, ed25519.PrivateKey, token.JWKS) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
 	e.mkTenant("acme", "alice")
 	alice := e.token("alice", "acme", false)
@@ -86,7 +86,7 @@ func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := authz.JWKS{Keys: []authz.JWK{{Kty: "OKP", Crv: "Ed25519", X: b64(pub), Kid: "k1", Alg: "EdDSA"}}}
+	keys := token.JWKS{Keys: []token.JWK{{Kty: "OKP", Crv: "Ed25519", X: b64(pub), Kid: "k1", Alg: "EdDSA"}}}
 	imp := func(id string, body map[string]any) response {
 		body["agentId"] = id
 		return e.do("POST", "/v1/tenants/acme/cards/import", alice, body)
@@ -99,7 +99,7 @@ func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any
 // and a jku the outbound guard refuses is never fetched.
 func TestA2AImportJKUFailures(t *testing.T) {
 	e, imp, priv, keys := importSignatureEnv(t)
-	otherKid := authz.JWKS{Keys: []authz.JWK{keys.Keys[0]}}
+	otherKid := token.JWKS{Keys: []token.JWK{keys.Keys[0]}}
 	otherKid.Keys[0].Kid = "k2"
 	var mu sync.Mutex
 	hits := map[string]int{}

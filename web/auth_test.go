@@ -13,7 +13,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
@@ -116,7 +116,7 @@ func signedNoT(c jwt.MapClaims) string {
 
 func TestTokenIssuerAudienceAndLeeway(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	tk, err := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: testSecret, Issuer: "https://issuer.example",
+	tk, err := token.NewTokens(token.Config{Algorithm: "HS256", Secret: testSecret, Issuer: "https://issuer.example",
 		Audience: "agentcards", Leeway: 30 * time.Second, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestAsymmetricTokensAndConfiguredAdmins(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tk, err := authz.NewTokens(authz.TokenConfig{Algorithm: "ES256", PublicKeys: []crypto.PublicKey{other.Public(), key.Public()},
+	tk, err := token.NewTokens(token.Config{Algorithm: "ES256", PublicKeys: []crypto.PublicKey{other.Public(), key.Public()},
 		PrivateKey: key, PlatformAdmins: []string{"ops"}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/delegation"
 )
 
@@ -45,7 +45,7 @@ func TestDelegationTokenIsNotAUser(t *testing.T) {
 		} {
 			expect(t, e.do(c.method, c.path, stolen, map[string]string{"object": "policies", "action": "policies:manage"}), http.StatusUnauthorized, "unauthorized")
 		}
-		expect(t, e.do("POST", "/v1/tenants/acme/policies", stolen, policy("agent:alice", "policies", "policies:manage", "allow")), http.StatusUnauthorized, "unauthorized")
+		expect(t, e.do("POST", "/v1/tenants/acme/policies", stolen, policyRule("agent:alice", "policies", "policies:manage", "allow")), http.StatusUnauthorized, "unauthorized")
 
 		// Delegating needs a grant to agent:alice; alice's admin rights count for nothing.
 		calls := a.calls.Load()
@@ -53,7 +53,7 @@ func TestDelegationTokenIsNotAUser(t *testing.T) {
 		if a.calls.Load() != calls {
 			t.Fatal("a delegation token without a grant reached the agent")
 		}
-		expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("agent:alice", "cards/agt1/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("agent:alice", "cards/agt1/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
 		r = e.do("POST", "/v1/tenants/acme/delegations", stolen, delegate("agt1", "sync"))
 		expect(t, r, http.StatusOK)
 		own := decodeDelegation(t, r)
@@ -61,7 +61,7 @@ func TestDelegationTokenIsNotAUser(t *testing.T) {
 			t.Fatalf("delegated hop %+v", own)
 		}
 		// It reads its own delegations only, even with a policy that would show it more.
-		expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("agent:alice", "delegations/*", "delegations:read", "allow")), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("agent:alice", "delegations/*", "delegations:read", "allow")), http.StatusCreated)
 		expect(t, e.do("GET", "/v1/tenants/acme/delegations/"+own.ID, stolen, nil), http.StatusOK)
 		expect(t, e.do("GET", "/v1/tenants/acme/delegations/"+olgas, stolen, nil), http.StatusNotFound, "not_found")
 		var page struct {
@@ -84,7 +84,7 @@ func TestDelegationTokenIsNotAUser(t *testing.T) {
 		if _, err := e.tokens.Mint("agent:alice", "acme", time.Hour, false); err == nil {
 			t.Fatal("minted a user token in the agent namespace")
 		}
-		forged, err := jwt.NewWithClaims(jwt.SigningMethodHS256, authz.Claims{
+		forged, err := jwt.NewWithClaims(jwt.SigningMethodHS256, token.Claims{
 			RegisteredClaims: jwt.RegisteredClaims{Subject: "agent:alice", ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour))},
 			Tenant:           "acme",
 		}).SignedString(testSecret)

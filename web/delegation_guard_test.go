@@ -58,7 +58,7 @@ func TestDelegationDepth(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, delegation: delegation.Config{MaxDepth: 2}})
 	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
 	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
-	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("agent:agt1", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
+	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("agent:agt1", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
 
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
 	_, auth := a.received()

@@ -22,8 +22,8 @@ func TestDelegationReadGrants(t *testing.T) {
 		expect(t, r, http.StatusOK)
 		ids = append(ids, decodeDelegation(t, r).ID)
 	}
-	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("rita", "delegations/*", "delegations:read", "allow")), http.StatusCreated)
-	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("pat", "delegations/"+ids[0], "delegations:read", "allow")), http.StatusCreated)
+	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("rita", "delegations/*", "delegations:read", "allow")), http.StatusCreated)
+	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("pat", "delegations/"+ids[0], "delegations:read", "allow")), http.StatusCreated)
 	rita, pat, sam := e.token("rita", "acme", false), e.token("pat", "acme", false), e.token("sam", "acme", false)
 
 	read := func(token, id string) delegation.Delegation {

@@ -41,7 +41,7 @@ func TestDelegationTokenBesideEndpointSecret(t *testing.T) {
 	}
 	// The agent's delegations are those it makes with the token: it lists the one it makes, and
 	// not olga's, the one it was called for.
-	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("agent:agt1", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
+	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("agent:agt1", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
 	r = e.do("POST", "/v1/tenants/acme/delegations", token, delegate("agt1", "sync"))
 	expect(t, r, http.StatusOK)
 	hop := decodeDelegation(t, r)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -126,9 +126,9 @@ func (e *env) waitStatus(tenant, id, token string, want delegation.Status) deleg
 }
 
 // verifyWithJWKS checks a delegation token as an agent would: with the keys the server publishes.
-func (e *env) verifyWithJWKS(raw string) authz.DelegationClaims {
+func (e *env) verifyWithJWKS(raw string) token.DelegationClaims {
 	e.t.Helper()
-	c, err := webtest.VerifyJWT[authz.DelegationClaims](e.jwks(), raw, jwt.WithIssuer("agentcards"))
+	c, err := webtest.VerifyJWT[token.DelegationClaims](e.jwks(), raw, jwt.WithIssuer("agentcards"))
 	if err != nil {
 		e.t.Fatalf("the agent cannot verify the delegation token: %v", err)
 	}

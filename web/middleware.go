@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 )
 
 const requestIDKey = "requestId"
@@ -253,7 +254,7 @@ var delegationRoutes = map[[2]string]bool{
 
 // authenticate requires a valid bearer token (a user's, or on delegationRoutes a delegation
 // token we signed) and puts its principal in the request context.
-func authenticate(tokens *authz.Tokens, delegationTokens tokenVerifier, log *slog.Logger) echo.MiddlewareFunc {
+func authenticate(tokens *token.Tokens, delegationTokens tokenVerifier, log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			h := c.Request().Header.Get(echo.HeaderAuthorization)

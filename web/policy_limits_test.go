@@ -13,7 +13,7 @@ func TestPolicyObjectTooLong(t *testing.T) {
 		e.mkTenant("acme", "alice")
 		alice := e.token("alice", "acme", false)
 		long := "cards/" + strings.Repeat("a", 128) + "/capabilities/" + strings.Repeat("b", 128)
-		r := e.do("POST", "/v1/tenants/acme/policies", alice, policy("bob", long, "delegate", "allow"))
+		r := e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("bob", long, "delegate", "allow"))
 		expect(t, r, http.StatusBadRequest, "invalid")
 		if !strings.Contains(string(r.body), "255") {
 			t.Fatalf("the refusal does not name the limit: %s", r.body)
@@ -21,7 +21,7 @@ func TestPolicyObjectTooLong(t *testing.T) {
 		expect(t, e.do("POST", "/v1/tenants/acme/authorize", alice, map[string]string{"object": long, "action": "delegate"}), http.StatusBadRequest, "invalid")
 		// Just under the limit is stored.
 		fits := "cards/" + strings.Repeat("a", 128) + "/capabilities/" + strings.Repeat("b", 255-len("cards//capabilities/")-128)
-		expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("bob", fits, "delegate", "allow")), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("bob", fits, "delegate", "allow")), http.StatusCreated)
 	})
 }
 
@@ -35,7 +35,7 @@ func TestAuthorizeRoleSubject(t *testing.T) {
 		if d := e.ask("acme", alice, q); !d.Allowed || !strings.Contains(d.Reason, `"orchestrator"`) {
 			t.Fatalf("orchestrator role on a capability: %+v", d)
 		}
-		expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policy("orchestrator", "cards/agt1/capabilities/review_pr", "delegate", "deny")), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("orchestrator", "cards/agt1/capabilities/review_pr", "delegate", "deny")), http.StatusCreated)
 		if d := e.ask("acme", alice, q); d.Allowed {
 			t.Fatalf("the role's deny is not seen: %+v", d)
 		}

@@ -25,7 +25,7 @@ func (e *env) ask(tenant, token string, q map[string]string) decision {
 	return d
 }
 
-func policy(subject, object, action, effect string) map[string]string {
+func policyRule(subject, object, action, effect string) map[string]string {
 	return map[string]string{"subject": subject, "object": object, "action": action, "effect": effect}
 }
 
@@ -42,8 +42,8 @@ func TestPolicySemantics(t *testing.T) {
 			return e.ask("acme", alice, map[string]string{"subject": subject, "object": obj, "action": act})
 		}
 
-		expect(t, e.do("POST", base+"/policies", alice, policy("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
-		expect(t, e.do("POST", base+"/policies", alice, policy("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusOK)
+		expect(t, e.do("POST", base+"/policies", alice, policyRule("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
+		expect(t, e.do("POST", base+"/policies", alice, policyRule("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusOK)
 		if d := can("bob", "cards/agt1/capabilities/review_pr", "delegate"); !d.Allowed || !strings.Contains(d.Reason, "review_pr") {
 			t.Fatalf("granted capability: %+v", d)
 		}
@@ -53,13 +53,13 @@ func TestPolicySemantics(t *testing.T) {
 			}
 		}
 		// "*" does not cross "/": cards/* grants no capability.
-		expect(t, e.do("POST", base+"/policies", alice, policy("carol", "cards/*", "delegate", "allow")), http.StatusCreated)
+		expect(t, e.do("POST", base+"/policies", alice, policyRule("carol", "cards/*", "delegate", "allow")), http.StatusCreated)
 		if d := can("carol", "cards/agt1/capabilities/review_pr", "delegate"); d.Allowed {
 			t.Fatalf("cards/* crossed a slash: %+v", d)
 		}
 		// Deny beats allow, including an allow that comes from a role.
 		expect(t, e.do("POST", base+"/roles", alice, map[string]string{"subject": "bob", "role": "orchestrator"}), http.StatusCreated)
-		expect(t, e.do("POST", base+"/policies", alice, policy("bob", "cards/agt1/capabilities/review_pr", "delegate", "deny")), http.StatusCreated)
+		expect(t, e.do("POST", base+"/policies", alice, policyRule("bob", "cards/agt1/capabilities/review_pr", "delegate", "deny")), http.StatusCreated)
 		if d := can("bob", "cards/agt1/capabilities/review_pr", "delegate"); d.Allowed || !strings.Contains(d.Reason, `denied by policy`) {
 			t.Fatalf("deny lost: %+v", d)
 		}
@@ -67,7 +67,7 @@ func TestPolicySemantics(t *testing.T) {
 			t.Fatalf("deny spread to another card: %+v", d)
 		}
 		// A role subject: deny the orchestrator role a capability for every member.
-		expect(t, e.do("POST", base+"/policies", alice, policy("orchestrator", "cards/*/capabilities/deploy", "delegate", "deny")), http.StatusCreated)
+		expect(t, e.do("POST", base+"/policies", alice, policyRule("orchestrator", "cards/*/capabilities/deploy", "delegate", "deny")), http.StatusCreated)
 		if d := can("bob", "cards/agt2/capabilities/deploy", "delegate"); d.Allowed || !strings.Contains(d.Reason, `"orchestrator"`) {
 			t.Fatalf("role deny: %+v", d)
 		}
@@ -77,7 +77,7 @@ func TestPolicySemantics(t *testing.T) {
 		}
 		expect(t, e.do("POST", base+"/authorize", bob, map[string]string{"subject": "carol", "object": "cards/x", "action": "delegate"}), http.StatusForbidden, "forbidden")
 		expect(t, e.do("GET", base+"/policies", bob, nil), http.StatusForbidden, "forbidden")
-		expect(t, e.do("POST", base+"/policies", bob, policy("bob", "policies", "policies:manage", "allow")), http.StatusForbidden, "forbidden")
+		expect(t, e.do("POST", base+"/policies", bob, policyRule("bob", "policies", "policies:manage", "allow")), http.StatusForbidden, "forbidden")
 
 		// A revoked grant is refused on the very next request.
 		if d := e.ask("acme", bob, map[string]string{"object": "cards/agt2", "action": "cards:read"}); !d.Allowed {
@@ -110,17 +110,17 @@ func TestPolicySemantics(t *testing.T) {
 
 		// Validation: unknown kinds, empty segments, glob metacharacters, bad actions and effects.
 		for _, p := range []map[string]string{
-			policy("bob", "secrets/x", "delegate", "allow"),
-			policy("bob", "cards//capabilities/x", "delegate", "allow"),
-			policy("bob", "cards/a*b", "delegate", "allow"),
-			policy("bob", "cards/**", "delegate", "allow"),
-			policy("bob", "cards/x/capabilities/[ab]", "delegate", "allow"),
-			policy("bob", "cards/x/skills/y", "delegate", "allow"),
-			policy("bob", "cards/x/", "delegate", "allow"),
-			policy("bob", "policies/x", "policies:manage", "allow"),
-			policy("bob", "cards/x", "fly", "allow"),
-			policy("bob", "cards/x", "delegate", "maybe"),
-			policy("b*b", "cards/x", "delegate", "allow"),
+			policyRule("bob", "secrets/x", "delegate", "allow"),
+			policyRule("bob", "cards//capabilities/x", "delegate", "allow"),
+			policyRule("bob", "cards/a*b", "delegate", "allow"),
+			policyRule("bob", "cards/**", "delegate", "allow"),
+			policyRule("bob", "cards/x/capabilities/[ab]", "delegate", "allow"),
+			policyRule("bob", "cards/x/skills/y", "delegate", "allow"),
+			policyRule("bob", "cards/x/", "delegate", "allow"),
+			policyRule("bob", "policies/x", "policies:manage", "allow"),
+			policyRule("bob", "cards/x", "fly", "allow"),
+			policyRule("bob", "cards/x", "delegate", "maybe"),
+			policyRule("b*b", "cards/x", "delegate", "allow"),
 		} {
 			expect(t, e.do("POST", base+"/policies", alice, p), http.StatusBadRequest, "invalid")
 		}
@@ -157,13 +157,13 @@ func TestRevokedGrantRefusedOnOtherReplica(t *testing.T) {
 	if allowedOn(b, "acme", bob, question)() {
 		t.Fatal("allowed before the grant")
 	}
-	expect(t, a.do("POST", "/v1/tenants/acme/policies", alice, policy("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
+	expect(t, a.do("POST", "/v1/tenants/acme/policies", alice, policyRule("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
 	if !allowedOn(a, "acme", bob, question)() {
 		t.Fatal("grant not seen at once on A")
 	}
 	afterTTL("grant seen on B", allowedOn(b, "acme", bob, question))
 	// B's caches now hold the grant; A revokes it.
-	expect(t, a.do("DELETE", "/v1/tenants/acme/policies", alice, policy("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusNoContent)
+	expect(t, a.do("DELETE", "/v1/tenants/acme/policies", alice, policyRule("bob", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusNoContent)
 	if allowedOn(a, "acme", bob, question)() {
 		t.Fatal("A honours the grant it just revoked")
 	}

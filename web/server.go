@@ -15,6 +15,8 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/policy"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
@@ -41,10 +43,10 @@ type Config struct {
 type Deps struct {
 	Tenants   *tenants.Service
 	Cards     *cards.Service
-	Enforcers *authz.Enforcers
-	Tokens    *authz.Tokens
+	Enforcers *policy.Enforcers
+	Tokens    *token.Tokens
 	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.
-	ServiceKeys *authz.ServiceKeys
+	ServiceKeys *token.ServiceKeys
 	// Delegations sends tasks to agents and keeps their records; nil leaves its routes out.
 	Delegations *delegation.Dispatcher
 	// Secrets keeps the static secrets of agent endpoints; nil (no key configured) leaves its

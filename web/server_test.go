@@ -17,6 +17,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/policy"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
@@ -37,11 +39,11 @@ var testSecret = []byte(webtest.Secret)
 type env struct {
 	t      testing.TB
 	srv    *httptest.Server
-	tokens *authz.Tokens
+	tokens *token.Tokens
 	echo   *echo.Echo
 	db     *storage.DB
-	keys   *authz.ServiceKeys
-	authz  *authz.Enforcers
+	keys   *token.ServiceKeys
+	authz  *policy.Enforcers
 	index  *cards.Index
 	cards  *cards.Service
 	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
@@ -113,7 +115,7 @@ type envOptions struct {
 	// a2aCacheMaxAge is a2a.cacheMaxAge; 0 means its default.
 	a2aCacheMaxAge time.Duration
 	// keys sign cards and delegation tokens; nil means fresh ones.
-	keys *authz.ServiceKeys
+	keys *token.ServiceKeys
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {

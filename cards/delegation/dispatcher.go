@@ -19,6 +19,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -33,7 +34,7 @@ type Authorizer interface {
 	Check(ctx context.Context, tenant, obj, act string) error
 }
 
-// Signer signs the delegation token; authz.ServiceKeys is one.
+// Signer signs the delegation token; token.ServiceKeys is one.
 type Signer interface {
 	SignJWT(claims jwt.Claims) (string, error)
 }
@@ -371,7 +372,7 @@ func (x *Dispatcher) send(ctx context.Context, c call) (Outcome, error) {
 // token signs the delegation token for the call; a failure is errLocal.
 func (x *Dispatcher) token(c call) (string, error) {
 	now := x.d.Now()
-	tok, err := x.d.Signer.SignJWT(authz.DelegationClaims{
+	tok, err := x.d.Signer.SignJWT(token.DelegationClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer: x.cfg.Issuer, Subject: c.d.AgentID, Audience: jwt.ClaimStrings{c.target.url},
 			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),

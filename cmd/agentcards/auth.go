@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 )
 
 // secretFileName is where a generated HS256 secret lives inside the data directory.
@@ -23,8 +23,8 @@ const secretFileName = "jwt-secret"
 // secret it reads the one in the data directory; with create (serve) it generates it there on
 // first use (mode 0600), and without (the token command) it fails rather than sign with a secret
 // no server knows. The bool says the secret is the data directory's.
-func tokenConfig(cfg Config, create bool) (authz.TokenConfig, bool, error) {
-	tc := authz.TokenConfig{
+func tokenConfig(cfg Config, create bool) (token.Config, bool, error) {
+	tc := token.Config{
 		Algorithm:      cfg.Auth.Algorithm,
 		Issuer:         cfg.Auth.Issuer,
 		Audience:       cfg.Auth.Audience,

@@ -16,6 +16,7 @@ import (
 	"github.com/knadh/koanf/v2"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 )
 
 func TestEnvName(t *testing.T) {
@@ -295,19 +296,19 @@ func TestUnknownEnv(t *testing.T) {
 func TestTokenCommand(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	token := func(environ []string, args ...string) (string, error) {
+	mint := func(environ []string, args ...string) (string, error) {
 		var stdout, stderr strings.Builder
 		err := run(t.Context(), append([]string{"token"}, args...), &stdout, &stderr, environ)
 		return strings.TrimSpace(stdout.String()), err
 	}
 	// Where the server never ran there is no secret: refuse, say where we looked, create nothing.
-	if _, err := token(nil, "--subject", "root", "--platform-admin"); err == nil ||
+	if _, err := mint(nil, "--subject", "root", "--platform-admin"); err == nil ||
 		!strings.Contains(err.Error(), filepath.Join(dir, "data", "jwt-secret")) ||
 		!strings.Contains(err.Error(), "directory the server runs in") || !strings.Contains(err.Error(), "auth.secret") {
 		t.Fatalf("token without a secret: %v", err)
 	}
 	other := filepath.Join(dir, "elsewhere")
-	if _, err := token([]string{"AGENTCARDS_DATA_DIR=" + other}, "--subject", "root", "--platform-admin"); err == nil ||
+	if _, err := mint([]string{"AGENTCARDS_DATA_DIR=" + other}, "--subject", "root", "--platform-admin"); err == nil ||
 		!strings.Contains(err.Error(), filepath.Join(other, "jwt-secret")) {
 		t.Fatalf("token without a secret in dataDir: %v", err)
 	}
@@ -324,7 +325,7 @@ func TestTokenCommand(t *testing.T) {
 	}
 	verify := func(raw, secret string) authz.Principal {
 		t.Helper()
-		tokens, err := authz.NewTokens(authz.TokenConfig{Algorithm: "HS256", Secret: []byte(secret)})
+		tokens, err := token.NewTokens(token.Config{Algorithm: "HS256", Secret: []byte(secret)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,14 +335,14 @@ func TestTokenCommand(t *testing.T) {
 		}
 		return p
 	}
-	raw, err := token(nil, "--subject", "root", "--platform-admin")
+	raw, err := mint(nil, "--subject", "root", "--platform-admin")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := verify(raw, secret); p.Subject != "root" || !p.PlatformAdmin || p.Tenant != "" {
 		t.Fatalf("platform admin token: %+v", p)
 	}
-	raw, err = token(nil, "--subject", "alice", "--tenant", "acme")
+	raw, err = mint(nil, "--subject", "alice", "--tenant", "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func TestTokenCommand(t *testing.T) {
 		t.Fatalf("tenant token: %+v", p)
 	}
 	// Both flags together stay allowed.
-	raw, err = token(nil, "--subject", "ops", "--tenant", "acme", "--platform-admin")
+	raw, err = mint(nil, "--subject", "ops", "--tenant", "acme", "--platform-admin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,18 +358,18 @@ func TestTokenCommand(t *testing.T) {
 		t.Fatalf("platform admin token naming a tenant: %+v", p)
 	}
 	for _, bad := range []string{"No Such", "Acme", "-acme", "acme/x", strings.Repeat("a", 64)} {
-		if _, err := token(nil, "--subject", "alice", "--tenant", bad); err == nil || !strings.Contains(err.Error(), "--tenant") {
+		if _, err := mint(nil, "--subject", "alice", "--tenant", bad); err == nil || !strings.Contains(err.Error(), "--tenant") {
 			t.Fatalf("--tenant %q: %v", bad, err)
 		}
 	}
-	if _, err := token(nil, "--subject", "alice"); err == nil {
+	if _, err := mint(nil, "--subject", "alice"); err == nil {
 		t.Fatal("a token with neither --tenant nor --platform-admin")
 	}
 
 	// A configured secret needs no data directory, and creates none.
 	t.Chdir(t.TempDir())
 	configured := strings.Repeat("s", 32)
-	raw, err = token([]string{"AGENTCARDS_AUTH_SECRET=" + configured}, "--subject", "root", "--platform-admin")
+	raw, err = mint([]string{"AGENTCARDS_AUTH_SECRET=" + configured}, "--subject", "root", "--platform-admin")
 	if err != nil {
 		t.Fatal(err)
 	}

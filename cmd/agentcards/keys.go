@@ -12,7 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 )
 
 // signingKeyFileName is where a generated service signing key lives inside the data directory.
@@ -20,7 +20,7 @@ const signingKeyFileName = "signing-key.pem"
 
 // serviceKeys loads the configured signing keys (oldest first; the last one signs) or, when none
 // is configured, an ES256 key generated into the data directory on first use (mode 0600).
-func serviceKeys(cfg Config) (*authz.ServiceKeys, error) {
+func serviceKeys(cfg Config) (*token.ServiceKeys, error) {
 	files := cfg.Keys.SigningKeyFiles
 	if len(files) == 0 {
 		path := filepath.Join(cfg.DataDir, signingKeyFileName)
@@ -29,19 +29,19 @@ func serviceKeys(cfg Config) (*authz.ServiceKeys, error) {
 		}
 		files = []string{path}
 	}
-	var keys []authz.ServiceKey
+	var keys []token.ServiceKey
 	for _, f := range files {
 		signer, err := readPrivateKey(f)
 		if err != nil {
 			return nil, fmt.Errorf("keys.signingKeyFiles: %w", err)
 		}
-		k, err := authz.NewServiceKey(signer)
+		k, err := token.NewServiceKey(signer)
 		if err != nil {
 			return nil, fmt.Errorf("keys.signingKeyFiles: %s: %w", f, err)
 		}
 		keys = append(keys, k)
 	}
-	return authz.NewServiceKeys(keys...)
+	return token.NewServiceKeys(keys...)
 }
 
 // createSigningKey writes a new P-256 key to path unless a file is already there.

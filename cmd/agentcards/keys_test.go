@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -164,7 +164,7 @@ func TestKeyFilesAccepted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tokens, err := authz.NewTokens(authz.TokenConfig{Algorithm: alg, PublicKeys: []crypto.PublicKey{pub}})
+		tokens, err := token.NewTokens(token.Config{Algorithm: alg, PublicKeys: []crypto.PublicKey{pub}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestKeyFilesAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	older, err := authz.NewServiceKey(ec)
+	older, err := token.NewServiceKey(ec)
 	if err != nil {
 		t.Fatal(err)
 	}

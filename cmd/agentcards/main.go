@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		if err != nil {
 			return err
 		}
-		tokens, err := authz.NewTokens(tc)
+		tokens, err := token.NewTokens(tc)
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/storage"
@@ -34,7 +34,7 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 	if generated && cfg.Database.Driver != "sqlite" {
 		log.Warn("using a JWT secret generated into the data directory; replicas sharing a database need the same auth.secret")
 	}
-	tokens, err := authz.NewTokens(tc)
+	tokens, err := token.NewTokens(tc)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gowebpki/jcs"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
 )
 
 // recorder is a testing.TB that records failures instead of reporting them, to test the helpers'
@@ -101,17 +101,17 @@ func TestEventually(t *testing.T) {
 	}
 }
 
-func testKeys(t *testing.T) (*authz.ServiceKeys, []byte) {
+func testKeys(t *testing.T) (*token.ServiceKeys, []byte) {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := authz.NewServiceKey(priv)
+	k, err := token.NewServiceKey(priv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := authz.NewServiceKeys(k)
+	keys, err := token.NewServiceKeys(k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,26 +125,26 @@ func testKeys(t *testing.T) (*authz.ServiceKeys, []byte) {
 func TestVerifyJWT(t *testing.T) {
 	keys, jwks := testKeys(t)
 	_, otherJWKS := testKeys(t)
-	claims := authz.DelegationClaims{Tenant: "acme", RegisteredClaims: jwt.RegisteredClaims{
+	claims := token.DelegationClaims{Tenant: "acme", RegisteredClaims: jwt.RegisteredClaims{
 		Issuer: "agentcards", ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Minute)),
 	}}
 	raw, err := keys.SignJWT(claims)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := VerifyJWT[authz.DelegationClaims](jwks, raw, jwt.WithIssuer("agentcards"))
+	c, err := VerifyJWT[token.DelegationClaims](jwks, raw, jwt.WithIssuer("agentcards"))
 	if err != nil || c.Tenant != "acme" {
 		t.Fatalf("%+v %v", c, err)
 	}
-	if _, err := VerifyJWT[authz.DelegationClaims](jwks, raw, jwt.WithIssuer("someone")); err == nil {
+	if _, err := VerifyJWT[token.DelegationClaims](jwks, raw, jwt.WithIssuer("someone")); err == nil {
 		t.Error("wrong issuer verified")
 	}
-	if _, err := VerifyJWT[authz.DelegationClaims](otherJWKS, raw); err == nil {
+	if _, err := VerifyJWT[token.DelegationClaims](otherJWKS, raw); err == nil {
 		t.Error("verified with another key set")
 	}
 	claims.ExpiresAt = nil
 	noExp, _ := keys.SignJWT(claims)
-	if _, err := VerifyJWT[authz.DelegationClaims](jwks, noExp); err == nil {
+	if _, err := VerifyJWT[token.DelegationClaims](jwks, noExp); err == nil {
 		t.Error("a token without expiry verified")
 	}
 	hs, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"exp": time.Now().Add(time.Minute).Unix()}).SignedString([]byte(Secret))

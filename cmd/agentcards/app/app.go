@@ -14,7 +14,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/policy"
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
@@ -28,9 +29,9 @@ import (
 type Options struct {
 	// DB is open and migrated; the caller closes it after Close.
 	DB     *storage.DB
-	Tokens *authz.Tokens
+	Tokens *token.Tokens
 	// Keys sign delegation tokens and A2A cards.
-	Keys *authz.ServiceKeys
+	Keys *token.ServiceKeys
 	// SecretKey seals static endpoint secrets (32 bytes); nil leaves the secret routes out.
 	SecretKey []byte
 	Log       *slog.Logger
@@ -65,7 +66,7 @@ type App struct {
 	Tenants    *tenants.Service
 	Cards      *cards.Service
 	Index      *cards.Index // nil with NoIndex
-	Enforcers  *authz.Enforcers
+	Enforcers  *policy.Enforcers
 	Dispatcher *delegation.Dispatcher
 	Secrets    *delegation.EndpointSecrets // nil without SecretKey
 
@@ -81,7 +82,7 @@ func New(o Options) (*App, error) {
 	}
 	db := o.DB
 	a := &App{opts: o, stop: func() {}}
-	a.Enforcers = authz.NewEnforcers(storage.NewRuleStore(db))
+	a.Enforcers = policy.NewEnforcers(storage.NewRuleStore(db))
 	cardStore := storage.NewCardStore(db)
 	if !o.NoIndex {
 		a.Index = cards.NewIndex(cardStore, cardStore)

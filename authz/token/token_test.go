@@ -1,4 +1,4 @@
-package authz
+package token
 
 import (
 	"errors"
@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 // TestVerifiedTokenMemoryKeepsExpiry: a token verified once is not honoured past its expiry
 // (plus leeway) because it was remembered.
 func TestVerifiedTokenMemoryKeepsExpiry(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	tk, err := NewTokens(TokenConfig{Algorithm: "HS256", Secret: []byte("0123456789abcdef0123456789abcdef"),
+	tk, err := NewTokens(Config{Algorithm: "HS256", Secret: []byte("0123456789abcdef0123456789abcdef"),
 		Leeway: 10 * time.Second, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +43,7 @@ func TestVerifiedTokenMemoryKeepsExpiry(t *testing.T) {
 func TestVerifyRefusesWhatRFCsForbid(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	tk, err := NewTokens(TokenConfig{Algorithm: "HS256", Secret: secret, Now: func() time.Time { return now }})
+	tk, err := NewTokens(Config{Algorithm: "HS256", Secret: secret, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +84,8 @@ func TestVerifyRefusesWhatRFCsForbid(t *testing.T) {
 		"iat an object":          sign(nil, claims(jwt.MapClaims{"iat": map[string]any{}})),
 		"exp a boolean":          sign(nil, claims(jwt.MapClaims{"exp": true})),
 	} {
-		if p, err := tk.Verify(tok); !errors.Is(err, ErrUnauthenticated) {
-			t.Errorf("%s: %+v %v, want ErrUnauthenticated", name, p, err)
+		if p, err := tk.Verify(tok); !errors.Is(err, authz.ErrUnauthenticated) {
+			t.Errorf("%s: %+v %v, want authz.ErrUnauthenticated", name, p, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package authz
+package token
 
 import (
 	"crypto/ecdsa"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 // TestVerifyDelegationRefusesWhatRFCsForbid: a delegation token coming back to us is held to the
@@ -63,8 +65,8 @@ func TestVerifyDelegationRefusesWhatRFCsForbid(t *testing.T) {
 		"Tenant":          sign(nil, claims(jwt.MapClaims{"Tenant": "other"})),
 		"DEPTH":           sign(nil, claims(jwt.MapClaims{"DEPTH": 0})),
 	} {
-		if err := verify(raw); !errors.Is(err, ErrUnauthenticated) {
-			t.Errorf("%s: %v, want ErrUnauthenticated", name, err)
+		if err := verify(raw); !errors.Is(err, authz.ErrUnauthenticated) {
+			t.Errorf("%s: %v, want authz.ErrUnauthenticated", name, err)
 		}
 	}
 }

@@ -1,4 +1,6 @@
-package authz
+// Package policy enforces the tenants' rules with casbin: one enforcer per tenant, loaded with
+// only that tenant's rules, kept while the tenant's policy version is unchanged.
+package policy
 
 import (
 	"context"
@@ -10,6 +12,8 @@ import (
 	"github.com/casbin/casbin/v2/model"
 	"github.com/casbin/casbin/v2/persist"
 	"github.com/casbin/casbin/v2/util"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 //go:embed model.conf
@@ -34,11 +38,11 @@ type Filter struct {
 type RuleStore interface {
 	persist.FilteredAdapter
 	// AddRules stores the rules that are not stored yet and reports how many were new.
-	AddRules(ctx context.Context, tenant string, rules []Rule) (int, error)
+	AddRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error)
 	// RemoveRules deletes the given rules and reports how many existed.
-	RemoveRules(ctx context.Context, tenant string, rules []Rule) (int, error)
+	RemoveRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error)
 	// PolicyVersion returns the tenant's current policy version.
-	PolicyVersion(ctx context.Context, tenant string) (PolicyVersion, error)
+	PolicyVersion(ctx context.Context, tenant string) (authz.PolicyVersion, error)
 }
 
 // Enforcers keeps one casbin enforcer per tenant, loaded lazily with only that tenant's rules, so
@@ -63,7 +67,7 @@ type Enforcers struct {
 // outlive the grant behind it (unlike casbin's CachedEnforcer, whose cache outlives changes).
 type cachedEnforcer struct {
 	enf       *casbin.SyncedEnforcer
-	version   PolicyVersion
+	version   authz.PolicyVersion
 	decisions *decisions
 	reads     *readShape
 }
@@ -78,14 +82,14 @@ type readShape struct {
 
 func (r *readShape) get(enf *casbin.SyncedEnforcer) (bool, error) {
 	r.once.Do(func() {
-		rules, err := enf.GetFilteredPolicy(3, ActCardsRead)
+		rules, err := enf.GetFilteredPolicy(3, authz.ActCardsRead)
 		if err != nil {
 			r.err = err
 			return
 		}
 		r.uniform = true
 		for _, rule := range rules {
-			if len(rule) > 2 && rule[2] != ObjAllCards {
+			if len(rule) > 2 && rule[2] != authz.ObjAllCards {
 				r.uniform = false
 				return
 			}
@@ -139,8 +143,8 @@ func (e *Enforcers) Invalidate(tenant string) {
 
 // version is the policy version a check in ctx must see at least: the one the tenant gate read
 // with the tenant row, or else the store's current one.
-func (e *Enforcers) version(ctx context.Context, tenant string) (PolicyVersion, error) {
-	if v, ok := policyVersionFrom(ctx, tenant); ok {
+func (e *Enforcers) version(ctx context.Context, tenant string) (authz.PolicyVersion, error) {
+	if v, ok := authz.PolicyVersionFrom(ctx, tenant); ok {
 		return v, nil
 	}
 	return e.store.PolicyVersion(ctx, tenant)
@@ -157,7 +161,7 @@ func (e *Enforcers) cached(ctx context.Context, tenant string) (cachedEnforcer, 
 		return cachedEnforcer{}, err
 	}
 	e.mu.Lock()
-	if c, ok := e.byTenant[tenant]; ok && c.version.covers(want) {
+	if c, ok := e.byTenant[tenant]; ok && c.version.Covers(want) {
 		e.mu.Unlock()
 		return c, nil
 	}
@@ -181,7 +185,7 @@ func (e *Enforcers) cached(ctx context.Context, tenant string) (cachedEnforcer, 
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if c, ok := e.byTenant[tenant]; ok && c.version.covers(want) {
+	if c, ok := e.byTenant[tenant]; ok && c.version.Covers(want) {
 		return c, nil
 	}
 	if e.gen[tenant] == gen {
@@ -213,12 +217,12 @@ func (e *Enforcers) enforce(ctx context.Context, tenant, subject, obj, act strin
 	return allowed, nil
 }
 
-// Check fails with ErrForbidden unless the caller in ctx may perform act on obj in tenant.
+// Check fails with authz.ErrForbidden unless the caller in ctx may perform act on obj in tenant.
 // Platform admins may do everything.
 func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
-	p, ok := PrincipalFrom(ctx)
+	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {
-		return ErrUnauthenticated
+		return authz.ErrUnauthenticated
 	}
 	if p.PlatformAdmin {
 		return nil
@@ -228,28 +232,14 @@ func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
 		return err
 	}
 	if !allowed {
-		return fmt.Errorf("%s on %s: %w", act, obj, ErrForbidden)
+		return fmt.Errorf("%s on %s: %w", act, obj, authz.ErrForbidden)
 	}
 	return nil
 }
 
-// Assignment gives a subject a role in a tenant.
-type Assignment struct {
-	Subject string `json:"subject"`
-	Role    string `json:"role"`
-}
-
-// Validate checks both fields.
-func (a Assignment) Validate() error {
-	if err := validateGrantee(a.Subject); err != nil {
-		return err
-	}
-	return ValidateRole(a.Role)
-}
-
 // Roles lists the tenant's role assignments; only those allowed to manage policies may.
-func (e *Enforcers) Roles(ctx context.Context, tenant string) ([]Assignment, error) {
-	if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
+func (e *Enforcers) Roles(ctx context.Context, tenant string) ([]authz.Assignment, error) {
+	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
 		return nil, err
 	}
 	enf, err := e.get(ctx, tenant)
@@ -260,25 +250,24 @@ func (e *Enforcers) Roles(ctx context.Context, tenant string) ([]Assignment, err
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Assignment, 0, len(rows))
+	out := make([]authz.Assignment, 0, len(rows))
 	for _, r := range rows {
-		if len(r) < 2 || len(r[1]) <= len(rolePrefix) {
-			continue
+		if a, ok := authz.AssignmentOfRule(r); ok {
+			out = append(out, a)
 		}
-		out = append(out, Assignment{Subject: r[0], Role: r[1][len(rolePrefix):]})
 	}
 	return out, nil
 }
 
 // Grant assigns a role. It reports false when the assignment already existed.
-func (e *Enforcers) Grant(ctx context.Context, tenant string, a Assignment) (bool, error) {
-	if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
+func (e *Enforcers) Grant(ctx context.Context, tenant string, a authz.Assignment) (bool, error) {
+	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
 		return false, err
 	}
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
-	n, err := e.store.AddRules(ctx, tenant, []Rule{groupingRule(tenant, a.Subject, a.Role)})
+	n, err := e.store.AddRules(ctx, tenant, []authz.Rule{a.Rule(tenant)})
 	if err != nil {
 		return false, err
 	}
@@ -290,20 +279,20 @@ func (e *Enforcers) Grant(ctx context.Context, tenant string, a Assignment) (boo
 }
 
 // Revoke removes a role assignment; it takes effect on the next request.
-func (e *Enforcers) Revoke(ctx context.Context, tenant string, a Assignment) error {
-	if err := e.Check(ctx, tenant, ObjPolicies, ActPoliciesManage); err != nil {
+func (e *Enforcers) Revoke(ctx context.Context, tenant string, a authz.Assignment) error {
+	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
 		return err
 	}
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	n, err := e.store.RemoveRules(ctx, tenant, []Rule{groupingRule(tenant, a.Subject, a.Role)})
+	n, err := e.store.RemoveRules(ctx, tenant, []authz.Rule{a.Rule(tenant)})
 	e.Invalidate(tenant)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("role %q of %q: %w", a.Role, a.Subject, ErrNotFound)
+		return fmt.Errorf("role %q of %q: %w", a.Role, a.Subject, authz.ErrNotFound)
 	}
 	return nil
 }
@@ -312,9 +301,9 @@ func (e *Enforcers) Revoke(ctx context.Context, tenant string, a Assignment) err
 // every rule about cards:read names the object "cards/*", the answer is the same for every card
 // and is decided once; otherwise each card is checked, against one snapshot of the policy.
 func (e *Enforcers) ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error) {
-	p, ok := PrincipalFrom(ctx)
+	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {
-		return nil, ErrUnauthenticated
+		return nil, authz.ErrUnauthenticated
 	}
 	if p.PlatformAdmin {
 		return nil, nil
@@ -331,7 +320,7 @@ func (e *Enforcers) ReadFilter(ctx context.Context, tenant string) (func(agentID
 		return readPredicate(c.enf, tenant, p.Subject)
 	}
 	check := func(agentID string) bool {
-		ok, err := e.enforce(ctx, tenant, p.Subject, CardObject(agentID), ActCardsRead)
+		ok, err := e.enforce(ctx, tenant, p.Subject, authz.CardObject(agentID), authz.ActCardsRead)
 		return err == nil && ok
 	}
 	if check("any") {
@@ -351,15 +340,15 @@ func readPredicate(enf *casbin.SyncedEnforcer, tenant, subject string) (func(str
 	}
 	var allows, denies []string
 	for _, sub := range append([]string{subject}, roles...) {
-		rules, err := enf.GetFilteredPolicy(0, sub, tenant, "", ActCardsRead)
+		rules, err := enf.GetFilteredPolicy(0, sub, tenant, "", authz.ActCardsRead)
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range rules {
 			switch r[4] {
-			case Allow:
+			case authz.Allow:
 				allows = append(allows, r[2])
-			case Deny:
+			case authz.Deny:
 				denies = append(denies, r[2])
 			}
 		}
@@ -373,7 +362,7 @@ func readPredicate(enf *casbin.SyncedEnforcer, tenant, subject string) (func(str
 		return false
 	}
 	return func(agentID string) bool {
-		obj := CardObject(agentID)
+		obj := authz.CardObject(agentID)
 		return !match(obj, denies) && match(obj, allows)
 	}, nil
 }

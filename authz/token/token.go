@@ -1,4 +1,6 @@
-package authz
+// Package token mints and verifies the JWTs of callers (golang-jwt), and holds the service's own
+// signing keys: the delegation tokens it sends to agents, their JWKS, and detached signatures.
+package token
 
 import (
 	"crypto"
@@ -16,10 +18,12 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
-// TokenConfig pins how tokens are signed and checked.
-type TokenConfig struct {
+// Config pins how tokens are signed and checked.
+type Config struct {
 	// Algorithm is the only accepted "alg": HS256, RS256, ES256 or EdDSA.
 	Algorithm string
 	// Secret is the HS256 key.
@@ -48,7 +52,7 @@ type Claims struct {
 
 // Tokens mints and verifies JWTs.
 type Tokens struct {
-	cfg    TokenConfig
+	cfg    Config
 	method jwt.SigningMethod
 	admins map[string]bool
 	parser *jwt.Parser
@@ -60,7 +64,7 @@ type Tokens struct {
 }
 
 type verifiedToken struct {
-	p        Principal
+	p        authz.Principal
 	nbf, exp time.Time
 }
 
@@ -68,7 +72,7 @@ type verifiedToken struct {
 const maxVerified = 10000
 
 // NewTokens checks cfg and returns a minter and verifier.
-func NewTokens(cfg TokenConfig) (*Tokens, error) {
+func NewTokens(cfg Config) (*Tokens, error) {
 	t := &Tokens{cfg: cfg, admins: map[string]bool{}}
 	switch cfg.Algorithm {
 	case "HS256":
@@ -138,14 +142,14 @@ func (t *Tokens) now() time.Time {
 
 // Mint signs a token for subject acting in tenant, valid for ttl.
 func (t *Tokens) Mint(subject, tenant string, ttl time.Duration, platformAdmin bool) (string, error) {
-	if err := ValidateSubject(subject); err != nil {
+	if err := authz.ValidateSubject(subject); err != nil {
 		return "", err
 	}
 	if ttl <= 0 {
-		return "", fmt.Errorf("ttl must be positive: %w", ErrInvalid)
+		return "", fmt.Errorf("ttl must be positive: %w", authz.ErrInvalid)
 	}
 	if tenant == "" && !platformAdmin {
-		return "", fmt.Errorf("a tenant is required unless the token is a platform admin's: %w", ErrInvalid)
+		return "", fmt.Errorf("a tenant is required unless the token is a platform admin's: %w", authz.ErrInvalid)
 	}
 	now := t.now()
 	c := Claims{
@@ -172,9 +176,9 @@ func (t *Tokens) Mint(subject, tenant string, ttl time.Duration, platformAdmin b
 	return jwt.NewWithClaims(t.method, c).SignedString(key)
 }
 
-// Verify checks a token and returns its principal. Every failure is ErrUnauthenticated; the cause
+// Verify checks a token and returns its principal. Every failure is authz.ErrUnauthenticated; the cause
 // is kept in the chain for logs only.
-func (t *Tokens) Verify(raw string) (Principal, error) {
+func (t *Tokens) Verify(raw string) (authz.Principal, error) {
 	now := t.now()
 	t.mu.Lock()
 	v, ok := t.verified[raw]
@@ -189,14 +193,14 @@ func (t *Tokens) Verify(raw string) (Principal, error) {
 		err = checkStrict(tok)
 	}
 	if err != nil {
-		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return authz.Principal{}, fmt.Errorf("%w: %w", authz.ErrUnauthenticated, err)
 	}
-	if err := ValidateSubject(c.Subject); err != nil {
-		return Principal{}, fmt.Errorf("%w: sub: %w", ErrUnauthenticated, err)
+	if err := authz.ValidateSubject(c.Subject); err != nil {
+		return authz.Principal{}, fmt.Errorf("%w: sub: %w", authz.ErrUnauthenticated, err)
 	}
-	p := Principal{Subject: c.Subject, Tenant: c.Tenant, PlatformAdmin: c.PlatformAdmin || t.admins[c.Subject]}
+	p := authz.Principal{Subject: c.Subject, Tenant: c.Tenant, PlatformAdmin: c.PlatformAdmin || t.admins[c.Subject]}
 	if p.Tenant == "" && !p.PlatformAdmin {
-		return Principal{}, fmt.Errorf("%w: token has no tenant claim", ErrUnauthenticated)
+		return authz.Principal{}, fmt.Errorf("%w: token has no tenant claim", authz.ErrUnauthenticated)
 	}
 	v = verifiedToken{p: p, exp: c.ExpiresAt.Time} // exp is required, so set
 	if c.NotBefore != nil {

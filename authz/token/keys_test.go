@@ -1,4 +1,4 @@
-package authz
+package token
 
 import (
 	"crypto/ecdsa"

@@ -1,4 +1,4 @@
-package authz
+package token
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentcards/agentcards/authz"
 )
 
 // DelegationClaims are the claims of the token the service sends with each delegated task: the
@@ -23,9 +25,9 @@ type DelegationClaims struct {
 
 // VerifyDelegation checks a delegation token the service signed (an agent presenting the token
 // it received, to delegate further) and returns the principal it stands for: the agent, as
-// AgentSubject(sub) and Delegated, in the token's tenant, one delegation deep per hop. The audience is the agent's endpoint, not us, so
+// authz.AgentSubject(sub) and Delegated, in the token's tenant, one delegation deep per hop. The audience is the agent's endpoint, not us, so
 // it is not checked; the issuer, signature, expiry and claims are.
-func (s *ServiceKeys) VerifyDelegation(raw, issuer string, leeway time.Duration, now func() time.Time) (Principal, error) {
+func (s *ServiceKeys) VerifyDelegation(raw, issuer string, leeway time.Duration, now func() time.Time) (authz.Principal, error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -47,13 +49,13 @@ func (s *ServiceKeys) VerifyDelegation(raw, issuer string, leeway time.Duration,
 		err = checkStrict(tok) // what the library lets through: crit, dates that are not numbers
 	}
 	if err != nil {
-		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return authz.Principal{}, fmt.Errorf("%w: %w", authz.ErrUnauthenticated, err)
 	}
-	if err := ValidateSubject(c.Subject); err != nil {
-		return Principal{}, fmt.Errorf("%w: sub: %w", ErrUnauthenticated, err)
+	if err := authz.ValidateSubject(c.Subject); err != nil {
+		return authz.Principal{}, fmt.Errorf("%w: sub: %w", authz.ErrUnauthenticated, err)
 	}
 	if c.Tenant == "" || c.DelegationID == "" || c.Depth < 1 {
-		return Principal{}, fmt.Errorf("%w: not a delegation token", ErrUnauthenticated)
+		return authz.Principal{}, fmt.Errorf("%w: not a delegation token", authz.ErrUnauthenticated)
 	}
-	return Principal{Subject: AgentSubject(c.Subject), Tenant: c.Tenant, Depth: c.Depth, Delegated: true}, nil
+	return authz.Principal{Subject: authz.AgentSubject(c.Subject), Tenant: c.Tenant, Depth: c.Depth, Delegated: true}, nil
 }

@@ -1,4 +1,4 @@
-package authz_test
+package policy_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
@@ -20,7 +21,7 @@ import (
 func BenchmarkEnforcePolicies(b *testing.B) {
 	db := storagetest.Open(b, "sqlite")
 	rules := storage.NewRuleStore(db)
-	enforcers := authz.NewEnforcers(rules)
+	enforcers := policy.NewEnforcers(rules)
 	ctxFor := func(tenant string, n int) context.Context {
 		now := time.Now()
 		if err := storage.NewTenantStore(db).Create(context.Background(),
