@@ -55,11 +55,34 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	return p, ok
 }
 
-// RequirePlatformAdmin fails unless the caller is a platform admin.
-func RequirePlatformAdmin(ctx context.Context) error {
+// Caller returns the principal in ctx for an entry point that a delegation token does not open,
+// which is every one but delegating and reading one's own delegations (see Delegator). Without a
+// principal, or with an agent's delegation token, it fails with ErrUnauthenticated: there the
+// token is no credential at all. Every service entry point gets its caller through Caller or
+// Delegator, so a door (REST, MCP, a CLI) cannot widen what a delegation token may do.
+func Caller(ctx context.Context) (Principal, error) {
+	p, ok := PrincipalFrom(ctx)
+	if !ok || p.Delegated {
+		return Principal{}, ErrUnauthenticated
+	}
+	return p, nil
+}
+
+// Delegator returns the principal in ctx for the entry points that a delegation token opens:
+// an agent called with one may delegate further, one level deeper, and read what it delegated.
+func Delegator(ctx context.Context) (Principal, error) {
 	p, ok := PrincipalFrom(ctx)
 	if !ok {
-		return ErrUnauthenticated
+		return Principal{}, ErrUnauthenticated
+	}
+	return p, nil
+}
+
+// RequirePlatformAdmin fails unless the caller is a platform admin.
+func RequirePlatformAdmin(ctx context.Context) error {
+	p, err := Caller(ctx)
+	if err != nil {
+		return err
 	}
 	if !p.PlatformAdmin {
 		return fmt.Errorf("platform admin required: %w", ErrForbidden)

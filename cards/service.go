@@ -39,9 +39,18 @@ type Authorizer interface {
 	ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error)
 }
 
-// Service is what the API does with cards.
+// Gate admits the caller in ctx into a tenant (it exists, is the caller's, is active) and returns
+// the context that carries the tenant's policy version; tenants.Service is the one gate.
+type Gate interface {
+	Enter(ctx context.Context, tenant string) (context.Context, error)
+}
+
+// Service is what the API does with cards. Every entry point takes the caller from ctx through
+// authz.Caller (a delegation token opens none of them) and passes the tenant gate first, so a
+// door that calls it directly gets the same refusals as the REST API.
 type Service struct {
 	Store Store
+	Gate  Gate
 	Authz Authorizer
 	// Index answers searches from memory; nil means every search reads the tenant's cards
 	// (search.index: none).
@@ -121,6 +130,10 @@ func prepare(c *Card) error {
 
 // Register creates a card from a client document; ErrExists if the agent already has one.
 func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) (Card, error) {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return Card{}, err
+	}
 	c, err := Decode(body)
 	if err != nil {
 		return Card{}, err
@@ -140,11 +153,23 @@ func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) 
 	return c, nil
 }
 
+// enter admits the caller in ctx into tenant: the first step of every entry point.
+func (s *Service) enter(ctx context.Context, tenant tenants.ID) (context.Context, error) {
+	if _, err := authz.Caller(ctx); err != nil {
+		return ctx, err
+	}
+	return s.Gate.Enter(ctx, string(tenant))
+}
+
 // maxAttempts bounds the retries of an unconditional write that lost a race to another writer.
 const maxAttempts = 8
 
 // Put creates or replaces the card of agentID. It reports whether the card was created.
 func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, body []byte, pre Precondition) (Card, bool, error) {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return Card{}, false, err
+	}
 	if err := ValidateAgentID(agentID); err != nil {
 		return Card{}, false, err
 	}
@@ -205,6 +230,10 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 
 // Patch applies a JSON merge patch (RFC 7396) to the card: only the fields sent change.
 func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, patch []byte, pre Precondition) (Card, error) {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return Card{}, err
+	}
 	if err := ValidateAgentID(agentID); err != nil {
 		return Card{}, fmt.Errorf("card %q: %w", agentID, ErrNotFound)
 	}
@@ -253,6 +282,10 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 
 // Get returns one card.
 func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (Card, error) {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return Card{}, err
+	}
 	if err := ValidateAgentID(agentID); err != nil {
 		return Card{}, fmt.Errorf("card %q: %w", agentID, ErrNotFound)
 	}
@@ -264,6 +297,10 @@ func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (C
 
 // Delete removes the card; the agent's identity and grants stay.
 func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string, pre Precondition) error {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return err
+	}
 	if err := ValidateAgentID(agentID); err != nil {
 		return fmt.Errorf("card %q: %w", agentID, ErrNotFound)
 	}

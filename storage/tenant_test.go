@@ -77,7 +77,7 @@ func TestTenantCreateSeedsRules(t *testing.T) {
 			}
 		}
 		// The enforcers answer from what was seeded.
-		enf := policy.NewEnforcers(storage.NewRuleStore(db))
+		enf := policy.NewEnforcers(storage.NewRuleStore(db), &tenants.Service{Store: storage.NewTenantStore(db)})
 		if ok, err := enf.Enforce("acme", "alice", "cards/agt_1", authz.ActCardsWrite); err != nil || !ok {
 			t.Errorf("alice may not write cards: %v, %v", ok, err)
 		}

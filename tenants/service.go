@@ -143,9 +143,32 @@ func (s *Service) Delete(ctx context.Context, id ID) error {
 	return err
 }
 
-// Active returns the tenant if it exists, is visible to the caller and is active: the gate in
-// front of every tenant-scoped request. A tenant other than the caller's answers exactly as a
-// missing one, without a lookup, so neither the body nor the timing tells them apart.
+// Enter is the gate of every service entry point scoped to a tenant: the caller in ctx may act
+// in the tenant only if it exists, is the caller's (or the caller is a platform admin) and is
+// active. The context it returns carries the tenant's policy version as the row says, so every
+// check of the call uses rules at least as new as that row, at no extra query.
+func (s *Service) Enter(ctx context.Context, tenant string) (context.Context, error) {
+	t, err := s.Active(ctx, ID(tenant))
+	if err != nil {
+		return ctx, err
+	}
+	return authz.WithPolicyVersion(ctx, tenant, t.PolicyVersion()), nil
+}
+
+// EnterPublished is the gate of the open A2A entry points: the tenant exists and is active,
+// whoever asks (a suspended tenant is missing, so anonymous readers learn nothing). The context
+// it returns carries the policy version, for a caller who sent a token.
+func (s *Service) EnterPublished(ctx context.Context, tenant string) (context.Context, error) {
+	t, err := s.Published(ctx, ID(tenant))
+	if err != nil {
+		return ctx, err
+	}
+	return authz.WithPolicyVersion(ctx, tenant, t.PolicyVersion()), nil
+}
+
+// Active returns the tenant if it exists, is visible to the caller and is active. A tenant other
+// than the caller's answers exactly as a missing one, without a lookup, so neither the body nor
+// the timing tells them apart.
 func (s *Service) Active(ctx context.Context, id ID) (Tenant, error) {
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {

@@ -45,10 +45,19 @@ type RuleStore interface {
 	PolicyVersion(ctx context.Context, tenant string) (authz.PolicyVersion, error)
 }
 
+// Gate admits the caller in ctx into a tenant (it exists, is the caller's, is active) and returns
+// the context that carries the tenant's policy version; tenants.Service is the one gate.
+type Gate interface {
+	Enter(ctx context.Context, tenant string) (context.Context, error)
+}
+
 // Enforcers keeps one casbin enforcer per tenant, loaded lazily with only that tenant's rules, so
-// one tenant's policy count never slows another's.
+// one tenant's policy count never slows another's. Its entry points for managing roles and
+// policies (Roles, Grant, Revoke, Policies, AddPolicy, RemovePolicy, Authorize) pass the tenant
+// gate first; Check and ReadFilter serve other services, which have passed it already.
 type Enforcers struct {
 	store RuleStore
+	gate  Gate
 	// Changed, if set, is told of every tenant whose rules this replica changed (after the
 	// enforcer is dropped), so that caches of the tenant row forget its policy revision too.
 	// Set it before the first use.
@@ -125,9 +134,19 @@ func (d *decisions) put(k decisionKey, allowed bool) {
 	d.mu.Unlock()
 }
 
-// NewEnforcers returns an empty cache over store.
-func NewEnforcers(store RuleStore) *Enforcers {
-	return &Enforcers{store: store, byTenant: map[string]cachedEnforcer{}, gen: map[string]uint64{}}
+// NewEnforcers returns an empty cache over store, whose management entry points admit callers
+// through gate.
+func NewEnforcers(store RuleStore, gate Gate) *Enforcers {
+	return &Enforcers{store: store, gate: gate, byTenant: map[string]cachedEnforcer{}, gen: map[string]uint64{}}
+}
+
+// enter admits the caller in ctx (a delegation token opens none of the management entry points)
+// into tenant.
+func (e *Enforcers) enter(ctx context.Context, tenant string) (context.Context, error) {
+	if _, err := authz.Caller(ctx); err != nil {
+		return ctx, err
+	}
+	return e.gate.Enter(ctx, tenant)
 }
 
 // Invalidate drops the tenant's enforcer; the next check reloads it from the store.
@@ -239,6 +258,10 @@ func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
 
 // Roles lists the tenant's role assignments; only those allowed to manage policies may.
 func (e *Enforcers) Roles(ctx context.Context, tenant string) ([]authz.Assignment, error) {
+	ctx, err := e.enter(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
 	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
 		return nil, err
 	}
@@ -261,6 +284,10 @@ func (e *Enforcers) Roles(ctx context.Context, tenant string) ([]authz.Assignmen
 
 // Grant assigns a role. It reports false when the assignment already existed.
 func (e *Enforcers) Grant(ctx context.Context, tenant string, a authz.Assignment) (bool, error) {
+	ctx, err := e.enter(ctx, tenant)
+	if err != nil {
+		return false, err
+	}
 	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
 		return false, err
 	}
@@ -280,6 +307,10 @@ func (e *Enforcers) Grant(ctx context.Context, tenant string, a authz.Assignment
 
 // Revoke removes a role assignment; it takes effect on the next request.
 func (e *Enforcers) Revoke(ctx context.Context, tenant string, a authz.Assignment) error {
+	ctx, err := e.enter(ctx, tenant)
+	if err != nil {
+		return err
+	}
 	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
 		return err
 	}

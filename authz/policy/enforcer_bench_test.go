@@ -21,7 +21,7 @@ import (
 func BenchmarkEnforcePolicies(b *testing.B) {
 	db := storagetest.Open(b, "sqlite")
 	rules := storage.NewRuleStore(db)
-	enforcers := policy.NewEnforcers(rules)
+	enforcers := policy.NewEnforcers(rules, &tenants.Service{Store: storage.NewTenantStore(db)})
 	ctxFor := func(tenant string, n int) context.Context {
 		now := time.Now()
 		if err := storage.NewTenantStore(db).Create(context.Background(),

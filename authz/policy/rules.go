@@ -9,6 +9,10 @@ import (
 
 // Policies lists the tenant's policies, the built-in roles' included, in the order they were added.
 func (e *Enforcers) Policies(ctx context.Context, tenant string) ([]authz.Policy, error) {
+	ctx, err := e.enter(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
 	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
 		return nil, err
 	}
@@ -31,6 +35,10 @@ func (e *Enforcers) Policies(ctx context.Context, tenant string) ([]authz.Policy
 
 // AddPolicy stores a policy. It reports false when the policy already existed.
 func (e *Enforcers) AddPolicy(ctx context.Context, tenant string, p authz.Policy) (bool, error) {
+	ctx, err := e.enter(ctx, tenant)
+	if err != nil {
+		return false, err
+	}
 	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
 		return false, err
 	}
@@ -48,6 +56,10 @@ func (e *Enforcers) AddPolicy(ctx context.Context, tenant string, p authz.Policy
 // RemovePolicy deletes a policy; it takes effect on the next request on this replica, and on
 // another once its tenant row is re-read (server.tenantCacheTtl).
 func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p authz.Policy) error {
+	ctx, err := e.enter(ctx, tenant)
+	if err != nil {
+		return err
+	}
 	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
 		return err
 	}
@@ -67,6 +79,10 @@ func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p authz.Pol
 
 // Authorize answers q in tenant. Asking about another subject than oneself needs policies:manage.
 func (e *Enforcers) Authorize(ctx context.Context, tenant string, q authz.Question) (authz.Decision, error) {
+	ctx, err := e.enter(ctx, tenant)
+	if err != nil {
+		return authz.Decision{}, err
+	}
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {
 		return authz.Decision{}, authz.ErrUnauthenticated

@@ -53,7 +53,7 @@ func TestTargetOf(t *testing.T) {
 // it was sealed for, and only with its key.
 func TestSealedSecretIsBoundToItsCard(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
-	s, err := NewEndpointSecrets(key, nil, nil, nil, nil)
+	s, err := NewEndpointSecrets(key, nil, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +71,11 @@ func TestSealedSecretIsBoundToItsCard(t *testing.T) {
 	if _, err := s.open("acme", "agt1", "https://evil.example/task", sealed); err == nil {
 		t.Fatal("a secret moved to another endpoint opened")
 	}
-	other, _ := NewEndpointSecrets([]byte("fedcba9876543210fedcba9876543210"), nil, nil, nil, nil)
+	other, _ := NewEndpointSecrets([]byte("fedcba9876543210fedcba9876543210"), nil, nil, nil, nil, nil)
 	if _, err := other.open("acme", "agt1", ep, sealed); err == nil {
 		t.Fatal("opened with another key")
 	}
-	if _, err := NewEndpointSecrets(key[:16], nil, nil, nil, nil); err == nil {
+	if _, err := NewEndpointSecrets(key[:16], nil, nil, nil, nil, nil); err == nil {
 		t.Fatal("a 16-byte key accepted")
 	}
 }

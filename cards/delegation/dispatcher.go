@@ -29,6 +29,12 @@ type Cards interface {
 	Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error)
 }
 
+// Gate admits the caller in ctx into a tenant (it exists, is the caller's, is active) and returns
+// the context that carries the tenant's policy version; tenants.Service is the one gate.
+type Gate interface {
+	Enter(ctx context.Context, tenant string) (context.Context, error)
+}
+
 // Authorizer answers whether the caller in ctx may act on an object of a tenant.
 type Authorizer interface {
 	Check(ctx context.Context, tenant, obj, act string) error
@@ -74,6 +80,7 @@ type Config struct {
 type Deps struct {
 	Store   Store
 	Cards   Cards
+	Gate    Gate
 	Authz   Authorizer
 	Doer    Doer
 	Signer  Signer
@@ -179,6 +186,16 @@ func (x *Dispatcher) start() error {
 	return nil
 }
 
+// enter admits the caller in ctx, who may be an agent with a delegation token, into tenant.
+func (x *Dispatcher) enter(ctx context.Context, tenant tenants.ID) (context.Context, authz.Principal, error) {
+	p, err := authz.Delegator(ctx)
+	if err != nil {
+		return ctx, p, err
+	}
+	ctx, err = x.d.Gate.Enter(ctx, string(tenant))
+	return ctx, p, err
+}
+
 // CallbackURL builds the URL an agent posts an async result to, from the delegation's id and
 // its single-use token.
 type CallbackURL func(id, token string) string
@@ -186,9 +203,9 @@ type CallbackURL func(id, token string) string
 // Delegate checks the request against the card, the policy and the server's limits, records it,
 // and sends it (at once for sync; in the background for async, answering with the pending record).
 func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Request, callback CallbackURL) (Delegation, error) {
-	p, ok := authz.PrincipalFrom(ctx)
-	if !ok {
-		return Delegation{}, authz.ErrUnauthenticated
+	ctx, p, err := x.enter(ctx, tenant)
+	if err != nil {
+		return Delegation{}, err
 	}
 	if err := req.normalize(); err != nil {
 		return Delegation{}, err

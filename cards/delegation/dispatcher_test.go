@@ -75,6 +75,7 @@ func newDispatcherFixtureAt(t *testing.T, cfg delegation.Config, secrets delegat
 	log := &webtest.LogBuffer{}
 	x := delegation.NewDispatcher(cfg, delegation.Deps{
 		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: allowAll{},
+		Gate: &tenants.Service{Store: storage.NewTenantStore(db)},
 		Doer: http.DefaultClient, Signer: keys, Secrets: secrets,
 		Log: slog.New(slog.NewTextHandler(log, nil)),
 	})

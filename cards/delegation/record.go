@@ -60,9 +60,9 @@ func (x *Dispatcher) settle(ctx context.Context, tenant tenants.ID, d Delegation
 // Get returns one record to its caller, or to whoever may read the tenant's delegations; to
 // anyone else it looks missing.
 func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Delegation, error) {
-	p, ok := authz.PrincipalFrom(ctx)
-	if !ok {
-		return Delegation{}, authz.ErrUnauthenticated
+	ctx, p, err := x.enter(ctx, tenant)
+	if err != nil {
+		return Delegation{}, err
 	}
 	d, err := x.d.Store.Get(ctx, tenant, id)
 	if err != nil {
@@ -92,9 +92,9 @@ func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Del
 // List returns a page of records, newest first, and the cursor of the next page ("" at the end).
 // A caller sees its own; those who may read all see all.
 func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter) ([]Delegation, string, error) {
-	p, ok := authz.PrincipalFrom(ctx)
-	if !ok {
-		return nil, "", authz.ErrUnauthenticated
+	ctx, p, err := x.enter(ctx, tenant)
+	if err != nil {
+		return nil, "", err
 	}
 	if f.Status != "" && !validStatus(f.Status) {
 		return nil, "", fmt.Errorf("status %q is not a delegation status: %w", f.Status, ErrInvalid)

@@ -42,13 +42,14 @@ const MaxSecretBytes = 4 << 10
 type EndpointSecrets struct {
 	store SecretStore
 	cards Cards
+	gate  Gate
 	authz Authorizer
 	aead  cipher.AEAD
 	now   func() time.Time
 }
 
 // NewEndpointSecrets returns the secrets service; key is 32 bytes (AES-256).
-func NewEndpointSecrets(key []byte, store SecretStore, cards Cards, az Authorizer, now func() time.Time) (*EndpointSecrets, error) {
+func NewEndpointSecrets(key []byte, store SecretStore, cards Cards, gate Gate, az Authorizer, now func() time.Time) (*EndpointSecrets, error) {
 	if len(key) != 32 {
 		return nil, errors.New("the endpoint secret key must be 32 bytes")
 	}
@@ -63,7 +64,7 @@ func NewEndpointSecrets(key []byte, store SecretStore, cards Cards, az Authorize
 	if now == nil {
 		now = time.Now
 	}
-	return &EndpointSecrets{store: store, cards: cards, authz: az, aead: aead, now: now}, nil
+	return &EndpointSecrets{store: store, cards: cards, gate: gate, authz: az, aead: aead, now: now}, nil
 }
 
 // aad binds a sealed secret to its card and to the endpoint URL it was set for, so it can be
@@ -93,6 +94,13 @@ func (s *EndpointSecrets) open(tenant tenants.ID, agentID, endpoint, sealed stri
 
 // authorize lets those who may write the card set or remove its secret, once the card exists.
 func (s *EndpointSecrets) authorize(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
+	if _, err := authz.Caller(ctx); err != nil {
+		return cards.Card{}, err
+	}
+	ctx, err := s.gate.Enter(ctx, string(tenant))
+	if err != nil {
+		return cards.Card{}, err
+	}
 	if err := cards.ValidateAgentID(agentID); err != nil {
 		return cards.Card{}, fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
 	}

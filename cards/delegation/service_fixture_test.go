@@ -53,6 +53,7 @@ func newServiceDispatcher(t *testing.T, cfg delegation.Config, deps serviceDeps)
 	}
 	x := delegation.NewDispatcher(cfg, delegation.Deps{
 		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: deps.authz,
+		Gate: &tenants.Service{Store: storage.NewTenantStore(db)},
 		Doer: deps.doer, Signer: webtest.ServiceKeys(t), Blocked: deps.blocked,
 	})
 	t.Cleanup(x.Wait)

@@ -82,7 +82,19 @@ func New(o Options) (*App, error) {
 	}
 	db := o.DB
 	a := &App{opts: o, stop: func() {}}
-	a.Enforcers = policy.NewEnforcers(storage.NewRuleStore(db))
+	// The tenant gate: every service entry point scoped to a tenant passes it.
+	a.Tenants = &tenants.Service{
+		Store:    storage.NewTenantStore(db),
+		CacheTTL: o.TenantCacheTTL,
+		// A tenant written here drops what was derived from it: its rules and its index.
+		Changed: func(id tenants.ID) {
+			a.Enforcers.Invalidate(string(id))
+			if a.Index != nil {
+				a.Index.Drop(id)
+			}
+		},
+	}
+	a.Enforcers = policy.NewEnforcers(storage.NewRuleStore(db), a.Tenants)
 	cardStore := storage.NewCardStore(db)
 	if !o.NoIndex {
 		a.Index = cards.NewIndex(cardStore, cardStore)
@@ -95,16 +107,16 @@ func New(o Options) (*App, error) {
 	if fetch == nil {
 		fetch = outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout, FollowSameHostRedirects: true})
 	}
-	a.Cards = &cards.Service{Store: cardStore, Authz: a.Enforcers, Index: a.Index, Fetch: fetch}
+	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Fetch: fetch}
 	if o.SecretKey != nil {
-		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Enforcers, nil)
+		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Tenants, a.Enforcers, nil)
 		if err != nil {
 			return nil, err
 		}
 		a.Secrets = secrets
 	}
 	deps := delegation.Deps{
-		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: a.Enforcers,
+		Store: storage.NewDelegationStore(db), Cards: cardStore, Gate: a.Tenants, Authz: a.Enforcers,
 		// The guarded client's own timeout is the longest a delegation may take; each call's
 		// context carries the shorter one.
 		Doer:   outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Delegation.WithDefaults().MaxTimeout}),
@@ -114,17 +126,6 @@ func New(o Options) (*App, error) {
 		deps.Secrets = a.Secrets
 	}
 	a.Dispatcher = delegation.NewDispatcher(o.Delegation, deps)
-	a.Tenants = &tenants.Service{
-		Store:    storage.NewTenantStore(db),
-		CacheTTL: o.TenantCacheTTL,
-		// A tenant written here drops what was derived from it: its rules and its index.
-		Changed: func(id tenants.ID) {
-			a.Enforcers.Invalidate(string(id))
-			if a.Index != nil {
-				a.Index.Drop(id)
-			}
-		},
-	}
 	// A rule written here makes the next request re-read the tenant row (and its revision).
 	a.Enforcers.Changed = func(t string) { a.Tenants.Forget(tenants.ID(t)) }
 	wcfg := o.Web

@@ -1,0 +1,212 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// entry is one service entry point scoped to a tenant, called with the caller in ctx.
+type entry struct {
+	name string
+	call func(ctx context.Context, tenant tenants.ID) error
+}
+
+// gateCard is a valid card document of agentID.
+func gateCard(t *testing.T, agentID string) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{
+		"agentId": agentID, "name": "Reviewer " + agentID, "protocols": []string{"a2a"},
+		"capabilities": []any{map[string]any{"name": "review_pr"}},
+		"endpoint":     "http://127.0.0.1:9/" + agentID, "visibility": "public",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// entries lists the entry points of the services the root builds, each with arguments that
+// would succeed for a caller allowed everything in an active tenant holding the card agt1.
+func entries(t *testing.T, a *App) []entry {
+	grant := authz.Assignment{Subject: "dora", Role: authz.RoleReader}
+	pol := authz.Policy{Subject: "dora", Object: "cards/agt1", Action: authz.ActCardsRead, Effect: authz.Allow}
+	return []entry{
+		{"cards.Register", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Cards.Register(ctx, tn, gateCard(t, "agt2"))
+			return err
+		}},
+		{"cards.Put", func(ctx context.Context, tn tenants.ID) error {
+			_, _, err := a.Cards.Put(ctx, tn, "agt1", gateCard(t, "agt1"), cards.Precondition{})
+			return err
+		}},
+		{"cards.Patch", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Cards.Patch(ctx, tn, "agt1", []byte(`{"description":"patched"}`), cards.Precondition{})
+			return err
+		}},
+		{"cards.Get", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Cards.Get(ctx, tn, "agt1")
+			return err
+		}},
+		{"cards.Delete", func(ctx context.Context, tn tenants.ID) error {
+			return a.Cards.Delete(ctx, tn, "agt1", cards.Precondition{IfMatch: []int64{999}})
+		}},
+		{"policy.Roles", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Enforcers.Roles(ctx, string(tn))
+			return err
+		}},
+		{"policy.Grant", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Enforcers.Grant(ctx, string(tn), grant)
+			return err
+		}},
+		{"policy.Revoke", func(ctx context.Context, tn tenants.ID) error {
+			return a.Enforcers.Revoke(ctx, string(tn), authz.Assignment{Subject: "nobody", Role: authz.RoleReader})
+		}},
+		{"policy.Policies", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Enforcers.Policies(ctx, string(tn))
+			return err
+		}},
+		{"policy.AddPolicy", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Enforcers.AddPolicy(ctx, string(tn), pol)
+			return err
+		}},
+		{"policy.RemovePolicy", func(ctx context.Context, tn tenants.ID) error {
+			return a.Enforcers.RemovePolicy(ctx, string(tn), authz.Policy{Subject: "nobody", Object: "cards/agt1", Action: authz.ActCardsRead, Effect: authz.Allow})
+		}},
+		{"policy.Authorize", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Enforcers.Authorize(ctx, string(tn), authz.Question{Action: authz.ActCardsRead, Object: "cards/agt1"})
+			return err
+		}},
+		{"secrets.Set", func(ctx context.Context, tn tenants.ID) error {
+			return a.Secrets.Set(ctx, tn, "agt1", "s3cret")
+		}},
+		{"secrets.Remove", func(ctx context.Context, tn tenants.ID) error {
+			return a.Secrets.Remove(ctx, tn, "agt1")
+		}},
+	}
+}
+
+// delegationEntries are the entry points a delegation token opens.
+func delegationEntries(a *App) []entry {
+	return []entry{
+		{"delegation.Delegate", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Dispatcher.Delegate(ctx, tn, delegation.Request{AgentID: "agt1", Capability: "review_pr", Task: "t", Mode: delegation.ModeSync}, nil)
+			return err
+		}},
+		{"delegation.Get", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Dispatcher.Get(ctx, tn, "0190c0de-0000-7000-8000-000000000000")
+			return err
+		}},
+		{"delegation.List", func(ctx context.Context, tn tenants.ID) error {
+			_, _, err := a.Dispatcher.List(ctx, tn, delegation.Filter{})
+			return err
+		}},
+	}
+}
+
+func as(p authz.Principal) context.Context { return authz.WithPrincipal(context.Background(), p) }
+
+// TestGatesWithoutHTTP calls the services the root builds directly, as a door other than the REST
+// API would: each entry point refuses a suspended tenant, a caller of another tenant (as if the
+// tenant did not exist), a caller without a principal, and an agent's delegation token outside
+// delegations; and another tenant's card cannot be read.
+func TestGatesWithoutHTTP(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		a, err := New(Options{DB: db, Keys: webtest.ServiceKeys(t), SecretKey: make([]byte, 32), NoIndex: dialect != "sqlite"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(a.Close)
+		root := as(authz.Principal{Subject: "root", PlatformAdmin: true})
+		for _, tn := range []tenants.ID{"acme", "other", "frozen"} {
+			if _, err := a.Tenants.Create(root, tenants.Input{ID: tn, Name: string(tn), Admins: []string{"admin-" + string(tn)}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Cards.Register(as(authz.Principal{Subject: "admin-" + string(tn), Tenant: string(tn)}), tn, gateCard(t, "agt1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := a.Cards.Register(as(authz.Principal{Subject: "admin-other", Tenant: "other"}), "other", gateCard(t, "only_other")); err != nil {
+			t.Fatal(err)
+		}
+		suspended := tenants.StatusSuspended
+		if _, err := a.Tenants.Update(root, "frozen", tenants.Patch{Status: &suspended}); err != nil {
+			t.Fatal(err)
+		}
+		all := append(entries(t, a), delegationEntries(a)...)
+
+		refused := func(who string, ctx context.Context, tn tenants.ID, list []entry, want error) {
+			t.Helper()
+			for _, e := range list {
+				if err := e.call(ctx, tn); !errors.Is(err, want) {
+					t.Errorf("%s, %s in %s: %v, want %v", who, e.name, tn, err, want)
+				}
+			}
+		}
+		t.Run("suspended tenant", func(t *testing.T) {
+			refused("its admin", as(authz.Principal{Subject: "admin-frozen", Tenant: "frozen"}), "frozen", all, tenants.ErrSuspended)
+			refused("a platform admin", root, "frozen", all, tenants.ErrSuspended)
+		})
+		t.Run("another tenant", func(t *testing.T) {
+			bob := as(authz.Principal{Subject: "admin-other", Tenant: "other"})
+			refused("other's admin", bob, "acme", all, tenants.ErrNotFound)
+			refused("other's admin", bob, "nosuch", all, tenants.ErrNotFound)
+			// A card of another tenant is missing in one's own, whatever its id.
+			acme := as(authz.Principal{Subject: "admin-acme", Tenant: "acme"})
+			if _, err := a.Cards.Get(acme, "acme", "only_other"); !errors.Is(err, cards.ErrNotFound) {
+				t.Errorf("acme reads other's card: %v", err)
+			}
+		})
+		t.Run("no caller", func(t *testing.T) {
+			refused("nobody", context.Background(), "acme", all, authz.ErrUnauthenticated)
+		})
+		t.Run("delegation token", func(t *testing.T) {
+			agent := as(authz.Principal{Subject: authz.AgentSubject("agt1"), Tenant: "acme", Depth: 1, Delegated: true})
+			refused("an agent's delegation token", agent, "acme", entries(t, a), authz.ErrUnauthenticated)
+			for _, e := range []struct {
+				entry
+				want error
+			}{
+				// The agent holds no grant to delegate: refused by policy, and recorded.
+				{delegationEntries(a)[0], authz.ErrForbidden},
+				{delegationEntries(a)[1], delegation.ErrNotFound},
+				{delegationEntries(a)[2], nil},
+			} {
+				if err := e.call(agent, "acme"); !errors.Is(err, e.want) {
+					t.Errorf("an agent's delegation token, %s: %v, want %v", e.name, err, e.want)
+				}
+			}
+			// The token is no credential for tenants either.
+			if _, err := a.Tenants.List(agent); !errors.Is(err, authz.ErrUnauthenticated) {
+				t.Errorf("tenants.List with a delegation token: %v", err)
+			}
+		})
+		t.Run("allowed", func(t *testing.T) {
+			// The same calls pass for the tenant's admin: the refusals above come from the gates.
+			ctx := as(authz.Principal{Subject: "admin-acme", Tenant: "acme"})
+			for _, e := range all {
+				err := e.call(ctx, "acme")
+				switch {
+				case e.name == "cards.Delete" && errors.Is(err, cards.ErrStale),
+					e.name == "policy.Revoke" && errors.Is(err, authz.ErrNotFound),
+					e.name == "policy.RemovePolicy" && errors.Is(err, authz.ErrNotFound),
+					e.name == "delegation.Get" && errors.Is(err, delegation.ErrNotFound),
+					// Past every gate and the policy: the outbound guard refuses loopback.
+					e.name == "delegation.Delegate" && errors.Is(err, delegation.ErrBlocked):
+				case err != nil:
+					t.Errorf("admin, %s: %v", e.name, err)
+				}
+			}
+		})
+	})
+}
