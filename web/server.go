@@ -28,7 +28,7 @@ type Config struct {
 	BodyLimit int64
 	// RequestTimeout bounds each request's context.
 	RequestTimeout time.Duration
-	// A2ACacheMaxAge is the Cache-Control max-age of served A2A cards; 5 minutes when zero.
+	// A2ACacheMaxAge is the Cache-Control max-age of served A2A cards.
 	A2ACacheMaxAge time.Duration
 	Logger         *slog.Logger
 	// PublicURL is the base URL agents reach this server at, for async callbacks. When empty,
@@ -56,8 +56,24 @@ type Deps struct {
 	Ready func(context.Context) error
 }
 
-// DefaultRequestTimeout is the deadline of a request when Config sets none.
-const DefaultRequestTimeout = 30 * time.Second
+// Defaults are the HTTP settings of a server configured with none: the binary's configuration
+// (server.bodyLimit, server.requestTimeout, a2a.cacheMaxAge) starts from them, and New fills a
+// zero field of its Config with them.
+var Defaults = Config{BodyLimit: 1 << 20, RequestTimeout: 30 * time.Second, A2ACacheMaxAge: 5 * time.Minute}
+
+// WithDefaults returns c with each zero limit set to its default.
+func (c Config) WithDefaults() Config {
+	if c.BodyLimit <= 0 {
+		c.BodyLimit = Defaults.BodyLimit
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = Defaults.RequestTimeout
+	}
+	if c.A2ACacheMaxAge <= 0 {
+		c.A2ACacheMaxAge = Defaults.A2ACacheMaxAge
+	}
+	return c
+}
 
 // New returns the API as an Echo instance, ready to serve.
 func New(cfg Config, d Deps) *echo.Echo {
@@ -65,12 +81,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	if log == nil {
 		log = slog.Default()
 	}
-	if cfg.BodyLimit <= 0 {
-		cfg.BodyLimit = 1 << 20
-	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = DefaultRequestTimeout
-	}
+	cfg = cfg.WithDefaults()
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(log, d.Ready)
@@ -80,9 +91,6 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
 	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 
-	if cfg.A2ACacheMaxAge <= 0 {
-		cfg.A2ACacheMaxAge = 5 * time.Minute
-	}
 	h := &handlers{Deps: d, cfg: cfg, log: log, a2aMaxAge: cfg.A2ACacheMaxAge, callbackBase: callbackBase(cfg)}
 	open := routes{e: e}
 	open.add(http.MethodGet, "/health", h.health)

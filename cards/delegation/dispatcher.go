@@ -107,34 +107,40 @@ type Dispatcher struct {
 	running sync.WaitGroup
 }
 
-// WithDefaults returns c with each zero limit set to its documented default.
+// Defaults are the limits of a server configured with none: the binary's configuration
+// (delegation.*) starts from them, and WithDefaults fills a zero field with them.
+var Defaults = Config{
+	MaxDepth: 5, DefaultTimeout: 30 * time.Second, MaxTimeout: 2 * time.Minute, MaxResultBytes: 1 << 20,
+	BreakerFailures: 5, BreakerCooldown: 30 * time.Second, RatePerSecond: 20, RateBurst: 40,
+	Issuer: "agentcards", TokenTTL: 5 * time.Minute,
+}
+
+// WithDefaults returns c with each zero limit set to its default. A zero rate stays zero (no
+// limit); MaxTimeout is at least DefaultTimeout.
 func (c Config) WithDefaults() Config {
-	cfg := c
-	if cfg.MaxDepth <= 0 {
-		cfg.MaxDepth = 5
+	d := Defaults
+	set := func(v *time.Duration, def time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
 	}
-	if cfg.DefaultTimeout <= 0 {
-		cfg.DefaultTimeout = 30 * time.Second
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = d.MaxDepth
 	}
-	if cfg.MaxTimeout < cfg.DefaultTimeout {
-		cfg.MaxTimeout = cfg.DefaultTimeout
+	set(&c.DefaultTimeout, d.DefaultTimeout)
+	c.MaxTimeout = max(c.MaxTimeout, c.DefaultTimeout)
+	if c.MaxResultBytes <= 0 {
+		c.MaxResultBytes = d.MaxResultBytes
 	}
-	if cfg.MaxResultBytes <= 0 {
-		cfg.MaxResultBytes = 1 << 20
+	if c.BreakerFailures == 0 {
+		c.BreakerFailures = d.BreakerFailures
 	}
-	if cfg.BreakerFailures == 0 {
-		cfg.BreakerFailures = 5
+	set(&c.BreakerCooldown, d.BreakerCooldown)
+	if c.Issuer == "" {
+		c.Issuer = d.Issuer
 	}
-	if cfg.BreakerCooldown <= 0 {
-		cfg.BreakerCooldown = 30 * time.Second
-	}
-	if cfg.Issuer == "" {
-		cfg.Issuer = "agentcards"
-	}
-	if cfg.TokenTTL <= 0 {
-		cfg.TokenTTL = 5 * time.Minute
-	}
-	return cfg
+	set(&c.TokenTTL, d.TokenTTL)
+	return c
 }
 
 // NewDispatcher returns a dispatcher; zero limits in cfg get the documented defaults.

@@ -19,6 +19,8 @@ import (
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/outbound"
 )
 
@@ -123,12 +125,14 @@ type LogConfig struct {
 	Format string `koanf:"format"`
 }
 
-// defaults lists every key with its default; a key not listed here is a typo and refused.
+// defaults lists every key with its default; a key not listed here is a typo and refused. A
+// setting that a package applies itself takes its default from that package (web.Defaults,
+// delegation.Defaults), so each default is written once.
 var defaults = map[string]any{
 	"dataDir":                    "./data",
 	"server.addr":                "127.0.0.1:8080",
-	"server.bodyLimit":           1 << 20,
-	"server.requestTimeout":      "30s",
+	"server.bodyLimit":           web.Defaults.BodyLimit,
+	"server.requestTimeout":      web.Defaults.RequestTimeout.String(),
 	"server.shutdownTimeout":     "15s",
 	"server.tenantCacheTtl":      "250ms",
 	"database.driver":            "sqlite",
@@ -152,16 +156,16 @@ var defaults = map[string]any{
 	"search.feedRetention":       "24h",
 	"outbound.allow":             []string{},
 	"outbound.timeout":           "10s",
-	"a2a.cacheMaxAge":            "5m",
+	"a2a.cacheMaxAge":            web.Defaults.A2ACacheMaxAge.String(),
 	"delegation.publicUrl":       "",
-	"delegation.maxDepth":        5,
-	"delegation.defaultTimeout":  "30s",
-	"delegation.maxTimeout":      "2m",
-	"delegation.maxResultBytes":  1 << 20,
-	"delegation.breakerFailures": 5,
-	"delegation.breakerCooldown": "30s",
-	"delegation.ratePerSecond":   20,
-	"delegation.rateBurst":       40,
+	"delegation.maxDepth":        delegation.Defaults.MaxDepth,
+	"delegation.defaultTimeout":  delegation.Defaults.DefaultTimeout.String(),
+	"delegation.maxTimeout":      delegation.Defaults.MaxTimeout.String(),
+	"delegation.maxResultBytes":  delegation.Defaults.MaxResultBytes,
+	"delegation.breakerFailures": delegation.Defaults.BreakerFailures,
+	"delegation.breakerCooldown": delegation.Defaults.BreakerCooldown.String(),
+	"delegation.ratePerSecond":   delegation.Defaults.RatePerSecond,
+	"delegation.rateBurst":       delegation.Defaults.RateBurst,
 	"delegation.secretKey":       "",
 }
 

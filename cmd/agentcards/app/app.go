@@ -152,10 +152,7 @@ func (a *App) ConfigureServer(s *http.Server) {
 	s.Handler = a.Handler
 	s.ConnContext = web.ConnContext
 	s.ReadHeaderTimeout = 10 * time.Second
-	s.ReadTimeout = a.opts.Web.RequestTimeout
-	if s.ReadTimeout <= 0 {
-		s.ReadTimeout = web.DefaultRequestTimeout
-	}
+	s.ReadTimeout = a.opts.Web.WithDefaults().RequestTimeout
 	s.IdleTimeout = 2 * time.Minute
 }
 
