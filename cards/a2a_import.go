@@ -29,7 +29,7 @@ const MaxImportBytes = 1 << 20
 // maxSchemaProblems is how many schema problems an invalid import lists.
 const maxSchemaProblems = 5
 
-// Doer sends HTTP requests; the SSRF-guarded client of web/outbound is the one the service uses.
+// Doer sends HTTP requests; the SSRF-guarded client of cards/outbound is the one the service uses.
 type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/tenants"
-	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // Errors of the HTTP layer itself; domain errors come from the domain packages.

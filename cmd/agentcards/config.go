@@ -19,7 +19,7 @@ import (
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 
-	"github.com/agentcards/agentcards/web/outbound"
+	"github.com/agentcards/agentcards/cards/outbound"
 )
 
 // Config is everything the binary reads: defaults, then the YAML file, then AGENTCARDS_* variables.

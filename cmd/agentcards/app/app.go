@@ -17,10 +17,10 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
-	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // Options are the settings of one server, resolved from the configuration into the types the
