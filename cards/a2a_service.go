@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/tenants"
@@ -133,41 +131,19 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 	if err != nil {
 		return AgentPage{}, err
 	}
-	if s.Index != nil {
-		return s.publicFromIndex(ctx, tenant, after, limit)
-	}
-	ids, err := s.Store.IDs(ctx, tenant)
+	public, err := s.Public(ctx, tenant, after, limit)
 	if err != nil {
 		return AgentPage{}, err
 	}
-	slices.Sort(ids)
-	start := sort.SearchStrings(ids, after)
-	if start < len(ids) && ids[start] == after {
-		start++
+	page := AgentPage{Items: make([]AgentSummary, 0, len(public.Cards))}
+	for _, c := range public.Cards {
+		page.Items = append(page.Items, AgentSummary{
+			AgentID: c.AgentID, Name: c.Name, Description: c.Description,
+			CardURL: A2ACardPath(tenant, c.AgentID),
+		})
 	}
-	page := AgentPage{Items: []AgentSummary{}}
-	// Visibility lives in the document, so cards are read in batches until the page is full and
-	// one more public card is found: only that one proves a next page exists (private cards after
-	// the last one must not earn a cursor to an empty page, which the index never gives either).
-	for start < len(ids) && len(page.Items) <= limit {
-		end := min(start+max(limit+1, scanBatch), len(ids))
-		batch, err := s.Store.GetMany(ctx, tenant, ids[start:end])
-		if err != nil {
-			return AgentPage{}, err
-		}
-		for _, c := range batch {
-			if c.Visibility == VisibilityPublic && len(page.Items) <= limit {
-				page.Items = append(page.Items, AgentSummary{
-					AgentID: c.AgentID, Name: c.Name, Description: c.Description,
-					CardURL: A2ACardPath(tenant, c.AgentID),
-				})
-			}
-		}
-		start = end
-	}
-	if len(page.Items) > limit {
-		page.Items = page.Items[:limit]
-		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(page.Items[limit-1].AgentID))
+	if public.Next != "" {
+		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(public.Next))
 	}
 	return page, nil
 }
@@ -175,32 +151,6 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 // A2ACardPath is where the A2A card of an agent is served.
 func A2ACardPath(tenant tenants.ID, agentID string) string {
 	return "/a2a/" + string(tenant) + "/" + agentID + "/.well-known/agent-card.json"
-}
-
-// publicFromIndex pages through the public cards the index knows, so an anonymous list costs one
-// query for the page however few of the tenant's cards are public.
-func (s *Service) publicFromIndex(ctx context.Context, tenant tenants.ID, after string, limit int) (AgentPage, error) {
-	ids, more, err := s.Index.publicAfter(ctx, tenant, after, limit)
-	if err != nil {
-		return AgentPage{}, err
-	}
-	found, err := s.Store.GetMany(ctx, tenant, ids)
-	if err != nil {
-		return AgentPage{}, err
-	}
-	page := AgentPage{Items: []AgentSummary{}}
-	for _, c := range found {
-		if c.Visibility == VisibilityPublic { // it may have changed since the index answered
-			page.Items = append(page.Items, AgentSummary{
-				AgentID: c.AgentID, Name: c.Name, Description: c.Description,
-				CardURL: A2ACardPath(tenant, c.AgentID),
-			})
-		}
-	}
-	if more && len(ids) > 0 {
-		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(ids[len(ids)-1]))
-	}
-	return page, nil
 }
 
 // CheckAgentsQuery validates the paging of the public agent list and returns the limit to use

@@ -461,28 +461,3 @@ func (ix *Index) remember(tenant tenants.ID, c Card, r *rendered) {
 		e.cache.put(c.AgentID, r)
 	}
 }
-
-// publicAfter returns up to limit agentIds of the tenant's public cards after the agentId after,
-// in order, and whether more follow.
-func (ix *Index) publicAfter(ctx context.Context, tenant tenants.ID, after string, limit int) ([]string, bool, error) {
-	e, err := ix.entry(ctx, tenant)
-	if err != nil {
-		return nil, false, err
-	}
-	x := e.x
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	start, _ := slices.BinarySearchFunc(x.order, after, x.cmpAgent)
-	var ids []string
-	for _, n := range x.order[start:] {
-		d := &x.docs[n]
-		if !d.public || d.agentID == after {
-			continue
-		}
-		if len(ids) == limit {
-			return ids, true, nil
-		}
-		ids = append(ids, d.agentID)
-	}
-	return ids, false, nil
-}
