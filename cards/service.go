@@ -49,9 +49,6 @@ type Service struct {
 	// Now and NewID are injected so tests can pin them.
 	Now   func() time.Time
 	NewID func() string
-	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
-	// one. Nil disables import by URL and jku.
-	Fetch Doer
 }
 
 // Precondition carries the HTTP conditional headers of a write.
@@ -131,6 +128,29 @@ func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) 
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(c.AgentID), authz.ActCardsWrite); err != nil {
 		return Card{}, err
 	}
+	return s.create(ctx, tenant, c)
+}
+
+// CreateImported creates a card mapped from another format (an A2A import), validated and
+// normalized as every card is. The record of where it came from is the server's: it is attached
+// after validation, so it counts neither as client input nor against the document size limit.
+// ErrExists if the agent already has a card.
+func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card, rec ImportRecord) (Card, error) {
+	if err := prepare(&c); err != nil {
+		return Card{}, fmt.Errorf("the card maps to an invalid registry card: %w", err)
+	}
+	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(c.AgentID), authz.ActCardsWrite); err != nil {
+		return Card{}, err
+	}
+	if c.A2A == nil {
+		c.A2A = &A2A{}
+	}
+	c.A2A.Import = &rec
+	return s.create(ctx, tenant, c)
+}
+
+// create stores a validated card as the first revision of a new one.
+func (s *Service) create(ctx context.Context, tenant tenants.ID, c Card) (Card, error) {
 	now := s.now()
 	c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
 	if err := s.Store.Create(ctx, tenant, c); err != nil {

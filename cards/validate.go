@@ -173,6 +173,14 @@ func (p *problems) resource(i int, r Resource) {
 	p.text(field+".access", r.Access, 32)
 }
 
+// a2aInterface is one entry of a2a.interfaces: an A2A 1.0 AgentInterface.
+type a2aInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	Tenant          string `json:"tenant,omitempty"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
 func (p *problems) a2a(a *A2A) {
 	if a.Provider != nil && a.Provider.URL != "" {
 		p.httpURL("a2a.provider.url", a.Provider.URL)
@@ -197,7 +205,7 @@ func (p *problems) a2a(a *A2A) {
 		p.addf("a2a.securitySchemes: must be a JSON object")
 	}
 	if len(a.Interfaces) > 0 {
-		var ifaces []AgentInterface
+		var ifaces []a2aInterface
 		if err := DecodeStrict(a.Interfaces, &ifaces); err != nil {
 			p.addf("a2a.interfaces: must be a list of {url, protocolBinding, protocolVersion, tenant?}")
 			return
@@ -210,6 +218,15 @@ func (p *problems) a2a(a *A2A) {
 			}
 		}
 	}
+}
+
+// CheckHTTPURL checks that raw is an absolute http or https URL with a host and no user-info, as
+// every URL of a card must be; the error (ErrInvalid) names field. Imports check the URLs they
+// fetch with it.
+func CheckHTTPURL(field, raw string) error {
+	var p problems
+	p.httpURL(field, raw)
+	return p.err()
 }
 
 // httpURL checks an absolute http(s) URL with a host and no user-info: credentials in a URL end

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -39,8 +40,10 @@ type Config struct {
 
 // Deps are the services the handlers call.
 type Deps struct {
-	Tenants   *tenants.Service
-	Cards     *cards.Service
+	Tenants *tenants.Service
+	Cards   *cards.Service
+	// A2A imports cards, serves A2A cards and lists the public agents.
+	A2A       *a2a.Service
 	Enforcers *authz.Enforcers
 	Tokens    *authz.Tokens
 	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.

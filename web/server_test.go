@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
@@ -44,6 +45,7 @@ type env struct {
 	authz  *authz.Enforcers
 	index  *cards.Index
 	cards  *cards.Service
+	a2a    *a2a.Service
 	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
 	dispatcher *delegation.Dispatcher
 	// conns are the server's side of every connection it accepted.
@@ -166,7 +168,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
-		cards: a.Cards, dispatcher: a.Dispatcher, conns: conns}
+		cards: a.Cards, a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

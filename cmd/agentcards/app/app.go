@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/storage"
@@ -49,7 +50,7 @@ type Options struct {
 	Outbound outbound.Config
 	// Fetch, when set, is the client of imports instead of one built from Outbound (tests
 	// confine it to loopback).
-	Fetch cards.Doer
+	Fetch a2a.Doer
 }
 
 // SearchOptions say how each replica follows the others' writes (see Start).
@@ -64,6 +65,7 @@ type App struct {
 	Handler    *echo.Echo
 	Tenants    *tenants.Service
 	Cards      *cards.Service
+	A2A        *a2a.Service
 	Index      *cards.Index // nil with NoIndex
 	Enforcers  *authz.Enforcers
 	Dispatcher *delegation.Dispatcher
@@ -94,7 +96,8 @@ func New(o Options) (*App, error) {
 	if fetch == nil {
 		fetch = outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout, FollowSameHostRedirects: true})
 	}
-	a.Cards = &cards.Service{Store: cardStore, Authz: a.Enforcers, Index: a.Index, Fetch: fetch}
+	a.Cards = &cards.Service{Store: cardStore, Authz: a.Enforcers, Index: a.Index}
+	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Fetch: fetch}
 	if o.SecretKey != nil {
 		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Enforcers, nil)
 		if err != nil {
@@ -131,6 +134,7 @@ func New(o Options) (*App, error) {
 	a.Handler = web.New(wcfg, web.Deps{
 		Tenants:     a.Tenants,
 		Cards:       a.Cards,
+		A2A:         a.A2A,
 		Enforcers:   a.Enforcers,
 		Tokens:      o.Tokens,
 		ServiceKeys: o.Keys,

@@ -1,4 +1,4 @@
-package cards
+package a2a
 
 import (
 	"context"
@@ -8,8 +8,21 @@ import (
 	"fmt"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
+
+// Service is what the A2A routes do with cards: import one, return the one an A2A client asks
+// for, and list a tenant's public agents.
+type Service struct {
+	Store cards.Store
+	Authz cards.Authorizer
+	// Cards creates imported cards, validated and normalized as every card is.
+	Cards *cards.Service
+	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
+	// one. Nil disables import by URL and jku.
+	Fetch Doer
+}
 
 // ImportRequest is the body of an import: exactly one of Card and URL.
 type ImportRequest struct {
@@ -19,92 +32,80 @@ type ImportRequest struct {
 	// Keys verify the card's signatures, before any jku the signatures name.
 	Keys *authz.JWKS `json:"keys,omitempty"`
 	// AllowInvalidSignature stores a card whose signature is invalid (the record says so).
-	AllowInvalidSignature bool       `json:"allowInvalidSignature,omitempty"`
-	Visibility            Visibility `json:"visibility,omitempty"`
+	AllowInvalidSignature bool             `json:"allowInvalidSignature,omitempty"`
+	Visibility            cards.Visibility `json:"visibility,omitempty"`
 }
 
 // Import creates the card of an agent from an A2A card sent inline or fetched from a URL with
-// s.Fetch. ErrExists if the agent already has a card; ErrBadSignature for a signature its key
+// s.Fetch. cards.ErrExists if the agent already has a card; ErrBadSignature for a signature its key
 // rejects, unless AllowInvalidSignature.
-func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (Card, error) {
+func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (cards.Card, error) {
 	var req ImportRequest
-	if err := DecodeStrict(body, &req); err != nil {
-		return Card{}, err
+	if err := cards.DecodeStrict(body, &req); err != nil {
+		return cards.Card{}, err
 	}
-	if err := ValidateAgentID(req.AgentID); err != nil {
-		return Card{}, err
+	if err := cards.ValidateAgentID(req.AgentID); err != nil {
+		return cards.Card{}, err
 	}
-	if (len(nonNull(req.Card)) == 0) == (req.URL == "") {
-		return Card{}, fmt.Errorf("send exactly one of card and url: %w", ErrInvalid)
+	if (len(cards.NonNull(req.Card)) == 0) == (req.URL == "") {
+		return cards.Card{}, fmt.Errorf("send exactly one of card and url: %w", cards.ErrInvalid)
 	}
 	// Authorize before fetching anything: a caller who may not write must not make us call out.
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(req.AgentID), authz.ActCardsWrite); err != nil {
-		return Card{}, err
+		return cards.Card{}, err
 	}
 	raw := []byte(req.Card)
 	if req.URL != "" {
-		var p problems
-		p.httpURL("url", req.URL)
-		if err := p.err(); err != nil {
-			return Card{}, err
+		if err := cards.CheckHTTPURL("url", req.URL); err != nil {
+			return cards.Card{}, err
 		}
 		if s.Fetch == nil {
-			return Card{}, fmt.Errorf("url: import by URL is not configured: %w", ErrInvalid)
+			return cards.Card{}, fmt.Errorf("url: import by URL is not configured: %w", cards.ErrInvalid)
 		}
 		var err error
 		if raw, err = fetchJSON(ctx, s.Fetch, req.URL, MaxImportBytes); err != nil {
-			return Card{}, fmt.Errorf("url: %w", err)
+			return cards.Card{}, fmt.Errorf("url: %w", err)
 		}
 	}
-	a, format, err := ParseA2ACard(raw)
+	a, format, err := ParseCard(raw)
 	if err != nil {
-		return Card{}, err
+		return cards.Card{}, err
 	}
 	v := &verifier{keys: req.Keys, fetch: s.Fetch}
 	check := v.verify(ctx, raw)
-	if check.Status == SignatureInvalid && !req.AllowInvalidSignature {
-		return Card{}, fmt.Errorf("%s (send allowInvalidSignature: true to import it anyway): %w", check.Reason, ErrBadSignature)
+	if check.Status == cards.SignatureInvalid && !req.AllowInvalidSignature {
+		return cards.Card{}, fmt.Errorf("%s (send allowInvalidSignature: true to import it anyway): %w", check.Reason, ErrBadSignature)
 	}
-	c := FromA2A(req.AgentID, a)
+	c := ToCard(req.AgentID, a)
 	c.Visibility = req.Visibility
-	if err := prepare(&c); err != nil {
-		return Card{}, fmt.Errorf("the card maps to an invalid registry card: %w", err)
-	}
-	c.A2A.Import = &ImportRecord{Format: format, URL: req.URL, Signature: check}
-	now := s.now()
-	c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
-	if err := s.Store.Create(ctx, tenant, c); err != nil {
-		return Card{}, err
-	}
-	s.syncIndex(ctx, tenant)
-	return c, nil
+	return s.Cards.CreateImported(ctx, tenant, c, cards.ImportRecord{Format: format, URL: req.URL, Signature: check})
 }
 
 // GetA2A returns the card an A2A client asks for: a public card to anyone, any other card only
 // to a caller of the tenant (or a platform admin) allowed cards:read on it. Everything else is
-// ErrNotFound, so an anonymous reader learns nothing about cards it may not see.
-func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string) (Card, error) {
-	notFound := fmt.Errorf("card %q: %w", agentID, ErrNotFound)
-	if ValidateAgentID(agentID) != nil {
-		return Card{}, notFound
+// cards.ErrNotFound, so an anonymous reader learns nothing about cards it may not see.
+func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
+	notFound := fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+	if cards.ValidateAgentID(agentID) != nil {
+		return cards.Card{}, notFound
 	}
 	c, err := s.Store.Get(ctx, tenant, agentID)
 	if err != nil {
-		return Card{}, err
+		return cards.Card{}, err
 	}
-	if c.Visibility == VisibilityPublic {
+	if c.Visibility == cards.VisibilityPublic {
 		return c, nil
 	}
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok || (!p.PlatformAdmin && p.Tenant != string(tenant)) {
-		return Card{}, notFound
+		return cards.Card{}, notFound
 	}
 	err = s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsRead)
 	switch {
 	case errors.Is(err, authz.ErrForbidden):
-		return Card{}, notFound
+		return cards.Card{}, notFound
 	case err != nil:
-		return Card{}, err
+		return cards.Card{}, err
 	}
 	return c, nil
 }
@@ -114,7 +115,8 @@ type AgentSummary struct {
 	AgentID     string `json:"agentId"`
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	// CardURL is the path of the agent's A2A card on this service.
+	// CardURL is the path of the agent's A2A card on this service; the HTTP API fills it in, as
+	// the one that decides where cards are served.
 	CardURL string `json:"cardUrl"`
 }
 
@@ -131,16 +133,13 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 	if err != nil {
 		return AgentPage{}, err
 	}
-	public, err := s.Public(ctx, tenant, after, limit)
+	public, err := s.Cards.Public(ctx, tenant, after, limit)
 	if err != nil {
 		return AgentPage{}, err
 	}
 	page := AgentPage{Items: make([]AgentSummary, 0, len(public.Cards))}
 	for _, c := range public.Cards {
-		page.Items = append(page.Items, AgentSummary{
-			AgentID: c.AgentID, Name: c.Name, Description: c.Description,
-			CardURL: A2ACardPath(tenant, c.AgentID),
-		})
+		page.Items = append(page.Items, AgentSummary{AgentID: c.AgentID, Name: c.Name, Description: c.Description})
 	}
 	if public.Next != "" {
 		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(public.Next))
@@ -148,27 +147,22 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 	return page, nil
 }
 
-// A2ACardPath is where the A2A card of an agent is served.
-func A2ACardPath(tenant tenants.ID, agentID string) string {
-	return "/a2a/" + string(tenant) + "/" + agentID + "/.well-known/agent-card.json"
-}
-
 // CheckAgentsQuery validates the paging of the public agent list and returns the limit to use
 // and the agentId to start after. The API checks a request for a tenant that does not exist
 // with it too, so that such a request answers exactly like one for a tenant without public cards.
 func CheckAgentsQuery(limit int, cursor string) (int, string, error) {
 	if limit == 0 {
-		limit = DefaultLimit
+		limit = cards.DefaultLimit
 	}
-	if limit < 1 || limit > MaxLimit {
-		return 0, "", fmt.Errorf("limit: must be between 1 and %d: %w", MaxLimit, ErrInvalid)
+	if limit < 1 || limit > cards.MaxLimit {
+		return 0, "", fmt.Errorf("limit: must be between 1 and %d: %w", cards.MaxLimit, cards.ErrInvalid)
 	}
 	if cursor == "" {
 		return limit, "", nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || ValidateAgentID(string(b)) != nil {
-		return 0, "", fmt.Errorf("cursor: not a cursor of this list: %w", ErrInvalid)
+	if err != nil || cards.ValidateAgentID(string(b)) != nil {
+		return 0, "", fmt.Errorf("cursor: not a cursor of this list: %w", cards.ErrInvalid)
 	}
 	return limit, string(b), nil
 }
