@@ -30,22 +30,24 @@ type Store interface {
 	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error)
 }
 
-// Authorizer answers whether the caller in ctx may act on an object of a tenant, and which of
-// the tenant's cards it may read. Both are part of the contract: a search has no way to serve an
-// Authorizer that cannot say which cards are readable, so it cannot fail open.
+// Authorizer answers whether the caller in ctx may act on an object of a tenant.
 type Authorizer interface {
 	Check(ctx context.Context, tenant, obj, act string) error
-	// ReadFilter says which cards of the tenant the caller may read: nil means all of them.
-	ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error)
+}
+
+// Indexer is told of every write the service commits, so that a search index applies it before
+// the writer's next search (read your own writes); cards/search's Index is one.
+type Indexer interface {
+	// Sync brings the tenant's index up to date with the change feed.
+	Sync(ctx context.Context, tenant tenants.ID) error
 }
 
 // Service is what the API does with cards.
 type Service struct {
 	Store Store
 	Authz Authorizer
-	// Index answers searches from memory; nil means every search reads the tenant's cards
-	// (search.index: none).
-	Index *Index
+	// Index, when set, is synced after every write (nil with search.index: none).
+	Index Indexer
 	// Now and NewID are injected so tests can pin them.
 	Now   func() time.Time
 	NewID func() string
@@ -306,4 +308,13 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 	}
 	s.syncIndex(ctx, tenant)
 	return nil
+}
+
+// syncIndex brings the index up to date with a write that just committed, so the writer's next
+// search sees it. A failure is not the write's: the follower retries on its next round.
+func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID) {
+	if s.Index != nil {
+		// The write committed: apply it even if its client has gone.
+		_ = s.Index.Sync(context.WithoutCancel(ctx), tenant)
+	}
 }

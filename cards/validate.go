@@ -16,11 +16,12 @@ var (
 	protocolPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]{0,31}$`)
 )
 
-// Bounds on free text, in characters.
+// Bounds on free text, in characters. MaxShortText, the bound of a version, tag, protocol or
+// list entry, also bounds the values a search filters on.
 const (
 	maxNameLength        = 200
 	maxDescriptionLength = 8000
-	maxShortText         = 256
+	MaxShortText         = 256
 	maxURLLength         = 2048
 )
 
@@ -62,7 +63,7 @@ func (c Card) Validate() error {
 		p.addf("name: longer than %d characters", maxNameLength)
 	}
 	p.text("description", c.Description, maxDescriptionLength)
-	p.text("version", c.Version, maxShortText)
+	p.text("version", c.Version, MaxShortText)
 	if c.Endpoint != "" {
 		p.httpURL("endpoint", c.Endpoint)
 	}
@@ -260,8 +261,8 @@ func (p *problems) list(field string, items []string, max int) {
 	for i, s := range items {
 		if strings.TrimSpace(s) == "" {
 			p.addf("%s[%d]: must not be empty", field, i)
-		} else if utf8.RuneCountInString(s) > maxShortText {
-			p.addf("%s[%d]: longer than %d characters", field, i, maxShortText)
+		} else if utf8.RuneCountInString(s) > MaxShortText {
+			p.addf("%s[%d]: longer than %d characters", field, i, MaxShortText)
 		}
 	}
 }

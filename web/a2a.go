@@ -16,6 +16,7 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -139,8 +140,8 @@ func (h *handlers) a2aAgents(c echo.Context) error {
 	limit := 0
 	if q.Has("limit") {
 		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > cards.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", cards.MaxLimit, errInvalid)
+		if err != nil || n < 1 || n > search.MaxLimit {
+			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
 		}
 		limit = n
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -42,6 +43,7 @@ type Config struct {
 type Deps struct {
 	Tenants *tenants.Service
 	Cards   *cards.Service
+	Search  *search.Service
 	// A2A imports cards, serves A2A cards and lists the public agents.
 	A2A       *a2a.Service
 	Enforcers *authz.Enforcers

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -19,6 +20,8 @@ type Service struct {
 	Authz cards.Authorizer
 	// Cards creates imported cards, validated and normalized as every card is.
 	Cards *cards.Service
+	// Search lists the public cards.
+	Search *search.Service
 	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
 	// one. Nil disables import by URL and jku.
 	Fetch Doer
@@ -133,7 +136,7 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 	if err != nil {
 		return AgentPage{}, err
 	}
-	public, err := s.Cards.Public(ctx, tenant, after, limit)
+	public, err := s.Search.Public(ctx, tenant, after, limit)
 	if err != nil {
 		return AgentPage{}, err
 	}
@@ -152,10 +155,10 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 // with it too, so that such a request answers exactly like one for a tenant without public cards.
 func CheckAgentsQuery(limit int, cursor string) (int, string, error) {
 	if limit == 0 {
-		limit = cards.DefaultLimit
+		limit = search.DefaultLimit
 	}
-	if limit < 1 || limit > cards.MaxLimit {
-		return 0, "", fmt.Errorf("limit: must be between 1 and %d: %w", cards.MaxLimit, cards.ErrInvalid)
+	if limit < 1 || limit > search.MaxLimit {
+		return 0, "", fmt.Errorf("limit: must be between 1 and %d: %w", search.MaxLimit, cards.ErrInvalid)
 	}
 	if cursor == "" {
 		return limit, "", nil

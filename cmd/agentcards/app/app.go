@@ -19,6 +19,7 @@ import (
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/outbound"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
@@ -66,7 +67,8 @@ type App struct {
 	Tenants    *tenants.Service
 	Cards      *cards.Service
 	A2A        *a2a.Service
-	Index      *cards.Index // nil with NoIndex
+	Search     *search.Service
+	Index      *search.Index // nil with NoIndex
 	Enforcers  *authz.Enforcers
 	Dispatcher *delegation.Dispatcher
 	Secrets    *delegation.EndpointSecrets // nil without SecretKey
@@ -86,7 +88,7 @@ func New(o Options) (*App, error) {
 	a.Enforcers = authz.NewEnforcers(storage.NewRuleStore(db))
 	cardStore := storage.NewCardStore(db)
 	if !o.NoIndex {
-		a.Index = cards.NewIndex(cardStore, cardStore)
+		a.Index = search.NewIndex(cardStore, cardStore)
 		if o.Web.RequestTimeout > 0 {
 			// A write's transaction lasts at most a request: the follower reads that far back.
 			a.Index.Window = o.Web.RequestTimeout + 5*time.Second
@@ -96,8 +98,12 @@ func New(o Options) (*App, error) {
 	if fetch == nil {
 		fetch = outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout, FollowSameHostRedirects: true})
 	}
-	a.Cards = &cards.Service{Store: cardStore, Authz: a.Enforcers, Index: a.Index}
-	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Fetch: fetch}
+	a.Cards = &cards.Service{Store: cardStore, Authz: a.Enforcers}
+	if a.Index != nil { // a nil *search.Index in the interface would not compare nil
+		a.Cards.Index = a.Index
+	}
+	a.Search = &search.Service{Store: cardStore, Authz: a.Enforcers, Index: a.Index}
+	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
 	if o.SecretKey != nil {
 		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Enforcers, nil)
 		if err != nil {
@@ -134,6 +140,7 @@ func New(o Options) (*App, error) {
 	a.Handler = web.New(wcfg, web.Deps{
 		Tenants:     a.Tenants,
 		Cards:       a.Cards,
+		Search:      a.Search,
 		A2A:         a.A2A,
 		Enforcers:   a.Enforcers,
 		Tokens:      o.Tokens,

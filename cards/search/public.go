@@ -1,4 +1,4 @@
-package cards
+package search
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
 
 // PublicPage is one page of a tenant's public cards, in agentId (byte) order.
 type PublicPage struct {
-	Cards []Card
+	Cards []cards.Card
 	// Next is the agentId the next page starts after; empty when no public card follows, so
 	// that no cursor leads to an empty page.
 	Next string
@@ -23,7 +24,7 @@ type PublicPage struct {
 // reads the tenant's cards in batches until the page is full, with the same answers.
 func (s *Service) Public(ctx context.Context, tenant tenants.ID, after string, limit int) (PublicPage, error) {
 	if limit < 1 || limit > MaxLimit {
-		return PublicPage{}, fmt.Errorf("limit: must be between 1 and %d, got %d: %w", MaxLimit, limit, ErrInvalid)
+		return PublicPage{}, fmt.Errorf("limit: must be between 1 and %d, got %d: %w", MaxLimit, limit, cards.ErrInvalid)
 	}
 	if s.Index != nil {
 		return s.publicFromIndex(ctx, tenant, after, limit)
@@ -37,7 +38,7 @@ func (s *Service) Public(ctx context.Context, tenant tenants.ID, after string, l
 	if start < len(ids) && ids[start] == after {
 		start++
 	}
-	page := PublicPage{Cards: []Card{}}
+	page := PublicPage{Cards: []cards.Card{}}
 	// Visibility lives in the document, so cards are read in batches until the page is full and
 	// one more public card is found: only that one proves a next page exists (private cards after
 	// the last one must not earn a cursor to an empty page, which the index never gives either).
@@ -48,7 +49,7 @@ func (s *Service) Public(ctx context.Context, tenant tenants.ID, after string, l
 			return PublicPage{}, err
 		}
 		for _, c := range batch {
-			if c.Visibility == VisibilityPublic && len(page.Cards) <= limit {
+			if c.Visibility == cards.VisibilityPublic && len(page.Cards) <= limit {
 				page.Cards = append(page.Cards, c)
 			}
 		}
@@ -71,9 +72,9 @@ func (s *Service) publicFromIndex(ctx context.Context, tenant tenants.ID, after 
 	if err != nil {
 		return PublicPage{}, err
 	}
-	page := PublicPage{Cards: []Card{}}
+	page := PublicPage{Cards: []cards.Card{}}
 	for _, c := range found {
-		if c.Visibility == VisibilityPublic { // it may have changed since the index answered
+		if c.Visibility == cards.VisibilityPublic { // it may have changed since the index answered
 			page.Cards = append(page.Cards, c)
 		}
 	}
