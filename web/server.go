@@ -41,13 +41,14 @@ type Config struct {
 
 // Deps are the services the handlers call.
 type Deps struct {
-	Tenants *tenants.Service
-	Cards   *cards.Service
-	Search  *search.Service
-	// A2A imports cards, serves A2A cards and lists the public agents.
-	A2A       *a2a.Service
+	Tenants   *tenants.Service
+	Cards     *cards.Service
 	Enforcers *authz.Enforcers
 	Tokens    *authz.Tokens
+	// Search answers searches over a tenant's cards.
+	Search *search.Service
+	// A2A imports cards, serves A2A cards and lists the public agents.
+	A2A *a2a.Service
 	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.
 	ServiceKeys *authz.ServiceKeys
 	// Delegations sends tasks to agents and keeps their records; nil leaves its routes out.
