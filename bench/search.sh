@@ -6,14 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== 1. the in-memory index alone, 10k and 100k cards (p50/p99 per query)"
-go test -run '^$' -bench 'BenchmarkIndexSearch' -benchtime 2000x ./cards/ | grep '^Benchmark'
+go test -run '^$' -bench 'BenchmarkIndexSearch' -benchtime 2000x ./cards/search/ | grep '^Benchmark'
 
 echo "== 4. building the index of 100k cards: from decoded cards (and its heap), and from SQLite as a first search does"
-go test -run '^$' -bench 'BenchmarkIndexBuild$' -benchtime 1x ./cards/ | grep '^Benchmark'
-go test -run '^$' -bench 'BenchmarkIndexBuildFromStore' -benchtime 1x -timeout 30m ./cards/ | grep '^Benchmark'
+go test -run '^$' -bench 'BenchmarkIndexBuild$' -benchtime 1x ./cards/search/ | grep '^Benchmark'
+go test -run '^$' -bench 'BenchmarkIndexBuildFromStore' -benchtime 1x -timeout 30m ./cards/search/ | grep '^Benchmark'
 
 echo "== 2. search.index memory vs none, 10k cards in SQLite, through the service"
-go test -run '^$' -bench 'BenchmarkSearchModes' -benchtime 20x ./cards/ | grep '^Benchmark' | tee /tmp/agentcards-modes.txt
+go test -run '^$' -bench 'BenchmarkSearchModes' -benchtime 20x ./cards/search/ | grep '^Benchmark' | tee /tmp/agentcards-modes.txt
 awk '/BenchmarkSearchModes\/memory/ { split($1, a, "/"); q = a[3]; m[q] = $3 }
      /BenchmarkSearchModes\/none/   { split($1, a, "/"); q = a[3]; n[q] = $3 }
      END { for (q in m) if (q in n) printf "none/memory ratio %-24s %8.0fx\n", q, n[q] / m[q] }' /tmp/agentcards-modes.txt

@@ -1,5 +1,6 @@
 // Package cards holds the capability card, its validation and JSON handling, and the Service that
-// registers, updates, fetches, lists and removes cards inside a tenant.
+// registers, updates, fetches and removes cards inside a tenant. Searching them is cards/search;
+// the A2A form of a card is cards/a2a.
 package cards
 
 import (

@@ -117,24 +117,26 @@ func jsonKind(goKind string) string {
 // dropNulls treats an explicit JSON null in a free-form field as absent, and drops the
 // server-owned import record a client may have echoed back.
 func (c *Card) dropNulls() {
-	c.Metadata = nonNull(c.Metadata)
+	c.Metadata = NonNull(c.Metadata)
 	for i := range c.Capabilities {
-		c.Capabilities[i].InputSchema = nonNull(c.Capabilities[i].InputSchema)
-		c.Capabilities[i].OutputSchema = nonNull(c.Capabilities[i].OutputSchema)
+		c.Capabilities[i].InputSchema = NonNull(c.Capabilities[i].InputSchema)
+		c.Capabilities[i].OutputSchema = NonNull(c.Capabilities[i].OutputSchema)
 	}
 	if c.AuthRequirements != nil {
-		c.AuthRequirements.Flows = nonNull(c.AuthRequirements.Flows)
+		c.AuthRequirements.Flows = NonNull(c.AuthRequirements.Flows)
 	}
 	if c.A2A != nil {
 		c.A2A.Import = nil // server-owned
-		c.A2A.Extensions = nonNull(c.A2A.Extensions)
-		c.A2A.Interfaces = nonNull(c.A2A.Interfaces)
-		c.A2A.SecuritySchemes = nonNull(c.A2A.SecuritySchemes)
-		c.A2A.SecurityRequirements = nonNull(c.A2A.SecurityRequirements)
+		c.A2A.Extensions = NonNull(c.A2A.Extensions)
+		c.A2A.Interfaces = NonNull(c.A2A.Interfaces)
+		c.A2A.SecuritySchemes = NonNull(c.A2A.SecuritySchemes)
+		c.A2A.SecurityRequirements = NonNull(c.A2A.SecurityRequirements)
 	}
 }
 
-func nonNull(raw json.RawMessage) json.RawMessage {
+// NonNull returns raw, or nil when it is empty or the JSON null: a null in a free-form field
+// means the field is absent.
+func NonNull(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return nil
 	}

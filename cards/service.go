@@ -30,13 +30,16 @@ type Store interface {
 	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error)
 }
 
-// Authorizer answers whether the caller in ctx may act on an object of a tenant, and which of
-// the tenant's cards it may read. Both are part of the contract: a search has no way to serve an
-// Authorizer that cannot say which cards are readable, so it cannot fail open.
+// Authorizer answers whether the caller in ctx may act on an object of a tenant.
 type Authorizer interface {
 	Check(ctx context.Context, tenant, obj, act string) error
-	// ReadFilter says which cards of the tenant the caller may read: nil means all of them.
-	ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error)
+}
+
+// Indexer is told of every write the service commits, so that a search index applies it before
+// the writer's next search (read your own writes); cards/search's Index is one.
+type Indexer interface {
+	// Sync brings the tenant's index up to date with the change feed.
+	Sync(ctx context.Context, tenant tenants.ID) error
 }
 
 // Gate admits the caller in ctx into a tenant (it exists, is the caller's, is active) and returns
@@ -52,15 +55,11 @@ type Service struct {
 	Store Store
 	Gate  Gate
 	Authz Authorizer
-	// Index answers searches from memory; nil means every search reads the tenant's cards
-	// (search.index: none).
-	Index *Index
+	// Index, when set, is synced after every write (nil with search.index: none).
+	Index Indexer
 	// Now and NewID are injected so tests can pin them.
 	Now   func() time.Time
 	NewID func() string
-	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
-	// one. Nil disables import by URL and jku.
-	Fetch Doer
 }
 
 // Precondition carries the HTTP conditional headers of a write.
@@ -144,6 +143,29 @@ func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) 
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(c.AgentID), authz.ActCardsWrite); err != nil {
 		return Card{}, err
 	}
+	return s.create(ctx, tenant, c)
+}
+
+// CreateImported creates a card mapped from another format (an A2A import), validated and
+// normalized as every card is. The record of where it came from is the server's: it is attached
+// after validation, so it counts neither as client input nor against the document size limit.
+// ErrExists if the agent already has a card.
+func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card, rec ImportRecord) (Card, error) {
+	if err := prepare(&c); err != nil {
+		return Card{}, fmt.Errorf("the card maps to an invalid registry card: %w", err)
+	}
+	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(c.AgentID), authz.ActCardsWrite); err != nil {
+		return Card{}, err
+	}
+	if c.A2A == nil {
+		c.A2A = &A2A{}
+	}
+	c.A2A.Import = &rec
+	return s.create(ctx, tenant, c)
+}
+
+// create stores a validated card as the first revision of a new one.
+func (s *Service) create(ctx context.Context, tenant tenants.ID, c Card) (Card, error) {
 	now := s.now()
 	c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
 	if err := s.Store.Create(ctx, tenant, c); err != nil {
@@ -323,4 +345,13 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 	}
 	s.syncIndex(ctx, tenant)
 	return nil
+}
+
+// syncIndex brings the index up to date with a write that just committed, so the writer's next
+// search sees it. A failure is not the write's: the follower retries on its next round.
+func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID) {
+	if s.Index != nil {
+		// The write committed: apply it even if its client has gone.
+		_ = s.Index.Sync(context.WithoutCancel(ctx), tenant)
+	}
 }

@@ -16,11 +16,12 @@ var (
 	protocolPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]{0,31}$`)
 )
 
-// Bounds on free text, in characters.
+// Bounds on free text, in characters. MaxShortText, the bound of a version, tag, protocol or
+// list entry, also bounds the values a search filters on.
 const (
 	maxNameLength        = 200
 	maxDescriptionLength = 8000
-	maxShortText         = 256
+	MaxShortText         = 256
 	maxURLLength         = 2048
 )
 
@@ -62,7 +63,7 @@ func (c Card) Validate() error {
 		p.addf("name: longer than %d characters", maxNameLength)
 	}
 	p.text("description", c.Description, maxDescriptionLength)
-	p.text("version", c.Version, maxShortText)
+	p.text("version", c.Version, MaxShortText)
 	if c.Endpoint != "" {
 		p.httpURL("endpoint", c.Endpoint)
 	}
@@ -173,6 +174,14 @@ func (p *problems) resource(i int, r Resource) {
 	p.text(field+".access", r.Access, 32)
 }
 
+// a2aInterface is one entry of a2a.interfaces: an A2A 1.0 AgentInterface.
+type a2aInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	Tenant          string `json:"tenant,omitempty"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
 func (p *problems) a2a(a *A2A) {
 	if a.Provider != nil && a.Provider.URL != "" {
 		p.httpURL("a2a.provider.url", a.Provider.URL)
@@ -197,7 +206,7 @@ func (p *problems) a2a(a *A2A) {
 		p.addf("a2a.securitySchemes: must be a JSON object")
 	}
 	if len(a.Interfaces) > 0 {
-		var ifaces []AgentInterface
+		var ifaces []a2aInterface
 		if err := DecodeStrict(a.Interfaces, &ifaces); err != nil {
 			p.addf("a2a.interfaces: must be a list of {url, protocolBinding, protocolVersion, tenant?}")
 			return
@@ -210,6 +219,15 @@ func (p *problems) a2a(a *A2A) {
 			}
 		}
 	}
+}
+
+// CheckHTTPURL checks that raw is an absolute http or https URL with a host and no user-info, as
+// every URL of a card must be; the error (ErrInvalid) names field. Imports check the URLs they
+// fetch with it.
+func CheckHTTPURL(field, raw string) error {
+	var p problems
+	p.httpURL(field, raw)
+	return p.err()
 }
 
 // httpURL checks an absolute http(s) URL with a host and no user-info: credentials in a URL end
@@ -243,8 +261,8 @@ func (p *problems) list(field string, items []string, max int) {
 	for i, s := range items {
 		if strings.TrimSpace(s) == "" {
 			p.addf("%s[%d]: must not be empty", field, i)
-		} else if utf8.RuneCountInString(s) > maxShortText {
-			p.addf("%s[%d]: longer than %d characters", field, i, maxShortText)
+		} else if utf8.RuneCountInString(s) > MaxShortText {
+			p.addf("%s[%d]: longer than %d characters", field, i, MaxShortText)
 		}
 	}
 }

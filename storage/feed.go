@@ -10,11 +10,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
-	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 )
 
-var _ cards.Feed = (*CardStore)(nil)
+var _ search.Feed = (*CardStore)(nil)
 
 // notifyChannel is the Postgres channel a change-feed write notifies. The payload is the
 // writer's schema and the tenant, separated by a space (a tenant id has none): a channel belongs
@@ -41,7 +41,7 @@ func notifiedTenant(payload, schema string) (tenants.ID, bool) {
 }
 
 // Changes returns the tenant's change-feed entries after seq after, in order.
-func (s *CardStore) Changes(ctx context.Context, tenant tenants.ID, after int64, limit int) ([]cards.Change, error) {
+func (s *CardStore) Changes(ctx context.Context, tenant tenants.ID, after int64, limit int) ([]search.Change, error) {
 	// Every follower reads this every poll interval, and a new index reads back a window of it:
 	// prepared, without GORM.
 	rs, err := s.db.prepare("SELECT seq, agent_id, op, revision FROM card_changes WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?").
@@ -50,9 +50,9 @@ func (s *CardStore) Changes(ctx context.Context, tenant tenants.ID, after int64,
 		return nil, fmt.Errorf("read change feed: %w", err)
 	}
 	defer rs.Close()
-	out := make([]cards.Change, 0, min(limit, 1024))
+	out := make([]search.Change, 0, min(limit, 1024))
 	for rs.Next() {
-		var c cards.Change
+		var c search.Change
 		if err := rs.Scan(&c.Seq, &c.AgentID, &c.Op, &c.Revision); err != nil {
 			return nil, fmt.Errorf("read change feed: %w", err)
 		}

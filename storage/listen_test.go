@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
@@ -165,13 +165,13 @@ func TestListenResyncCatchesUpTheIndex(t *testing.T) {
 	db := storagetest.Open(t, "postgres")
 	newTenant(t, db, "acme", "alice")
 	store := storage.NewCardStore(db)
-	index := cards.NewIndex(store, store)
-	svc := &cards.Service{Store: store, Authz: allowAll{}, Index: index}
+	index := search.NewIndex(store, store)
+	svc := &search.Service{Store: store, Authz: allowAll{}, Index: index}
 	ctx, cancel := context.WithCancel(authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: "acme"}))
 	defer cancel()
 	found := func() int {
 		t.Helper()
-		res, err := svc.Search(ctx, "acme", cards.Query{})
+		res, err := svc.Search(ctx, "acme", search.Query{})
 		if err != nil {
 			t.Fatal(err)
 		}

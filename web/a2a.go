@@ -15,6 +15,8 @@ import (
 
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -22,7 +24,7 @@ import (
 const headerA2AVersion = "A2A-Version"
 
 // a2aVersions maps the accepted version values to the form served.
-var a2aVersions = map[string]string{"1.0": cards.A2AVersion10, "0.3": cards.A2AVersion03}
+var a2aVersions = map[string]string{"1.0": a2a.Version10, "0.3": a2a.Version03}
 
 // optionalAuth puts the token's principal in the context when the request carries one; without
 // one the request goes on anonymous. A token that is present but invalid is still a 401.
@@ -75,7 +77,7 @@ func a2aVersion(c echo.Context) (string, error) {
 		asked = hdr
 	}
 	if asked == "" {
-		return cards.A2AVersion10, nil
+		return a2a.Version10, nil
 	}
 	v, ok := a2aVersions[asked]
 	if !ok {
@@ -93,14 +95,14 @@ func (h *handlers) a2aCard(c echo.Context) error {
 	if tenantAbsent(c) {
 		return fmt.Errorf("card %q: %w", c.Param("agentId"), cards.ErrNotFound)
 	}
-	card, err := h.Cards.GetA2A(c.Request().Context(), tenantOf(c), c.Param("agentId"))
+	card, err := h.A2A.GetA2A(c.Request().Context(), tenantOf(c), c.Param("agentId"))
 	if err != nil {
 		return err
 	}
-	v1 := card.ToA2A()
+	v1 := a2a.FromCard(card)
 	var form any = v1
-	if version == cards.A2AVersion03 {
-		form = v1.ToA2AV03()
+	if version == a2a.Version03 {
+		form = v1.ToV03()
 	}
 	unsigned, err := json.Marshal(form)
 	if err != nil {
@@ -110,7 +112,7 @@ func (h *handlers) a2aCard(c echo.Context) error {
 	kid := ""
 	if h.ServiceKeys != nil {
 		kid = h.ServiceKeys.Current().ID
-		if body, err = cards.SignCard(h.ServiceKeys, form); err != nil {
+		if body, err = a2a.SignCard(h.ServiceKeys, form); err != nil {
 			return err
 		}
 	}
@@ -138,25 +140,28 @@ func (h *handlers) a2aAgents(c echo.Context) error {
 	limit := 0
 	if q.Has("limit") {
 		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > cards.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", cards.MaxLimit, errInvalid)
+		if err != nil || n < 1 || n > search.MaxLimit {
+			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
 		}
 		limit = n
 	}
 	if q.Has("cursor") && q.Get("cursor") == "" {
 		return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
 	}
-	var page cards.AgentPage
+	var page a2a.AgentPage
 	var err error
 	if tenantAbsent(c) {
-		if _, _, err = cards.CheckAgentsQuery(limit, q.Get("cursor")); err == nil {
-			page.Items = []cards.AgentSummary{}
+		if _, _, err = a2a.CheckAgentsQuery(limit, q.Get("cursor")); err == nil {
+			page.Items = []a2a.AgentSummary{}
 		}
 	} else {
-		page, err = h.Cards.PublicAgents(c.Request().Context(), tenantOf(c), limit, q.Get("cursor"))
+		page, err = h.A2A.PublicAgents(c.Request().Context(), tenantOf(c), limit, q.Get("cursor"))
 	}
 	if err != nil {
 		return err
+	}
+	for i := range page.Items {
+		page.Items[i].CardURL = a2aCardPath(tenantOf(c), page.Items[i].AgentID)
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age="+strconv.Itoa(int(h.a2aMaxAge.Seconds())))
 	return c.JSON(http.StatusOK, page)
@@ -168,10 +173,15 @@ func (h *handlers) importCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	card, err := h.Cards.Import(c.Request().Context(), tenantOf(c), body)
+	card, err := h.A2A.Import(c.Request().Context(), tenantOf(c), body)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, cardLocation(c, card))
 	return writeCard(c, http.StatusCreated, card)
+}
+
+// a2aCardPath is where the A2A card of an agent is served.
+func a2aCardPath(tenant tenants.ID, agentID string) string {
+	return "/a2a/" + string(tenant) + "/" + agentID + "/.well-known/agent-card.json"
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/agentcards/agentcards/web/outbound"
+	"github.com/agentcards/agentcards/cards/outbound"
 )
 
 // loopbackOnly refuses, without dialing, any request to a host that is not a loopback address,
@@ -30,13 +30,13 @@ func (l loopbackOnly) Do(r *http.Request) (*http.Response, error) {
 
 // allowLoopback lets the env's imports reach 127.0.0.0/8, as outbound.allow would.
 func (e *env) allowLoopback() {
-	e.cards.Fetch = loopbackOnly{outbound.New(outbound.Config{
+	e.a2a.Fetch = loopbackOnly{outbound.New(outbound.Config{
 		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Timeout: 5 * time.Second, FollowSameHostRedirects: true,
 	})}
 }
 
 // schemaDir holds the spec's schemas as the repository carries them.
-const schemaDir = "../cards/a2aschema"
+const schemaDir = "../cards/a2a/a2aschema"
 
 // cardSchemas compiles the Agent Card schemas of 1.0 and 0.3, independently of the product.
 func cardSchemas(t *testing.T) (v1, v03 *jsonschema.Schema) {

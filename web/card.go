@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search"
 )
 
 const mediaMergePatch = "application/merge-patch+json"
@@ -145,14 +146,14 @@ func (h *handlers) deleteCard(c echo.Context) error {
 }
 
 // searchParams maps the query parameters of GET .../cards to the fields they fill.
-var searchParams = map[string]func(q *cards.Query, values []string) error{
-	"protocol":   func(q *cards.Query, v []string) error { q.Protocols = v; return nil },
-	"capability": func(q *cards.Query, v []string) error { q.Capabilities = v; return nil },
-	"tag":        func(q *cards.Query, v []string) error { q.Tags = v; return nil },
-	"resource":   func(q *cards.Query, v []string) error { q.Resources = v; return nil },
-	"name":       func(q *cards.Query, v []string) error { return single("name", v, &q.Name) },
-	"q":          func(q *cards.Query, v []string) error { return single("q", v, &q.Q) },
-	"cursor": func(q *cards.Query, v []string) error {
+var searchParams = map[string]func(q *search.Query, values []string) error{
+	"protocol":   func(q *search.Query, v []string) error { q.Protocols = v; return nil },
+	"capability": func(q *search.Query, v []string) error { q.Capabilities = v; return nil },
+	"tag":        func(q *search.Query, v []string) error { q.Tags = v; return nil },
+	"resource":   func(q *search.Query, v []string) error { q.Resources = v; return nil },
+	"name":       func(q *search.Query, v []string) error { return single("name", v, &q.Name) },
+	"q":          func(q *search.Query, v []string) error { return single("q", v, &q.Q) },
+	"cursor": func(q *search.Query, v []string) error {
 		if err := single("cursor", v, &q.Cursor); err != nil {
 			return err
 		}
@@ -161,14 +162,14 @@ var searchParams = map[string]func(q *cards.Query, values []string) error{
 		}
 		return nil
 	},
-	"limit": func(q *cards.Query, v []string) error {
+	"limit": func(q *search.Query, v []string) error {
 		var s string
 		if err := single("limit", v, &s); err != nil {
 			return err
 		}
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > cards.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", cards.MaxLimit, errInvalid)
+		if err != nil || n < 1 || n > search.MaxLimit {
+			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
 		}
 		q.Limit = n
 		return nil
@@ -186,7 +187,7 @@ func single(name string, values []string, dst *string) error {
 // listCards is the search over query parameters: GET .../cards?protocol=&capability=&tag=&...
 // The route takes exactly the parameters of searchParams (others are refused before this runs).
 func (h *handlers) listCards(c echo.Context) error {
-	var q cards.Query
+	var q search.Query
 	params := c.QueryParams()
 	for name, set := range searchParams {
 		if values, ok := params[name]; ok {
@@ -201,7 +202,7 @@ func (h *handlers) listCards(c echo.Context) error {
 // searchCards is the same search with a JSON body: POST .../cards/search.
 func (h *handlers) searchCards(c echo.Context) error {
 	var body struct {
-		cards.Query
+		search.Query
 		// Limit shadows Query.Limit so that an explicit 0 is refused rather than defaulted.
 		Limit *int `json:"limit"`
 	}
@@ -210,8 +211,8 @@ func (h *handlers) searchCards(c echo.Context) error {
 	}
 	q := body.Query
 	if body.Limit != nil {
-		if *body.Limit < 1 || *body.Limit > cards.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", cards.MaxLimit, errInvalid)
+		if *body.Limit < 1 || *body.Limit > search.MaxLimit {
+			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
 		}
 		q.Limit = *body.Limit
 	}
@@ -222,8 +223,8 @@ func (h *handlers) searchCards(c echo.Context) error {
 // tens of kilobytes, and allocating it afresh each time shows up as garbage collection.
 var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
-func (h *handlers) search(c echo.Context, q cards.Query) error {
-	res, err := h.Cards.Search(c.Request().Context(), tenantOf(c), q)
+func (h *handlers) search(c echo.Context, q search.Query) error {
+	res, err := h.Search.Search(c.Request().Context(), tenantOf(c), q)
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func (h *handlers) search(c echo.Context, q cards.Query) error {
 			answerBuffers.Put(buf)
 		}
 	}()
-	body, err := res.AppendJSON((*buf)[:0])
+	body, err := appendResult((*buf)[:0], res)
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,10 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/tenants"
-	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // Errors of the HTTP layer itself; domain errors come from the domain packages.
@@ -62,10 +63,10 @@ var errorCodes = []struct {
 	{tenants.ErrInvalid, http.StatusBadRequest, "invalid"},
 	{authz.ErrInvalid, http.StatusBadRequest, "invalid"},
 	{errInvalid, http.StatusBadRequest, "invalid"},
-	{cards.ErrBadSignature, http.StatusBadRequest, "invalid_signature"},
+	{a2a.ErrBadSignature, http.StatusBadRequest, "invalid_signature"},
 	{outbound.ErrBlocked, http.StatusBadRequest, "blocked_url"},
 	{outbound.ErrRedirect, http.StatusBadRequest, "blocked_url"},
-	{cards.ErrFetch, http.StatusBadGateway, "fetch_failed"},
+	{a2a.ErrFetch, http.StatusBadGateway, "fetch_failed"},
 	{errUnavailable, http.StatusServiceUnavailable, "unavailable"},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout"},
 }
@@ -106,7 +107,7 @@ func classify(err error) (int, string, string) {
 			case outbound.ErrBlocked, outbound.ErrRedirect:
 				// The dial error names resolved addresses: not for clients.
 				msg = "the URL points to an address or a redirect this server does not fetch"
-			case cards.ErrFetch:
+			case a2a.ErrFetch:
 				msg = "the URL could not be fetched"
 			}
 			return row.status, row.code, msg

@@ -10,7 +10,7 @@ import (
 )
 
 // publicCorpusSize is enough cards for the listing without an index to read several batches
-// (scanBatch, 500 in cards/feed.go) for one page.
+// (scanBatch, 500 in cards/search/batches.go) for one page.
 const publicCorpusSize = 1200
 
 // publicCorpus returns the cards of TestA2AAgentsAcrossBatches and the agentIds of the public

@@ -18,7 +18,9 @@ import (
 	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -45,6 +47,10 @@ type Deps struct {
 	Cards     *cards.Service
 	Enforcers *policy.Enforcers
 	Tokens    *token.Tokens
+	// Search answers searches over a tenant's cards.
+	Search *search.Service
+	// A2A imports cards, serves A2A cards and lists the public agents.
+	A2A *a2a.Service
 	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.
 	ServiceKeys *token.ServiceKeys
 	// Delegations sends tasks to agents and keeps their records; nil leaves its routes out.

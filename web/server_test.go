@@ -19,13 +19,14 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/authz/token"
-	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/outbound"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web"
-	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -44,8 +45,8 @@ type env struct {
 	db     *storage.DB
 	keys   *token.ServiceKeys
 	authz  *policy.Enforcers
-	index  *cards.Index
-	cards  *cards.Service
+	index  *search.Index
+	a2a    *a2a.Service
 	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
 	dispatcher *delegation.Dispatcher
 	// conns are the server's side of every connection it accepted.
@@ -168,7 +169,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
-		cards: a.Cards, dispatcher: a.Dispatcher, conns: conns}
+		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

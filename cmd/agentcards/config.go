@@ -20,8 +20,8 @@ import (
 	"github.com/knadh/koanf/v2"
 
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/web"
-	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // Config is everything the binary reads: defaults, then the YAML file, then AGENTCARDS_* variables.

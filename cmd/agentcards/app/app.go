@@ -17,11 +17,13 @@ import (
 	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/outbound"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
-	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // Options are the settings of one server, resolved from the configuration into the types the
@@ -50,7 +52,7 @@ type Options struct {
 	Outbound outbound.Config
 	// Fetch, when set, is the client of imports instead of one built from Outbound (tests
 	// confine it to loopback).
-	Fetch cards.Doer
+	Fetch a2a.Doer
 }
 
 // SearchOptions say how each replica follows the others' writes (see Start).
@@ -65,7 +67,9 @@ type App struct {
 	Handler    *echo.Echo
 	Tenants    *tenants.Service
 	Cards      *cards.Service
-	Index      *cards.Index // nil with NoIndex
+	A2A        *a2a.Service
+	Search     *search.Service
+	Index      *search.Index // nil with NoIndex
 	Enforcers  *policy.Enforcers
 	Dispatcher *delegation.Dispatcher
 	Secrets    *delegation.EndpointSecrets // nil without SecretKey
@@ -97,7 +101,7 @@ func New(o Options) (*App, error) {
 	a.Enforcers = policy.NewEnforcers(storage.NewRuleStore(db), a.Tenants)
 	cardStore := storage.NewCardStore(db)
 	if !o.NoIndex {
-		a.Index = cards.NewIndex(cardStore, cardStore)
+		a.Index = search.NewIndex(cardStore, cardStore)
 		if o.Web.RequestTimeout > 0 {
 			// A write's transaction lasts at most a request: the follower reads that far back.
 			a.Index.Window = o.Web.RequestTimeout + 5*time.Second
@@ -107,7 +111,12 @@ func New(o Options) (*App, error) {
 	if fetch == nil {
 		fetch = outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout, FollowSameHostRedirects: true})
 	}
-	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Fetch: fetch}
+	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers}
+	if a.Index != nil { // a nil *search.Index in the interface would not compare nil
+		a.Cards.Index = a.Index
+	}
+	a.Search = &search.Service{Store: cardStore, Authz: a.Enforcers, Index: a.Index}
+	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
 	if o.SecretKey != nil {
 		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Tenants, a.Enforcers, nil)
 		if err != nil {
@@ -133,6 +142,8 @@ func New(o Options) (*App, error) {
 	a.Handler = web.New(wcfg, web.Deps{
 		Tenants:     a.Tenants,
 		Cards:       a.Cards,
+		Search:      a.Search,
+		A2A:         a.A2A,
 		Enforcers:   a.Enforcers,
 		Tokens:      o.Tokens,
 		ServiceKeys: o.Keys,

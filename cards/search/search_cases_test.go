@@ -1,54 +1,70 @@
-package cards
+package search
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/agentcards/agentcards/cards"
 )
+
+// stored returns c as a store hands it back: its document read again, which normalizes it, with
+// the server-owned fields it had.
+func stored(c cards.Card) cards.Card {
+	doc, err := cards.MarshalDocument(c)
+	if err != nil {
+		panic(err)
+	}
+	back, err := cards.UnmarshalDocument(doc)
+	if err != nil {
+		panic(err)
+	}
+	back.ID, back.Revision, back.CreatedAt, back.UpdatedAt = c.ID, c.Revision, c.CreatedAt, c.UpdatedAt
+	return back
+}
 
 // handCorpus is ten cards small enough to answer every query of searchCases by hand. Each card
 // lists the tokens of its text with their best field (3 capability name, title or tag; 2 name;
 // 1 description), which is what the answers below were worked out from.
-func handCorpus() []Card {
-	type cp = Capability
-	card := func(id, name, desc string, protocols, tags []string, vis Visibility, caps ...cp) Card {
-		c := Card{AgentID: id, Name: name, Description: desc, Protocols: protocols, Tags: tags, Capabilities: caps,
+func handCorpus() []cards.Card {
+	type cp = cards.Capability
+	card := func(id, name, desc string, protocols, tags []string, vis cards.Visibility, caps ...cp) cards.Card {
+		c := cards.Card{AgentID: id, Name: name, Description: desc, Protocols: protocols, Tags: tags, Capabilities: caps,
 			Visibility: vis, ID: "id-" + id, Revision: 1}
-		c.normalize()
-		return c
+		return stored(c)
 	}
-	return []Card{
+	return []cards.Card{
 		// hotel:2 review:2 travel:3 book:3 a:1 room:1 sport:3 (a capability's tag, not the card's)
-		card("Hotel", "Hotel Review", "", []string{"a2a"}, []string{"travel"}, VisibilityTenant,
+		card("Hotel", "Hotel Review", "", []string{"a2a"}, []string{"travel"}, cards.VisibilityTenant,
 			cp{Name: "book", Description: "Book a room", Tags: []string{"sport"}}),
 		// zed:2 translates:1 text:1 lang:3 translate:3
-		card("Zed", "Zed", "Translates text.", []string{"a2a"}, []string{"lang"}, VisibilityTenant,
+		card("Zed", "Zed", "Translates text.", []string{"a2a"}, []string{"lang"}, cards.VisibilityTenant,
 			cp{Name: "translate", Description: "Translate text"}),
 		// alpha:2 reviewer:2 reviews:1 pull:1 requests:1 code:3 review:3 a:1 request:1
-		card("alpha", "Alpha Reviewer", "Reviews pull requests.", []string{"a2a", "http"}, []string{"code"}, VisibilityTenant,
+		card("alpha", "Alpha Reviewer", "Reviews pull requests.", []string{"a2a", "http"}, []string{"code"}, cards.VisibilityTenant,
 			cp{Name: "review", Description: "Review a pull request"}),
 		// bravo:2 a:1 review:1 of:1 budgets:1 per:1 cost:1 center:1 cost_center:1 finance:3
 		// budget:3 report:1 spend:1
-		card("bravo", "Bravo", "A review of budgets per cost_center.", []string{"http"}, []string{"finance"}, VisibilityTenant,
+		card("bravo", "Bravo", "A review of budgets per cost_center.", []string{"http"}, []string{"finance"}, cards.VisibilityTenant,
 			cp{Name: "budget", Description: "Report spend"}),
 		// review:2 desk:2 answers:1 questions:1 support:3 answer:3 a:1 question:1
-		card("charlie", "Review Desk", "Answers questions.", []string{"http"}, []string{"support"}, VisibilityTenant,
+		card("charlie", "Review Desk", "Answers questions.", []string{"http"}, []string{"support"}, cards.VisibilityTenant,
 			cp{Name: "answer", Description: "Answer a question"}),
 		// delta:2 reviewer:2 of:1 docs:3 proofread:3 (no whole "review")
-		card("delta", "Delta Reviewer", "Reviewer of docs.", []string{"mcp"}, []string{"docs"}, VisibilityTenant,
+		card("delta", "Delta Reviewer", "Reviewer of docs.", []string{"mcp"}, []string{"docs"}, cards.VisibilityTenant,
 			cp{Name: "proofread", Description: "Proofread docs"}),
 		// echo:2 translator:1 and:1 reviewer:1 lang:3 code:3 translate:3 review:3 (title)
 		// translations:3 (title) text:1
-		card("echo", "Echo", "Translator and reviewer.", []string{"a2a", "mcp"}, []string{"lang", "Code"}, VisibilityTenant,
+		card("echo", "Echo", "Translator and reviewer.", []string{"a2a", "mcp"}, []string{"lang", "Code"}, cards.VisibilityTenant,
 			cp{Name: "translate", Title: "Review translations", Description: "Translate text"}),
 		// foxtrot:2 reviews:1 contracts:1 legal:3 review:3 a:1 contract:1
-		card("foxtrot", "Foxtrot", "Reviews contracts.", []string{"http"}, []string{"legal"}, VisibilityPrivate,
+		card("foxtrot", "Foxtrot", "Reviews contracts.", []string{"http"}, []string{"legal"}, cards.VisibilityPrivate,
 			cp{Name: "review", Description: "Review a contract"}),
 		// golf:2 plays:1 sport:3
-		card("golf", "Golf", "Plays golf.", []string{"http"}, []string{"sport"}, VisibilityPublic),
+		card("golf", "Golf", "Plays golf.", []string{"http"}, []string{"sport"}, cards.VisibilityPublic),
 		// india:2 review:1 (three times, counted once)
-		card("india", "India", "Review review review.", []string{"http"}, nil, VisibilityTenant),
+		card("india", "India", "Review review review.", []string{"http"}, nil, cards.VisibilityTenant),
 	}
 }
 
@@ -181,7 +197,7 @@ func (h hiding) ReadFilter(context.Context, string) (func(string) bool, error) {
 
 // serviceSearch answers through Service.Search, with or without the index.
 func serviceSearch(t *testing.T, withIndex bool) func(q Query, hide []string) pageAnswer {
-	store := &feedModel{cards: map[string]Card{}}
+	store := &feedModel{cards: map[string]cards.Card{}}
 	for _, c := range handCorpus() {
 		store.cards[c.AgentID] = c
 	}
@@ -223,7 +239,7 @@ func churnedIndexSearch(t *testing.T) func(q Query, hide []string) pageAnswer {
 		x.upsert(c)
 	}
 	for i := range 150 {
-		x.upsert(Card{AgentID: fmt.Sprintf("filler-%03d", i), Name: "review alpha", Protocols: []string{"http"}, Tags: []string{"code"}})
+		x.upsert(cards.Card{AgentID: fmt.Sprintf("filler-%03d", i), Name: "review alpha", Protocols: []string{"http"}, Tags: []string{"code"}})
 	}
 	for i := range 150 {
 		x.remove(fmt.Sprintf("filler-%03d", i))

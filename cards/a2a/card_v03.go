@@ -1,4 +1,4 @@
-package cards
+package a2a
 
 import (
 	"encoding/json"
@@ -58,10 +58,10 @@ type agentSkillV03 struct {
 	Security    []map[string][]string `json:"security,omitempty"`
 }
 
-// ToA2AV03 converts a 1.0 card to the 0.3 form. The preferred interface is the first whose
+// ToV03 converts a 1.0 card to the 0.3 form. The preferred interface is the first whose
 // protocolVersion is 0.3.x, else the first; every interface is also listed in additionalInterfaces,
 // as 0.3 recommends. A card with no interface has an empty url.
-func (a AgentCard) ToA2AV03() AgentCardV03 {
+func (a AgentCard) ToV03() AgentCardV03 {
 	out := AgentCardV03{
 		ProtocolVersion: ProtocolVersion03, Name: a.Name, Description: a.Description,
 		IconURL: a.IconURL, Version: a.Version, DocumentationURL: a.DocumentationURL,

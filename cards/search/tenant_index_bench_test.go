@@ -1,4 +1,4 @@
-package cards
+package search
 
 import (
 	"fmt"
@@ -7,16 +7,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentcards/agentcards/cards"
 )
 
 var (
 	benchOnce  = map[int]*sync.Once{10_000: {}, 100_000: {}}
 	benchIndex = map[int]*tenantIndex{}
-	benchCards = map[int][]Card{}
+	benchCards = map[int][]cards.Card{}
 )
 
 // benchCorpus returns n generated cards and their index, built once per process.
-func benchCorpus(b *testing.B, n int) ([]Card, *tenantIndex) {
+func benchCorpus(b *testing.B, n int) ([]cards.Card, *tenantIndex) {
 	benchOnce[n].Do(func() {
 		cs := generated(b, 42, n)
 		x := newTenantIndex()
@@ -29,7 +31,7 @@ func benchCorpus(b *testing.B, n int) ([]Card, *tenantIndex) {
 }
 
 // benchQueries are the queries the issue measures, drawn from the generated vocabulary.
-func benchQueries(cs []Card) map[string]Query {
+func benchQueries(cs []cards.Card) map[string]Query {
 	c := cs[len(cs)/2]
 	return map[string]Query{
 		"capability":          {Capabilities: []string{c.Capabilities[0].Name}, Limit: 20},

@@ -1,7 +1,6 @@
-package cards
+package search
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -9,19 +8,18 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/bench/cardgen"
-	"github.com/agentcards/agentcards/web/webtest"
+	"github.com/agentcards/agentcards/cards"
 )
 
-func generated(t testing.TB, seed uint64, n int) []Card {
+func generated(t testing.TB, seed uint64, n int) []cards.Card {
 	t.Helper()
-	out := make([]Card, n)
+	out := make([]cards.Card, n)
 	for i, doc := range cardgen.Documents(seed, n) {
-		c, err := Decode(doc)
+		c, err := cards.Decode(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.normalize()
-		out[i] = c
+		out[i] = stored(c)
 	}
 	return out
 }
@@ -54,7 +52,7 @@ func TestIndexAgreesWithScan(t *testing.T) {
 	base := generated(t, 1, 3000)
 	variants := generated(t, 2, 600)
 	x := newTenantIndex()
-	live := map[string]Card{}
+	live := map[string]cards.Card{}
 	for _, c := range base {
 		x.upsert(c)
 		live[c.AgentID] = c
@@ -80,11 +78,11 @@ func TestIndexAgreesWithScan(t *testing.T) {
 	for id, c := range live {
 		analyzed[id] = analyze(c)
 	}
-	cardsLive := make([]Card, 0, len(live))
+	cardsLive := make([]cards.Card, 0, len(live))
 	for _, c := range live {
 		cardsLive = append(cardsLive, c)
 	}
-	slices.SortFunc(cardsLive, func(a, b Card) int { return strings.Compare(a.AgentID, b.AgentID) })
+	slices.SortFunc(cardsLive, func(a, b cards.Card) int { return strings.Compare(a.AgentID, b.AgentID) })
 	// Once with per-entry scoring only, once with every word's list kept as bitmaps, with cards
 	// rewritten between queries so that bitmaps of an older index must not be used.
 	for _, dense := range []bool{false, true} {
@@ -101,7 +99,7 @@ func TestIndexAgreesWithScan(t *testing.T) {
 
 // checkQueries runs 400 random queries, three pages each, on x and on the reference semantics
 // over analyzed. With rewrite, every 10th query first gives a card another card's content.
-func checkQueries(t *testing.T, r *rand.Rand, x *tenantIndex, analyzed map[string]doc, cardsLive []Card, rewrite bool) {
+func checkQueries(t *testing.T, r *rand.Rand, x *tenantIndex, analyzed map[string]doc, cardsLive []cards.Card, rewrite bool) {
 	words := cardgen.Words()
 	for i := 0; i < 400; i++ {
 		if rewrite && i%10 == 0 {
@@ -161,55 +159,4 @@ func checkQueries(t *testing.T, r *rand.Rand, x *tenantIndex, analyzed map[strin
 			q.Cursor = encodePosition(*gotNext)
 		}
 	}
-}
-
-func TestIntersect(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 200 {
-		mk := func(n, max int) []uint32 {
-			m := map[uint32]bool{}
-			for range n {
-				m[uint32(r.IntN(max))] = true
-			}
-			out := make([]uint32, 0, len(m))
-			for v := range m {
-				out = append(out, v)
-			}
-			slices.Sort(out)
-			return out
-		}
-		a, b := mk(r.IntN(50), 200), mk(r.IntN(300), 200)
-		var want []uint32
-		for _, v := range a {
-			if _, ok := slices.BinarySearch(b, v); ok {
-				want = append(want, v)
-			}
-		}
-		if got := intersect(a, b); fmt.Sprint(got) != fmt.Sprint(want) && !(len(got) == 0 && len(want) == 0) {
-			t.Fatalf("intersect(%v, %v) = %v, want %v", a, b, got, want)
-		}
-	}
-}
-
-func TestResultAppendJSONMatchesEncodingJSON(t *testing.T) {
-	cs := generated(t, 3, 3)
-	score := 2.0 / 3
-	res := Result{Total: 7, NextCursor: "abc_-", Items: []Hit{
-		{Card: cs[0]},
-		{Card: cs[1], Score: &score, MatchedCapabilities: []string{`a"b`, "é"}},
-	}}
-	r, err := render(cs[2])
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Items = append(res.Items, Hit{Card: r.card, raw: r.json})
-	got, err := res.AppendJSON(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	webtest.JSONEqual(t, "AppendJSON against encoding/json", got, want)
 }

@@ -1,4 +1,4 @@
-package cards
+package search
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -20,7 +21,7 @@ type fentry struct {
 type ftx struct {
 	agent string
 	del   bool
-	card  Card
+	card  cards.Card
 	seq   int64
 }
 
@@ -29,7 +30,7 @@ type ftx struct {
 type feedModel struct {
 	mu      sync.Mutex
 	r       *rand.Rand
-	cards   map[string]Card
+	cards   map[string]cards.Card
 	feed    []fentry
 	next    int64
 	open    []*ftx
@@ -50,7 +51,7 @@ func (f *feedModel) begin() {
 	switch {
 	case !exists:
 		f.ids++
-		t.card = Card{AgentID: a, Name: "n " + a, Description: fmt.Sprintf("v%d", f.ids), ID: fmt.Sprintf("id%d", f.ids), Revision: 1}
+		t.card = cards.Card{AgentID: a, Name: "n " + a, Description: fmt.Sprintf("v%d", f.ids), ID: fmt.Sprintf("id%d", f.ids), Revision: 1}
 	case f.r.IntN(3) == 0:
 		t.del, t.card = true, cur
 	default:
@@ -133,9 +134,9 @@ func (f *feedModel) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Tim
 	return 0, nil // Window covers the whole history
 }
 
-func (f *feedModel) Create(context.Context, tenants.ID, Card) error         { panic("unused") }
-func (f *feedModel) Get(context.Context, tenants.ID, string) (Card, error)  { panic("unused") }
-func (f *feedModel) Replace(context.Context, tenants.ID, Card, int64) error { panic("unused") }
+func (f *feedModel) Create(context.Context, tenants.ID, cards.Card) error         { panic("unused") }
+func (f *feedModel) Get(context.Context, tenants.ID, string) (cards.Card, error)  { panic("unused") }
+func (f *feedModel) Replace(context.Context, tenants.ID, cards.Card, int64) error { panic("unused") }
 func (f *feedModel) Delete(context.Context, tenants.ID, string, int64) error {
 	panic("unused")
 }
@@ -152,11 +153,11 @@ func (f *feedModel) IDs(ctx context.Context, tenant tenants.ID) ([]string, error
 	return ids, nil
 }
 
-func (f *feedModel) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error) {
+func (f *feedModel) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]cards.Card, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.step()
-	var out []Card
+	var out []cards.Card
 	for _, id := range ids {
 		if c, ok := f.cards[id]; ok {
 			out = append(out, c)
@@ -175,7 +176,7 @@ func (f *feedModel) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 // produce on demand.
 func TestSyncSkipRuleModel(t *testing.T) {
 	for seed := range uint64(30000) {
-		f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]Card{}, agents: []string{"a", "b"}}
+		f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]cards.Card{}, agents: []string{"a", "b"}}
 		f.stepsOn = true
 		for range 10 {
 			f.step()

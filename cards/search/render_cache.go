@@ -1,14 +1,15 @@
-package cards
+package search
 
 import (
 	"encoding/json"
-	"strconv"
 	"sync"
+
+	"github.com/agentcards/agentcards/cards"
 )
 
 // rendered is a card as the API returns it, encoded once.
 type rendered struct {
-	card Card
+	card cards.Card
 	json []byte
 
 	termsOnce sync.Once
@@ -29,7 +30,7 @@ func (r *rendered) capabilityTerms() []map[string]uint8 {
 	return r.capTerms
 }
 
-func render(c Card) (*rendered, error) {
+func render(c cards.Card) (*rendered, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
@@ -80,59 +81,4 @@ func (rc *renderCache) put(agentID string, r *rendered) {
 	}
 	rc.m[agentID] = r
 	rc.bytes += len(r.json)
-}
-
-// AppendJSON appends the result as the API's JSON. Cards go in as encoded once (and cached),
-// not through encoding/json again.
-func (r Result) AppendJSON(b []byte) ([]byte, error) {
-	b = append(b, `{"total":`...)
-	b = strconv.AppendInt(b, int64(r.Total), 10)
-	b = append(b, `,"items":[`...)
-	for i, h := range r.Items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		raw := h.raw
-		if raw == nil {
-			var err error
-			if raw, err = json.Marshal(h.Card); err != nil {
-				return nil, err
-			}
-		}
-		b = append(b, `{"card":`...)
-		b = append(b, raw...)
-		if h.Score != nil {
-			b = append(b, `,"score":`...)
-			b = strconv.AppendFloat(b, *h.Score, 'f', -1, 64)
-		}
-		var err error
-		if b, err = appendNames(b, "matchedCapabilities", h.MatchedCapabilities); err != nil {
-			return nil, err
-		}
-		if b, err = appendNames(b, "matchedResources", h.MatchedResources); err != nil {
-			return nil, err
-		}
-		b = append(b, '}')
-	}
-	b = append(b, ']')
-	if r.NextCursor != "" {
-		b = append(b, `,"nextCursor":`...)
-		b = strconv.AppendQuote(b, r.NextCursor)
-	}
-	return append(b, '}'), nil
-}
-
-// appendNames appends `,"key":[...]` for a list of names, nothing for an empty one.
-func appendNames(b []byte, key string, names []string) ([]byte, error) {
-	if len(names) == 0 {
-		return b, nil
-	}
-	list, err := json.Marshal(names)
-	if err != nil {
-		return nil, err
-	}
-	b = append(b, `,"`...)
-	b = append(b, key...)
-	b = append(b, `":`...)
-	return append(b, list...), nil
 }

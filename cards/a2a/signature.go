@@ -1,4 +1,4 @@
-package cards
+package a2a
 
 import (
 	"context"
@@ -9,14 +9,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gowebpki/jcs"
 
 	"github.com/agentcards/agentcards/authz/token"
+	"github.com/agentcards/agentcards/cards"
 )
+
+// ErrBadSignature is returned (wrapped) by an import of a card that carries a signature its key
+// rejects; test it with errors.Is.
+var ErrBadSignature = errors.New("invalid signature")
 
 // CardSigner makes a JWS with a detached payload; token.ServiceKeys is one. It adds "alg" and
 // "kid" to header.
@@ -85,26 +89,26 @@ type verifier struct {
 // verify checks every signature on the card as received. Any signature that a found key
 // rejects makes the result invalid; else any that a key accepts makes it verified; else it is
 // unverified, with the reasons.
-func (v *verifier) verify(ctx context.Context, raw []byte) SignatureCheck {
+func (v *verifier) verify(ctx context.Context, raw []byte) cards.SignatureCheck {
 	var card struct {
 		Signatures []AgentCardSignature `json:"signatures"`
 	}
 	if err := json.Unmarshal(raw, &card); err != nil || len(card.Signatures) == 0 {
-		return SignatureCheck{Status: SignatureUnverified, Reason: "the card has no signatures"}
+		return cards.SignatureCheck{Status: cards.SignatureUnverified, Reason: "the card has no signatures"}
 	}
 	payload, err := CanonicalPayload(raw)
 	if err != nil {
-		return SignatureCheck{Status: SignatureInvalid, Reason: "the card cannot be canonicalized: " + err.Error()}
+		return cards.SignatureCheck{Status: cards.SignatureInvalid, Reason: "the card cannot be canonicalized: " + err.Error()}
 	}
-	var verified *SignatureCheck
+	var verified *cards.SignatureCheck
 	var reasons []string
 	for i, s := range card.Signatures {
 		res := v.verifyOne(ctx, s, payload)
 		switch res.Status {
-		case SignatureInvalid:
+		case cards.SignatureInvalid:
 			res.Reason = fmt.Sprintf("signatures[%d]: %s", i, res.Reason)
 			return res
-		case SignatureVerified:
+		case cards.SignatureVerified:
 			if verified == nil {
 				verified = &res
 			}
@@ -115,32 +119,32 @@ func (v *verifier) verify(ctx context.Context, raw []byte) SignatureCheck {
 	if verified != nil {
 		return *verified
 	}
-	return SignatureCheck{Status: SignatureUnverified, Reason: strings.Join(reasons, "; ")}
+	return cards.SignatureCheck{Status: cards.SignatureUnverified, Reason: strings.Join(reasons, "; ")}
 }
 
-func (v *verifier) verifyOne(ctx context.Context, s AgentCardSignature, payload []byte) SignatureCheck {
+func (v *verifier) verifyOne(ctx context.Context, s AgentCardSignature, payload []byte) cards.SignatureCheck {
 	hb, err := base64.RawURLEncoding.DecodeString(s.Protected)
 	var h jwsHeader
 	if err != nil || json.Unmarshal(hb, &h) != nil {
-		return SignatureCheck{Status: SignatureInvalid, Reason: "the protected header is not base64url JSON"}
+		return cards.SignatureCheck{Status: cards.SignatureInvalid, Reason: "the protected header is not base64url JSON"}
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(s.Signature)
 	if err != nil {
-		return SignatureCheck{Status: SignatureInvalid, Reason: "the signature is not base64url"}
+		return cards.SignatureCheck{Status: cards.SignatureInvalid, Reason: "the signature is not base64url"}
 	}
 	method := jwt.GetSigningMethod(h.Alg)
 	if method == nil || h.Alg == "none" || strings.HasPrefix(h.Alg, "HS") {
-		return SignatureCheck{Status: SignatureUnverified, Reason: fmt.Sprintf("algorithm %q is not supported", h.Alg)}
+		return cards.SignatureCheck{Status: cards.SignatureUnverified, Reason: fmt.Sprintf("algorithm %q is not supported", h.Alg)}
 	}
 	key, source, reason := v.findKey(ctx, h)
 	if key == nil {
-		return SignatureCheck{Status: SignatureUnverified, Reason: reason}
+		return cards.SignatureCheck{Status: cards.SignatureUnverified, Reason: reason}
 	}
 	input := s.Protected + "." + base64.RawURLEncoding.EncodeToString(payload)
 	if err := method.Verify(input, sig, key); err != nil {
-		return SignatureCheck{Status: SignatureInvalid, Reason: "the signature does not match the card", KeyID: h.Kid, KeySource: source}
+		return cards.SignatureCheck{Status: cards.SignatureInvalid, Reason: "the signature does not match the card", KeyID: h.Kid, KeySource: source}
 	}
-	return SignatureCheck{Status: SignatureVerified, KeyID: h.Kid, KeySource: source}
+	return cards.SignatureCheck{Status: cards.SignatureVerified, KeyID: h.Kid, KeySource: source}
 }
 
 // findKey looks for the signature's key in the request's keys, then at its jku.
@@ -169,10 +173,8 @@ func (v *verifier) fetchJWKS(ctx context.Context, jku string) (*token.JWKS, erro
 	if v.fetch == nil {
 		return nil, errors.New("fetching keys is not configured")
 	}
-	var p problems
-	p.httpURL("jku", jku)
-	if len(p) > 0 {
-		return nil, errors.New(p[0])
+	if err := cards.CheckHTTPURL("jku", jku); err != nil {
+		return nil, err
 	}
 	body, err := fetchJSON(ctx, v.fetch, jku, MaxImportBytes)
 	if err != nil {
@@ -218,30 +220,4 @@ func keyFits(pub crypto.PublicKey, alg string) bool {
 		return alg == "ES256"
 	}
 	return false
-}
-
-// fetchJSON GETs url with the injected client and returns its body, at most limit bytes.
-func fetchJSON(ctx context.Context, c Doer, url string, limit int64) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	res, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", url, ErrFetch, err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode >= 500 {
-		// The server there failed: a gateway's 502, as when it cannot be reached at all.
-		return nil, fmt.Errorf("%s answered %d: %w", url, res.StatusCode, ErrFetch)
-	}
-	if res.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("%s answered %d: %w", url, res.StatusCode, ErrInvalid)
-	}
-	body, err := readLimited(res.Body, limit)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", url, err)
-	}
-	return body, nil
 }

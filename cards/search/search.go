@@ -1,8 +1,12 @@
-package cards
+// Package search answers searches over a tenant's cards and lists its public ones: from an
+// in-memory index per tenant, kept current from the change feed that card stores append to, or,
+// without one, by reading the tenant's cards. Both give the same answers.
+package search
 
 import (
 	"context"
 
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -11,6 +15,22 @@ const (
 	DefaultLimit = 20
 	MaxLimit     = 100
 )
+
+// Authorizer says which of the tenant's cards the caller in ctx may read. A search cannot be
+// served by an Authorizer that cannot say it, so it has no way to fail open.
+type Authorizer interface {
+	// ReadFilter says which cards of the tenant the caller may read: nil means all of them.
+	ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error)
+}
+
+// Service is what the API does to find cards: searches, and the list of public cards.
+type Service struct {
+	Store cards.Store
+	Authz Authorizer
+	// Index answers searches from memory; nil means every search reads the tenant's cards
+	// (search.index: none).
+	Index *Index
+}
 
 // Search answers a query over the tenant's cards with only the cards the caller may read. With
 // an Index it runs in memory; without one it reads every card of the tenant and filters them,
@@ -93,7 +113,7 @@ func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable
 		return nil, 0, nil, err
 	}
 	var all []candidate
-	err = getInBatches(ctx, s.Store, tenant, ids, func(batch []Card) {
+	err = getInBatches(ctx, s.Store, tenant, ids, func(batch []cards.Card) {
 		for _, c := range batch {
 			if readable != nil && !readable(c.AgentID) {
 				continue
@@ -108,13 +128,4 @@ func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable
 	}
 	page, next := p.page(all)
 	return page, len(all), next, nil
-}
-
-// syncIndex brings the index up to date with a write that just committed, so the writer's next
-// search sees it. A failure is not the write's: the follower retries on its next round.
-func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID) {
-	if s.Index != nil {
-		// The write committed: apply it even if its client has gone.
-		_ = s.Index.Sync(context.WithoutCancel(ctx), tenant)
-	}
 }

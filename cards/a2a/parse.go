@@ -1,62 +1,43 @@
-package cards
+package a2a
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
-	"github.com/agentcards/agentcards/cards/a2aschema"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a/a2aschema"
 )
-
-// Errors of imports; test them with errors.Is.
-var (
-	// ErrFetch: a card or key set could not be fetched from its URL.
-	ErrFetch = errors.New("fetch failed")
-	// ErrBadSignature: an imported card carries a signature that its key rejects.
-	ErrBadSignature = errors.New("invalid signature")
-)
-
-// MaxImportBytes bounds a fetched card or key set.
-const MaxImportBytes = 1 << 20
 
 // maxSchemaProblems is how many schema problems an invalid import lists.
 const maxSchemaProblems = 5
 
-// Doer sends HTTP requests; the SSRF-guarded client of web/outbound is the one the service uses.
-type Doer interface {
-	Do(*http.Request) (*http.Response, error)
-}
-
-// ParseA2ACard reads an A2A Agent Card of version 1.0, or 0.3 (0.2-era cards included), checks
+// ParseCard reads an A2A Agent Card of version 1.0, or 0.3 (0.2-era cards included), checks
 // it against the spec's schema and required fields, and returns its 1.0 form and the version it
-// was written in. Problems are ErrInvalid and name their JSON paths.
-func ParseA2ACard(raw []byte) (AgentCard, string, error) {
+// was written in. Problems are cards.ErrInvalid and name their JSON paths.
+func ParseCard(raw []byte) (AgentCard, string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
-		return AgentCard{}, "", fmt.Errorf("card: must be a JSON object: %w", ErrInvalid)
+		return AgentCard{}, "", fmt.Errorf("card: must be a JSON object: %w", cards.ErrInvalid)
 	}
 	if isV03(top) {
 		a, err := parseV03(top)
-		return a, A2AVersion03, err
+		return a, Version03, err
 	}
 	if err := schemaProblems(a2aschema.CardV1, raw); err != nil {
 		return AgentCard{}, "", err
 	}
 	var a AgentCard
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return AgentCard{}, "", fmt.Errorf("card: %s: %w", err, ErrInvalid)
+		return AgentCard{}, "", fmt.Errorf("card: %s: %w", err, cards.ErrInvalid)
 	}
 	if p := requiredV1(top, a); len(p) > 0 {
-		return AgentCard{}, "", fmt.Errorf("card is not a valid A2A 1.0 card: %s: %w", strings.Join(p[:min(len(p), maxSchemaProblems)], "; "), ErrInvalid)
+		return AgentCard{}, "", fmt.Errorf("card is not a valid A2A 1.0 card: %s: %w", strings.Join(p[:min(len(p), maxSchemaProblems)], "; "), cards.ErrInvalid)
 	}
-	return a, A2AVersion10, nil
+	return a, Version10, nil
 }
 
 // isV03 tells a 0.3 (or 0.2) card by the members 1.0 removed.
@@ -104,11 +85,11 @@ func parseV03(top map[string]json.RawMessage) (AgentCard, error) {
 	}
 	v1, err := a2av0.NewAgentCardParser()(b)
 	if err != nil {
-		return AgentCard{}, fmt.Errorf("card: %s: %w", err, ErrInvalid)
+		return AgentCard{}, fmt.Errorf("card: %s: %w", err, cards.ErrInvalid)
 	}
 	b, err = json.Marshal(v1)
 	if err != nil {
-		return AgentCard{}, fmt.Errorf("card: %s: %w", err, ErrInvalid)
+		return AgentCard{}, fmt.Errorf("card: %s: %w", err, cards.ErrInvalid)
 	}
 	var a AgentCard
 	if err := json.Unmarshal(b, &a); err != nil {
@@ -175,7 +156,7 @@ func schemaProblems(loc string, doc []byte) error {
 		return err
 	}
 	if len(p) > 0 {
-		return fmt.Errorf("card does not match the A2A schema: %s: %w", strings.Join(p, "; "), ErrInvalid)
+		return fmt.Errorf("card does not match the A2A schema: %s: %w", strings.Join(p, "; "), cards.ErrInvalid)
 	}
 	return nil
 }
@@ -210,105 +191,4 @@ func requiredV1(top map[string]json.RawMessage, a AgentCard) []string {
 	}
 	slices.Sort(p)
 	return p
-}
-
-// FromA2A maps an A2A 1.0 card onto a registry card: capabilities from skills, endpoint from the
-// first interface, protocols ["a2a"], authRequirements from the security schemes, and the rest
-// into the a2a block, so that ToA2A gives the same card back.
-func FromA2A(agentID string, a AgentCard) Card {
-	c := Card{
-		AgentID: agentID, Name: a.Name, Description: a.Description, Version: a.Version,
-		Protocols: []string{"a2a"}, Capabilities: make([]Capability, 0, len(a.Skills)),
-		A2A: &A2A{
-			Provider: a.Provider, IconURL: a.IconURL, DocumentationURL: a.DocumentationURL,
-			DefaultInputModes: a.DefaultInputModes, DefaultOutputModes: a.DefaultOutputModes,
-			Streaming: a.Capabilities.Streaming, PushNotifications: a.Capabilities.PushNotifications,
-			ExtendedAgentCard: a.Capabilities.ExtendedAgentCard, Extensions: nonNull(a.Capabilities.Extensions),
-			SecuritySchemes: nonNull(a.SecuritySchemes), SecurityRequirements: nonNull(a.SecurityRequirements),
-		},
-	}
-	if len(a.SupportedInterfaces) > 0 {
-		c.Endpoint = a.SupportedInterfaces[0].URL
-		c.A2A.Interfaces = mustJSON(a.SupportedInterfaces)
-	}
-	for _, s := range a.Skills {
-		cp := Capability{
-			Name: s.ID, Description: s.Description, Tags: s.Tags, Examples: s.Examples,
-			InputModes: s.InputModes, OutputModes: s.OutputModes,
-		}
-		if s.Name != s.ID {
-			cp.Title = s.Name
-		}
-		c.Capabilities = append(c.Capabilities, cp)
-		if r := nonNull(s.SecurityRequirements); len(r) > 0 {
-			if c.A2A.SkillSecurityRequirements == nil {
-				c.A2A.SkillSecurityRequirements = map[string]json.RawMessage{}
-			}
-			c.A2A.SkillSecurityRequirements[s.ID] = r
-		}
-	}
-	c.AuthRequirements = authFromSecurity(c.A2A.SecuritySchemes, c.A2A.SecurityRequirements, len(c.A2A.SkillSecurityRequirements) > 0)
-	return c
-}
-
-// authFromSecurity reads the first security requirement's first scheme (by name) as the card's
-// authRequirements: HTTP Bearer is bearer, an API key is api-key, OAuth 2.0 with one flow is
-// oauth2. No requirement declared, on the card or any skill, is none (schemes that no requirement
-// names require nothing); a scheme it cannot express (OpenID Connect, mTLS, HTTP Basic), or
-// requirements on skills only, leave authRequirements unset: the a2a block still has them whole.
-func authFromSecurity(schemes, reqs json.RawMessage, skillReqs bool) *AuthRequirements {
-	var listed []json.RawMessage
-	if len(nonNull(reqs)) == 0 || (json.Unmarshal(reqs, &listed) == nil && len(listed) == 0) {
-		if skillReqs {
-			return nil
-		}
-		return &AuthRequirements{Type: AuthNone}
-	}
-	var named map[string]map[string]json.RawMessage
-	var rs []struct {
-		Schemes map[string]struct {
-			List []string `json:"list"`
-		} `json:"schemes"`
-	}
-	if json.Unmarshal(schemes, &named) != nil || json.Unmarshal(reqs, &rs) != nil || len(rs) == 0 || len(rs[0].Schemes) == 0 {
-		return nil
-	}
-	names := make([]string, 0, len(rs[0].Schemes))
-	for n := range rs[0].Schemes {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	scopes := rs[0].Schemes[names[0]].List
-	for kind, body := range named[names[0]] {
-		switch kind {
-		case "httpAuthSecurityScheme":
-			var h struct {
-				Scheme string `json:"scheme"`
-			}
-			if json.Unmarshal(body, &h) == nil && strings.EqualFold(h.Scheme, "bearer") {
-				return &AuthRequirements{Type: AuthBearer, Scopes: scopes}
-			}
-		case "apiKeySecurityScheme":
-			return &AuthRequirements{Type: AuthAPIKey, Scopes: scopes}
-		case "oauth2SecurityScheme":
-			var o struct {
-				Flows json.RawMessage `json:"flows"`
-			}
-			_ = json.Unmarshal(body, &o)
-			return &AuthRequirements{Type: AuthOAuth2, Scopes: scopes, Flows: nonNull(o.Flows)}
-		}
-	}
-	return nil
-}
-
-// readLimited reads at most limit bytes, failing beyond.
-func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("the document is over %d bytes: %w", limit, ErrInvalid)
-	}
-	return bytes.TrimSpace(b), nil
 }

@@ -1,8 +1,10 @@
-package cards
+package search
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/agentcards/agentcards/cards"
 )
 
 // TestResourceCovers is the resource filter's rule written out by hand, one (declared, asked)
@@ -155,7 +157,7 @@ func TestResourceRefused(t *testing.T) {
 		if _, err := parseResource(raw); err == nil {
 			t.Errorf("%q: parsed", raw)
 		}
-		if _, err := (Query{Resources: []string{raw}}).compile(); !errors.Is(err, ErrInvalid) {
+		if _, err := (Query{Resources: []string{raw}}).compile(); !errors.Is(err, cards.ErrInvalid) {
 			t.Errorf("%q in a query: %v, want ErrInvalid", raw, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package cards
+package search
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/webtest"
 )
@@ -22,11 +23,11 @@ type slowStore struct {
 	failAt string
 }
 
-func (s *slowStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error) {
+func (s *slowStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]cards.Card, error) {
 	s.calls.Add(1)
 	switch {
 	case ids[0] == "0":
-		return []Card{{AgentID: ids[0]}}, nil
+		return []cards.Card{{AgentID: ids[0]}}, nil
 	case ids[0] == s.failAt:
 		return nil, errors.New("boom")
 	}
@@ -45,14 +46,14 @@ func TestLoadInBatchesStops(t *testing.T) {
 	// cancellation while reads block
 	s := &slowStore{}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	err := loadInBatches(ctx, s, "t", ids, func([]Card) {})
+	err := loadInBatches(ctx, s, "t", ids, func([]cards.Card) {})
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled build: %v after %d reads", err, s.calls.Load())
 	}
 	// an error while others are in flight
 	s = &slowStore{failAt: fmt.Sprint(buildBatch)} // the second batch
-	err = loadInBatches(context.Background(), s, "t", ids, func([]Card) {})
+	err = loadInBatches(context.Background(), s, "t", ids, func([]cards.Card) {})
 	if err == nil || err.Error() != "boom" {
 		t.Fatalf("failed read: %v after %d reads", err, s.calls.Load())
 	}

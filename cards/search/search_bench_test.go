@@ -1,4 +1,4 @@
-package cards_test
+package search_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
@@ -49,17 +50,17 @@ func BenchmarkSearchModes(b *testing.B) {
 	middle := cardgen.Make(42, 5_000)
 	queries := []struct {
 		name string
-		q    cards.Query
+		q    search.Query
 	}{
-		{"capability", cards.Query{Capabilities: []string{middle.Capabilities[0].Name}}},
-		{"protocol+capability", cards.Query{Protocols: []string{middle.Protocols[0]}, Capabilities: []string{middle.Capabilities[0].Name}}},
-		{"q-3-words", cards.Query{Q: "invoice forecast summar"}},
-		{"name-substring", cards.Query{Name: "careful image"}},
+		{"capability", search.Query{Capabilities: []string{middle.Capabilities[0].Name}}},
+		{"protocol+capability", search.Query{Protocols: []string{middle.Protocols[0]}, Capabilities: []string{middle.Capabilities[0].Name}}},
+		{"q-3-words", search.Query{Q: "invoice forecast summar"}},
+		{"name-substring", search.Query{Name: "careful image"}},
 	}
 	for _, mode := range []string{"memory", "none"} {
-		svc := &cards.Service{Store: store, Authz: allowAll{}}
+		svc := &search.Service{Store: store, Authz: allowAll{}}
 		if mode == "memory" {
-			svc.Index = cards.NewIndex(store, store)
+			svc.Index = search.NewIndex(store, store)
 		}
 		for _, q := range queries {
 			b.Run(mode+"/"+q.name, func(b *testing.B) {
@@ -90,10 +91,10 @@ func BenchmarkSearchModes(b *testing.B) {
 func BenchmarkIndexBuildFromStore(b *testing.B) {
 	store := benchStoreOf(b, 100_000)
 	ctx := context.Background()
-	q := cards.Query{Capabilities: []string{cardgen.Make(42, 50_000).Capabilities[0].Name}}
+	q := search.Query{Capabilities: []string{cardgen.Make(42, 50_000).Capabilities[0].Name}}
 	b.ResetTimer()
 	for range b.N {
-		svc := &cards.Service{Store: store, Authz: allowAll{}, Index: cards.NewIndex(store, store)}
+		svc := &search.Service{Store: store, Authz: allowAll{}, Index: search.NewIndex(store, store)}
 		t0 := time.Now()
 		if _, err := svc.Search(ctx, "bench", q); err != nil { // the first search builds
 			b.Fatal(err)

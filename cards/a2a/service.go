@@ -1,0 +1,114 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/token"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// Service is what the A2A routes do with cards: import one, return the one an A2A client asks
+// for, and list a tenant's public agents.
+type Service struct {
+	Store cards.Store
+	Authz cards.Authorizer
+	// Cards creates imported cards, validated and normalized as every card is.
+	Cards *cards.Service
+	// Search lists the public cards.
+	Search *search.Service
+	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
+	// one. Nil disables import by URL and jku.
+	Fetch Doer
+}
+
+// ImportRequest is the body of an import: exactly one of Card and URL.
+type ImportRequest struct {
+	AgentID string          `json:"agentId"`
+	Card    json.RawMessage `json:"card,omitempty"`
+	URL     string          `json:"url,omitempty"`
+	// Keys verify the card's signatures, before any jku the signatures name.
+	Keys *token.JWKS `json:"keys,omitempty"`
+	// AllowInvalidSignature stores a card whose signature is invalid (the record says so).
+	AllowInvalidSignature bool             `json:"allowInvalidSignature,omitempty"`
+	Visibility            cards.Visibility `json:"visibility,omitempty"`
+}
+
+// Import creates the card of an agent from an A2A card sent inline or fetched from a URL with
+// s.Fetch. cards.ErrExists if the agent already has a card; ErrBadSignature for a signature its key
+// rejects, unless AllowInvalidSignature.
+func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (cards.Card, error) {
+	var req ImportRequest
+	if err := cards.DecodeStrict(body, &req); err != nil {
+		return cards.Card{}, err
+	}
+	if err := cards.ValidateAgentID(req.AgentID); err != nil {
+		return cards.Card{}, err
+	}
+	if (len(cards.NonNull(req.Card)) == 0) == (req.URL == "") {
+		return cards.Card{}, fmt.Errorf("send exactly one of card and url: %w", cards.ErrInvalid)
+	}
+	// Authorize before fetching anything: a caller who may not write must not make us call out.
+	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(req.AgentID), authz.ActCardsWrite); err != nil {
+		return cards.Card{}, err
+	}
+	raw := []byte(req.Card)
+	if req.URL != "" {
+		if err := cards.CheckHTTPURL("url", req.URL); err != nil {
+			return cards.Card{}, err
+		}
+		if s.Fetch == nil {
+			return cards.Card{}, fmt.Errorf("url: import by URL is not configured: %w", cards.ErrInvalid)
+		}
+		var err error
+		if raw, err = fetchJSON(ctx, s.Fetch, req.URL, MaxImportBytes); err != nil {
+			return cards.Card{}, fmt.Errorf("url: %w", err)
+		}
+	}
+	a, format, err := ParseCard(raw)
+	if err != nil {
+		return cards.Card{}, err
+	}
+	v := &verifier{keys: req.Keys, fetch: s.Fetch}
+	check := v.verify(ctx, raw)
+	if check.Status == cards.SignatureInvalid && !req.AllowInvalidSignature {
+		return cards.Card{}, fmt.Errorf("%s (send allowInvalidSignature: true to import it anyway): %w", check.Reason, ErrBadSignature)
+	}
+	c := ToCard(req.AgentID, a)
+	c.Visibility = req.Visibility
+	return s.Cards.CreateImported(ctx, tenant, c, cards.ImportRecord{Format: format, URL: req.URL, Signature: check})
+}
+
+// GetA2A returns the card an A2A client asks for: a public card to anyone, any other card only
+// to a caller of the tenant (or a platform admin) allowed cards:read on it. Everything else is
+// cards.ErrNotFound, so an anonymous reader learns nothing about cards it may not see.
+func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
+	notFound := fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+	if cards.ValidateAgentID(agentID) != nil {
+		return cards.Card{}, notFound
+	}
+	c, err := s.Store.Get(ctx, tenant, agentID)
+	if err != nil {
+		return cards.Card{}, err
+	}
+	if c.Visibility == cards.VisibilityPublic {
+		return c, nil
+	}
+	p, ok := authz.PrincipalFrom(ctx)
+	if !ok || (!p.PlatformAdmin && p.Tenant != string(tenant)) {
+		return cards.Card{}, notFound
+	}
+	err = s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsRead)
+	switch {
+	case errors.Is(err, authz.ErrForbidden):
+		return cards.Card{}, notFound
+	case err != nil:
+		return cards.Card{}, err
+	}
+	return c, nil
+}

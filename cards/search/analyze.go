@@ -1,0 +1,76 @@
+package search
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/agentcards/agentcards/cards"
+)
+
+// doc is what search knows of one card: the filterable values, normalized, and every text token
+// with the best field it occurs in.
+type doc struct {
+	agentID      string
+	name         string // lowercased
+	protocols    []string
+	capabilities []string
+	tags         []string
+	resources    []resourcePattern
+	terms        map[string]uint8
+}
+
+// analyze extracts what search needs from c. The memory index and the scan (search.index: none)
+// both use it, so they cannot disagree on what a card contains.
+func analyze(c cards.Card) doc {
+	// Sized for a typical card (~100 distinct tokens), so the map is not regrown as it fills.
+	terms := make(map[string]uint8, 128)
+	d := analyzeWith(c, func(tok string, field uint8) {
+		if terms[tok] < field {
+			terms[tok] = field
+		}
+	})
+	d.terms = terms
+	return d
+}
+
+// analyzeWith is analyze, except that each token of the card's text goes to term (once per
+// occurrence, with the field it occurs in) instead of into d.terms, which stays nil. An index
+// build posts them straight into its lists.
+func analyzeWith(c cards.Card, term func(tok string, field uint8)) doc {
+	d := doc{agentID: c.AgentID, name: strings.ToLower(c.Name)}
+	add := func(text string, field uint8) {
+		tokenize(text, func(tok string, _ bool) { term(tok, field) })
+	}
+	for _, p := range c.Protocols {
+		d.protocols = append(d.protocols, strings.ToLower(p))
+	}
+	for _, t := range c.Tags {
+		d.tags = append(d.tags, strings.ToLower(t))
+		add(t, fieldCapOrTag)
+	}
+	add(c.Name, fieldName)
+	add(c.Description, fieldDescription)
+	for _, cp := range c.Capabilities {
+		d.capabilities = append(d.capabilities, cp.Name)
+		add(cp.Name, fieldCapOrTag)
+		add(cp.Title, fieldCapOrTag)
+		add(cp.Description, fieldDescription)
+		for _, t := range cp.Tags {
+			add(t, fieldCapOrTag)
+		}
+	}
+	for _, r := range c.Resources {
+		if rp, err := parseResource(r.URI); err == nil {
+			d.resources = append(d.resources, rp)
+		}
+	}
+	d.protocols = sortedSet(d.protocols)
+	d.tags = sortedSet(d.tags)
+	d.capabilities = sortedSet(d.capabilities)
+	return d
+}
+
+func sortedSet(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
+}

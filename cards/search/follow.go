@@ -1,0 +1,202 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// On Postgres and MySQL a sequence number is taken when a row is inserted, not when its
+// transaction commits, so an entry can become visible after entries with higher numbers (of any
+// tenant: the sequence is shared). Each sync therefore reads again everything inserted within
+// the last Window: it starts after the highest sequence number it had seen Window ago, which is
+// below every number handed out since. A write's transaction cannot stay open longer than a
+// request, so Window is the request timeout plus a margin. Entries already applied are
+// remembered, so reading them again costs a query, not a re-index.
+const defaultFeedWindow = 35 * time.Second
+
+// mark records the highest sequence number seen at a time.
+type mark struct {
+	at  time.Time
+	seq int64
+}
+
+// Sync applies the tenant's new feed entries, if its index is loaded. Writes call it before
+// they return, so a client reads its own writes; Follow calls it for other replicas' writes.
+func (ix *Index) Sync(ctx context.Context, tenant tenants.ID) error {
+	return ix.sync(ctx, tenant, true)
+}
+
+// sync applies new feed entries to the tenant's index. An index still being built is waited
+// for when wait is set (a write must be visible to its writer's next search); otherwise it is
+// skipped, since the build reads the feed itself when it ends.
+func (ix *Index) sync(ctx context.Context, tenant tenants.ID, wait bool) error {
+	ix.mu.Lock()
+	e, ok := ix.tenants[tenant]
+	ix.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if wait {
+		select {
+		case <-e.built:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	} else {
+		select {
+		case <-e.built:
+		default:
+			return nil
+		}
+	}
+	if e.err != nil {
+		return nil
+	}
+	return ix.syncEntry(ctx, tenant, e)
+}
+
+func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry) error {
+	e.syncMu.Lock()
+	defer e.syncMu.Unlock()
+	const page = 1000
+	now := time.Now()
+	// Read from the newest mark that is at least feedWindow old (or the oldest one).
+	floor := 0
+	for i, m := range e.marks {
+		if now.Sub(m.at) >= ix.Window {
+			floor = i
+		}
+	}
+	e.marks = e.marks[floor:]
+	after := e.marks[0].seq
+	for seq := range e.seen {
+		if seq <= after {
+			delete(e.seen, seq)
+		}
+	}
+	defer func() {
+		// Stamped after the read: the later the stamp, the longer this mark stays a floor.
+		if last := e.marks[len(e.marks)-1]; last.seq != e.lastSeq {
+			e.marks = append(e.marks, mark{at: time.Now(), seq: e.lastSeq})
+		}
+	}()
+	var fresh []Change
+	for {
+		changes, err := ix.feed.Changes(ctx, tenant, after, page)
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			if !e.seen[c.Seq] {
+				fresh = append(fresh, c)
+			}
+			after = c.Seq
+		}
+		if len(changes) < page {
+			break
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	var agents []string
+	e.x.mu.RLock()
+	for _, c := range fresh {
+		if c.Op == OpPurge {
+			if c.Seq <= e.snapshot {
+				// The tenant was deleted and created again before this index's snapshot.
+				e.seen[c.Seq] = true
+				continue
+			}
+			e.x.mu.RUnlock()
+			ix.dropEntry(tenant, e)
+			return nil
+		}
+		// An entry for a revision the index already holds (one the build's snapshot saw, or a
+		// card re-read by an earlier sync) needs no re-read. A delete always does: revisions
+		// start again when an agent's card is created anew, and a new card's entries cannot be
+		// numbered before the delete that made way for it committed.
+		if n, ok := e.x.byID[c.AgentID]; ok && c.Op != OpDelete && c.Revision <= e.x.docs[n].revision {
+			continue
+		}
+		agents = append(agents, c.AgentID)
+	}
+	e.x.mu.RUnlock()
+	if len(agents) > 0 {
+		if err := ix.apply(ctx, tenant, e, sortedSet(agents)); err != nil {
+			return err
+		}
+	}
+	for _, c := range fresh {
+		e.seen[c.Seq] = true
+		e.lastSeq = max(e.lastSeq, c.Seq)
+	}
+	return nil
+}
+
+// apply brings the agents' cards in the index to their current state in the store.
+func (ix *Index) apply(ctx context.Context, tenant tenants.ID, e *indexEntry, agents []string) error {
+	// Apply the current state of each changed card, not the entry's: replaying is idempotent
+	// and the order of entries stops mattering.
+	current := make(map[string]cards.Card, len(agents))
+	err := getInBatches(ctx, ix.store, tenant, agents, func(batch []cards.Card) {
+		for _, c := range batch {
+			current[c.AgentID] = c
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("sync index of %q: %w", tenant, err)
+	}
+	e.x.mu.Lock()
+	for _, id := range agents {
+		if c, ok := current[id]; ok {
+			e.x.upsert(c)
+		} else {
+			e.x.remove(id)
+		}
+	}
+	e.x.mu.Unlock()
+	return nil
+}
+
+// Follow keeps every loaded tenant's index current with writes made by other replicas: it syncs
+// them every interval, and a tenant at once when notify names it (Postgres LISTEN/NOTIFY). It
+// returns when ctx ends. onError, if set, hears about failed syncs (the next round retries).
+func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-chan tenants.ID, onError func(tenants.ID, error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case tenant := <-notify:
+			ix.syncFollowed(ctx, tenant, onError)
+		case <-t.C:
+			ix.SyncLoaded(ctx, onError)
+		}
+	}
+}
+
+// SyncLoaded syncs every loaded tenant's index once, in tenant order. Follow does it every
+// interval; a change-feed listener does it each time its LISTEN is (re)established, to catch up
+// on the notifications sent while none was in effect, which nobody heard.
+func (ix *Index) SyncLoaded(ctx context.Context, onError func(tenants.ID, error)) {
+	loaded := ix.Loaded()
+	slices.Sort(loaded)
+	for _, tenant := range loaded {
+		ix.syncFollowed(ctx, tenant, onError)
+	}
+}
+
+// syncFollowed syncs the tenant for a follower (an index still building is left to its build)
+// and reports a failure to onError.
+func (ix *Index) syncFollowed(ctx context.Context, tenant tenants.ID, onError func(tenants.ID, error)) {
+	if err := ix.sync(ctx, tenant, false); err != nil && ctx.Err() == nil && onError != nil {
+		onError(tenant, err)
+	}
+}

@@ -1,0 +1,182 @@
+package search
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+var _ cards.Indexer = (*Index)(nil)
+
+// Index keeps a search index per tenant in memory, built from the store on the tenant's first
+// search and kept current from the change feed: synchronously after every write on this replica,
+// and by Follow for writes on other replicas.
+type Index struct {
+	store cards.Store
+	feed  Feed
+	// Window is how far back each sync reads the feed again (see defaultFeedWindow); set it to
+	// at least the longest a write's transaction can stay open (server.requestTimeout).
+	Window time.Duration
+
+	mu      sync.Mutex
+	tenants map[tenants.ID]*indexEntry
+}
+
+type indexEntry struct {
+	built chan struct{}
+	err   error
+	x     *tenantIndex
+	cache renderCache
+
+	syncMu   sync.Mutex
+	snapshot int64          // the feed position the build's snapshot of the cards is after
+	lastSeq  int64          // the highest sequence number applied
+	marks    []mark         // lastSeq over the last feedWindow, oldest first
+	seen     map[int64]bool // entries applied at or above the oldest mark
+}
+
+// NewIndex returns an empty index over store and feed.
+func NewIndex(store cards.Store, feed Feed) *Index {
+	return &Index{store: store, feed: feed, tenants: map[tenants.ID]*indexEntry{}, Window: defaultFeedWindow}
+}
+
+// entry returns the tenant's index, building it on first use; concurrent first searches wait for
+// one build.
+func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, error) {
+	ix.mu.Lock()
+	e, ok := ix.tenants[tenant]
+	if !ok {
+		e = &indexEntry{built: make(chan struct{})}
+		ix.tenants[tenant] = e
+	}
+	ix.mu.Unlock()
+	if ok {
+		select {
+		case <-e.built:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e.err != nil {
+			return nil, e.err
+		}
+		return e, nil
+	}
+	// The build serves every search that waits for it, so it does not end with the first
+	// searcher's request; it has a deadline of its own.
+	buildCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
+	e.err = ix.build(buildCtx, tenant, e)
+	cancel()
+	close(e.built)
+	if e.err != nil {
+		ix.mu.Lock()
+		if ix.tenants[tenant] == e {
+			delete(ix.tenants, tenant)
+		}
+		ix.mu.Unlock()
+		return nil, e.err
+	}
+	return e, nil
+}
+
+// buildTimeout bounds building one tenant's index.
+const buildTimeout = 5 * time.Minute
+
+func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) error {
+	// Note the feed position first: whatever changes after it is replayed below, so a write
+	// racing with the build is never lost. The first sync reads back to the entries written a
+	// Window before the build began, for writes whose numbers were taken before the snapshot
+	// but committed after it.
+	start := time.Now()
+	last, err := ix.feed.LastSeq(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	floor, err := ix.feed.SeqBefore(ctx, tenant, start.Add(-ix.Window))
+	if err != nil {
+		return err
+	}
+	x := newTenantIndex()
+	ids, err := ix.store.IDs(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	if err := loadInBatches(ctx, ix.store, tenant, ids, x.load); err != nil {
+		return err
+	}
+	e.x, e.snapshot, e.lastSeq, e.seen = x, last, last, map[int64]bool{}
+	e.marks = []mark{{at: start, seq: floor}}
+	return ix.syncEntry(ctx, tenant, e)
+}
+
+// Loaded reports the tenants whose index is in memory.
+func (ix *Index) Loaded() []tenants.ID {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	out := make([]tenants.ID, 0, len(ix.tenants))
+	for t := range ix.tenants {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Drop forgets the tenant's index (the tenant was deleted); a later search rebuilds it.
+func (ix *Index) Drop(tenant tenants.ID) {
+	ix.mu.Lock()
+	delete(ix.tenants, tenant)
+	ix.mu.Unlock()
+}
+
+// dropEntry forgets e if it is still the tenant's index (not a newer one built meanwhile).
+func (ix *Index) dropEntry(tenant tenants.ID, e *indexEntry) {
+	ix.mu.Lock()
+	if ix.tenants[tenant] == e {
+		delete(ix.tenants, tenant)
+	}
+	ix.mu.Unlock()
+}
+
+// search runs a compiled query on the tenant's index. For each card of the page it also returns
+// the cached rendering of the indexed version, when there is one (nil otherwise).
+func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool) ([]candidate, []*rendered, int, *position, error) {
+	e, err := ix.entry(ctx, tenant)
+	if err != nil {
+		return nil, nil, 0, nil, err
+	}
+	e.x.mu.RLock()
+	defer e.x.mu.RUnlock()
+	page, total, next := e.x.search(p, readable)
+	cached := make([]*rendered, len(page))
+	for i, c := range page {
+		d := &e.x.docs[e.x.byID[c.agentID]]
+		cached[i] = e.cache.get(c.agentID, d.cardID, d.revision)
+	}
+	return page, cached, total, next, nil
+}
+
+// remember caches the rendering of c if c is the version the index holds, so later answers
+// need neither the database nor JSON encoding.
+func (ix *Index) remember(tenant tenants.ID, c cards.Card, r *rendered) {
+	ix.mu.Lock()
+	e, ok := ix.tenants[tenant]
+	ix.mu.Unlock()
+	if !ok {
+		return
+	}
+	select {
+	case <-e.built:
+	default:
+		return // still building: e.x is not ours to read yet
+	}
+	if e.err != nil {
+		return
+	}
+	e.x.mu.RLock()
+	defer e.x.mu.RUnlock()
+	n, ok := e.x.byID[c.AgentID]
+	if ok && e.x.docs[n].cardID == c.ID && e.x.docs[n].revision == c.Revision {
+		e.cache.put(c.AgentID, r)
+	}
+}

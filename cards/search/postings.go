@@ -1,0 +1,120 @@
+package search
+
+import (
+	"slices"
+)
+
+// postings are the lists of documents, in ascending order, for each value searched.
+type postings struct {
+	protocols, tags, caps map[string][]uint32
+	trigrams              map[string][]uint32
+	// terms holds doc<<2 | best field for each token; by pointer, so adding to a list costs one
+	// map lookup.
+	terms map[string]*[]uint32
+	// vocab3 lists the tokens that start with each 3-byte prefix, for the prefix match.
+	vocab3 map[string][]string
+}
+
+func newPostings() postings {
+	return postings{protocols: map[string][]uint32{}, tags: map[string][]uint32{}, caps: map[string][]uint32{},
+		trigrams: map[string][]uint32{}, terms: map[string]*[]uint32{}, vocab3: map[string][]string{}}
+}
+
+// post adds document n, analysed as d, to the lists; n is above every document listed. The
+// terms are left out when d has none (analyzeWith posted them already).
+func (p *postings) post(n uint32, d doc) {
+	for _, v := range d.protocols {
+		p.protocols[v] = append(p.protocols[v], n)
+	}
+	for _, t := range d.tags {
+		p.tags[t] = append(p.tags[t], n)
+	}
+	for _, cp := range d.capabilities {
+		p.caps[cp] = append(p.caps[cp], n)
+	}
+	for _, g := range trigramsOf(d.name) {
+		p.trigrams[g] = append(p.trigrams[g], n)
+	}
+	for tok, f := range d.terms {
+		p.term(tok, n<<2|uint32(f))
+	}
+}
+
+// termOf records that document n, the newest in the lists, has tok in field, keeping the best
+// field when tok occurs more than once in it.
+func (p *postings) termOf(tok string, n uint32, field uint8) {
+	if list := p.terms[tok]; list != nil && len(*list) > 0 {
+		if last := &(*list)[len(*list)-1]; *last>>2 == n {
+			*last = max(*last, n<<2|uint32(field))
+			return
+		}
+	}
+	p.term(tok, n<<2|uint32(field))
+}
+
+// term appends entries to the token's list, creating it (and its prefix entry) if new.
+func (p *postings) term(tok string, entries ...uint32) {
+	list := p.terms[tok]
+	if list == nil {
+		list = new([]uint32)
+		p.terms[tok] = list
+		if len(tok) >= minPrefix {
+			p.vocab3[tok[:minPrefix]] = append(p.vocab3[tok[:minPrefix]], tok)
+		}
+	}
+	*list = append(*list, entries...)
+}
+
+// merge appends the lists of q, whose documents all come after those of p.
+func (p *postings) merge(q postings) {
+	for _, pair := range []struct{ into, from map[string][]uint32 }{
+		{p.protocols, q.protocols}, {p.tags, q.tags}, {p.caps, q.caps}, {p.trigrams, q.trigrams},
+	} {
+		for k, list := range pair.from {
+			pair.into[k] = append(pair.into[k], list...)
+		}
+	}
+	for tok, list := range q.terms {
+		p.term(tok, *list...)
+	}
+}
+
+// trigramsOf returns the distinct 3-byte windows of s (lowercased already).
+func trigramsOf(s string) []string {
+	if len(s) < 3 {
+		return nil
+	}
+	out := make([]string, 0, len(s)-2)
+	for i := 0; i+3 <= len(s); i++ {
+		out = append(out, s[i:i+3])
+	}
+	return sortedSet(out)
+}
+
+// intersect returns the values in both sorted lists, a being the shorter. It gallops through b
+// (exponential then binary search), so a short list against a long one costs |a|·log|b|.
+func intersect(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, len(a))
+	j := 0
+	for _, v := range a {
+		// Find the first index >= j with b[idx] >= v.
+		step := 1
+		hi := j
+		for hi < len(b) && b[hi] < v {
+			j = hi + 1
+			hi += step
+			step *= 2
+		}
+		hi = min(hi+1, len(b)) // b[hi] >= v, if it exists: the answer is in b[j:hi+1]
+		k, found := slices.BinarySearch(b[j:hi], v)
+		j += k
+		if j >= len(b) {
+			break
+		}
+		if found {
+			out = append(out, v)
+			j++
+		}
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package search
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentcards/agentcards/cards"
+)
+
+// Query is a search over one tenant's cards. Every filter is all-of; an empty query lists every
+// card the caller may read.
+type Query struct {
+	// Protocols and Tags match case-insensitively; Capabilities by exact name.
+	Protocols    []string `json:"protocols"`
+	Capabilities []string `json:"capabilities"`
+	Tags         []string `json:"tags"`
+	// Name is a case-insensitive substring of the card's name; no character is special.
+	Name string `json:"name"`
+	// Q is free text, ranked.
+	Q string `json:"q"`
+	// Resources are URIs that the card's resources must cover.
+	Resources []string `json:"resources"`
+	Limit     int      `json:"limit"`
+	Cursor    string   `json:"cursor"`
+}
+
+// plan is a validated query in the form the matchers use.
+type plan struct {
+	protocols, capabilities, tags []string
+	name                          string // lowercased
+	resources                     []resourcePattern
+	terms                         []term // distinct query tokens of q
+	limit                         int
+	after                         *position
+	fingerprint                   uint64
+}
+
+// term is one distinct token of q. prefix: it is the word being typed and may match as a prefix.
+type term struct {
+	text   string
+	prefix bool
+}
+
+// minPrefix is the shortest last word that may match as a prefix ("sum" finds "summary").
+const minPrefix = 3
+
+// compile validates q and turns it into a plan; each error names the parameter.
+func (q Query) compile() (plan, error) {
+	p := plan{limit: q.Limit}
+	if p.limit == 0 {
+		p.limit = DefaultLimit
+	}
+	if p.limit < 1 || p.limit > MaxLimit {
+		return plan{}, fmt.Errorf("limit: must be between 1 and %d, got %d: %w", MaxLimit, q.Limit, cards.ErrInvalid)
+	}
+	var err error
+	if p.protocols, err = normalizeList("protocol", q.Protocols, strings.ToLower); err != nil {
+		return plan{}, err
+	}
+	if p.tags, err = normalizeList("tag", q.Tags, strings.ToLower); err != nil {
+		return plan{}, err
+	}
+	if p.capabilities, err = normalizeList("capability", q.Capabilities, func(s string) string { return s }); err != nil {
+		return plan{}, err
+	}
+	if len(q.Name) > cards.MaxShortText {
+		return plan{}, fmt.Errorf("name: longer than %d bytes: %w", cards.MaxShortText, cards.ErrInvalid)
+	}
+	p.name = strings.ToLower(q.Name)
+	for i, r := range q.Resources {
+		rp, err := parseResource(r)
+		if err != nil {
+			return plan{}, fmt.Errorf("resource[%d]: %q %v: %w", i, r, err, cards.ErrInvalid)
+		}
+		p.resources = append(p.resources, rp)
+	}
+	if len(q.Q) > 1024 {
+		return plan{}, fmt.Errorf("q: longer than 1024 bytes: %w", cards.ErrInvalid)
+	}
+	seen := map[string]int{}
+	// The last word may be a prefix whatever follows it ("summar " as well as "summar").
+	text := strings.TrimRightFunc(q.Q, func(r rune) bool { return !isWordRune(r) })
+	tokenize(text, func(tok string, atEnd bool) {
+		prefix := atEnd && utf8.RuneCountInString(tok) >= minPrefix
+		if i, ok := seen[tok]; ok {
+			p.terms[i].prefix = p.terms[i].prefix || prefix
+			return
+		}
+		seen[tok] = len(p.terms)
+		p.terms = append(p.terms, term{text: tok, prefix: prefix})
+	})
+	if strings.TrimSpace(q.Q) != "" && len(p.terms) == 0 {
+		return plan{}, fmt.Errorf("q: has no letters or digits to search for: %w", cards.ErrInvalid)
+	}
+	if len(p.terms) > 32 {
+		return plan{}, fmt.Errorf("q: more than 32 distinct tokens (a compound such as a_b counts as three): %w", cards.ErrInvalid)
+	}
+	p.fingerprint = q.fingerprint(p)
+	if q.Cursor != "" {
+		pos, err := decodePosition(q.Cursor)
+		if err != nil {
+			return plan{}, fmt.Errorf("cursor: not a cursor (pass nextCursor as it came): %w", cards.ErrInvalid)
+		}
+		if pos.Query != p.fingerprint {
+			return plan{}, fmt.Errorf("cursor: a cursor of another query (the filters and q must stay the same while paging): %w", cards.ErrInvalid)
+		}
+		p.after = &pos
+	}
+	return p, nil
+}
+
+// normalizeList lowercases (or not), sorts and dedupes a repeatable parameter; empty values are
+// refused, since "protocol=" is more likely a bug than a wish to match everything.
+func normalizeList(name string, in []string, norm func(string) string) ([]string, error) {
+	if len(in) > 32 {
+		return nil, fmt.Errorf("%s: at most 32 values: %w", name, cards.ErrInvalid)
+	}
+	out := make([]string, 0, len(in))
+	for _, v := range in {
+		v = norm(strings.TrimSpace(v))
+		if v == "" {
+			return nil, fmt.Errorf("%s: must not be empty: %w", name, cards.ErrInvalid)
+		}
+		if len(v) > cards.MaxShortText {
+			return nil, fmt.Errorf("%s: longer than %d bytes: %w", name, cards.MaxShortText, cards.ErrInvalid)
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// fingerprint identifies the filters of a query (not its page), so a cursor of another query is
+// refused instead of silently paging through something else.
+func (q Query) fingerprint(p plan) uint64 {
+	h := sha256.New()
+	for _, part := range [][]string{p.protocols, p.capabilities, p.tags, {p.name}, q.Resources, {strings.ToLower(q.Q)}} {
+		for _, s := range part {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{1})
+	}
+	return binary.BigEndian.Uint64(h.Sum(nil))
+}
