@@ -9,8 +9,9 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/go-jose/go-jose/v4"
+
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -20,7 +21,7 @@ type ImportRequest struct {
 	Card    json.RawMessage `json:"card,omitempty"`
 	URL     string          `json:"url,omitempty"`
 	// Keys verify the card's signatures, before any jku the signatures name.
-	Keys *token.JWKS `json:"keys,omitempty"`
+	Keys *jose.JSONWebKeySet `json:"keys,omitempty"`
 	// AllowInvalidSignature stores a card whose signature is invalid (the record says so).
 	AllowInvalidSignature bool       `json:"allowInvalidSignature,omitempty"`
 	Visibility            Visibility `json:"visibility,omitempty"`
