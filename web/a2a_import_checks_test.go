@@ -1,7 +1,10 @@
 package web_test
 
 import (
+	"bytes"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,12 +16,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/gowebpki/jcs"
 
-	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
@@ -78,7 +82,7 @@ func importedCheck(t *testing.T, r response) signatureCheck {
 }
 
 // importSignatureEnv is a server with tenant acme, an Ed25519 key k1 and the JWKS holding it.
-func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any) response, ed25519.PrivateKey, token.JWKS) {
+func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any) response, ed25519.PrivateKey, jose.JSONWebKeySet) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
 	e.mkTenant("acme", "alice")
 	alice := e.token("alice", "acme", false)
@@ -86,7 +90,7 @@ func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := token.JWKS{Keys: []token.JWK{{Kty: "OKP", Crv: "Ed25519", X: b64(pub), Kid: "k1", Alg: "EdDSA"}}}
+	keys := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "k1", Algorithm: "EdDSA"}}}
 	imp := func(id string, body map[string]any) response {
 		body["agentId"] = id
 		return e.do("POST", "/v1/tenants/acme/cards/import", alice, body)
@@ -99,8 +103,8 @@ func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any
 // and a jku the outbound guard refuses is never fetched.
 func TestA2AImportJKUFailures(t *testing.T) {
 	e, imp, priv, keys := importSignatureEnv(t)
-	otherKid := token.JWKS{Keys: []token.JWK{keys.Keys[0]}}
-	otherKid.Keys[0].Kid = "k2"
+	otherKid := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{keys.Keys[0]}}
+	otherKid.Keys[0].KeyID = "k2"
 	var mu sync.Mutex
 	hits := map[string]int{}
 	jku := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -180,10 +184,7 @@ func TestA2AImportJKUFailures(t *testing.T) {
 func TestA2AImportRefusesWeakAlgorithms(t *testing.T) {
 	_, imp, _, keys := importSignatureEnv(t)
 	c := sampleV1(t)
-	pub, err := base64.RawURLEncoding.DecodeString(keys.Keys[0].X)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := []byte(keys.Keys[0].Key.(ed25519.PublicKey))
 	hs256 := func(key []byte) func([]byte) []byte {
 		return func(input []byte) []byte { m := hmac.New(sha256.New, key); m.Write(input); return m.Sum(nil) }
 	}
@@ -193,7 +194,7 @@ func TestA2AImportRefusesWeakAlgorithms(t *testing.T) {
 	}{
 		{"none", jwsFor(t, c, map[string]any{"alg": "none", "kid": "k1"}, func([]byte) []byte { return nil })},
 		{"hs256-public-key", jwsFor(t, c, map[string]any{"alg": "HS256", "kid": "k1"}, hs256(pub))},
-		{"hs256-jwk-x", jwsFor(t, c, map[string]any{"alg": "HS256", "kid": "k1"}, hs256([]byte(keys.Keys[0].X)))},
+		{"hs256-jwk-x", jwsFor(t, c, map[string]any{"alg": "HS256", "kid": "k1"}, hs256([]byte(b64(pub))))},
 		{"hs512", jwsFor(t, c, map[string]any{"alg": "HS512", "kid": "k1"}, hs256(pub))},
 		{"unknown-alg", jwsFor(t, c, map[string]any{"alg": "XX999", "kid": "k1"}, hs256(pub))},
 		{"no-alg", jwsFor(t, c, map[string]any{"kid": "k1"}, hs256(pub))},
@@ -369,5 +370,71 @@ func TestA2AImportRedirects(t *testing.T) {
 	defer mu.Unlock()
 	if otherHits != 0 {
 		t.Fatalf("the other host was fetched %d times", otherHits)
+	}
+}
+
+// TestA2AImportRefusesJWSExtensions: a signature whose header uses a JWS extension never verifies,
+// even with the right key: RFC 7515 §4.1.11 asks a verifier to reject a "crit" it does not
+// understand, and we understand none. go-jose alone would let through an empty or null crit, and
+// RFC 7797 unencoded payloads (b64: false) with or without crit; the card stays "unverified".
+func TestA2AImportRefusesJWSExtensions(t *testing.T) {
+	_, imp, priv, keys := importSignatureEnv(t)
+	c := sampleV1(t)
+	// unencoded signs as RFC 7797 asks: over the payload itself, not over its base64url.
+	unencoded := func(input []byte) []byte {
+		protected, enc, _ := bytes.Cut(input, []byte("."))
+		payload, err := base64.RawURLEncoding.DecodeString(string(enc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ed25519.Sign(priv, slices.Concat(protected, []byte("."), payload))
+	}
+	header := func(extra map[string]any) map[string]any {
+		h := map[string]any{"alg": "EdDSA", "kid": "k1", "typ": "JOSE"}
+		maps.Copy(h, extra)
+		return h
+	}
+	for _, tc := range []struct {
+		id  string
+		sig map[string]any
+	}{
+		{"crit-exp", jwsFor(t, c, header(map[string]any{"crit": []string{"exp"}, "exp": 1}), edSigner(priv))},
+		{"crit-empty", jwsFor(t, c, header(map[string]any{"crit": []string{}}), edSigner(priv))},
+		{"crit-null", jwsFor(t, c, header(map[string]any{"crit": nil}), edSigner(priv))},
+		{"crit-b64-true", jwsFor(t, c, header(map[string]any{"crit": []string{"b64"}, "b64": true}), edSigner(priv))},
+		{"crit-b64-false", jwsFor(t, c, header(map[string]any{"crit": []string{"b64"}, "b64": false}), unencoded)},
+		{"b64-false", jwsFor(t, c, header(map[string]any{"b64": false}), unencoded)},
+	} {
+		r := imp(tc.id, map[string]any{"card": withSignatures(t, tc.sig), "keys": keys})
+		expect(t, r, http.StatusCreated)
+		if got := importedCheck(t, r); got.Status != "unverified" || got.Reason == "" || got.Kid != "" {
+			t.Errorf("%s: signature record %+v, want unverified", tc.id, got)
+		}
+	}
+	r := imp("control", map[string]any{"card": withSignatures(t, jwsFor(t, c, header(nil), edSigner(priv))), "keys": keys})
+	if got := importedCheck(t, r); got.Status != "verified" {
+		t.Fatalf("control: %+v", got)
+	}
+}
+
+// TestA2AImportKeyMustFitTheAlgorithm: a key of the right kid but another curve or type (go-jose
+// reads P-384 and RSA keys) does not check an ES256 signature; with no usable key the card is
+// "unverified", not "invalid".
+func TestA2AImportKeyMustFitTheAlgorithm(t *testing.T) {
+	_, imp, _, _ := importSignatureEnv(t)
+	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Any 64 bytes: the key must not be used, so the signature is never looked at.
+	sign := func([]byte) []byte { return make([]byte, 64) }
+	for _, alg := range []string{"ES256", ""} {
+		keys := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &p384.PublicKey, KeyID: "k1", Algorithm: alg}}}
+		sig := jwsFor(t, sampleV1(t), map[string]any{"alg": "ES256", "kid": "k1", "typ": "JOSE"}, sign)
+		r := imp("p384-"+alg, map[string]any{"card": withSignatures(t, sig), "keys": keys})
+		expect(t, r, http.StatusCreated)
+		if got := importedCheck(t, r); got.Status != "unverified" || got.Kid != "" {
+			t.Errorf("P-384 key, alg %q: signature record %+v, want unverified", alg, got)
+		}
 	}
 }

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/gowebpki/jcs"
 
-	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
@@ -112,8 +112,7 @@ func TestA2AImportSignatures(t *testing.T) {
 		e.mkTenant("acme", "alice")
 		alice := e.token("alice", "acme", false)
 		pub, priv, _ := ed25519.GenerateKey(rand.Reader)
-		jwk := token.JWK{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(pub), Kid: "k1", Alg: "EdDSA"}
-		keys := token.JWKS{Keys: []token.JWK{jwk}}
+		keys := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "k1", Algorithm: "EdDSA"}}}
 		agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_ = json.NewEncoder(w).Encode(keys)
 		}))

@@ -5,7 +5,11 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -37,7 +41,7 @@ func TestServiceKeysSignAndPublish(t *testing.T) {
 				t.Fatal(err)
 			}
 			set := keys.JWKS()
-			if len(set.Keys) != 2 || set.Keys[0].Kid != newKey.ID || set.Keys[0].Alg != name || oldKey.ID == newKey.ID {
+			if len(set.Keys) != 2 || set.Keys[0].KeyID != newKey.ID || set.Keys[0].Algorithm != name || oldKey.ID == newKey.ID {
 				t.Fatalf("jwks %+v", set)
 			}
 
@@ -47,8 +51,8 @@ func TestServiceKeysSignAndPublish(t *testing.T) {
 			}
 			parsed, err := jwt.Parse(tok, func(tk *jwt.Token) (any, error) {
 				for _, k := range set.Keys {
-					if k.Kid == tk.Header["kid"] {
-						return k.PublicKey()
+					if k.KeyID == tk.Header["kid"] {
+						return k.Key, nil
 					}
 				}
 				return nil, jwt.ErrTokenUnverifiable
@@ -58,11 +62,16 @@ func TestServiceKeysSignAndPublish(t *testing.T) {
 			}
 
 			payload := []byte(`{"a":1}`)
-			protected, sig, err := keys.SignDetached(map[string]any{"typ": "JOSE"}, payload)
+			// The caller's header cannot name another algorithm or key.
+			protected, sig, err := keys.SignDetached(map[string]any{"typ": "JOSE", "alg": "none", "kid": "x"}, payload)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pub, _ := set.Keys[0].PublicKey()
+			hb, _ := base64.RawURLEncoding.DecodeString(protected)
+			if want := `{"alg":"` + name + `","kid":"` + newKey.ID + `","typ":"JOSE"}`; string(hb) != want {
+				t.Fatalf("protected header %s, want %s", hb, want)
+			}
+			pub := set.Keys[0].Key
 			raw, _ := base64.RawURLEncoding.DecodeString(sig)
 			input := protected + "." + base64.RawURLEncoding.EncodeToString(payload)
 			if err := jwt.GetSigningMethod(name).Verify(input, raw, pub); err != nil {
@@ -85,4 +94,50 @@ func mustP384(t *testing.T) *ecdsa.PrivateKey {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// TestServiceKeyIDs: a key's id is its RFC 7638 SHA-256 thumbprint, so the ids of configured keys
+// do not change with the code that computes them, and the JWKS has the members verifiers read.
+func TestServiceKeyIDs(t *testing.T) {
+	// RFC 8037 appendix A.1 and A.3: an Ed25519 key and its thumbprint.
+	seed, _ := base64.RawURLEncoding.DecodeString("nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A")
+	ed, err := NewServiceKey(ed25519.NewKeyFromSeed(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ed.ID != "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k" || ed.Alg != "EdDSA" {
+		t.Errorf("Ed25519 key %s %s", ed.ID, ed.Alg)
+	}
+	priv, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ec, err := NewServiceKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := NewServiceKeys(ed, ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := json.Marshal(keys.JWKS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set struct{ Keys []map[string]string }
+	if err := json.Unmarshal(doc, &set); err != nil || len(set.Keys) != 2 {
+		t.Fatalf("%s: %v", doc, err)
+	}
+	// RFC 7638 §3: the required members, in lexicographic order, without whitespace.
+	canon := fmt.Sprintf(`{"crv":"P-256","kty":"EC","x":"%s","y":"%s"}`, set.Keys[0]["x"], set.Keys[0]["y"])
+	sum := sha256.Sum256([]byte(canon))
+	want := []map[string]string{
+		{"kty": "EC", "crv": "P-256", "x": set.Keys[0]["x"], "y": set.Keys[0]["y"], "kid": base64.RawURLEncoding.EncodeToString(sum[:]), "alg": "ES256", "use": "sig"},
+		{"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "kid": ed.ID, "alg": "EdDSA", "use": "sig"},
+	}
+	for i := range want {
+		if !maps.Equal(set.Keys[i], want[i]) || len(set.Keys[i]["x"]) != 43 {
+			t.Errorf("key %d: %v, want %v", i, set.Keys[i], want[i])
+		}
+	}
+	if ec.ID != want[0]["kid"] {
+		t.Errorf("P-256 key id %s, want %s", ec.ID, want[0]["kid"])
+	}
 }

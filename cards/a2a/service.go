@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-jose/go-jose/v4"
+
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
@@ -33,7 +34,7 @@ type ImportRequest struct {
 	Card    json.RawMessage `json:"card,omitempty"`
 	URL     string          `json:"url,omitempty"`
 	// Keys verify the card's signatures, before any jku the signatures name.
-	Keys *token.JWKS `json:"keys,omitempty"`
+	Keys *jose.JSONWebKeySet `json:"keys,omitempty"`
 	// AllowInvalidSignature stores a card whose signature is invalid (the record says so).
 	AllowInvalidSignature bool             `json:"allowInvalidSignature,omitempty"`
 	Visibility            cards.Visibility `json:"visibility,omitempty"`

@@ -5,16 +5,17 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
-	"github.com/golang-jwt/jwt/v5"
+	"github.com/go-jose/go-jose/v4"
 	"github.com/gowebpki/jcs"
 
-	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 )
 
@@ -74,16 +75,21 @@ func SignCard(signer CardSigner, card any) ([]byte, error) {
 
 // jwsHeader is the part of a protected header verification reads.
 type jwsHeader struct {
-	Alg string `json:"alg"`
-	Kid string `json:"kid"`
-	Jku string `json:"jku"`
+	Alg, Kid, Jku string
+	// extension is set when the header has "crit" or "b64": RFC 7515 §4.1.11 asks a verifier to
+	// reject extensions it does not understand, and we implement none (not even RFC 7797's b64,
+	// which go-jose would honour).
+	extension bool
 }
+
+// algorithms are the JWS algorithms of the keys card signatures are checked with.
+var algorithms = []jose.SignatureAlgorithm{jose.ES256, jose.EdDSA}
 
 // verifier finds the keys that check an imported card's signatures.
 type verifier struct {
-	keys    *token.JWKS // given in the request
-	fetch   Doer        // for jku; nil means jku is not followed
-	jkuSets map[string]*token.JWKS
+	keys    *jose.JSONWebKeySet // given in the request
+	fetch   Doer                // for jku; nil means jku is not followed
+	jkuSets map[string]*jose.JSONWebKeySet
 }
 
 // verify checks every signature on the card as received. Any signature that a found key
@@ -123,28 +129,56 @@ func (v *verifier) verify(ctx context.Context, raw []byte) cards.SignatureCheck 
 }
 
 func (v *verifier) verifyOne(ctx context.Context, s AgentCardSignature, payload []byte) cards.SignatureCheck {
-	hb, err := base64.RawURLEncoding.DecodeString(s.Protected)
-	var h jwsHeader
-	if err != nil || json.Unmarshal(hb, &h) != nil {
+	h, ok := readHeader(s.Protected)
+	if !ok {
 		return cards.SignatureCheck{Status: cards.SignatureInvalid, Reason: "the protected header is not base64url JSON"}
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(s.Signature)
-	if err != nil {
+	if _, err := base64.RawURLEncoding.DecodeString(s.Signature); err != nil {
 		return cards.SignatureCheck{Status: cards.SignatureInvalid, Reason: "the signature is not base64url"}
 	}
-	method := jwt.GetSigningMethod(h.Alg)
-	if method == nil || h.Alg == "none" || strings.HasPrefix(h.Alg, "HS") {
+	if !slices.Contains(algorithms, jose.SignatureAlgorithm(h.Alg)) {
 		return cards.SignatureCheck{Status: cards.SignatureUnverified, Reason: fmt.Sprintf("algorithm %q is not supported", h.Alg)}
+	}
+	if h.extension {
+		return cards.SignatureCheck{Status: cards.SignatureUnverified, Reason: "the protected header uses a JWS extension (crit, b64), and none is supported"}
+	}
+	jws, err := jose.ParseDetached(s.Protected+".."+s.Signature, payload, algorithms)
+	if err != nil {
+		// A member go-jose checks and we do not read, such as a "jwk" that is not a public key.
+		return cards.SignatureCheck{Status: cards.SignatureInvalid, Reason: "the protected header is not a valid JWS header"}
 	}
 	key, source, reason := v.findKey(ctx, h)
 	if key == nil {
 		return cards.SignatureCheck{Status: cards.SignatureUnverified, Reason: reason}
 	}
-	input := s.Protected + "." + base64.RawURLEncoding.EncodeToString(payload)
-	if err := method.Verify(input, sig, key); err != nil {
+	if _, err := jws.Verify(key); err != nil {
 		return cards.SignatureCheck{Status: cards.SignatureInvalid, Reason: "the signature does not match the card", KeyID: h.Kid, KeySource: source}
 	}
 	return cards.SignatureCheck{Status: cards.SignatureVerified, KeyID: h.Kid, KeySource: source}
+}
+
+// readHeader decodes a protected header as go-jose reads it: member names match exactly (a
+// struct would take "ALG" for "alg"), and the base64url must be the canonical encoding, since
+// go-jose checks the signature over its own encoding of the bytes, not over the text received.
+func readHeader(protected string) (jwsHeader, bool) {
+	hb, err := base64.RawURLEncoding.DecodeString(protected)
+	if err != nil || base64.RawURLEncoding.EncodeToString(hb) != protected {
+		return jwsHeader{}, false
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(hb, &members); err != nil {
+		return jwsHeader{}, false
+	}
+	var h jwsHeader
+	for name, dst := range map[string]*string{"alg": &h.Alg, "kid": &h.Kid, "jku": &h.Jku} {
+		if raw, ok := members[name]; ok && json.Unmarshal(raw, dst) != nil {
+			return jwsHeader{}, false
+		}
+	}
+	_, crit := members["crit"]
+	_, b64 := members["b64"]
+	h.extension = crit || b64
+	return h, true
 }
 
 // findKey looks for the signature's key in the request's keys, then at its jku.
@@ -166,7 +200,7 @@ func (v *verifier) findKey(ctx context.Context, h jwsHeader) (crypto.PublicKey, 
 	return nil, "", fmt.Sprintf("jku %s has no usable key with kid %q", h.Jku, h.Kid)
 }
 
-func (v *verifier) fetchJWKS(ctx context.Context, jku string) (*token.JWKS, error) {
+func (v *verifier) fetchJWKS(ctx context.Context, jku string) (*jose.JSONWebKeySet, error) {
 	if set, ok := v.jkuSets[jku]; ok {
 		return set, nil
 	}
@@ -180,44 +214,64 @@ func (v *verifier) fetchJWKS(ctx context.Context, jku string) (*token.JWKS, erro
 	if err != nil {
 		return nil, err
 	}
-	var set token.JWKS
-	if err := json.Unmarshal(body, &set); err != nil {
-		return nil, errors.New("the key set is not a JWKS")
+	set, err := readJWKS(body)
+	if err != nil {
+		return nil, err
 	}
 	if v.jkuSets == nil {
-		v.jkuSets = map[string]*token.JWKS{}
+		v.jkuSets = map[string]*jose.JSONWebKeySet{}
 	}
-	v.jkuSets[jku] = &set
-	return &set, nil
+	v.jkuSets[jku] = set
+	return set, nil
+}
+
+// readJWKS reads a JWKS as RFC 7517 §5 asks: a key go-jose cannot read (a "kty" or curve it does
+// not know, a missing member) is ignored rather than failing the set. It stays as an empty entry,
+// so that the single-key rule of pickKey counts the keys the signer published.
+func readJWKS(body []byte) (*jose.JSONWebKeySet, error) {
+	var raw struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, errors.New("the key set is not a JWKS")
+	}
+	set := &jose.JSONWebKeySet{Keys: make([]jose.JSONWebKey, len(raw.Keys))}
+	for i, k := range raw.Keys {
+		if err := set.Keys[i].UnmarshalJSON(k); err != nil {
+			set.Keys[i] = jose.JSONWebKey{}
+		}
+	}
+	return set, nil
 }
 
 // pickKey returns the key with the header's kid, or the only key when the header has no kid,
 // provided its algorithm agrees with the header's.
-func pickKey(set *token.JWKS, h jwsHeader) crypto.PublicKey {
+func pickKey(set *jose.JSONWebKeySet, h jwsHeader) crypto.PublicKey {
 	if set == nil {
 		return nil
 	}
 	for _, k := range set.Keys {
-		if (h.Kid != "" && k.Kid != h.Kid) || (h.Kid == "" && len(set.Keys) != 1) {
+		if (h.Kid != "" && k.KeyID != h.Kid) || (h.Kid == "" && len(set.Keys) != 1) {
 			continue
 		}
-		if k.Alg != "" && k.Alg != h.Alg {
+		if k.Algorithm != "" && k.Algorithm != h.Alg {
 			continue
 		}
-		pub, err := k.PublicKey()
-		if err == nil && keyFits(pub, h.Alg) {
-			return pub
+		if keyFits(k.Key, h.Alg) {
+			return k.Key
 		}
 	}
 	return nil
 }
 
+// keyFits tells whether pub is a public key of alg; go-jose also reads P-384 and RSA keys, and
+// private ones.
 func keyFits(pub crypto.PublicKey, alg string) bool {
-	switch pub.(type) {
+	switch k := pub.(type) {
 	case ed25519.PublicKey:
-		return alg == "EdDSA"
+		return alg == string(jose.EdDSA)
 	case *ecdsa.PublicKey:
-		return alg == "ES256"
+		return alg == string(jose.ES256) && k.Curve == elliptic.P256()
 	}
 	return false
 }
