@@ -78,6 +78,16 @@ func Delegator(ctx context.Context) (Principal, error) {
 	return p, nil
 }
 
+// Visitor checks the caller of an open entry point (the A2A card and agent list): anyone may
+// call, with or without a token, except an agent with a delegation token, which is no credential
+// there either.
+func Visitor(ctx context.Context) error {
+	if p, ok := PrincipalFrom(ctx); ok && p.Delegated {
+		return ErrUnauthenticated
+	}
+	return nil
+}
+
 // RequirePlatformAdmin fails unless the caller is a platform admin.
 func RequirePlatformAdmin(ctx context.Context) error {
 	p, err := Caller(ctx)

@@ -166,7 +166,7 @@ func TestListenResyncCatchesUpTheIndex(t *testing.T) {
 	newTenant(t, db, "acme", "alice")
 	store := storage.NewCardStore(db)
 	index := search.NewIndex(store, store)
-	svc := &search.Service{Store: store, Authz: allowAll{}, Index: index}
+	svc := &search.Service{Store: store, Gate: &tenants.Service{Store: storage.NewTenantStore(db)}, Authz: allowAll{}, Index: index}
 	ctx, cancel := context.WithCancel(authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: "acme"}))
 	defer cancel()
 	found := func() int {

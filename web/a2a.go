@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -39,33 +38,6 @@ func optionalAuth(tokens *token.Tokens, delegationTokens tokenVerifier, log *slo
 	}
 }
 
-// tenantAbsentKey marks an /a2a request whose tenant does not exist or is suspended.
-const tenantAbsentKey = "tenantAbsent"
-
-func tenantAbsent(c echo.Context) bool {
-	absent, _ := c.Get(tenantAbsentKey).(bool)
-	return absent
-}
-
-// publishedTenant lets /a2a/{tenant}/... through only for an existing, active tenant.
-func (h *handlers) publishedTenant(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		t, err := h.Tenants.Published(c.Request().Context(), tenants.ID(c.Param("tenant")))
-		if errors.Is(err, tenants.ErrNotFound) {
-			// The handlers answer as for a tenant without such a card (or without public
-			// cards), after the same checks, so nobody learns from these open routes which
-			// tenants exist.
-			c.Set(tenantAbsentKey, true)
-			return next(c)
-		}
-		if err != nil {
-			return err
-		}
-		c.Set(tenantKey, t.ID)
-		return next(c)
-	}
-}
-
 // a2aVersion reads the version asked for by ?version= or the A2A-Version header; 1.0 by default.
 func a2aVersion(c echo.Context) (string, error) {
 	q, hdr := c.QueryParam("version"), strings.TrimSpace(c.Request().Header.Get(headerA2AVersion))
@@ -91,9 +63,6 @@ func (h *handlers) a2aCard(c echo.Context) error {
 	version, err := a2aVersion(c)
 	if err != nil {
 		return err
-	}
-	if tenantAbsent(c) {
-		return fmt.Errorf("card %q: %w", c.Param("agentId"), cards.ErrNotFound)
 	}
 	card, err := h.A2A.GetA2A(c.Request().Context(), tenantOf(c), c.Param("agentId"))
 	if err != nil {
@@ -148,15 +117,7 @@ func (h *handlers) a2aAgents(c echo.Context) error {
 	if q.Has("cursor") && q.Get("cursor") == "" {
 		return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
 	}
-	var page a2a.AgentPage
-	var err error
-	if tenantAbsent(c) {
-		if _, _, err = a2a.CheckAgentsQuery(limit, q.Get("cursor")); err == nil {
-			page.Items = []a2a.AgentSummary{}
-		}
-	} else {
-		page, err = h.A2A.PublicAgents(c.Request().Context(), tenantOf(c), limit, q.Get("cursor"))
-	}
+	page, err := h.A2A.PublicAgents(c.Request().Context(), tenantOf(c), limit, q.Get("cursor"))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 
+	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
@@ -26,9 +27,13 @@ type AgentPage struct {
 	NextCursor string         `json:"nextCursor,omitempty"`
 }
 
-// PublicAgents lists one page of a tenant's public cards; it needs no caller. The cursor is the
-// base64url of the last agentId shown.
+// PublicAgents lists one page of a tenant's public cards; it needs no caller, and a tenant that
+// does not exist or is suspended lists none. The cursor is the base64url of the last agentId
+// shown.
 func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int, cursor string) (AgentPage, error) {
+	if err := authz.Visitor(ctx); err != nil {
+		return AgentPage{}, err
+	}
 	limit, after, err := CheckAgentsQuery(limit, cursor)
 	if err != nil {
 		return AgentPage{}, err

@@ -18,6 +18,8 @@ import (
 // for, and list a tenant's public agents.
 type Service struct {
 	Store cards.Store
+	// Gate admits callers into tenants; Search must share it.
+	Gate  search.Gate
 	Authz cards.Authorizer
 	// Cards creates imported cards, validated and normalized as every card is.
 	Cards *cards.Service
@@ -44,6 +46,13 @@ type ImportRequest struct {
 // s.Fetch. cards.ErrExists if the agent already has a card; ErrBadSignature for a signature its key
 // rejects, unless AllowInvalidSignature.
 func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (cards.Card, error) {
+	if _, err := authz.Caller(ctx); err != nil {
+		return cards.Card{}, err
+	}
+	ctx, err := s.Gate.Enter(ctx, string(tenant))
+	if err != nil {
+		return cards.Card{}, err
+	}
 	var req ImportRequest
 	if err := cards.DecodeStrict(body, &req); err != nil {
 		return cards.Card{}, err
@@ -87,9 +96,20 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 
 // GetA2A returns the card an A2A client asks for: a public card to anyone, any other card only
 // to a caller of the tenant (or a platform admin) allowed cards:read on it. Everything else is
-// cards.ErrNotFound, so an anonymous reader learns nothing about cards it may not see.
+// cards.ErrNotFound, so an anonymous reader learns nothing about cards it may not see; a tenant
+// that does not exist or is suspended answers as one without the card.
 func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
+	if err := authz.Visitor(ctx); err != nil {
+		return cards.Card{}, err
+	}
 	notFound := fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+	ctx, err := s.Gate.EnterPublished(ctx, string(tenant))
+	if errors.Is(err, tenants.ErrNotFound) {
+		return cards.Card{}, notFound
+	}
+	if err != nil {
+		return cards.Card{}, err
+	}
 	if cards.ValidateAgentID(agentID) != nil {
 		return cards.Card{}, notFound
 	}

@@ -2,10 +2,12 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 
+	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -19,12 +21,24 @@ type PublicPage struct {
 }
 
 // Public returns up to limit of the tenant's public cards after the agentId after (from the
-// start when empty). It needs no caller: a public card is readable by anyone. With an Index it
+// start when empty). It needs no caller: a public card is readable by anyone. A tenant that does
+// not exist or is suspended answers as one without public cards, so nobody learns from this
+// open list which tenants exist. With an Index it
 // costs one query for the page however few of the tenant's cards are public; without one it
 // reads the tenant's cards in batches until the page is full, with the same answers.
 func (s *Service) Public(ctx context.Context, tenant tenants.ID, after string, limit int) (PublicPage, error) {
 	if limit < 1 || limit > MaxLimit {
 		return PublicPage{}, fmt.Errorf("limit: must be between 1 and %d, got %d: %w", MaxLimit, limit, cards.ErrInvalid)
+	}
+	if err := authz.Visitor(ctx); err != nil {
+		return PublicPage{}, err
+	}
+	ctx, err := s.Gate.EnterPublished(ctx, string(tenant))
+	if errors.Is(err, tenants.ErrNotFound) {
+		return PublicPage{}, nil
+	}
+	if err != nil {
+		return PublicPage{}, err
 	}
 	if s.Index != nil {
 		return s.publicFromIndex(ctx, tenant, after, limit)

@@ -35,7 +35,7 @@ func TestPublicPages(t *testing.T) {
 		{"zz", 5, "[] "},
 	}
 	for _, withIndex := range []bool{false, true} {
-		s := &Service{Store: store, Authz: hiding(nil)}
+		s := &Service{Store: store, Gate: admitAll{}, Authz: hiding(nil)}
 		if withIndex {
 			s.Index = NewIndex(store, store)
 		}

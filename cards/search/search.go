@@ -6,6 +6,7 @@ package search
 import (
 	"context"
 
+	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -23,9 +24,19 @@ type Authorizer interface {
 	ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error)
 }
 
-// Service is what the API does to find cards: searches, and the list of public cards.
+// Gate admits the caller in ctx into a tenant and returns the context that carries the tenant's
+// policy version: Enter for a caller of the tenant (it exists, is the caller's, is active),
+// EnterPublished for anyone (it exists and is active). tenants.Service is the one gate.
+type Gate interface {
+	Enter(ctx context.Context, tenant string) (context.Context, error)
+	EnterPublished(ctx context.Context, tenant string) (context.Context, error)
+}
+
+// Service is what the API does to find cards: searches, and the list of public cards. Both
+// entry points pass the tenant gate first.
 type Service struct {
 	Store cards.Store
+	Gate  Gate
 	Authz Authorizer
 	// Index answers searches from memory; nil means every search reads the tenant's cards
 	// (search.index: none).
@@ -36,6 +47,13 @@ type Service struct {
 // an Index it runs in memory; without one it reads every card of the tenant and filters them,
 // which gives the same answers, slower.
 func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Result, error) {
+	if _, err := authz.Caller(ctx); err != nil {
+		return Result{}, err
+	}
+	ctx, err := s.Gate.Enter(ctx, string(tenant))
+	if err != nil {
+		return Result{}, err
+	}
 	p, err := q.compile()
 	if err != nil {
 		return Result{}, err

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
@@ -21,32 +22,37 @@ func (allowAll) Check(context.Context, string, string, string) error { return ni
 
 func (allowAll) ReadFilter(context.Context, string) (func(string) bool, error) { return nil, nil }
 
-// benchStore returns a SQLite store holding 10k generated cards in tenant "bench".
-func benchStore(b *testing.B) *storage.CardStore { return benchStoreOf(b, 10_000) }
+// benchCaller is the context of a caller of tenant "bench" (allowAll lets it do everything).
+var benchCaller = authz.WithPrincipal(context.Background(), authz.Principal{Subject: "bench", Tenant: "bench"})
 
-// benchStoreOf returns a SQLite store holding n generated cards in tenant "bench".
-func benchStoreOf(b *testing.B, n int) *storage.CardStore {
-	ctx := context.Background()
+// benchStore returns a SQLite store holding 10k generated cards in tenant "bench", and the
+// tenant gate over the same database, its rows cached as a server caches them.
+func benchStore(b *testing.B) (*storage.CardStore, *tenants.Service) { return benchStoreOf(b, 10_000) }
+
+// benchStoreOf returns a SQLite store holding n generated cards in tenant "bench", and the gate.
+func benchStoreOf(b *testing.B, n int) (*storage.CardStore, *tenants.Service) {
+	ctx := benchCaller
 	db := storagetest.Open(b, "sqlite")
 	if err := storage.NewTenantStore(db).Create(ctx, tenants.Tenant{ID: "bench", Name: "Bench", Status: tenants.StatusActive,
 		CreatedAt: time.Now(), UpdatedAt: time.Now()}, nil); err != nil {
 		b.Fatal(err)
 	}
 	store := storage.NewCardStore(db)
-	svc := &cards.Service{Store: store, Authz: allowAll{}}
+	gate := &tenants.Service{Store: storage.NewTenantStore(db), CacheTTL: 250 * time.Millisecond}
+	svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
 	for _, doc := range cardgen.Documents(42, n) {
 		if _, err := svc.Register(ctx, "bench", doc); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return store
+	return store, gate
 }
 
 // BenchmarkSearchModes runs the same queries through the service with search.index memory and
 // none, over 10k cards in SQLite, including fetching the page's cards.
 func BenchmarkSearchModes(b *testing.B) {
-	store := benchStore(b)
-	ctx := context.Background()
+	store, gate := benchStore(b)
+	ctx := benchCaller
 	middle := cardgen.Make(42, 5_000)
 	queries := []struct {
 		name string
@@ -58,7 +64,7 @@ func BenchmarkSearchModes(b *testing.B) {
 		{"name-substring", search.Query{Name: "careful image"}},
 	}
 	for _, mode := range []string{"memory", "none"} {
-		svc := &search.Service{Store: store, Authz: allowAll{}}
+		svc := &search.Service{Store: store, Gate: gate, Authz: allowAll{}}
 		if mode == "memory" {
 			svc.Index = search.NewIndex(store, store)
 		}
@@ -89,12 +95,12 @@ func BenchmarkSearchModes(b *testing.B) {
 // tenant's first search: reading the cards from SQLite in batches, decoding and indexing them.
 // BenchmarkIndexBuild measures the indexing alone.
 func BenchmarkIndexBuildFromStore(b *testing.B) {
-	store := benchStoreOf(b, 100_000)
-	ctx := context.Background()
+	store, gate := benchStoreOf(b, 100_000)
+	ctx := benchCaller
 	q := search.Query{Capabilities: []string{cardgen.Make(42, 50_000).Capabilities[0].Name}}
 	b.ResetTimer()
 	for range b.N {
-		svc := &search.Service{Store: store, Authz: allowAll{}, Index: search.NewIndex(store, store)}
+		svc := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: search.NewIndex(store, store)}
 		t0 := time.Now()
 		if _, err := svc.Search(ctx, "bench", q); err != nil { // the first search builds
 			b.Fatal(err)

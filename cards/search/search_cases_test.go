@@ -206,8 +206,8 @@ func serviceSearch(t *testing.T, withIndex bool) func(q Query, hide []string) pa
 		ix = NewIndex(store, store)
 	}
 	return func(q Query, hide []string) pageAnswer {
-		s := &Service{Store: store, Index: ix, Authz: hiding(hide)}
-		res, err := s.Search(context.Background(), "t", q)
+		s := &Service{Store: store, Gate: admitAll{}, Index: ix, Authz: hiding(hide)}
+		res, err := s.Search(caller, "t", q)
 		if err != nil {
 			t.Fatalf("%+v: %v", q, err)
 		}

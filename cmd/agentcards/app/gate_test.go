@@ -9,6 +9,7 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -58,6 +59,17 @@ func entries(t *testing.T, a *App) []entry {
 		}},
 		{"cards.Delete", func(ctx context.Context, tn tenants.ID) error {
 			return a.Cards.Delete(ctx, tn, "agt1", cards.Precondition{IfMatch: []int64{999}})
+		}},
+		{"search.Search", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Search.Search(ctx, tn, search.Query{Q: "reviewer"})
+			return err
+		}},
+		{"a2a.Import", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.A2A.Import(ctx, tn, []byte(`{"agentId": "imported", "card": {"name": "Imported", "description": "d",
+				"supportedInterfaces": [{"url": "http://127.0.0.1:9/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+				"version": "1", "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+				"skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]}}`))
+			return err
 		}},
 		{"policy.Roles", func(ctx context.Context, tn tenants.ID) error {
 			_, err := a.Enforcers.Roles(ctx, string(tn))
@@ -166,6 +178,10 @@ func TestGatesWithoutHTTP(t *testing.T) {
 			if _, err := a.Cards.Get(acme, "acme", "only_other"); !errors.Is(err, cards.ErrNotFound) {
 				t.Errorf("acme reads other's card: %v", err)
 			}
+			res, err := a.Search.Search(acme, "acme", search.Query{})
+			if err != nil || res.Total != 1 || res.Items[0].Card.AgentID != "agt1" {
+				t.Errorf("acme's search: %+v, %v; want its one card", res, err)
+			}
 		})
 		t.Run("no caller", func(t *testing.T) {
 			refused("nobody", context.Background(), "acme", all, authz.ErrUnauthenticated)
@@ -189,6 +205,31 @@ func TestGatesWithoutHTTP(t *testing.T) {
 			// The token is no credential for tenants either.
 			if _, err := a.Tenants.List(agent); !errors.Is(err, authz.ErrUnauthenticated) {
 				t.Errorf("tenants.List with a delegation token: %v", err)
+			}
+		})
+		t.Run("open A2A entry points", func(t *testing.T) {
+			// A missing or suspended tenant answers as one without the card, or without public
+			// cards, to anyone; a delegation token is no credential there either.
+			for _, ctx := range []context.Context{context.Background(), root} {
+				for _, tn := range []tenants.ID{"frozen", "nosuch"} {
+					if _, err := a.A2A.GetA2A(ctx, tn, "agt1"); !errors.Is(err, cards.ErrNotFound) {
+						t.Errorf("GetA2A in %s: %v", tn, err)
+					}
+					page, err := a.A2A.PublicAgents(ctx, tn, 0, "")
+					if err != nil || len(page.Items) != 0 {
+						t.Errorf("PublicAgents in %s: %d agents, %v", tn, len(page.Items), err)
+					}
+				}
+				if _, err := a.A2A.GetA2A(ctx, "acme", "agt1"); err != nil {
+					t.Errorf("GetA2A of a public card: %v", err)
+				}
+			}
+			agent := as(authz.Principal{Subject: authz.AgentSubject("agt1"), Tenant: "acme", Depth: 1, Delegated: true})
+			if _, err := a.A2A.GetA2A(agent, "acme", "agt1"); !errors.Is(err, authz.ErrUnauthenticated) {
+				t.Errorf("GetA2A with a delegation token: %v", err)
+			}
+			if _, err := a.A2A.PublicAgents(agent, "acme", 0, ""); !errors.Is(err, authz.ErrUnauthenticated) {
+				t.Errorf("PublicAgents with a delegation token: %v", err)
 			}
 		})
 		t.Run("allowed", func(t *testing.T) {
