@@ -55,10 +55,14 @@ func ParsePrefixes(items []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// DefaultTimeout bounds a fetch when Config names no timeout; the binary's outbound.timeout
+// starts from it.
+const DefaultTimeout = 10 * time.Second
+
 // New returns a client that enforces cfg. Each call gets a fresh guard decision at dial time.
 func New(cfg Config) *http.Client {
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
+		cfg.Timeout = DefaultTimeout
 	}
 	var v4, v6 []netip.Prefix
 	for _, p := range cfg.Allow {

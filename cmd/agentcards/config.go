@@ -127,7 +127,7 @@ type LogConfig struct {
 
 // defaults lists every key with its default; a key not listed here is a typo and refused. A
 // setting that a package applies itself takes its default from that package (web.Defaults,
-// delegation.Defaults), so each default is written once.
+// delegation.Defaults, outbound.DefaultTimeout), so each default is written once.
 var defaults = map[string]any{
 	"dataDir":                    "./data",
 	"server.addr":                "127.0.0.1:8080",
@@ -155,7 +155,7 @@ var defaults = map[string]any{
 	"search.listen":              true,
 	"search.feedRetention":       "24h",
 	"outbound.allow":             []string{},
-	"outbound.timeout":           "10s",
+	"outbound.timeout":           outbound.DefaultTimeout.String(),
 	"a2a.cacheMaxAge":            web.Defaults.A2ACacheMaxAge.String(),
 	"delegation.publicUrl":       "",
 	"delegation.maxDepth":        delegation.Defaults.MaxDepth,
