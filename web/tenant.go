@@ -1,8 +1,11 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -53,10 +56,26 @@ func (h *handlers) getTenant(c echo.Context) error {
 	return c.JSON(http.StatusOK, t)
 }
 
+// updateTenant changes the fields the body names, as a JSON merge patch (RFC 7396) does; it
+// takes application/merge-patch+json as every PATCH does, and application/json. A null, which a
+// merge patch uses to remove a member, is refused: a tenant's name and status cannot be removed.
 func (h *handlers) updateTenant(c echo.Context) error {
-	var p tenants.Patch
-	if err := decodeBody(c, &p); err != nil {
+	body, err := readObject(c, mediaMergePatch, mediaJSON)
+	if err != nil {
 		return err
+	}
+	var p tenants.Patch
+	if err := cards.DecodeStrict(body, &p); err != nil {
+		return err
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		if string(members[name]) == "null" {
+			return fmt.Errorf("%s: a tenant's %s cannot be removed (null): %w", name, name, tenants.ErrInvalid)
+		}
 	}
 	t, err := h.Tenants.Update(c.Request().Context(), tenants.ID(c.Param("tenant")), p)
 	if err != nil {

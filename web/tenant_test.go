@@ -34,6 +34,11 @@ func TestTenantLifecycle(t *testing.T) {
 
 		r = e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"name": "Acme Corp"})
 		expect(t, r, http.StatusOK)
+		// Like every PATCH, it takes a merge patch by its own media type.
+		status, err := send(e, "PATCH", "/v1/tenants/acme", root, `{"name": "Acme Corp"}`, "Content-Type", "application/merge-patch+json")
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("PATCH as application/merge-patch+json: %d, %v", status, err)
+		}
 		r = e.do("GET", "/v1/tenants/acme", root, nil)
 		expect(t, r, http.StatusOK)
 		r.json(t, &created)
@@ -99,6 +104,9 @@ func TestTenantBadInput(t *testing.T) {
 		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"status": "paused"}), 400, "invalid")
 		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"name": ""}), 400, "invalid")
 		expect(t, e.do("PATCH", "/v1/tenants/nope", root, map[string]any{"name": "x"}), 404, "not_found")
+		// A merge patch's null would remove the member: a tenant's name and status stay.
+		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"name": nil}), 400, "invalid")
+		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"status": nil, "name": "x"}), 400, "invalid")
 		r := e.do("GET", "/v1/tenants/acme", root, nil)
 		var got struct{ Name, Status string }
 		r.json(t, &got)
