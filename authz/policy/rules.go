@@ -7,20 +7,103 @@ import (
 	"github.com/agentcards/agentcards/authz"
 )
 
-// Policies lists the tenant's policies, the built-in roles' included, in the order they were added.
-func (e *Enforcers) Policies(ctx context.Context, tenant string) ([]authz.Policy, error) {
+// manage admits the caller in ctx into tenant and checks that it may manage the tenant's roles
+// and policies: the first step of every entry point below but Authorize.
+func (e *Enforcers) manage(ctx context.Context, tenant string) (context.Context, error) {
 	ctx, err := e.enter(ctx, tenant)
 	if err != nil {
-		return nil, err
+		return ctx, err
 	}
-	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
+	return ctx, e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage)
+}
+
+// rules returns the tenant's rows of one kind: role assignments (grouping) or policies.
+func (e *Enforcers) rules(ctx context.Context, tenant string, grouping bool) ([][]string, error) {
+	ctx, err := e.manage(ctx, tenant)
+	if err != nil {
 		return nil, err
 	}
 	enf, err := e.get(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := enf.GetFilteredPolicy(1, tenant)
+	if grouping {
+		return enf.GetFilteredGroupingPolicy(2, tenant)
+	}
+	return enf.GetFilteredPolicy(1, tenant)
+}
+
+// add stores rule, once valid says it may be, and reports whether it was new. A new rule drops
+// the tenant's enforcer, so the next check sees it.
+func (e *Enforcers) add(ctx context.Context, tenant string, valid error, rule authz.Rule) (bool, error) {
+	ctx, err := e.manage(ctx, tenant)
+	if err != nil {
+		return false, err
+	}
+	if valid != nil {
+		return false, valid
+	}
+	n, err := e.store.AddRules(ctx, tenant, []authz.Rule{rule})
+	if err != nil {
+		return false, err
+	}
+	if n > 0 {
+		e.Invalidate(tenant)
+	}
+	return n > 0, nil
+}
+
+// remove deletes rule, once valid says it may be; missing is the error when there was none. It
+// takes effect on the next request on this replica, and on another once its tenant row is read
+// again (server.tenantCacheTtl).
+func (e *Enforcers) remove(ctx context.Context, tenant string, valid error, rule authz.Rule, missing error) error {
+	ctx, err := e.manage(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	if valid != nil {
+		return valid
+	}
+	n, err := e.store.RemoveRules(ctx, tenant, []authz.Rule{rule})
+	e.Invalidate(tenant)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return missing
+	}
+	return nil
+}
+
+// Roles lists the tenant's role assignments; only those allowed to manage policies may.
+func (e *Enforcers) Roles(ctx context.Context, tenant string) ([]authz.Assignment, error) {
+	rows, err := e.rules(ctx, tenant, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]authz.Assignment, 0, len(rows))
+	for _, r := range rows {
+		if a, ok := authz.AssignmentOfRule(r); ok {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// Grant assigns a role. It reports false when the assignment already existed.
+func (e *Enforcers) Grant(ctx context.Context, tenant string, a authz.Assignment) (bool, error) {
+	return e.add(ctx, tenant, a.Validate(), a.Rule(tenant))
+}
+
+// Revoke removes a role assignment.
+func (e *Enforcers) Revoke(ctx context.Context, tenant string, a authz.Assignment) error {
+	return e.remove(ctx, tenant, a.Validate(), a.Rule(tenant),
+		fmt.Errorf("role %q of %q: %w", a.Role, a.Subject, authz.ErrNotFound))
+}
+
+// Policies lists the tenant's policies, the built-in roles' included, in the order they were added.
+func (e *Enforcers) Policies(ctx context.Context, tenant string) ([]authz.Policy, error) {
+	rows, err := e.rules(ctx, tenant, false)
 	if err != nil {
 		return nil, err
 	}
@@ -35,46 +118,13 @@ func (e *Enforcers) Policies(ctx context.Context, tenant string) ([]authz.Policy
 
 // AddPolicy stores a policy. It reports false when the policy already existed.
 func (e *Enforcers) AddPolicy(ctx context.Context, tenant string, p authz.Policy) (bool, error) {
-	ctx, err := e.enter(ctx, tenant)
-	if err != nil {
-		return false, err
-	}
-	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
-		return false, err
-	}
-	if err := p.Validate(); err != nil {
-		return false, err
-	}
-	n, err := e.store.AddRules(ctx, tenant, []authz.Rule{p.Rule(tenant)})
-	if err != nil {
-		return false, err
-	}
-	e.Invalidate(tenant)
-	return n > 0, nil
+	return e.add(ctx, tenant, p.Validate(), p.Rule(tenant))
 }
 
-// RemovePolicy deletes a policy; it takes effect on the next request on this replica, and on
-// another once its tenant row is re-read (server.tenantCacheTtl).
+// RemovePolicy deletes a policy.
 func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p authz.Policy) error {
-	ctx, err := e.enter(ctx, tenant)
-	if err != nil {
-		return err
-	}
-	if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {
-		return err
-	}
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	n, err := e.store.RemoveRules(ctx, tenant, []authz.Rule{p.Rule(tenant)})
-	e.Invalidate(tenant)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("policy (subject %q, object %q, action %q, effect %q): %w", p.Subject, p.Object, p.Action, p.Effect, authz.ErrNotFound)
-	}
-	return nil
+	return e.remove(ctx, tenant, p.Validate(), p.Rule(tenant),
+		fmt.Errorf("policy (subject %q, object %q, action %q, effect %q): %w", p.Subject, p.Object, p.Action, p.Effect, authz.ErrNotFound))
 }
 
 // Authorize answers q in tenant. Asking about another subject than oneself needs policies:manage.
