@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
@@ -70,7 +70,7 @@ func (h *handlers) publishedTenant(next echo.HandlerFunc) echo.HandlerFunc {
 func a2aVersion(c echo.Context) (string, error) {
 	q, hdr := c.QueryParam("version"), strings.TrimSpace(c.Request().Header.Get(headerA2AVersion))
 	if q != "" && hdr != "" && q != hdr {
-		return "", fmt.Errorf("?version=%s and %s: %s disagree: %w", q, headerA2AVersion, hdr, errInvalid)
+		return "", fault.Errorf(fault.Invalid, "?version=%s and %s: %s disagree: invalid request", q, headerA2AVersion, hdr)
 	}
 	asked := q
 	if asked == "" {
@@ -81,7 +81,7 @@ func a2aVersion(c echo.Context) (string, error) {
 	}
 	v, ok := a2aVersions[asked]
 	if !ok {
-		return "", fmt.Errorf("A2A version %q is not served; this service serves 1.0 and 0.3: %w", asked, errInvalid)
+		return "", fault.Errorf(fault.Invalid, "A2A version %q is not served; this service serves 1.0 and 0.3: invalid request", asked)
 	}
 	return v, nil
 }
@@ -93,7 +93,7 @@ func (h *handlers) a2aCard(c echo.Context) error {
 		return err
 	}
 	if tenantAbsent(c) {
-		return fmt.Errorf("card %q: %w", c.Param("agentId"), cards.ErrNotFound)
+		return fault.Errorf(fault.NotFound, "card %q: not found", c.Param("agentId"))
 	}
 	card, err := h.A2A.GetA2A(c.Request().Context(), tenantOf(c), c.Param("agentId"))
 	if err != nil {
@@ -141,12 +141,12 @@ func (h *handlers) a2aAgents(c echo.Context) error {
 	if q.Has("limit") {
 		n, err := strconv.Atoi(q.Get("limit"))
 		if err != nil || n < 1 || n > search.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
+			return fault.Errorf(fault.Invalid, "limit: must be a whole number from 1 to %d: invalid request", search.MaxLimit)
 		}
 		limit = n
 	}
 	if q.Has("cursor") && q.Get("cursor") == "" {
-		return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
+		return fault.New(fault.Invalid, "cursor: must not be empty: invalid request")
 	}
 	var page a2a.AgentPage
 	var err error

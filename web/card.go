@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 )
@@ -158,7 +159,7 @@ var searchParams = map[string]func(q *search.Query, values []string) error{
 			return err
 		}
 		if q.Cursor == "" {
-			return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
+			return fault.New(fault.Invalid, "cursor: must not be empty: invalid request")
 		}
 		return nil
 	},
@@ -169,7 +170,7 @@ var searchParams = map[string]func(q *search.Query, values []string) error{
 		}
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > search.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
+			return fault.Errorf(fault.Invalid, "limit: must be a whole number from 1 to %d: invalid request", search.MaxLimit)
 		}
 		q.Limit = n
 		return nil
@@ -178,7 +179,7 @@ var searchParams = map[string]func(q *search.Query, values []string) error{
 
 func single(name string, values []string, dst *string) error {
 	if len(values) > 1 {
-		return fmt.Errorf("%s: given %d times, at most once: %w", name, len(values), errInvalid)
+		return fault.Errorf(fault.Invalid, "%s: given %d times, at most once: invalid request", name, len(values))
 	}
 	*dst = values[0]
 	return nil
@@ -212,7 +213,7 @@ func (h *handlers) searchCards(c echo.Context) error {
 	q := body.Query
 	if body.Limit != nil {
 		if *body.Limit < 1 || *body.Limit > search.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
+			return fault.Errorf(fault.Invalid, "limit: must be a whole number from 1 to %d: invalid request", search.MaxLimit)
 		}
 		q.Limit = *body.Limit
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // Policies lists the tenant's policies, the built-in roles' included, in the order they were added.
@@ -72,7 +73,7 @@ func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p authz.Pol
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("policy (subject %q, object %q, action %q, effect %q): %w", p.Subject, p.Object, p.Action, p.Effect, authz.ErrNotFound)
+		return fault.Errorf(fault.NotFound, "policy (subject %q, object %q, action %q, effect %q): not found", p.Subject, p.Object, p.Action, p.Effect)
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ func (e *Enforcers) Authorize(ctx context.Context, tenant string, q authz.Questi
 	}
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {
-		return authz.Decision{}, authz.ErrUnauthenticated
+		return authz.Decision{}, fault.New(fault.Unauthenticated, "authentication required")
 	}
 	if q.Subject != "" && q.Subject != p.Subject {
 		if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {

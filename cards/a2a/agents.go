@@ -3,8 +3,8 @@ package a2a
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
@@ -55,14 +55,14 @@ func CheckAgentsQuery(limit int, cursor string) (int, string, error) {
 		limit = search.DefaultLimit
 	}
 	if limit < 1 || limit > search.MaxLimit {
-		return 0, "", fmt.Errorf("limit: must be between 1 and %d: %w", search.MaxLimit, cards.ErrInvalid)
+		return 0, "", fault.Errorf(fault.Invalid, "limit: must be between 1 and %d: invalid", search.MaxLimit)
 	}
 	if cursor == "" {
 		return limit, "", nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil || cards.ValidateAgentID(string(b)) != nil {
-		return 0, "", fmt.Errorf("cursor: not a cursor of this list: %w", cards.ErrInvalid)
+		return 0, "", fault.New(fault.Invalid, "cursor: not a cursor of this list: invalid")
 	}
 	return limit, string(b), nil
 }
