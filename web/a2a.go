@@ -16,7 +16,6 @@ import (
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
-	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -136,26 +135,17 @@ func (h *handlers) a2aCard(c echo.Context) error {
 
 // a2aAgents lists the tenant's public agents with the URLs of their A2A cards.
 func (h *handlers) a2aAgents(c echo.Context) error {
-	q := c.QueryParams()
-	limit := 0
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > search.MaxLimit {
-			return fault.Errorf(fault.Invalid, "limit: must be a whole number from 1 to %d: invalid request", search.MaxLimit)
-		}
-		limit = n
-	}
-	if q.Has("cursor") && q.Get("cursor") == "" {
-		return fault.New(fault.Invalid, "cursor: must not be empty: invalid request")
+	asked, err := pageQuery(c.QueryParams())
+	if err != nil {
+		return err
 	}
 	var page a2a.AgentPage
-	var err error
 	if tenantAbsent(c) {
-		if _, _, err = a2a.CheckAgentsQuery(limit, q.Get("cursor")); err == nil {
+		if _, _, err = a2a.CheckAgentsQuery(asked); err == nil {
 			page.Items = []a2a.AgentSummary{}
 		}
 	} else {
-		page, err = h.A2A.PublicAgents(c.Request().Context(), tenantOf(c), limit, q.Get("cursor"))
+		page, err = h.A2A.PublicAgents(c.Request().Context(), tenantOf(c), asked)
 	}
 	if err != nil {
 		return err

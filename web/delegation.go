@@ -1,17 +1,14 @@
 package web
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/authz/fault"
@@ -89,50 +86,20 @@ func (h *handlers) listDelegations(c echo.Context) error {
 			return fault.Errorf(fault.Invalid, "%s: given %d times, at most once: invalid request", name, len(values))
 		}
 	}
+	asked, err := pageQuery(q)
+	if err != nil {
+		return err
+	}
 	f := delegation.Filter{Status: delegation.Status(q.Get("status")), AgentID: q.Get("agentId")}
-	if s := q.Get("limit"); q.Has("limit") {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > delegation.MaxLimit {
-			return fault.Errorf(fault.Invalid, "limit: must be a whole number from 1 to %d: invalid request", delegation.MaxLimit)
-		}
-		f.Limit = n
-	}
-	if q.Has("cursor") {
-		id, err := decodeDelegationCursor(q.Get("cursor"))
-		if err != nil {
-			return err
-		}
-		f.Before = id
-	}
-	list, next, err := h.Delegations.List(c.Request().Context(), tenantOf(c), f)
+	list, next, err := h.Delegations.List(c.Request().Context(), tenantOf(c), f, asked)
 	if err != nil {
 		return err
 	}
 	page := struct {
 		Items      []delegation.Delegation `json:"items"`
 		NextCursor string                  `json:"nextCursor,omitempty"`
-	}{Items: list}
-	if next != "" {
-		page.NextCursor = encodeDelegationCursor(next)
-	}
+	}{Items: list, NextCursor: next}
 	return c.JSON(http.StatusOK, page)
-}
-
-// Delegation cursors are opaque to clients: the id of the last record of the page, marked and
-// encoded, so that a mangled cursor is refused instead of quietly restarting the list.
-const delegationCursorMark = "d1:"
-
-func encodeDelegationCursor(id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(delegationCursorMark + id))
-}
-
-func decodeDelegationCursor(s string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	id, ok := strings.CutPrefix(string(b), delegationCursorMark)
-	if err != nil || !ok || uuid.Validate(id) != nil {
-		return "", fault.New(fault.Invalid, "cursor: not a cursor of this list: invalid request")
-	}
-	return id, nil
 }
 
 // delegationResult takes an agent's async result. The body is read with the result size limit,

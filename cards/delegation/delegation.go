@@ -149,13 +149,14 @@ type Outcome struct {
 	At        time.Time
 }
 
-// Filter selects delegation records; empty fields select everything.
+// Filter selects delegation records; empty fields select everything. Callers of List set Status
+// and AgentID; List sets the rest from the caller and the page for the Store.
 type Filter struct {
 	// Caller restricts the list to one caller's delegations.
 	Caller  string
 	Status  Status
 	AgentID string
-	// Before is the cursor: only records with a smaller id (older ones) are returned.
+	// Before is where the page starts: only records with a smaller id (older ones) are returned.
 	Before string
 	Limit  int
 }

@@ -89,9 +89,12 @@ func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Del
 	return x.settle(ctx, tenant, d)
 }
 
-// List returns a page of records, newest first, and the cursor of the next page ("" at the end).
-// A caller sees its own; those who may read all see all.
-func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter) ([]Delegation, string, error) {
+// delegationsList names the cursors of the delegation list to the codec.
+const delegationsList = "delegations"
+
+// List returns a page of the records f selects, newest first, and the cursor of the next page
+// ("" at the end). A caller sees its own; those who may read all see all.
+func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter, page cards.Page) ([]Delegation, string, error) {
 	ctx, p, err := x.enter(ctx, tenant)
 	if err != nil {
 		return nil, "", err
@@ -104,10 +107,18 @@ func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter) ([]D
 			return nil, "", fault.New(fault.Invalid, "agentId: invalid")
 		}
 	}
-	if f.Limit <= 0 {
-		f.Limit = DefaultLimit
+	if f.Limit, err = page.Check(DefaultLimit, MaxLimit); err != nil {
+		return nil, "", err
 	}
-	f.Limit = min(f.Limit, MaxLimit)
+	f.Before = ""
+	if page.Cursor != "" {
+		if err := cards.DecodeCursor(delegationsList, page.Cursor, &f.Before); err != nil {
+			return nil, "", err
+		}
+		if f.Before == "" {
+			return nil, "", cards.ErrCursor
+		}
+	}
 	all := false
 	if !p.Delegated {
 		var err error
@@ -127,7 +138,7 @@ func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter) ([]D
 	next := ""
 	if len(list) > limit {
 		list = list[:limit]
-		next = list[limit-1].ID
+		next = cards.EncodeCursor(delegationsList, list[limit-1].ID)
 	}
 	for i := range list {
 		if list[i], err = x.settle(ctx, tenant, list[i]); err != nil {

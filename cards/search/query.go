@@ -24,8 +24,8 @@ type Query struct {
 	Q string `json:"q"`
 	// Resources are URIs that the card's resources must cover.
 	Resources []string `json:"resources"`
-	Limit     int      `json:"limit"`
-	Cursor    string   `json:"cursor"`
+	// Page is the page asked for: DefaultLimit and MaxLimit bound it.
+	cards.Page
 }
 
 // plan is a validated query in the form the matchers use.
@@ -50,14 +50,11 @@ const minPrefix = 3
 
 // compile validates q and turns it into a plan; each error names the parameter.
 func (q Query) compile() (plan, error) {
-	p := plan{limit: q.Limit}
-	if p.limit == 0 {
-		p.limit = DefaultLimit
-	}
-	if p.limit < 1 || p.limit > MaxLimit {
-		return plan{}, fault.Errorf(fault.Invalid, "limit: must be between 1 and %d, got %d: invalid", MaxLimit, q.Limit)
-	}
+	var p plan
 	var err error
+	if p.limit, err = q.Page.Check(DefaultLimit, MaxLimit); err != nil {
+		return plan{}, err
+	}
 	if p.protocols, err = normalizeList("protocol", q.Protocols, strings.ToLower); err != nil {
 		return plan{}, err
 	}
@@ -103,7 +100,7 @@ func (q Query) compile() (plan, error) {
 	if q.Cursor != "" {
 		pos, err := decodePosition(q.Cursor)
 		if err != nil {
-			return plan{}, fault.New(fault.Invalid, "cursor: not a cursor (pass nextCursor as it came): invalid")
+			return plan{}, err
 		}
 		if pos.Query != p.fingerprint {
 			return plan{}, fault.New(fault.Invalid, "cursor: a cursor of another query (the filters and q must stay the same while paging): invalid")

@@ -109,7 +109,7 @@ func delegationEntries(a *App) []entry {
 			return err
 		}},
 		{"delegation.List", func(ctx context.Context, tn tenants.ID) error {
-			_, _, err := a.Dispatcher.List(ctx, tn, delegation.Filter{})
+			_, _, err := a.Dispatcher.List(ctx, tn, delegation.Filter{}, cards.Page{})
 			return err
 		}},
 	}
