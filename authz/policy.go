@@ -1,10 +1,11 @@
 package authz
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // ActDelegationsRead lets a subject read delegation records that are not its own.
@@ -46,7 +47,7 @@ func (p Policy) Validate() error {
 		return err
 	}
 	if p.Effect != Allow && p.Effect != Deny {
-		return fmt.Errorf("effect %q must be allow or deny: %w", p.Effect, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "effect %q must be allow or deny: invalid", p.Effect)
 	}
 	return nil
 }
@@ -75,7 +76,7 @@ func ValidatePolicySubject(s string) error {
 // ValidateAction checks that a names an action policies know.
 func ValidateAction(a string) error {
 	if !slices.Contains(knownActions, a) {
-		return fmt.Errorf("action %q must be one of %v: %w", a, knownActions, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "action %q must be one of %v: invalid", a, knownActions)
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ func ValidateAction(a string) error {
 // policy cannot grant more than its text says.
 func ValidateObject(obj string, wildcards bool) error {
 	if len(obj) > MaxObjectLength {
-		return fmt.Errorf("object is longer than %d characters: %w", MaxObjectLength, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "object is longer than %d characters: invalid", MaxObjectLength)
 	}
 	segs := strings.Split(obj, "/")
 	kind := segs[0]
@@ -99,11 +100,11 @@ func ValidateObject(obj string, wildcards bool) error {
 		ok = len(segs) == 2
 	}
 	if !ok {
-		return fmt.Errorf("object %q must be policies, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}: %w", obj, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "object %q must be policies, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}: invalid", obj)
 	}
 	for i := 1; i < len(segs); i += 2 {
 		if err := validateSegment(segs[i], wildcards); err != nil {
-			return fmt.Errorf("object %q: %w", obj, err)
+			return fault.Errorf(fault.Invalid, "object %q: %s", obj, fault.MessageOf(err))
 		}
 	}
 	return nil
@@ -112,17 +113,17 @@ func ValidateObject(obj string, wildcards bool) error {
 func validateSegment(s string, wildcards bool) error {
 	switch {
 	case s == "":
-		return fmt.Errorf("empty segment: %w", ErrInvalid)
+		return fault.New(fault.Invalid, "empty segment: invalid")
 	case s == "*" && wildcards:
 		return nil
 	case len(s) > MaxObjectSegment:
-		return fmt.Errorf("segment longer than %d bytes: %w", MaxObjectSegment, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "segment longer than %d bytes: invalid", MaxObjectSegment)
 	case strings.ContainsAny(s, `*?[]{}\!`):
-		return fmt.Errorf("segment %q contains a glob character: %w", s, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "segment %q contains a glob character: invalid", s)
 	}
 	for _, r := range s {
 		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return fmt.Errorf("segment %q contains spaces or control characters: %w", s, ErrInvalid)
+			return fault.Errorf(fault.Invalid, "segment %q contains spaces or control characters: invalid", s)
 		}
 	}
 	return nil

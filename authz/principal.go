@@ -7,25 +7,31 @@ package authz
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
-// Errors of this package; test them with errors.Is.
+// Errors of this package; test them with errors.Is. Each is the kind of authz/fault it names,
+// shared by every domain package, so errors.Is does not tell this package's ErrNotFound from
+// another's: the message says what was not found.
 var (
 	// ErrUnauthenticated: no valid token. Every cause (missing, expired, wrong key) maps to it, so
 	// a client learns nothing about which check failed.
-	ErrUnauthenticated = errors.New("authentication required")
+	ErrUnauthenticated = fault.Unauthenticated
 	// ErrForbidden: the caller is known but policy does not allow the action.
-	ErrForbidden = errors.New("forbidden")
+	ErrForbidden = fault.Forbidden
 	// ErrInvalid: a malformed subject, role or object.
-	ErrInvalid = errors.New("invalid")
+	ErrInvalid = fault.Invalid
 	// ErrNotFound: a role assignment that does not exist.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = fault.NotFound
 )
+
+// errNoCaller is the refusal of an entry point called without a principal, or with a delegation
+// token where that is no credential.
+var errNoCaller = fault.New(fault.Unauthenticated, "authentication required")
 
 // Principal is the authenticated caller of one request.
 type Principal struct {
@@ -63,7 +69,7 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 func Caller(ctx context.Context) (Principal, error) {
 	p, ok := PrincipalFrom(ctx)
 	if !ok || p.Delegated {
-		return Principal{}, ErrUnauthenticated
+		return Principal{}, errNoCaller
 	}
 	return p, nil
 }
@@ -73,7 +79,7 @@ func Caller(ctx context.Context) (Principal, error) {
 func Delegator(ctx context.Context) (Principal, error) {
 	p, ok := PrincipalFrom(ctx)
 	if !ok {
-		return Principal{}, ErrUnauthenticated
+		return Principal{}, errNoCaller
 	}
 	return p, nil
 }
@@ -95,7 +101,7 @@ func RequirePlatformAdmin(ctx context.Context) error {
 		return err
 	}
 	if !p.PlatformAdmin {
-		return fmt.Errorf("platform admin required: %w", ErrForbidden)
+		return fault.New(fault.Forbidden, "platform admin required: forbidden")
 	}
 	return nil
 }
@@ -118,19 +124,19 @@ func AgentSubject(agentID string) string { return AgentPrefix + agentID }
 func ValidateSubject(s string) error {
 	switch {
 	case strings.HasPrefix(s, AgentPrefix):
-		return fmt.Errorf("subject %q may not start with %q: %w", s, AgentPrefix, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "subject %q may not start with %q: invalid", s, AgentPrefix)
 	case s == "":
-		return fmt.Errorf("subject is required: %w", ErrInvalid)
+		return fault.New(fault.Invalid, "subject is required: invalid")
 	case utf8.RuneCountInString(s) > MaxSubjectLength:
-		return fmt.Errorf("subject is longer than %d characters: %w", MaxSubjectLength, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "subject is longer than %d characters: invalid", MaxSubjectLength)
 	case strings.HasPrefix(s, rolePrefix):
-		return fmt.Errorf("subject %q may not start with %q: %w", s, rolePrefix, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "subject %q may not start with %q: invalid", s, rolePrefix)
 	case strings.ContainsAny(s, "*?[]{}\\"):
-		return fmt.Errorf("subject %q may not contain glob characters: %w", s, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "subject %q may not contain glob characters: invalid", s)
 	}
 	for _, r := range s {
 		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return fmt.Errorf("subject %q may not contain spaces or control characters: %w", s, ErrInvalid)
+			return fault.Errorf(fault.Invalid, "subject %q may not contain spaces or control characters: invalid", s)
 		}
 	}
 	return nil
@@ -141,7 +147,7 @@ func ValidateSubject(s string) error {
 func validateGrantee(s string) error {
 	if id, ok := strings.CutPrefix(s, AgentPrefix); ok {
 		if err := ValidateSubject(id); err != nil {
-			return fmt.Errorf("agent subject %q: %w", s, err)
+			return fault.Errorf(fault.Invalid, "agent subject %q: %s", s, fault.MessageOf(err))
 		}
 		return nil
 	}

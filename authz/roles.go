@@ -1,8 +1,9 @@
 package authz
 
 import (
-	"fmt"
 	"slices"
+
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // Actions a policy can allow or deny.
@@ -71,7 +72,7 @@ func BuiltinRoles() []string {
 // ValidateRole checks that role names a built-in role.
 func ValidateRole(role string) error {
 	if _, ok := builtinRoles[role]; !ok {
-		return fmt.Errorf("role %q must be one of %v: %w", role, BuiltinRoles(), ErrInvalid)
+		return fault.Errorf(fault.Invalid, "role %q must be one of %v: invalid", role, BuiltinRoles())
 	}
 	return nil
 }

@@ -5,18 +5,20 @@ package cards
 
 import (
 	"encoding/json"
-	"errors"
 	"time"
+
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
-// Errors of this package and of card stores; test them with errors.Is.
+// Errors of this package and of card stores; test them with errors.Is. Each is the kind of
+// authz/fault it names, shared by every domain package: a card's ErrNotFound is a tenant's too.
 var (
-	ErrNotFound  = errors.New("not found")
-	ErrExists    = errors.New("already exists")
-	ErrStale     = errors.New("revision does not match")
-	ErrInvalid   = errors.New("invalid")
-	ErrMalformed = errors.New("malformed JSON")
-	ErrTooLarge  = errors.New("card is too large")
+	ErrNotFound  = fault.NotFound
+	ErrExists    = fault.Conflict
+	ErrStale     = fault.Stale
+	ErrInvalid   = fault.Invalid
+	ErrMalformed = fault.Malformed
+	ErrTooLarge  = fault.TooLarge
 )
 
 // Limits on one card document.

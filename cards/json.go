@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // Decode parses a card document as a client sends it. Unknown top-level fields are rejected by
@@ -20,7 +22,7 @@ func Decode(data []byte) (Card, error) {
 		return Card{}, describeJSONError(err)
 	}
 	if top == nil {
-		return Card{}, fmt.Errorf("the card must be a JSON object: %w", ErrMalformed)
+		return Card{}, fault.New(fault.Malformed, "the card must be a JSON object: malformed JSON")
 	}
 	var unknown []string
 	for k := range top {
@@ -33,7 +35,7 @@ func Decode(data []byte) (Card, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return Card{}, fmt.Errorf("unknown field(s): %s: %w", strings.Join(unknown, ", "), ErrInvalid)
+		return Card{}, fault.Errorf(fault.Invalid, "unknown field(s): %s: invalid", strings.Join(unknown, ", "))
 	}
 	clean, err := json.Marshal(top)
 	if err != nil {
@@ -58,31 +60,36 @@ func DecodeStrict(data []byte, v any) error {
 		return describeJSONError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("unexpected data after the JSON value: %w", ErrMalformed)
+		return fault.New(fault.Malformed, "unexpected data after the JSON value: malformed JSON")
 	}
 	return nil
 }
 
-// describeJSONError turns encoding/json's errors into messages that name the field.
+// describeJSONError turns encoding/json's errors into messages that name the field. An error of
+// our own passes as it is; one it does not know, such as a type's own UnmarshalJSON refusing a
+// value (go-jose's for a key it cannot read), is kept for the log only: its text is a library's.
 func describeJSONError(err error) error {
+	if fault.KindOf(err) != "" {
+		return err
+	}
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syntax):
-		return fmt.Errorf("invalid JSON at byte %d: %s: %w", syntax.Offset, syntax.Error(), ErrMalformed)
+		return fault.Errorf(fault.Malformed, "invalid JSON at byte %d: %s: malformed JSON", syntax.Offset, syntax.Error())
 	case errors.As(err, &typ):
 		field := jsonPath(typ.Field)
 		if field == "" {
-			return fmt.Errorf("expected a JSON object, got %s: %w", typ.Value, ErrMalformed)
+			return fault.Errorf(fault.Malformed, "expected a JSON object, got %s: malformed JSON", typ.Value)
 		}
-		return fmt.Errorf("%s: expected %s, got %s: %w", field, jsonKind(typ.Type.Kind().String()), typ.Value, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "%s: expected %s, got %s: invalid", field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("the body is empty or cut short: %w", ErrMalformed)
+		return fault.New(fault.Malformed, "the body is empty or cut short: malformed JSON")
 	}
 	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("unknown field %s: %w", msg, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "unknown field %s: invalid", msg)
 	}
-	return fmt.Errorf("%s: %w", strings.TrimPrefix(err.Error(), "json: "), ErrMalformed)
+	return fault.Wrap(err, fault.Malformed, "a value in the body is not in a form its field takes: malformed JSON")
 }
 
 // jsonPath drops from encoding/json's field path the Go names of embedded structs (such as
@@ -181,7 +188,7 @@ func MergePatch(doc, patch []byte) ([]byte, error) {
 		return nil, describeJSONError(err)
 	}
 	if _, ok := p.(map[string]any); !ok {
-		return nil, fmt.Errorf("a merge patch for a card must be a JSON object: %w", ErrMalformed)
+		return nil, fault.New(fault.Malformed, "a merge patch for a card must be a JSON object: malformed JSON")
 	}
 	target, err := decodeAny(doc)
 	if err != nil {
@@ -199,7 +206,7 @@ func decodeAny(data []byte) (any, error) {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("invalid character after the JSON value: %w", ErrMalformed)
+		return nil, fault.New(fault.Malformed, "invalid character after the JSON value: malformed JSON")
 	}
 	return v, nil
 }

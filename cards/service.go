@@ -3,12 +3,12 @@ package cards
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -78,13 +78,13 @@ func (p Precondition) conditional() bool { return len(p.IfMatch) > 0 || p.IfMatc
 // check applies the precondition to the current state (exists, rev).
 func (p Precondition) check(exists bool, rev int64) error {
 	if p.IfNoneMatchAny && exists {
-		return fmt.Errorf("If-None-Match: * but the card exists: %w", ErrStale)
+		return fault.New(fault.Stale, "If-None-Match: * but the card exists: revision does not match")
 	}
 	if !p.conditional() {
 		return nil
 	}
 	if !exists {
-		return fmt.Errorf("If-Match given but the card does not exist: %w", ErrStale)
+		return fault.New(fault.Stale, "If-Match given but the card does not exist: revision does not match")
 	}
 	if p.IfMatchAny {
 		return nil
@@ -94,7 +94,7 @@ func (p Precondition) check(exists bool, rev int64) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("current revision is %d: %w", rev, ErrStale)
+	return fault.Errorf(fault.Stale, "current revision is %d: revision does not match", rev)
 }
 
 func (s *Service) now() time.Time {
@@ -122,7 +122,7 @@ func prepare(c *Card) error {
 		return err
 	}
 	if len(doc) > MaxDocumentBytes {
-		return fmt.Errorf("the card document is %d bytes, over the limit of %d: %w", len(doc), MaxDocumentBytes, ErrTooLarge)
+		return fault.Errorf(fault.TooLarge, "the card document is %d bytes, over the limit of %d: card is too large", len(doc), MaxDocumentBytes)
 	}
 	return nil
 }
@@ -152,7 +152,10 @@ func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) 
 // ErrExists if the agent already has a card.
 func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card, rec ImportRecord) (Card, error) {
 	if err := prepare(&c); err != nil {
-		return Card{}, fmt.Errorf("the card maps to an invalid registry card: %w", err)
+		if kind := fault.KindOf(err); kind != "" {
+			return Card{}, fault.Errorf(kind, "the card maps to an invalid registry card: %s", fault.MessageOf(err))
+		}
+		return Card{}, err
 	}
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(c.AgentID), authz.ActCardsWrite); err != nil {
 		return Card{}, err
@@ -203,7 +206,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		c.AgentID = agentID
 	}
 	if c.AgentID != agentID {
-		return Card{}, false, fmt.Errorf("agentId %q does not match the path's %q: %w", c.AgentID, agentID, ErrInvalid)
+		return Card{}, false, fault.Errorf(fault.Invalid, "agentId %q does not match the path's %q: invalid", c.AgentID, agentID)
 	}
 	if err := prepare(&c); err != nil {
 		return Card{}, false, err
@@ -237,7 +240,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
 			if pre.conditional() {
-				return Card{}, false, fmt.Errorf("card %q changed meanwhile: %w", agentID, ErrStale)
+				return Card{}, false, fault.Errorf(fault.Stale, "card %q changed meanwhile: revision does not match", agentID)
 			}
 			continue
 		}
@@ -247,7 +250,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		s.syncIndex(ctx, tenant)
 		return c, false, nil
 	}
-	return Card{}, false, fmt.Errorf("card %q changed under %d attempts to write it: %w", agentID, maxAttempts, ErrStale)
+	return Card{}, false, fault.Errorf(fault.Stale, "card %q changed under %d attempts to write it: revision does not match", agentID, maxAttempts)
 }
 
 // Patch applies a JSON merge patch (RFC 7396) to the card: only the fields sent change.
@@ -257,7 +260,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		return Card{}, err
 	}
 	if err := ValidateAgentID(agentID); err != nil {
-		return Card{}, fmt.Errorf("card %q: %w", agentID, ErrNotFound)
+		return Card{}, fault.Errorf(fault.NotFound, "card %q: not found", agentID)
 	}
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
 		return Card{}, err
@@ -283,7 +286,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 			return Card{}, err
 		}
 		if c.AgentID != agentID {
-			return Card{}, fmt.Errorf("agentId cannot be changed (it is %q): %w", agentID, ErrInvalid)
+			return Card{}, fault.Errorf(fault.Invalid, "agentId cannot be changed (it is %q): invalid", agentID)
 		}
 		if err := prepare(&c); err != nil {
 			return Card{}, err
@@ -299,7 +302,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		s.syncIndex(ctx, tenant)
 		return c, nil
 	}
-	return Card{}, fmt.Errorf("card %q changed under %d attempts to patch it: %w", agentID, maxAttempts, ErrStale)
+	return Card{}, fault.Errorf(fault.Stale, "card %q changed under %d attempts to patch it: revision does not match", agentID, maxAttempts)
 }
 
 // Get returns one card.
@@ -309,7 +312,7 @@ func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (C
 		return Card{}, err
 	}
 	if err := ValidateAgentID(agentID); err != nil {
-		return Card{}, fmt.Errorf("card %q: %w", agentID, ErrNotFound)
+		return Card{}, fault.Errorf(fault.NotFound, "card %q: not found", agentID)
 	}
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsRead); err != nil {
 		return Card{}, err
@@ -324,7 +327,7 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 		return err
 	}
 	if err := ValidateAgentID(agentID); err != nil {
-		return fmt.Errorf("card %q: %w", agentID, ErrNotFound)
+		return fault.Errorf(fault.NotFound, "card %q: not found", agentID)
 	}
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsDelete); err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 var (
@@ -28,7 +30,7 @@ const (
 // ValidateAgentID checks an agent id as used in paths and policy objects.
 func ValidateAgentID(id string) error {
 	if !agentIDPattern.MatchString(id) {
-		return fmt.Errorf("agentId %q must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}: %w", id, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "agentId %q must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}: invalid", id)
 	}
 	return nil
 }
@@ -47,7 +49,7 @@ func (p problems) err() error {
 	if len(p) > shown {
 		msg += fmt.Sprintf("; and %d more", len(p)-shown)
 	}
-	return fmt.Errorf("%s: %w", msg, ErrInvalid)
+	return fault.Errorf(fault.Invalid, "%s: invalid", msg)
 }
 
 // Validate checks every client-set field and reports all problems, each naming its field.

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -79,9 +80,9 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 	})
 	switch {
 	case errors.Is(err, gorm.ErrDuplicatedKey):
-		return fmt.Errorf("card %q: %w", c.AgentID, cards.ErrExists)
+		return fault.Errorf(fault.Conflict, "card %q: already exists", c.AgentID)
 	case errors.Is(err, gorm.ErrForeignKeyViolated):
-		return fmt.Errorf("tenant %q: %w", string(tenant), tenants.ErrNotFound)
+		return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
 	case err != nil:
 		return fmt.Errorf("create card %q: %w", c.AgentID, err)
 	}
@@ -108,7 +109,7 @@ func (s *CardStore) Get(ctx context.Context, tenant tenants.ID, agentID string) 
 	row, err := scanCardRow(r, tenant)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return cards.Card{}, fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+		return cards.Card{}, fault.Errorf(fault.NotFound, "card %q: not found", agentID)
 	case err != nil:
 		return cards.Card{}, fmt.Errorf("get card %q: %w", agentID, err)
 	}
@@ -140,7 +141,7 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 				return err
 			}
 			if cur != prev {
-				return fmt.Errorf("card %q is at revision %d, not %d: %w", c.AgentID, cur, prev, cards.ErrStale)
+				return fault.Errorf(fault.Stale, "card %q is at revision %d, not %d: revision does not match", c.AgentID, cur, prev)
 			}
 		}
 		return appendChange(tx, row.TenantID, row.AgentID, opUpdate, row.Revision)
@@ -155,7 +156,7 @@ func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID strin
 			return err
 		}
 		if rev != 0 && cur != rev {
-			return fmt.Errorf("card %q is at revision %d, not %d: %w", agentID, cur, rev, cards.ErrStale)
+			return fault.Errorf(fault.Stale, "card %q is at revision %d, not %d: revision does not match", agentID, cur, rev)
 		}
 		res := tx.Where("tenant_id = ? AND agent_id = ? AND revision = ?", string(tenant), agentID, cur).Delete(&cardRow{})
 		if res.Error != nil {
@@ -163,7 +164,7 @@ func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID strin
 		}
 		if res.RowsAffected == 0 {
 			// Unreachable with the row locked; kept so a lost race can never record a delete.
-			return fmt.Errorf("card %q changed meanwhile: %w", agentID, cards.ErrStale)
+			return fault.Errorf(fault.Stale, "card %q changed meanwhile: revision does not match", agentID)
 		}
 		// The card's endpoint secret goes with it: a card created again under this id, perhaps
 		// by someone else and pointing elsewhere, must not inherit it.
@@ -180,7 +181,7 @@ func currentRevision(tx *gorm.DB, tenant, agentID string) (int64, error) {
 	err := tx.Select("revision").Where("tenant_id = ? AND agent_id = ?", tenant, agentID).Take(&row).Error
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
-		return 0, fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+		return 0, fault.Errorf(fault.NotFound, "card %q: not found", agentID)
 	case err != nil:
 		return 0, fmt.Errorf("read card %q: %w", agentID, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
@@ -46,7 +47,8 @@ func TestCardCreateGet(t *testing.T) {
 			t.Errorf("Get missing = %v, want ErrNotFound", err)
 		}
 		// The foreign key refuses a card of a tenant that does not exist.
-		if err := s.Create(ctx, "nope", newCard("agt_1", 1)); !errors.Is(err, tenants.ErrNotFound) {
+		// Not-found is one kind for tenants and cards: the message says the tenant is missing.
+		if err := s.Create(ctx, "nope", newCard("agt_1", 1)); !errors.Is(err, tenants.ErrNotFound) || fault.MessageOf(err) != `tenant "nope": not found` {
 			t.Errorf("Create in a missing tenant = %v, want tenants.ErrNotFound", err)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -98,7 +99,7 @@ func (s *DelegationStore) row(ctx context.Context, tenant tenants.ID, id string)
 	err := s.db.with(ctx).Where("tenant_id = ? AND id = ?", string(tenant), id).Take(&row).Error
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
-		return row, fmt.Errorf("delegation %q: %w", id, delegation.ErrNotFound)
+		return row, fault.Errorf(fault.NotFound, "delegation %q: not found", id)
 	case err != nil:
 		return row, fmt.Errorf("get delegation %q: %w", id, err)
 	}
@@ -163,7 +164,7 @@ func (s *DelegationStore) Update(ctx context.Context, tenant tenants.ID, id stri
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("delegation %q is %s: %w", id, row.Status, delegation.ErrConflict)
+	return fault.Errorf(fault.Conflict, "delegation %q is %s: delegation already finished", id, row.Status)
 }
 
 // List returns the records f selects, newest first (ids are time-ordered).

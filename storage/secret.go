@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm/clause"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -59,7 +60,7 @@ func (s *SecretStore) GetSecret(ctx context.Context, tenant tenants.ID, agentID 
 	err = r.Scan(&row.Endpoint, &row.Sealed)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return delegation.SealedSecret{}, fmt.Errorf("secret of %q: %w", agentID, delegation.ErrNotFound)
+		return delegation.SealedSecret{}, fault.Errorf(fault.NotFound, "secret of %q: not found", agentID)
 	case err != nil:
 		return delegation.SealedSecret{}, fmt.Errorf("get secret of %q: %w", agentID, err)
 	}
@@ -73,7 +74,7 @@ func (s *SecretStore) DeleteSecret(ctx context.Context, tenant tenants.ID, agent
 		return fmt.Errorf("delete secret of %q: %w", agentID, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("secret of %q: %w", agentID, delegation.ErrNotFound)
+		return fault.Errorf(fault.NotFound, "secret of %q: not found", agentID)
 	}
 	return nil
 }

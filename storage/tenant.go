@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -71,7 +72,7 @@ func (s *TenantStore) Create(ctx context.Context, t tenants.Tenant, admins []str
 	})
 	switch {
 	case errors.Is(err, gorm.ErrDuplicatedKey):
-		return fmt.Errorf("tenant %q: %w", row.TenantID, tenants.ErrExists)
+		return fault.Errorf(fault.Conflict, "tenant %q: already exists", row.TenantID)
 	case err != nil:
 		return fmt.Errorf("create tenant %q: %w", row.TenantID, err)
 	}
@@ -91,7 +92,7 @@ func (s *TenantStore) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, e
 	err = r.Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.CreatedAt, &row.UpdatedAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return tenants.Tenant{}, fmt.Errorf("tenant %q: %w", string(id), tenants.ErrNotFound)
+		return tenants.Tenant{}, fault.Errorf(fault.NotFound, "tenant %q: not found", string(id))
 	case err != nil:
 		return tenants.Tenant{}, fmt.Errorf("get tenant %q: %w", string(id), err)
 	}
@@ -127,7 +128,7 @@ func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 			return fmt.Errorf("update tenant %q: %w", row.TenantID, err)
 		}
 		if n == 0 {
-			return fmt.Errorf("tenant %q: %w", row.TenantID, tenants.ErrNotFound)
+			return fault.Errorf(fault.NotFound, "tenant %q: not found", row.TenantID)
 		}
 	}
 	return nil
@@ -145,7 +146,7 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("tenant_id = ?", tenant).Take(&row).Error
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
-			return fmt.Errorf("tenant %q: %w", tenant, tenants.ErrNotFound)
+			return fault.Errorf(fault.NotFound, "tenant %q: not found", tenant)
 		case err != nil:
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}

@@ -3,10 +3,10 @@ package tenants
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // Store persists tenants. Create seeds the tenant's built-in roles and grants its admins the admin
@@ -76,7 +76,7 @@ func (s *Service) Create(ctx context.Context, in Input) (Tenant, error) {
 	admins := make([]string, 0, len(in.Admins))
 	for i, a := range in.Admins {
 		if err := authz.ValidateSubject(a); err != nil {
-			return Tenant{}, fmt.Errorf("admins[%d]: %w", i, err)
+			return Tenant{}, fault.Errorf(fault.Invalid, "admins[%d]: %s", i, fault.MessageOf(err))
 		}
 		if !seen[a] {
 			seen[a] = true
@@ -172,9 +172,9 @@ func (s *Service) EnterPublished(ctx context.Context, tenant string) (context.Co
 func (s *Service) Active(ctx context.Context, id ID) (Tenant, error) {
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {
-		return Tenant{}, authz.ErrUnauthenticated
+		return Tenant{}, fault.New(fault.Unauthenticated, "authentication required")
 	}
-	notFound := fmt.Errorf("tenant %q: %w", string(id), ErrNotFound)
+	notFound := fault.Errorf(fault.NotFound, "tenant %q: not found", string(id))
 	if ValidateID(id) != nil || (!p.PlatformAdmin && p.Tenant != string(id)) {
 		return Tenant{}, notFound
 	}
@@ -186,7 +186,7 @@ func (s *Service) Active(ctx context.Context, id ID) (Tenant, error) {
 		return Tenant{}, err
 	}
 	if t.Status == StatusSuspended {
-		return Tenant{}, fmt.Errorf("tenant %q: %w", string(id), ErrSuspended)
+		return Tenant{}, fault.Errorf(fault.Suspended, "tenant %q: tenant is suspended", string(id))
 	}
 	return t, nil
 }
@@ -194,7 +194,7 @@ func (s *Service) Active(ctx context.Context, id ID) (Tenant, error) {
 // Published returns the tenant if it exists and is active, whoever asks: the gate of the open
 // A2A routes. A suspended tenant answers as a missing one, so anonymous readers learn nothing.
 func (s *Service) Published(ctx context.Context, id ID) (Tenant, error) {
-	notFound := fmt.Errorf("tenant %q: %w", string(id), ErrNotFound)
+	notFound := fault.Errorf(fault.NotFound, "tenant %q: not found", string(id))
 	if ValidateID(id) != nil {
 		return Tenant{}, notFound
 	}

@@ -2,14 +2,13 @@
 package tenants
 
 import (
-	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // ID names a tenant. It is a slug so it can appear in URLs, casbin domains and log lines unescaped.
@@ -24,12 +23,14 @@ const (
 	StatusSuspended Status = "suspended"
 )
 
-// Errors returned by this package and by stores of tenants; test them with errors.Is.
+// Errors returned by this package and by stores of tenants; test them with errors.Is. Each is
+// the kind of authz/fault it names, shared by every domain package: errors.Is does not tell a
+// missing tenant from a missing card, and code that must tell them apart cannot ask it.
 var (
-	ErrNotFound  = errors.New("not found")
-	ErrExists    = errors.New("already exists")
-	ErrInvalid   = errors.New("invalid")
-	ErrSuspended = errors.New("tenant is suspended")
+	ErrNotFound  = fault.NotFound
+	ErrExists    = fault.Conflict
+	ErrInvalid   = fault.Invalid
+	ErrSuspended = fault.Suspended
 )
 
 // MaxNameLength bounds a tenant's display name, in characters.
@@ -56,7 +57,7 @@ func (t Tenant) PolicyVersion() authz.PolicyVersion {
 // ValidateID reports whether id is a well-formed tenant slug.
 func ValidateID(id ID) error {
 	if !idPattern.MatchString(string(id)) {
-		return fmt.Errorf("id %q must match [a-z0-9][a-z0-9-]{0,62}: %w", string(id), ErrInvalid)
+		return fault.Errorf(fault.Invalid, "id %q must match [a-z0-9][a-z0-9-]{0,62}: invalid", string(id))
 	}
 	return nil
 }
@@ -74,10 +75,10 @@ func (t Tenant) Validate() error {
 
 func validateName(name string) error {
 	if strings.TrimSpace(name) == "" {
-		return fmt.Errorf("name is required: %w", ErrInvalid)
+		return fault.New(fault.Invalid, "name is required: invalid")
 	}
 	if utf8.RuneCountInString(name) > MaxNameLength {
-		return fmt.Errorf("name is longer than %d characters: %w", MaxNameLength, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "name is longer than %d characters: invalid", MaxNameLength)
 	}
 	return nil
 }
@@ -87,5 +88,5 @@ func validateStatus(s Status) error {
 	case StatusActive, StatusSuspended:
 		return nil
 	}
-	return fmt.Errorf("status %q must be active or suspended: %w", string(s), ErrInvalid)
+	return fault.Errorf(fault.Invalid, "status %q must be active or suspended: invalid", string(s))
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -12,10 +11,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
-	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -42,7 +41,7 @@ func optionalAuth(tokens *token.Tokens, delegationTokens tokenVerifier, log *slo
 func a2aVersion(c echo.Context) (string, error) {
 	q, hdr := c.QueryParam("version"), strings.TrimSpace(c.Request().Header.Get(headerA2AVersion))
 	if q != "" && hdr != "" && q != hdr {
-		return "", fmt.Errorf("?version=%s and %s: %s disagree: %w", q, headerA2AVersion, hdr, errInvalid)
+		return "", fault.Errorf(fault.Invalid, "?version=%s and %s: %s disagree: invalid request", q, headerA2AVersion, hdr)
 	}
 	asked := q
 	if asked == "" {
@@ -53,7 +52,7 @@ func a2aVersion(c echo.Context) (string, error) {
 	}
 	v, ok := a2aVersions[asked]
 	if !ok {
-		return "", fmt.Errorf("A2A version %q is not served; this service serves 1.0 and 0.3: %w", asked, errInvalid)
+		return "", fault.Errorf(fault.Invalid, "A2A version %q is not served; this service serves 1.0 and 0.3: invalid request", asked)
 	}
 	return v, nil
 }
@@ -105,19 +104,11 @@ func (h *handlers) a2aCard(c echo.Context) error {
 
 // a2aAgents lists the tenant's public agents with the URLs of their A2A cards.
 func (h *handlers) a2aAgents(c echo.Context) error {
-	q := c.QueryParams()
-	limit := 0
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > search.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
-		}
-		limit = n
+	asked, err := pageQuery(c.QueryParams())
+	if err != nil {
+		return err
 	}
-	if q.Has("cursor") && q.Get("cursor") == "" {
-		return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
-	}
-	page, err := h.A2A.PublicAgents(c.Request().Context(), tenantOf(c), limit, q.Get("cursor"))
+	page, err := h.A2A.PublicAgents(c.Request().Context(), tenantOf(c), asked)
 	if err != nil {
 		return err
 	}

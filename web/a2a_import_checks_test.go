@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -229,6 +230,20 @@ func TestA2AImportMalformedSignature(t *testing.T) {
 			t.Errorf("%s: signature record %+v, want invalid", tc.id, got)
 		}
 	}
+}
+
+// TestA2AImportUnreadableRequestKey: a key in the request's keys that go-jose cannot read is a 400
+// malformed_json whose message is ours: the library's words (and its name) stay in the log.
+func TestA2AImportUnreadableRequestKey(t *testing.T) {
+	e, imp, _, _ := importSignatureEnv(t)
+	for _, key := range []map[string]any{{"kty": "XYZ", "kid": "k1"}, {"kty": "OKP", "crv": "Ed25519", "kid": "k1"}} {
+		r := imp("unreadable", map[string]any{"card": sampleV1(t), "keys": map[string]any{"keys": []any{key}}})
+		expect(t, r, http.StatusBadRequest, "malformed_json")
+		if msg := errMessage(t, r); strings.Contains(msg, "jose") || strings.Contains(msg, "json:") {
+			t.Errorf("%v: the message is a library's: %q", key, msg)
+		}
+	}
+	expect(t, e.getCard("acme", "unreadable"), http.StatusNotFound)
 }
 
 // TestA2AImportSeveralSignatures: any signature its key rejects makes the card invalid; otherwise

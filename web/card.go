@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 )
@@ -153,32 +154,14 @@ var searchParams = map[string]func(q *search.Query, values []string) error{
 	"resource":   func(q *search.Query, v []string) error { q.Resources = v; return nil },
 	"name":       func(q *search.Query, v []string) error { return single("name", v, &q.Name) },
 	"q":          func(q *search.Query, v []string) error { return single("q", v, &q.Q) },
-	"cursor": func(q *search.Query, v []string) error {
-		if err := single("cursor", v, &q.Cursor); err != nil {
-			return err
-		}
-		if q.Cursor == "" {
-			return fmt.Errorf("cursor: must not be empty: %w", errInvalid)
-		}
-		return nil
-	},
-	"limit": func(q *search.Query, v []string) error {
-		var s string
-		if err := single("limit", v, &s); err != nil {
-			return err
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > search.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
-		}
-		q.Limit = n
-		return nil
-	},
+	// limit and cursor are the page's, read by pageQuery; listed so that the route takes them.
+	"limit":  nil,
+	"cursor": nil,
 }
 
 func single(name string, values []string, dst *string) error {
 	if len(values) > 1 {
-		return fmt.Errorf("%s: given %d times, at most once: %w", name, len(values), errInvalid)
+		return fault.Errorf(fault.Invalid, "%s: given %d times, at most once: invalid request", name, len(values))
 	}
 	*dst = values[0]
 	return nil
@@ -187,10 +170,14 @@ func single(name string, values []string, dst *string) error {
 // listCards is the search over query parameters: GET .../cards?protocol=&capability=&tag=&...
 // The route takes exactly the parameters of searchParams (others are refused before this runs).
 func (h *handlers) listCards(c echo.Context) error {
-	var q search.Query
 	params := c.QueryParams()
+	page, err := pageQuery(params)
+	if err != nil {
+		return err
+	}
+	q := search.Query{Page: page}
 	for name, set := range searchParams {
-		if values, ok := params[name]; ok {
+		if values, ok := params[name]; ok && set != nil {
 			if err := set(&q, values); err != nil {
 				return err
 			}
@@ -201,20 +188,9 @@ func (h *handlers) listCards(c echo.Context) error {
 
 // searchCards is the same search with a JSON body: POST .../cards/search.
 func (h *handlers) searchCards(c echo.Context) error {
-	var body struct {
-		search.Query
-		// Limit shadows Query.Limit so that an explicit 0 is refused rather than defaulted.
-		Limit *int `json:"limit"`
-	}
-	if err := decodeBody(c, &body); err != nil {
+	var q search.Query
+	if err := decodeBody(c, &q); err != nil {
 		return err
-	}
-	q := body.Query
-	if body.Limit != nil {
-		if *body.Limit < 1 || *body.Limit > search.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", search.MaxLimit, errInvalid)
-		}
-		q.Limit = *body.Limit
 	}
 	return h.search(c, q)
 }

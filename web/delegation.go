@@ -1,19 +1,17 @@
 package web
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -55,8 +53,8 @@ func (h *handlers) createDelegation(c echo.Context) error {
 		return err
 	}
 	if req.Mode == delegation.ModeAsync && h.callbackBase == "" {
-		return fmt.Errorf("async delegations are off: the server listens on a non-loopback address and "+
-			"delegation.publicUrl is not set, so agents would have no callback URL; the operator must set it: %w", errUnavailable)
+		return fault.New(fault.Unavailable, "async delegations are off: the server listens on a non-loopback address and "+
+			"delegation.publicUrl is not set, so agents would have no callback URL; the operator must set it: service unavailable")
 	}
 	tenant := tenantOf(c)
 	d, err := h.Delegations.Delegate(c.Request().Context(), tenant, req, h.callbackURL(tenant))
@@ -85,61 +83,31 @@ func (h *handlers) listDelegations(c echo.Context) error {
 	q := c.QueryParams()
 	for name, values := range q {
 		if len(values) > 1 {
-			return fmt.Errorf("%s: given %d times, at most once: %w", name, len(values), errInvalid)
+			return fault.Errorf(fault.Invalid, "%s: given %d times, at most once: invalid request", name, len(values))
 		}
+	}
+	asked, err := pageQuery(q)
+	if err != nil {
+		return err
 	}
 	f := delegation.Filter{Status: delegation.Status(q.Get("status")), AgentID: q.Get("agentId")}
-	if s := q.Get("limit"); q.Has("limit") {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > delegation.MaxLimit {
-			return fmt.Errorf("limit: must be a whole number from 1 to %d: %w", delegation.MaxLimit, errInvalid)
-		}
-		f.Limit = n
-	}
-	if q.Has("cursor") {
-		id, err := decodeDelegationCursor(q.Get("cursor"))
-		if err != nil {
-			return err
-		}
-		f.Before = id
-	}
-	list, next, err := h.Delegations.List(c.Request().Context(), tenantOf(c), f)
+	list, next, err := h.Delegations.List(c.Request().Context(), tenantOf(c), f, asked)
 	if err != nil {
 		return err
 	}
 	page := struct {
 		Items      []delegation.Delegation `json:"items"`
 		NextCursor string                  `json:"nextCursor,omitempty"`
-	}{Items: list}
-	if next != "" {
-		page.NextCursor = encodeDelegationCursor(next)
-	}
+	}{Items: list, NextCursor: next}
 	return c.JSON(http.StatusOK, page)
-}
-
-// Delegation cursors are opaque to clients: the id of the last record of the page, marked and
-// encoded, so that a mangled cursor is refused instead of quietly restarting the list.
-const delegationCursorMark = "d1:"
-
-func encodeDelegationCursor(id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(delegationCursorMark + id))
-}
-
-func decodeDelegationCursor(s string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	id, ok := strings.CutPrefix(string(b), delegationCursorMark)
-	if err != nil || !ok || uuid.Validate(id) != nil {
-		return "", fmt.Errorf("cursor: not a cursor of this list: %w", errInvalid)
-	}
-	return id, nil
 }
 
 // delegationResult takes an agent's async result. The body is read with the result size limit,
 // so an oversized result is 413 however it is sent.
 func (h *handlers) delegationResult(c echo.Context) error {
 	body, err := readBody(c, mediaJSON)
-	if errors.Is(err, errBodyTooLarge) {
-		return fmt.Errorf("the result is too large: %w", delegation.ErrTooLarge)
+	if errors.Is(err, fault.TooLarge) {
+		return fault.New(fault.TooLarge, "the result is too large: result is too large")
 	}
 	if err != nil {
 		return err

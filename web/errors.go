@@ -11,64 +11,46 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/cards"
-	"github.com/agentcards/agentcards/cards/a2a"
-	"github.com/agentcards/agentcards/cards/delegation"
-	"github.com/agentcards/agentcards/cards/outbound"
-	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
-// Errors of the HTTP layer itself; domain errors come from the domain packages.
-var (
-	errMalformed        = errors.New("malformed request")
-	errInvalid          = errors.New("invalid request")
-	errBodyTooLarge     = errors.New("request body is too large")
-	errUnsupportedMedia = errors.New("unsupported media type")
-	errUnavailable      = errors.New("service unavailable")
-)
+// kindUnsupportedMedia is the one failure of the HTTP layer that no domain kind names: a body
+// whose Content-Type the route does not take.
+const kindUnsupportedMedia fault.Kind = "unsupported_media_type"
 
-// errorCodes is the one table from errors to HTTP status and error code. Order matters where
-// chains could hold two: the first match wins.
-var errorCodes = []struct {
-	err    error
-	status int
-	code   string
-}{
-	{authz.ErrUnauthenticated, http.StatusUnauthorized, "unauthorized"},
-	{tenants.ErrSuspended, http.StatusForbidden, "tenant_suspended"},
-	{delegation.ErrDepthExceeded, http.StatusForbidden, "depth_exceeded"},
-	{delegation.ErrBlocked, http.StatusForbidden, "endpoint_blocked"},
-	{authz.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{delegation.ErrNotFound, http.StatusNotFound, "not_found"},
-	{delegation.ErrConflict, http.StatusConflict, "conflict"},
-	{delegation.ErrExpired, http.StatusGone, "expired"},
-	{delegation.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
-	{delegation.ErrInvalid, http.StatusBadRequest, "invalid"},
-	{delegation.ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
-	{delegation.ErrAgentUnavailable, http.StatusServiceUnavailable, "agent_unavailable"},
-	{delegation.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
-	{tenants.ErrNotFound, http.StatusNotFound, "not_found"},
-	{cards.ErrNotFound, http.StatusNotFound, "not_found"},
-	{authz.ErrNotFound, http.StatusNotFound, "not_found"},
-	{tenants.ErrExists, http.StatusConflict, "conflict"},
-	{cards.ErrExists, http.StatusConflict, "conflict"},
-	{cards.ErrStale, http.StatusPreconditionFailed, "precondition_failed"},
-	{cards.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
-	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
-	{errUnsupportedMedia, http.StatusUnsupportedMediaType, "unsupported_media_type"},
-	{cards.ErrMalformed, http.StatusBadRequest, "malformed_json"},
-	{errMalformed, http.StatusBadRequest, "malformed_json"},
-	{cards.ErrInvalid, http.StatusBadRequest, "invalid"},
-	{tenants.ErrInvalid, http.StatusBadRequest, "invalid"},
-	{authz.ErrInvalid, http.StatusBadRequest, "invalid"},
-	{errInvalid, http.StatusBadRequest, "invalid"},
-	{a2a.ErrBadSignature, http.StatusBadRequest, "invalid_signature"},
-	{outbound.ErrBlocked, http.StatusBadRequest, "blocked_url"},
-	{outbound.ErrRedirect, http.StatusBadRequest, "blocked_url"},
-	{a2a.ErrFetch, http.StatusBadGateway, "fetch_failed"},
-	{errUnavailable, http.StatusServiceUnavailable, "unavailable"},
-	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout"},
+// statuses is the one table from a kind of failure to its HTTP status; the kind is the error
+// code of the body. StatusKind reads it the other way.
+var statuses = map[fault.Kind]int{
+	fault.Invalid:          http.StatusBadRequest,
+	fault.Malformed:        http.StatusBadRequest,
+	fault.BadSignature:     http.StatusBadRequest,
+	fault.URLBlocked:       http.StatusBadRequest,
+	fault.Unauthenticated:  http.StatusUnauthorized,
+	fault.Forbidden:        http.StatusForbidden,
+	fault.Suspended:        http.StatusForbidden,
+	fault.DepthExceeded:    http.StatusForbidden,
+	fault.EndpointBlocked:  http.StatusForbidden,
+	fault.NotFound:         http.StatusNotFound,
+	fault.Conflict:         http.StatusConflict,
+	fault.Expired:          http.StatusGone,
+	fault.Stale:            http.StatusPreconditionFailed,
+	fault.TooLarge:         http.StatusRequestEntityTooLarge,
+	kindUnsupportedMedia:   http.StatusUnsupportedMediaType,
+	fault.RateLimited:      http.StatusTooManyRequests,
+	fault.FetchFailed:      http.StatusBadGateway,
+	fault.AgentUnavailable: http.StatusServiceUnavailable,
+	fault.Unavailable:      http.StatusServiceUnavailable,
+	fault.Timeout:          http.StatusServiceUnavailable,
+}
+
+// StatusKind is the kind of failure an error answer of the API names: its status and code
+// through the table classify writes them with. It is "" for an answer no kind gives (500
+// internal, Echo's 405).
+func StatusKind(status int, code string) fault.Kind {
+	if k := fault.Kind(code); statuses[k] == status {
+		return k
+	}
+	return ""
 }
 
 // echoCodes names the errors Echo itself raises (no route, wrong method, its own timeouts).
@@ -93,25 +75,28 @@ type errorDetail struct {
 	RequestID string `json:"requestId"`
 }
 
-// classify maps err to status, code and a message safe to show: domain messages are written by
-// us for clients; anything unknown becomes a 500 that says nothing about its cause.
+// classify maps err to status, code and a message safe to show: the message of its kind, which
+// the domain writes for clients, except where this door knows better (a refused token, a
+// deadline, a fetch); an error of no kind becomes a 500 that says nothing about its cause.
 func classify(err error) (int, string, string) {
-	for _, row := range errorCodes {
-		if errors.Is(err, row.err) {
-			msg := err.Error()
-			switch row.err {
-			case authz.ErrUnauthenticated:
-				msg = unauthenticatedMessage(err)
-			case context.DeadlineExceeded:
-				msg = "the request took too long"
-			case outbound.ErrBlocked, outbound.ErrRedirect:
-				// The dial error names resolved addresses: not for clients.
-				msg = "the URL points to an address or a redirect this server does not fetch"
-			case a2a.ErrFetch:
-				msg = "the URL could not be fetched"
-			}
-			return row.status, row.code, msg
+	kind := fault.KindOf(err)
+	if kind == "" && errors.Is(err, context.DeadlineExceeded) {
+		kind = fault.Timeout
+	}
+	if status, ok := statuses[kind]; ok {
+		msg := fault.MessageOf(err)
+		switch kind {
+		case fault.Unauthenticated:
+			msg = unauthenticatedMessage(err)
+		case fault.Timeout:
+			msg = "the request took too long"
+		case fault.URLBlocked:
+			// The guard refused an address or a redirect: which one is for the log.
+			msg = "the URL points to an address or a redirect this server does not fetch"
+		case fault.FetchFailed:
+			msg = "the URL could not be fetched"
 		}
+		return status, string(kind), msg
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
@@ -123,7 +108,7 @@ func classify(err error) (int, string, string) {
 }
 
 // errNoBearer is a request to an authenticated route without a bearer token.
-var errNoBearer = fmt.Errorf("no bearer token: %w", authz.ErrUnauthenticated)
+var errNoBearer = fault.New(fault.Unauthenticated, "no bearer token: authentication required")
 
 // unauthenticatedMessage says why a token was refused, as far as a client may know: missing,
 // expired, not valid yet, or not valid here (signature, algorithm, issuer, audience or claims,
@@ -163,11 +148,11 @@ func errorHandler(log *slog.Logger, ready func(context.Context) error) echo.HTTP
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), outageCheck)
 			if rerr := ready(ctx); rerr != nil {
 				err = fmt.Errorf("%w (the database does not answer: %v)", err, rerr)
-				status, code, msg = http.StatusServiceUnavailable, "unavailable", "the database is unavailable; try again later"
+				status, code, msg = statuses[fault.Unavailable], string(fault.Unavailable), "the database is unavailable; try again later"
 			}
 			cancel()
 		}
-		if code == "unavailable" {
+		if code == string(fault.Unavailable) {
 			c.Response().Header().Set("Retry-After", retryAfter)
 		}
 		rid := requestID(c)

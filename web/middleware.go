@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/authz/token"
 )
 
@@ -92,7 +93,7 @@ func limitBody(limit int64) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
 			if req.ContentLength > limit {
-				return fmt.Errorf("the body is over %d bytes: %w", limit, errBodyTooLarge)
+				return fault.Errorf(fault.TooLarge, "the body is over %d bytes: request body is too large", limit)
 			}
 			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
 			return next(c)
@@ -126,13 +127,13 @@ func checkQuery(raw string) error {
 			shown = n
 		}
 		if strings.Contains(pair, ";") {
-			return fmt.Errorf("query parameter %q: a ';' must be percent-encoded (%%3B): %w", shown, errInvalid)
+			return fault.Errorf(fault.Invalid, "query parameter %q: a ';' must be percent-encoded (%%3B): invalid request", shown)
 		}
 		if _, err := url.QueryUnescape(name); err != nil {
-			return fmt.Errorf("query parameter %q: the name is not valid percent-encoding: %w", shown, errInvalid)
+			return fault.Errorf(fault.Invalid, "query parameter %q: the name is not valid percent-encoding: invalid request", shown)
 		}
 		if _, err := url.QueryUnescape(value); err != nil {
-			return fmt.Errorf("query parameter %q: the value is not valid percent-encoding: %w", shown, errInvalid)
+			return fault.Errorf(fault.Invalid, "query parameter %q: the value is not valid percent-encoding: invalid request", shown)
 		}
 	}
 	return nil
@@ -155,7 +156,7 @@ func acceptQuery(names []string) echo.MiddlewareFunc {
 			}
 			if len(unknown) > 0 {
 				// Of several, the same one is named every time.
-				return fmt.Errorf("unknown query parameter %q: %w", slices.Min(unknown), errInvalid)
+				return fault.Errorf(fault.Invalid, "unknown query parameter %q: invalid request", slices.Min(unknown))
 			}
 			return next(c)
 		}
@@ -170,7 +171,7 @@ func readBody(c echo.Context, allowed ...string) ([]byte, error) {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || !contains(allowed, strings.ToLower(mt)) {
-		return nil, fmt.Errorf("Content-Type must be %s: %w", strings.Join(allowed, " or "), errUnsupportedMedia)
+		return nil, fault.Errorf(kindUnsupportedMedia, "Content-Type must be %s: unsupported media type", strings.Join(allowed, " or "))
 	}
 	body, err := io.ReadAll(c.Request().Body)
 	var tooLarge *http.MaxBytesError
@@ -178,13 +179,13 @@ func readBody(c echo.Context, allowed ...string) ([]byte, error) {
 	case err == nil:
 		return body, nil
 	case errors.As(err, &tooLarge):
-		return nil, fmt.Errorf("the body is over %d bytes: %w", tooLarge.Limit, errBodyTooLarge)
+		return nil, fault.Errorf(fault.TooLarge, "the body is over %d bytes: request body is too large", tooLarge.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(c.Request().Context().Err(), context.DeadlineExceeded):
-		return nil, fmt.Errorf("read body: %w", context.DeadlineExceeded)
+		return nil, fault.Wrap(err, fault.Timeout, "the body was not received in time")
 	}
 	// The cause (net/http's words, maybe addresses) stays out of the message.
-	return nil, fmt.Errorf("the body could not be read as sent (malformed chunked encoding, or cut short): %w", errMalformed)
+	return nil, fault.New(fault.Malformed, "the body could not be read as sent (malformed chunked encoding, or cut short): malformed request")
 }
 
 // readObject is readBody for routes whose body is a JSON object. Any other JSON value is
@@ -197,7 +198,7 @@ func readObject(c echo.Context, allowed ...string) ([]byte, error) {
 	}
 	// An empty body is left to the decoder, which says so.
 	if v := bytes.TrimLeft(body, " \t\r\n"); len(v) > 0 && v[0] != '{' {
-		return nil, fmt.Errorf("the body must be a JSON object, not %s: %w", jsonKind(v[0]), errMalformed)
+		return nil, fault.Errorf(fault.Malformed, "the body must be a JSON object, not %s: malformed request", jsonKind(v[0]))
 	}
 	return body, nil
 }

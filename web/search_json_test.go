@@ -47,7 +47,7 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 		{Card: cs[0]},
 		{Card: cs[1], Score: &score, MatchedCapabilities: []string{`a"b`, "é"}},
 	}}
-	found, err := (&search.Service{Store: store, Gate: gate, Authz: allowEverything{}}).Search(ctx, "acme", search.Query{Limit: 1})
+	found, err := (&search.Service{Store: store, Gate: gate, Authz: allowEverything{}}).Search(ctx, "acme", search.Query{Page: cards.Page{Limit: new(1)}})
 	if err != nil || len(found.Items) != 1 {
 		t.Fatalf("search: %d hits, %v", len(found.Items), err)
 	}

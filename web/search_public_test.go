@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
@@ -96,14 +97,16 @@ func TestA2AAgentsLastPageHasNoCursor(t *testing.T) {
 			}
 			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, map[string]any{"agentId": id, "name": "Agent " + id, "visibility": vis}), http.StatusCreated)
 		}
+		// The cursor after p2, as the list (cards/a2a names it "agents") writes it.
+		afterP2 := cards.EncodeCursor("agents", "p2")
 		for _, c := range []struct {
 			query string
 			want  string
 		}{
 			{"limit=3", `{"items":[p1 p2 p3]}`},
-			{"limit=2", `{"items":[p1 p2],"nextCursor":"cDI"}`},
-			{"limit=2&cursor=cDI", `{"items":[p3]}`},
-			{"limit=1&cursor=cDI", `{"items":[p3]}`},
+			{"limit=2", `{"items":[p1 p2],"nextCursor":"` + afterP2 + `"}`},
+			{"limit=2&cursor=" + afterP2, `{"items":[p3]}`},
+			{"limit=1&cursor=" + afterP2, `{"items":[p3]}`},
 		} {
 			r := e.do("GET", "/a2a/acme/agents?"+c.query, "", nil)
 			expect(t, r, http.StatusOK)

@@ -4,7 +4,6 @@ package web
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
@@ -189,7 +189,7 @@ func (h *handlers) health(c echo.Context) error {
 func (h *handlers) ready(c echo.Context) error {
 	if err := h.Ready(c.Request().Context()); err != nil {
 		h.log.Warn("not ready", "err", err)
-		return fmt.Errorf("the database is unreachable: %w", errUnavailable)
+		return fault.New(fault.Unavailable, "the database is unreachable: service unavailable")
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/casbin/casbin/v2/util"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 //go:embed model.conf
@@ -241,7 +242,7 @@ func (e *Enforcers) enforce(ctx context.Context, tenant, subject, obj, act strin
 func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {
-		return authz.ErrUnauthenticated
+		return fault.New(fault.Unauthenticated, "authentication required")
 	}
 	if p.PlatformAdmin {
 		return nil
@@ -251,7 +252,7 @@ func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
 		return err
 	}
 	if !allowed {
-		return fmt.Errorf("%s on %s: %w", act, obj, authz.ErrForbidden)
+		return fault.Errorf(fault.Forbidden, "%s on %s: forbidden", act, obj)
 	}
 	return nil
 }
@@ -262,7 +263,7 @@ func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
 func (e *Enforcers) ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error) {
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {
-		return nil, authz.ErrUnauthenticated
+		return nil, fault.New(fault.Unauthenticated, "authentication required")
 	}
 	if p.PlatformAdmin {
 		return nil, nil

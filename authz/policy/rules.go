@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // manage admits the caller in ctx into tenant and checks that it may manage the tenant's roles
@@ -98,7 +99,7 @@ func (e *Enforcers) Grant(ctx context.Context, tenant string, a authz.Assignment
 // Revoke removes a role assignment.
 func (e *Enforcers) Revoke(ctx context.Context, tenant string, a authz.Assignment) error {
 	return e.remove(ctx, tenant, a.Validate(), a.Rule(tenant),
-		fmt.Errorf("role %q of %q: %w", a.Role, a.Subject, authz.ErrNotFound))
+		fault.Errorf(fault.NotFound, "role %q of %q: not found", a.Role, a.Subject))
 }
 
 // Policies lists the tenant's policies, the built-in roles' included, in the order they were added.
@@ -124,7 +125,7 @@ func (e *Enforcers) AddPolicy(ctx context.Context, tenant string, p authz.Policy
 // RemovePolicy deletes a policy.
 func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p authz.Policy) error {
 	return e.remove(ctx, tenant, p.Validate(), p.Rule(tenant),
-		fmt.Errorf("policy (subject %q, object %q, action %q, effect %q): %w", p.Subject, p.Object, p.Action, p.Effect, authz.ErrNotFound))
+		fault.Errorf(fault.NotFound, "policy (subject %q, object %q, action %q, effect %q): not found", p.Subject, p.Object, p.Action, p.Effect))
 }
 
 // Authorize answers q in tenant. Asking about another subject than oneself needs policies:manage.
@@ -135,7 +136,7 @@ func (e *Enforcers) Authorize(ctx context.Context, tenant string, q authz.Questi
 	}
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {
-		return authz.Decision{}, authz.ErrUnauthenticated
+		return authz.Decision{}, fault.New(fault.Unauthenticated, "authentication required")
 	}
 	if q.Subject != "" && q.Subject != p.Subject {
 		if err := e.Check(ctx, tenant, authz.ObjPolicies, authz.ActPoliciesManage); err != nil {

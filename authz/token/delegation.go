@@ -2,12 +2,12 @@ package token
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // DelegationClaims are the claims of the token the service sends with each delegated task: the
@@ -49,13 +49,13 @@ func (s *ServiceKeys) VerifyDelegation(raw, issuer string, leeway time.Duration,
 		err = checkStrict(tok) // what the library lets through: crit, dates that are not numbers
 	}
 	if err != nil {
-		return authz.Principal{}, fmt.Errorf("%w: %w", authz.ErrUnauthenticated, err)
+		return authz.Principal{}, fault.Wrap(err, fault.Unauthenticated, "the bearer token is not valid")
 	}
 	if err := authz.ValidateSubject(c.Subject); err != nil {
-		return authz.Principal{}, fmt.Errorf("%w: sub: %w", authz.ErrUnauthenticated, err)
+		return authz.Principal{}, fault.Wrap(err, fault.Unauthenticated, "the bearer token's subject is not valid")
 	}
 	if c.Tenant == "" || c.DelegationID == "" || c.Depth < 1 {
-		return authz.Principal{}, fmt.Errorf("%w: not a delegation token", authz.ErrUnauthenticated)
+		return authz.Principal{}, fault.New(fault.Unauthenticated, "the bearer token is not a delegation token")
 	}
 	return authz.Principal{Subject: authz.AgentSubject(c.Subject), Tenant: c.Tenant, Depth: c.Depth, Delegated: true}, nil
 }

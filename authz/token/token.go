@@ -20,6 +20,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // Config pins how tokens are signed and checked.
@@ -146,10 +147,10 @@ func (t *Tokens) Mint(subject, tenant string, ttl time.Duration, platformAdmin b
 		return "", err
 	}
 	if ttl <= 0 {
-		return "", fmt.Errorf("ttl must be positive: %w", authz.ErrInvalid)
+		return "", fault.New(fault.Invalid, "ttl must be positive: invalid")
 	}
 	if tenant == "" && !platformAdmin {
-		return "", fmt.Errorf("a tenant is required unless the token is a platform admin's: %w", authz.ErrInvalid)
+		return "", fault.New(fault.Invalid, "a tenant is required unless the token is a platform admin's: invalid")
 	}
 	now := t.now()
 	c := Claims{
@@ -193,14 +194,14 @@ func (t *Tokens) Verify(raw string) (authz.Principal, error) {
 		err = checkStrict(tok)
 	}
 	if err != nil {
-		return authz.Principal{}, fmt.Errorf("%w: %w", authz.ErrUnauthenticated, err)
+		return authz.Principal{}, fault.Wrap(err, fault.Unauthenticated, "the bearer token is not valid")
 	}
 	if err := authz.ValidateSubject(c.Subject); err != nil {
-		return authz.Principal{}, fmt.Errorf("%w: sub: %w", authz.ErrUnauthenticated, err)
+		return authz.Principal{}, fault.Wrap(err, fault.Unauthenticated, "the bearer token's subject is not valid")
 	}
 	p := authz.Principal{Subject: c.Subject, Tenant: c.Tenant, PlatformAdmin: c.PlatformAdmin || t.admins[c.Subject]}
 	if p.Tenant == "" && !p.PlatformAdmin {
-		return authz.Principal{}, fmt.Errorf("%w: token has no tenant claim", authz.ErrUnauthenticated)
+		return authz.Principal{}, fault.New(fault.Unauthenticated, "the bearer token has no tenant claim")
 	}
 	v = verifiedToken{p: p, exp: c.ExpiresAt.Time} // exp is required, so set
 	if c.NotBefore != nil {

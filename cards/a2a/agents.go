@@ -2,8 +2,6 @@ package a2a
 
 import (
 	"context"
-	"encoding/base64"
-	"fmt"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
@@ -27,14 +25,16 @@ type AgentPage struct {
 	NextCursor string         `json:"nextCursor,omitempty"`
 }
 
+// agentsList names the cursors of the public agent list to the codec.
+const agentsList = "agents"
+
 // PublicAgents lists one page of a tenant's public cards; it needs no caller, and a tenant that
-// does not exist or is suspended lists none. The cursor is the base64url of the last agentId
-// shown.
-func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int, cursor string) (AgentPage, error) {
+// does not exist or is suspended lists none. The cursor holds the last agentId shown.
+func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, p cards.Page) (AgentPage, error) {
 	if err := authz.Visitor(ctx); err != nil {
 		return AgentPage{}, err
 	}
-	limit, after, err := CheckAgentsQuery(limit, cursor)
+	limit, after, err := CheckAgentsQuery(p)
 	if err != nil {
 		return AgentPage{}, err
 	}
@@ -47,27 +47,29 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, limit int
 		page.Items = append(page.Items, AgentSummary{AgentID: c.AgentID, Name: c.Name, Description: c.Description})
 	}
 	if public.Next != "" {
-		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(public.Next))
+		page.NextCursor = cards.EncodeCursor(agentsList, public.Next)
 	}
 	return page, nil
 }
 
-// CheckAgentsQuery validates the paging of the public agent list and returns the limit to use
-// and the agentId to start after. The API checks a request for a tenant that does not exist
-// with it too, so that such a request answers exactly like one for a tenant without public cards.
-func CheckAgentsQuery(limit int, cursor string) (int, string, error) {
-	if limit == 0 {
-		limit = search.DefaultLimit
+// CheckAgentsQuery validates the page asked of the public agent list and returns the limit to
+// use (search.DefaultLimit, at most search.MaxLimit) and the agentId to start after. The API
+// checks a request for a tenant that does not exist with it too, so that such a request answers
+// exactly like one for a tenant without public cards.
+func CheckAgentsQuery(p cards.Page) (int, string, error) {
+	limit, err := p.Check(search.DefaultLimit, search.MaxLimit)
+	if err != nil {
+		return 0, "", err
 	}
-	if limit < 1 || limit > search.MaxLimit {
-		return 0, "", fmt.Errorf("limit: must be between 1 and %d: %w", search.MaxLimit, cards.ErrInvalid)
-	}
-	if cursor == "" {
+	if p.Cursor == "" {
 		return limit, "", nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || cards.ValidateAgentID(string(b)) != nil {
-		return 0, "", fmt.Errorf("cursor: not a cursor of this list: %w", cards.ErrInvalid)
+	var after string
+	if err := cards.DecodeCursor(agentsList, p.Cursor, &after); err != nil {
+		return 0, "", err
 	}
-	return limit, string(b), nil
+	if cards.ValidateAgentID(after) != nil {
+		return 0, "", cards.ErrCursor
+	}
+	return limit, after, nil
 }

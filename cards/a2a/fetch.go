@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
-	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards/outbound"
 )
-
-// ErrFetch is returned (wrapped) when a card or key set could not be fetched from its URL; test it
-// with errors.Is.
-var ErrFetch = errors.New("fetch failed")
 
 // MaxImportBytes bounds a fetched card or key set.
 const MaxImportBytes = 1 << 20
@@ -23,40 +19,38 @@ type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }
 
-// fetchJSON GETs url with the injected client and returns its body, at most limit bytes.
-func fetchJSON(ctx context.Context, c Doer, url string, limit int64) ([]byte, error) {
+// fetchJSON GETs url with the injected client and returns its body, at most limit bytes. field
+// names where the URL came from ("url", "jku") in the errors, which are fault.URLBlocked for an
+// address or redirect the guard refuses, fault.FetchFailed when nothing usable came back, and
+// fault.Invalid for an answer that is not a document (4xx, too large). The causes, which may
+// name resolved addresses, stay behind the messages.
+func fetchJSON(ctx context.Context, c Doer, field, url string, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
+		return nil, fault.Wrap(err, fault.FetchFailed, "%s: %s could not be fetched", field, url)
 	}
 	req.Header.Set("Accept", "application/json")
 	res, err := c.Do(req)
+	if errors.Is(err, outbound.ErrBlocked) || errors.Is(err, outbound.ErrRedirect) {
+		return nil, fault.Wrap(err, fault.URLBlocked, "%s: %s points to an address or a redirect this server does not fetch", field, url)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", url, ErrFetch, err)
+		return nil, fault.Wrap(err, fault.FetchFailed, "%s: %s could not be fetched", field, url)
 	}
 	defer res.Body.Close()
 	if res.StatusCode >= 500 {
 		// The server there failed: a gateway's 502, as when it cannot be reached at all.
-		return nil, fmt.Errorf("%s answered %d: %w", url, res.StatusCode, ErrFetch)
+		return nil, fault.Errorf(fault.FetchFailed, "%s: %s answered %d", field, url, res.StatusCode)
 	}
 	if res.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("%s answered %d: %w", url, res.StatusCode, cards.ErrInvalid)
+		return nil, fault.Errorf(fault.Invalid, "%s: %s answered %d: invalid", field, url, res.StatusCode)
 	}
-	body, err := readLimited(res.Body, limit)
+	b, err := io.ReadAll(io.LimitReader(res.Body, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", url, err)
-	}
-	return body, nil
-}
-
-// readLimited reads at most limit bytes, failing beyond.
-func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
+		return nil, fault.Wrap(err, fault.FetchFailed, "%s: %s could not be read", field, url)
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("the document is over %d bytes: %w", limit, cards.ErrInvalid)
+		return nil, fault.Errorf(fault.Invalid, "%s: %s: the document is over %d bytes: invalid", field, url, limit)
 	}
 	return bytes.TrimSpace(b), nil
 }

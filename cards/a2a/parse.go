@@ -8,7 +8,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
-	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/a2a/a2aschema"
 )
 
@@ -17,11 +17,11 @@ const maxSchemaProblems = 5
 
 // ParseCard reads an A2A Agent Card of version 1.0, or 0.3 (0.2-era cards included), checks
 // it against the spec's schema and required fields, and returns its 1.0 form and the version it
-// was written in. Problems are cards.ErrInvalid and name their JSON paths.
+// was written in. Problems are fault.Invalid and name their JSON paths.
 func ParseCard(raw []byte) (AgentCard, string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
-		return AgentCard{}, "", fmt.Errorf("card: must be a JSON object: %w", cards.ErrInvalid)
+		return AgentCard{}, "", fault.New(fault.Invalid, "card: must be a JSON object: invalid")
 	}
 	if isV03(top) {
 		a, err := parseV03(top)
@@ -32,10 +32,11 @@ func ParseCard(raw []byte) (AgentCard, string, error) {
 	}
 	var a AgentCard
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return AgentCard{}, "", fmt.Errorf("card: %s: %w", err, cards.ErrInvalid)
+		// The decoder's text names our Go types: the log has it, the client a message of ours.
+		return AgentCard{}, "", fault.Wrap(err, fault.Invalid, "card: cannot be read as an A2A 1.0 card: invalid")
 	}
 	if p := requiredV1(top, a); len(p) > 0 {
-		return AgentCard{}, "", fmt.Errorf("card is not a valid A2A 1.0 card: %s: %w", strings.Join(p[:min(len(p), maxSchemaProblems)], "; "), cards.ErrInvalid)
+		return AgentCard{}, "", fault.Errorf(fault.Invalid, "card is not a valid A2A 1.0 card: %s: invalid", strings.Join(p[:min(len(p), maxSchemaProblems)], "; "))
 	}
 	return a, Version10, nil
 }
@@ -84,12 +85,12 @@ func parseV03(top map[string]json.RawMessage) (AgentCard, error) {
 		return AgentCard{}, err
 	}
 	v1, err := a2av0.NewAgentCardParser()(b)
-	if err != nil {
-		return AgentCard{}, fmt.Errorf("card: %s: %w", err, cards.ErrInvalid)
+	if err == nil {
+		b, err = json.Marshal(v1)
 	}
-	b, err = json.Marshal(v1)
 	if err != nil {
-		return AgentCard{}, fmt.Errorf("card: %s: %w", err, cards.ErrInvalid)
+		// a2a-go's text names its Go types: the log has it, the client a message of ours.
+		return AgentCard{}, fault.Wrap(err, fault.Invalid, "card: cannot be converted from A2A 0.3 to 1.0: invalid")
 	}
 	var a AgentCard
 	if err := json.Unmarshal(b, &a); err != nil {
@@ -156,7 +157,7 @@ func schemaProblems(loc string, doc []byte) error {
 		return err
 	}
 	if len(p) > 0 {
-		return fmt.Errorf("card does not match the A2A schema: %s: %w", strings.Join(p, "; "), cards.ErrInvalid)
+		return fault.Errorf(fault.Invalid, "card does not match the A2A schema: %s: invalid", strings.Join(p, "; "))
 	}
 	return nil
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
@@ -43,8 +43,8 @@ type ImportRequest struct {
 }
 
 // Import creates the card of an agent from an A2A card sent inline or fetched from a URL with
-// s.Fetch. cards.ErrExists if the agent already has a card; ErrBadSignature for a signature its key
-// rejects, unless AllowInvalidSignature.
+// s.Fetch. cards.ErrExists if the agent already has a card; fault.BadSignature for a signature its
+// key rejects, unless AllowInvalidSignature.
 func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (cards.Card, error) {
 	if _, err := authz.Caller(ctx); err != nil {
 		return cards.Card{}, err
@@ -61,7 +61,7 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 		return cards.Card{}, err
 	}
 	if (len(cards.NonNull(req.Card)) == 0) == (req.URL == "") {
-		return cards.Card{}, fmt.Errorf("send exactly one of card and url: %w", cards.ErrInvalid)
+		return cards.Card{}, fault.New(fault.Invalid, "send exactly one of card and url: invalid")
 	}
 	// Authorize before fetching anything: a caller who may not write must not make us call out.
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(req.AgentID), authz.ActCardsWrite); err != nil {
@@ -73,11 +73,11 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 			return cards.Card{}, err
 		}
 		if s.Fetch == nil {
-			return cards.Card{}, fmt.Errorf("url: import by URL is not configured: %w", cards.ErrInvalid)
+			return cards.Card{}, fault.New(fault.Invalid, "url: import by URL is not configured: invalid")
 		}
 		var err error
-		if raw, err = fetchJSON(ctx, s.Fetch, req.URL, MaxImportBytes); err != nil {
-			return cards.Card{}, fmt.Errorf("url: %w", err)
+		if raw, err = fetchJSON(ctx, s.Fetch, "url", req.URL, MaxImportBytes); err != nil {
+			return cards.Card{}, err
 		}
 	}
 	a, format, err := ParseCard(raw)
@@ -87,7 +87,7 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 	v := &verifier{keys: req.Keys, fetch: s.Fetch}
 	check := v.verify(ctx, raw)
 	if check.Status == cards.SignatureInvalid && !req.AllowInvalidSignature {
-		return cards.Card{}, fmt.Errorf("%s (send allowInvalidSignature: true to import it anyway): %w", check.Reason, ErrBadSignature)
+		return cards.Card{}, fault.Errorf(fault.BadSignature, "%s (send allowInvalidSignature: true to import it anyway): invalid signature", check.Reason)
 	}
 	c := ToCard(req.AgentID, a)
 	c.Visibility = req.Visibility
@@ -102,7 +102,7 @@ func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string)
 	if err := authz.Visitor(ctx); err != nil {
 		return cards.Card{}, err
 	}
-	notFound := fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+	notFound := fault.Errorf(fault.NotFound, "card %q: not found", agentID)
 	ctx, err := s.Gate.EnterPublished(ctx, string(tenant))
 	if errors.Is(err, tenants.ErrNotFound) {
 		return cards.Card{}, notFound

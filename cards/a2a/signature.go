@@ -19,10 +19,6 @@ import (
 	"github.com/agentcards/agentcards/cards"
 )
 
-// ErrBadSignature is returned (wrapped) by an import of a card that carries a signature its key
-// rejects; test it with errors.Is.
-var ErrBadSignature = errors.New("invalid signature")
-
 // CardSigner makes a JWS with a detached payload; token.ServiceKeys is one. It adds "alg" and
 // "kid" to header.
 type CardSigner interface {
@@ -210,7 +206,7 @@ func (v *verifier) fetchJWKS(ctx context.Context, jku string) (*jose.JSONWebKeyS
 	if err := cards.CheckHTTPURL("jku", jku); err != nil {
 		return nil, err
 	}
-	body, err := fetchJSON(ctx, v.fetch, jku, MaxImportBytes)
+	body, err := fetchJSON(ctx, v.fetch, "jku", jku, MaxImportBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -87,7 +87,7 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 // tooLarge is the outcome of an answer over MaxResultBytes: failed, as over HTTP, and not
 // counted by the breaker, since an agent that answers too much is answering.
 func (x *Dispatcher) tooLarge(err error) (Outcome, bool) {
-	if !errors.Is(err, ErrTooLarge) {
+	if !errors.Is(err, errAnswerTooLarge) {
 		return Outcome{}, false
 	}
 	return Outcome{Status: StatusFailed, Error: fmt.Sprintf("the agent's answer is over %d bytes", x.cfg.MaxResultBytes)}, true
@@ -181,6 +181,10 @@ func (t limitedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
+// errAnswerTooLarge is the read error of an A2A answer over the limit; tooLarge turns it into the
+// delegation's outcome, so it never reaches a client.
+var errAnswerTooLarge = errors.New("the agent's answer is over the limit")
+
 // limitedBody fails a read past the limit, so an oversized answer is an error, not a truncation.
 type limitedBody struct {
 	io.ReadCloser
@@ -192,7 +196,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		var probe [1]byte
 		n, err := b.ReadCloser.Read(probe[:])
 		if n > 0 {
-			return 0, fmt.Errorf("the agent's answer is over the limit: %w", ErrTooLarge)
+			return 0, errAnswerTooLarge
 		}
 		return 0, err
 	}

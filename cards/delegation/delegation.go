@@ -6,33 +6,33 @@ package delegation
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// Errors of this package and of delegation stores; test them with errors.Is.
+// Errors of this package and of delegation stores; test them with errors.Is. Each is the kind of
+// authz/fault it names, shared by every domain package (ErrNotFound is a card's too).
 var (
-	ErrNotFound = errors.New("not found")
-	ErrInvalid  = errors.New("invalid")
+	ErrNotFound = fault.NotFound
+	ErrInvalid  = fault.Invalid
 	// ErrConflict: a result arrived for a delegation that already has its outcome.
-	ErrConflict = errors.New("delegation already finished")
+	ErrConflict = fault.Conflict
 	// ErrTooLarge: a result over the configured size limit.
-	ErrTooLarge = errors.New("result is too large")
+	ErrTooLarge = fault.TooLarge
 	// ErrDepthExceeded: the delegation chain would grow past the configured maximum.
-	ErrDepthExceeded = errors.New("delegation chain too deep")
+	ErrDepthExceeded = fault.DepthExceeded
 	// ErrBlocked: the agent's endpoint resolves to an address the outbound guard refuses.
-	ErrBlocked = errors.New("endpoint address not allowed")
+	ErrBlocked = fault.EndpointBlocked
 	// ErrAgentUnavailable: the endpoint's circuit breaker is open; nothing was sent.
-	ErrAgentUnavailable = errors.New("agent unavailable")
+	ErrAgentUnavailable = fault.AgentUnavailable
 	// ErrRateLimited: the tenant sent more delegations than its rate allows.
-	ErrRateLimited = errors.New("too many delegations")
+	ErrRateLimited = fault.RateLimited
 	// ErrExpired: a result arrived after the delegation's deadline.
-	ErrExpired = errors.New("delegation deadline passed")
+	ErrExpired = fault.Expired
 	// ErrClosed: the server is shutting down and takes no new async delegation.
-	ErrClosed = errors.New("the server is shutting down")
+	ErrClosed = fault.Unavailable
 )
 
 // Status is where a delegation stands.
@@ -100,17 +100,17 @@ func (r *Request) normalize() error {
 	}
 	switch {
 	case r.Capability == "":
-		return fmt.Errorf("capability is required: %w", ErrInvalid)
+		return fault.New(fault.Invalid, "capability is required: invalid")
 	case r.Task == "":
-		return fmt.Errorf("task is required: %w", ErrInvalid)
+		return fault.New(fault.Invalid, "task is required: invalid")
 	case len(r.Task) > MaxTaskBytes:
-		return fmt.Errorf("task is over %d bytes: %w", MaxTaskBytes, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "task is over %d bytes: invalid", MaxTaskBytes)
 	case r.Mode != ModeSync && r.Mode != ModeAsync:
-		return fmt.Errorf("mode %q must be sync or async: %w", r.Mode, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "mode %q must be sync or async: invalid", r.Mode)
 	case r.Transport != TransportHTTP && r.Transport != TransportA2A:
-		return fmt.Errorf("transport %q must be http or a2a: %w", r.Transport, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "transport %q must be http or a2a: invalid", r.Transport)
 	case r.TimeoutMS < 0:
-		return fmt.Errorf("timeoutMs must not be negative: %w", ErrInvalid)
+		return fault.New(fault.Invalid, "timeoutMs must not be negative: invalid")
 	}
 	return nil
 }
@@ -149,13 +149,14 @@ type Outcome struct {
 	At        time.Time
 }
 
-// Filter selects delegation records; empty fields select everything.
+// Filter selects delegation records; empty fields select everything. Callers of List set Status
+// and AgentID; List sets the rest from the caller and the page for the Store.
 type Filter struct {
 	// Caller restricts the list to one caller's delegations.
 	Caller  string
 	Status  Status
 	AgentID string
-	// Before is the cursor: only records with a smaller id (older ones) are returned.
+	// Before is where the page starts: only records with a smaller id (older ones) are returned.
 	Before string
 	Limit  int
 }

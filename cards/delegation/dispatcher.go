@@ -19,6 +19,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
@@ -186,7 +187,7 @@ func (x *Dispatcher) start() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
-		return ErrClosed
+		return fault.New(fault.Unavailable, "the server is shutting down")
 	}
 	x.running.Add(1)
 	return nil
@@ -217,14 +218,14 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		return Delegation{}, err
 	}
 	if err := cards.ValidateAgentID(req.AgentID); err != nil {
-		return Delegation{}, fmt.Errorf("card %q: %w", req.AgentID, cards.ErrNotFound)
+		return Delegation{}, fault.Errorf(fault.NotFound, "card %q: not found", req.AgentID)
 	}
 	card, err := x.d.Cards.Get(ctx, tenant, req.AgentID)
 	if err != nil {
 		return Delegation{}, err
 	}
 	if !slices.ContainsFunc(card.Capabilities, func(c cards.Capability) bool { return c.Name == req.Capability }) {
-		return Delegation{}, fmt.Errorf("card %q declares no capability %q: %w", req.AgentID, req.Capability, ErrInvalid)
+		return Delegation{}, fault.Errorf(fault.Invalid, "card %q declares no capability %q: invalid", req.AgentID, req.Capability)
 	}
 	target, err := targetOf(card, req.Transport)
 	if err != nil {
@@ -243,12 +244,12 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		return Delegation{}, err
 	}
 	if d.Depth > x.cfg.MaxDepth {
-		return x.reject(ctx, tenant, d, fmt.Errorf("depth %d is over the maximum of %d: %w", d.Depth, x.cfg.MaxDepth, ErrDepthExceeded))
+		return x.reject(ctx, tenant, d, fault.Errorf(fault.DepthExceeded, "depth %d is over the maximum of %d: delegation chain too deep", d.Depth, x.cfg.MaxDepth))
 	}
 	// The rate is spent only by delegations that would otherwise go out, so refused attempts
 	// cannot use up a tenant's budget.
 	if !x.limiters.allow(string(tenant), now) {
-		return x.reject(ctx, tenant, d, fmt.Errorf("tenant %q: %w", string(tenant), ErrRateLimited))
+		return x.reject(ctx, tenant, d, fault.Errorf(fault.RateLimited, "tenant %q: too many delegations", string(tenant)))
 	}
 	timeout := x.cfg.DefaultTimeout
 	if req.TimeoutMS > 0 {
@@ -349,10 +350,10 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 	var refusal error
 	switch {
 	case errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests):
-		refusal = fmt.Errorf("the endpoint's circuit breaker is open: %w", ErrAgentUnavailable)
+		refusal = fault.New(fault.AgentUnavailable, "the endpoint's circuit breaker is open: agent unavailable")
 		out = Outcome{Status: StatusRejected, Error: refusal.Error()}
 	case err != nil && x.d.Blocked(err):
-		refusal = fmt.Errorf("agent %q: %w", c.d.AgentID, ErrBlocked)
+		refusal = fault.Errorf(fault.EndpointBlocked, "agent %q: endpoint address not allowed", c.d.AgentID)
 		out = Outcome{Status: StatusRejected, Error: refusal.Error()}
 	case err != nil && out.Status == "" && timedOut:
 		// The call's deadline ended before an answer, wherever it was spent (also in our own

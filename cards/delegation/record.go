@@ -7,10 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -73,7 +73,7 @@ func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Del
 	}
 	if p.Delegated {
 		// An agent reads only the delegations it made, whatever policies grant its subject.
-		return Delegation{}, fmt.Errorf("delegation %q: %w", id, ErrNotFound)
+		return Delegation{}, fault.Errorf(fault.NotFound, "delegation %q: not found", id)
 	}
 	err = x.d.Authz.Check(ctx, string(tenant), "delegations/"+id, authz.ActDelegationsRead)
 	if err == nil {
@@ -84,30 +84,41 @@ func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Del
 		return Delegation{}, err
 	}
 	if !all {
-		return Delegation{}, fmt.Errorf("delegation %q: %w", id, ErrNotFound)
+		return Delegation{}, fault.Errorf(fault.NotFound, "delegation %q: not found", id)
 	}
 	return x.settle(ctx, tenant, d)
 }
 
-// List returns a page of records, newest first, and the cursor of the next page ("" at the end).
-// A caller sees its own; those who may read all see all.
-func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter) ([]Delegation, string, error) {
+// delegationsList names the cursors of the delegation list to the codec.
+const delegationsList = "delegations"
+
+// List returns a page of the records f selects, newest first, and the cursor of the next page
+// ("" at the end). A caller sees its own; those who may read all see all.
+func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter, page cards.Page) ([]Delegation, string, error) {
 	ctx, p, err := x.enter(ctx, tenant)
 	if err != nil {
 		return nil, "", err
 	}
 	if f.Status != "" && !validStatus(f.Status) {
-		return nil, "", fmt.Errorf("status %q is not a delegation status: %w", f.Status, ErrInvalid)
+		return nil, "", fault.Errorf(fault.Invalid, "status %q is not a delegation status: invalid", f.Status)
 	}
 	if f.AgentID != "" {
 		if err := cards.ValidateAgentID(f.AgentID); err != nil {
-			return nil, "", fmt.Errorf("agentId: %w", ErrInvalid)
+			return nil, "", fault.New(fault.Invalid, "agentId: invalid")
 		}
 	}
-	if f.Limit <= 0 {
-		f.Limit = DefaultLimit
+	if f.Limit, err = page.Check(DefaultLimit, MaxLimit); err != nil {
+		return nil, "", err
 	}
-	f.Limit = min(f.Limit, MaxLimit)
+	f.Before = ""
+	if page.Cursor != "" {
+		if err := cards.DecodeCursor(delegationsList, page.Cursor, &f.Before); err != nil {
+			return nil, "", err
+		}
+		if f.Before == "" {
+			return nil, "", cards.ErrCursor
+		}
+	}
 	all := false
 	if !p.Delegated {
 		var err error
@@ -127,7 +138,7 @@ func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter) ([]D
 	next := ""
 	if len(list) > limit {
 		list = list[:limit]
-		next = list[limit-1].ID
+		next = cards.EncodeCursor(delegationsList, list[limit-1].ID)
 	}
 	for i := range list {
 		if list[i], err = x.settle(ctx, tenant, list[i]); err != nil {
@@ -148,7 +159,7 @@ type callbackBody struct {
 // a missing delegation; a result for a delegation that already has its outcome is ErrConflict,
 // one after the delegation's deadline ErrExpired (and the delegation a timeout).
 func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token string, body []byte) error {
-	notFound := fmt.Errorf("delegation %q: %w", id, ErrNotFound)
+	notFound := fault.Errorf(fault.NotFound, "delegation %q: not found", id)
 	if token == "" || tenants.ValidateID(tenant) != nil {
 		return notFound
 	}
@@ -164,28 +175,28 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 		return notFound
 	}
 	if int64(len(body)) > x.cfg.MaxResultBytes {
-		return fmt.Errorf("over %d bytes: %w", x.cfg.MaxResultBytes, ErrTooLarge)
+		return fault.Errorf(fault.TooLarge, "over %d bytes: result is too large", x.cfg.MaxResultBytes)
 	}
 	var cb callbackBody
 	if err := cards.DecodeStrict(body, &cb); err != nil {
-		return fmt.Errorf("callback body: %w", ErrInvalid)
+		return fault.New(fault.Invalid, "callback body: invalid")
 	}
 	if cb.Status != StatusCompleted && cb.Status != StatusFailed {
-		return fmt.Errorf("status %q must be completed or failed: %w", cb.Status, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "status %q must be completed or failed: invalid", cb.Status)
 	}
 	d, err := x.d.Store.Get(ctx, tenant, id)
 	if err != nil {
 		return err
 	}
 	if d.Status.Terminal() && d.Status != StatusTimeout {
-		return fmt.Errorf("delegation %q is %s: %w", id, d.Status, ErrConflict)
+		return fault.Errorf(fault.Conflict, "delegation %q is %s: delegation already finished", id, d.Status)
 	}
 	now := x.now()
 	if d.Status == StatusTimeout || d.expired(now) {
 		if _, err := x.settle(ctx, tenant, d); err != nil {
 			return err
 		}
-		return fmt.Errorf("delegation %q: its deadline %s has passed: %w", id, d.Deadline.Format(time.RFC3339), ErrExpired)
+		return fault.Errorf(fault.Expired, "delegation %q: its deadline %s has passed: delegation deadline passed", id, d.Deadline.Format(time.RFC3339))
 	}
 	out := Outcome{Status: cb.Status, Result: cb.Result, Error: errorText([]byte(cb.Error)), At: now,
 		LatencyMS: now.Sub(d.CreatedAt).Milliseconds()}

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -102,7 +103,7 @@ func (s *EndpointSecrets) authorize(ctx context.Context, tenant tenants.ID, agen
 		return cards.Card{}, err
 	}
 	if err := cards.ValidateAgentID(agentID); err != nil {
-		return cards.Card{}, fmt.Errorf("card %q: %w", agentID, cards.ErrNotFound)
+		return cards.Card{}, fault.Errorf(fault.NotFound, "card %q: not found", agentID)
 	}
 	if err := s.authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
 		return cards.Card{}, err
@@ -118,14 +119,14 @@ func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, s
 		return err
 	}
 	if card.Endpoint == "" {
-		return fmt.Errorf("card %q has no endpoint to hold a secret for: %w", agentID, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "card %q has no endpoint to hold a secret for: invalid", agentID)
 	}
 	if secret == "" || len(secret) > MaxSecretBytes {
-		return fmt.Errorf("secret must have 1 to %d bytes: %w", MaxSecretBytes, ErrInvalid)
+		return fault.Errorf(fault.Invalid, "secret must have 1 to %d bytes: invalid", MaxSecretBytes)
 	}
 	for _, r := range secret {
 		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			return fmt.Errorf("secret may not contain spaces or control characters (it goes in a header): %w", ErrInvalid)
+			return fault.New(fault.Invalid, "secret may not contain spaces or control characters (it goes in a header): invalid")
 		}
 	}
 	sealed := SealedSecret{Endpoint: card.Endpoint, Sealed: s.seal(tenant, agentID, card.Endpoint, secret)}

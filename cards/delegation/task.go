@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 )
 
@@ -27,7 +28,7 @@ func targetOf(card cards.Card, transport string) (target, error) {
 	raw := card.Endpoint
 	if transport == TransportA2A {
 		if !slices.Contains(card.Protocols, "a2a") {
-			return target{}, fmt.Errorf("card %q does not speak a2a: %w", card.AgentID, ErrInvalid)
+			return target{}, fault.Errorf(fault.Invalid, "card %q does not speak a2a: invalid", card.AgentID)
 		}
 		var err error
 		if raw, err = a2aURL(card); err != nil {
@@ -35,11 +36,11 @@ func targetOf(card cards.Card, transport string) (target, error) {
 		}
 	}
 	if raw == "" {
-		return target{}, fmt.Errorf("card %q has no endpoint: %w", card.AgentID, ErrInvalid)
+		return target{}, fault.Errorf(fault.Invalid, "card %q has no endpoint: invalid", card.AgentID)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return target{}, fmt.Errorf("card %q: endpoint %q is not an http(s) URL: %w", card.AgentID, raw, ErrInvalid)
+		return target{}, fault.Errorf(fault.Invalid, "card %q: endpoint %q is not an http(s) URL: invalid", card.AgentID, raw)
 	}
 	return target{url: raw}, nil
 }
@@ -57,14 +58,14 @@ func a2aURL(card cards.Card) (string, error) {
 	}
 	var list []a2aInterface
 	if err := json.Unmarshal(card.A2A.Interfaces, &list); err != nil {
-		return "", fmt.Errorf("card %q: a2a.interfaces: %w", card.AgentID, ErrInvalid)
+		return "", fault.Errorf(fault.Invalid, "card %q: a2a.interfaces: invalid", card.AgentID)
 	}
 	for _, i := range list {
 		if strings.EqualFold(i.ProtocolBinding, "JSONRPC") || strings.EqualFold(i.Transport, "JSONRPC") {
 			return i.URL, nil
 		}
 	}
-	return "", fmt.Errorf("card %q has no JSON-RPC A2A interface: %w", card.AgentID, ErrInvalid)
+	return "", fault.Errorf(fault.Invalid, "card %q has no JSON-RPC A2A interface: invalid", card.AgentID)
 }
 
 // taskBody is the POST /task request of the agentkit-mesh contract.

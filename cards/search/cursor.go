@@ -1,10 +1,6 @@
 package search
 
-import (
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
-)
+import "github.com/agentcards/agentcards/cards"
 
 // position is where a page ends, in the order of the answer (see less). Without q, only agentId
 // counts.
@@ -21,20 +17,19 @@ func (p position) before(c candidate) bool {
 	return less(candidate{agentID: p.AgentID, matched: p.Matched, exact: p.Exact, weight: p.Weight}, c)
 }
 
-func encodePosition(p position) string {
-	b, _ := json.Marshal(p)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+// cursorList names search cursors to the codec, so that another list's cursor is refused; a
+// cursor of another query is refused by its fingerprint (Query).
+const cursorList = "search"
+
+func encodePosition(p position) string { return cards.EncodeCursor(cursorList, p) }
 
 func decodePosition(s string) (position, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	var p position
+	if err := cards.DecodeCursor(cursorList, s, &p); err != nil {
 		return position{}, err
 	}
-	var p position
-	if err := json.Unmarshal(b, &p); err != nil || p.AgentID == "" ||
-		p.Matched < 0 || p.Matched > 32 || p.Exact < 0 || p.Exact > p.Matched || p.Weight < 0 || p.Weight > 3*p.Matched {
-		return position{}, fmt.Errorf("bad cursor")
+	if p.AgentID == "" || p.Matched < 0 || p.Matched > 32 || p.Exact < 0 || p.Exact > p.Matched || p.Weight < 0 || p.Weight > 3*p.Matched {
+		return position{}, cards.ErrCursor
 	}
 	return p, nil
 }

@@ -3,11 +3,11 @@ package search
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sort"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -28,7 +28,7 @@ type PublicPage struct {
 // reads the tenant's cards in batches until the page is full, with the same answers.
 func (s *Service) Public(ctx context.Context, tenant tenants.ID, after string, limit int) (PublicPage, error) {
 	if limit < 1 || limit > MaxLimit {
-		return PublicPage{}, fmt.Errorf("limit: must be between 1 and %d, got %d: %w", MaxLimit, limit, cards.ErrInvalid)
+		return PublicPage{}, fault.Errorf(fault.Invalid, "limit: must be between 1 and %d, got %d: invalid", MaxLimit, limit)
 	}
 	if err := authz.Visitor(ctx); err != nil {
 		return PublicPage{}, err

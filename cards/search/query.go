@@ -3,11 +3,11 @@ package search
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 )
 
@@ -24,8 +24,8 @@ type Query struct {
 	Q string `json:"q"`
 	// Resources are URIs that the card's resources must cover.
 	Resources []string `json:"resources"`
-	Limit     int      `json:"limit"`
-	Cursor    string   `json:"cursor"`
+	// Page is the page asked for: DefaultLimit and MaxLimit bound it.
+	cards.Page
 }
 
 // plan is a validated query in the form the matchers use.
@@ -50,14 +50,11 @@ const minPrefix = 3
 
 // compile validates q and turns it into a plan; each error names the parameter.
 func (q Query) compile() (plan, error) {
-	p := plan{limit: q.Limit}
-	if p.limit == 0 {
-		p.limit = DefaultLimit
-	}
-	if p.limit < 1 || p.limit > MaxLimit {
-		return plan{}, fmt.Errorf("limit: must be between 1 and %d, got %d: %w", MaxLimit, q.Limit, cards.ErrInvalid)
-	}
+	var p plan
 	var err error
+	if p.limit, err = q.Page.Check(DefaultLimit, MaxLimit); err != nil {
+		return plan{}, err
+	}
 	if p.protocols, err = normalizeList("protocol", q.Protocols, strings.ToLower); err != nil {
 		return plan{}, err
 	}
@@ -68,18 +65,18 @@ func (q Query) compile() (plan, error) {
 		return plan{}, err
 	}
 	if len(q.Name) > cards.MaxShortText {
-		return plan{}, fmt.Errorf("name: longer than %d bytes: %w", cards.MaxShortText, cards.ErrInvalid)
+		return plan{}, fault.Errorf(fault.Invalid, "name: longer than %d bytes: invalid", cards.MaxShortText)
 	}
 	p.name = strings.ToLower(q.Name)
 	for i, r := range q.Resources {
 		rp, err := parseResource(r)
 		if err != nil {
-			return plan{}, fmt.Errorf("resource[%d]: %q %v: %w", i, r, err, cards.ErrInvalid)
+			return plan{}, fault.Errorf(fault.Invalid, "resource[%d]: %q %v: invalid", i, r, err)
 		}
 		p.resources = append(p.resources, rp)
 	}
 	if len(q.Q) > 1024 {
-		return plan{}, fmt.Errorf("q: longer than 1024 bytes: %w", cards.ErrInvalid)
+		return plan{}, fault.New(fault.Invalid, "q: longer than 1024 bytes: invalid")
 	}
 	seen := map[string]int{}
 	// The last word may be a prefix whatever follows it ("summar " as well as "summar").
@@ -94,19 +91,19 @@ func (q Query) compile() (plan, error) {
 		p.terms = append(p.terms, term{text: tok, prefix: prefix})
 	})
 	if strings.TrimSpace(q.Q) != "" && len(p.terms) == 0 {
-		return plan{}, fmt.Errorf("q: has no letters or digits to search for: %w", cards.ErrInvalid)
+		return plan{}, fault.New(fault.Invalid, "q: has no letters or digits to search for: invalid")
 	}
 	if len(p.terms) > 32 {
-		return plan{}, fmt.Errorf("q: more than 32 distinct tokens (a compound such as a_b counts as three): %w", cards.ErrInvalid)
+		return plan{}, fault.New(fault.Invalid, "q: more than 32 distinct tokens (a compound such as a_b counts as three): invalid")
 	}
 	p.fingerprint = q.fingerprint(p)
 	if q.Cursor != "" {
 		pos, err := decodePosition(q.Cursor)
 		if err != nil {
-			return plan{}, fmt.Errorf("cursor: not a cursor (pass nextCursor as it came): %w", cards.ErrInvalid)
+			return plan{}, err
 		}
 		if pos.Query != p.fingerprint {
-			return plan{}, fmt.Errorf("cursor: a cursor of another query (the filters and q must stay the same while paging): %w", cards.ErrInvalid)
+			return plan{}, fault.New(fault.Invalid, "cursor: a cursor of another query (the filters and q must stay the same while paging): invalid")
 		}
 		p.after = &pos
 	}
@@ -117,16 +114,16 @@ func (q Query) compile() (plan, error) {
 // refused, since "protocol=" is more likely a bug than a wish to match everything.
 func normalizeList(name string, in []string, norm func(string) string) ([]string, error) {
 	if len(in) > 32 {
-		return nil, fmt.Errorf("%s: at most 32 values: %w", name, cards.ErrInvalid)
+		return nil, fault.Errorf(fault.Invalid, "%s: at most 32 values: invalid", name)
 	}
 	out := make([]string, 0, len(in))
 	for _, v := range in {
 		v = norm(strings.TrimSpace(v))
 		if v == "" {
-			return nil, fmt.Errorf("%s: must not be empty: %w", name, cards.ErrInvalid)
+			return nil, fault.Errorf(fault.Invalid, "%s: must not be empty: invalid", name)
 		}
 		if len(v) > cards.MaxShortText {
-			return nil, fmt.Errorf("%s: longer than %d bytes: %w", name, cards.MaxShortText, cards.ErrInvalid)
+			return nil, fault.Errorf(fault.Invalid, "%s: longer than %d bytes: invalid", name, cards.MaxShortText)
 		}
 		out = append(out, v)
 	}

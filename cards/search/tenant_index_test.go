@@ -137,7 +137,7 @@ func checkQueries(t *testing.T, r *rand.Rand, x *tenantIndex, analyzed map[strin
 			}
 			q.Q = strings.Join(qw, " ")
 		}
-		q.Limit = 1 + r.IntN(30)
+		q.Limit = new(1 + r.IntN(30))
 		var readable func(string) bool
 		if r.IntN(5) == 0 {
 			readable = func(id string) bool { return id[len(id)-1]%3 != 0 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 //go:embed a2a-v1.schema.json a2a-v0.3.0.schema.json
@@ -98,7 +100,33 @@ func Validate(loc string, doc []byte, max int) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, "/: "+verr.Error())
+		// The flat list can hold only wrappers (a failure under a $ref); the tree's leaves
+		// say what failed. verr.Error() would not do: it names the schema's file URL, which
+		// the library resolves against the server's working directory.
+		addLeaves(verr, max, &out, seen)
 	}
 	return out, nil
+}
+
+// english renders the library's messages, as its own Error does.
+var english = message.NewPrinter(language.English)
+
+// addLeaves appends "path: message" for each leaf problem under e, at most max in all.
+func addLeaves(e *jsonschema.ValidationError, max int, out *[]string, seen map[string]bool) {
+	if len(e.Causes) == 0 {
+		path := ""
+		for _, tok := range e.InstanceLocation {
+			path += "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(tok)
+		}
+		if path == "" {
+			path = "/"
+		}
+		if line := path + ": " + e.ErrorKind.LocalizedString(english); len(*out) < max && !seen[line] {
+			seen[line] = true
+			*out = append(*out, line)
+		}
+	}
+	for _, c := range e.Causes {
+		addLeaves(c, max, out, seen)
+	}
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/search"
@@ -118,7 +121,7 @@ func delegationEntries(a *App) []entry {
 			return err
 		}},
 		{"delegation.List", func(ctx context.Context, tn tenants.ID) error {
-			_, _, err := a.Dispatcher.List(ctx, tn, delegation.Filter{})
+			_, _, err := a.Dispatcher.List(ctx, tn, delegation.Filter{}, cards.Page{})
 			return err
 		}},
 	}
@@ -160,8 +163,14 @@ func TestGatesWithoutHTTP(t *testing.T) {
 		refused := func(who string, ctx context.Context, tn tenants.ID, list []entry, want error) {
 			t.Helper()
 			for _, e := range list {
-				if err := e.call(ctx, tn); !errors.Is(err, want) {
+				err := e.call(ctx, tn)
+				if !errors.Is(err, want) {
 					t.Errorf("%s, %s in %s: %v, want %v", who, e.name, tn, err, want)
+				}
+				// Not-found is one kind for tenants, cards and delegations: the message says
+				// that the gate refused, not a lookup behind it.
+				if want == tenants.ErrNotFound && fault.MessageOf(err) != fmt.Sprintf("tenant %q: not found", tn) {
+					t.Errorf("%s, %s in %s: %q, want the tenant's not found", who, e.name, tn, fault.MessageOf(err))
 				}
 			}
 		}
@@ -198,8 +207,13 @@ func TestGatesWithoutHTTP(t *testing.T) {
 				{delegationEntries(a)[1], delegation.ErrNotFound},
 				{delegationEntries(a)[2], nil},
 			} {
-				if err := e.call(agent, "acme"); !errors.Is(err, e.want) {
+				err := e.call(agent, "acme")
+				if !errors.Is(err, e.want) {
 					t.Errorf("an agent's delegation token, %s: %v, want %v", e.name, err, e.want)
+				}
+				// Past the gate: the delegation is missing, not the tenant.
+				if e.want == delegation.ErrNotFound && !strings.HasPrefix(fault.MessageOf(err), "delegation ") {
+					t.Errorf("an agent's delegation token, %s: %q, want the delegation's not found", e.name, fault.MessageOf(err))
 				}
 			}
 			// The token is no credential for tenants either.
@@ -215,7 +229,7 @@ func TestGatesWithoutHTTP(t *testing.T) {
 					if _, err := a.A2A.GetA2A(ctx, tn, "agt1"); !errors.Is(err, cards.ErrNotFound) {
 						t.Errorf("GetA2A in %s: %v", tn, err)
 					}
-					page, err := a.A2A.PublicAgents(ctx, tn, 0, "")
+					page, err := a.A2A.PublicAgents(ctx, tn, cards.Page{})
 					if err != nil || len(page.Items) != 0 {
 						t.Errorf("PublicAgents in %s: %d agents, %v", tn, len(page.Items), err)
 					}
@@ -228,7 +242,7 @@ func TestGatesWithoutHTTP(t *testing.T) {
 			if _, err := a.A2A.GetA2A(agent, "acme", "agt1"); !errors.Is(err, authz.ErrUnauthenticated) {
 				t.Errorf("GetA2A with a delegation token: %v", err)
 			}
-			if _, err := a.A2A.PublicAgents(agent, "acme", 0, ""); !errors.Is(err, authz.ErrUnauthenticated) {
+			if _, err := a.A2A.PublicAgents(agent, "acme", cards.Page{}); !errors.Is(err, authz.ErrUnauthenticated) {
 				t.Errorf("PublicAgents with a delegation token: %v", err)
 			}
 		})
@@ -237,11 +251,16 @@ func TestGatesWithoutHTTP(t *testing.T) {
 			ctx := as(authz.Principal{Subject: "admin-acme", Tenant: "acme"})
 			for _, e := range all {
 				err := e.call(ctx, "acme")
+				// Not-found is one kind for tenants, roles, policies and delegations: the
+				// message says which was missing.
+				missing := func(what string) bool {
+					return errors.Is(err, fault.NotFound) && strings.HasPrefix(fault.MessageOf(err), what)
+				}
 				switch {
 				case e.name == "cards.Delete" && errors.Is(err, cards.ErrStale),
-					e.name == "policy.Revoke" && errors.Is(err, authz.ErrNotFound),
-					e.name == "policy.RemovePolicy" && errors.Is(err, authz.ErrNotFound),
-					e.name == "delegation.Get" && errors.Is(err, delegation.ErrNotFound),
+					e.name == "policy.Revoke" && missing("role "),
+					e.name == "policy.RemovePolicy" && missing("policy "),
+					e.name == "delegation.Get" && missing("delegation "),
 					// Past every gate and the policy: the outbound guard refuses loopback.
 					e.name == "delegation.Delegate" && errors.Is(err, delegation.ErrBlocked):
 				case err != nil:
