@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -74,7 +75,7 @@ func (h *handlers) updateTenant(c echo.Context) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(members)) {
 		if string(members[name]) == "null" {
-			return fmt.Errorf("%s: a tenant's %s cannot be removed (null): %w", name, name, tenants.ErrInvalid)
+			return fault.Errorf(fault.Invalid, "%s: a tenant's %s cannot be removed (null)", name, name)
 		}
 	}
 	t, err := h.Tenants.Update(c.Request().Context(), tenants.ID(c.Param("tenant")), p)

@@ -105,9 +105,14 @@ func TestTenantBadInput(t *testing.T) {
 		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"name": ""}), 400, "invalid")
 		expect(t, e.do("PATCH", "/v1/tenants/nope", root, map[string]any{"name": "x"}), 404, "not_found")
 		// A merge patch's null would remove the member: a tenant's name and status stay.
-		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"name": nil}), 400, "invalid")
+		r := e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"name": nil})
+		expect(t, r, 400, "invalid")
+		var body struct{ Error struct{ Message string } }
+		if r.json(t, &body); body.Error.Message != "name: a tenant's name cannot be removed (null)" {
+			t.Errorf("null name: message %q", body.Error.Message)
+		}
 		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"status": nil, "name": "x"}), 400, "invalid")
-		r := e.do("GET", "/v1/tenants/acme", root, nil)
+		r = e.do("GET", "/v1/tenants/acme", root, nil)
 		var got struct{ Name, Status string }
 		r.json(t, &got)
 		if got.Name != "Tenant acme" || got.Status != "active" {
