@@ -151,6 +151,10 @@ func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) 
 // after validation, so it counts neither as client input nor against the document size limit.
 // ErrExists if the agent already has a card.
 func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card, rec ImportRecord) (Card, error) {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return Card{}, err
+	}
 	if err := prepare(&c); err != nil {
 		if kind := fault.KindOf(err); kind != "" {
 			return Card{}, fault.Errorf(kind, "the card maps to an invalid registry card: %s", fault.MessageOf(err))

@@ -78,11 +78,14 @@ func TestTenantCreateSeedsRules(t *testing.T) {
 		}
 		// The enforcers answer from what was seeded.
 		enf := policy.NewEnforcers(storage.NewRuleStore(db), &tenants.Service{Store: storage.NewTenantStore(db)})
-		if ok, err := enf.Enforce("acme", "alice", "cards/agt_1", authz.ActCardsWrite); err != nil || !ok {
-			t.Errorf("alice may not write cards: %v, %v", ok, err)
+		as := func(subject string) context.Context {
+			return authz.WithPrincipal(context.Background(), authz.Principal{Subject: subject, Tenant: "acme"})
 		}
-		if ok, err := enf.Enforce("acme", "carol", "cards/agt_1", authz.ActCardsRead); err != nil || ok {
-			t.Errorf("carol may read cards: %v, %v", ok, err)
+		if err := enf.Check(as("alice"), "acme", "cards/agt_1", authz.ActCardsWrite); err != nil {
+			t.Errorf("alice may not write cards: %v", err)
+		}
+		if err := enf.Check(as("carol"), "acme", "cards/agt_1", authz.ActCardsRead); !errors.Is(err, authz.ErrForbidden) {
+			t.Errorf("carol may read cards: %v", err)
 		}
 	})
 }

@@ -1,8 +1,12 @@
 package tenants
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
@@ -42,10 +46,34 @@ type Input struct {
 	Admins []string `json:"admins"`
 }
 
-// Patch is a partial update; nil fields stay as they are.
+// Patch is a partial update, read as a JSON merge patch (RFC 7396): nil fields stay as they are.
 type Patch struct {
 	Name   *string `json:"name"`
 	Status *Status `json:"status"`
+	// removed lists the members sent as null, which in a merge patch removes a member; a
+	// tenant's name and status cannot be removed, so Update refuses them.
+	removed []string
+}
+
+// UnmarshalJSON reads a patch strictly (an unknown member is an error), noting the nulls.
+func (p *Patch) UnmarshalJSON(b []byte) error {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil {
+		return err
+	}
+	type plain Patch
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode((*plain)(p)); err != nil {
+		return err
+	}
+	p.removed = nil
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		if string(members[name]) == "null" {
+			p.removed = append(p.removed, name)
+		}
+	}
+	return nil
 }
 
 func (s *Service) now() time.Time {
@@ -110,6 +138,9 @@ func (s *Service) List(ctx context.Context) ([]Tenant, error) {
 func (s *Service) Update(ctx context.Context, id ID, p Patch) (Tenant, error) {
 	if err := authz.RequirePlatformAdmin(ctx); err != nil {
 		return Tenant{}, err
+	}
+	if len(p.removed) > 0 {
+		return Tenant{}, fault.Errorf(fault.Invalid, "%s: a tenant's %s cannot be removed (null)", p.removed[0], p.removed[0])
 	}
 	t, err := s.Store.Get(ctx, id)
 	if err != nil {

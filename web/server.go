@@ -154,8 +154,9 @@ type routes struct {
 }
 
 // add registers h for method and path. query lists the query parameters the route takes; any
-// other is a 400 naming it (after the route's middleware, so authentication and the tenant gate
-// answer first). A GET route also answers HEAD (RFC 9110 §9.3.2) through the same middleware
+// other is a 400 naming it (after the route's middleware, so authentication answers first; the
+// tenant gate is the services', so a request's own shape, its parameters and body, is checked
+// before it). A GET route also answers HEAD (RFC 9110 §9.3.2) through the same middleware
 // and handler: net/http keeps the headers, Content-Length included, and drops the body.
 func (r routes) add(method, path string, h echo.HandlerFunc, query ...string) {
 	h = acceptQuery(query)(h)

@@ -1,15 +1,11 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -58,8 +54,7 @@ func (h *handlers) getTenant(c echo.Context) error {
 }
 
 // updateTenant changes the fields the body names, as a JSON merge patch (RFC 7396) does; it
-// takes application/merge-patch+json as every PATCH does, and application/json. A null, which a
-// merge patch uses to remove a member, is refused: a tenant's name and status cannot be removed.
+// takes application/merge-patch+json as every PATCH does, and application/json.
 func (h *handlers) updateTenant(c echo.Context) error {
 	body, err := readObject(c, mediaMergePatch, mediaJSON)
 	if err != nil {
@@ -68,15 +63,6 @@ func (h *handlers) updateTenant(c echo.Context) error {
 	var p tenants.Patch
 	if err := cards.DecodeStrict(body, &p); err != nil {
 		return err
-	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil {
-		return err
-	}
-	for _, name := range slices.Sorted(maps.Keys(members)) {
-		if string(members[name]) == "null" {
-			return fault.Errorf(fault.Invalid, "%s: a tenant's %s cannot be removed (null)", name, name)
-		}
 	}
 	t, err := h.Tenants.Update(c.Request().Context(), tenants.ID(c.Param("tenant")), p)
 	if err != nil {

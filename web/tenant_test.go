@@ -112,6 +112,8 @@ func TestTenantBadInput(t *testing.T) {
 			t.Errorf("null name: message %q", body.Error.Message)
 		}
 		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"status": nil, "name": "x"}), 400, "invalid")
+		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"plan": "gold"}), 400, "invalid")
+		expect(t, e.do("PATCH", "/v1/tenants/acme", root, map[string]any{"name": 7}), 400, "invalid")
 		r = e.do("GET", "/v1/tenants/acme", root, nil)
 		var got struct{ Name, Status string }
 		r.json(t, &got)
@@ -124,6 +126,7 @@ func TestTenantBadInput(t *testing.T) {
 		expect(t, e.do("GET", "/v1/tenants", alice, nil), http.StatusForbidden, "forbidden")
 		expect(t, e.do("POST", "/v1/tenants", alice, map[string]any{"id": "mine", "name": "x"}), http.StatusForbidden, "forbidden")
 		expect(t, e.do("PATCH", "/v1/tenants/acme", alice, map[string]any{"status": "suspended"}), http.StatusForbidden, "forbidden")
+		expect(t, e.do("PATCH", "/v1/tenants/acme", alice, map[string]any{"name": nil}), http.StatusForbidden, "forbidden")
 		expect(t, e.do("DELETE", "/v1/tenants/acme", alice, nil), http.StatusForbidden, "forbidden")
 	})
 }

@@ -214,12 +214,8 @@ func (e *Enforcers) cached(ctx context.Context, tenant string) (cachedEnforcer, 
 	return loaded, nil
 }
 
-// Enforce reports whether subject may perform act on obj in tenant, at the tenant's current
-// policy version.
-func (e *Enforcers) Enforce(tenant, subject, obj, act string) (bool, error) {
-	return e.enforce(context.Background(), tenant, subject, obj, act)
-}
-
+// enforce reports whether subject may perform act on obj in tenant, with rules at least as new
+// as the policy version in ctx (or the store's current one).
 func (e *Enforcers) enforce(ctx context.Context, tenant, subject, obj, act string) (bool, error) {
 	c, err := e.cached(ctx, tenant)
 	if err != nil {

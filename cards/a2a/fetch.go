@@ -31,7 +31,7 @@ func fetchJSON(ctx context.Context, c Doer, field, url string, limit int64) ([]b
 	}
 	req.Header.Set("Accept", "application/json")
 	res, err := c.Do(req)
-	if errors.Is(err, outbound.ErrBlocked) || errors.Is(err, outbound.ErrRedirect) {
+	if outbound.Blocked(err) || errors.Is(err, outbound.ErrRedirect) {
 		return nil, fault.Wrap(err, fault.URLBlocked, "%s: %s points to an address or a redirect this server does not fetch", field, url)
 	}
 	if err != nil {

@@ -30,10 +30,13 @@ type Cards interface {
 	Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error)
 }
 
-// Gate admits the caller in ctx into a tenant (it exists, is the caller's, is active) and returns
-// the context that carries the tenant's policy version; tenants.Service is the one gate.
+// Gate admits the caller in ctx into a tenant and returns the context that carries the tenant's
+// policy version: Enter for a caller of the tenant (it exists, is the caller's, is active),
+// EnterPublished for an agent's callback, which carries no caller (it exists and is active).
+// tenants.Service is the one gate.
 type Gate interface {
 	Enter(ctx context.Context, tenant string) (context.Context, error)
+	EnterPublished(ctx context.Context, tenant string) (context.Context, error)
 }
 
 // Authorizer answers whether the caller in ctx may act on an object of a tenant.

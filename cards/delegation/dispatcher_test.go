@@ -36,10 +36,12 @@ func (f secretsFunc) Secret(ctx context.Context, _ tenants.ID, _, _ string) (str
 // dispatcherFixture is a dispatcher over a real SQLite store, with one card whose endpoint is a
 // loopback agent that counts its calls.
 type dispatcherFixture struct {
-	x     *delegation.Dispatcher
-	log   *webtest.LogBuffer
-	calls *atomic.Int64
-	ctx   context.Context
+	x *delegation.Dispatcher
+	// tenants is the dispatcher's tenant gate, over the same database.
+	tenants *tenants.Service
+	log     *webtest.LogBuffer
+	calls   *atomic.Int64
+	ctx     context.Context
 }
 
 func newDispatcherFixture(t *testing.T, cfg delegation.Config, secrets delegation.Secrets) dispatcherFixture {
@@ -73,15 +75,16 @@ func newDispatcherFixtureAt(t *testing.T, cfg delegation.Config, secrets delegat
 	}
 	keys := webtest.ServiceKeys(t)
 	log := &webtest.LogBuffer{}
+	gate := &tenants.Service{Store: storage.NewTenantStore(db)}
 	x := delegation.NewDispatcher(cfg, delegation.Deps{
 		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: allowAll{},
-		Gate: &tenants.Service{Store: storage.NewTenantStore(db)},
+		Gate: gate,
 		Doer: http.DefaultClient, Signer: keys, Secrets: secrets,
 		Log: slog.New(slog.NewTextHandler(log, nil)),
 	})
 	t.Cleanup(x.Wait)
 	pctx := authz.WithPrincipal(ctx, authz.Principal{Subject: "olga", Tenant: "acme"})
-	return dispatcherFixture{x: x, log: log, calls: &calls, ctx: pctx}
+	return dispatcherFixture{x: x, tenants: gate, log: log, calls: &calls, ctx: pctx}
 }
 
 // TestDelegationDeadlineDuringSecretRead: when the call's deadline ends while the server is

@@ -163,6 +163,15 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 	if token == "" || tenants.ValidateID(tenant) != nil {
 		return notFound
 	}
+	// A suspended tenant refuses every request, its agents' results too: the delegation then
+	// times out as if the agent never answered.
+	ctx, err := x.d.Gate.EnterPublished(ctx, string(tenant))
+	if errors.Is(err, tenants.ErrNotFound) {
+		return notFound
+	}
+	if err != nil {
+		return err
+	}
 	stored, err := x.d.Store.CallbackHash(ctx, tenant, id)
 	if errors.Is(err, ErrNotFound) {
 		return notFound

@@ -141,10 +141,20 @@ func (s *EndpointSecrets) Remove(ctx context.Context, tenant tenants.ID, agentID
 	return s.store.DeleteSecret(ctx, tenant, agentID)
 }
 
+// Opener returns what the dispatcher reads plain secrets with. It is not an entry point: it has
+// no caller to check, so the doors get EndpointSecrets (Set and Remove) and only the dispatcher,
+// which has admitted its caller, gets the Opener.
+func (s *EndpointSecrets) Opener() Secrets { return opener{s} }
+
+type opener struct{ s *EndpointSecrets }
+
 // Secret returns the plain secret the agent holds for endpoint, or "" when it has none for that
-// URL (none at all, or one set while the card's endpoint was another URL); only the dispatcher
-// calls it.
-func (s *EndpointSecrets) Secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (string, error) {
+// URL (none at all, or one set while the card's endpoint was another URL).
+func (o opener) Secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (string, error) {
+	return o.s.secret(ctx, tenant, agentID, endpoint)
+}
+
+func (s *EndpointSecrets) secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (string, error) {
 	sealed, err := s.store.GetSecret(ctx, tenant, agentID)
 	if errors.Is(err, ErrNotFound) {
 		return "", nil

@@ -1,6 +1,7 @@
 package delegation_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -8,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/tenants"
 )
 
 // asyncAccepted starts an async delegation that the agent accepts (202), and returns it with its
@@ -73,6 +76,33 @@ func TestServiceCallbackCompletes(t *testing.T) {
 	if again := stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusCompleted); string(again.Result) != string(got.Result) {
 		t.Fatalf("the second callback changed the result to %s", again.Result)
 	}
+}
+
+// TestServiceCallbackSuspendedTenant: a suspended tenant refuses its agents' results as it
+// refuses every request: the right token answers as a wrong one, and the record is unchanged;
+// once the tenant is active again the result lands.
+func TestServiceCallbackSuspendedTenant(t *testing.T) {
+	f := newCallbackFixture(t)
+	d, token := asyncAccepted(t, f, 0)
+	accepted(t, f, d.ID)
+	root := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
+	setStatus := func(s tenants.Status) {
+		t.Helper()
+		if _, err := f.tenants.Update(root, "acme", tenants.Patch{Status: &s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setStatus(tenants.StatusSuspended)
+	err := f.x.Complete(context.Background(), "acme", d.ID, token, []byte(`{"status":"completed","result":"ok"}`))
+	if !errors.Is(err, delegation.ErrNotFound) {
+		t.Fatalf("result for a suspended tenant: %v, want not found", err)
+	}
+	setStatus(tenants.StatusActive)
+	stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusAccepted)
+	if err := f.x.Complete(context.Background(), "acme", d.ID, token, []byte(`{"status":"completed","result":"ok"}`)); err != nil {
+		t.Fatalf("result once active again: %v", err)
+	}
+	stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusCompleted)
 }
 
 // TestServiceCallbackFailed: a failed callback records the agent's error.

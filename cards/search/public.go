@@ -28,7 +28,7 @@ type PublicPage struct {
 // reads the tenant's cards in batches until the page is full, with the same answers.
 func (s *Service) Public(ctx context.Context, tenant tenants.ID, after string, limit int) (PublicPage, error) {
 	if limit < 1 || limit > MaxLimit {
-		return PublicPage{}, fault.Errorf(fault.Invalid, "limit: must be between 1 and %d, got %d: invalid", MaxLimit, limit)
+		return PublicPage{}, fault.Errorf(fault.Invalid, "limit: must be between 1 and %d", MaxLimit)
 	}
 	if err := authz.Visitor(ctx); err != nil {
 		return PublicPage{}, err

@@ -62,6 +62,14 @@ type SearchOptions struct {
 	FeedRetention time.Duration
 }
 
+// The tenant service is the one gate every service admits its callers through.
+var (
+	_ cards.Gate      = (*tenants.Service)(nil)
+	_ search.Gate     = (*tenants.Service)(nil)
+	_ delegation.Gate = (*tenants.Service)(nil)
+	_ policy.Gate     = (*tenants.Service)(nil)
+)
+
 // App is the built graph.
 type App struct {
 	Handler    *echo.Echo
@@ -131,8 +139,8 @@ func New(o Options) (*App, error) {
 		Doer:   outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Delegation.WithDefaults().MaxTimeout}),
 		Signer: o.Keys, Blocked: outbound.Blocked, Log: o.Log,
 	}
-	if a.Secrets != nil { // a nil *EndpointSecrets in the interface would not compare nil
-		deps.Secrets = a.Secrets
+	if a.Secrets != nil {
+		deps.Secrets = a.Secrets.Opener()
 	}
 	a.Dispatcher = delegation.NewDispatcher(o.Delegation, deps)
 	// A rule written here makes the next request re-read the tenant row (and its revision).

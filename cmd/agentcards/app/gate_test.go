@@ -74,6 +74,14 @@ func entries(t *testing.T, a *App) []entry {
 				"skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]}}`))
 			return err
 		}},
+		{"cards.CreateImported", func(ctx context.Context, tn tenants.ID) error {
+			c, err := cards.Decode(gateCard(t, "agt3"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = a.Cards.CreateImported(ctx, tn, c, cards.ImportRecord{Format: "a2a-1.0"})
+			return err
+		}},
 		{"policy.Roles", func(ctx context.Context, tn tenants.ID) error {
 			_, err := a.Enforcers.Roles(ctx, string(tn))
 			return err
@@ -106,6 +114,24 @@ func entries(t *testing.T, a *App) []entry {
 		{"secrets.Remove", func(ctx context.Context, tn tenants.ID) error {
 			return a.Secrets.Remove(ctx, tn, "agt1")
 		}},
+	}
+}
+
+// tenantEntries are the tenant service's entry points, for platform admins only.
+func tenantEntries(a *App) []entry {
+	name := "Renamed"
+	return []entry{
+		{"tenants.Create", func(ctx context.Context, _ tenants.ID) error {
+			_, err := a.Tenants.Create(ctx, tenants.Input{ID: "newco", Name: "New"})
+			return err
+		}},
+		{"tenants.Get", func(ctx context.Context, tn tenants.ID) error { _, err := a.Tenants.Get(ctx, tn); return err }},
+		{"tenants.List", func(ctx context.Context, _ tenants.ID) error { _, err := a.Tenants.List(ctx); return err }},
+		{"tenants.Update", func(ctx context.Context, tn tenants.ID) error {
+			_, err := a.Tenants.Update(ctx, tn, tenants.Patch{Name: &name})
+			return err
+		}},
+		{"tenants.Delete", func(ctx context.Context, tn tenants.ID) error { return a.Tenants.Delete(ctx, tn) }},
 	}
 }
 
@@ -217,8 +243,12 @@ func TestGatesWithoutHTTP(t *testing.T) {
 				}
 			}
 			// The token is no credential for tenants either.
-			if _, err := a.Tenants.List(agent); !errors.Is(err, authz.ErrUnauthenticated) {
-				t.Errorf("tenants.List with a delegation token: %v", err)
+			for _, ctx := range []context.Context{agent, context.Background()} {
+				for _, e := range tenantEntries(a) {
+					if err := e.call(ctx, "acme"); !errors.Is(err, authz.ErrUnauthenticated) {
+						t.Errorf("%s without a user's token: %v", e.name, err)
+					}
+				}
 			}
 		})
 		t.Run("open A2A entry points", func(t *testing.T) {
@@ -244,6 +274,18 @@ func TestGatesWithoutHTTP(t *testing.T) {
 			}
 			if _, err := a.A2A.PublicAgents(agent, "acme", cards.Page{}); !errors.Is(err, authz.ErrUnauthenticated) {
 				t.Errorf("PublicAgents with a delegation token: %v", err)
+			}
+			// The search service's own list, which PublicAgents asks, passes the same gate.
+			for _, tn := range []tenants.ID{"frozen", "nosuch"} {
+				if page, err := a.Search.Public(context.Background(), tn, "", 10); err != nil || len(page.Cards) != 0 {
+					t.Errorf("search.Public in %s: %d cards, %v", tn, len(page.Cards), err)
+				}
+			}
+			if page, err := a.Search.Public(context.Background(), "acme", "", 10); err != nil || len(page.Cards) != 1 {
+				t.Errorf("search.Public in acme: %d cards, %v; want its public card", len(page.Cards), err)
+			}
+			if _, err := a.Search.Public(agent, "acme", "", 10); !errors.Is(err, authz.ErrUnauthenticated) {
+				t.Errorf("search.Public with a delegation token: %v", err)
 			}
 		})
 		t.Run("allowed", func(t *testing.T) {
