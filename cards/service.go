@@ -38,8 +38,9 @@ type Authorizer interface {
 // Indexer is told of every write the service commits, so that a search index applies it before
 // the writer's next search (read your own writes); cards/search's Index is one.
 type Indexer interface {
-	// Sync brings the tenant's index up to date with the change feed.
-	Sync(ctx context.Context, tenant tenants.ID) error
+	// Written applies the current state of the agent's card (as the store has it now: written,
+	// or gone) to the tenant's index, if it is loaded.
+	Written(ctx context.Context, tenant tenants.ID, agentID string) error
 }
 
 // Gate admits the caller in ctx into a tenant (it exists, is the caller's, is active) and returns
@@ -178,7 +179,7 @@ func (s *Service) create(ctx context.Context, tenant tenants.ID, c Card) (Card, 
 	if err := s.Store.Create(ctx, tenant, c); err != nil {
 		return Card{}, err
 	}
-	s.syncIndex(ctx, tenant)
+	s.syncIndex(ctx, tenant, c.AgentID)
 	return c, nil
 }
 
@@ -237,7 +238,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 			if err != nil {
 				return Card{}, false, err
 			}
-			s.syncIndex(ctx, tenant)
+			s.syncIndex(ctx, tenant, agentID)
 			return c, true, nil
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now
@@ -251,7 +252,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		if err != nil {
 			return Card{}, false, err
 		}
-		s.syncIndex(ctx, tenant)
+		s.syncIndex(ctx, tenant, agentID)
 		return c, false, nil
 	}
 	return Card{}, false, fault.Errorf(fault.Stale, "card %q changed under %d attempts to write it: revision does not match", agentID, maxAttempts)
@@ -303,7 +304,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		if err != nil {
 			return Card{}, err
 		}
-		s.syncIndex(ctx, tenant)
+		s.syncIndex(ctx, tenant, agentID)
 		return c, nil
 	}
 	return Card{}, fault.Errorf(fault.Stale, "card %q changed under %d attempts to patch it: revision does not match", agentID, maxAttempts)
@@ -350,15 +351,16 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 	if err := s.Store.Delete(ctx, tenant, agentID, rev); err != nil {
 		return err
 	}
-	s.syncIndex(ctx, tenant)
+	s.syncIndex(ctx, tenant, agentID)
 	return nil
 }
 
-// syncIndex brings the index up to date with a write that just committed, so the writer's next
-// search sees it. A failure is not the write's: the follower retries on its next round.
-func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID) {
+// syncIndex applies a write that just committed to the index, so the writer's next search sees
+// it. A failure is not the write's: the follower applies it from the change feed on its next
+// round.
+func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID, agentID string) {
 	if s.Index != nil {
 		// The write committed: apply it even if its client has gone.
-		_ = s.Index.Sync(context.WithoutCancel(ctx), tenant)
+		_ = s.Index.Written(context.WithoutCancel(ctx), tenant, agentID)
 	}
 }

@@ -25,10 +25,37 @@ type mark struct {
 	seq int64
 }
 
-// Sync applies the tenant's new feed entries, if its index is loaded. Writes call it before
-// they return, so a client reads its own writes; Follow calls it for other replicas' writes.
+// Sync applies the tenant's new feed entries, if its index is loaded (waiting for a build in
+// progress). Follow does the same for other replicas' writes, every round.
 func (ix *Index) Sync(ctx context.Context, tenant tenants.ID) error {
 	return ix.sync(ctx, tenant, true)
+}
+
+// Written applies the current state of one agent's card to the tenant's index, if it is loaded:
+// a write of this replica calls it before it answers, so the writer's next search sees the
+// write. It reads that one card by its key instead of the change feed's recent window, so a
+// write costs the same however many writes came before it. Written and the feed syncs apply
+// under the same lock, each reading the store's current state, so the later apply is always
+// the newer state (a card deleted meanwhile is not put back); the feed entry of the write,
+// read later, finds its revision held and costs no re-read.
+func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentID string) error {
+	ix.mu.Lock()
+	e, ok := ix.tenants[tenant]
+	ix.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-e.built: // a build in progress reads the card itself, or its feed entry when it ends
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if e.err != nil {
+		return nil
+	}
+	e.syncMu.Lock()
+	defer e.syncMu.Unlock()
+	return ix.apply(ctx, tenant, e, []string{agentID})
 }
 
 // sync applies new feed entries to the tenant's index. An index still being built is waited

@@ -175,6 +175,14 @@ func (f *feedModel) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 // the two-replica web tests); this checks the rule under interleavings they cannot be made to
 // produce on demand.
 func TestSyncSkipRuleModel(t *testing.T) {
+	for _, withWritten := range []bool{false, true} {
+		t.Run(fmt.Sprintf("written=%v", withWritten), func(t *testing.T) { syncModel(t, withWritten) })
+	}
+}
+
+// syncModel runs the model of TestSyncSkipRuleModel, with writes of this replica applying their
+// own cards (Index.Written) between the syncs when withWritten is set.
+func syncModel(t *testing.T, withWritten bool) {
 	for seed := range uint64(30000) {
 		f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]cards.Card{}, agents: []string{"a", "b"}}
 		f.stepsOn = true
@@ -189,7 +197,13 @@ func TestSyncSkipRuleModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 20 {
-			if err := ix.Sync(ctx, "t"); err != nil {
+			// A write of this replica applies its own card (Written) while writes commit
+			// around it; the follower syncs the rest.
+			if agent := f.agents[f.r.IntN(len(f.agents))]; withWritten && f.r.IntN(2) == 0 {
+				if err := ix.Written(ctx, "t", agent); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := ix.Sync(ctx, "t"); err != nil {
 				t.Fatal(err)
 			}
 		}
