@@ -21,6 +21,7 @@ import (
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
@@ -110,7 +111,12 @@ func New(o Options) (*App, error) {
 	cardStore := storage.NewCardStore(db)
 	if !o.NoIndex {
 		a.Index = search.NewIndex(cardStore, cardStore)
-		if o.Web.RequestTimeout > 0 {
+		switch {
+		case db.Dialect() == migrations.SQLite:
+			// One write transaction at a time and AUTOINCREMENT sequence numbers: entries become
+			// visible in sequence order, so a sync reads only what is new.
+			a.Index.Window = 0
+		case o.Web.RequestTimeout > 0:
 			// A write's transaction lasts at most a request: the follower reads that far back.
 			a.Index.Window = o.Web.RequestTimeout + 5*time.Second
 		}
