@@ -3,6 +3,8 @@ package search_test
 import (
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,6 +55,62 @@ func BenchmarkLoneWriter(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 			if mode == "loaded" && p50["none"] > 0 {
 				b.ReportMetric(float64(p50["loaded"])/float64(p50["none"]), "loaded/none")
+			}
+		})
+	}
+}
+
+// BenchmarkConcurrentWriters has 16 writers patch cards of one tenant at once, right after 10k
+// registrations, with no index and with the tenant's index loaded, and reports writes per second
+// and loaded/none (goal ≥ 0.5: orchestrators' searches must not slow the tenant's writes down).
+func BenchmarkConcurrentWriters(b *testing.B) {
+	store, gate := benchStore(b)
+	ctx := benchCaller
+	ids, err := store.IDs(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const writers = 16
+	rate := map[string]float64{}
+	for _, mode := range []string{"none", "loaded"} {
+		b.Run(mode, func(b *testing.B) {
+			svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+			if mode == "loaded" {
+				ix := search.NewIndex(store, store)
+				svc.Index = ix
+				s := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix}
+				if _, err := s.Search(ctx, "bench", search.Query{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			t0 := time.Now()
+			for w := range writers {
+				wg.Go(func() {
+					for {
+						i := next.Add(1) - 1
+						if i >= int64(b.N) {
+							return
+						}
+						// Each writer its own cards, as admins editing different agents.
+						id := ids[(int(i)*writers+w)%len(ids)]
+						patch := fmt.Appendf(nil, `{"description": "edited %s %d"}`, mode, i)
+						if _, err := svc.Patch(ctx, "bench", id, patch, cards.Precondition{}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(t0)
+			b.StopTimer()
+			rate[mode] = float64(b.N) / elapsed.Seconds()
+			b.ReportMetric(rate[mode], "writes/s")
+			if mode == "loaded" && rate["none"] > 0 {
+				b.ReportMetric(rate["loaded"]/rate["none"], "loaded/none")
 			}
 		})
 	}
