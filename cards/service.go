@@ -2,6 +2,7 @@ package cards
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -26,6 +27,9 @@ type Store interface {
 	Delete(ctx context.Context, tenant tenants.ID, agentID string, rev int64) error
 	// IDs returns the agent ids of the tenant's cards in ascending byte order.
 	IDs(ctx context.Context, tenant tenants.ID) ([]string, error)
+	// CreateMany inserts new cards in one transaction, all or none; ErrExists names the first
+	// card (by its index) whose agent already has one.
+	CreateMany(ctx context.Context, tenant tenants.ID, cs []Card) error
 	// GetMany returns the cards of the given agents that exist, in the order of ids.
 	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error)
 }
@@ -38,9 +42,9 @@ type Authorizer interface {
 // Indexer is told of every write the service commits, so that a search index applies it before
 // the writer's next search (read your own writes); cards/search's Index is one.
 type Indexer interface {
-	// Written applies the current state of the agent's card (as the store has it now: written,
+	// Written applies the current state of the agents' cards (as the store has it now: written,
 	// or gone) to the tenant's index, if it is loaded.
-	Written(ctx context.Context, tenant tenants.ID, agentID string) error
+	Written(ctx context.Context, tenant tenants.ID, agentIDs ...string) error
 }
 
 // Gate admits the caller in ctx into a tenant (it exists, is the caller's, is active) and returns
@@ -189,6 +193,63 @@ func (s *Service) enter(ctx context.Context, tenant tenants.ID) (context.Context
 		return ctx, err
 	}
 	return s.Gate.Enter(ctx, string(tenant))
+}
+
+// MaxBatch is the most cards one batch registration may carry.
+const MaxBatch = 1000
+
+// RegisterBatch creates the cards of a JSON array of client documents, all or none, in one
+// transaction with one change-feed write. A card that is malformed, invalid, not the caller's to
+// write, repeated in the batch or already registered fails the whole batch, and the error names
+// it by its index ("cards[3]: ...").
+func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []byte) ([]Card, error) {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	var docs []json.RawMessage
+	if err := json.Unmarshal(body, &docs); err != nil || docs == nil {
+		return nil, fault.New(fault.Malformed, "the body must be a JSON array of cards: malformed JSON")
+	}
+	if len(docs) == 0 || len(docs) > MaxBatch {
+		return nil, fault.Errorf(fault.Invalid, "a batch holds 1 to %d cards, not %d", MaxBatch, len(docs))
+	}
+	at := func(i int, err error) error {
+		if kind := fault.KindOf(err); kind != "" {
+			return fault.Wrap(err, kind, "cards[%d]: %s", i, fault.MessageOf(err))
+		}
+		return err
+	}
+	cs := make([]Card, len(docs))
+	seen := make(map[string]int, len(docs))
+	now := s.now()
+	for i, doc := range docs {
+		c, err := Decode(doc)
+		if err != nil {
+			return nil, at(i, err)
+		}
+		if err := prepare(&c); err != nil {
+			return nil, at(i, err)
+		}
+		if j, ok := seen[c.AgentID]; ok {
+			return nil, fault.Errorf(fault.Invalid, "cards[%d]: agentId %q is also cards[%d]", i, c.AgentID, j)
+		}
+		seen[c.AgentID] = i
+		if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(c.AgentID), authz.ActCardsWrite); err != nil {
+			return nil, at(i, err)
+		}
+		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
+		cs[i] = c
+	}
+	if err := s.Store.CreateMany(ctx, tenant, cs); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.AgentID
+	}
+	s.syncIndex(ctx, tenant, ids...)
+	return cs, nil
 }
 
 // maxAttempts bounds the retries of an unconditional write that lost a race to another writer.
@@ -358,9 +419,9 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 // syncIndex applies a write that just committed to the index, so the writer's next search sees
 // it. A failure is not the write's: the follower applies it from the change feed on its next
 // round.
-func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID, agentID string) {
+func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID, agentIDs ...string) {
 	if s.Index != nil {
 		// The write committed: apply it even if its client has gone.
-		_ = s.Index.Written(context.WithoutCancel(ctx), tenant, agentID)
+		_ = s.Index.Written(context.WithoutCancel(ctx), tenant, agentIDs...)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,6 +87,59 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 		return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
 	case err != nil:
 		return fmt.Errorf("create card %q: %w", c.AgentID, err)
+	}
+	return nil
+}
+
+// CreateMany inserts new cards in one transaction, all or none, with their change-feed entries
+// written together at its end. A card whose agent already has one makes it fail naming that
+// card (its index in cs), as cards.ErrExists.
+func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []cards.Card) error {
+	rows := make([]cardRow, len(cs))
+	changes := make([]changeRow, len(cs))
+	at := make(map[string]int, len(cs))
+	for i, c := range cs {
+		row, err := newCardRow(tenant, c)
+		if err != nil {
+			return err
+		}
+		rows[i], at[c.AgentID] = row, i
+	}
+	// A batch is at most a thousand cards: one statement of bind values each for the lookup, and
+	// inserts of a hundred rows, stay under every dialect's limit on bind values.
+	const insertBatch = 100
+	err := s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+		var taken []string
+		if err := tx.Model(&cardRow{}).Where("tenant_id = ? AND agent_id IN ?", string(tenant), slices.Collect(maps.Keys(at))).
+			Pluck("agent_id", &taken).Error; err != nil {
+			return err
+		}
+		if len(taken) > 0 {
+			slices.SortFunc(taken, func(a, b string) int { return at[a] - at[b] })
+			return fault.Errorf(fault.Conflict, "cards[%d]: card %q already exists", at[taken[0]], taken[0])
+		}
+		if err := tx.CreateInBatches(&rows, insertBatch).Error; err != nil {
+			return err
+		}
+		now := utc(tx.NowFunc())
+		for i, r := range rows {
+			changes[i] = changeRow{TenantID: r.TenantID, AgentID: r.AgentID, Op: opCreate, Revision: r.Revision, ChangedAt: now}
+		}
+		if err := tx.CreateInBatches(&changes, insertBatch).Error; err != nil {
+			return err
+		}
+		return notifyChange(tx, string(tenant))
+	})
+	switch {
+	case fault.KindOf(err) == fault.Conflict:
+		return err
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		// Created meanwhile by another writer (Postgres and MySQL take writes concurrently).
+		return fault.New(fault.Conflict, "a card of the batch was created meanwhile: already exists")
+	case errors.Is(err, gorm.ErrForeignKeyViolated):
+		return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
+	case err != nil:
+		return fmt.Errorf("create %d cards: %w", len(cs), err)
 	}
 	return nil
 }

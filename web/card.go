@@ -86,6 +86,19 @@ func writeCard(c echo.Context, status int, card cards.Card) error {
 	return c.JSON(status, card)
 }
 
+// registerBatch creates up to cards.MaxBatch cards from a JSON array, all or none.
+func (h *handlers) registerBatch(c echo.Context) error {
+	body, err := readBody(c, mediaJSON)
+	if err != nil {
+		return err
+	}
+	list, err := h.Cards.RegisterBatch(c.Request().Context(), tenantOf(c), body)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, map[string]any{"items": list, "total": len(list)})
+}
+
 func (h *handlers) registerCard(c echo.Context) error {
 	body, err := readObject(c, mediaJSON)
 	if err != nil {

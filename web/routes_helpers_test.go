@@ -61,6 +61,8 @@ func fill(t testing.TB, route string, values map[string]string) string {
 			segs[i] = v
 		} else if strings.Contains(s, "*") {
 			t.Fatalf("route %s: a wildcard route; the test does not know what to put there", route)
+		} else {
+			segs[i] = strings.ReplaceAll(s, `\:`, ":") // an escaped colon is a colon
 		}
 	}
 	return strings.Join(segs, "/")

@@ -111,6 +111,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 
 	t := v1.group("/tenants/:tenant")
 	t.add(http.MethodPost, "/cards", h.registerCard)
+	t.add(http.MethodPost, `/cards\:batch`, h.registerBatch) // "\:" is a colon, not a parameter
 	t.add(http.MethodGet, "/cards", h.listCards, slices.Sorted(maps.Keys(searchParams))...)
 	t.add(http.MethodPost, "/cards/search", h.searchCards)
 	t.add(http.MethodGet, "/cards/:agentId", h.getCard)

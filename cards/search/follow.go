@@ -31,14 +31,14 @@ func (ix *Index) Sync(ctx context.Context, tenant tenants.ID) error {
 	return ix.sync(ctx, tenant, true)
 }
 
-// Written applies the current state of one agent's card to the tenant's index, if it is loaded:
+// Written applies the current state of the agents' cards to the tenant's index, if it is loaded:
 // a write of this replica calls it before it answers, so the writer's next search sees the
-// write. It reads that one card by its key instead of the change feed's recent window, so a
+// write. It reads those cards by their keys instead of the change feed's recent window, so a
 // write costs the same however many writes came before it. Written and the feed syncs apply
 // under the same lock, each reading the store's current state, so the later apply is always
 // the newer state (a card deleted meanwhile is not put back); the feed entry of the write,
 // read later, finds its revision held and costs no re-read.
-func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentID string) error {
+func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...string) error {
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
 	ix.mu.Unlock()
@@ -55,7 +55,7 @@ func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentID string)
 	}
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
-	return ix.apply(ctx, tenant, e, []string{agentID})
+	return ix.apply(ctx, tenant, e, sortedSet(agentIDs))
 }
 
 // sync applies new feed entries to the tenant's index. An index still being built is waited

@@ -1,6 +1,8 @@
 package search_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -8,8 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
 )
 
 // BenchmarkLoneWriter patches cards one after another, as one tenant admin does, right after
@@ -111,6 +118,49 @@ func BenchmarkConcurrentWriters(b *testing.B) {
 			b.ReportMetric(rate[mode], "writes/s")
 			if mode == "loaded" && rate["none"] > 0 {
 				b.ReportMetric(rate["loaded"]/rate["none"], "loaded/none")
+			}
+		})
+	}
+}
+
+// BenchmarkRegisterBatch registers 1,000 generated cards into an empty tenant of SQLite one by
+// one and as one batch, and reports cards per second and batch/single (goal ≥ 5).
+func BenchmarkRegisterBatch(b *testing.B) {
+	db := storagetest.Open(b, "sqlite")
+	store := storage.NewCardStore(db)
+	gate := &tenants.Service{Store: storage.NewTenantStore(db), CacheTTL: 250 * time.Millisecond}
+	svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+	docs := cardgen.Documents(7, 1000)
+	body := append([]byte("["), bytes.Join(docs, []byte(","))...)
+	body = append(body, ']')
+	rate := map[string]float64{}
+	round := 0
+	for _, mode := range []string{"single", "batch"} {
+		b.Run(mode, func(b *testing.B) {
+			var spent time.Duration
+			for range b.N {
+				round++
+				tenant := tenants.ID(fmt.Sprintf("t%d", round))
+				storagetest.CreateTenant(b, db, tenant, time.Now())
+				ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "bench", Tenant: string(tenant)})
+				t0 := time.Now()
+				if mode == "batch" {
+					if _, err := svc.RegisterBatch(ctx, tenant, body); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					for _, doc := range docs {
+						if _, err := svc.Register(ctx, tenant, doc); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				spent += time.Since(t0)
+			}
+			rate[mode] = float64(b.N*len(docs)) / spent.Seconds()
+			b.ReportMetric(rate[mode], "cards/s")
+			if mode == "batch" && rate["single"] > 0 {
+				b.ReportMetric(rate["batch"]/rate["single"], "batch/single")
 			}
 		})
 	}

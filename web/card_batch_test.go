@@ -1,0 +1,88 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestCardBatch: POST .../cards:batch registers every card of the array at once, searchable at
+// once; a batch with one bad card (malformed, invalid, repeated, already registered, not the
+// caller's to write) stores none and names the card by its index; bounds and types are checked.
+func TestCardBatch(t *testing.T) {
+	forEachDialectAndIndex(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		batch := func(ids ...string) []any {
+			var out []any
+			for _, id := range ids {
+				out = append(out, sampleCard(id))
+			}
+			return out
+		}
+		// The index is loaded first, so the batch must reach it before the answer.
+		expect(t, e.do("GET", "/v1/tenants/acme/cards", alice, nil), http.StatusOK)
+		r := e.do("POST", "/v1/tenants/acme/cards:batch", alice, batch("b1", "b2", "b3"))
+		expect(t, r, http.StatusCreated)
+		var created struct {
+			Items []struct {
+				AgentID  string `json:"agentId"`
+				Revision int64  `json:"revision"`
+			}
+			Total int
+		}
+		r.json(t, &created)
+		if created.Total != 3 || created.Items[2].AgentID != "b3" || created.Items[2].Revision != 1 {
+			t.Fatalf("created %+v", created)
+		}
+		var page struct{ Total int }
+		e.do("GET", "/v1/tenants/acme/cards?tag=github", alice, nil).json(t, &page)
+		if page.Total != 3 {
+			t.Fatalf("search right after the batch: %d cards, want 3", page.Total)
+		}
+
+		bad := batch("c1", "c2", "c3")
+		bad[1].(map[string]any)["endpoint"] = "not a url"
+		reader := e.token("rita", "acme", false)
+		expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]any{"subject": "rita", "role": "reader"}), http.StatusCreated)
+		for _, c := range []struct {
+			name, token string
+			body        any
+			status      int
+			code, msg   string
+		}{
+			{"invalid card", alice, bad, 400, "invalid", "cards[1]: "},
+			{"repeated agent", alice, batch("c1", "c2", "c1"), 400, "invalid", `cards[2]: agentId "c1" is also cards[0]`},
+			{"registered already", alice, batch("c1", "b2"), 409, "conflict", `cards[1]: card "b2" already exists`},
+			{"malformed card", alice, []any{sampleCard("c1"), "x"}, 400, "malformed_json", "cards[1]: "},
+			{"not an array", alice, sampleCard("c1"), 400, "malformed_json", "the body must be a JSON array"},
+			{"empty", alice, []any{}, 400, "invalid", "a batch holds 1 to 1000 cards, not 0"},
+			{"too many", alice, batch(manyIDs(1001)...), 400, "invalid", "a batch holds 1 to 1000 cards, not 1001"},
+			{"reader", reader, batch("c1"), 403, "forbidden", "cards[0]: "},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				r := e.do("POST", "/v1/tenants/acme/cards:batch", c.token, c.body)
+				expect(t, r, c.status, c.code)
+				var body struct{ Error struct{ Message string } }
+				if r.json(t, &body); !strings.HasPrefix(body.Error.Message, c.msg) {
+					t.Errorf("message %q, want it to start with %q", body.Error.Message, c.msg)
+				}
+			})
+		}
+		// Nothing of the refused batches was stored.
+		e.do("GET", "/v1/tenants/acme/cards", alice, nil).json(t, &page)
+		if page.Total != 3 {
+			t.Fatalf("after refused batches: %d cards, want 3", page.Total)
+		}
+		expect(t, e.do("GET", "/v1/tenants/acme/cards/c1", alice, nil), http.StatusNotFound)
+	})
+}
+
+func manyIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("m%d", i)
+	}
+	return ids
+}
