@@ -3,8 +3,10 @@ package cards
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcards/agentcards/web/webtest"
 )
@@ -91,5 +93,36 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		Capabilities: []Capability{{Name: "ns:review_pr.v1", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid card refused: %v", err)
+	}
+}
+
+// TestDocumentIsTheCardWithoutServerFields: the stored document of a card is its JSON with the
+// server fields (id, revision, createdAt, updatedAt) left out, and nothing else changed, also
+// when client values hold the same names (metadata with an "id").
+func TestDocumentIsTheCardWithoutServerFields(t *testing.T) {
+	c := Card{AgentID: "agt1", Name: "A", Protocols: []string{"a2a"}, Metadata: json.RawMessage(`{"id": 7, "x": {"revision": 1}}`),
+		Capabilities: []Capability{{Name: "c", InputSchema: json.RawMessage(`{"id": "s"}`)}},
+		ID:           "5b0f7c1e-0000-4000-8000-000000000001", Revision: 3, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	doc, err := MarshalDocument(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want map[string]any
+	if err := json.Unmarshal(doc, &got); err != nil {
+		t.Fatalf("document %s: %v", doc, err)
+	}
+	full, _ := json.Marshal(c)
+	if err := json.Unmarshal(full, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"id", "revision", "createdAt", "updatedAt"} {
+		delete(want, k)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("document %s\nwant the card without its server fields: %v", doc, want)
+	}
+	back, err := UnmarshalDocument(doc)
+	if err != nil || back.AgentID != "agt1" || string(back.Metadata) != `{"id":7,"x":{"revision":1}}` {
+		t.Fatalf("read back: %+v, %v", back, err)
 	}
 }
