@@ -26,10 +26,12 @@ func Decode(data []byte) (Card, error) {
 		return Card{}, fault.New(fault.Malformed, "the card must be a JSON object: malformed JSON")
 	}
 	var unknown []string
+	server := false
 	for k := range top {
 		switch {
 		case serverFields[k]:
 			delete(top, k)
+			server = true
 		case !clientFields[k]:
 			unknown = append(unknown, k)
 		}
@@ -38,9 +40,16 @@ func Decode(data []byte) (Card, error) {
 		slices.Sort(unknown)
 		return Card{}, fault.Errorf(fault.Invalid, "unknown field(s): %s: invalid", strings.Join(unknown, ", "))
 	}
-	clean, err := json.Marshal(top)
-	if err != nil {
-		return Card{}, fmt.Errorf("re-encode card: %w", err)
+	// The members' names are now known to be exactly the card's (encoding/json alone would
+	// match them in any case). Without server fields the document decodes as it came; with
+	// them (a card read back and sent again), it is encoded again without them, so that
+	// whatever they hold is ignored.
+	clean := data
+	if server {
+		var err error
+		if clean, err = json.Marshal(top); err != nil {
+			return Card{}, fmt.Errorf("re-encode card: %w", err)
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(clean))
 	dec.DisallowUnknownFields()

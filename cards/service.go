@@ -1,9 +1,11 @@
 package cards
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/google/uuid"
@@ -198,6 +200,31 @@ func (s *Service) enter(ctx context.Context, tenant tenants.ID) (context.Context
 // MaxBatch is the most cards one batch registration may carry.
 const MaxBatch = 1000
 
+// splitArray returns the elements of a JSON array, each scanned once (json.Unmarshal into a slice
+// would check the whole body, then decode it again).
+func splitArray(body []byte) ([]json.RawMessage, error) {
+	malformed := fault.New(fault.Malformed, "the body must be a JSON array of cards: malformed JSON")
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, malformed
+	}
+	docs := []json.RawMessage{}
+	for dec.More() {
+		var doc json.RawMessage
+		if err := dec.Decode(&doc); err != nil {
+			return nil, malformed
+		}
+		docs = append(docs, doc)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		return nil, malformed
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, malformed // something after the array
+	}
+	return docs, nil
+}
+
 // RegisterBatch creates the cards of a JSON array of client documents, all or none, in one
 // transaction with one change-feed write. A card that is malformed, invalid, not the caller's to
 // write, repeated in the batch or already registered fails the whole batch, and the error names
@@ -207,9 +234,9 @@ func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []b
 	if err != nil {
 		return nil, err
 	}
-	var docs []json.RawMessage
-	if err := json.Unmarshal(body, &docs); err != nil || docs == nil {
-		return nil, fault.New(fault.Malformed, "the body must be a JSON array of cards: malformed JSON")
+	docs, err := splitArray(body)
+	if err != nil {
+		return nil, err
 	}
 	if len(docs) == 0 || len(docs) > MaxBatch {
 		return nil, fault.Errorf(fault.Invalid, "a batch holds 1 to %d cards, not %d", MaxBatch, len(docs))
