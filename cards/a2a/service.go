@@ -18,12 +18,10 @@ import (
 // for, and list a tenant's public agents.
 type Service struct {
 	Store cards.Store
-	// Gate admits callers into tenants; Search must share it.
-	Gate  search.Gate
 	Authz cards.Authorizer
 	// Cards creates imported cards, validated and normalized as every card is.
 	Cards *cards.Service
-	// Search lists the public cards.
+	// Search lists the public cards; its Gate admits this service's callers too.
 	Search *search.Service
 	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
 	// one. Nil disables import by URL and jku.
@@ -49,7 +47,7 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 	if _, err := authz.Caller(ctx); err != nil {
 		return cards.Card{}, err
 	}
-	ctx, err := s.Gate.Enter(ctx, string(tenant))
+	ctx, err := s.Search.Gate.Enter(ctx, string(tenant))
 	if err != nil {
 		return cards.Card{}, err
 	}
@@ -103,7 +101,7 @@ func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string)
 		return cards.Card{}, err
 	}
 	notFound := fault.Errorf(fault.NotFound, "card %q: not found", agentID)
-	ctx, err := s.Gate.EnterPublished(ctx, string(tenant))
+	ctx, err := s.Search.Gate.EnterPublished(ctx, string(tenant))
 	if errors.Is(err, tenants.ErrNotFound) {
 		return cards.Card{}, notFound
 	}

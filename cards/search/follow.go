@@ -39,19 +39,10 @@ func (ix *Index) Sync(ctx context.Context, tenant tenants.ID) error {
 // the newer state (a card deleted meanwhile is not put back); the feed entry of the write,
 // read later, finds its revision held and costs no re-read.
 func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...string) error {
-	ix.mu.Lock()
-	e, ok := ix.tenants[tenant]
-	ix.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	select {
-	case <-e.built: // a build in progress reads the card itself, or its feed entry when it ends
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if e.err != nil {
-		return nil
+	// A build in progress is waited for: it read the cards before or their feed entries after.
+	e, err := ix.loaded(ctx, tenant, true)
+	if e == nil {
+		return err
 	}
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
@@ -62,29 +53,40 @@ func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...str
 // for when wait is set (a write must be visible to its writer's next search); otherwise it is
 // skipped, since the build reads the feed itself when it ends.
 func (ix *Index) sync(ctx context.Context, tenant tenants.ID, wait bool) error {
+	e, err := ix.loaded(ctx, tenant, wait)
+	if e == nil {
+		return err
+	}
+	return ix.syncEntry(ctx, tenant, e)
+}
+
+// loaded returns the tenant's index if it is loaded and built, waiting for a build in progress
+// when wait is set; nil (and no error) for a tenant not loaded, still building without wait, or
+// whose build failed.
+func (ix *Index) loaded(ctx context.Context, tenant tenants.ID, wait bool) (*indexEntry, error) {
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
 	ix.mu.Unlock()
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	if wait {
 		select {
 		case <-e.built:
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	} else {
 		select {
 		case <-e.built:
 		default:
-			return nil
+			return nil, nil
 		}
 	}
 	if e.err != nil {
-		return nil
+		return nil, nil
 	}
-	return ix.syncEntry(ctx, tenant, e)
+	return e, nil
 }
 
 func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry) error {

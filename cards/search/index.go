@@ -159,18 +159,8 @@ func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readabl
 // remember caches the rendering of c if c is the version the index holds, so later answers
 // need neither the database nor JSON encoding.
 func (ix *Index) remember(tenant tenants.ID, c cards.Card, r *rendered) {
-	ix.mu.Lock()
-	e, ok := ix.tenants[tenant]
-	ix.mu.Unlock()
-	if !ok {
-		return
-	}
-	select {
-	case <-e.built:
-	default:
-		return // still building: e.x is not ours to read yet
-	}
-	if e.err != nil {
+	e, _ := ix.loaded(context.Background(), tenant, false) // still building: e.x is not ours yet
+	if e == nil {
 		return
 	}
 	e.x.mu.RLock()

@@ -130,7 +130,7 @@ func New(o Options) (*App, error) {
 		a.Cards.Index = a.Index
 	}
 	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index}
-	a.A2A = &a2a.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
+	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
 	if o.SecretKey != nil {
 		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Tenants, a.Enforcers, nil)
 		if err != nil {
