@@ -74,7 +74,7 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 	if err != nil {
 		return err
 	}
-	err = s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.transact(ctx, func(tx *gorm.DB) error {
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []card
 	// A batch is at most a thousand cards: one statement of bind values each for the lookup, and
 	// inserts of a hundred rows, stay under every dialect's limit on bind values.
 	const insertBatch = 100
-	err := s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		var taken []string
 		if err := tx.Model(&cardRow{}).Where("tenant_id = ? AND agent_id IN ?", string(tenant), slices.Collect(maps.Keys(at))).
 			Pluck("agent_id", &taken).Error; err != nil {
@@ -178,7 +178,7 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 	if err != nil {
 		return err
 	}
-	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.db.transact(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&cardRow{}).
 			Where("tenant_id = ? AND agent_id = ? AND revision = ?", row.TenantID, row.AgentID, prev).
 			Updates(map[string]any{
@@ -205,7 +205,7 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 
 // Delete removes the card if its revision is rev, or whatever its revision when rev is 0.
 func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID string, rev int64) error {
-	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.db.transact(ctx, func(tx *gorm.DB) error {
 		cur, err := currentRevision(tx.Clauses(clause.Locking{Strength: "UPDATE"}), string(tenant), agentID)
 		if err != nil {
 			return err

@@ -26,17 +26,31 @@ import (
 )
 
 // DB is an open database of one dialect; the stores of this package share it.
+//
+// Reads and writes go to separate pools. On Postgres and MySQL they are the same pool: those
+// servers take concurrent writers on separate connections. On SQLite, whose writers queue on one
+// file lock, writes go to a single connection fed in order (card writes and delegation records
+// through the group committer, see group.go) and reads to a pool of read-only connections that WAL
+// lets run beside it. Several writing connections only took turns at the lock, the waiting ones
+// asleep in SQLite's busy handler (which polls in steps of up to 100 ms and is not woken when the
+// lock frees), and held the connections that reads needed meanwhile.
 type DB struct {
-	gorm    *gorm.DB
-	sql     *sql.DB
+	gorm *gorm.DB // reads
+	sql  *sql.DB
+	// writer and wsql are the writing pool: on SQLite its one connection, elsewhere gorm and sql.
+	writer  *gorm.DB
+	wsql    *sql.DB
 	dialect string
-	dsn     string // for the dedicated LISTEN connection on Postgres
+	// oneWriter says the writing pool has one connection (SQLite), which a transaction holds.
+	oneWriter bool
+	dsn       string // for the dedicated LISTEN connection on Postgres
 	// beforeListen, set only by tests, runs on each LISTEN connection (with its backend's pid)
 	// before the LISTEN statement: a test delays or interrupts it there.
 	beforeListen func(pid uint32)
 	group        grouper
-	// stmts holds the hot queries prepared once (see prepared), by query text.
-	stmts sync.Map
+	// stmts holds the hot queries prepared once (see prepared), by query text; pending those
+	// waiting to be prepared on the writing pool (see preparePending).
+	stmts, pending sync.Map
 
 	// mu guards closed and listeners; running counts the Listen goroutines, which Close stops
 	// and waits for, so none queries a closed pool.
@@ -53,14 +67,18 @@ var errClosed = errors.New("storage: database closed")
 // or "mysql". It sets the driver options the stores rely on and pings the server.
 func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 	var dialector gorm.Dialector
-	inMemory := false
+	readDSN := "" // SQLite's read-only pool; none elsewhere, or for a database in memory
 	switch driver {
 	case migrations.SQLite:
 		d, mem, err := sqliteDSN(dsn)
 		if err != nil {
 			return nil, err
 		}
-		inMemory = mem
+		if !mem {
+			if readDSN, err = sqliteReadDSN(d); err != nil {
+				return nil, err
+			}
+		}
 		dialector = sqlite.Open(d)
 	case migrations.Postgres:
 		dialector = postgres.Open(dsn)
@@ -73,7 +91,56 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("storage: unknown driver %q (want sqlite, postgres or mysql)", driver)
 	}
-	g, err := gorm.Open(dialector, &gorm.Config{
+	w, err := openGorm(dialector)
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", driver, err)
+	}
+	wsql, err := w.DB()
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", driver, err)
+	}
+	db := &DB{gorm: w, sql: wsql, writer: w, wsql: wsql, dialect: driver, dsn: dsn}
+	if driver != migrations.SQLite {
+		configurePool(wsql, driver)
+	} else {
+		// The one writing connection: writes wait for it in order in database/sql's queue (or
+		// the group committer's) instead of asleep in the busy handler. Kept open for good, as
+		// a local file has no server that drops idle connections.
+		wsql.SetMaxOpenConns(1)
+		wsql.SetMaxIdleConns(1)
+		wsql.SetConnMaxLifetime(0)
+		db.oneWriter = true
+	}
+	// The writer connects first: it turns the file to WAL mode (a persistent setting) before a
+	// read-only connection, which cannot, opens it.
+	if err := db.ping(ctx, wsql); err != nil {
+		_ = wsql.Close()
+		return nil, err
+	}
+	if readDSN != "" {
+		r, err := openGorm(sqlite.Open(readDSN))
+		if err == nil {
+			db.gorm = r
+			db.sql, err = r.DB()
+		}
+		if err == nil {
+			configurePool(db.sql, driver)
+			err = db.ping(ctx, db.sql)
+		}
+		if err != nil {
+			_ = wsql.Close()
+			if db.sql != wsql {
+				_ = db.sql.Close()
+			}
+			return nil, fmt.Errorf("storage: open %s for reading: %w", driver, err)
+		}
+	}
+	return db, nil
+}
+
+// openGorm opens a GORM handle with the settings every store relies on.
+func openGorm(dialector gorm.Dialector) (*gorm.DB, error) {
+	return gorm.Open(dialector, &gorm.Config{
 		// Turn each driver's unique-violation code into gorm.ErrDuplicatedKey (and FK violations
 		// into gorm.ErrForeignKeyViolated), so stores test errors with errors.Is, never by text.
 		TranslateError: true,
@@ -85,33 +152,15 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 		// Each write that needs a transaction opens one explicitly.
 		SkipDefaultTransaction: true,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", driver, err)
-	}
-	sqlDB, err := g.DB()
-	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", driver, err)
-	}
-	configurePool(sqlDB, driver)
-	if inMemory {
-		// Every connection to ":memory:" is a database of its own: keep exactly one.
-		sqlDB.SetMaxOpenConns(1)
-	}
-	db := &DB{gorm: g, sql: sqlDB, dialect: driver, dsn: dsn}
-	if err := db.Ping(ctx); err != nil {
-		_ = sqlDB.Close()
-		return nil, err
-	}
-	return db, nil
 }
 
 // configurePool sizes the connection pool for the dialect.
 func configurePool(db *sql.DB, driver string) {
 	switch driver {
 	case migrations.SQLite:
-		// WAL lets readers run beside the one writer, but writers serialise on the file lock
-		// anyway: a few connections serve the readers, more would only wait in busy_timeout.
-		// More than one, so that reads are not queued behind a write transaction.
+		// The read-only pool (the writer has its own connection, see Open). WAL lets any
+		// number of readers run beside the writer; a few more than the cores keep them busy
+		// while some wait on the disk.
 		db.SetMaxOpenConns(4)
 		db.SetMaxIdleConns(4)
 		// A local file has no server that drops idle connections.
@@ -153,6 +202,29 @@ var sqliteParams = [][2]string{
 	{"_txlock", "immediate"},
 	{"_foreign_keys", "on"},
 	{"_synchronous", "NORMAL"},
+}
+
+// sqliteReadParams turn a connection of sqliteDSN into one of the read-only pool:
+//   - query_only: a write sent to the read pool by mistake fails at once, instead of taking the
+//     file's write lock beside the writer connection.
+//   - txlock=deferred: a read transaction takes no write lock at BEGIN (immediate would).
+var sqliteReadParams = [][2]string{
+	{"_query_only", "true"},
+	{"_txlock", "deferred"},
+}
+
+// sqliteReadDSN returns dsn, a DSN of sqliteDSN, with sqliteReadParams in place of any value
+// it had for them.
+func sqliteReadDSN(dsn string) (string, error) {
+	file, query, _ := strings.Cut(dsn, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", fmt.Errorf("storage: sqlite dsn parameters: %w", err)
+	}
+	for _, p := range sqliteReadParams {
+		q.Set(p[0], p[1])
+	}
+	return file + "?" + q.Encode(), nil
 }
 
 // sqliteDSN adds sqliteParams to dsn and creates the database file's directory. It reports
@@ -212,12 +284,15 @@ func mysqlDSN(dsn string) (string, error) {
 // Dialect is the driver name the database was opened with: "sqlite", "postgres" or "mysql".
 func (db *DB) Dialect() string { return db.dialect }
 
-// SQL returns the underlying pool, for migrations and health checks.
-func (db *DB) SQL() *sql.DB { return db.sql }
+// SQL returns the pool that writes (on SQLite its one connection), for migrations and tests.
+func (db *DB) SQL() *sql.DB { return db.wsql }
 
-// Ping checks that the database answers; the readiness probe calls it.
-func (db *DB) Ping(ctx context.Context) error {
-	if err := db.sql.PingContext(ctx); err != nil {
+// Ping checks that the database answers; the readiness probe calls it. It asks the read pool,
+// which a queue of writes does not hold up.
+func (db *DB) Ping(ctx context.Context) error { return db.ping(ctx, db.sql) }
+
+func (db *DB) ping(ctx context.Context, pool *sql.DB) error {
+	if err := pool.PingContext(ctx); err != nil {
 		return fmt.Errorf("storage: ping %s: %w", db.dialect, err)
 	}
 	return nil
@@ -233,16 +308,24 @@ func (db *DB) Close() error {
 	db.listeners = nil
 	db.mu.Unlock()
 	db.running.Wait()
-	return db.sql.Close()
+	err := db.wsql.Close()
+	if db.sql != db.wsql {
+		err = errors.Join(err, db.sql.Close())
+	}
+	return err
 }
 
 // Migrate applies the pending schema migrations of the database's dialect.
 func (db *DB) Migrate(ctx context.Context) error {
-	return migrations.Up(ctx, db.sql, db.dialect)
+	return migrations.Up(ctx, db.wsql, db.dialect)
 }
 
-// with returns a GORM session bound to ctx: every store call goes through it.
+// with returns a GORM session on the read pool bound to ctx: every store read goes through it.
 func (db *DB) with(ctx context.Context) *gorm.DB { return db.gorm.WithContext(ctx) }
+
+// writing returns a GORM session on the writing pool bound to ctx, for the writes that do not go
+// through the group committer (tenants, rules, secrets, pruning).
+func (db *DB) writing(ctx context.Context) *gorm.DB { return db.writer.WithContext(ctx) }
 
 // utc normalises a time as every dialect stores it: UTC, microsecond precision.
 func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

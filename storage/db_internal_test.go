@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -89,7 +91,7 @@ func TestGroupedWritesUsePreparedStatements(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.gorm.Exec("CREATE TABLE t (v INTEGER)").Error; err != nil {
+	if err := db.writer.Exec("CREATE TABLE t (v INTEGER)").Error; err != nil {
 		t.Fatal(err)
 	}
 	insert := db.prepare("INSERT INTO t (v) VALUES (?)")
@@ -109,7 +111,58 @@ func TestGroupedWritesUsePreparedStatements(t *testing.T) {
 	if err := db.gorm.Raw("SELECT COUNT(*) FROM t").Scan(&n).Error; err != nil || n != 3 {
 		t.Fatalf("%d rows, %v", n, err)
 	}
-	if p, ok := db.stmts.Load("INSERT INTO t (v) VALUES (?)"); !ok || p.(*prepared).stmt.Load() == nil {
+	if p, ok := db.stmts.Load("INSERT INTO t (v) VALUES (?)"); !ok || p.(*prepared).write.Load() == nil {
 		t.Fatal("the statement was not prepared")
+	}
+}
+
+// TestGroupedWriteFailsAlone: on SQLite a write that fails after changing rows, sharing its
+// transaction with others, is undone alone (its savepoint rolled back) while the others commit.
+func TestGroupedWriteFailsAlone(t *testing.T) {
+	db, err := Open(context.Background(), "sqlite", filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.writer.Exec("CREATE TABLE t (v INTEGER)").Error; err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("refused after writing")
+	release := HoldGroupCommit(t, db)
+	errs := make(chan error, 3)
+	for i := range 3 {
+		go func() {
+			errs <- db.transact(context.Background(), func(tx *gorm.DB) error {
+				if err := tx.Exec("INSERT INTO t (v) VALUES (?)", i).Error; err != nil {
+					return err
+				}
+				if i == 1 {
+					return refused
+				}
+				return tx.Exec("INSERT INTO t (v) VALUES (?)", 10+i).Error
+			})
+		}()
+		for deadline := time.Now().Add(10 * time.Second); QueuedGroupWrites(db) != i+1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the write did not queue")
+			}
+		}
+	}
+	release()
+	failed := 0
+	for range 3 {
+		switch err := <-errs; {
+		case errors.Is(err, refused):
+			failed++
+		case err != nil:
+			t.Errorf("a write beside the refused one: %v", err)
+		}
+	}
+	var got []int
+	if err := db.gorm.Raw("SELECT v FROM t ORDER BY v").Scan(&got).Error; err != nil {
+		t.Fatal(err)
+	}
+	if failed != 1 || fmt.Sprint(got) != "[0 2 10 12]" {
+		t.Errorf("%d refused, rows %v; want 1 refused and [0 2 10 12]", failed, got)
 	}
 }

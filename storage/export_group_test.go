@@ -43,8 +43,8 @@ func QueuedGroupWrites(db *DB) int { return len(db.group.ops) }
 // batch of the group committer is one), by wrapping its connection pool. Call it while nothing
 // else uses db, and only on SQLite: on Postgres and MySQL grouped writes run on the bare pool.
 func CountTransactions(db *DB) *atomic.Int64 {
-	c := &txCounter{DB: db.sql}
-	db.gorm.Statement.ConnPool = c
+	c := &txCounter{DB: db.wsql}
+	db.writer.Statement.ConnPool = c
 	return &c.n
 }
 
@@ -57,4 +57,9 @@ type txCounter struct {
 func (c *txCounter) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
 	c.n.Add(1)
 	return c.DB.BeginTx(ctx, opts)
+}
+
+// WriteOnReadPool tries a write on db's read pool and returns its error.
+func WriteOnReadPool(ctx context.Context, db *DB) error {
+	return db.with(ctx).Exec("DELETE FROM card_changes").Error
 }

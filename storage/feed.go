@@ -212,7 +212,7 @@ func (db *DB) listenOnce(ctx context.Context, out chan<- tenants.ID, listening f
 // Followers read back only a request timeout or so, and a new index starts from a snapshot, so
 // old entries serve nobody; without pruning the feed grows with every write for ever.
 func (s *CardStore) PruneChanges(ctx context.Context, tenant tenants.ID, before time.Time) (int64, error) {
-	res := s.db.gorm.WithContext(ctx).Where("tenant_id = ? AND changed_at < ?", string(tenant), utc(before)).Delete(&changeRow{})
+	res := s.db.writing(ctx).Where("tenant_id = ? AND changed_at < ?", string(tenant), utc(before)).Delete(&changeRow{})
 	if res.Error != nil {
 		return 0, fmt.Errorf("prune change feed of %q: %w", string(tenant), res.Error)
 	}

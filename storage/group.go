@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,17 +13,19 @@ import (
 	"github.com/agentcards/agentcards/migrations"
 )
 
-// Group commit, on SQLite. Writes that many requests make at once (a delegation's record and
-// its outcome) would each take the database's write lock and commit on their own; on SQLite,
-// where writers queue on one lock, that caps throughput at one commit per write. grouped instead
-// runs the writes waiting at the same moment in one transaction: one commit for all of them, and
-// no added latency when nothing else waits. Each caller still returns only after its write
-// committed.
+// Group commit, on SQLite. Writes that many requests make at once (cards, delegation records and
+// their outcomes) would each take the database's write lock and commit on their own; on SQLite,
+// where writers queue on one lock, that caps throughput at one commit per write. The group
+// committer instead runs the writes waiting at the same moment, in the order they came, in one
+// transaction on the one writing connection: one commit for all of them, and no added latency
+// when nothing else waits. Each write runs inside a savepoint of its own when it shares the
+// transaction, so that one refused (a stale revision, a duplicate) is rolled back alone and the
+// others commit. Each caller still returns only after its write committed.
 //
-// On Postgres and MySQL, grouped runs the write at once on the pool, as its own statement: those
-// servers take concurrent writers on separate connections and combine their commits in the WAL
-// flush themselves. Funnelling them through one connection, as on SQLite, made delegations 2.5×
-// (Postgres) and 1.5× (MySQL) slower in BenchmarkDelegationOverhead.
+// On Postgres and MySQL, writes run at once on the pool: those servers take concurrent writers on
+// separate connections and combine their commits in the WAL flush themselves. Funnelling them
+// through one connection, as on SQLite, made delegations 2.5× (Postgres) and 1.5× (MySQL) slower
+// in BenchmarkDelegationOverhead.
 
 // groupMax bounds the writes one transaction takes.
 const groupMax = 64
@@ -40,19 +43,20 @@ type grouper struct {
 	ops  chan groupOp
 }
 
-// errInBatch marks which write of a batch failed, so that the others can be retried alone.
-type errInBatch struct {
-	i   int
-	err error
+// grouped runs fn, one statement, durably: on SQLite through the group committer, elsewhere at
+// once, in autocommit, on the pool.
+func (db *DB) grouped(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return db.commit(ctx, false, fn)
 }
 
-func (e errInBatch) Error() string { return e.err.Error() }
+// transact runs fn, one or more statements, as one atomic write: on SQLite through the group
+// committer, elsewhere in a transaction of its own. fn may fail for expected outcomes (a stale
+// revision); its changes are then rolled back and the error returned.
+func (db *DB) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return db.commit(ctx, true, fn)
+}
 
-// grouped runs fn, one statement, durably. On SQLite it runs in a transaction shared with the
-// other grouped writes waiting now; fn must not fail for expected outcomes (report them through
-// its closure): an error makes the batch roll back, and every write of it is then retried in a
-// transaction of its own. On Postgres and MySQL it runs at once, in autocommit, on the pool.
-func (db *DB) grouped(ctx context.Context, fn func(tx *gorm.DB) error) error {
+func (db *DB) commit(ctx context.Context, inTx bool, fn func(tx *gorm.DB) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -61,7 +65,10 @@ func (db *DB) grouped(ctx context.Context, fn func(tx *gorm.DB) error) error {
 		// never reports a failure for a write that committed.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), groupTimeout)
 		defer cancel()
-		return fn(db.gorm.WithContext(wctx))
+		if inTx {
+			return db.writer.WithContext(wctx).Transaction(fn)
+		}
+		return fn(db.writer.WithContext(wctx))
 	}
 	db.group.once.Do(func() {
 		db.group.ops = make(chan groupOp, groupMax)
@@ -84,6 +91,12 @@ func (db *DB) commitLoop() {
 	}
 }
 
+// errBatch is a failure that leaves a shared transaction unusable (a savepoint could not be
+// set or rolled back to): the batch is rolled back and each of its writes retried alone.
+type errBatch struct{ err error }
+
+func (e errBatch) Error() string { return e.err.Error() }
+
 // commitBatch commits op and the writes queued behind it, and tells each its outcome. A panic
 // in a write fails its batch instead of the process: this loop serves every request's writes.
 func (db *DB) commitBatch(op groupOp) {
@@ -97,6 +110,7 @@ drain:
 			break drain
 		}
 	}
+	errs := make([]error, len(batch))
 	defer func() {
 		if r := recover(); r != nil {
 			for _, b := range batch {
@@ -109,31 +123,60 @@ drain:
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
-	err := db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	db.preparePending(ctx)
+	err := db.writer.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if len(batch) == 1 {
+			// Alone in its transaction: a failure rolls it all back, no savepoint needed.
+			return batch[0].fn(tx)
+		}
 		for i, b := range batch {
-			if err := b.fn(tx); err != nil {
-				return errInBatch{i, err}
+			if err := alone(tx, b.fn); err != nil {
+				if failed := (errBatch{}); errors.As(err, &failed) {
+					return err
+				}
+				errs[i] = err
 			}
 		}
 		return nil
 	})
-	var failed errInBatch
+	var failed errBatch
 	switch {
 	case err == nil:
-		for _, b := range batch {
-			b.done <- nil
+		for i, b := range batch {
+			b.done <- errs[i]
 		}
 	case len(batch) == 1 || !errors.As(err, &failed):
-		if errors.As(err, &failed) {
-			err = failed.err
-		}
+		// The batch's one write failed, or the commit did: every write shares that outcome.
 		for _, b := range batch {
 			b.done <- err
 		}
 	default:
-		// One write failed and took the others down with it: give each its own transaction.
+		// The shared transaction broke: give each write its own.
 		for _, b := range batch {
-			b.done <- db.gorm.WithContext(ctx).Transaction(b.fn)
+			b.done <- db.writer.WithContext(ctx).Transaction(b.fn)
 		}
 	}
+}
+
+// alone runs fn inside tx within a savepoint, so that when fn fails its changes are undone and
+// tx goes on. A failure of the savepoint itself comes back as errBatch.
+func alone(tx *gorm.DB, fn func(tx *gorm.DB) error) error {
+	conn, ok := tx.Statement.ConnPool.(*sql.Tx)
+	if !ok {
+		return errBatch{fmt.Errorf("storage: grouped write on a %T", tx.Statement.ConnPool)}
+	}
+	ctx := tx.Statement.Context
+	if _, err := conn.ExecContext(ctx, "SAVEPOINT grouped_write"); err != nil {
+		return errBatch{err}
+	}
+	if err := fn(tx); err != nil {
+		if _, rerr := conn.ExecContext(ctx, "ROLLBACK TO grouped_write; RELEASE grouped_write"); rerr != nil {
+			return errBatch{errors.Join(err, rerr)}
+		}
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "RELEASE grouped_write"); err != nil {
+		return errBatch{err}
+	}
+	return nil
 }

@@ -22,8 +22,10 @@ type prepared struct {
 	db    *DB
 	query string
 
-	mu   sync.Mutex
-	stmt atomic.Pointer[sql.Stmt]
+	mu sync.Mutex
+	// read is prepared on the read pool, write on the writing pool (the same pool but on
+	// SQLite): a statement runs only on connections of the pool it was prepared on.
+	read, write atomic.Pointer[sql.Stmt]
 }
 
 // prepare returns the DB's prepared form of query.
@@ -35,44 +37,74 @@ func (db *DB) prepare(query string) *prepared {
 	return p.(*prepared)
 }
 
-func (p *prepared) get(ctx context.Context) (*sql.Stmt, error) {
-	db := p.db
-	if stmt := p.stmt.Load(); stmt != nil {
+// get returns the statement prepared on the read pool, or on the writing pool if write.
+func (p *prepared) get(ctx context.Context, write bool) (*sql.Stmt, error) {
+	db, slot, pool := p.db, &p.read, p.db.sql
+	if write {
+		slot, pool = &p.write, db.wsql
+	}
+	if stmt := slot.Load(); stmt != nil {
 		return stmt, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if stmt := p.stmt.Load(); stmt != nil {
+	if stmt := slot.Load(); stmt != nil {
 		return stmt, nil
 	}
-	stmt, err := db.sql.PrepareContext(ctx, rebind(db.dialect, p.query))
+	stmt, err := pool.PrepareContext(ctx, rebind(db.dialect, p.query))
 	if err != nil {
 		return nil, err
 	}
-	p.stmt.Store(stmt)
+	slot.Store(stmt)
 	return stmt, nil
 }
 
-// exec runs the statement on tx, in tx's context: a grouped write's *sql.Tx, or the pool.
+// exec runs the statement on tx, in tx's context: a write's *sql.Tx, or the writing pool.
 func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
 	ctx := tx.Statement.Context
-	stmt, err := p.get(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var res sql.Result
+	var err error
 	switch pool := tx.Statement.ConnPool.(type) {
 	case *sql.Tx:
+		stmt := p.write.Load()
+		if stmt == nil && p.db.oneWriter {
+			// The pool's one connection is this transaction's: preparing on the pool would wait
+			// for it for ever. Run the statement unprepared this once; the group committer
+			// prepares it between two transactions (see preparePending).
+			p.db.pending.Store(p.query, p)
+			res, err = pool.ExecContext(ctx, rebind(p.db.dialect, p.query), args...)
+			break
+		}
+		if stmt == nil {
+			if stmt, err = p.get(ctx, true); err != nil {
+				return nil, err
+			}
+		}
 		// StmtContext reuses the statement already prepared on the transaction's connection.
 		txStmt := pool.StmtContext(ctx, stmt)
 		defer txStmt.Close()
 		res, err = txStmt.ExecContext(ctx, args...)
 	case *sql.DB: // autocommit, see grouped
+		stmt, perr := p.get(ctx, true)
+		if perr != nil {
+			return nil, perr
+		}
 		res, err = stmt.ExecContext(ctx, args...)
 	default:
 		return nil, fmt.Errorf("storage: prepared statement on a %T", pool)
 	}
 	return res, p.db.translate(err)
+}
+
+// preparePending prepares on the writing pool the statements that ran unprepared inside a
+// transaction holding its one connection (see exec). Called while no transaction holds it.
+func (db *DB) preparePending(ctx context.Context) {
+	db.pending.Range(func(key, v any) bool {
+		db.pending.Delete(key)
+		// A failure leaves the statement unprepared, to be tried again on its next use.
+		_, _ = v.(*prepared).get(ctx, true)
+		return true
+	})
 }
 
 // translate does for the prepared statements, which bypass GORM, what TranslateError does for
@@ -115,18 +147,18 @@ func rebind(dialect, query string) string {
 	return b.String()
 }
 
-// rows runs the query outside any transaction.
+// rows runs the query on the read pool, outside any transaction.
 func (p *prepared) rows(ctx context.Context, args ...any) (*sql.Rows, error) {
-	stmt, err := p.get(ctx)
+	stmt, err := p.get(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	return stmt.QueryContext(ctx, args...)
 }
 
-// queryRow runs the statement outside any transaction.
+// queryRow runs the statement on the read pool, outside any transaction.
 func (p *prepared) queryRow(ctx context.Context, args ...any) (*sql.Row, error) {
-	stmt, err := p.get(ctx)
+	stmt, err := p.get(ctx, false)
 	if err != nil {
 		return nil, err
 	}

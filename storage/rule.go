@@ -171,7 +171,7 @@ func bumpPolicyRevision(tx *gorm.DB, tenant string) error {
 // reports a change; it returns write's count.
 func (s *RuleStore) writeRules(ctx context.Context, tenant string, write func(tx *gorm.DB) (int, error)) (int, error) {
 	n := 0
-	err := s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := bumpPolicyRevision(tx, tenant); err != nil {
 			return err
 		}
@@ -317,7 +317,7 @@ func (s *RuleStore) SavePolicy(m model.Model) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), adapterTimeout)
 	defer cancel()
-	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		// Deliberately unfiltered: saving the whole policy is the one cross-tenant write.
 		if err := tx.Where("1 = 1").Delete(&ruleRow{}).Error; err != nil {
 			return fmt.Errorf("save policy: %w", err)
@@ -377,7 +377,7 @@ func (s *RuleStore) RemoveFilteredPolicy(_, ptype string, fieldIndex int, fieldV
 	if i := dom - fieldIndex; i >= 0 && i < len(fieldValues) {
 		tenant = fieldValues[i]
 	}
-	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		q, bump := tx.Where("ptype = ?", ptype), tx.Model(&tenantRow{})
 		if tenant != "" {
 			q, bump = q.Where("tenant_id = ?", tenant), bump.Where("tenant_id = ?", tenant)

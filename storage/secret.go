@@ -38,7 +38,7 @@ func (secretRow) TableName() string { return "endpoint_secrets" }
 // PutSecret stores or replaces the sealed secret and the endpoint it is bound to.
 func (s *SecretStore) PutSecret(ctx context.Context, tenant tenants.ID, agentID string, sec delegation.SealedSecret, at time.Time) error {
 	row := secretRow{TenantID: string(tenant), AgentID: agentID, Endpoint: sec.Endpoint, Sealed: sec.Sealed, UpdatedAt: utc(at)}
-	err := s.db.with(ctx).Clauses(clause.OnConflict{
+	err := s.db.writing(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "tenant_id"}, {Name: "agent_id"}},
 		DoUpdates: clause.AssignmentColumns([]string{"endpoint", "sealed", "updated_at"}),
 	}).Create(&row).Error
@@ -69,7 +69,7 @@ func (s *SecretStore) GetSecret(ctx context.Context, tenant tenants.ID, agentID 
 
 // DeleteSecret removes the secret; delegation.ErrNotFound when there was none.
 func (s *SecretStore) DeleteSecret(ctx context.Context, tenant tenants.ID, agentID string) error {
-	res := s.db.with(ctx).Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Delete(&secretRow{})
+	res := s.db.writing(ctx).Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Delete(&secretRow{})
 	if res.Error != nil {
 		return fmt.Errorf("delete secret of %q: %w", agentID, res.Error)
 	}

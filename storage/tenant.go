@@ -61,7 +61,7 @@ func (s *TenantStore) Create(ctx context.Context, t tenants.Tenant, admins []str
 	if err != nil {
 		return err
 	}
-	err = s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
@@ -115,7 +115,7 @@ func (s *TenantStore) List(ctx context.Context) ([]tenants.Tenant, error) {
 // Update stores the tenant's name, status and update time; tenants.ErrNotFound if there is none.
 func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 	row := newTenantRow(t)
-	db := s.db.with(ctx)
+	db := s.db.writing(ctx)
 	res := db.Model(&tenantRow{}).Where("tenant_id = ?", row.TenantID).
 		Updates(map[string]any{"name": row.Name, "status": row.Status, "updated_at": row.UpdatedAt})
 	if res.Error != nil {
@@ -139,7 +139,7 @@ func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 // what they hold for it.
 func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 	tenant := string(id)
-	return s.db.with(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		// Lock the tenant row first: concurrent card and rule inserts check their foreign key
 		// against it, so they wait and then fail instead of leaving orphans behind.
 		var row tenantRow
