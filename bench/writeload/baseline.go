@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// baseline writes with plain database/sql, no GORM and no HTTP, exactly the rows the server
+// writes for each operation (storage/card.go, storage/change.go; the columns are the
+// migrations'): a registration inserts the card and its change-feed entry in one transaction, a
+// patch updates the card (conditionally on its revision, as the server does) and inserts its
+// entry in one transaction. On Postgres each transaction also sends a pg_notify, as the server's
+// does, to a channel of its own so that the server does not wake for the baseline's writes.
+type baseline struct {
+	db      *sql.DB
+	dialect string
+
+	insertTenant, insertCard, updateCard, insertChange, notify string
+}
+
+// notifyChannel is the baseline's own channel; a notification costs the sender the same whether
+// anyone listens or not (it is queued at commit either way).
+const notifyChannel = "writeload_baseline"
+
+func newBaseline(db *sql.DB, dialect string) *baseline {
+	q := func(s string) string { return rebind(dialect, s) }
+	return &baseline{
+		db: db, dialect: dialect,
+		insertTenant: q("INSERT INTO tenants (tenant_id, name, status, created_at, updated_at) VALUES (?, ?, 'active', ?, ?)"),
+		insertCard:   q("INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+		updateCard: q("UPDATE cards SET id = ?, name = ?, revision = ?, doc = ?, created_at = ?, updated_at = ? " +
+			"WHERE tenant_id = ? AND agent_id = ? AND revision = ?"),
+		insertChange: q("INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) VALUES (?, ?, ?, ?, ?)"),
+		notify:       "SELECT pg_notify($1, current_schema() || ' ' || $2)",
+	}
+}
+
+// now is the time as the server stores it: UTC, microseconds.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// createTenant inserts the tenant row the baseline's cards refer to (the foreign key holds), and
+// seeds it with cards, each with its feed entry, in one transaction.
+func (b *baseline) createTenant(ctx context.Context, tenant string, seed []card) error {
+	t := now()
+	return b.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, b.insertTenant, tenant, tenant, t, t); err != nil {
+			return err
+		}
+		for _, c := range seed {
+			if _, err := tx.ExecContext(ctx, b.insertCard, tenant, c.agentID, uuid.NewString(), c.name, 1, string(c.doc), t, t); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, b.insertChange, tenant, c.agentID, "create", 1, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// dropTenant removes what createTenant and the writers left.
+func (b *baseline) dropTenant(ctx context.Context, tenant string) error {
+	return b.tx(ctx, func(tx *sql.Tx) error {
+		for _, table := range []string{"card_changes", "cards", "tenants"} {
+			if _, err := tx.ExecContext(ctx, rebind(b.dialect, "DELETE FROM "+table+" WHERE tenant_id = ?"), tenant); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// register writes a new card at revision 1: what a registration writes.
+func (b *baseline) register(ctx context.Context, tenant string, c card, id string, t time.Time) error {
+	return b.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, b.insertCard, tenant, c.agentID, id, c.name, 1, string(c.doc), t, t); err != nil {
+			return err
+		}
+		return b.change(ctx, tx, tenant, c.agentID, "create", 1, t)
+	})
+}
+
+// update rewrites the card at revision prev to prev+1: what a patch writes.
+func (b *baseline) update(ctx context.Context, tenant string, c card, id string, created time.Time, prev int64) error {
+	t := now()
+	return b.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, b.updateCard, id, c.name, prev+1, string(c.doc), created, t, tenant, c.agentID, prev)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("update %s: %d rows, %v", c.agentID, n, err)
+		}
+		return b.change(ctx, tx, tenant, c.agentID, "update", prev+1, t)
+	})
+}
+
+func (b *baseline) change(ctx context.Context, tx *sql.Tx, tenant, agentID, op string, rev int64, t time.Time) error {
+	if _, err := tx.ExecContext(ctx, b.insertChange, tenant, agentID, op, rev, t); err != nil {
+		return err
+	}
+	if b.dialect == "postgres" {
+		_, err := tx.ExecContext(ctx, b.notify, notifyChannel, tenant)
+		return err
+	}
+	return nil
+}
+
+// tx runs fn in a transaction (BEGIN IMMEDIATE on SQLite, from the DSN's _txlock).
+func (b *baseline) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	return tx.Commit()
+}
+
+// writers runs n closed-loop writers on tenant for d, each registering a new card from deck and
+// then updating it, in turn, as the HTTP writers do.
+func (b *baseline) writers(ctx context.Context, tenant string, n int, d time.Duration, deck *deck) result {
+	return closedLoop(ctx, n, d, func(_ int, k int64, r *result) {
+		c := deck.card(k)
+		id, created := uuid.NewString(), now()
+		t0 := time.Now()
+		if err := b.register(ctx, tenant, c, id, created); err != nil {
+			r.fail(err.Error())
+			return
+		}
+		r.add(kindRegister, time.Since(t0))
+		t0 = time.Now()
+		if err := b.update(ctx, tenant, c, id, created, 1); err != nil {
+			r.fail(err.Error())
+			return
+		}
+		r.add(kindPatch, time.Since(t0))
+	})
+}
