@@ -35,5 +35,5 @@ func appendChange(tx *gorm.DB, tenant, agentID, op string, revision int64) error
 	if err := tx.Create(&row).Error; err != nil {
 		return err
 	}
-	return notifyChange(tx, tenant)
+	return notifyChangeAt(tx, tenant, row.Seq)
 }

@@ -14,6 +14,8 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
+
+	"github.com/agentcards/agentcards/cards/search"
 )
 
 func TestSQLiteDSN(t *testing.T) {
@@ -164,5 +166,26 @@ func TestGroupedWriteFailsAlone(t *testing.T) {
 	}
 	if failed != 1 || fmt.Sprint(got) != "[0 2 10 12]" {
 		t.Errorf("%d refused, rows %v; want 1 refused and [0 2 10 12]", failed, got)
+	}
+}
+
+// TestNotified: a notification's payload is read for the deployment's own schema only, with the
+// entry's number when it names one; a malformed number is ignored rather than misread.
+func TestNotified(t *testing.T) {
+	for _, c := range []struct {
+		payload string
+		want    search.Notice
+		ok      bool
+	}{
+		{"app acme 42", search.Notice{Tenant: "acme", Seq: 42}, true},
+		{"app acme", search.Notice{Tenant: "acme"}, true},
+		{"other acme 42", search.Notice{}, false},
+		{"app acme x", search.Notice{}, false},
+		{"app acme -3", search.Notice{}, false},
+		{"app", search.Notice{}, false},
+	} {
+		if got, ok := notified(c.payload, "app"); got != c.want || ok != c.ok {
+			t.Errorf("notified(%q) = %+v, %v; want %+v, %v", c.payload, got, ok, c.want, c.ok)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,27 +18,46 @@ import (
 var _ search.Feed = (*CardStore)(nil)
 
 // notifyChannel is the Postgres channel a change-feed write notifies. The payload is the
-// writer's schema and the tenant, separated by a space (a tenant id has none): a channel belongs
-// to the whole database, and deployments (or tests) in other schemas of it must not wake each
-// other's followers, nor make them believe a write of theirs was heard.
+// writer's schema, the tenant and, for a write of one entry, its sequence number, separated by
+// spaces (a tenant id has none): a channel belongs to the whole database, and deployments (or
+// tests) in other schemas of it must not wake each other's followers, nor make them believe a
+// write of theirs was heard. The number lets a follower read the feed from that entry on instead
+// of a window back.
 const notifyChannel = "agentcards_changes"
 
 // notifyChange wakes the followers of other replicas on Postgres; the notification is delivered
 // when tx commits, and not at all if it rolls back. Elsewhere followers poll.
-func notifyChange(tx *gorm.DB, tenant string) error {
+func notifyChange(tx *gorm.DB, tenant string) error { return notifyChangeAt(tx, tenant, 0) }
+
+// notifyChangeAt is notifyChange for a write of one entry, numbered seq.
+func notifyChangeAt(tx *gorm.DB, tenant string, seq int64) error {
 	if tx.Dialector.Name() != "postgres" {
 		return nil
 	}
-	return tx.Exec("SELECT pg_notify(?, current_schema() || ' ' || ?)", notifyChannel, tenant).Error
+	payload := tenant
+	if seq > 0 {
+		payload += " " + strconv.FormatInt(seq, 10)
+	}
+	return tx.Exec("SELECT pg_notify(?, current_schema() || ' ' || ?)", notifyChannel, payload).Error
 }
 
-// notifiedTenant reads a notification's payload: the tenant, if the write was made in schema.
-func notifiedTenant(payload, schema string) (tenants.ID, bool) {
-	from, tenant, ok := strings.Cut(payload, " ")
+// notified reads a notification's payload: the tenant and entry, if the write was made in
+// schema (Seq 0 when the payload names no entry).
+func notified(payload, schema string) (search.Notice, bool) {
+	from, rest, ok := strings.Cut(payload, " ")
 	if !ok || from != schema {
-		return "", false
+		return search.Notice{}, false
 	}
-	return tenants.ID(tenant), true
+	tenant, num, numbered := strings.Cut(rest, " ")
+	n := search.Notice{Tenant: tenants.ID(tenant)}
+	if numbered {
+		seq, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || seq <= 0 {
+			return search.Notice{}, false
+		}
+		n.Seq = seq
+	}
+	return n, true
 }
 
 // Changes returns the tenant's change-feed entries after seq after, in order.
@@ -95,7 +115,7 @@ func (s *CardStore) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Tim
 // ErrNoListen is returned by Listen on databases without LISTEN/NOTIFY; poll instead.
 var ErrNoListen = errors.New("storage: this database has no LISTEN/NOTIFY")
 
-// Listen delivers the tenant of every change-feed write (of any replica) to out until ctx ends
+// Listen delivers a notice of every change-feed write (of any replica) to out until ctx ends
 // or db is closed, over a dedicated Postgres connection; it reconnects after errors. Followers
 // use it to sync at once instead of at their next poll.
 //
@@ -105,7 +125,7 @@ var ErrNoListen = errors.New("storage: this database has no LISTEN/NOTIFY")
 // every loaded tenant's feed again for what was written meanwhile. If the first attempt fails
 // (or takes over listenConnectTimeout), Listen returns its error and keeps trying in the
 // background, every second, as after any later failure. Close waits for the listener to stop.
-func (db *DB) Listen(ctx context.Context, out chan<- tenants.ID, resync func(), onError func(error)) error {
+func (db *DB) Listen(ctx context.Context, out chan<- search.Notice, resync func(), onError func(error)) error {
 	if db.dialect != "postgres" {
 		return ErrNoListen
 	}
@@ -167,7 +187,7 @@ func ListenApplication(schema string) string { return "agentcards-listen " + sch
 
 // listenOnce runs one LISTEN connection until it fails or ctx ends, calling listening once the
 // LISTEN is in effect.
-func (db *DB) listenOnce(ctx context.Context, out chan<- tenants.ID, listening func()) error {
+func (db *DB) listenOnce(ctx context.Context, out chan<- search.Notice, listening func()) error {
 	setupCtx, cancel := context.WithTimeout(ctx, listenConnectTimeout)
 	defer cancel()
 	conn, err := pgx.Connect(setupCtx, db.dsn)
@@ -196,12 +216,12 @@ func (db *DB) listenOnce(ctx context.Context, out chan<- tenants.ID, listening f
 		if err != nil {
 			return fmt.Errorf("listen: %w", err)
 		}
-		tenant, ok := notifiedTenant(n.Payload, schema)
+		notice, ok := notified(n.Payload, schema)
 		if !ok {
 			continue // a write in another schema of the database
 		}
 		select {
-		case out <- tenant:
+		case out <- notice:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -15,16 +15,15 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// nextNotification waits for the tenant named by the next notification, failing the test after a
-// generous deadline.
-func nextNotification(t *testing.T, out <-chan tenants.ID, what string) tenants.ID {
+// nextNotification waits for the next notification, failing the test after a generous deadline.
+func nextNotification(t *testing.T, out <-chan search.Notice, what string) search.Notice {
 	t.Helper()
 	select {
-	case tenant := <-out:
-		return tenant
+	case n := <-out:
+		return n
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%s: no notification", what)
-		return ""
+		return search.Notice{}
 	}
 }
 
@@ -37,7 +36,7 @@ func TestListenReturnsOnceListening(t *testing.T) {
 	newTenant(t, db, "acme", "alice")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := make(chan tenants.ID, 16)
+	out := make(chan search.Notice, 16)
 	var resyncs atomic.Int32
 	start := time.Now()
 	if err := db.Listen(ctx, out, func() { resyncs.Add(1) }, func(err error) { t.Log(err) }); err != nil {
@@ -50,8 +49,10 @@ func TestListenReturnsOnceListening(t *testing.T) {
 		t.Fatalf("resync called %d times when LISTEN took effect, want 1", n)
 	}
 	mustCreate(t, storage.NewCardStore(db), "acme", newCard("agt1", 1))
-	if got := nextNotification(t, out, "write after Listen returned"); got != "acme" {
-		t.Fatalf("notified %q, want acme", got)
+	// A write of one card names its change-feed entry, the tenant's only one.
+	seqs := changes(t, db)
+	if got := nextNotification(t, out, "write after Listen returned"); got.Tenant != "acme" || len(seqs) != 1 || got.Seq != seqs[0].Seq {
+		t.Fatalf("notified %+v, want acme and the entry of %+v", got, seqs)
 	}
 }
 
@@ -73,7 +74,7 @@ func TestListenResyncsAfterReconnect(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := make(chan tenants.ID, 16)
+	out := make(chan search.Notice, 16)
 	resynced := make(chan struct{}, 64)
 	errs := make(chan error, 64)
 	err := db.Listen(ctx, out, func() { resynced <- struct{}{} }, func(err error) { errs <- err })
@@ -95,7 +96,7 @@ func TestListenResyncsAfterReconnect(t *testing.T) {
 	mustCreate(t, cards, "acme", newCard("agt1", 1))
 	select {
 	case tenant := <-out:
-		t.Fatalf("notified %q while no LISTEN was in effect", tenant)
+		t.Fatalf("notified %+v while no LISTEN was in effect", tenant)
 	case <-resynced:
 		t.Fatal("resync ran before the new LISTEN was in effect")
 	default:
@@ -110,8 +111,8 @@ func TestListenResyncsAfterReconnect(t *testing.T) {
 		t.Fatalf("the same backend %d listens again", second)
 	}
 	mustCreate(t, cards, "acme", newCard("agt2", 1))
-	if got := nextNotification(t, out, "write after the reconnection"); got != "acme" {
-		t.Fatalf("notified %q, want acme", got)
+	if got := nextNotification(t, out, "write after the reconnection"); got.Tenant != "acme" {
+		t.Fatalf("notified %+v, want acme", got)
 	}
 }
 
@@ -120,7 +121,7 @@ func TestListenElsewhere(t *testing.T) {
 	for _, d := range []string{"sqlite", "mysql"} {
 		t.Run(d, func(t *testing.T) {
 			db := storagetest.Open(t, d)
-			err := db.Listen(context.Background(), make(chan tenants.ID), func() { t.Error("resync called") }, nil)
+			err := db.Listen(context.Background(), make(chan search.Notice), func() { t.Error("resync called") }, nil)
 			if !errors.Is(err, storage.ErrNoListen) {
 				t.Fatalf("Listen on %s: %v, want ErrNoListen", d, err)
 			}
@@ -138,7 +139,7 @@ func TestListenIgnoresOtherSchemas(t *testing.T) {
 	newTenant(t, theirs, "beta", "bob")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := make(chan tenants.ID, 16)
+	out := make(chan search.Notice, 16)
 	if err := ours.Listen(ctx, out, nil, func(err error) { t.Log(err) }); err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +148,12 @@ func TestListenIgnoresOtherSchemas(t *testing.T) {
 	mustCreate(t, storage.NewCardStore(ours), "acme", newCard("agt2", 1))
 	// Notifications arrive in commit order: had the other schema's reached us, they would come
 	// first.
-	if got := nextNotification(t, out, "our write"); got != "acme" {
-		t.Fatalf("heard %q first, want our own write to acme", got)
+	if got := nextNotification(t, out, "our write"); got.Tenant != "acme" {
+		t.Fatalf("heard %+v first, want our own write to acme", got)
 	}
 	select {
 	case got := <-out:
-		t.Fatalf("heard %q more, from the other schema", got)
+		t.Fatalf("heard %+v more, from the other schema", got)
 	default:
 	}
 }
@@ -191,7 +192,7 @@ func TestListenResyncCatchesUpTheIndex(t *testing.T) {
 	})
 	resynced := make(chan struct{}, 64)
 	errs := make(chan error, 64)
-	out := make(chan tenants.ID, 64) // heard, but nothing here syncs on it
+	out := make(chan search.Notice, 64) // heard, but nothing here syncs on it
 	resync := func() {
 		index.SyncLoaded(ctx, func(tenant tenants.ID, err error) { t.Errorf("sync %s: %v", tenant, err) })
 		resynced <- struct{}{}

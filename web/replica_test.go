@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage/storagetest"
-	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -30,7 +30,7 @@ func TestTwoReplicas(t *testing.T) {
 				interval := 100 * time.Millisecond
 				if listen {
 					interval = time.Hour // only notifications can make it in time
-					notify := make(chan tenants.ID, 16)
+					notify := make(chan search.Notice, 16)
 					resync := func() { b.index.SyncLoaded(ctx, nil) }
 					if err := db.Listen(ctx, notify, resync, func(err error) { t.Log(err) }); err != nil {
 						t.Fatal(err)

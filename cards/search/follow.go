@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -18,6 +19,13 @@ import (
 // request, so Window is the request timeout plus a margin. Entries already applied are
 // remembered, so reading them again costs a query, not a re-index.
 const defaultFeedWindow = 35 * time.Second
+
+// Notice says that a write of the tenant committed, with its change-feed entry's sequence number
+// when known (Seq 0: unknown, or several entries). Postgres's LISTEN delivers one per write.
+type Notice struct {
+	Tenant tenants.ID
+	Seq    int64
+}
 
 // mark records the highest sequence number seen at a time.
 type mark struct {
@@ -53,11 +61,17 @@ func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...str
 // for when wait is set (a write must be visible to its writer's next search); otherwise it is
 // skipped, since the build reads the feed itself when it ends.
 func (ix *Index) sync(ctx context.Context, tenant tenants.ID, wait bool) error {
+	return ix.syncFrom(ctx, tenant, wait, 0)
+}
+
+// syncFrom is sync; from, if not 0, is the sequence number of a committed entry the caller was
+// told of (see Notice): entries from it on are read, and none of the window before it.
+func (ix *Index) syncFrom(ctx context.Context, tenant tenants.ID, wait bool, from int64) error {
 	e, err := ix.loaded(ctx, tenant, wait)
 	if e == nil {
 		return err
 	}
-	return ix.syncEntry(ctx, tenant, e)
+	return ix.syncEntry(ctx, tenant, e, from)
 }
 
 // loaded returns the tenant's index if it is loaded and built, waiting for a build in progress
@@ -89,25 +103,54 @@ func (ix *Index) loaded(ctx context.Context, tenant tenants.ID, wait bool) (*ind
 	return e, nil
 }
 
-func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry) error {
+// syncEntry reads the feed and applies what is new to e. The read runs outside e's lock, so
+// that writes applying their own cards (Written) do not wait for it; what it read is then
+// applied under the lock, each card in its current state in the store, so two syncs that read
+// overlapping entries, or a sync and a write, may finish in either order.
+//
+// from, if not 0, is a committed entry's sequence number: the read starts at it, or after the
+// highest entry applied if that is lower, instead of a Window back. Whatever a Window-long read
+// would find besides is left to the next full sync (Follow's poll).
+func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry, from int64) error {
+	e.syncMu.Lock()
+	var after int64
+	if from > 0 {
+		after = min(from-1, e.lastSeq)
+	} else {
+		now := time.Now()
+		// Read from the newest mark that is at least Window old (or the oldest one).
+		floor := 0
+		for i, m := range e.marks {
+			if now.Sub(m.at) >= ix.Window {
+				floor = i
+			}
+		}
+		e.marks = e.marks[floor:]
+		after = e.marks[0].seq
+		for seq := range e.seen {
+			if seq <= after {
+				delete(e.seen, seq)
+			}
+		}
+	}
+	e.syncMu.Unlock()
+
+	const page = 1000
+	var read []Change
+	for {
+		changes, err := ix.feed.Changes(ctx, tenant, after, page)
+		if err != nil {
+			return err
+		}
+		read = append(read, changes...)
+		if len(changes) < page {
+			break
+		}
+		after = changes[len(changes)-1].Seq
+	}
+
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
-	const page = 1000
-	now := time.Now()
-	// Read from the newest mark that is at least feedWindow old (or the oldest one).
-	floor := 0
-	for i, m := range e.marks {
-		if now.Sub(m.at) >= ix.Window {
-			floor = i
-		}
-	}
-	e.marks = e.marks[floor:]
-	after := e.marks[0].seq
-	for seq := range e.seen {
-		if seq <= after {
-			delete(e.seen, seq)
-		}
-	}
 	defer func() {
 		// Stamped after the read: the later the stamp, the longer this mark stays a floor.
 		if last := e.marks[len(e.marks)-1]; last.seq != e.lastSeq {
@@ -115,19 +158,9 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 		}
 	}()
 	var fresh []Change
-	for {
-		changes, err := ix.feed.Changes(ctx, tenant, after, page)
-		if err != nil {
-			return err
-		}
-		for _, c := range changes {
-			if !e.seen[c.Seq] {
-				fresh = append(fresh, c)
-			}
-			after = c.Seq
-		}
-		if len(changes) < page {
-			break
+	for _, c := range read {
+		if !e.seen[c.Seq] {
+			fresh = append(fresh, c)
 		}
 	}
 	if len(fresh) == 0 {
@@ -194,17 +227,45 @@ func (ix *Index) apply(ctx context.Context, tenant tenants.ID, e *indexEntry, ag
 }
 
 // Follow keeps every loaded tenant's index current with writes made by other replicas: it syncs
-// them every interval, and a tenant at once when notify names it (Postgres LISTEN/NOTIFY). It
-// returns when ctx ends. onError, if set, hears about failed syncs (the next round retries).
-func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-chan tenants.ID, onError func(tenants.ID, error)) {
+// them every interval, reading back a Window of the feed, and a tenant at once when notify names
+// it (Postgres LISTEN/NOTIFY), reading only from the notified entry on. Notices that arrive
+// together are served by one read per tenant. It returns when ctx ends. onError, if set, hears
+// about failed syncs (the next round retries).
+func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-chan Notice, onError func(tenants.ID, error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case tenant := <-notify:
-			ix.syncFollowed(ctx, tenant, onError)
+		case n := <-notify:
+			// Take the notices waiting as well: one read per tenant, from its lowest entry
+			// (a notice without a number asks for a full sync).
+			from := map[tenants.ID]int64{}
+			merge := func(n Notice) {
+				switch seq, ok := from[n.Tenant]; {
+				case !ok:
+					from[n.Tenant] = n.Seq
+				case seq == 0: // a full sync is asked for already
+				case n.Seq == 0 || n.Seq < seq:
+					from[n.Tenant] = n.Seq
+				}
+			}
+			merge(n)
+		drain:
+			for len(from) < 1024 {
+				select {
+				case n := <-notify:
+					merge(n)
+				default:
+					break drain
+				}
+			}
+			for _, tenant := range slices.Sorted(maps.Keys(from)) {
+				if err := ix.syncFrom(ctx, tenant, false, from[tenant]); err != nil && ctx.Err() == nil && onError != nil {
+					onError(tenant, err)
+				}
+			}
 		case <-t.C:
 			ix.SyncLoaded(ctx, onError)
 		}

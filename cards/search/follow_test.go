@@ -40,6 +40,9 @@ type feedModel struct {
 	// oneWriter models SQLite: one write transaction at a time, so entries become visible in
 	// sequence order.
 	oneWriter bool
+	// notices holds the entries committed and not yet heard of, in commit order (Postgres's
+	// NOTIFY, delivered when its transaction commits).
+	notices []int64
 }
 
 func (f *feedModel) begin() {
@@ -94,6 +97,20 @@ func (f *feedModel) commit() {
 			f.feed[j].visible = true
 		}
 	}
+	f.notices = append(f.notices, t.seq)
+}
+
+// heard takes the notices of the entries committed so far, as Follow takes those waiting: the
+// lowest entry, from which one read serves them all (0 if none).
+func (f *feedModel) heard() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.notices) == 0 {
+		return 0
+	}
+	low := slices.Min(f.notices)
+	f.notices = f.notices[:0]
+	return low
 }
 
 func (f *feedModel) step() {
@@ -183,16 +200,21 @@ func (f *feedModel) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 // produce on demand.
 func TestSyncSkipRuleModel(t *testing.T) {
 	for _, withWritten := range []bool{false, true} {
-		t.Run(fmt.Sprintf("written=%v", withWritten), func(t *testing.T) { syncModel(t, withWritten, false, 30000) })
+		t.Run(fmt.Sprintf("written=%v", withWritten), func(t *testing.T) { syncModel(t, withWritten, false, false, 30000) })
 	}
 	// SQLite's shape: one writer, entries visible in sequence order, and no window read again
 	// (which, with writes committing out of order, loses some: the window is needed there).
-	t.Run("one writer, no window", func(t *testing.T) { syncModel(t, true, true, 10000) })
+	t.Run("one writer, no window", func(t *testing.T) { syncModel(t, true, true, false, 10000) })
+	// Postgres with LISTEN: every sync is one a notice asked for, reading only from the notified
+	// entry on (no window), and at the end the notices alone, with no full sync, leave the index
+	// exact.
+	t.Run("notices only", func(t *testing.T) { syncModel(t, true, false, true, 30000) })
 }
 
 // syncModel runs the model of TestSyncSkipRuleModel, with writes of this replica applying their
-// own cards (Index.Written) between the syncs when withWritten is set.
-func syncModel(t *testing.T, withWritten, oneWriter bool, seeds uint64) {
+// own cards (Index.Written) between the syncs when withWritten is set, and with syncs asked for
+// by notices of committed entries (Follow on Postgres) instead of full ones when notices is set.
+func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64) {
 	for seed := range seeds {
 		f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]cards.Card{}, agents: []string{"a", "b"}, oneWriter: oneWriter}
 		f.stepsOn = true
@@ -212,22 +234,38 @@ func syncModel(t *testing.T, withWritten, oneWriter bool, seeds uint64) {
 		for range 20 {
 			// A write of this replica applies its own card (Written) while writes commit
 			// around it; the follower syncs the rest.
-			if agent := f.agents[f.r.IntN(len(f.agents))]; withWritten && f.r.IntN(2) == 0 {
+			agent := f.agents[f.r.IntN(len(f.agents))]
+			switch {
+			case withWritten && f.r.IntN(2) == 0:
 				if err := ix.Written(ctx, "t", agent); err != nil {
 					t.Fatal(err)
 				}
-			} else if err := ix.Sync(ctx, "t"); err != nil {
-				t.Fatal(err)
+			case notices:
+				if from := f.heard(); from > 0 {
+					if err := ix.syncFrom(ctx, "t", true, from); err != nil {
+						t.Fatal(err)
+					}
+				}
+			default:
+				if err := ix.Sync(ctx, "t"); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-		// Quiesce: commit everything, then sync.
+		// Quiesce: commit everything, then sync (with notices: on the notices alone).
 		f.mu.Lock()
 		f.stepsOn = false
 		for len(f.open) > 0 {
 			f.commit()
 		}
 		f.mu.Unlock()
-		if err := ix.Sync(ctx, "t"); err != nil {
+		err = nil
+		if from := f.heard(); notices && from > 0 {
+			err = ix.syncFrom(ctx, "t", true, from)
+		} else if !notices {
+			err = ix.Sync(ctx, "t")
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]string{}

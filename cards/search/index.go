@@ -108,7 +108,7 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 	}
 	e.x, e.snapshot, e.lastSeq, e.seen = x, last, last, map[int64]bool{}
 	e.marks = []mark{{at: start, seq: floor}}
-	return ix.syncEntry(ctx, tenant, e)
+	return ix.syncEntry(ctx, tenant, e, 0)
 }
 
 // Loaded reports the tenants whose index is in memory.

@@ -198,7 +198,7 @@ func (a *App) Start(ctx context.Context) {
 	if a.Index == nil {
 		return
 	}
-	notify := make(chan tenants.ID, 64)
+	notify := make(chan search.Notice, 64)
 	syncFailed := func(t tenants.ID, err error) {
 		log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
 	}
