@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -74,12 +75,25 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 	if err != nil {
 		return err
 	}
-	err = s.db.transact(ctx, func(tx *gorm.DB) error {
-		if err := tx.Create(&row).Error; err != nil {
+	now := utc(s.db.writer.NowFunc())
+	insert := s.db.prepare("INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+	args := []any{row.TenantID, row.AgentID, row.ID, row.Name, row.Revision, row.Doc, row.CreatedAt, row.UpdatedAt}
+	if s.db.dialect == migrations.Postgres {
+		// One statement, in autocommit: the row, its feed entry and the notification, in one
+		// round trip instead of five (BEGIN, two inserts, NOTIFY, COMMIT).
+		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
+			_, err := s.db.prepare(pgWithChange("INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) "+
+				"VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING tenant_id, agent_id, revision", opCreate)).exec(tx, append(args, now)...)
 			return err
-		}
-		return appendChange(tx, row.TenantID, row.AgentID, opCreate, row.Revision)
-	})
+		})
+	} else {
+		err = s.db.transact(ctx, func(tx *gorm.DB) error {
+			if _, err := insert.exec(tx, args...); err != nil {
+				return err
+			}
+			return appendChangeAt(tx, s.db, row.TenantID, row.AgentID, opCreate, row.Revision, now)
+		})
+	}
 	switch {
 	case errors.Is(err, gorm.ErrDuplicatedKey):
 		return fault.Errorf(fault.Conflict, "card %q: already exists", c.AgentID)
@@ -89,6 +103,16 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 		return fmt.Errorf("create card %q: %w", c.AgentID, err)
 	}
 	return nil
+}
+
+// pgWithChange wraps write, a Postgres INSERT or UPDATE of one card returning its tenant_id,
+// agent_id and revision, into one statement that also appends the change-feed entry (op, with
+// changed_at the statement's last parameter) and notifies it, naming the entry (see
+// notifyChangeAt). The statement writes nothing to the feed when write touched no row.
+func pgWithChange(write, op string) string {
+	return "WITH w AS (" + write + "), " +
+		"f AS (INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) SELECT tenant_id, agent_id, '" + op + "', revision, ? FROM w RETURNING tenant_id, seq) " +
+		"SELECT pg_notify('" + notifyChannel + "', current_schema() || ' ' || tenant_id || ' ' || seq) FROM f"
 }
 
 // CreateMany inserts new cards in one transaction, all or none, with their change-feed entries
@@ -178,29 +202,61 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 	if err != nil {
 		return err
 	}
-	return s.db.transact(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&cardRow{}).
-			Where("tenant_id = ? AND agent_id = ? AND revision = ?", row.TenantID, row.AgentID, prev).
-			Updates(map[string]any{
-				"id": row.ID, "name": row.Name, "revision": row.Revision, "doc": row.Doc,
-				"created_at": row.CreatedAt, "updated_at": row.UpdatedAt,
-			})
-		if res.Error != nil {
-			return fmt.Errorf("replace card %q: %w", c.AgentID, res.Error)
+	now := utc(s.db.writer.NowFunc())
+	const update = "UPDATE cards SET id = ?, name = ?, revision = ?, doc = ?, created_at = ?, updated_at = ? " +
+		"WHERE tenant_id = ? AND agent_id = ? AND revision = ?"
+	args := []any{row.ID, row.Name, row.Revision, row.Doc, row.CreatedAt, row.UpdatedAt, row.TenantID, row.AgentID, prev}
+	// missed tells why the update changed no row: the revision moved on, or there is no card.
+	// written reports whether the stored revision is still prev all the same (MySQL counts a
+	// matched row the update left unchanged as not affected), and the write then stands.
+	missed := func(tx *gorm.DB) (written bool, err error) {
+		cur, err := currentRevision(tx, row.TenantID, row.AgentID)
+		if err != nil {
+			return false, err
 		}
-		if res.RowsAffected == 0 {
-			// Either the revision moved on, or there is no card. (MySQL also reports 0 for a
-			// matched row the update left unchanged: then the stored revision is still prev.)
-			cur, err := currentRevision(tx, row.TenantID, row.AgentID)
+		if cur != prev {
+			return false, fault.Errorf(fault.Stale, "card %q is at revision %d, not %d: revision does not match", c.AgentID, cur, prev)
+		}
+		return true, nil
+	}
+	if s.db.dialect == migrations.Postgres {
+		// One statement, in autocommit, as in Create.
+		var affected int64
+		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
+			res, err := s.db.prepare(pgWithChange(update+" RETURNING tenant_id, agent_id, revision", opUpdate)).exec(tx, append(args, now)...)
 			if err != nil {
 				return err
 			}
-			if cur != prev {
-				return fault.Errorf(fault.Stale, "card %q is at revision %d, not %d: revision does not match", c.AgentID, cur, prev)
+			affected, err = res.RowsAffected()
+			return err
+		})
+		if err != nil || affected > 0 {
+			return wrapReplace(c.AgentID, err)
+		}
+		_, err = missed(s.db.with(ctx))
+		return err
+	}
+	return s.db.transact(ctx, func(tx *gorm.DB) error {
+		res, err := s.db.prepare(update).exec(tx, args...)
+		if err != nil {
+			return wrapReplace(c.AgentID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return wrapReplace(c.AgentID, err)
+		} else if n == 0 {
+			if _, err := missed(tx); err != nil {
+				return err
 			}
 		}
-		return appendChange(tx, row.TenantID, row.AgentID, opUpdate, row.Revision)
+		return appendChangeAt(tx, s.db, row.TenantID, row.AgentID, opUpdate, row.Revision, now)
 	})
+}
+
+func wrapReplace(agentID string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("replace card %q: %w", agentID, err)
 }
 
 // Delete removes the card if its revision is rev, or whatever its revision when rev is 0.

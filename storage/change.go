@@ -37,3 +37,14 @@ func appendChange(tx *gorm.DB, tenant, agentID, op string, revision int64) error
 	}
 	return notifyChangeAt(tx, tenant, row.Seq)
 }
+
+// appendChangeAt records a write in the change feed inside tx, changed at now, with a prepared
+// statement (the card writes' path); Postgres's card writes use pgWithChange instead.
+func appendChangeAt(tx *gorm.DB, db *DB, tenant, agentID, op string, revision int64, now time.Time) error {
+	_, err := db.prepare("INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) VALUES (?, ?, ?, ?, ?)").
+		exec(tx, tenant, agentID, op, revision, now)
+	if err != nil {
+		return err
+	}
+	return notifyChange(tx, tenant)
+}

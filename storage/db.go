@@ -41,16 +41,13 @@ type DB struct {
 	writer  *gorm.DB
 	wsql    *sql.DB
 	dialect string
-	// oneWriter says the writing pool has one connection (SQLite), which a transaction holds.
-	oneWriter bool
-	dsn       string // for the dedicated LISTEN connection on Postgres
+	dsn     string // for the dedicated LISTEN connection on Postgres
 	// beforeListen, set only by tests, runs on each LISTEN connection (with its backend's pid)
 	// before the LISTEN statement: a test delays or interrupts it there.
 	beforeListen func(pid uint32)
 	group        grouper
-	// stmts holds the hot queries prepared once (see prepared), by query text; pending those
-	// waiting to be prepared on the writing pool (see preparePending).
-	stmts, pending sync.Map
+	// stmts holds the hot queries prepared once (see prepared), by query text.
+	stmts sync.Map
 
 	// mu guards closed and listeners; running counts the Listen goroutines, which Close stops
 	// and waits for, so none queries a closed pool.
@@ -109,7 +106,6 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 		wsql.SetMaxOpenConns(1)
 		wsql.SetMaxIdleConns(1)
 		wsql.SetConnMaxLifetime(0)
-		db.oneWriter = true
 	}
 	// The writer connects first: it turns the file to WAL mode (a persistent setting) before a
 	// read-only connection, which cannot, opens it.

@@ -123,7 +123,6 @@ drain:
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
-	db.preparePending(ctx)
 	err := db.writer.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if len(batch) == 1 {
 			// Alone in its transaction: a failure rolls it all back, no savepoint needed.

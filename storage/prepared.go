@@ -22,7 +22,8 @@ type prepared struct {
 	db    *DB
 	query string
 
-	mu sync.Mutex
+	mu        sync.Mutex
+	preparing atomic.Bool // a background preparation on the writing pool is under way
 	// read is prepared on the read pool, write on the writing pool (the same pool but on
 	// SQLite): a statement runs only on connections of the pool it was prepared on.
 	read, write atomic.Pointer[sql.Stmt]
@@ -67,18 +68,23 @@ func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
 	switch pool := tx.Statement.ConnPool.(type) {
 	case *sql.Tx:
 		stmt := p.write.Load()
-		if stmt == nil && p.db.oneWriter {
-			// The pool's one connection is this transaction's: preparing on the pool would wait
-			// for it for ever. Run the statement unprepared this once; the group committer
-			// prepares it between two transactions (see preparePending).
-			p.db.pending.Store(p.query, p)
+		if stmt == nil {
+			// Preparing on the pool needs a second connection while the transaction holds one:
+			// on SQLite's one writing connection it would wait for ever, and on a server pool
+			// as many transactions as connections would wait for each other. Run the statement
+			// unprepared this once, and prepare it in the background, which waits for a free
+			// connection without holding any.
+			if p.preparing.CompareAndSwap(false, true) {
+				go func() {
+					defer p.preparing.Store(false)
+					ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+					defer cancel()
+					// A failure leaves it unprepared, to be tried again on its next use.
+					_, _ = p.get(ctx, true)
+				}()
+			}
 			res, err = pool.ExecContext(ctx, rebind(p.db.dialect, p.query), args...)
 			break
-		}
-		if stmt == nil {
-			if stmt, err = p.get(ctx, true); err != nil {
-				return nil, err
-			}
 		}
 		// StmtContext reuses the statement already prepared on the transaction's connection.
 		txStmt := pool.StmtContext(ctx, stmt)
@@ -94,17 +100,6 @@ func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
 		return nil, fmt.Errorf("storage: prepared statement on a %T", pool)
 	}
 	return res, p.db.translate(err)
-}
-
-// preparePending prepares on the writing pool the statements that ran unprepared inside a
-// transaction holding its one connection (see exec). Called while no transaction holds it.
-func (db *DB) preparePending(ctx context.Context) {
-	db.pending.Range(func(key, v any) bool {
-		db.pending.Delete(key)
-		// A failure leaves the statement unprepared, to be tried again on its next use.
-		_, _ = v.(*prepared).get(ctx, true)
-		return true
-	})
 }
 
 // translate does for the prepared statements, which bypass GORM, what TranslateError does for

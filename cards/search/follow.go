@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
@@ -46,15 +47,42 @@ func (ix *Index) Sync(ctx context.Context, tenant tenants.ID) error {
 // under the same lock, each reading the store's current state, so the later apply is always
 // the newer state (a card deleted meanwhile is not put back); the feed entry of the write,
 // read later, finds its revision held and costs no re-read.
+//
+// Concurrent writes share the reads: a write queues its agents, and whoever holds the lock next
+// reads every agent queued by then in one query and applies them, answering each write whose
+// agents it took. A read that began after a write queued (so after it committed) always sees it.
 func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...string) error {
 	// A build in progress is waited for: it read the cards before or their feed entries after.
 	e, err := ix.loaded(ctx, tenant, true)
 	if e == nil {
 		return err
 	}
+	done := make(chan error, 1)
+	e.written.mu.Lock()
+	e.written.agents = append(e.written.agents, agentIDs...)
+	e.written.waiting = append(e.written.waiting, done)
+	e.written.mu.Unlock()
+
 	e.syncMu.Lock()
-	defer e.syncMu.Unlock()
-	return ix.apply(ctx, tenant, e, sortedSet(agentIDs))
+	e.written.mu.Lock()
+	agents, waiting := e.written.agents, e.written.waiting
+	e.written.agents, e.written.waiting = nil, nil
+	e.written.mu.Unlock()
+	if len(waiting) > 0 { // else an earlier holder of the lock took this write's agents
+		err := ix.apply(ctx, tenant, e, sortedSet(agents))
+		for _, w := range waiting {
+			w <- err
+		}
+	}
+	e.syncMu.Unlock()
+	return <-done
+}
+
+// writtenQueue holds the agents of writes waiting for Written to apply them.
+type writtenQueue struct {
+	mu      sync.Mutex
+	agents  []string
+	waiting []chan error
 }
 
 // sync applies new feed entries to the tenant's index. An index still being built is waited

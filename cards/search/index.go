@@ -32,6 +32,7 @@ type indexEntry struct {
 	cache renderCache
 
 	syncMu   sync.Mutex
+	written  writtenQueue   // writes waiting for their cards to be applied (see Written)
 	snapshot int64          // the feed position the build's snapshot of the cards is after
 	lastSeq  int64          // the highest sequence number applied
 	marks    []mark         // lastSeq over the last feedWindow, oldest first
