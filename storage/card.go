@@ -108,11 +108,12 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 // pgWithChange wraps write, a Postgres INSERT or UPDATE of one card returning its tenant_id,
 // agent_id and revision, into one statement that also appends the change-feed entry (op, with
 // changed_at the statement's last parameter) and notifies it, naming the entry (see
-// notifyChangeAt). The statement writes nothing to the feed when write touched no row.
+// notifyEntry). The statement writes nothing to the feed when write touched no row.
 func pgWithChange(write, op string) string {
 	return "WITH w AS (" + write + "), " +
-		"f AS (INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) SELECT tenant_id, agent_id, '" + op + "', revision, ? FROM w RETURNING tenant_id, seq) " +
-		"SELECT pg_notify('" + notifyChannel + "', current_schema() || ' ' || tenant_id || ' ' || seq) FROM f"
+		"f AS (INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) SELECT tenant_id, agent_id, '" + op + "', revision, ? FROM w " +
+		"RETURNING tenant_id, seq, op, revision, agent_id) " +
+		"SELECT pg_notify('" + notifyChannel + "', current_schema() || ' ' || tenant_id || ' ' || seq || ' ' || op || ' ' || revision || ' ' || agent_id) FROM f"
 }
 
 // CreateMany inserts new cards in one transaction, all or none, with their change-feed entries

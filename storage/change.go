@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/agentcards/agentcards/cards/search"
 )
 
 // The operations the change feed records.
@@ -35,7 +37,7 @@ func appendChange(tx *gorm.DB, tenant, agentID, op string, revision int64) error
 	if err := tx.Create(&row).Error; err != nil {
 		return err
 	}
-	return notifyChangeAt(tx, tenant, row.Seq)
+	return notifyEntry(tx, tenant, search.Change{Seq: row.Seq, AgentID: agentID, Op: op, Revision: revision})
 }
 
 // appendChangeAt records a write in the change feed inside tx, changed at now, with a prepared

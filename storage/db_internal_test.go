@@ -170,18 +170,19 @@ func TestGroupedWriteFailsAlone(t *testing.T) {
 }
 
 // TestNotified: a notification's payload is read for the deployment's own schema only, with the
-// entry's number when it names one; a malformed number is ignored rather than misread.
+// entry when it names one whole; a payload whose entry does not parse names the tenant only.
 func TestNotified(t *testing.T) {
 	for _, c := range []struct {
 		payload string
 		want    search.Notice
 		ok      bool
 	}{
-		{"app acme 42", search.Notice{Tenant: "acme", Seq: 42}, true},
+		{"app acme 42 update 3 agt 1", search.Notice{Tenant: "acme", Change: search.Change{Seq: 42, Op: "update", Revision: 3, AgentID: "agt 1"}}, true},
 		{"app acme", search.Notice{Tenant: "acme"}, true},
-		{"other acme 42", search.Notice{}, false},
-		{"app acme x", search.Notice{}, false},
-		{"app acme -3", search.Notice{}, false},
+		{"other acme 42 update 3 agt", search.Notice{}, false},
+		{"app acme x update 3 agt", search.Notice{Tenant: "acme"}, true},
+		{"app acme -3 update 3 agt", search.Notice{Tenant: "acme"}, true},
+		{"app acme 42", search.Notice{Tenant: "acme"}, true},
 		{"app", search.Notice{}, false},
 	} {
 		if got, ok := notified(c.payload, "app"); got != c.want || ok != c.ok {

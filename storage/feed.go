@@ -18,45 +18,48 @@ import (
 var _ search.Feed = (*CardStore)(nil)
 
 // notifyChannel is the Postgres channel a change-feed write notifies. The payload is the
-// writer's schema, the tenant and, for a write of one entry, its sequence number, separated by
-// spaces (a tenant id has none): a channel belongs to the whole database, and deployments (or
-// tests) in other schemas of it must not wake each other's followers, nor make them believe a
-// write of theirs was heard. The number lets a follower read the feed from that entry on instead
-// of a window back.
+// writer's schema, the tenant and, for a write of one entry, the entry: its sequence number,
+// operation, revision and agent, separated by spaces (ids hold none; the agent comes last
+// anyway). A channel belongs to the whole database, and deployments (or tests) in other schemas
+// of it must not wake each other's followers, nor make them believe a write of theirs was heard.
+// With the entry in hand a follower needs no read of the feed.
 const notifyChannel = "agentcards_changes"
 
 // notifyChange wakes the followers of other replicas on Postgres; the notification is delivered
 // when tx commits, and not at all if it rolls back. Elsewhere followers poll.
-func notifyChange(tx *gorm.DB, tenant string) error { return notifyChangeAt(tx, tenant, 0) }
-
-// notifyChangeAt is notifyChange for a write of one entry, numbered seq.
-func notifyChangeAt(tx *gorm.DB, tenant string, seq int64) error {
+func notifyChange(tx *gorm.DB, tenant string) error {
 	if tx.Dialector.Name() != "postgres" {
 		return nil
 	}
-	payload := tenant
-	if seq > 0 {
-		payload += " " + strconv.FormatInt(seq, 10)
+	return tx.Exec("SELECT pg_notify(?, current_schema() || ' ' || ?)", notifyChannel, tenant).Error
+}
+
+// notifyEntry is notifyChange for a write of the one entry c.
+func notifyEntry(tx *gorm.DB, tenant string, c search.Change) error {
+	if tx.Dialector.Name() != "postgres" {
+		return nil
 	}
+	payload := fmt.Sprintf("%s %d %s %d %s", tenant, c.Seq, c.Op, c.Revision, c.AgentID)
 	return tx.Exec("SELECT pg_notify(?, current_schema() || ' ' || ?)", notifyChannel, payload).Error
 }
 
-// notified reads a notification's payload: the tenant and entry, if the write was made in
-// schema (Seq 0 when the payload names no entry).
+// notified reads a notification's payload: the tenant and the entry, if the write was made in
+// schema. A payload that does not parse is taken as naming the tenant only (a full sync).
 func notified(payload, schema string) (search.Notice, bool) {
-	from, rest, ok := strings.Cut(payload, " ")
-	if !ok || from != schema {
+	f := strings.SplitN(payload, " ", 6)
+	if len(f) < 2 || f[0] != schema || f[1] == "" {
 		return search.Notice{}, false
 	}
-	tenant, num, numbered := strings.Cut(rest, " ")
-	n := search.Notice{Tenant: tenants.ID(tenant)}
-	if numbered {
-		seq, err := strconv.ParseInt(num, 10, 64)
-		if err != nil || seq <= 0 {
-			return search.Notice{}, false
-		}
-		n.Seq = seq
+	n := search.Notice{Tenant: tenants.ID(f[1])}
+	if len(f) != 6 {
+		return n, true
 	}
+	seq, err1 := strconv.ParseInt(f[2], 10, 64)
+	rev, err2 := strconv.ParseInt(f[4], 10, 64)
+	if err1 != nil || err2 != nil || seq <= 0 || f[3] == "" || f[5] == "" {
+		return n, true
+	}
+	n.Change = search.Change{Seq: seq, Op: f[3], Revision: rev, AgentID: f[5]}
 	return n, true
 }
 

@@ -49,10 +49,26 @@ func TestListenReturnsOnceListening(t *testing.T) {
 		t.Fatalf("resync called %d times when LISTEN took effect, want 1", n)
 	}
 	mustCreate(t, storage.NewCardStore(db), "acme", newCard("agt1", 1))
-	// A write of one card names its change-feed entry, the tenant's only one.
+	// A write of one card carries its change-feed entry, the tenant's only one.
 	seqs := changes(t, db)
-	if got := nextNotification(t, out, "write after Listen returned"); got.Tenant != "acme" || len(seqs) != 1 || got.Seq != seqs[0].Seq {
+	if got := nextNotification(t, out, "write after Listen returned"); got.Tenant != "acme" || len(seqs) != 1 ||
+		got.Change != (search.Change{Seq: seqs[0].Seq, AgentID: "agt1", Op: "create", Revision: 1}) {
 		t.Fatalf("notified %+v, want acme and the entry of %+v", got, seqs)
+	}
+	// So do a replacement and a delete, each in its own way of writing.
+	store := storage.NewCardStore(db)
+	if err := store.Replace(ctx, "acme", newCard("agt1", 2), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Delete(ctx, "acme", "agt1", 2); err != nil {
+		t.Fatal(err)
+	}
+	seqs = changes(t, db)
+	for i, op := range []string{"update", "delete"} {
+		want := search.Change{Seq: seqs[i+1].Seq, AgentID: "agt1", Op: op, Revision: 2}
+		if got := nextNotification(t, out, op); got.Tenant != "acme" || got.Change != want {
+			t.Fatalf("notified %+v, want acme and %+v", got, want)
+		}
 	}
 }
 

@@ -21,11 +21,12 @@ import (
 // remembered, so reading them again costs a query, not a re-index.
 const defaultFeedWindow = 35 * time.Second
 
-// Notice says that a write of the tenant committed, with its change-feed entry's sequence number
-// when known (Seq 0: unknown, or several entries). Postgres's LISTEN delivers one per write.
+// Notice says that a write of the tenant committed, with its change-feed entry when it is one
+// (Seq 0: several entries, or unknown; Op "": only the entry's number is known). Postgres's
+// LISTEN delivers one per write, in commit order.
 type Notice struct {
 	Tenant tenants.ID
-	Seq    int64
+	Change
 }
 
 // mark records the highest sequence number seen at a time.
@@ -140,6 +141,15 @@ func (ix *Index) loaded(ctx context.Context, tenant tenants.ID, wait bool) (*ind
 // highest entry applied if that is lower, instead of a Window back. Whatever a Window-long read
 // would find besides is left to the next full sync (Follow's poll).
 func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry, from int64) error {
+	read, err := ix.readFeed(ctx, tenant, e, from)
+	if err != nil {
+		return err
+	}
+	return ix.applyChanges(ctx, tenant, e, read)
+}
+
+// readFeed reads the feed entries a sync of e looks at (see syncEntry).
+func (ix *Index) readFeed(ctx context.Context, tenant tenants.ID, e *indexEntry, from int64) ([]Change, error) {
 	e.syncMu.Lock()
 	var after int64
 	if from > 0 {
@@ -168,15 +178,29 @@ func (ix *Index) syncEntry(ctx context.Context, tenant tenants.ID, e *indexEntry
 	for {
 		changes, err := ix.feed.Changes(ctx, tenant, after, page)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		read = append(read, changes...)
 		if len(changes) < page {
-			break
+			return read, nil
 		}
 		after = changes[len(changes)-1].Seq
 	}
+}
 
+// applyNotified applies entries of the tenant's feed heard of in notices (committed, whole),
+// without reading the feed, if its index is loaded and built.
+func (ix *Index) applyNotified(ctx context.Context, tenant tenants.ID, entries []Change) error {
+	e, err := ix.loaded(ctx, tenant, false)
+	if e == nil {
+		return err
+	}
+	return ix.applyChanges(ctx, tenant, e, entries)
+}
+
+// applyChanges applies feed entries to e under its lock: those not applied before, each card
+// re-read in its current state unless e holds its revision already.
+func (ix *Index) applyChanges(ctx context.Context, tenant tenants.ID, e *indexEntry, read []Change) error {
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
 	defer func() {
@@ -269,28 +293,22 @@ func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-ch
 		case n := <-notify:
 			// Take the notices waiting as well: one read per tenant, from its lowest entry
 			// (a notice without a number asks for a full sync).
-			from := map[tenants.ID]int64{}
-			merge := func(n Notice) {
-				switch seq, ok := from[n.Tenant]; {
-				case !ok:
-					from[n.Tenant] = n.Seq
-				case seq == 0: // a full sync is asked for already
-				case n.Seq == 0 || n.Seq < seq:
-					from[n.Tenant] = n.Seq
-				}
-			}
-			merge(n)
+			// Take the notices waiting as well. A tenant whose notices all carry their entry
+			// has them applied as they are; otherwise one read serves them, from the lowest
+			// entry (a notice without a number asks for a full sync).
+			heard := map[tenants.ID][]Notice{}
+			heard[n.Tenant] = append(heard[n.Tenant], n)
 		drain:
-			for len(from) < 1024 {
+			for len(heard) < 1024 {
 				select {
 				case n := <-notify:
-					merge(n)
+					heard[n.Tenant] = append(heard[n.Tenant], n)
 				default:
 					break drain
 				}
 			}
-			for _, tenant := range slices.Sorted(maps.Keys(from)) {
-				if err := ix.syncFrom(ctx, tenant, false, from[tenant]); err != nil && ctx.Err() == nil && onError != nil {
+			for _, tenant := range slices.Sorted(maps.Keys(heard)) {
+				if err := ix.followNotices(ctx, tenant, heard[tenant]); err != nil && ctx.Err() == nil && onError != nil {
 					onError(tenant, err)
 				}
 			}
@@ -298,6 +316,27 @@ func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-ch
 			ix.SyncLoaded(ctx, onError)
 		}
 	}
+}
+
+// followNotices brings the tenant's index up to the writes notices told of (see Follow).
+func (ix *Index) followNotices(ctx context.Context, tenant tenants.ID, notices []Notice) error {
+	entries := make([]Change, 0, len(notices))
+	from := notices[0].Seq
+	for _, n := range notices {
+		if n.Seq == 0 {
+			return ix.sync(ctx, tenant, false)
+		}
+		from = min(from, n.Seq)
+		if n.Op != "" && entries != nil {
+			entries = append(entries, n.Change)
+		} else {
+			entries = nil
+		}
+	}
+	if entries != nil {
+		return ix.applyNotified(ctx, tenant, entries)
+	}
+	return ix.syncFrom(ctx, tenant, false, from)
 }
 
 // SyncLoaded syncs every loaded tenant's index once, in tenant order. Follow does it every
