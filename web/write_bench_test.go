@@ -15,8 +15,15 @@ import (
 
 // BenchmarkCardWritesHTTP registers and patches cards through real HTTP with 16 concurrent
 // tenant admins (SQLite, or the dialect named by AGENTCARDS_BENCH_DIALECT), in a tenant whose
-// index a search loaded; for profiling the write path end to end (-cpuprofile).
+// index a search loaded or in one never searched; for profiling the write path end to end
+// (-cpuprofile).
 func BenchmarkCardWritesHTTP(b *testing.B) {
+	for _, mode := range []string{"none", "loaded"} {
+		b.Run(mode, func(b *testing.B) { benchCardWrites(b, mode == "loaded") })
+	}
+}
+
+func benchCardWrites(b *testing.B, loaded bool) {
 	dialect := os.Getenv("AGENTCARDS_BENCH_DIALECT")
 	if dialect == "" {
 		dialect = "sqlite"
@@ -24,7 +31,9 @@ func BenchmarkCardWritesHTTP(b *testing.B) {
 	e := newEnvWith(b, storagetest.Open(b, dialect), envOptions{})
 	e.mkTenant("acme", "alice")
 	alice := e.token("alice", "acme", false)
-	expect(b, e.do("GET", "/v1/tenants/acme/cards?q=review", alice, nil), http.StatusOK)
+	if loaded {
+		expect(b, e.do("GET", "/v1/tenants/acme/cards?q=review", alice, nil), http.StatusOK)
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
 	b.Cleanup(client.CloseIdleConnections)
 	send := func(method, path string, body []byte, want int, headers ...string) (string, error) {

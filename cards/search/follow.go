@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
@@ -44,46 +43,49 @@ func (ix *Index) Sync(ctx context.Context, tenant tenants.ID) error {
 // Written applies the current state of the agents' cards to the tenant's index, if it is loaded:
 // a write of this replica calls it before it answers, so the writer's next search sees the
 // write. It reads those cards by their keys instead of the change feed's recent window, so a
-// write costs the same however many writes came before it. Written and the feed syncs apply
-// under the same lock, each reading the store's current state, so the later apply is always
-// the newer state (a card deleted meanwhile is not put back); the feed entry of the write,
-// read later, finds its revision held and costs no re-read.
+// write costs the same however many writes came before it; the feed entry of the write, read
+// later, finds its revision held and costs no re-read.
 //
-// Concurrent writes share the reads: a write queues its agents, and whoever holds the lock next
-// reads every agent queued by then in one query and applies them, answering each write whose
-// agents it took. A read that began after a write queued (so after it committed) always sees it.
+// Every apply must install a state of the card read no earlier than the one installed before
+// it (a card deleted meanwhile is not put back). Written reads outside the tenant's lock, so
+// that writes do not queue behind each other's reads; under the lock it installs what it read
+// for each agent that nobody installed since its read began (whatever was installed before was
+// read before), and reads the others again, under the lock, as the feed syncs do.
 func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...string) error {
 	// A build in progress is waited for: it read the cards before or their feed entries after.
 	e, err := ix.loaded(ctx, tenant, true)
 	if e == nil {
 		return err
 	}
-	done := make(chan error, 1)
-	e.written.mu.Lock()
-	e.written.agents = append(e.written.agents, agentIDs...)
-	e.written.waiting = append(e.written.waiting, done)
-	e.written.mu.Unlock()
-
+	agents := sortedSet(agentIDs)
+	start := e.epoch.Load()
+	current, err := ix.read(ctx, tenant, agents)
+	if err != nil {
+		return err
+	}
 	e.syncMu.Lock()
-	e.written.mu.Lock()
-	agents, waiting := e.written.agents, e.written.waiting
-	e.written.agents, e.written.waiting = nil, nil
-	e.written.mu.Unlock()
-	if len(waiting) > 0 { // else an earlier holder of the lock took this write's agents
-		err := ix.apply(ctx, tenant, e, sortedSet(agents))
-		for _, w := range waiting {
-			w <- err
+	defer e.syncMu.Unlock()
+	var again []string
+	for _, id := range agents {
+		if e.applied[id] > start {
+			again = append(again, id)
 		}
 	}
-	e.syncMu.Unlock()
-	return <-done
-}
-
-// writtenQueue holds the agents of writes waiting for Written to apply them.
-type writtenQueue struct {
-	mu      sync.Mutex
-	agents  []string
-	waiting []chan error
+	if len(again) > 0 {
+		fresh, err := ix.read(ctx, tenant, again)
+		if err != nil {
+			return err
+		}
+		for _, id := range again {
+			if c, ok := fresh[id]; ok {
+				current[id] = c
+			} else {
+				delete(current, id)
+			}
+		}
+	}
+	e.install(agents, current)
+	return nil
 }
 
 // sync applies new feed entries to the tenant's index. An index still being built is waited
@@ -253,10 +255,21 @@ func (ix *Index) applyChanges(ctx context.Context, tenant tenants.ID, e *indexEn
 	return nil
 }
 
-// apply brings the agents' cards in the index to their current state in the store.
+// apply brings the agents' cards in the index to their current state in the store; the caller
+// holds e.syncMu.
 func (ix *Index) apply(ctx context.Context, tenant tenants.ID, e *indexEntry, agents []string) error {
 	// Apply the current state of each changed card, not the entry's: replaying is idempotent
 	// and the order of entries stops mattering.
+	current, err := ix.read(ctx, tenant, agents)
+	if err != nil {
+		return err
+	}
+	e.install(agents, current)
+	return nil
+}
+
+// read returns the agents' cards in the store, by agent; an agent without one is absent.
+func (ix *Index) read(ctx context.Context, tenant tenants.ID, agents []string) (map[string]cards.Card, error) {
 	current := make(map[string]cards.Card, len(agents))
 	err := getInBatches(ctx, ix.store, tenant, agents, func(batch []cards.Card) {
 		for _, c := range batch {
@@ -264,8 +277,14 @@ func (ix *Index) apply(ctx context.Context, tenant tenants.ID, e *indexEntry, ag
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("sync index of %q: %w", tenant, err)
+		return nil, fmt.Errorf("sync index of %q: %w", tenant, err)
 	}
+	return current, nil
+}
+
+// install puts the agents' cards of current in the index (removing those absent) and notes
+// when each was installed; the caller holds e.syncMu.
+func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
 	e.x.mu.Lock()
 	for _, id := range agents {
 		if c, ok := current[id]; ok {
@@ -275,7 +294,12 @@ func (ix *Index) apply(ctx context.Context, tenant tenants.ID, e *indexEntry, ag
 		}
 	}
 	e.x.mu.Unlock()
-	return nil
+	if e.applied == nil {
+		e.applied = map[string]uint64{}
+	}
+	for _, id := range agents {
+		e.applied[id] = e.epoch.Add(1)
+	}
 }
 
 // Follow keeps every loaded tenant's index current with writes made by other replicas: it syncs

@@ -40,6 +40,10 @@ type feedModel struct {
 	// oneWriter models SQLite: one write transaction at a time, so entries become visible in
 	// sequence order.
 	oneWriter bool
+	// interleave, if set, runs now and then at the start of a GetMany, as another apply of the
+	// index racing with the one reading (never inside itself).
+	interleave   func()
+	interleaving bool
 	// notices holds the entries committed and not yet heard of, in commit order (Postgres's
 	// NOTIFY, delivered when its transaction commits).
 	notices []Change
@@ -191,6 +195,16 @@ func (f *feedModel) IDs(ctx context.Context, tenant tenants.ID) ([]string, error
 
 func (f *feedModel) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]cards.Card, error) {
 	f.mu.Lock()
+	race := f.interleave != nil && !f.interleaving && f.r.IntN(3) == 0
+	f.interleaving = f.interleaving || race
+	f.mu.Unlock()
+	if race {
+		f.interleave()
+		f.mu.Lock()
+		f.interleaving = false
+		f.mu.Unlock()
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.step()
 	var out []cards.Card
@@ -242,6 +256,27 @@ func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64)
 		e, err := ix.entry(ctx, "t")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if withWritten {
+			// A write's read, made outside the index's lock, races with other applies (a read
+			// made under the lock cannot: this model runs one thing at a time).
+			f.interleave = func() {
+				if !e.syncMu.TryLock() {
+					return
+				}
+				e.syncMu.Unlock()
+				var err error
+				if agent := f.agents[f.r.IntN(len(f.agents))]; f.r.IntN(2) == 0 {
+					err = ix.Written(ctx, "t", agent)
+				} else if !notices {
+					err = ix.Sync(ctx, "t")
+				} else {
+					err = f.follow(ctx, ix, f.heard())
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
 		}
 		for range 20 {
 			// A write of this replica applies its own card (Written) while writes commit

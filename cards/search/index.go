@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
@@ -31,8 +32,11 @@ type indexEntry struct {
 	x     *tenantIndex
 	cache renderCache
 
-	syncMu   sync.Mutex
-	written  writtenQueue   // writes waiting for their cards to be applied (see Written)
+	syncMu sync.Mutex
+	// epoch counts the installs of cards in the index; applied holds, by agent, the epoch of
+	// its latest install (guarded by syncMu). See Written.
+	epoch    atomic.Uint64
+	applied  map[string]uint64
 	snapshot int64          // the feed position the build's snapshot of the cards is after
 	lastSeq  int64          // the highest sequence number applied
 	marks    []mark         // lastSeq over the last feedWindow, oldest first
