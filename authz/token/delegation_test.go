@@ -77,3 +77,61 @@ func upperExp(c jwt.MapClaims) jwt.MapClaims {
 	delete(c, "exp")
 	return c
 }
+
+// TestVerifyDelegationRemembers: a delegation token verified once is remembered, and the memory
+// answers as the full check would: the same principal within the token's window, a refusal
+// once it expired or before it is valid (with the caller's leeway), and for another issuer.
+func TestVerifyDelegationRemembers(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := NewServiceKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := NewServiceKeys(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := keys.SignJWT(DelegationClaims{
+		RegisteredClaims: jwt.RegisteredClaims{Issuer: "agentcards", Subject: "reviewer",
+			NotBefore: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute))},
+		Tenant: "acme", Caller: "olga", Capability: "review_pr", DelegationID: "d1", Depth: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(at time.Time, issuer string, leeway time.Duration) (authz.Principal, error) {
+		return keys.VerifyDelegation(raw, issuer, leeway, func() time.Time { return at })
+	}
+	want := authz.Principal{Subject: authz.AgentSubject("reviewer"), Tenant: "acme", Depth: 2, Delegated: true}
+	for i := range 2 {
+		if p, err := verify(now, "agentcards", 0); err != nil || p != want {
+			t.Fatalf("verification %d: %+v %v, want %+v", i+1, p, err, want)
+		}
+	}
+	if n := len(keys.verified); n != 1 {
+		t.Fatalf("%d tokens remembered, want 1", n)
+	}
+	for name, c := range map[string]struct {
+		at     time.Time
+		issuer string
+		leeway time.Duration
+		ok     bool
+	}{
+		"just before exp":        {now.Add(time.Minute - time.Second), "agentcards", 0, true},
+		"at exp":                 {now.Add(time.Minute), "agentcards", 0, false},
+		"at exp, within leeway":  {now.Add(time.Minute), "agentcards", 5 * time.Second, true},
+		"before nbf":             {now.Add(-time.Second), "agentcards", 0, false},
+		"before nbf, in leeway":  {now.Add(-time.Second), "agentcards", 5 * time.Second, true},
+		"another issuer":         {now, "elsewhere", 0, false},
+		"after exp, past leeway": {now.Add(time.Hour), "agentcards", 5 * time.Second, false},
+	} {
+		_, err := verify(c.at, c.issuer, c.leeway)
+		if c.ok && err != nil || !c.ok && !errors.Is(err, authz.ErrUnauthenticated) {
+			t.Errorf("%s: %v, want ok=%v", name, err, c.ok)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/golang-jwt/jwt/v5"
@@ -41,6 +42,10 @@ func NewServiceKey(s crypto.Signer) (ServiceKey, error) {
 // publishes all, so keys can be rotated without breaking verifiers that cached an older one.
 type ServiceKeys struct {
 	keys []ServiceKey
+
+	// verified remembers the delegation tokens already checked (see VerifyDelegation).
+	mu       sync.Mutex
+	verified map[string]verifiedDelegation
 }
 
 // NewServiceKeys returns a key set; keys are oldest first and at least one is required.

@@ -14,6 +14,10 @@ func TestResultOf(t *testing.T) {
 		`{"result": {"a": 1}}`: `{"a": 1}`,
 		`{"other": 1}`:         `{"other": 1}`,
 		`[1, 2]`:               `[1, 2]`,
+		` "done" `:             `"done"`,
+		`null`:                 `null`,
+		`{"result": null}`:     `null`,
+		`{"result": 1} extra`:  `"{\"result\": 1} extra"`,
 		`plain text`:           `"plain text"`,
 		"bad \xff utf8":        `"bad ` + "\uFFFD" + ` utf8"`,
 	} {

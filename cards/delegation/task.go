@@ -130,15 +130,18 @@ func (x *Dispatcher) sendTask(ctx context.Context, c call) (Outcome, error) {
 }
 
 // resultOf is the result of a 200 answer: its "result" member when it is a JSON object that has
-// one, the whole JSON body otherwise, or the body as a JSON string when it is not JSON.
+// one, the whole JSON body otherwise, or the body as a JSON string when it is not JSON. An answer
+// is an object as the contract says, most often, and is then read once: Unmarshal checks that the
+// whole body is JSON before it decodes, so only a body that is not an object is looked at again.
 func resultOf(b []byte) json.RawMessage {
-	if json.Valid(b) {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(b, &obj) == nil {
-			if r, ok := obj["result"]; ok {
-				return r
-			}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) == nil {
+		if r, ok := obj["result"]; ok {
+			return r
 		}
+		return json.RawMessage(bytes.TrimSpace(b))
+	}
+	if json.Valid(b) { // JSON, but not an object
 		return json.RawMessage(bytes.TrimSpace(b))
 	}
 	s, _ := json.Marshal(strings.ToValidUTF8(string(b), "\uFFFD"))

@@ -59,6 +59,9 @@ func ParsePrefixes(items []string) ([]netip.Prefix, error) {
 // starts from it.
 const DefaultTimeout = 10 * time.Second
 
+// maxIdleConns bounds the connections kept open between calls, in all and to one host.
+const maxIdleConns = 100
+
 // New returns a client that enforces cfg. Each call gets a fresh guard decision at dial time.
 func New(cfg Config) *http.Client {
 	if cfg.Timeout <= 0 {
@@ -76,11 +79,15 @@ func New(cfg Config) *http.Client {
 	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second, Control: guard.Safe}
 	transport := &http.Transport{
 		// No proxy from the environment: a proxy would dial on our behalf and void the guard.
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   16,
+		Proxy:             nil,
+		DialContext:       dialer.DialContext,
+		ForceAttemptHTTP2: true,
+		MaxIdleConns:      maxIdleConns,
+		// One agent may take all of them: the delegations in flight to one endpoint at once each
+		// hold a connection, and those beyond the idle limit were closed after their call and
+		// dialed again for the next (with 32 callers, one call in ten; for an https endpoint,
+		// a TLS handshake each time).
+		MaxIdleConnsPerHost:   maxIdleConns,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   cfg.Timeout,
 		ResponseHeaderTimeout: cfg.Timeout,

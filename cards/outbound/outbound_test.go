@@ -3,10 +3,13 @@ package outbound
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -47,5 +50,52 @@ func TestParsePrefixes(t *testing.T) {
 	}
 	if _, err := ParsePrefixes([]string{"localhost"}); err == nil {
 		t.Fatal("a host name accepted as a prefix")
+	}
+}
+
+// TestConnectionsKeptForConcurrentCalls: the connections of calls made at once to one host stay
+// open for the next calls, also beyond the 16 concurrent calls of the delegation benchmark: a
+// second wave of as many concurrent calls dials no new connection.
+func TestConnectionsKeptForConcurrentCalls(t *testing.T) {
+	const calls = 40
+	var dialed atomic.Int64
+	arrived := make(chan struct{}, calls)
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		_, _ = w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialed.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	client := New(Config{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	defer client.CloseIdleConnections()
+	wave := func() {
+		var wg sync.WaitGroup
+		for range calls {
+			wg.Go(func() {
+				if _, _, err := Get(context.Background(), client, srv.URL, 1<<10); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		for range calls { // all of them in flight at once, each on a connection of its own
+			<-arrived
+		}
+		for range calls {
+			release <- struct{}{}
+		}
+		wg.Wait()
+	}
+	wave()
+	first := dialed.Load()
+	wave()
+	if again := dialed.Load() - first; first != calls || again != 0 {
+		t.Fatalf("%d connections for the first %d concurrent calls and %d new ones for the next %d, want %d and 0", first, calls, again, calls, calls)
 	}
 }

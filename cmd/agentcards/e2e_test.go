@@ -23,12 +23,7 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "agentcards")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("build: %v", err)
-	}
+	bin := binary(t)
 	work := t.TempDir()
 	// Only the listen address is set: everything else is the no-config default.
 	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0")
