@@ -18,6 +18,20 @@ import (
 // Decode parses a card document as a client sends it. Unknown top-level fields are rejected by
 // name, server-owned fields are dropped, and a wrong type names the field it was found in.
 func Decode(data []byte) (Card, error) {
+	// Most documents name client fields only, exactly as the card does: for them the strict
+	// decoding below is all the work, and the map that checks the names would cost as much
+	// again. Any other document, or one the decoder refuses, goes the general way, which reads
+	// the same card from it or names its problem.
+	if plainClientObject(data) {
+		if c, err := decodeCard(data); err == nil {
+			return c, nil
+		}
+	}
+	return decodeAnyCard(data)
+}
+
+// decodeAnyCard is Decode's general way: the member names are checked on a map of them first.
+func decodeAnyCard(data []byte) (Card, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return Card{}, describeJSONError(err)
@@ -51,11 +65,21 @@ func Decode(data []byte) (Card, error) {
 			return Card{}, fmt.Errorf("re-encode card: %w", err)
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(clean))
+	c, err := decodeCard(clean)
+	if err != nil {
+		return Card{}, describeJSONError(err)
+	}
+	return c, nil
+}
+
+// decodeCard decodes a document whose member names are known to be the card's, refusing
+// unknown fields below them, and drops explicit nulls.
+func decodeCard(data []byte) (Card, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var c Card
 	if err := dec.Decode(&c); err != nil {
-		return Card{}, describeJSONError(err)
+		return Card{}, err
 	}
 	c.dropNulls()
 	return c, nil

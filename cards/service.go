@@ -1,11 +1,9 @@
 package cards
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,10 +28,18 @@ type Store interface {
 	// IDs returns the agent ids of the tenant's cards in ascending byte order.
 	IDs(ctx context.Context, tenant tenants.ID) ([]string, error)
 	// CreateMany inserts new cards in one transaction, all or none; ErrExists names the first
-	// card (by its index) whose agent already has one.
-	CreateMany(ctx context.Context, tenant tenants.ID, cs []Card) error
+	// card (by its index) whose agent already has one. Each comes with its stored document.
+	CreateMany(ctx context.Context, tenant tenants.ID, cs []Prepared) error
 	// GetMany returns the cards of the given agents that exist, in the order of ids.
 	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error)
+}
+
+// Prepared is a new card with its stored document (MarshalDocument's), which validation encoded
+// to check its size: a batch hands it to the store, which writes it instead of encoding the card
+// again.
+type Prepared struct {
+	Card     Card
+	Document []byte
 }
 
 // Authorizer answers whether the caller in ctx may act on an object of a tenant.
@@ -118,20 +124,20 @@ func (s *Service) newID() string {
 	return uuid.NewString()
 }
 
-// prepare validates a decoded card and checks the size of its stored form.
-func prepare(c *Card) error {
+// prepare validates a decoded card and returns its stored form, whose size it checked.
+func prepare(c *Card) ([]byte, error) {
 	c.normalize()
 	if err := c.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	doc, err := c.document()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(doc) > MaxDocumentBytes {
-		return fault.Errorf(fault.TooLarge, "the card document is %d bytes, over the limit of %d: card is too large", len(doc), MaxDocumentBytes)
+		return nil, fault.Errorf(fault.TooLarge, "the card document is %d bytes, over the limit of %d: card is too large", len(doc), MaxDocumentBytes)
 	}
-	return nil
+	return doc, nil
 }
 
 // Register creates a card from a client document; ErrExists if the agent already has one.
@@ -144,7 +150,7 @@ func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) 
 	if err != nil {
 		return Card{}, err
 	}
-	if err := prepare(&c); err != nil {
+	if _, err := prepare(&c); err != nil {
 		return Card{}, err
 	}
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(c.AgentID), authz.ActCardsWrite); err != nil {
@@ -162,7 +168,7 @@ func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card,
 	if err != nil {
 		return Card{}, err
 	}
-	if err := prepare(&c); err != nil {
+	if _, err := prepare(&c); err != nil {
 		if kind := fault.KindOf(err); kind != "" {
 			return Card{}, fault.Errorf(kind, "the card maps to an invalid registry card: %s", fault.MessageOf(err))
 		}
@@ -200,40 +206,85 @@ func (s *Service) enter(ctx context.Context, tenant tenants.ID) (context.Context
 // MaxBatch is the most cards one batch registration may carry.
 const MaxBatch = 1000
 
-// splitArray returns the elements of a JSON array, each scanned once (json.Unmarshal into a slice
-// would check the whole body, then decode it again).
+// notAnArray refuses a batch body that is not a JSON array.
+func notAnArray() error {
+	return fault.New(fault.Malformed, "the body must be a JSON array of cards: malformed JSON")
+}
+
+// splitArray returns the elements of a JSON array, found by a pass that looks only for where
+// each ends and checks what lies between them; it does not check the elements' own syntax (each
+// is decoded on its own later, which does). Decoding the array into raw messages scanned each
+// element twice more.
 func splitArray(body []byte) ([]json.RawMessage, error) {
-	malformed := fault.New(fault.Malformed, "the body must be a JSON array of cards: malformed JSON")
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, malformed
+	i := skipSpace(body, 0)
+	if i == len(body) || body[i] != '[' {
+		return nil, notAnArray()
 	}
 	docs := []json.RawMessage{}
-	for dec.More() {
-		var doc json.RawMessage
-		if err := dec.Decode(&doc); err != nil {
-			return nil, malformed
+	if i = skipSpace(body, i+1); i < len(body) && body[i] == ']' {
+		if skipSpace(body, i+1) != len(body) {
+			return nil, notAnArray()
 		}
-		docs = append(docs, doc)
+		return docs, nil
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
-		return nil, malformed
+	for {
+		end, ok := valueEnd(body, i)
+		if !ok {
+			return nil, notAnArray()
+		}
+		docs = append(docs, body[i:end:end])
+		if i = skipSpace(body, end); i == len(body) {
+			return nil, notAnArray()
+		}
+		switch body[i] {
+		case ',':
+			i = skipSpace(body, i+1)
+		case ']':
+			if skipSpace(body, i+1) != len(body) {
+				return nil, notAnArray()
+			}
+			return docs, nil
+		default:
+			return nil, notAnArray()
+		}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, malformed // something after the array
-	}
-	return docs, nil
 }
 
 // RegisterBatch creates the cards of a JSON array of client documents, all or none, in one
-// transaction with one change-feed write. A card that is malformed, invalid, not the caller's to
-// write, repeated in the batch or already registered fails the whole batch, and the error names
-// it by its index ("cards[3]: ...").
+// transaction with one change-feed write. A body that is not a JSON array is refused as a whole;
+// otherwise a card that is malformed, invalid, not the caller's to write, repeated in the batch
+// or already registered fails the whole batch, and the error names it by its index
+// ("cards[3]: ...").
 func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []byte) ([]Card, error) {
 	ctx, err := s.enter(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
+	ps, err := s.prepareBatch(ctx, tenant, body)
+	if err != nil {
+		// The body's syntax is checked only now: if every card decoded, each one's decoding
+		// checked its own, and splitArray what lies between them, so the body was JSON. A body
+		// that is not is refused as such, whatever else is wrong with its cards.
+		if !json.Valid(body) {
+			return nil, notAnArray()
+		}
+		return nil, err
+	}
+	if err := s.Store.CreateMany(ctx, tenant, ps); err != nil {
+		return nil, err
+	}
+	cs := make([]Card, len(ps))
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		cs[i], ids[i] = p.Card, p.Card.AgentID
+	}
+	s.syncIndex(ctx, tenant, ids...)
+	return cs, nil
+}
+
+// prepareBatch decodes, validates and authorizes the cards of a batch and gives them their
+// server fields.
+func (s *Service) prepareBatch(ctx context.Context, tenant tenants.ID, body []byte) ([]Prepared, error) {
 	docs, err := splitArray(body)
 	if err != nil {
 		return nil, err
@@ -247,7 +298,7 @@ func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []b
 		}
 		return err
 	}
-	cs := make([]Card, len(docs))
+	ps := make([]Prepared, len(docs))
 	seen := make(map[string]int, len(docs))
 	now := s.now()
 	for i, doc := range docs {
@@ -255,7 +306,8 @@ func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []b
 		if err != nil {
 			return nil, at(i, err)
 		}
-		if err := prepare(&c); err != nil {
+		stored, err := prepare(&c)
+		if err != nil {
 			return nil, at(i, err)
 		}
 		if j, ok := seen[c.AgentID]; ok {
@@ -266,17 +318,9 @@ func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []b
 			return nil, at(i, err)
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
-		cs[i] = c
+		ps[i] = Prepared{Card: c, Document: stored}
 	}
-	if err := s.Store.CreateMany(ctx, tenant, cs); err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.AgentID
-	}
-	s.syncIndex(ctx, tenant, ids...)
-	return cs, nil
+	return ps, nil
 }
 
 // maxAttempts bounds the retries of an unconditional write that lost a race to another writer.
@@ -301,7 +345,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 	if c.AgentID != agentID {
 		return Card{}, false, fault.Errorf(fault.Invalid, "agentId %q does not match the path's %q: invalid", c.AgentID, agentID)
 	}
-	if err := prepare(&c); err != nil {
+	if _, err := prepare(&c); err != nil {
 		return Card{}, false, err
 	}
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
@@ -381,7 +425,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		if c.AgentID != agentID {
 			return Card{}, fault.Errorf(fault.Invalid, "agentId cannot be changed (it is %q): invalid", agentID)
 		}
-		if err := prepare(&c); err != nil {
+		if _, err := prepare(&c); err != nil {
 			return Card{}, err
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, s.now()

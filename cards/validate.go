@@ -5,18 +5,56 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agentcards/agentcards/authz/fault"
 )
 
+// The identifiers of a card, as the messages below spell them: agentIDPattern is
+// [A-Za-z0-9][A-Za-z0-9_.-]{0,127}, capabilityPattern [A-Za-z0-9_.:-]{1,128}, protocolPattern
+// [a-z0-9][a-z0-9._+-]{0,31}.
 var (
-	agentIDPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
-	capabilityPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
-	protocolPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]{0,31}$`)
+	agentIDPattern    = charPattern{first: charSet(upper + lower + digits), rest: charSet(upper + lower + digits + "_.-"), max: 128}
+	capabilityPattern = charPattern{first: charSet(upper + lower + digits + "_.:-"), rest: charSet(upper + lower + digits + "_.:-"), max: 128}
+	protocolPattern   = charPattern{first: charSet(lower + digits), rest: charSet(lower + digits + "._+-"), max: 32}
 )
+
+const (
+	upper  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	lower  = "abcdefghijklmnopqrstuvwxyz"
+	digits = "0123456789"
+)
+
+// charPattern is the shape of a card's identifiers: 1 to max ASCII characters, the first from one
+// set and the others from another. It is matched byte by byte: a regexp took several times as
+// long, for every card's id, capabilities and protocols.
+type charPattern struct {
+	first, rest *[256]bool
+	max         int
+}
+
+// MatchString reports whether the whole of s has the pattern's shape.
+func (p charPattern) MatchString(s string) bool {
+	if len(s) == 0 || len(s) > p.max || !p.first[s[0]] {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !p.rest[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// charSet returns the set of the characters in chars.
+func charSet(chars string) *[256]bool {
+	var set [256]bool
+	for i := range len(chars) {
+		set[chars[i]] = true
+	}
+	return &set
+}
 
 // Bounds on free text, in characters. MaxShortText, the bound of a version, tag, protocol or
 // list entry, also bounds the values a search filters on.
@@ -124,23 +162,29 @@ func (c Card) Validate() error {
 	return p.err()
 }
 
+// capability checks capabilities[i]. Its problems are collected under their own field names and
+// prefixed after, so that the field names of a card's many capabilities are built only for the
+// few problems there are.
 func (p *problems) capability(i int, cp Capability) {
-	field := fmt.Sprintf("capabilities[%d]", i)
+	var q problems
 	if !capabilityPattern.MatchString(cp.Name) {
-		p.addf("%s.name: %q must match [A-Za-z0-9_.:-]{1,128}", field, cp.Name)
+		q.addf("name: %q must match [A-Za-z0-9_.:-]{1,128}", cp.Name)
 	}
-	p.text(field+".title", cp.Title, maxNameLength)
-	p.text(field+".description", cp.Description, maxDescriptionLength)
+	q.text("title", cp.Title, maxNameLength)
+	q.text("description", cp.Description, maxDescriptionLength)
 	if len(cp.InputSchema) > 0 && !isObject(cp.InputSchema) {
-		p.addf("%s.inputSchema: must be a JSON object", field)
+		q.addf("inputSchema: must be a JSON object")
 	}
 	if len(cp.OutputSchema) > 0 && !isObject(cp.OutputSchema) {
-		p.addf("%s.outputSchema: must be a JSON object", field)
+		q.addf("outputSchema: must be a JSON object")
 	}
-	p.list(field+".tags", cp.Tags, MaxTags)
-	p.list(field+".examples", cp.Examples, 32)
-	p.list(field+".inputModes", cp.InputModes, 32)
-	p.list(field+".outputModes", cp.OutputModes, 32)
+	q.list("tags", cp.Tags, MaxTags)
+	q.list("examples", cp.Examples, 32)
+	q.list("inputModes", cp.InputModes, 32)
+	q.list("outputModes", cp.OutputModes, 32)
+	for _, msg := range q {
+		p.addf("capabilities[%d].%s", i, msg)
+	}
 }
 
 // oauthFlowKinds are the members of an A2A 1.0 OAuthFlows object, of which it holds exactly one.
@@ -167,13 +211,17 @@ func (p *problems) flows(a *AuthRequirements) {
 	}
 }
 
+// resource checks resources[i], naming its fields only for a problem (as capability does).
 func (p *problems) resource(i int, r Resource) {
-	field := fmt.Sprintf("resources[%d]", i)
+	var q problems
 	u, err := url.Parse(r.URI)
 	if r.URI == "" || err != nil || u.Scheme == "" || (u.Host == "" && u.Opaque == "") || len(r.URI) > maxURLLength {
-		p.addf("%s.uri: %q must be an absolute URI", field, r.URI)
+		q.addf("uri: %q must be an absolute URI", r.URI)
 	}
-	p.text(field+".access", r.Access, 32)
+	q.text("access", r.Access, 32)
+	for _, msg := range q {
+		p.addf("resources[%d].%s", i, msg)
+	}
 }
 
 // a2aInterface is one entry of a2a.interfaces: an A2A 1.0 AgentInterface.

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -119,38 +118,36 @@ func pgWithChange(write, op string) string {
 // CreateMany inserts new cards in one transaction, all or none, with their change-feed entries
 // written together at its end. A card whose agent already has one makes it fail naming that
 // card (its index in cs), as cards.ErrExists.
-func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []cards.Card) error {
-	rows := make([]cardRow, len(cs))
-	changes := make([]changeRow, len(cs))
+func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []cards.Prepared) error {
+	// The rows go in as multi-row INSERTs of plain SQL (see insertRows), not through GORM's
+	// CreateInBatches, which reflected over every row; the documents are stored as validation
+	// encoded them.
+	values := make([]any, 0, len(cs)*len(insertCards.columns))
+	sizes := make([]int, len(cs))
+	ids := make([]string, len(cs))
 	at := make(map[string]int, len(cs))
-	for i, c := range cs {
-		row, err := newCardRow(tenant, c)
+	for i, p := range cs {
+		values = preparedRow(tenant, p).appendValues(values)
+		sizes[i], ids[i], at[p.Card.AgentID] = len(p.Document), p.Card.AgentID, i
+	}
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		taken, err := s.db.takenAgents(tx, string(tenant), ids)
 		if err != nil {
 			return err
 		}
-		rows[i], at[c.AgentID] = row, i
-	}
-	// A batch is at most a thousand cards: one statement of bind values each for the lookup, and
-	// inserts of a hundred rows, stay under every dialect's limit on bind values.
-	const insertBatch = 100
-	err := s.db.transact(ctx, func(tx *gorm.DB) error {
-		var taken []string
-		if err := tx.Model(&cardRow{}).Where("tenant_id = ? AND agent_id IN ?", string(tenant), slices.Collect(maps.Keys(at))).
-			Pluck("agent_id", &taken).Error; err != nil {
-			return err
-		}
 		if len(taken) > 0 {
-			slices.SortFunc(taken, func(a, b string) int { return at[a] - at[b] })
-			return fault.Errorf(fault.Conflict, "cards[%d]: card %q already exists", at[taken[0]], taken[0])
+			first := slices.MinFunc(taken, func(a, b string) int { return at[a] - at[b] })
+			return fault.Errorf(fault.Conflict, "cards[%d]: card %q already exists", at[first], first)
 		}
-		if err := tx.CreateInBatches(&rows, insertBatch).Error; err != nil {
+		if err := s.db.insertRows(tx, insertCards, values, func(i int) int { return sizes[i] }); err != nil {
 			return err
 		}
 		now := utc(tx.NowFunc())
-		for i, r := range rows {
-			changes[i] = changeRow{TenantID: r.TenantID, AgentID: r.AgentID, Op: opCreate, Revision: r.Revision, ChangedAt: now}
+		changes := make([]any, 0, len(cs)*len(insertChanges.columns))
+		for _, p := range cs {
+			changes = changeRow{TenantID: string(tenant), AgentID: p.Card.AgentID, Op: opCreate, Revision: p.Card.Revision, ChangedAt: now}.appendValues(changes)
 		}
-		if err := tx.CreateInBatches(&changes, insertBatch).Error; err != nil {
+		if err := s.db.insertRows(tx, insertChanges, changes, nil); err != nil {
 			return err
 		}
 		return notifyChange(tx, string(tenant))

@@ -67,22 +67,8 @@ func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
 	var err error
 	switch pool := tx.Statement.ConnPool.(type) {
 	case *sql.Tx:
-		stmt := p.write.Load()
+		stmt := p.inTx()
 		if stmt == nil {
-			// Preparing on the pool needs a second connection while the transaction holds one:
-			// on SQLite's one writing connection it would wait for ever, and on a server pool
-			// as many transactions as connections would wait for each other. Run the statement
-			// unprepared this once, and prepare it in the background, which waits for a free
-			// connection without holding any.
-			if p.preparing.CompareAndSwap(false, true) {
-				go func() {
-					defer p.preparing.Store(false)
-					ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
-					defer cancel()
-					// A failure leaves it unprepared, to be tried again on its next use.
-					_, _ = p.get(ctx, true)
-				}()
-			}
 			res, err = pool.ExecContext(ctx, rebind(p.db.dialect, p.query), args...)
 			break
 		}
@@ -100,6 +86,28 @@ func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
 		return nil, fmt.Errorf("storage: prepared statement on a %T", pool)
 	}
 	return res, p.db.translate(err)
+}
+
+// inTx returns the statement prepared on the writing pool, for a transaction to use; nil if it
+// is not prepared yet, and the caller then runs the query unprepared this once. Preparing on
+// the pool needs a second connection while the transaction holds one: on SQLite's one writing
+// connection it would wait for ever, and on a server's pool as many transactions as connections
+// would wait for each other. So it is prepared in the background, which waits for a free
+// connection without holding any.
+func (p *prepared) inTx() *sql.Stmt {
+	if stmt := p.write.Load(); stmt != nil {
+		return stmt
+	}
+	if p.preparing.CompareAndSwap(false, true) {
+		go func() {
+			defer p.preparing.Store(false)
+			ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+			defer cancel()
+			// A failure leaves it unprepared, to be tried again on its next use.
+			_, _ = p.get(ctx, true)
+		}()
+	}
+	return nil
 }
 
 // translate does for the prepared statements, which bypass GORM, what TranslateError does for

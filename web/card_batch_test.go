@@ -58,6 +58,8 @@ func TestCardBatch(t *testing.T) {
 			{"malformed card", alice, []any{sampleCard("c1"), "x"}, 400, "malformed_json", "cards[1]: "},
 			{"not an array", alice, sampleCard("c1"), 400, "malformed_json", "the body must be a JSON array"},
 			{"cut short", alice, `[{"agentId": "c1"}`, 400, "malformed_json", "the body must be a JSON array"},
+			{"malformed inside a card", alice, `[{"agentId": "c1", "name": tru}]`, 400, "malformed_json", "the body must be a JSON array"},
+			{"malformed after an invalid card", alice, `[{"agentId": "c1", "name": "n", "endpoint": "x"}, {"agentId": }]`, 400, "malformed_json", "the body must be a JSON array"},
 			{"data after the array", alice, `[] []`, 400, "malformed_json", "the body must be a JSON array"},
 			{"null", alice, `null`, 400, "malformed_json", "the body must be a JSON array"},
 			{"empty", alice, []any{}, 400, "invalid", "a batch holds 1 to 1000 cards, not 0"},

@@ -173,10 +173,10 @@ func (f *feedModel) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Tim
 	return 0, nil // Window covers the whole history
 }
 
-func (f *feedModel) Create(context.Context, tenants.ID, cards.Card) error         { panic("unused") }
-func (f *feedModel) CreateMany(context.Context, tenants.ID, []cards.Card) error   { panic("unused") }
-func (f *feedModel) Get(context.Context, tenants.ID, string) (cards.Card, error)  { panic("unused") }
-func (f *feedModel) Replace(context.Context, tenants.ID, cards.Card, int64) error { panic("unused") }
+func (f *feedModel) Create(context.Context, tenants.ID, cards.Card) error           { panic("unused") }
+func (f *feedModel) CreateMany(context.Context, tenants.ID, []cards.Prepared) error { panic("unused") }
+func (f *feedModel) Get(context.Context, tenants.ID, string) (cards.Card, error)    { panic("unused") }
+func (f *feedModel) Replace(context.Context, tenants.ID, cards.Card, int64) error   { panic("unused") }
 func (f *feedModel) Delete(context.Context, tenants.ID, string, int64) error {
 	panic("unused")
 }

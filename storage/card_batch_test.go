@@ -1,0 +1,112 @@
+package storage_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// TestCreateMany: CreateMany stores every card of a batch larger than one statement takes (by
+// the number of bind values, and by the bytes of large documents), each read back as it was
+// written, with one create in the change feed per card in the batch's order; a batch with a card
+// already registered, a card twice, or no tenant stores nothing and says why, naming the first
+// registered card by its index.
+func TestCreateMany(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		mustCreate(t, s, "acme", newCard("taken1", 1))
+		mustCreate(t, s, "acme", newCard("taken2", 1))
+		feed := len(changes(t, db))
+
+		batch := make([]cards.Card, 1300)
+		ids := make([]string, len(batch))
+		for i := range batch {
+			c := newCard(fmt.Sprintf("agt_%04d", i), 1)
+			if i%100 == 7 {
+				// Thirteen documents of 200 kB: a statement takes a few of them at most.
+				c.Metadata = json.RawMessage(`{"blob":"` + strings.Repeat("x", 200<<10) + `"}`)
+			}
+			batch[i], ids[i] = c, c.AgentID
+		}
+		if err := s.CreateMany(ctx, "acme", prepared(t, batch...)); err != nil {
+			t.Fatalf("CreateMany(%d cards): %v", len(batch), err)
+		}
+		got, err := s.GetMany(ctx, "acme", ids)
+		if err != nil || len(got) != len(batch) {
+			t.Fatalf("GetMany after CreateMany: %d cards, %v; want %d", len(got), err, len(batch))
+		}
+		for i, want := range batch {
+			want.CreatedAt, want.UpdatedAt = want.CreatedAt.UTC(), want.UpdatedAt.UTC()
+			if !reflect.DeepEqual(got[i], want) {
+				t.Fatalf("card %d read back as %+v\nwant %+v", i, got[i], want)
+			}
+		}
+		feedAfter := changes(t, db)
+		if len(feedAfter) != feed+len(batch) {
+			t.Fatalf("change feed: %d entries after the batch, want %d", len(feedAfter), feed+len(batch))
+		}
+		for i, c := range feedAfter[feed:] {
+			if c.Tenant != "acme" || c.Agent != ids[i] || c.Op != "create" || c.Revision != 1 {
+				t.Fatalf("change feed entry %d of the batch: %+v, want a create of %s at revision 1", i, c, ids[i])
+			}
+		}
+
+		stored := count(t, db, "cards", "acme")
+		feed = len(feedAfter)
+		fresh := func(ids ...string) []cards.Card {
+			var out []cards.Card
+			for _, id := range ids {
+				out = append(out, newCard(id, 1))
+			}
+			return out
+		}
+		for _, c := range []struct {
+			name  string
+			in    tenants.ID
+			batch []cards.Card
+			is    error
+			msg   string
+		}{
+			{"registered", "acme", fresh("new1", "new2", "taken2", "new3", "taken1"), cards.ErrExists, `cards[2]: card "taken2" already exists`},
+			{"registered in the batch", "acme", fresh("new1", "agt_0999"), cards.ErrExists, `cards[1]: card "agt_0999" already exists`},
+			{"twice in the batch", "acme", fresh("new1", "new2", "new1"), cards.ErrExists, "a card of the batch was created meanwhile: already exists"},
+			{"no tenant", "nope", fresh("new1"), tenants.ErrNotFound, `tenant "nope": not found`},
+		} {
+			err := s.CreateMany(ctx, c.in, prepared(t, c.batch...))
+			if !errors.Is(err, c.is) || fault.MessageOf(err) != c.msg {
+				t.Errorf("%s: CreateMany = %v, want %v with the message %q", c.name, err, c.is, c.msg)
+			}
+		}
+		if n, m := count(t, db, "cards", "acme"), len(changes(t, db)); n != stored || m != feed {
+			t.Errorf("after the refused batches: %d cards and %d change-feed entries, want %d and %d", n, m, stored, feed)
+		}
+	})
+}
+
+// prepared pairs each card with its stored document, as validation does.
+func prepared(t *testing.T, cs ...cards.Card) []cards.Prepared {
+	t.Helper()
+	out := make([]cards.Prepared, len(cs))
+	for i, c := range cs {
+		doc, err := cards.MarshalDocument(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = cards.Prepared{Card: c, Document: doc}
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+package storage
+
+import (
+	"database/sql"
+	"fmt"
+	"math/bits"
+	"strings"
+	"sync"
+
+	"gorm.io/gorm"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// maxBinds bounds the bind values of one statement of many rows. The dialects allow more (the
+// SQLite we build, 3.32 or later, 32,766; Postgres and MySQL 65,535), but a few thousand values
+// already spread a statement's round trip and parsing over its rows, and stay far below each.
+const maxBinds = 4096
+
+// maxInsertBytes bounds the large values (card documents) one INSERT carries, unless a single
+// row is larger: MySQL refuses a packet over max_allowed_packet, 4 MiB by default before 8.0.
+const maxInsertBytes = 1 << 20
+
+// rowsInsert is a multi-row INSERT into the given columns of a table, written as plain SQL with
+// placeholders: a batch's rows go in without GORM's reflection over each of them.
+type rowsInsert struct {
+	table   string
+	columns []string
+	// texts holds the statement text for each number of rows (a power of two), built once.
+	texts sync.Map
+}
+
+// The multi-row inserts of CreateMany, in the columns of cardRow and changeRow.
+var (
+	insertCards = &rowsInsert{table: "cards",
+		columns: []string{"tenant_id", "agent_id", "id", "name", "revision", "doc", "created_at", "updated_at"}}
+	insertChanges = &rowsInsert{table: "card_changes",
+		columns: []string{"tenant_id", "agent_id", "op", "revision", "changed_at"}}
+)
+
+// text returns the statement that inserts rows rows.
+func (ins *rowsInsert) text(rows int) string {
+	if t, ok := ins.texts.Load(rows); ok {
+		return t.(string)
+	}
+	row := "(?" + strings.Repeat(", ?", len(ins.columns)-1) + ")"
+	var b strings.Builder
+	b.Grow(32 + 16*len(ins.columns) + rows*(len(row)+2))
+	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES %s", ins.table, strings.Join(ins.columns, ", "), row)
+	for range rows - 1 {
+		b.WriteString(", ")
+		b.WriteString(row)
+	}
+	t, _ := ins.texts.LoadOrStore(rows, b.String())
+	return t.(string)
+}
+
+// insertRows inserts rows on tx (a transaction's connection), args holding their values one row
+// after another in the columns of ins. Each statement takes a power of two rows, as many as
+// maxBinds allows and the rows' sizes (size(i) is row i's bytes; nil if they are small) keep
+// under maxInsertBytes: a handful of statements, each prepared once per connection, serve every
+// number of rows.
+func (db *DB) insertRows(tx *gorm.DB, ins *rowsInsert, args []any, size func(i int) int) error {
+	width := len(ins.columns)
+	n := len(args) / width
+	for done := 0; done < n; {
+		rows := 1 << (bits.Len(uint(min(n-done, maxBinds/width))) - 1)
+		for size != nil && rows > 1 && bytesOf(size, done, done+rows) > maxInsertBytes {
+			rows /= 2
+		}
+		if _, err := db.prepare(ins.text(rows)).exec(tx, args[done*width:(done+rows)*width]...); err != nil {
+			return err
+		}
+		done += rows
+	}
+	return nil
+}
+
+// bytesOf sums size over rows [from, to).
+func bytesOf(size func(i int) int, from, to int) int {
+	sum := 0
+	for i := from; i < to; i++ {
+		sum += size(i)
+	}
+	return sum
+}
+
+// each runs the query on tx (a transaction's connection) and calls scan on each row it returns.
+func (p *prepared) each(tx *gorm.DB, scan func(*sql.Rows) error, args ...any) error {
+	ctx := tx.Statement.Context
+	pool, ok := tx.Statement.ConnPool.(*sql.Tx)
+	if !ok {
+		return fmt.Errorf("storage: prepared query on a %T, not a transaction", tx.Statement.ConnPool)
+	}
+	var rs *sql.Rows
+	var err error
+	if stmt := p.inTx(); stmt != nil {
+		txStmt := pool.StmtContext(ctx, stmt)
+		defer txStmt.Close()
+		rs, err = txStmt.QueryContext(ctx, args...)
+	} else {
+		rs, err = pool.QueryContext(ctx, rebind(p.db.dialect, p.query), args...)
+	}
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		if err := scan(rs); err != nil {
+			return err
+		}
+	}
+	return rs.Err()
+}
+
+// preparedRow is newCardRow for a card whose document is already encoded.
+func preparedRow(tenant tenants.ID, p cards.Prepared) cardRow {
+	c := p.Card
+	return cardRow{
+		TenantID: string(tenant), AgentID: c.AgentID, ID: c.ID, Name: c.Name, Revision: c.Revision,
+		Doc: string(p.Document), CreatedAt: utc(c.CreatedAt), UpdatedAt: utc(c.UpdatedAt),
+	}
+}
+
+// appendValues appends the row's values in the columns of insertCards.
+func (r cardRow) appendValues(values []any) []any {
+	return append(values, r.TenantID, r.AgentID, r.ID, r.Name, r.Revision, r.Doc, r.CreatedAt, r.UpdatedAt)
+}
+
+// appendValues appends the row's values in the columns of insertChanges (seq is the database's).
+func (r changeRow) appendValues(values []any) []any {
+	return append(values, r.TenantID, r.AgentID, r.Op, r.Revision, r.ChangedAt)
+}
+
+// maxLookup is the most agent ids one query of takenAgents binds (with the tenant, under maxBinds).
+const maxLookup = 2048
+
+// takenAgents returns those of ids that already have a card in tenant, read on tx. Each query's
+// IN list is padded (with its last id again) to a power of two, so that a handful of prepared
+// statements serve every batch size.
+func (db *DB) takenAgents(tx *gorm.DB, tenant string, ids []string) ([]string, error) {
+	var taken []string
+	scan := func(rs *sql.Rows) error {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return err
+		}
+		taken = append(taken, id)
+		return nil
+	}
+	for len(ids) > 0 {
+		part := ids[:min(len(ids), maxLookup)]
+		ids = ids[len(part):]
+		size := 1 << bits.Len(uint(len(part)-1))
+		args := make([]any, 0, size+1)
+		args = append(args, tenant)
+		for i := range size {
+			args = append(args, part[min(i, len(part)-1)])
+		}
+		query := "SELECT agent_id FROM cards WHERE tenant_id = ? AND agent_id IN (?" + strings.Repeat(", ?", size-1) + ")"
+		if err := db.prepare(query).each(tx, scan, args...); err != nil {
+			return nil, fmt.Errorf("look up the batch's cards: %w", err)
+		}
+	}
+	return taken, nil
+}
