@@ -57,7 +57,12 @@ func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...str
 	if e == nil {
 		return err
 	}
-	agents := sortedSet(agentIDs)
+	return ix.refresh(ctx, tenant, e, sortedSet(agentIDs))
+}
+
+// refresh installs the current state of the agents' cards in e; the caller does not hold
+// e.syncMu. See Written for why reading outside the lock is safe.
+func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, agents []string) error {
 	start := e.epoch.Load()
 	current, err := ix.read(ctx, tenant, agents)
 	if err != nil {
@@ -200,25 +205,15 @@ func (ix *Index) applyNotified(ctx context.Context, tenant tenants.ID, entries [
 	return ix.applyChanges(ctx, tenant, e, entries)
 }
 
-// applyChanges applies feed entries to e under its lock: those not applied before, each card
-// re-read in its current state unless e holds its revision already.
+// applyChanges applies feed entries to e: those not applied before, each card re-read in its
+// current state (see refresh) unless e holds its revision already.
 func (ix *Index) applyChanges(ctx context.Context, tenant tenants.ID, e *indexEntry, read []Change) error {
 	e.syncMu.Lock()
-	defer e.syncMu.Unlock()
-	defer func() {
-		// Stamped after the read: the later the stamp, the longer this mark stays a floor.
-		if last := e.marks[len(e.marks)-1]; last.seq != e.lastSeq {
-			e.marks = append(e.marks, mark{at: time.Now(), seq: e.lastSeq})
-		}
-	}()
 	var fresh []Change
 	for _, c := range read {
 		if !e.seen[c.Seq] {
 			fresh = append(fresh, c)
 		}
-	}
-	if len(fresh) == 0 {
-		return nil
 	}
 	var agents []string
 	e.x.mu.RLock()
@@ -226,10 +221,10 @@ func (ix *Index) applyChanges(ctx context.Context, tenant tenants.ID, e *indexEn
 		if c.Op == OpPurge {
 			if c.Seq <= e.snapshot {
 				// The tenant was deleted and created again before this index's snapshot.
-				e.seen[c.Seq] = true
 				continue
 			}
 			e.x.mu.RUnlock()
+			e.syncMu.Unlock()
 			ix.dropEntry(tenant, e)
 			return nil
 		}
@@ -243,28 +238,25 @@ func (ix *Index) applyChanges(ctx context.Context, tenant tenants.ID, e *indexEn
 		agents = append(agents, c.AgentID)
 	}
 	e.x.mu.RUnlock()
+	e.syncMu.Unlock()
+	if len(fresh) == 0 {
+		return nil
+	}
 	if len(agents) > 0 {
-		if err := ix.apply(ctx, tenant, e, sortedSet(agents)); err != nil {
+		if err := ix.refresh(ctx, tenant, e, sortedSet(agents)); err != nil {
 			return err
 		}
 	}
+	e.syncMu.Lock()
+	defer e.syncMu.Unlock()
 	for _, c := range fresh {
 		e.seen[c.Seq] = true
 		e.lastSeq = max(e.lastSeq, c.Seq)
 	}
-	return nil
-}
-
-// apply brings the agents' cards in the index to their current state in the store; the caller
-// holds e.syncMu.
-func (ix *Index) apply(ctx context.Context, tenant tenants.ID, e *indexEntry, agents []string) error {
-	// Apply the current state of each changed card, not the entry's: replaying is idempotent
-	// and the order of entries stops mattering.
-	current, err := ix.read(ctx, tenant, agents)
-	if err != nil {
-		return err
+	// Stamped after the read: the later the stamp, the longer this mark stays a floor.
+	if last := e.marks[len(e.marks)-1]; last.seq != e.lastSeq {
+		e.marks = append(e.marks, mark{at: time.Now(), seq: e.lastSeq})
 	}
-	e.install(agents, current)
 	return nil
 }
 
