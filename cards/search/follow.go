@@ -302,6 +302,7 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
 func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-chan Notice, onError func(tenants.ID, error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	ticks := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -329,9 +330,46 @@ func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-ch
 				}
 			}
 		case <-t.C:
+			ticks++
+			if ix.Listening != nil && ix.Listening() && ticks%listeningFullEvery != 0 {
+				// Notices bring every committed write; read only what is new, in case one was
+				// lost, and the whole window now and then (see listeningFullEvery).
+				for _, tenant := range ix.sortedLoaded() {
+					if err := ix.syncNew(ctx, tenant); err != nil && ctx.Err() == nil && onError != nil {
+						onError(tenant, err)
+					}
+				}
+				continue
+			}
 			ix.SyncLoaded(ctx, onError)
 		}
 	}
+}
+
+// listeningFullEvery is how many of Follow's rounds read the feed's whole window again while
+// notices are heard: one in this many. The others read only entries after the highest applied.
+// A window read costs in proportion to the writes of the last Window (tens of thousands of
+// entries under load, every round); notices already carry each committed entry, so the window
+// is read only to catch one whose notice was lost on a connection that failed unnoticed.
+const listeningFullEvery = 20
+
+// syncNew applies the tenant's feed entries after the highest one applied, if its index is
+// loaded and built.
+func (ix *Index) syncNew(ctx context.Context, tenant tenants.ID) error {
+	e, err := ix.loaded(ctx, tenant, false)
+	if e == nil {
+		return err
+	}
+	e.syncMu.Lock()
+	from := e.lastSeq + 1
+	e.syncMu.Unlock()
+	return ix.syncEntry(ctx, tenant, e, from)
+}
+
+func (ix *Index) sortedLoaded() []tenants.ID {
+	loaded := ix.Loaded()
+	slices.Sort(loaded)
+	return loaded
 }
 
 // followNotices brings the tenant's index up to the writes notices told of (see Follow).
@@ -359,9 +397,7 @@ func (ix *Index) followNotices(ctx context.Context, tenant tenants.ID, notices [
 // interval; a change-feed listener does it each time its LISTEN is (re)established, to catch up
 // on the notifications sent while none was in effect, which nobody heard.
 func (ix *Index) SyncLoaded(ctx context.Context, onError func(tenants.ID, error)) {
-	loaded := ix.Loaded()
-	slices.Sort(loaded)
-	for _, tenant := range loaded {
+	for _, tenant := range ix.sortedLoaded() {
 		ix.syncFollowed(ctx, tenant, onError)
 	}
 }

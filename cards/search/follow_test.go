@@ -44,6 +44,8 @@ type feedModel struct {
 	// index racing with the one reading (never inside itself).
 	interleave   func()
 	interleaving bool
+	// afters records the after argument of each Changes call.
+	afters []int64
 	// notices holds the entries committed and not yet heard of, in commit order (Postgres's
 	// NOTIFY, delivered when its transaction commits).
 	notices []Change
@@ -145,6 +147,7 @@ func (f *feedModel) step() {
 func (f *feedModel) Changes(ctx context.Context, tenant tenants.ID, after int64, limit int) ([]Change, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.afters = append(f.afters, after)
 	f.step()
 	var out []Change
 	for _, e := range f.feed {
@@ -326,6 +329,61 @@ func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64)
 				hist = append(hist, fmt.Sprintf("%d:%s:%s@%d", e.Seq, e.AgentID, e.Op, e.Revision))
 			}
 			t.Fatalf("seed %d: index %v, store %v\nfeed %v", seed, got, want, hist)
+		}
+	}
+}
+
+// TestFollowWhileListening: while notices are heard, Follow's rounds read only the entries after
+// the highest applied, and the whole window one round in listeningFullEvery; when they are not,
+// every round reads the window.
+func TestFollowWhileListening(t *testing.T) {
+	for _, listening := range []bool{true, false} {
+		f := &feedModel{r: rand.New(rand.NewPCG(1, 1)), cards: map[string]cards.Card{}, agents: []string{"a", "b", "c"}, stepsOn: true}
+		for range 20 {
+			f.begin()
+			f.commit()
+		}
+		f.stepsOn = false
+		ix := NewIndex(f, f)
+		ix.Window = time.Hour // every window read starts at the beginning
+		ix.Listening = func() bool { return listening }
+		ctx, cancel := context.WithCancel(context.Background())
+		if _, err := ix.entry(ctx, "t"); err != nil {
+			t.Fatal(err)
+		}
+		const rounds = 3 * listeningFullEvery
+		f.mu.Lock()
+		f.afters = nil
+		f.mu.Unlock()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ix.Follow(ctx, time.Millisecond, nil, nil)
+		}()
+		for {
+			f.mu.Lock()
+			n := len(f.afters)
+			f.mu.Unlock()
+			if n >= rounds {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		<-done
+		full := 0
+		for _, after := range f.afters[:rounds] {
+			if after == 0 {
+				full++
+			}
+		}
+		want := rounds
+		if listening {
+			want = rounds / listeningFullEvery
+		}
+		// Rounds in flight when the count was taken may add one.
+		if full != want && full != want+1 {
+			t.Errorf("listening=%v: %d of %d rounds read the whole window, want %d", listening, full, rounds, want)
 		}
 	}
 }

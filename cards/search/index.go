@@ -21,6 +21,9 @@ type Index struct {
 	// Window is how far back each sync reads the feed again (see defaultFeedWindow); set it to
 	// at least the longest a write's transaction can stay open (server.requestTimeout).
 	Window time.Duration
+	// Listening, if set, reports whether notices of every committed write reach Follow now
+	// (Postgres LISTEN in effect); Follow then reads the whole window only now and then.
+	Listening func() bool
 
 	mu      sync.Mutex
 	tenants map[tenants.ID]*indexEntry

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -205,8 +206,18 @@ func (a *App) Start(ctx context.Context) {
 	if o.Search.Listen {
 		// Each (re)established LISTEN first syncs every loaded tenant: what was notified while
 		// none was in effect reached nobody.
-		resync := func() { a.Index.SyncLoaded(ctx, syncFailed) }
-		switch err := o.DB.Listen(ctx, notify, resync, func(err error) { log.Warn("change-feed listener", "err", err) }); {
+		// The follower reads only what is new while LISTEN is in effect (see Index.Listening).
+		var listening atomic.Bool
+		a.Index.Listening = listening.Load
+		resync := func() {
+			listening.Store(true)
+			a.Index.SyncLoaded(ctx, syncFailed)
+		}
+		lost := func(err error) {
+			listening.Store(false)
+			log.Warn("change-feed listener", "err", err)
+		}
+		switch err := o.DB.Listen(ctx, notify, resync, lost); {
 		case err == nil:
 			log.Info(followLine, "interval", o.Search.PollInterval)
 		case !errors.Is(err, storage.ErrNoListen) && ctx.Err() == nil:
