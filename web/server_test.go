@@ -117,6 +117,9 @@ type envOptions struct {
 	a2aCacheMaxAge time.Duration
 	// keys sign cards and delegation tokens; nil means fresh ones.
 	keys *token.ServiceKeys
+	// follow runs the background work as serve does: the feed follower (polling every 500 ms,
+	// and listening on Postgres) and pruning.
+	follow bool
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -148,11 +151,17 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	if o.allowLoopback {
 		opts.Outbound.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	}
+	if o.follow {
+		opts.Search = app.SearchOptions{PollInterval: 500 * time.Millisecond, Listen: true, FeedRetention: time.Hour}
+	}
 	a, err := app.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
+	if o.follow {
+		a.Start(context.Background())
+	}
 	e := a.Handler
 	// The server as serve configures it; readTimeout, when given, replaces its read bound.
 	a.ConfigureServer(srv.Config)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,10 +29,18 @@ func benchCardWrites(b *testing.B, loaded bool) {
 	if dialect == "" {
 		dialect = "sqlite"
 	}
-	e := newEnvWith(b, storagetest.Open(b, dialect), envOptions{})
+	e := newEnvWith(b, storagetest.Open(b, dialect), envOptions{follow: true})
 	e.mkTenant("acme", "alice")
 	alice := e.token("alice", "acme", false)
 	if loaded {
+		// 2,000 cards, as orchestrators' tenants hold, then a search loads the index.
+		seed := cardgen.Documents(42, 2000)
+		for i := 0; i < len(seed); i += 250 {
+			body := append([]byte("["), bytes.Join(seed[i:i+250], []byte(","))...)
+			body = append(body, ']')
+			r := e.do("POST", "/v1/tenants/acme/cards:batch", alice, json.RawMessage(body))
+			expect(b, r, http.StatusCreated)
+		}
 		expect(b, e.do("GET", "/v1/tenants/acme/cards?q=review", alice, nil), http.StatusOK)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
@@ -58,11 +67,14 @@ func benchCardWrites(b *testing.B, loaded bool) {
 		return res.Header.Get("ETag"), nil
 	}
 	// Generated cards (bench/cardgen): 5-20 capabilities, ~300-character descriptions.
-	docs := cardgen.Documents(7, b.N+1)
+	docs := cardgen.Documents(7, b.N+1) // agent-0000001...: seed 7 makes other cards than seed 42
+	for i := range docs {
+		docs[i] = bytes.Replace(docs[i], []byte(`"agent-`), []byte(`"w-agent-`), 1)
+	}
 	var n atomic.Int64
 	write := func() error {
 		i := int(n.Add(1))
-		card, id := docs[i], cardgen.Make(7, i).AgentID
+		card, id := docs[i], "w-"+cardgen.Make(7, i).AgentID
 		etag, err := send("POST", "/v1/tenants/acme/cards", card, http.StatusCreated)
 		if err != nil {
 			return err

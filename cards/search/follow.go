@@ -388,9 +388,51 @@ func (ix *Index) followNotices(ctx context.Context, tenant tenants.ID, notices [
 		}
 	}
 	if entries != nil {
+		if ix.unheld(tenant, entries) {
+			// A write of this replica applies its own card (Written) just after it commits,
+			// and its notice often arrives here first: a moment's wait lets it, so that its
+			// entry is then found held instead of read again. Other replicas' writes are
+			// applied that much later.
+			select {
+			case <-time.After(notifiedGrace):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		return ix.applyNotified(ctx, tenant, entries)
 	}
 	return ix.syncFrom(ctx, tenant, false, from)
+}
+
+// notifiedGrace is how long Follow waits before it reads again the cards of notified entries
+// the index does not hold yet (see followNotices).
+const notifiedGrace = 5 * time.Millisecond
+
+// unheld reports whether a loaded index of the tenant lacks the revision of one of entries (or
+// must read a delete's card again).
+func (ix *Index) unheld(tenant tenants.ID, entries []Change) bool {
+	ix.mu.Lock()
+	e, ok := ix.tenants[tenant]
+	ix.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case <-e.built:
+	default:
+		return false
+	}
+	if e.err != nil {
+		return false
+	}
+	e.x.mu.RLock()
+	defer e.x.mu.RUnlock()
+	for _, c := range entries {
+		if n, ok := e.x.byID[c.AgentID]; !ok || c.Op == OpDelete || c.Revision > e.x.docs[n].revision {
+			return true
+		}
+	}
+	return false
 }
 
 // SyncLoaded syncs every loaded tenant's index once, in tenant order. Follow does it every
