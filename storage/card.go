@@ -231,8 +231,12 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 		if err != nil || affected > 0 {
 			return wrapReplace(c.AgentID, err)
 		}
-		_, err = missed(s.db.with(ctx))
-		return err
+		// Postgres counts a matched row as changed: the revision moved on, or the card went,
+		// even if it is back at prev by now (deleted and created again since the update).
+		if written, err := missed(s.db.with(ctx)); err != nil || !written {
+			return err
+		}
+		return fault.Errorf(fault.Stale, "card %q changed meanwhile: revision does not match", c.AgentID)
 	}
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
 		res, err := s.db.prepare(update).exec(tx, args...)

@@ -22,11 +22,13 @@ type prepared struct {
 	db    *DB
 	query string
 
-	mu        sync.Mutex
 	preparing atomic.Bool // a background preparation on the writing pool is under way
 	// read is prepared on the read pool, write on the writing pool (the same pool but on
-	// SQLite): a statement runs only on connections of the pool it was prepared on.
-	read, write atomic.Pointer[sql.Stmt]
+	// SQLite): a statement runs only on connections of the pool it was prepared on. Each has
+	// its own lock: preparing on SQLite's one writing connection waits for the write queue,
+	// which a read must not wait for.
+	read, write     atomic.Pointer[sql.Stmt]
+	readMu, writeMu sync.Mutex
 }
 
 // prepare returns the DB's prepared form of query.
@@ -40,15 +42,15 @@ func (db *DB) prepare(query string) *prepared {
 
 // get returns the statement prepared on the read pool, or on the writing pool if write.
 func (p *prepared) get(ctx context.Context, write bool) (*sql.Stmt, error) {
-	db, slot, pool := p.db, &p.read, p.db.sql
+	db, slot, pool, mu := p.db, &p.read, p.db.sql, &p.readMu
 	if write {
-		slot, pool = &p.write, db.wsql
+		slot, pool, mu = &p.write, db.wsql, &p.writeMu
 	}
 	if stmt := slot.Load(); stmt != nil {
 		return stmt, nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	if stmt := slot.Load(); stmt != nil {
 		return stmt, nil
 	}

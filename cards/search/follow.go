@@ -302,14 +302,22 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
 func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-chan Notice, onError func(tenants.ID, error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	ticks := 0
+	// lastFull is when a round last read every loaded tenant's whole window; needFull asks the
+	// next round for one (a notice could not be applied).
+	lastFull, needFull := time.Now(), false
+	failed := func(tenant tenants.ID, err error) {
+		if err != nil && ctx.Err() == nil {
+			needFull = true
+			if onError != nil {
+				onError(tenant, err)
+			}
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case n := <-notify:
-			// Take the notices waiting as well: one read per tenant, from its lowest entry
-			// (a notice without a number asks for a full sync).
 			// Take the notices waiting as well. A tenant whose notices all carry their entry
 			// has them applied as they are; otherwise one read serves them, from the lowest
 			// entry (a notice without a number asks for a full sync).
@@ -324,34 +332,49 @@ func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-ch
 					break drain
 				}
 			}
-			for _, tenant := range slices.Sorted(maps.Keys(heard)) {
-				if err := ix.followNotices(ctx, tenant, heard[tenant]); err != nil && ctx.Err() == nil && onError != nil {
-					onError(tenant, err)
+			order := slices.Sorted(maps.Keys(heard))
+			for _, tenant := range order {
+				if ix.unheldNotices(tenant, heard[tenant]) {
+					// A write of this replica applies its own card (Written) just after it
+					// commits, and its notice often arrives here first: one moment's wait for
+					// the round lets it, so that its entry is then found held instead of read
+					// again. Other replicas' writes are applied that much later.
+					select {
+					case <-time.After(notifiedGrace):
+					case <-ctx.Done():
+						return
+					}
+					break
 				}
 			}
+			for _, tenant := range order {
+				failed(tenant, ix.followNotices(ctx, tenant, heard[tenant]))
+			}
 		case <-t.C:
-			ticks++
-			if ix.Listening != nil && ix.Listening() && ticks%listeningFullEvery != 0 {
+			if ix.Listening != nil && ix.Listening() && !needFull && time.Since(lastFull) < listeningFullPeriod {
 				// Notices bring every committed write; read only what is new, in case one was
-				// lost, and the whole window now and then (see listeningFullEvery).
+				// lost, and the whole window now and then (see listeningFullPeriod).
 				for _, tenant := range ix.sortedLoaded() {
-					if err := ix.syncNew(ctx, tenant); err != nil && ctx.Err() == nil && onError != nil {
-						onError(tenant, err)
-					}
+					failed(tenant, ix.syncNew(ctx, tenant))
 				}
 				continue
 			}
-			ix.SyncLoaded(ctx, onError)
+			lastFull, needFull = time.Now(), false
+			for _, tenant := range ix.sortedLoaded() {
+				failed(tenant, ix.sync(ctx, tenant, false))
+			}
 		}
 	}
 }
 
-// listeningFullEvery is how many of Follow's rounds read the feed's whole window again while
-// notices are heard: one in this many. The others read only entries after the highest applied.
-// A window read costs in proportion to the writes of the last Window (tens of thousands of
-// entries under load, every round); notices already carry each committed entry, so the window
-// is read only to catch one whose notice was lost on a connection that failed unnoticed.
-const listeningFullEvery = 20
+// listeningFullPeriod is how often Follow's rounds read the feed's whole window again while
+// notices are heard; the others read only entries after the highest applied. A window read costs
+// in proportion to the writes of the last Window (tens of thousands of entries under load, every
+// round); notices already carry each committed entry, so the window is read only to catch one
+// whose notice was lost (a connection that failed unnoticed, an apply that failed, an index
+// still building when it came). It is below the 5 s margin of Window over the longest write
+// transaction: a full read then still reaches back past any entry committed since the last one.
+const listeningFullPeriod = 4 * time.Second
 
 // syncNew applies the tenant's feed entries after the highest one applied, if its index is
 // loaded and built.
@@ -388,29 +411,18 @@ func (ix *Index) followNotices(ctx context.Context, tenant tenants.ID, notices [
 		}
 	}
 	if entries != nil {
-		if ix.unheld(tenant, entries) {
-			// A write of this replica applies its own card (Written) just after it commits,
-			// and its notice often arrives here first: a moment's wait lets it, so that its
-			// entry is then found held instead of read again. Other replicas' writes are
-			// applied that much later.
-			select {
-			case <-time.After(notifiedGrace):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
 		return ix.applyNotified(ctx, tenant, entries)
 	}
 	return ix.syncFrom(ctx, tenant, false, from)
 }
 
-// notifiedGrace is how long Follow waits before it reads again the cards of notified entries
-// the index does not hold yet (see followNotices).
+// notifiedGrace is how long a round of Follow waits before it reads again the cards of notified
+// entries the index does not hold yet.
 const notifiedGrace = 5 * time.Millisecond
 
-// unheld reports whether a loaded index of the tenant lacks the revision of one of entries (or
-// must read a delete's card again).
-func (ix *Index) unheld(tenant tenants.ID, entries []Change) bool {
+// unheldNotices reports whether notices carry an entry that a loaded index of the tenant lacks
+// the revision of (or must read the card of again, for a delete).
+func (ix *Index) unheldNotices(tenant tenants.ID, notices []Notice) bool {
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
 	ix.mu.Unlock()
@@ -427,7 +439,10 @@ func (ix *Index) unheld(tenant tenants.ID, entries []Change) bool {
 	}
 	e.x.mu.RLock()
 	defer e.x.mu.RUnlock()
-	for _, c := range entries {
+	for _, c := range notices {
+		if c.Op == "" {
+			continue // not an entry: read from the feed
+		}
 		if n, ok := e.x.byID[c.AgentID]; !ok || c.Op == OpDelete || c.Revision > e.x.docs[n].revision {
 			return true
 		}

@@ -44,8 +44,9 @@ type feedModel struct {
 	// index racing with the one reading (never inside itself).
 	interleave   func()
 	interleaving bool
-	// afters records the after argument of each Changes call.
-	afters []int64
+	// afters records the after argument of each Changes call; failNext makes the next one fail.
+	afters   []int64
+	failNext bool
 	// notices holds the entries committed and not yet heard of, in commit order (Postgres's
 	// NOTIFY, delivered when its transaction commits).
 	notices []Change
@@ -148,6 +149,10 @@ func (f *feedModel) Changes(ctx context.Context, tenant tenants.ID, after int64,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.afters = append(f.afters, after)
+	if f.failNext {
+		f.failNext = false
+		return nil, fmt.Errorf("the feed failed")
+	}
 	f.step()
 	var out []Change
 	for _, e := range f.feed {
@@ -334,8 +339,8 @@ func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64)
 }
 
 // TestFollowWhileListening: while notices are heard, Follow's rounds read only the entries after
-// the highest applied, and the whole window one round in listeningFullEvery; when they are not,
-// every round reads the window.
+// the highest applied (the whole window only every listeningFullPeriod), and the round after a
+// failed read reads the whole window; when notices are not heard, every round reads the window.
 func TestFollowWhileListening(t *testing.T) {
 	for _, listening := range []bool{true, false} {
 		f := &feedModel{r: rand.New(rand.NewPCG(1, 1)), cards: map[string]cards.Card{}, agents: []string{"a", "b", "c"}, stepsOn: true}
@@ -351,39 +356,49 @@ func TestFollowWhileListening(t *testing.T) {
 		if _, err := ix.entry(ctx, "t"); err != nil {
 			t.Fatal(err)
 		}
-		const rounds = 3 * listeningFullEvery
 		f.mu.Lock()
 		f.afters = nil
 		f.mu.Unlock()
+		calls := func() []int64 {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return slices.Clone(f.afters)
+		}
+		waitCalls := func(n int) []int64 {
+			for {
+				if got := calls(); len(got) >= n {
+					return got
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			ix.Follow(ctx, time.Millisecond, nil, nil)
 		}()
-		for {
-			f.mu.Lock()
-			n := len(f.afters)
-			f.mu.Unlock()
-			if n >= rounds {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-		cancel()
-		<-done
+		const rounds = 30 // far fewer than listeningFullPeriod holds at 1 ms a round
 		full := 0
-		for _, after := range f.afters[:rounds] {
+		for _, after := range waitCalls(rounds)[:rounds] {
 			if after == 0 {
 				full++
 			}
 		}
-		want := rounds
-		if listening {
-			want = rounds / listeningFullEvery
-		}
-		// Rounds in flight when the count was taken may add one.
-		if full != want && full != want+1 {
+		if want := map[bool]int{true: 0, false: rounds}[listening]; full != want {
 			t.Errorf("listening=%v: %d of %d rounds read the whole window, want %d", listening, full, rounds, want)
 		}
+		if listening {
+			// A failed read: the next round reads the whole window.
+			f.mu.Lock()
+			f.failNext = true
+			failedAt := len(f.afters)
+			f.mu.Unlock()
+			got := waitCalls(failedAt + 2)
+			if got[failedAt+1] != 0 {
+				t.Errorf("the round after a failed read started after %d, want the whole window (0); reads %v", got[failedAt+1], got[failedAt:])
+			}
+		}
+		cancel()
+		<-done
 	}
 }
