@@ -423,18 +423,8 @@ const notifiedGrace = 5 * time.Millisecond
 // unheldNotices reports whether notices carry an entry that a loaded index of the tenant lacks
 // the revision of (or must read the card of again, for a delete).
 func (ix *Index) unheldNotices(tenant tenants.ID, notices []Notice) bool {
-	ix.mu.Lock()
-	e, ok := ix.tenants[tenant]
-	ix.mu.Unlock()
-	if !ok {
-		return false
-	}
-	select {
-	case <-e.built:
-	default:
-		return false
-	}
-	if e.err != nil {
+	e, _ := ix.loaded(context.Background(), tenant, false)
+	if e == nil {
 		return false
 	}
 	e.x.mu.RLock()
