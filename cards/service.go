@@ -53,6 +53,10 @@ type Indexer interface {
 	// Written applies the current state of the agents' cards (as the store has it now: written,
 	// or gone) to the tenant's index, if it is loaded.
 	Written(ctx context.Context, tenant tenants.ID, agentIDs ...string) error
+	// Wrote applies cards as they were written by writes that began at started and have
+	// committed: without reading them back where it can tell they are newer than what the
+	// index holds, as Written otherwise.
+	Wrote(ctx context.Context, tenant tenants.ID, started time.Time, written ...Card) error
 }
 
 // Gate admits the caller in ctx into a tenant (it exists, is the caller's, is active) and returns
@@ -188,10 +192,11 @@ func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card,
 func (s *Service) create(ctx context.Context, tenant tenants.ID, c Card) (Card, error) {
 	now := s.now()
 	c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
+	started := time.Now()
 	if err := s.Store.Create(ctx, tenant, c); err != nil {
 		return Card{}, err
 	}
-	s.syncIndex(ctx, tenant, c.AgentID)
+	s.applyWritten(ctx, tenant, started, c)
 	return c, nil
 }
 
@@ -270,15 +275,15 @@ func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []b
 		}
 		return nil, err
 	}
+	started := time.Now()
 	if err := s.Store.CreateMany(ctx, tenant, ps); err != nil {
 		return nil, err
 	}
 	cs := make([]Card, len(ps))
-	ids := make([]string, len(ps))
 	for i, p := range ps {
-		cs[i], ids[i] = p.Card, p.Card.AgentID
+		cs[i] = p.Card
 	}
-	s.syncIndex(ctx, tenant, ids...)
+	s.applyWritten(ctx, tenant, started, cs...)
 	return cs, nil
 }
 
@@ -363,6 +368,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		now := s.now()
 		if !exists {
 			c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
+			started := time.Now()
 			err = s.Store.Create(ctx, tenant, c)
 			if errors.Is(err, ErrExists) {
 				continue // created meanwhile: replace it on the next attempt
@@ -370,10 +376,11 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 			if err != nil {
 				return Card{}, false, err
 			}
-			s.syncIndex(ctx, tenant, agentID)
+			s.applyWritten(ctx, tenant, started, c)
 			return c, true, nil
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now
+		started := time.Now()
 		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
 			if pre.conditional() {
@@ -384,7 +391,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		if err != nil {
 			return Card{}, false, err
 		}
-		s.syncIndex(ctx, tenant, agentID)
+		s.applyWritten(ctx, tenant, started, c)
 		return c, false, nil
 	}
 	return Card{}, false, fault.Errorf(fault.Stale, "card %q changed under %d attempts to write it: revision does not match", agentID, maxAttempts)
@@ -429,6 +436,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 			return Card{}, err
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, s.now()
+		started := time.Now()
 		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
 		if errors.Is(err, ErrStale) && !pre.conditional() {
 			continue
@@ -436,7 +444,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		if err != nil {
 			return Card{}, err
 		}
-		s.syncIndex(ctx, tenant, agentID)
+		s.applyWritten(ctx, tenant, started, c)
 		return c, nil
 	}
 	return Card{}, fault.Errorf(fault.Stale, "card %q changed under %d attempts to patch it: revision does not match", agentID, maxAttempts)
@@ -485,6 +493,15 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 	}
 	s.syncIndex(ctx, tenant, agentID)
 	return nil
+}
+
+// applyWritten applies cards whose writes, begun at started, just committed to the index, so the
+// writer's next search sees them.
+func (s *Service) applyWritten(ctx context.Context, tenant tenants.ID, started time.Time, written ...Card) {
+	if s.Index != nil {
+		// The write committed: apply it even if its client has gone.
+		_ = s.Index.Wrote(context.WithoutCancel(ctx), tenant, started, written...)
+	}
 }
 
 // syncIndex applies a write that just committed to the index, so the writer's next search sees

@@ -1,15 +1,22 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentcards/agentcards/bench/cardgen"
 )
 
 // TestReadYourWritesUnderLoad: on every database, with the tenant's index loaded, its follower
@@ -117,5 +124,86 @@ func TestReadYourWritesUnderLoad(t *testing.T) {
 			}
 		}
 		t.Logf("%d writes of the other writers during the %d rounds", during, rounds)
+	})
+}
+
+// TestWrittenCardsIndexedAsStored: a write applies the card it wrote to the loaded index without
+// reading it back (Index.Wrote), so what it indexes must be what the store holds. On every
+// database, cards registered, imported (every A2A sample), created and replaced with PUT,
+// patched (fields changed, removed with null, added), registered in a batch, and deleted and
+// registered anew are written to a tenant whose index is loaded; then a second server on the
+// same database, whose index is built from the store, must answer every query exactly as the
+// first: the same hits, in the same order, with the same scores and cards.
+func TestWrittenCardsIndexedAsStored(t *testing.T) {
+	samples, err := filepath.Glob(filepath.Join(samplesDir, "*.json"))
+	if err != nil || len(samples) != 5 {
+		t.Fatalf("samples: %v %v", samples, err)
+	}
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		if a := e.search(alice, "acme", "q=translate"); a.Total != 0 {
+			t.Fatalf("before any write: %+v", a)
+		}
+		docs := cardgen.Documents(11, 60)
+		for _, d := range docs[:30] {
+			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, json.RawMessage(d)), http.StatusCreated)
+		}
+		for i, f := range samples {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := map[string]any{"agentId": fmt.Sprintf("sample-%d", i), "card": json.RawMessage(raw), "visibility": "public"}
+			expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, body), http.StatusCreated)
+		}
+		// PUT creates one card and replaces another with other content.
+		fresh := cardgen.Make(12, 1)
+		fresh.AgentID = "put-new"
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/put-new", alice, fresh), http.StatusCreated)
+		other := cardgen.Make(12, 2)
+		other.AgentID = cardgen.Make(11, 3).AgentID
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+other.AgentID, alice, other), http.StatusOK)
+		// Patches: a field changed, one removed, a capability list replaced, twice in a row.
+		a0, a1 := cardgen.Make(11, 0).AgentID, cardgen.Make(11, 1).AgentID
+		for _, p := range []struct{ agent, patch string }{
+			{a0, `{"name":"Zanzibar Ledger Reconciler","description":"reconciles ledgers overnight"}`},
+			{a0, `{"tags":null}`},
+			{a1, `{"capabilities":[{"name":"translate_text","description":"translates documents between languages"}]}`},
+			{a1, `{"description":"translation desk for contracts"}`},
+		} {
+			expect(t, e.do("PATCH", "/v1/tenants/acme/cards/"+p.agent, alice, json.RawMessage(p.patch)), http.StatusOK)
+		}
+		// A batch, then a card deleted and registered anew with other content.
+		batch := append([]byte("["), bytes.Join(docs[30:], []byte(","))...)
+		batch = append(batch, ']')
+		expect(t, e.do("POST", "/v1/tenants/acme/cards:batch", alice, json.RawMessage(batch)), http.StatusCreated)
+		a5 := cardgen.Make(11, 5)
+		expect(t, e.do("DELETE", "/v1/tenants/acme/cards/"+a5.AgentID, alice, nil), http.StatusNoContent)
+		again := cardgen.Make(13, 5)
+		again.AgentID = a5.AgentID
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, again), http.StatusCreated)
+
+		// Queries: every word of every card's name, a few of the corpus's, the filters, and all.
+		all := e.search(alice, "acme", "limit=100")
+		if all.Total != 66 {
+			t.Fatalf("%d cards, want 66", all.Total)
+		}
+		queries := []string{"limit=100", "q=translate", "q=zanzibar", "q=ledgers", "q=contracts", "q=currency",
+			"q=weather", "q=agent&limit=100", "protocol=a2a&limit=100", "capability=translate_text"}
+		for _, h := range all.Items {
+			for _, w := range strings.Fields(h.Card.Name) {
+				queries = append(queries, "q="+url.QueryEscape(w)+"&limit=100")
+			}
+		}
+		built := newEnv(t, e.db, 1<<20)
+		for _, q := range slices.Compact(slices.Sorted(slices.Values(queries))) {
+			ra, rb := e.do("GET", "/v1/tenants/acme/cards?"+q, alice, nil), built.do("GET", "/v1/tenants/acme/cards?"+q, alice, nil)
+			expect(t, ra, http.StatusOK)
+			expect(t, rb, http.StatusOK)
+			if !bytes.Equal(ra.body, rb.body) {
+				t.Errorf("%s: the index written to answers\n%s\nthe index built from the store answers\n%s", q, ra.body, rb.body)
+			}
+		}
 	})
 }

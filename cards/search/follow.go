@@ -60,6 +60,51 @@ func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...str
 	return ix.refresh(ctx, tenant, e, sortedSet(agentIDs))
 }
 
+// Wrote applies cards that writes of this replica have just committed to the tenant's index, if
+// it is loaded, as Written does, but without reading them back where the index can tell that the
+// card written is newer than what it holds; started is when the writes began, before they reached
+// the store. A card written is newer than the one the index holds if both are revisions of the
+// same card (its id) and the index's is lower: one card's revisions commit in order. It is newer
+// than no card at all if the index has installed nothing for its agent since its build, and the
+// build ended before the write began: what the build found, absence, was the state before the
+// write. In any other case (the index holds another card of the agent, one created anew; or it
+// installed the agent's absence, which may be a delete that came after the write) the card is
+// read back as Written does. A card the index holds at its revision or later is left as it is.
+func (ix *Index) Wrote(ctx context.Context, tenant tenants.ID, started time.Time, written ...cards.Card) error {
+	e, err := ix.loaded(ctx, tenant, true)
+	if e == nil {
+		return err
+	}
+	put := make(map[string]cards.Card, len(written))
+	var agents, again []string
+	e.syncMu.Lock()
+	e.x.mu.RLock()
+	for _, c := range written {
+		n, held := e.x.byID[c.AgentID]
+		switch {
+		case held && e.x.docs[n].cardID == c.ID:
+			if e.x.docs[n].revision < c.Revision {
+				put[c.AgentID] = c
+				agents = append(agents, c.AgentID)
+			}
+		case !held && e.applied[c.AgentID] == 0 && e.builtAt.Before(started):
+			put[c.AgentID] = c
+			agents = append(agents, c.AgentID)
+		default:
+			again = append(again, c.AgentID)
+		}
+	}
+	e.x.mu.RUnlock()
+	if len(agents) > 0 {
+		e.install(agents, put)
+	}
+	e.syncMu.Unlock()
+	if len(again) == 0 {
+		return nil
+	}
+	return ix.refresh(ctx, tenant, e, sortedSet(again))
+}
+
 // refresh installs the current state of the agents' cards in e; the caller does not hold
 // e.syncMu. See Written for why reading outside the lock is safe.
 func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, agents []string) error {
@@ -277,10 +322,18 @@ func (ix *Index) read(ctx context.Context, tenant tenants.ID, agents []string) (
 // install puts the agents' cards of current in the index (removing those absent) and notes
 // when each was installed; the caller holds e.syncMu.
 func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
+	// Analysed before the index's lock is taken: searches wait only for the postings to change.
+	analyzed := make(map[string]doc, len(current))
+	for _, id := range agents {
+		if c, ok := current[id]; ok {
+			analyzed[id] = analyze(c)
+		}
+	}
 	e.x.mu.Lock()
 	for _, id := range agents {
 		if c, ok := current[id]; ok {
-			e.x.upsert(c)
+			e.x.remove(id)
+			e.x.add(c, analyzed[id])
 		} else {
 			e.x.remove(id)
 		}

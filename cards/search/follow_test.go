@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -19,10 +20,11 @@ type fentry struct {
 }
 
 type ftx struct {
-	agent string
-	del   bool
-	card  cards.Card
-	seq   int64
+	agent   string
+	del     bool
+	card    cards.Card
+	seq     int64
+	started time.Time // when the write began, as the service notes it for Index.Wrote
 }
 
 // feedModel models a server database for the change feed: a feed entry's seq is taken when the write begins, and both the card
@@ -50,6 +52,23 @@ type feedModel struct {
 	// notices holds the entries committed and not yet heard of, in commit order (Postgres's
 	// NOTIFY, delivered when its transaction commits).
 	notices []Change
+	// history, if set, holds each agent's states in commit order ("gone", or the card's
+	// id@revision), starting with "gone"; own holds the writes committed whose writer has not yet applied
+	// them (Index.Wrote), when keepOwn is set.
+	history map[string][]string
+	own     []*ftx
+	keepOwn bool
+	// listed holds, by agent, the position in history of its state when IDs was first called
+	// (by the index's build) for agents without a card then.
+	listed map[string]int
+}
+
+// state names a card's state as history does.
+func state(c cards.Card, ok bool) string {
+	if !ok {
+		return "gone"
+	}
+	return fmt.Sprintf("%s@%d", c.ID, c.Revision)
 }
 
 func (f *feedModel) begin() {
@@ -63,7 +82,7 @@ func (f *feedModel) begin() {
 		}
 	}
 	cur, exists := f.cards[a]
-	t := &ftx{agent: a}
+	t := &ftx{agent: a, started: time.Now()}
 	switch {
 	case !exists:
 		f.ids++
@@ -98,6 +117,13 @@ func (f *feedModel) commit() {
 		delete(f.cards, t.agent)
 	} else {
 		f.cards[t.agent] = t.card
+	}
+	if f.history != nil {
+		c, ok := f.cards[t.agent]
+		f.history[t.agent] = append(f.history[t.agent], state(c, ok))
+	}
+	if f.keepOwn {
+		f.own = append(f.own, t)
 	}
 	for j := range f.feed {
 		if f.feed[j].Seq == t.seq {
@@ -178,7 +204,19 @@ func (f *feedModel) LastSeq(ctx context.Context, tenant tenants.ID) (int64, erro
 }
 
 func (f *feedModel) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Time) (int64, error) {
-	return 0, nil // Window covers the whole history
+	if !f.oneWriter {
+		return 0, nil // Window covers the whole history
+	}
+	// SQLite's Window is 0: the highest entry committed now.
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var m int64
+	for _, e := range f.feed {
+		if e.visible {
+			m = max(m, e.Seq)
+		}
+	}
+	return m, nil
 }
 
 func (f *feedModel) Create(context.Context, tenants.ID, cards.Card) error           { panic("unused") }
@@ -198,6 +236,14 @@ func (f *feedModel) IDs(ctx context.Context, tenant tenants.ID) ([]string, error
 		ids = append(ids, a)
 	}
 	slices.Sort(ids)
+	if f.listed == nil {
+		f.listed = map[string]int{}
+		for a, h := range f.history {
+			if _, ok := f.cards[a]; !ok {
+				f.listed[a] = len(h) - 1
+			}
+		}
+	}
 	return ids, nil
 }
 
@@ -229,35 +275,51 @@ func (f *feedModel) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 // when it begins, and its card and entry appear together when it commits, in any order, while
 // the index is built and synced. Creates, updates, deletes and re-creates (whose revisions start
 // again) of a few agents, over 30,000 seeds: once everything has committed and been synced, the
-// index holds exactly the store's cards. The real databases are tested elsewhere (storage, and
-// the two-replica web tests); this checks the rule under interleavings they cannot be made to
-// produce on demand.
+// index holds exactly the store's cards, and all along each agent's card in the index moved only
+// forward through the states the store had (never back to an older one, nor a deleted card
+// back). The real databases are tested elsewhere (storage, and the two-replica web tests); this
+// checks the rule under interleavings they cannot be made to produce on demand.
 func TestSyncSkipRuleModel(t *testing.T) {
 	for _, withWritten := range []bool{false, true} {
-		t.Run(fmt.Sprintf("written=%v", withWritten), func(t *testing.T) { syncModel(t, withWritten, false, false, 30000) })
+		t.Run(fmt.Sprintf("written=%v", withWritten), func(t *testing.T) { syncModel(t, modelRun{written: withWritten}, 30000) })
 	}
 	// SQLite's shape: one writer, entries visible in sequence order, and no window read again
 	// (which, with writes committing out of order, loses some: the window is needed there).
-	t.Run("one writer, no window", func(t *testing.T) { syncModel(t, true, true, false, 10000) })
+	t.Run("one writer, no window", func(t *testing.T) { syncModel(t, modelRun{written: true, oneWriter: true}, 10000) })
 	// Postgres with LISTEN: every sync is one notices asked for, applying the entries they carry
 	// or reading only from the lowest of them on (no window), and at the end the notices alone,
 	// with no full sync, leave the index exact.
-	t.Run("notices only", func(t *testing.T) { syncModel(t, true, false, true, 30000) })
+	t.Run("notices only", func(t *testing.T) { syncModel(t, modelRun{written: true, notices: true}, 30000) })
+	// Writes apply the cards they wrote as they are (Index.Wrote), in any order after they
+	// committed, some never (a writer that failed before it applied).
+	t.Run("wrote", func(t *testing.T) { syncModel(t, modelRun{written: true, wrote: true}, 30000) })
+	t.Run("wrote, one writer, no window", func(t *testing.T) {
+		syncModel(t, modelRun{written: true, wrote: true, oneWriter: true}, 10000)
+	})
+	t.Run("wrote, notices only", func(t *testing.T) { syncModel(t, modelRun{written: true, wrote: true, notices: true}, 30000) })
 }
 
-// syncModel runs the model of TestSyncSkipRuleModel, with writes of this replica applying their
-// own cards (Index.Written) between the syncs when withWritten is set, and with syncs asked for
-// by notices of committed entries (Follow on Postgres) instead of full ones when notices is set.
-func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64) {
+// modelRun says what a run of the model of TestSyncSkipRuleModel does besides syncs: writes of
+// this replica apply their agents' current cards (Index.Written) when written is set, and the
+// cards they wrote (Index.Wrote) when wrote is set; syncs are asked for by notices of committed
+// entries (Follow on Postgres) instead of full ones when notices is set; one write is open at a
+// time when oneWriter is set.
+type modelRun struct {
+	written, wrote, oneWriter, notices bool
+}
+
+// syncModel runs the model of TestSyncSkipRuleModel over seeds.
+func syncModel(t *testing.T, m modelRun, seeds uint64) {
 	for seed := range seeds {
-		f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]cards.Card{}, agents: []string{"a", "b"}, oneWriter: oneWriter}
+		f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]cards.Card{}, agents: []string{"a", "b"},
+			oneWriter: m.oneWriter, keepOwn: m.wrote, history: map[string][]string{"a": {"gone"}, "b": {"gone"}}}
 		f.stepsOn = true
 		for range 10 {
 			f.step()
 		}
 		ix := NewIndex(f, f)
 		ix.Window = time.Hour
-		if oneWriter {
+		if m.oneWriter {
 			ix.Window = 0
 		}
 		ctx := context.Background()
@@ -265,7 +327,41 @@ func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if withWritten {
+		// pos is, by agent, the position in its history of the state the index holds: for an
+		// agent without a card when the build listed them, at least the state then.
+		pos := maps.Clone(f.listed)
+		forward := func() {
+			for _, a := range f.agents {
+				n, ok := e.x.byID[a]
+				held := "gone"
+				if ok {
+					held = fmt.Sprintf("%s@%d", e.x.docs[n].cardID, e.x.docs[n].revision)
+				}
+				h, p := f.history[a], pos[a]
+				for p < len(h) && h[p] != held {
+					p++
+				}
+				if p == len(h) {
+					t.Fatalf("seed %d: the index holds %s of %q, not one of the store's states since %q: %v", seed, held, a, h[pos[a]], h)
+				}
+				pos[a] = p
+			}
+		}
+		// apply is one apply of a write of this replica: the card it wrote (Wrote), or what the
+		// store holds now (Written).
+		apply := func() error {
+			if m.wrote && len(f.own) > 0 && f.r.IntN(4) != 0 {
+				i := f.r.IntN(len(f.own))
+				w := f.own[i]
+				f.own = slices.Delete(f.own, i, i+1)
+				if w.del {
+					return ix.Written(ctx, "t", w.agent) // a delete reads back, as the service's do
+				}
+				return ix.Wrote(ctx, "t", w.started, w.card)
+			}
+			return ix.Written(ctx, "t", f.agents[f.r.IntN(len(f.agents))])
+		}
+		if m.written {
 			// A write's read, made outside the index's lock, races with other applies (a read
 			// made under the lock cannot: this model runs one thing at a time).
 			f.interleave = func() {
@@ -274,9 +370,9 @@ func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64)
 				}
 				e.syncMu.Unlock()
 				var err error
-				if agent := f.agents[f.r.IntN(len(f.agents))]; f.r.IntN(2) == 0 {
-					err = ix.Written(ctx, "t", agent)
-				} else if !notices {
+				if f.r.IntN(2) == 0 {
+					err = apply()
+				} else if !m.notices {
 					err = ix.Sync(ctx, "t")
 				} else {
 					err = f.follow(ctx, ix, f.heard())
@@ -284,18 +380,19 @@ func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64)
 				if err != nil {
 					t.Error(err)
 				}
+				forward()
 			}
 		}
+		forward()
 		for range 20 {
 			// A write of this replica applies its own card (Written) while writes commit
 			// around it; the follower syncs the rest.
-			agent := f.agents[f.r.IntN(len(f.agents))]
 			switch {
-			case withWritten && f.r.IntN(2) == 0:
-				if err := ix.Written(ctx, "t", agent); err != nil {
+			case m.written && f.r.IntN(2) == 0:
+				if err := apply(); err != nil {
 					t.Fatal(err)
 				}
-			case notices:
+			case m.notices:
 				if err := f.follow(ctx, ix, f.heard()); err != nil {
 					t.Fatal(err)
 				}
@@ -304,6 +401,7 @@ func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64)
 					t.Fatal(err)
 				}
 			}
+			forward()
 		}
 		// Quiesce: commit everything, then sync (with notices: on the notices alone).
 		f.mu.Lock()
@@ -312,7 +410,7 @@ func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64)
 			f.commit()
 		}
 		f.mu.Unlock()
-		if notices {
+		if m.notices {
 			err = f.follow(ctx, ix, f.heard())
 		} else {
 			err = ix.Sync(ctx, "t")
@@ -320,6 +418,7 @@ func syncModel(t *testing.T, withWritten, oneWriter, notices bool, seeds uint64)
 		if err != nil {
 			t.Fatal(err)
 		}
+		forward()
 		got := map[string]string{}
 		for a, n := range e.x.byID {
 			got[a] = fmt.Sprintf("%s@%d", e.x.docs[n].cardID, e.x.docs[n].revision)

@@ -41,6 +41,7 @@ type indexEntry struct {
 	epoch    atomic.Uint64
 	applied  map[string]uint64
 	snapshot int64          // the feed position the build's snapshot of the cards is after
+	builtAt  time.Time      // when the build ended (set before built is closed)
 	lastSeq  int64          // the highest sequence number applied
 	marks    []mark         // lastSeq over the last feedWindow, oldest first
 	seen     map[int64]bool // entries applied at or above the oldest mark
@@ -77,6 +78,7 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	buildCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
 	e.err = ix.build(buildCtx, tenant, e)
 	cancel()
+	e.builtAt = time.Now()
 	close(e.built)
 	if e.err != nil {
 		ix.mu.Lock()
