@@ -4,7 +4,9 @@
 # and in one of 2,000 cards whose index a search loaded, against a baseline measured in the same
 # run and database: the same card and change-feed rows written with plain database/sql and the
 # server's connection settings, one transaction per write. Server and baseline phases alternate
-# over the rounds. Then 64 clients send 70% free-text searches and 30% writes to a loaded tenant.
+# over the rounds. Then 64 clients send 70% free-text searches and 30% writes to a loaded tenant,
+# and the same mix again with the writes made by the baseline (the database's floor under that
+# load).
 # Prints writes/s, p50/p99 and server/baseline per phase, and each goal of the issue beside its
 # measure: 16 writers >= 0.5x the baseline (SQLite, Postgres); mixed write p99 <= 2x search p99;
 # lone writer p50 loaded <= 1.5x no index. About 2 minutes on 2 cores.

@@ -20,7 +20,7 @@ type baseline struct {
 	db      *sql.DB
 	dialect string
 
-	insertTenant, insertCard, updateCard, insertChange, notify string
+	insertTenant, insertCard, updateCard, touchCard, insertChange, notify string
 }
 
 // notifyChannel is the baseline's own channel; a notification costs the sender the same whether
@@ -35,6 +35,7 @@ func newBaseline(db *sql.DB, dialect string) *baseline {
 		insertCard:   q("INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
 		updateCard: q("UPDATE cards SET id = ?, name = ?, revision = ?, doc = ?, created_at = ?, updated_at = ? " +
 			"WHERE tenant_id = ? AND agent_id = ? AND revision = ?"),
+		touchCard: q("UPDATE cards SET name = ?, doc = ?, revision = revision + 1, updated_at = ? WHERE tenant_id = ? AND agent_id = ?"),
 		insertChange: q("INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) VALUES (?, ?, ?, ?, ?)"),
 		notify:       "SELECT pg_notify($1, current_schema() || ' ' || $2)",
 	}
@@ -97,6 +98,18 @@ func (b *baseline) update(ctx context.Context, tenant string, c card, id string,
 			return fmt.Errorf("update %s: %d rows, %v", c.agentID, n, err)
 		}
 		return b.change(ctx, tx, tenant, c.agentID, "update", prev+1, t)
+	})
+}
+
+// touch rewrites a card of the tenant at its next revision, whatever its revision is: the rows a
+// write under the mixed load writes, without the read of the card before it.
+func (b *baseline) touch(ctx context.Context, tenant string, c card) error {
+	t := now()
+	return b.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, b.touchCard, c.name, string(c.doc), t, tenant, c.agentID); err != nil {
+			return err
+		}
+		return b.change(ctx, tx, tenant, c.agentID, "update", 0, t)
 	})
 }
 

@@ -107,7 +107,7 @@ func (s *scratch) openPool() (*sql.DB, error) {
 			return nil, err
 		}
 		db.SetMaxOpenConns(10)
-		db.SetMaxIdleConns(5)
+		db.SetMaxIdleConns(10)
 		db.SetConnMaxLifetime(30 * time.Minute)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	case "mysql":
@@ -124,7 +124,7 @@ func (s *scratch) openPool() (*sql.DB, error) {
 			return nil, err
 		}
 		db.SetMaxOpenConns(10)
-		db.SetMaxIdleConns(5)
+		db.SetMaxIdleConns(10)
 		db.SetConnMaxLifetime(3 * time.Minute)
 		db.SetConnMaxIdleTime(time.Minute)
 	}

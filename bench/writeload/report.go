@@ -44,6 +44,16 @@ func (b *bench) report(out io.Writer) {
 			fmt.Fprintf(out, "%-8s %10.0f %9s %9s\n", c.name, m.rate(c.kinds...), ms(pct(l, 50)), ms(pct(l, 99)))
 		}
 		fmt.Fprintf(out, "failed   %10d\n", m.errs)
+		f := &b.floor.all
+		fmt.Fprintf(out, "the same mix with the writes made by the baseline (database/sql in the bench's process: no HTTP, no read before the write):\n")
+		for _, c := range []struct {
+			name  string
+			kinds []kind
+		}{{"search", []kind{kindSearch}}, {"write", []kind{kindPatch}}} {
+			l := f.latencies(c.kinds...)
+			fmt.Fprintf(out, "%-8s %10.0f %9s %9s\n", c.name, f.rate(c.kinds...), ms(pct(l, 50)), ms(pct(l, 99)))
+		}
+		fmt.Fprintf(out, "failed   %10d\n", f.errs)
 	}
 
 	fmt.Fprintf(out, "\n%-58s %9s %8s\n", "goal (issue 11)", "measured", "goal")
@@ -61,6 +71,9 @@ func (b *bench) report(out io.Writer) {
 		m := &b.mixed.all
 		w, s := pct(m.latencies(kindPatch, kindPut), 99), pct(m.latencies(kindSearch), 99)
 		goal(out, "mixed 70/30: write p99 / free-text search p99", float64(w)/float64(s), "<=", 2, fmt.Sprintf(" (%s / %s)", ms(w), ms(s)))
+		f := &b.floor.all
+		w, s = pct(f.latencies(kindPatch), 99), pct(f.latencies(kindSearch), 99)
+		fmt.Fprintf(out, "  %-56s %9.2f %8s  (%s / %s)\n", "the same, writes by the baseline", float64(w)/float64(s), "", ms(w), ms(s))
 	}
 	if slices.Contains(o.writers, 1) {
 		l := pct(b.server[phase{1, true}].all.latencies(kindRegister, kindPatch), 50)
@@ -130,6 +143,9 @@ func (b *bench) failures() error {
 	}
 	if m := b.mixed.all; m.errs > 0 {
 		lines = append(lines, fmt.Sprintf("mixed: %d failed, first: %s", m.errs, m.firstErr))
+	}
+	if f := b.floor.all; f.errs > 0 {
+		lines = append(lines, fmt.Sprintf("mixed, writes by the baseline: %d failed, first: %s", f.errs, f.firstErr))
 	}
 	if len(lines) > 0 {
 		return fmt.Errorf("some operations failed:\n%s", strings.Join(lines, "\n"))
