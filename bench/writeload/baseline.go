@@ -35,7 +35,7 @@ func newBaseline(db *sql.DB, dialect string) *baseline {
 		insertCard:   q("INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
 		updateCard: q("UPDATE cards SET id = ?, name = ?, revision = ?, doc = ?, created_at = ?, updated_at = ? " +
 			"WHERE tenant_id = ? AND agent_id = ? AND revision = ?"),
-		touchCard: q("UPDATE cards SET name = ?, doc = ?, revision = revision + 1, updated_at = ? WHERE tenant_id = ? AND agent_id = ?"),
+		touchCard:    q("UPDATE cards SET name = ?, doc = ?, revision = revision + 1, updated_at = ? WHERE tenant_id = ? AND agent_id = ?"),
 		insertChange: q("INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) VALUES (?, ?, ?, ?, ?)"),
 		notify:       "SELECT pg_notify($1, current_schema() || ' ' || $2)",
 	}
