@@ -34,6 +34,8 @@ type delegationRow struct {
 	Capability   string    `gorm:"column:capability"`
 	Mode         string    `gorm:"column:mode"`
 	Transport    string    `gorm:"column:transport"`
+	A2ABinding   string    `gorm:"column:a2a_binding"`
+	A2AVersion   string    `gorm:"column:a2a_version"`
 	Depth        int       `gorm:"column:depth"`
 	Status       string    `gorm:"column:status"`
 	CallbackHash string    `gorm:"column:callback_hash"`
@@ -51,7 +53,8 @@ func (delegationRow) TableName() string { return "delegations" }
 func newDelegationRow(tenant tenants.ID, d delegation.Delegation, hash string) delegationRow {
 	row := delegationRow{
 		TenantID: string(tenant), ID: d.ID, Caller: d.Caller, AgentID: d.AgentID, Capability: d.Capability,
-		Mode: string(d.Mode), Transport: d.Transport, Depth: d.Depth, Status: string(d.Status),
+		Mode: string(d.Mode), Transport: d.Transport, A2ABinding: d.A2A.Binding, A2AVersion: d.A2A.Version,
+		Depth: d.Depth, Status: string(d.Status),
 		CallbackHash: hash, Result: string(d.Result), Error: d.Error, LatencyMS: d.LatencyMS,
 		CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt),
 	}
@@ -65,7 +68,7 @@ func newDelegationRow(tenant tenants.ID, d delegation.Delegation, hash string) d
 func (r delegationRow) delegation() delegation.Delegation {
 	d := delegation.Delegation{
 		ID: r.ID, Caller: r.Caller, AgentID: r.AgentID, Capability: r.Capability, Mode: delegation.Mode(r.Mode),
-		Transport: r.Transport, Depth: r.Depth, Status: delegation.Status(r.Status), Error: r.Error,
+		Transport: r.Transport, A2A: delegation.Interface{Binding: r.A2ABinding, Version: r.A2AVersion}, Depth: r.Depth, Status: delegation.Status(r.Status), Error: r.Error,
 		LatencyMS: r.LatencyMS, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
 	if r.Result != "" {
@@ -81,10 +84,11 @@ func (r delegationRow) delegation() delegation.Delegation {
 // gorm.ErrDuplicatedKey (see translate).
 func (s *DelegationStore) Create(ctx context.Context, tenant tenants.ID, d delegation.Delegation, callbackHash string) error {
 	r := newDelegationRow(tenant, d, callbackHash)
-	insert := s.db.prepare("INSERT INTO delegations (tenant_id, id, caller, agent_id, capability, mode, transport, depth, status, " +
-		"callback_hash, result, error, latency_ms, created_at, updated_at, deadline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+	insert := s.db.prepare("INSERT INTO delegations (tenant_id, id, caller, agent_id, capability, mode, transport, a2a_binding, a2a_version, " +
+		"depth, status, callback_hash, result, error, latency_ms, created_at, updated_at, deadline) " +
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	err := s.db.grouped(ctx, func(tx *gorm.DB) error {
-		_, err := insert.exec(tx, r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.Depth, r.Status,
+		_, err := insert.exec(tx, r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.A2ABinding, r.A2AVersion, r.Depth, r.Status,
 			r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, r.Deadline)
 		return err
 	})

@@ -111,6 +111,37 @@ func TestDelegationStore(t *testing.T) {
 	})
 }
 
+// TestDelegationStoreA2AInterface: the A2A interface of a record (binding and version) is stored
+// and read back by Get and List, and survives an outcome being recorded; an http record has none.
+func TestDelegationStoreA2AInterface(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		ctx := context.Background()
+		s := storage.NewDelegationStore(db)
+		newTenant(t, db, "a", "alice")
+		v03 := delegation.Interface{Binding: delegation.BindingHTTPJSON, Version: delegation.A2AVersion03}
+		a2aRecord := record(1)
+		a2aRecord.Transport, a2aRecord.A2A = delegation.TransportA2A, v03
+		for _, d := range []delegation.Delegation{a2aRecord, record(2)} {
+			if err := s.Create(ctx, "a", d, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := finish(ctx, s, a2aRecord.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, "a", a2aRecord.ID)
+		if err != nil || got.A2A != v03 || got.Status != delegation.StatusCompleted {
+			t.Fatalf("a2a record %+v %v", got, err)
+		}
+		list, err := s.List(ctx, "a", delegation.Filter{})
+		if err != nil || len(list) != 2 || list[0].A2A != (delegation.Interface{}) || list[1].A2A != v03 {
+			t.Fatalf("list %+v %v", list, err)
+		}
+	})
+}
+
 // record is the delegation record i of the group-commit tests: running, in tenant a's agent agt1.
 func record(i int) delegation.Delegation {
 	return delegation.Delegation{ID: fmt.Sprintf("0190-%04d", i), Caller: "olga", AgentID: "agt1", Capability: "review_pr",

@@ -12,11 +12,13 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 )
 
-// sendA2A delivers the task as an A2A SendMessage over JSON-RPC with the a2a-go client: the task
-// text is the message (the context, when given, a data part), and the reply message or the
-// task's result is the outcome. The error return is what the endpoint's breaker counts.
+// sendA2A delivers the task as an A2A SendMessage with the a2a-go client, in the binding and
+// version of the interface chosen from the card: the task text is the message (the context, when
+// given, a data part), and the reply message or the task's result is the outcome. The error
+// return is what the endpoint's breaker counts.
 func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 	token, err := x.token(c)
 	if err != nil {
@@ -26,9 +28,7 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	client, err := a2aclient.NewFromEndpoints(ctx,
-		[]*a2a.AgentInterface{a2a.NewAgentInterface(c.target.url, a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(x.a2aHTTPClient()))
+	client, err := x.a2aClient(ctx, c.target)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -82,6 +82,33 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 		return taskOutcome(r), nil
 	}
 	return Outcome{Status: StatusFailed, Error: fmt.Sprintf("A2A: unexpected result %T", res)}, nil
+}
+
+// a2aClient returns an a2a-go client that speaks only the target's interface, in its version
+// (0.3 through a2a-go's compat transports), over the guarded HTTP client. a2a-go's default
+// transports are left out, so it can never fall back to another binding or version.
+func (x *Dispatcher) a2aClient(ctx context.Context, t target) (*a2aclient.Client, error) {
+	hc := x.a2aHTTPClient()
+	var transport a2aclient.FactoryOption
+	switch t.iface {
+	case Interface{BindingJSONRPC, A2AVersion10}:
+		transport = a2aclient.WithJSONRPCTransport(hc)
+	case Interface{BindingHTTPJSON, A2AVersion10}:
+		transport = a2aclient.WithRESTTransport(hc)
+	case Interface{BindingJSONRPC, A2AVersion03}:
+		transport = a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc})
+	case Interface{BindingHTTPJSON, A2AVersion03}:
+		transport = a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: hc})
+	default:
+		return nil, fmt.Errorf("no A2A client for %s %s: %w", t.iface.Binding, t.iface.Version, errLocal)
+	}
+	iface := &a2a.AgentInterface{URL: t.url, ProtocolBinding: a2a.TransportProtocol(t.iface.Binding),
+		ProtocolVersion: a2a.ProtocolVersion(t.iface.Version), Tenant: t.tenant}
+	client, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{iface}, a2aclient.WithDefaultsDisabled(), transport)
+	if err != nil {
+		return nil, fmt.Errorf("build the A2A client: %w: %w", errLocal, err)
+	}
+	return client, nil
 }
 
 // tooLarge is the outcome of an answer over MaxResultBytes: failed, as over HTTP, and not

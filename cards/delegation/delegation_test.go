@@ -34,7 +34,8 @@ func TestTargetOf(t *testing.T) {
 	card := cards.Card{AgentID: "a", Protocols: []string{"a2a"}, Endpoint: "https://x.example/task",
 		A2A: &cards.A2A{Interfaces: json.RawMessage(`[{"url": "https://x.example/grpc", "protocolBinding": "GRPC"},
 			{"url": "https://x.example/rpc", "transport": "JSONRPC"}]`)}}
-	if got, err := targetOf(card, TransportA2A); err != nil || got.url != "https://x.example/rpc" {
+	// An entry in the 0.3 form ({url, transport}) is a 0.3 interface.
+	if got, err := targetOf(card, TransportA2A); err != nil || got.url != "https://x.example/rpc" || got.iface != (Interface{BindingJSONRPC, A2AVersion03}) {
 		t.Fatalf("a2a target %v %v", got, err)
 	}
 	if got, err := targetOf(card, TransportHTTP); err != nil || got.url != card.Endpoint {

@@ -237,7 +237,7 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	now := x.now()
 	d := Delegation{
 		ID: x.d.NewID(), Caller: p.Subject, AgentID: req.AgentID, Capability: req.Capability,
-		Mode: req.Mode, Transport: req.Transport, Depth: p.Depth + 1, CreatedAt: now, UpdatedAt: now,
+		Mode: req.Mode, Transport: req.Transport, A2A: target.iface, Depth: p.Depth + 1, CreatedAt: now, UpdatedAt: now,
 	}
 	obj := authz.CardObject(req.AgentID) + "/capabilities/" + req.Capability
 	if err := x.d.Authz.Check(ctx, string(tenant), obj, authz.ActDelegate); err != nil {

@@ -7,66 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/agentcards/agentcards/authz/fault"
-	"github.com/agentcards/agentcards/cards"
 )
-
-// target is where a call goes.
-type target struct {
-	url string
-}
-
-// targetOf finds the URL a transport reaches the card's agent at. For http it is the card's
-// endpoint (the POST /task URL); for a2a, the first JSON-RPC interface in the card's
-// a2a.interfaces, or the endpoint when the card lists no interface (JSON-RPC is A2A's default).
-func targetOf(card cards.Card, transport string) (target, error) {
-	raw := card.Endpoint
-	if transport == TransportA2A {
-		if !slices.Contains(card.Protocols, "a2a") {
-			return target{}, fault.Errorf(fault.Invalid, "card %q does not speak a2a: invalid", card.AgentID)
-		}
-		var err error
-		if raw, err = a2aURL(card); err != nil {
-			return target{}, err
-		}
-	}
-	if raw == "" {
-		return target{}, fault.Errorf(fault.Invalid, "card %q has no endpoint: invalid", card.AgentID)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return target{}, fault.Errorf(fault.Invalid, "card %q: endpoint %q is not an http(s) URL: invalid", card.AgentID, raw)
-	}
-	return target{url: raw}, nil
-}
-
-// a2aInterface is an A2A interface as spec 1.0 (protocolBinding) or 0.3 (transport) writes it.
-type a2aInterface struct {
-	URL             string `json:"url"`
-	ProtocolBinding string `json:"protocolBinding"`
-	Transport       string `json:"transport"`
-}
-
-func a2aURL(card cards.Card) (string, error) {
-	if card.A2A == nil || len(card.A2A.Interfaces) == 0 || string(card.A2A.Interfaces) == "null" {
-		return card.Endpoint, nil
-	}
-	var list []a2aInterface
-	if err := json.Unmarshal(card.A2A.Interfaces, &list); err != nil {
-		return "", fault.Errorf(fault.Invalid, "card %q: a2a.interfaces: invalid", card.AgentID)
-	}
-	for _, i := range list {
-		if strings.EqualFold(i.ProtocolBinding, "JSONRPC") || strings.EqualFold(i.Transport, "JSONRPC") {
-			return i.URL, nil
-		}
-	}
-	return "", fault.Errorf(fault.Invalid, "card %q has no JSON-RPC A2A interface: invalid", card.AgentID)
-}
 
 // taskBody is the POST /task request of the agentkit-mesh contract.
 type taskBody struct {

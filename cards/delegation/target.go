@@ -1,0 +1,199 @@
+package delegation
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
+)
+
+// The A2A protocol bindings and versions a delegation can speak, as a record names them.
+const (
+	BindingJSONRPC  = "JSONRPC"
+	BindingHTTPJSON = "HTTP+JSON"
+	A2AVersion10    = "1.0"
+	A2AVersion03    = "0.3"
+)
+
+// Interface is the A2A interface a delegation was sent to: its protocol binding and the protocol
+// version the call speaks. It is zero for delegations over plain HTTP.
+type Interface struct {
+	Binding string `json:"protocolBinding"`
+	Version string `json:"protocolVersion"`
+}
+
+// a2aPreference is the order in which a card's interfaces are tried: JSON-RPC before HTTP+JSON,
+// and within a binding the newer version first. It lists every interface a2a-go v2 has a client
+// for, in 1.0 and through its 0.3 compat layer; gRPC needs a connection outside the guarded
+// HTTP client, so it is not one of them.
+var a2aPreference = []Interface{
+	{BindingJSONRPC, A2AVersion10},
+	{BindingJSONRPC, A2AVersion03},
+	{BindingHTTPJSON, A2AVersion10},
+	{BindingHTTPJSON, A2AVersion03},
+}
+
+// target is where a call goes: a URL and, for A2A, the interface it speaks and the A2A tenant
+// the interface declares (1.0 only).
+type target struct {
+	url    string
+	iface  Interface
+	tenant string
+}
+
+// targetOf finds where a transport reaches the card's agent. For http it is the card's endpoint
+// (the POST /task URL); for a2a, the interface chooseA2A picks from the card's declared ones.
+func targetOf(card cards.Card, transport string) (target, error) {
+	t := target{url: card.Endpoint}
+	if transport == TransportA2A {
+		if !slices.Contains(card.Protocols, "a2a") {
+			return target{}, fault.Errorf(fault.Invalid, "card %q does not speak a2a: invalid", card.AgentID)
+		}
+		var err error
+		if t, err = chooseA2A(card); err != nil {
+			return target{}, err
+		}
+	}
+	if t.url == "" {
+		return target{}, fault.Errorf(fault.Invalid, "card %q has no endpoint: invalid", card.AgentID)
+	}
+	u, err := url.Parse(t.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return target{}, fault.Errorf(fault.Invalid, "card %q: endpoint %q is not an http(s) URL: invalid", card.AgentID, t.url)
+	}
+	return t, nil
+}
+
+// declaredInterface is one entry of a card's a2a.interfaces: an A2A 1.0 AgentInterface, or, in
+// documents written before cards were checked for that form, a 0.3 one ({url, transport}).
+type declaredInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+	Tenant          string `json:"tenant"`
+	Transport       string `json:"transport"`
+}
+
+// declaredA2A lists the A2A interfaces a card declares: its a2a.interfaces, or, when it lists
+// none, one 1.0 JSON-RPC interface at its endpoint (what a card registered with only an endpoint
+// declares).
+func declaredA2A(card cards.Card) ([]declaredInterface, error) {
+	if card.A2A == nil || len(card.A2A.Interfaces) == 0 || string(card.A2A.Interfaces) == "null" {
+		if card.Endpoint == "" {
+			return nil, nil
+		}
+		return []declaredInterface{{URL: card.Endpoint, ProtocolBinding: BindingJSONRPC, ProtocolVersion: A2AVersion10}}, nil
+	}
+	var list []declaredInterface
+	if err := json.Unmarshal(card.A2A.Interfaces, &list); err != nil {
+		return nil, fault.Errorf(fault.Invalid, "card %q: a2a.interfaces: invalid", card.AgentID)
+	}
+	for i, d := range list {
+		if d.ProtocolBinding == "" && d.Transport != "" {
+			// A 0.3 interface names its binding "transport" and has no version of its own.
+			list[i].ProtocolBinding = d.Transport
+			if d.ProtocolVersion == "" {
+				list[i].ProtocolVersion = A2AVersion03
+			}
+		}
+	}
+	return list, nil
+}
+
+// chooseA2A picks the interface a delegation speaks to: the first one of the card's declared
+// interfaces in the order of a2aPreference (card order within each). A card that declares no
+// interface this service can speak is refused before anything is sent, naming what it declares.
+func chooseA2A(card cards.Card) (target, error) {
+	list, err := declaredA2A(card)
+	if err != nil {
+		return target{}, err
+	}
+	for _, want := range a2aPreference {
+		for _, d := range list {
+			if spoken, ok := d.speaks(); ok && spoken == want {
+				t := target{url: d.URL, iface: spoken}
+				if spoken.Version == A2AVersion10 {
+					t.tenant = d.Tenant
+				}
+				return t, nil
+			}
+		}
+	}
+	if len(list) == 0 {
+		return target{}, fault.Errorf(fault.Invalid, "card %q declares no A2A interface: invalid", card.AgentID)
+	}
+	return target{}, fault.Errorf(fault.Invalid, "card %q declares no A2A interface this service can speak "+
+		"(JSONRPC or HTTP+JSON, in 1.0 or 0.3); it declares %s: invalid", card.AgentID, describe(list))
+}
+
+// speaks returns the interface in the form a call speaks it, if it can: a binding named
+// JSONRPC or HTTP+JSON (in any case) and a protocolVersion 1.x (spoken as 1.0, which every 1.x
+// agent accepts) or 0.3.x.
+func (d declaredInterface) speaks() (Interface, bool) {
+	var i Interface
+	switch {
+	case strings.EqualFold(d.ProtocolBinding, BindingJSONRPC):
+		i.Binding = BindingJSONRPC
+	case strings.EqualFold(d.ProtocolBinding, BindingHTTPJSON):
+		i.Binding = BindingHTTPJSON
+	default:
+		return Interface{}, false
+	}
+	major, minor, ok := majorMinor(d.ProtocolVersion)
+	switch {
+	case !ok:
+		return Interface{}, false
+	case major == 1:
+		i.Version = A2AVersion10
+	case major == 0 && minor == 3:
+		i.Version = A2AVersion03
+	default:
+		return Interface{}, false
+	}
+	return i, true
+}
+
+// majorMinor reads "X.Y" or "X.Y.Z" (a leading "v" allowed).
+func majorMinor(v string) (major, minor int, ok bool) {
+	parts := strings.Split(strings.TrimPrefix(v, "v"), ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, 0, false
+	}
+	nums := make([]int, len(parts))
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return 0, 0, false
+		}
+		nums[i] = n
+	}
+	return nums[0], nums[1], true
+}
+
+// maxDescribed bounds how many interfaces an error names.
+const maxDescribed = 5
+
+// describe names the interfaces a card declares by binding and version, in card order.
+func describe(list []declaredInterface) string {
+	names := make([]string, 0, min(len(list), maxDescribed))
+	for _, d := range list[:min(len(list), maxDescribed)] {
+		names = append(names, fmt.Sprintf("%s %s", orUnset(d.ProtocolBinding), orUnset(d.ProtocolVersion)))
+	}
+	s := strings.Join(names, ", ")
+	if len(list) > maxDescribed {
+		s += fmt.Sprintf(" and %d more", len(list)-maxDescribed)
+	}
+	return s
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "(unset)"
+	}
+	return s
+}

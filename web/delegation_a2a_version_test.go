@@ -1,0 +1,344 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// Delegation over A2A in the version and binding of the interface the card declares, to agents
+// served by a2a-go's own servers: a2asrv for 1.0, its a2av0 compat server for 0.3.
+
+// sdkWire records what reached an agent's server: for each request, its JSON-RPC method, or its
+// HTTP method and path (HTTP+JSON), and the A2A-Version header it carried.
+type sdkWire struct {
+	next     http.Handler
+	mu       sync.Mutex
+	calls    []string
+	versions []string
+}
+
+func (w *sdkWire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var call struct {
+		Method string `json:"method"`
+	}
+	label := r.Method + " " + r.URL.Path
+	if json.Unmarshal(body, &call) == nil && call.Method != "" {
+		label = call.Method
+	}
+	w.mu.Lock()
+	w.calls = append(w.calls, label)
+	w.versions = append(w.versions, r.Header.Get("A2A-Version"))
+	w.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	w.next.ServeHTTP(rw, r)
+}
+
+// seen returns the requests received so far and the A2A-Version headers they carried.
+func (w *sdkWire) seen() (calls, versions []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.calls), slices.Clone(w.versions)
+}
+
+// count is how many requests arrived whose label starts with prefix.
+func (w *sdkWire) count(prefix string) int {
+	calls, _ := w.seen()
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// taskAgent is an a2a-go agent that takes each message on as a task and completes it with an
+// artifact quoting the text it received; a task whose text starts with "hold" stays working
+// until released.
+type taskAgent struct {
+	release chan struct{}
+	mu      sync.Mutex
+	texts   []string
+}
+
+func newTaskAgent() *taskAgent { return &taskAgent{release: make(chan struct{}, 1)} }
+
+func (a *taskAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		text := ""
+		if ec.Message != nil && len(ec.Message.Parts) > 0 {
+			text = ec.Message.Parts[0].Text()
+		}
+		a.mu.Lock()
+		a.texts = append(a.texts, text)
+		a.mu.Unlock()
+		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) ||
+			!yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		if strings.HasPrefix(text, "hold") {
+			select {
+			case <-a.release:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if !yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("done: "+text)), nil) {
+			return
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (*taskAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// received is the texts the agent has been sent.
+func (a *taskAgent) received() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.texts)
+}
+
+// sdkServer is one kind of server a2a-go builds: its binding, the protocolVersion a card
+// declares for it, and the labels (see sdkWire) of a send and of a task query in that binding
+// and version.
+type sdkServer struct {
+	binding, declared string
+	record            delegation.Interface
+	send, get         string
+	handler           func(a2asrv.RequestHandler) http.Handler
+}
+
+var sdkServers = []sdkServer{
+	{"JSONRPC", "1.0", delegation.Interface{Binding: "JSONRPC", Version: "1.0"}, "SendMessage", "GetTask",
+		func(h a2asrv.RequestHandler) http.Handler { return a2asrv.NewJSONRPCHandler(h) }},
+	{"JSONRPC", "0.3.0", delegation.Interface{Binding: "JSONRPC", Version: "0.3"}, "message/send", "tasks/get",
+		func(h a2asrv.RequestHandler) http.Handler { return a2av0.NewJSONRPCHandler(h) }},
+	{"HTTP+JSON", "1.0", delegation.Interface{Binding: "HTTP+JSON", Version: "1.0"}, "POST /message:send", "GET /tasks/",
+		func(h a2asrv.RequestHandler) http.Handler { return a2asrv.NewRESTHandler(h) }},
+	{"HTTP+JSON", "0.3.0", delegation.Interface{Binding: "HTTP+JSON", Version: "0.3"}, "POST /message:send", "GET /tasks/",
+		func(h a2asrv.RequestHandler) http.Handler { return a2av0.NewRESTHandler(h) }},
+}
+
+// serve starts the server kind s for agent on loopback.
+func (s sdkServer) serve(t *testing.T, agent a2asrv.AgentExecutor) (*httptest.Server, *sdkWire) {
+	t.Helper()
+	w := &sdkWire{next: s.handler(a2asrv.NewHandler(agent))}
+	srv := httptest.NewServer(w)
+	t.Cleanup(srv.Close)
+	return srv, w
+}
+
+// interfaceAt is an a2a.interfaces entry of kind s at url.
+func (s sdkServer) interfaceAt(url string) map[string]any {
+	return map[string]any{"url": url, "protocolBinding": s.binding, "protocolVersion": s.declared}
+}
+
+// a2aTeam makes tenant acme (admin alice, orchestrator olga) and returns their tokens.
+func (e *env) a2aTeam(t *testing.T) (alice, olga string) {
+	t.Helper()
+	e.mkTenant("acme", "alice")
+	alice, olga = e.token("alice", "acme", false), e.token("olga", "acme", false)
+	expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "olga", "role": "orchestrator"}), http.StatusCreated)
+	return alice, olga
+}
+
+// registerA2A registers card agentID of tenant acme with the given a2a.interfaces.
+func (e *env) registerA2A(t *testing.T, alice, agentID string, ifaces ...map[string]any) {
+	t.Helper()
+	card := sampleCard(agentID)
+	card["a2a"] = map[string]any{"interfaces": ifaces}
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
+}
+
+// TestDelegationA2AVersions: for each binding and version a2a-go serves (JSON-RPC and HTTP+JSON,
+// in 1.0 and 0.3), an agent whose card declares only that interface is reached in it, sync and
+// async: the agent runs on the task's text, the requests it gets are those of that binding and
+// version (SendMessage and GetTask in 1.0, message/send and tasks/get in 0.3, each with the
+// version's A2A-Version), and the record, as the API and the store return it, names the binding
+// and version.
+func TestDelegationA2AVersions(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		alice, olga := e.a2aTeam(t)
+		for _, s := range sdkServers {
+			name := s.record.Binding + " " + s.record.Version
+			agent := newTaskAgent()
+			srv, w := s.serve(t, agent)
+			id := "rev-" + strings.NewReplacer("+", "", ".", "").Replace(strings.ToLower(name))
+			id = strings.ReplaceAll(id, " ", "-")
+			e.registerA2A(t, alice, id, s.interfaceAt(srv.URL))
+
+			req := delegate(id, "sync")
+			req["transport"], req["task"] = "a2a", "review "+name
+			r := e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+			expect(t, r, http.StatusOK)
+			d := decodeDelegation(t, r)
+			if d.Status != delegation.StatusCompleted || string(d.Result) != `"done: review `+name+`"` || d.A2A != s.record {
+				t.Fatalf("%s: sync %+v (%s)", name, d, d.Result)
+			}
+			if !strings.Contains(string(r.body), `"a2a":{"protocolBinding":"`+s.record.Binding+`","protocolVersion":"`+s.record.Version+`"}`) {
+				t.Fatalf("%s: the answer does not show the interface: %s", name, r.body)
+			}
+
+			req["mode"], req["task"] = "async", "hold "+name
+			r = e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+			expect(t, r, http.StatusAccepted)
+			async := decodeDelegation(t, r)
+			e.waitStatus("acme", async.ID, olga, delegation.StatusAccepted)
+			webtest.Eventually(t, patience, name+": the server asks the agent for the working task", func() bool {
+				return w.count(s.get) >= 1
+			})
+			agent.release <- struct{}{}
+			done := e.waitStatus("acme", async.ID, olga, delegation.StatusCompleted)
+			if string(done.Result) != `"done: hold `+name+`"` || done.A2A != s.record {
+				t.Fatalf("%s: async %+v (%s)", name, done, done.Result)
+			}
+
+			if got := agent.received(); !slices.Equal(got, []string{"review " + name, "hold " + name}) {
+				t.Fatalf("%s: the agent ran on %q", name, got)
+			}
+			calls, versions := w.seen()
+			for i, c := range calls {
+				if !strings.HasPrefix(c, s.send) && !strings.HasPrefix(c, s.get) || versions[i] != s.record.Version {
+					t.Fatalf("%s: the agent got %q with A2A-Version %q", name, calls, versions)
+				}
+			}
+			if n := w.count(s.send); n != 2 {
+				t.Fatalf("%s: %d sends in %q", name, n, calls)
+			}
+			for _, id := range []string{d.ID, async.ID} {
+				if got := e.storedDelegation("acme", id); got.A2A != s.record {
+					t.Fatalf("%s: stored %+v", name, got)
+				}
+			}
+		}
+		for _, d := range e.listDelegations("acme", olga).Items {
+			if d.A2A.Binding == "" || d.A2A.Version == "" {
+				t.Fatalf("listed without its interface: %+v", d)
+			}
+		}
+	})
+}
+
+// TestDelegationA2AChoosesInterface: a card that declares several interfaces is reached at the
+// first 1.0 JSON-RPC one, else the first 0.3 JSON-RPC one, else HTTP+JSON in 1.0 then 0.3,
+// whatever the order it lists them in; the others get nothing. A card registered with only an
+// endpoint is reached there in 1.0 JSON-RPC. A card with no interface the service speaks (gRPC,
+// 0.2) is refused with a 400 that names what it declares, before anything is sent or recorded;
+// and a delegation over plain HTTP records no interface.
+func TestDelegationA2AChoosesInterface(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		alice, olga := e.a2aTeam(t)
+		servers := make([]*httptest.Server, len(sdkServers))
+		wires := make([]*sdkWire, len(sdkServers))
+		for i, s := range sdkServers {
+			servers[i], wires[i] = s.serve(t, newTaskAgent())
+		}
+		at := func(i int) map[string]any { return sdkServers[i].interfaceAt(servers[i].URL) }
+		grpc := map[string]any{"url": "https://agents.example.com/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+		old := map[string]any{"url": "https://agents.example.com/v02", "protocolBinding": "JSONRPC", "protocolVersion": "0.2.5"}
+
+		for _, c := range []struct {
+			name   string
+			ifaces []map[string]any
+			want   int // index in sdkServers
+		}{
+			{"1.0 JSON-RPC listed last", []map[string]any{at(3), at(2), at(1), at(0)}, 0},
+			{"0.3 JSON-RPC before HTTP+JSON", []map[string]any{grpc, at(3), at(2), at(1)}, 1},
+			{"1.0 HTTP+JSON before 0.3", []map[string]any{old, at(3), at(2)}, 2},
+			{"0.3 HTTP+JSON", []map[string]any{grpc, old, at(3)}, 3},
+		} {
+			id := "multi-" + string(rune('a'+c.want))
+			e.registerA2A(t, alice, id, c.ifaces...)
+			before := make([]int, len(wires))
+			for i, w := range wires {
+				calls, _ := w.seen()
+				before[i] = len(calls)
+			}
+			req := delegate(id, "sync")
+			req["transport"] = "a2a"
+			r := e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+			expect(t, r, http.StatusOK)
+			if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || d.A2A != sdkServers[c.want].record {
+				t.Fatalf("%s: %+v", c.name, d)
+			}
+			for i, w := range wires {
+				calls, _ := w.seen()
+				if got, want := len(calls)-before[i], map[bool]int{true: 1}[i == c.want]; got != want {
+					t.Fatalf("%s: server %d got %d requests, want %d", c.name, i, got, want)
+				}
+			}
+		}
+
+		// Only an endpoint: one 1.0 JSON-RPC interface there.
+		plain := sampleCard("plain")
+		plain["endpoint"] = servers[0].URL
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, plain), http.StatusCreated)
+		req := delegate("plain", "sync")
+		req["transport"] = "a2a"
+		r := e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+		expect(t, r, http.StatusOK)
+		if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || d.A2A != sdkServers[0].record {
+			t.Fatalf("endpoint only: %+v", d)
+		}
+
+		// Nothing it can speak: refused, naming what the card declares.
+		e.registerA2A(t, alice, "grpc-only", grpc, old)
+		sent := 0
+		for _, w := range wires {
+			calls, _ := w.seen()
+			sent += len(calls)
+		}
+		listed := len(e.listDelegations("acme", olga).Items)
+		req["agentId"] = "grpc-only"
+		r = e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+		expect(t, r, http.StatusBadRequest, "invalid")
+		if !strings.Contains(string(r.body), "it declares GRPC 1.0, JSONRPC 0.2.5") {
+			t.Fatalf("the refusal does not name the interfaces: %s", r.body)
+		}
+		now := 0
+		for _, w := range wires {
+			calls, _ := w.seen()
+			now += len(calls)
+		}
+		if now != sent || len(e.listDelegations("acme", olga).Items) != listed {
+			t.Fatal("a card with no interface spoken was called or recorded")
+		}
+
+		// Plain HTTP: no interface in the record, nor in the answer.
+		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		httpCard := sampleCard("http-agent")
+		httpCard["endpoint"] = a.endpoint()
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, httpCard), http.StatusCreated)
+		r = e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("http-agent", "sync"))
+		expect(t, r, http.StatusOK)
+		d := decodeDelegation(t, r)
+		if d.Status != delegation.StatusCompleted || d.A2A != (delegation.Interface{}) || strings.Contains(string(r.body), `"a2a":`) {
+			t.Fatalf("http delegation: %s", r.body)
+		}
+		if s := e.storedDelegation("acme", d.ID); s.A2A != (delegation.Interface{}) {
+			t.Fatalf("http delegation stored with %+v", s.A2A)
+		}
+	})
+}
