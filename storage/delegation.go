@@ -68,7 +68,8 @@ func newDelegationRow(tenant tenants.ID, d delegation.Delegation, hash string) d
 func (r delegationRow) delegation() delegation.Delegation {
 	d := delegation.Delegation{
 		ID: r.ID, Caller: r.Caller, AgentID: r.AgentID, Capability: r.Capability, Mode: delegation.Mode(r.Mode),
-		Transport: r.Transport, A2A: delegation.Interface{Binding: r.A2ABinding, Version: r.A2AVersion}, Depth: r.Depth, Status: delegation.Status(r.Status), Error: r.Error,
+		Transport: r.Transport, A2A: delegation.Interface{Binding: r.A2ABinding, Version: r.A2AVersion},
+		Depth: r.Depth, Status: delegation.Status(r.Status), Error: r.Error,
 		LatencyMS: r.LatencyMS, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
 	if r.Result != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -341,4 +342,44 @@ func TestDelegationA2AChoosesInterface(t *testing.T) {
 			t.Fatalf("http delegation stored with %+v", s.A2A)
 		}
 	})
+}
+
+// TestDelegationA2AGuardsEveryVersion: whatever the interface's binding and version, the call
+// goes through the guarded client: under the default guard a loopback agent is refused before
+// anything reaches it, and an answer over delegation.maxResultBytes fails the delegation without
+// counting against the breaker (one counted failure would open it here).
+func TestDelegationA2AGuardsEveryVersion(t *testing.T) {
+	const limit = 4096
+	guarded := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: false})
+	gAlice, gOlga := guarded.a2aTeam(t)
+	limited := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
+		delegation: delegation.Config{MaxResultBytes: limit, BreakerFailures: 1}})
+	lAlice, lOlga := limited.a2aTeam(t)
+	for i, s := range sdkServers {
+		name := s.record.Binding + " " + s.record.Version
+		id := "rev" + string(rune('a'+i))
+		req := delegate(id, "sync")
+		req["transport"] = "a2a"
+
+		srv, w := s.serve(t, newTaskAgent())
+		guarded.registerA2A(t, gAlice, id, s.interfaceAt(srv.URL))
+		expect(t, guarded.do("POST", "/v1/tenants/acme/delegations", gOlga, req), http.StatusForbidden, "endpoint_blocked")
+		if calls, _ := w.seen(); len(calls) != 0 {
+			t.Fatalf("%s: the guard let %q through", name, calls)
+		}
+
+		srv, w = s.serve(t, verboseAgent{n: 2 * limit})
+		limited.registerA2A(t, lAlice, id, s.interfaceAt(srv.URL))
+		for call := range 2 {
+			r := limited.do("POST", "/v1/tenants/acme/delegations", lOlga, req)
+			expect(t, r, http.StatusOK)
+			d := decodeDelegation(t, r)
+			if d.Status != delegation.StatusFailed || d.Error != "the agent's answer is over 4096 bytes" || d.Result != nil || d.A2A != s.record {
+				t.Fatalf("%s, call %d: %+v", name, call, d)
+			}
+		}
+		if n := w.count(s.send); n != 2 {
+			t.Fatalf("%s: the agent got %d sends, want 2", name, n)
+		}
+	}
 }

@@ -117,25 +117,25 @@ func (r *Request) normalize() error {
 
 // Delegation is the record of one delegation.
 type Delegation struct {
-	ID         string `json:"id"`
-	Caller     string `json:"caller"`
-	AgentID    string `json:"agentId"`
-	Capability string `json:"capability"`
-	Mode       Mode   `json:"mode"`
-	Transport  string `json:"transport"`
-	// A2A is the interface an a2a delegation was sent to (its binding and the version spoken),
-	// chosen from the card when the delegation was made; zero, and not shown, for http.
-	A2A       Interface       `json:"a2a,omitzero"`
-	Depth     int             `json:"depth"`
-	Status    Status          `json:"status"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	LatencyMS int64           `json:"latencyMs"`
-	CreatedAt time.Time       `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
+	ID         string          `json:"id"`
+	Caller     string          `json:"caller"`
+	AgentID    string          `json:"agentId"`
+	Capability string          `json:"capability"`
+	Mode       Mode            `json:"mode"`
+	Transport  string          `json:"transport"`
+	Depth      int             `json:"depth"`
+	Status     Status          `json:"status"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	LatencyMS  int64           `json:"latencyMs"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
 	// Deadline is CreatedAt plus the delegation's timeout: no result is taken after it, and a
 	// delegation without its outcome by then is reported as timeout. Zero for refused ones.
 	Deadline time.Time `json:"deadline,omitzero"`
+	// A2A is the interface an a2a delegation was sent to (its binding and the version spoken),
+	// chosen from the card when the delegation was made; zero, and not shown, for http.
+	A2A Interface `json:"a2a,omitzero"`
 }
 
 // expired reports whether d waits for an outcome past its deadline.

@@ -132,8 +132,8 @@ func chooseA2A(card cards.Card) (target, error) {
 }
 
 // speaks returns the interface in the form a call speaks it, if it can: a binding named
-// JSONRPC or HTTP+JSON (in any case) and a protocolVersion 1.x (spoken as 1.0, which every 1.x
-// agent accepts) or 0.3.x.
+// JSONRPC or HTTP+JSON (in any case) and a protocolVersion 0.3.x, or 1.x, spoken as 1.0 (the one
+// 1.x a2a-go speaks; its own client matches an interface to a transport by major version too).
 func (d declaredInterface) speaks() (Interface, bool) {
 	var i Interface
 	switch {
