@@ -79,19 +79,20 @@ type declaredInterface struct {
 	Transport       string `json:"transport"`
 }
 
-// declaredA2A lists the A2A interfaces a card declares: its a2a.interfaces, or, when it lists
-// none, one 1.0 JSON-RPC interface at its endpoint (what a card registered with only an endpoint
-// declares).
-func declaredA2A(card cards.Card) ([]declaredInterface, error) {
-	if card.A2A == nil || len(card.A2A.Interfaces) == 0 || string(card.A2A.Interfaces) == "null" {
-		if card.Endpoint == "" {
-			return nil, nil
-		}
-		return []declaredInterface{{URL: card.Endpoint, ProtocolBinding: BindingJSONRPC, ProtocolVersion: A2AVersion10}}, nil
-	}
+// declaredA2A lists the A2A interfaces a card declares, as its served A2A card lists them: its
+// a2a.interfaces when it lists any, else one 1.0 JSON-RPC interface at its endpoint (what a card
+// registered with only an endpoint declares), else none. A list that cannot be read (a document
+// written before cards were checked for it) counts as none, as it does when the card is served.
+func declaredA2A(card cards.Card) []declaredInterface {
 	var list []declaredInterface
-	if err := json.Unmarshal(card.A2A.Interfaces, &list); err != nil {
-		return nil, fault.Errorf(fault.Invalid, "card %q: a2a.interfaces: invalid", card.AgentID)
+	if card.A2A != nil && len(card.A2A.Interfaces) > 0 {
+		_ = json.Unmarshal(card.A2A.Interfaces, &list)
+	}
+	if len(list) == 0 {
+		if card.Endpoint == "" {
+			return nil
+		}
+		return []declaredInterface{{URL: card.Endpoint, ProtocolBinding: BindingJSONRPC, ProtocolVersion: A2AVersion10}}
 	}
 	for i, d := range list {
 		if d.ProtocolBinding == "" && d.Transport != "" {
@@ -102,17 +103,14 @@ func declaredA2A(card cards.Card) ([]declaredInterface, error) {
 			}
 		}
 	}
-	return list, nil
+	return list
 }
 
 // chooseA2A picks the interface a delegation speaks to: the first one of the card's declared
 // interfaces in the order of a2aPreference (card order within each). A card that declares no
 // interface this service can speak is refused before anything is sent, naming what it declares.
 func chooseA2A(card cards.Card) (target, error) {
-	list, err := declaredA2A(card)
-	if err != nil {
-		return target{}, err
-	}
+	list := declaredA2A(card)
 	for _, want := range a2aPreference {
 		for _, d := range list {
 			if spoken, ok := d.speaks(); ok && spoken == want {
@@ -132,8 +130,9 @@ func chooseA2A(card cards.Card) (target, error) {
 }
 
 // speaks returns the interface in the form a call speaks it, if it can: a binding named
-// JSONRPC or HTTP+JSON (in any case) and a protocolVersion 0.3.x, or 1.x, spoken as 1.0 (the one
-// 1.x a2a-go speaks; its own client matches an interface to a transport by major version too).
+// JSONRPC or HTTP+JSON (in any case) and a protocolVersion whose major.minor is 1.0 or 0.3 (a
+// patch level does not change the protocol). Another minor version, even 1.1, is not spoken: the
+// agent did not declare 1.0, and the call would speak a version it never stated.
 func (d declaredInterface) speaks() (Interface, bool) {
 	var i Interface
 	switch {
@@ -148,7 +147,7 @@ func (d declaredInterface) speaks() (Interface, bool) {
 	switch {
 	case !ok:
 		return Interface{}, false
-	case major == 1:
+	case major == 1 && minor == 0:
 		i.Version = A2AVersion10
 	case major == 0 && minor == 3:
 		i.Version = A2AVersion03
@@ -160,7 +159,7 @@ func (d declaredInterface) speaks() (Interface, bool) {
 
 // majorMinor reads "X.Y" or "X.Y.Z" (a leading "v" allowed).
 func majorMinor(v string) (major, minor int, ok bool) {
-	parts := strings.Split(strings.TrimPrefix(v, "v"), ".")
+	parts := strings.Split(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".")
 	if len(parts) < 2 || len(parts) > 3 {
 		return 0, 0, false
 	}

@@ -26,7 +26,7 @@ func iface(url, binding, version string) map[string]string {
 
 // TestChooseA2A: the interface a delegation speaks is the card's first 1.0 JSON-RPC one, else its
 // first 0.3 JSON-RPC one, else HTTP+JSON in 1.0 then 0.3, whatever the order the card lists them
-// in; a card that lists none speaks 1.0 JSON-RPC at its endpoint.
+// in; a card that lists none (or an empty list) speaks 1.0 JSON-RPC at its endpoint.
 func TestChooseA2A(t *testing.T) {
 	const ep = "https://agents.example/ep"
 	for _, c := range []struct {
@@ -35,6 +35,7 @@ func TestChooseA2A(t *testing.T) {
 		want target
 	}{
 		{"endpoint only", a2aCard(ep), target{url: ep, iface: Interface{BindingJSONRPC, A2AVersion10}}},
+		{"empty list", a2aCard(ep, []map[string]string{}...), target{url: ep, iface: Interface{BindingJSONRPC, A2AVersion10}}},
 		{"1.0 JSON-RPC listed after 0.3", a2aCard(ep,
 			iface("https://a/v03", "JSONRPC", "0.3.0"), iface("https://a/v1", "JSONRPC", "1.0")),
 			target{url: "https://a/v1", iface: Interface{BindingJSONRPC, A2AVersion10}}},
@@ -65,9 +66,9 @@ func TestChooseA2A(t *testing.T) {
 func TestChooseA2ANoneSpoken(t *testing.T) {
 	card := a2aCard("https://agents.example/ep",
 		iface("https://a/grpc", "GRPC", "1.0"), iface("https://a/v02", "JSONRPC", "0.2.5"),
-		iface("https://a/v2", "JSONRPC", "2.0"), iface("https://a/x", "JSONRPC", "one"))
+		iface("https://a/v11", "JSONRPC", "1.1"), iface("https://a/v2", "JSONRPC", "2.0"), iface("https://a/x", "JSONRPC", "one"))
 	_, err := targetOf(card, TransportA2A)
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "it declares GRPC 1.0, JSONRPC 0.2.5, JSONRPC 2.0, JSONRPC one") {
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "it declares GRPC 1.0, JSONRPC 0.2.5, JSONRPC 1.1, JSONRPC 2.0, JSONRPC one") {
 		t.Fatalf("a card with no interface spoken: %v", err)
 	}
 	if got, err := targetOf(card, TransportHTTP); err != nil || got.url != card.Endpoint || got.iface != (Interface{}) {
