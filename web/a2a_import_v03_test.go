@@ -199,7 +199,7 @@ func TestA2AImportV03Members(t *testing.T) {
 			}
 			webtest.SameJSON(t, "capabilities", rest.Capabilities, capabilities)
 
-			got := e.do("GET", "/a2a/acme/v03/.well-known/agent-card.json", "", nil)
+			got := e.do("GET", "/a2a/acme/v03/.well-known/agent-card.json", "", nil, "A2A-Version", "1.0")
 			expect(t, got, http.StatusOK)
 			var served map[string]any
 			got.json(t, &served)
@@ -243,6 +243,20 @@ func v03SampleWant(t *testing.T, file string) map[string]any {
 			"skills": []any{map[string]any{"id": "currency_conversion", "name": "Perform Currency Conversion",
 				"description": "Helps with Currency conversions", "tags": []any{"currency", "conversion"},
 				"examples": []any{"Helps with currency conversions"}}},
+		}
+	case "a2a-python-0.3-agent-card.json":
+		// What an a2a-sdk 0.3 agent serves: its OpenAPI-style bearer scheme and its security
+		// become the 1.0 wrapper and requirement.
+		want = map[string]any{
+			"name": "PyEcho 0.3 Agent", "description": "Echoes text back; an A2A 0.3 agent built with a2a-sdk 0.3.x.", "version": "0.3.1",
+			"supportedInterfaces":  []any{map[string]any{"url": "https://echo03.example.com/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"}},
+			"capabilities":         map[string]any{"streaming": true},
+			"securitySchemes":      map[string]any{"bearer": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "bearer", "bearerFormat": "JWT"}}},
+			"securityRequirements": []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{}}}},
+			"defaultInputModes":    []any{"text/plain"},
+			"defaultOutputModes":   []any{"text/plain"},
+			"skills": []any{map[string]any{"id": "echo", "name": "Echo", "description": "Echoes the text it is sent.",
+				"tags": []any{"echo"}, "examples": []any{"hello"}}},
 		}
 	case "a2a-samples__a2a_mcp__air_ticketing_agent.json":
 		// A 0.2-era card: no protocolVersion and no preferredTransport. It is read as 0.3
