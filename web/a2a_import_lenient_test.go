@@ -290,3 +290,42 @@ func TestA2AImportHybridInterface(t *testing.T) {
 		})
 	}
 }
+
+// TestA2AImportV03IgnoresUnknownMembers: a 0.3 card means what the 0.3 schema says. a2a-go's
+// converter, which reads 0.3 cards, would take an http scheme's unknown "http" member over the
+// scheme's own members: removed first, it cannot turn a bearer scheme into Basic.
+func TestA2AImportV03IgnoresUnknownMembers(t *testing.T) {
+	card := patched(v03Base(), map[string]any{
+		unknownMarker + "Top": 1,
+		"securitySchemes": map[string]any{"b": map[string]any{"type": "http", "scheme": "bearer",
+			"http": map[string]any{"scheme": "Basic", "description": unknownMarker}, unknownMarker + "Scheme": 1}},
+		"security":             []any{map[string]any{"b": []any{}}},
+		"additionalInterfaces": []any{map[string]any{"url": "https://a.example/grpc", "transport": "GRPC", unknownMarker + "Interface": 1}},
+		"skills":               []any{map[string]any{"id": "s1", "name": "Skill One", "description": "sd", "tags": []any{"t"}, unknownMarker + "Skill": 1}},
+	})
+	want := patched(v10OfBase(), map[string]any{
+		"supportedInterfaces": []any{
+			map[string]any{"url": "https://a.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"},
+			map[string]any{"url": "https://a.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "0.3.0"}},
+		"securitySchemes":      map[string]any{"b": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "bearer"}}},
+		"securityRequirements": []any{map[string]any{"schemes": map[string]any{"b": map[string]any{}}}},
+	})
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		r := e.do("POST", "/v1/tenants/acme/cards/import", e.token("alice", "acme", false),
+			map[string]any{"agentId": "v03", "card": card, "visibility": "public"})
+		expect(t, r, http.StatusCreated)
+		var rest struct{ AuthRequirements struct{ Type string } }
+		r.json(t, &rest)
+		stored := e.getCard("acme", "v03")
+		if rest.AuthRequirements.Type != "bearer" || strings.Contains(string(stored.body), unknownMarker) || strings.Contains(string(stored.body), "Basic") {
+			t.Fatalf("stored card: %s", stored.body)
+		}
+		got := e.do("GET", "/a2a/acme/v03/.well-known/agent-card.json", "", nil, "A2A-Version", "1.0")
+		expect(t, got, http.StatusOK)
+		var served map[string]any
+		got.json(t, &served)
+		delete(served, "signatures")
+		webtest.SameJSON(t, "served 1.0 card", served, want)
+	})
+}
