@@ -26,11 +26,11 @@ func ParseCard(raw []byte) (AgentCard, string, error) {
 		return AgentCard{}, "", fault.New(fault.Invalid, "card: must be a JSON object: invalid")
 	}
 	if isV03(top) {
-		_, top, err := pruned(a2aschema.CardV03, raw)
+		_, kept, err := pruned(a2aschema.CardV03, raw)
 		if err != nil {
 			return AgentCard{}, "", err
 		}
-		a, err := parseV03(top)
+		a, err := parseV03(kept)
 		return a, Version03, err
 	}
 	legacy, err := legacyInterface(top)
