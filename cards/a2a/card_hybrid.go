@@ -54,3 +54,12 @@ func members(v any) map[string]json.RawMessage {
 	}
 	return out
 }
+
+// mergeMembers adds to dst the members of src it does not have.
+func mergeMembers(dst, src map[string]json.RawMessage) {
+	for k, v := range src {
+		if _, ok := dst[k]; !ok {
+			dst[k] = v
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -86,13 +85,4 @@ func versionOf(protocolVersion string) string {
 		return parts[0]
 	}
 	return parts[0] + "." + parts[1]
-}
-
-// mergeMembers adds to dst the members of src it does not have.
-func mergeMembers(dst, src map[string]json.RawMessage) {
-	for k, v := range src {
-		if _, ok := dst[k]; !ok {
-			dst[k] = v
-		}
-	}
 }
