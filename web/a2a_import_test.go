@@ -65,9 +65,9 @@ func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
 
 			got := e.do("GET", "/a2a/acme/"+id+"/.well-known/agent-card.json", "", nil, "A2A-Version", "1.0")
 			expect(t, got, http.StatusOK)
-			validateJSON(t, v1, got.body)
-			var served map[string]any
-			got.json(t, &served)
+			// A card with a 0.3 interface is served as the hybrid default: its 1.0 half is checked.
+			served := only10(t, got.body)
+			validateJSON(t, v1, jsonOf(t, served))
 			// The served card carries the service's signature, not the original's.
 			delete(served, "signatures")
 			delete(want, "signatures")
