@@ -63,7 +63,7 @@ func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
 				t.Fatalf("%s: REST form %+v", f, rest)
 			}
 
-			got := e.do("GET", "/a2a/acme/"+id+"/.well-known/agent-card.json", "", nil, "A2A-Version", "1.0")
+			got := e.do("GET", "/a2a/acme/"+id+"/.well-known/agent-card.json", "", nil)
 			expect(t, got, http.StatusOK)
 			// A card with a 0.3 interface is served as the hybrid default: its 1.0 half is checked.
 			served := only10(t, got.body)

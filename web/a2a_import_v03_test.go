@@ -199,7 +199,7 @@ func TestA2AImportV03Members(t *testing.T) {
 			}
 			webtest.SameJSON(t, "capabilities", rest.Capabilities, capabilities)
 
-			got := e.do("GET", "/a2a/acme/v03/.well-known/agent-card.json", "", nil, "A2A-Version", "1.0")
+			got := e.do("GET", "/a2a/acme/v03/.well-known/agent-card.json", "", nil)
 			expect(t, got, http.StatusOK)
 			// The default card of a 0.3 agent is the hybrid: its 1.0 half is the conversion.
 			served := only10(t, got.body)
