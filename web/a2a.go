@@ -37,7 +37,8 @@ func optionalAuth(tokens *token.Tokens, delegationTokens tokenVerifier, log *slo
 	}
 }
 
-// a2aVersion reads the version asked for by ?version= or the A2A-Version header; 1.0 by default.
+// a2aVersion reads the version asked for by ?version= or the A2A-Version header;
+// a2a.VersionDefault when neither names one.
 func a2aVersion(c echo.Context) (string, error) {
 	q, hdr := c.QueryParam("version"), strings.TrimSpace(c.Request().Header.Get(headerA2AVersion))
 	if q != "" && hdr != "" && q != hdr {
@@ -48,7 +49,7 @@ func a2aVersion(c echo.Context) (string, error) {
 		asked = hdr
 	}
 	if asked == "" {
-		return a2a.Version10, nil
+		return a2a.VersionDefault, nil
 	}
 	v, ok := a2aVersions[asked]
 	if !ok {
@@ -57,7 +58,8 @@ func a2aVersion(c echo.Context) (string, error) {
 	return v, nil
 }
 
-// a2aCard serves an agent's A2A card, signed with the service key, with ETag and Cache-Control.
+// a2aCard serves an agent's A2A card, signed with the service key, with ETag and Cache-Control:
+// the form of the version asked for, or the default card (a2a.Render).
 func (h *handlers) a2aCard(c echo.Context) error {
 	version, err := a2aVersion(c)
 	if err != nil {
@@ -67,10 +69,9 @@ func (h *handlers) a2aCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v1 := a2a.FromCard(card)
-	var form any = v1
-	if version == a2a.Version03 {
-		form = v1.ToV03()
+	form, err := a2a.Render(card, version)
+	if err != nil {
+		return err
 	}
 	unsigned, err := json.Marshal(form)
 	if err != nil {

@@ -201,8 +201,8 @@ func TestA2AImportV03Members(t *testing.T) {
 
 			got := e.do("GET", "/a2a/acme/v03/.well-known/agent-card.json", "", nil)
 			expect(t, got, http.StatusOK)
-			var served map[string]any
-			got.json(t, &served)
+			// The default card of a 0.3 agent is the hybrid: its 1.0 half is the conversion.
+			served := only10(t, got.body)
 			delete(served, "signatures") // the service's, checked elsewhere
 			webtest.SameJSON(t, "served 1.0 card", served, patched(v10OfBase(), tc.want))
 		})
@@ -243,6 +243,20 @@ func v03SampleWant(t *testing.T, file string) map[string]any {
 			"skills": []any{map[string]any{"id": "currency_conversion", "name": "Perform Currency Conversion",
 				"description": "Helps with Currency conversions", "tags": []any{"currency", "conversion"},
 				"examples": []any{"Helps with currency conversions"}}},
+		}
+	case "a2a-python-0.3-agent-card.json":
+		// What an a2a-sdk 0.3 agent serves: its OpenAPI-style bearer scheme and its security
+		// become the 1.0 wrapper and requirement.
+		want = map[string]any{
+			"name": "PyEcho 0.3 Agent", "description": "Echoes text back; an A2A 0.3 agent built with a2a-sdk 0.3.x.", "version": "0.3.1",
+			"supportedInterfaces":  []any{map[string]any{"url": "https://echo03.example.com/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"}},
+			"capabilities":         map[string]any{"streaming": true},
+			"securitySchemes":      map[string]any{"bearer": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "bearer", "bearerFormat": "JWT"}}},
+			"securityRequirements": []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{}}}},
+			"defaultInputModes":    []any{"text/plain"},
+			"defaultOutputModes":   []any{"text/plain"},
+			"skills": []any{map[string]any{"id": "echo", "name": "Echo", "description": "Echoes the text it is sent.",
+				"tags": []any{"echo"}, "examples": []any{"hello"}}},
 		}
 	case "a2a-samples__a2a_mcp__air_ticketing_agent.json":
 		// A 0.2-era card: no protocolVersion and no preferredTransport. It is read as 0.3

@@ -18,31 +18,41 @@ func a2aServer(t *testing.T, e *env, maxAge time.Duration) webtest.Client {
 
 // TestA2ARendersRESTCards registers small REST-native cards and compares the whole 1.0 and 0.3
 // cards served for them, signatures aside, with documents written by hand from the README's
-// "A2A" mapping table.
+// "A2A" mapping table; and the default card: the 1.0 one with every declared interface, or, for
+// a card with a 0.3 interface, the hybrid whose halves are those two documents.
 func TestA2ARendersRESTCards(t *testing.T) {
 	const endpoint = "https://e.example/a2a"
+	const endpoint03 = "https://e.example/a2a-v03"
 	flows := map[string]any{"clientCredentials": map[string]any{"tokenUrl": "https://auth.example/token", "scopes": map[string]any{"read": "Read"}}}
 	oidc := "https://id.example/.well-known/openid-configuration"
-	// base is what every case but the first adds to its card; v10 and v03 are its renderings.
-	base := map[string]any{"name": "R", "description": "D", "version": "1.0.0"}
-	v10 := map[string]any{"name": "R", "description": "D", "version": "1.0.0", "supportedInterfaces": []any{},
+	// base is what every case but the first adds to its card: it declares a 1.0 and a 0.3
+	// interface (added to a case's own a2a block too); v10 and v03 are its renderings.
+	i10 := map[string]any{"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+	i03 := map[string]any{"url": endpoint03, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+	declared := []any{i10, i03}
+	base := map[string]any{"name": "R", "description": "D", "version": "1.0.0", "a2a": map[string]any{"interfaces": declared}}
+	v10 := map[string]any{"name": "R", "description": "D", "version": "1.0.0", "supportedInterfaces": []any{i10},
 		"capabilities": map[string]any{}, "defaultInputModes": []any{"text/plain"}, "defaultOutputModes": []any{"text/plain"}, "skills": []any{}}
-	// A card without an interface has an empty url; preferredTransport keeps 0.3's default.
-	v03 := map[string]any{"protocolVersion": "0.3.0", "name": "R", "description": "D", "version": "1.0.0", "url": "", "preferredTransport": "JSONRPC",
-		"capabilities": map[string]any{}, "defaultInputModes": []any{"text/plain"}, "defaultOutputModes": []any{"text/plain"}, "skills": []any{}}
+	v03 := map[string]any{"protocolVersion": "0.3.0", "name": "R", "description": "D", "version": "1.0.0", "url": endpoint03, "preferredTransport": "JSONRPC",
+		"additionalInterfaces": []any{map[string]any{"url": endpoint03, "transport": "JSONRPC"}},
+		"capabilities":         map[string]any{}, "defaultInputModes": []any{"text/plain"}, "defaultOutputModes": []any{"text/plain"}, "skills": []any{}}
 	for _, tc := range []struct {
-		name       string
-		card       map[string]any // the REST card, with base's members unless it sets them
-		want10     map[string]any // members changed in v10
-		want03     map[string]any // members changed in v03
-		noBaseline bool           // the card is exactly card, and want10/want03 are whole
+		name   string
+		card   map[string]any // the REST card, with base's members unless it sets them
+		want10 map[string]any // members changed in v10
+		want03 map[string]any // members changed in v03
+		// no10, no03: the card has no interface of that version, and its form is the version error.
+		no10, no03 bool
+		// declared are the card's interfaces, all listed by the default card; nil: base's.
+		declared []any
+		// noBaseline: the card is exactly card, it declares no interface, and wantDefault is
+		// its whole default card (both explicit forms are the version error).
+		noBaseline  bool
+		wantDefault map[string]any
 	}{
 		{name: "defaults", noBaseline: true,
 			card: map[string]any{"name": "Min", "capabilities": []any{map[string]any{"name": "do_it"}}},
-			want10: map[string]any{"name": "Min", "description": "Min", "version": "0.0.0", "supportedInterfaces": []any{},
-				"capabilities": map[string]any{}, "defaultInputModes": []any{"text/plain"}, "defaultOutputModes": []any{"text/plain"},
-				"skills": []any{map[string]any{"id": "do_it", "name": "do_it", "description": "do_it", "tags": []any{"do_it"}}}},
-			want03: map[string]any{"protocolVersion": "0.3.0", "name": "Min", "description": "Min", "version": "0.0.0", "url": "", "preferredTransport": "JSONRPC",
+			wantDefault: map[string]any{"name": "Min", "description": "Min", "version": "0.0.0", "supportedInterfaces": []any{},
 				"capabilities": map[string]any{}, "defaultInputModes": []any{"text/plain"}, "defaultOutputModes": []any{"text/plain"},
 				"skills": []any{map[string]any{"id": "do_it", "name": "do_it", "description": "do_it", "tags": []any{"do_it"}}}}},
 		{name: "skill fallbacks",
@@ -61,28 +71,34 @@ func TestA2ARendersRESTCards(t *testing.T) {
 				map[string]any{"id": "b", "name": "b", "description": "Bee does b", "tags": []any{"own"}, "examples": []any{"do b"},
 					"inputModes": []any{"application/json"}, "outputModes": []any{"image/png"}},
 				map[string]any{"id": "c", "name": "c", "description": "c", "tags": []any{"ct"}}}}},
+		// An endpoint alone declares one 1.0 JSON-RPC interface.
 		{name: "endpoint",
-			card:   map[string]any{"endpoint": endpoint},
-			want10: map[string]any{"supportedInterfaces": []any{map[string]any{"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}}},
-			want03: map[string]any{"url": endpoint, "preferredTransport": "JSONRPC", "additionalInterfaces": []any{map[string]any{"url": endpoint, "transport": "JSONRPC"}}}},
+			card:     map[string]any{"endpoint": endpoint, "a2a": nil},
+			declared: []any{i10}, no03: true},
 		{name: "interfaces listing the endpoint",
 			card: map[string]any{"endpoint": endpoint, "a2a": map[string]any{"interfaces": []any{
 				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "t1"},
-				map[string]any{"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}}}},
-			want10: map[string]any{"supportedInterfaces": []any{
+				map[string]any{"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3.0"}}}},
+			declared: []any{
 				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "t1"},
-				map[string]any{"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}}},
-			// 0.3 prefers the interface that speaks 0.3.
+				map[string]any{"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3.0"}},
+			want10: map[string]any{"supportedInterfaces": []any{
+				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "t1"}}},
 			want03: map[string]any{"url": endpoint, "preferredTransport": "HTTP+JSON", "additionalInterfaces": []any{
-				map[string]any{"url": "https://e.example/grpc", "transport": "GRPC"}, map[string]any{"url": endpoint, "transport": "HTTP+JSON"}}}},
+				map[string]any{"url": endpoint, "transport": "HTTP+JSON"}}}},
+		// Listed interfaces are the whole declaration: the endpoint is not added to them.
 		{name: "interfaces without the endpoint",
 			card: map[string]any{"endpoint": endpoint, "a2a": map[string]any{"interfaces": []any{
 				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}}}},
+			declared: []any{map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}}, no03: true,
 			want10: map[string]any{"supportedInterfaces": []any{
-				map[string]any{"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}}},
-			want03: map[string]any{"url": endpoint, "preferredTransport": "JSONRPC", "additionalInterfaces": []any{
-				map[string]any{"url": endpoint, "transport": "JSONRPC"}, map[string]any{"url": "https://e.example/grpc", "transport": "GRPC"}}}},
+				map[string]any{"url": "https://e.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}}}},
+		{name: "two 0.3 interfaces",
+			card: map[string]any{"a2a": map[string]any{"interfaces": []any{i03, i10,
+				map[string]any{"url": "https://e.example/rest03", "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}}}},
+			declared: []any{i03, i10, map[string]any{"url": "https://e.example/rest03", "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}},
+			want03: map[string]any{"additionalInterfaces": []any{map[string]any{"url": endpoint03, "transport": "JSONRPC"},
+				map[string]any{"url": "https://e.example/rest03", "transport": "HTTP+JSON"}}}},
 		{name: "bearer",
 			card: map[string]any{"authRequirements": map[string]any{"type": "bearer", "scopes": []any{"r", "w"}}},
 			want10: map[string]any{"securitySchemes": map[string]any{"bearer": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "Bearer"}}},
@@ -142,33 +158,87 @@ func TestA2ARendersRESTCards(t *testing.T) {
 			e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
 			e.mkTenant("acme", "alice")
 			card, want10, want03 := patched(base, tc.card), patched(v10, tc.want10), patched(v03, tc.want03)
+			if block, ok := card["a2a"].(map[string]any); ok && block["interfaces"] == nil && tc.card["endpoint"] == nil {
+				card["a2a"] = patched(block, map[string]any{"interfaces": declared})
+			}
+			all := tc.declared
+			if all == nil {
+				all = declared
+			}
 			if tc.noBaseline {
-				card, want10, want03 = tc.card, tc.want10, tc.want03
+				card, want10, want03 = tc.card, nil, nil
+			}
+			if tc.no10 {
+				want10 = nil
+			}
+			if tc.no03 {
+				want03 = nil
 			}
 			card["agentId"], card["visibility"] = "r", "public"
 			expect(t, e.do("PUT", "/v1/tenants/acme/cards/r", e.token("alice", "acme", false), card), http.StatusCreated)
 
 			api := a2aServer(t, e, 90*time.Second)
 			jwks := api.Do(t, "GET", "/.well-known/jwks.json", "", nil).Body
+			get := func(version string) webtest.Response {
+				t.Helper()
+				r := api.Do(t, "GET", "/a2a/acme/r/.well-known/agent-card.json", "", nil, "A2A-Version", version)
+				if r.Status != http.StatusOK {
+					return r
+				}
+				if got := r.Header.Get("Cache-Control"); got != "public, max-age=90" {
+					t.Errorf("%q: Cache-Control %q, want public, max-age=90 (a2a.cacheMaxAge)", version, got)
+				}
+				if got := r.Header.Get("Vary"); got != "A2A-Version, Authorization" {
+					t.Errorf("%q: Vary %q", version, got)
+				}
+				if err := webtest.VerifyCard(jwks, r.Body); err != nil {
+					t.Errorf("%q: signature: %v", version, err)
+				}
+				return r
+			}
 			for _, form := range []struct {
 				version string
 				want    map[string]any
 			}{{"1.0", want10}, {"0.3", want03}} {
-				r := api.Do(t, "GET", "/a2a/acme/r/.well-known/agent-card.json", "", nil, "A2A-Version", form.version)
+				r := get(form.version)
+				if form.want == nil {
+					webtest.Expect(t, r, http.StatusBadRequest, "version_not_supported")
+					continue
+				}
 				webtest.Expect(t, r, http.StatusOK)
-				if got := r.Header.Get("Cache-Control"); got != "public, max-age=90" {
-					t.Errorf("%q: Cache-Control %q, want public, max-age=90 (a2a.cacheMaxAge)", form.version, got)
-				}
-				if got := r.Header.Get("Vary"); got != "A2A-Version, Authorization" {
-					t.Errorf("%q: Vary %q", form.version, got)
-				}
-				if err := webtest.VerifyCard(jwks, r.Body); err != nil {
-					t.Errorf("%q: signature: %v", form.version, err)
-				}
 				var served map[string]any
 				r.JSON(t, &served)
 				delete(served, "signatures")
 				webtest.SameJSON(t, "A2A "+form.version+" card", served, form.want)
+			}
+
+			// The default card: with a 0.3 interface the hybrid, whose 1.0 half lists every
+			// declared interface and whose 0.3 half is the 0.3 card (additionalInterfaces only
+			// when there are several); else the 1.0 card with every declared interface.
+			r := get("")
+			webtest.Expect(t, r, http.StatusOK)
+			switch {
+			case tc.noBaseline:
+				served := decodeCard(t, r.Body)
+				delete(served, "signatures")
+				webtest.SameJSON(t, "default card", served, tc.wantDefault)
+			case want03 == nil:
+				served := decodeCard(t, r.Body)
+				delete(served, "signatures")
+				webtest.SameJSON(t, "default card", served, patched(want10, map[string]any{"supportedInterfaces": all}))
+			default:
+				if want10 == nil {
+					want10 = patched(v10, tc.want10)
+				}
+				half10 := only10(t, r.Body)
+				delete(half10, "signatures")
+				webtest.SameJSON(t, "1.0 half of the hybrid", half10, patched(want10, map[string]any{"supportedInterfaces": all}))
+				half03 := only03(t, r.Body)
+				delete(half03, "signatures")
+				if len(want03["additionalInterfaces"].([]any)) < 2 {
+					want03 = patched(want03, map[string]any{"additionalInterfaces": nil})
+				}
+				webtest.SameJSON(t, "0.3 half of the hybrid", half03, want03)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/agentcards/agentcards/storage/storagetest"
@@ -50,6 +51,12 @@ func a2aCorpus() map[string]map[string]any {
 		"securityRequirements": []any{map[string]any{"schemes": map[string]any{"google": map[string]any{"list": []string{"openid"}}, "mtls": map[string]any{}}}},
 	}
 	out := map[string]map[string]any{"full": full, "bare": bare, "unicode": unicode, "schemes": schemes}
+	// These cards declare a 1.0 and a 0.3 interface: their default card is the hybrid.
+	both := []any{
+		map[string]any{"url": "https://agents.example.com/code-reviewer", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+		map[string]any{"url": "https://agents.example.com/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+	}
+	schemes["a2a"].(map[string]any)["interfaces"] = both
 	for _, auth := range []map[string]any{
 		{"type": "bearer", "scopes": []string{"a", "b"}},
 		{"type": "api-key"},
@@ -59,6 +66,7 @@ func a2aCorpus() map[string]map[string]any {
 		id := "auth-" + auth["type"].(string)
 		c := sampleCard(id)
 		c["authRequirements"] = auth
+		c["a2a"] = map[string]any{"interfaces": both}
 		out[id] = c
 	}
 	for _, c := range out {
@@ -67,6 +75,10 @@ func a2aCorpus() map[string]map[string]any {
 	return out
 }
 
+// TestA2AServedCardsValidateAndVerify serves every card of the corpus in each form: each form
+// validates against its version's schema (the hybrid default once the other version's members are
+// removed, since the 1.0 schema forbids unknown members), verifies with the service's key, and
+// a2a-go reads it; a form the card has no interface for is the version error.
 func TestA2AServedCardsValidateAndVerify(t *testing.T) {
 	v1, v03 := cardSchemas(t)
 	forEachDialect(t, func(t *testing.T, e *env) {
@@ -76,29 +88,83 @@ func TestA2AServedCardsValidateAndVerify(t *testing.T) {
 		for id, doc := range a2aCorpus() {
 			expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+id, alice, doc), http.StatusCreated)
 			path := "/a2a/acme/" + id + "/.well-known/agent-card.json"
-
-			r := e.do("GET", path, "", nil)
-			expect(t, r, http.StatusOK)
-			validateJSON(t, v1, r.body)
-			requireV1(t, r.body)
-			if err := webtest.VerifyCard(jwks, r.body); err != nil {
-				t.Fatalf("%s: signature: %v", id, err)
+			declared := declaredInterfaces(doc)
+			has := map[string]bool{}
+			for _, i := range declared {
+				has[string(i.ProtocolVersion)] = true
 			}
 			want, ok := a2aGoWants()[id]
 			if !ok {
 				t.Fatalf("%s: a2aGoWants has no entry for this card", id)
 			}
-			a2aGoReads(t, id, r.body, want)
+
+			r := e.do("GET", path, "", nil)
+			expect(t, r, http.StatusOK)
+			if err := webtest.VerifyCard(jwks, r.body); err != nil {
+				t.Fatalf("%s: default card's signature: %v", id, err)
+			}
+			if has["0.3"] {
+				half10 := jsonOf(t, only10(t, r.body))
+				validateJSON(t, v1, half10)
+				requireV1(t, half10)
+				validateJSON(t, v03, jsonOf(t, only03(t, r.body)))
+				hybridReads(t, id, r.body, want, declared)
+			} else {
+				validateJSON(t, v1, r.body)
+				requireV1(t, r.body)
+				a2aGoReads(t, id, r.body, want)
+			}
+
+			r10 := e.do("GET", path+"?version=1.0", "", nil)
+			if !has["1.0"] {
+				expect(t, r10, http.StatusBadRequest, "version_not_supported")
+			} else {
+				expect(t, r10, http.StatusOK)
+				validateJSON(t, v1, r10.body)
+				requireV1(t, r10.body)
+				if err := webtest.VerifyCard(jwks, r10.body); err != nil {
+					t.Fatalf("%s: 1.0 signature: %v", id, err)
+				}
+				a2aGoReads(t, id, r10.body, want)
+			}
 
 			r03 := e.do("GET", path+"?version=0.3", "", nil)
+			if !has["0.3"] {
+				expect(t, r03, http.StatusBadRequest, "version_not_supported")
+				continue
+			}
 			expect(t, r03, http.StatusOK)
 			validateJSON(t, v03, r03.body)
 			if err := webtest.VerifyCard(jwks, r03.body); err != nil {
 				t.Fatalf("%s: 0.3 signature: %v", id, err)
 			}
-			a2av0Reads(t, id, r03.body, want, a2av0Interfaces[id])
+			var interfaces03 []a2a.AgentInterface
+			for _, i := range declared {
+				if i.ProtocolVersion == "0.3" {
+					interfaces03 = append(interfaces03, a2a.AgentInterface{URL: i.URL, ProtocolBinding: i.ProtocolBinding, ProtocolVersion: "0.3.0"})
+				}
+			}
+			a2av0Reads(t, id, r03.body, want, interfaces03)
 		}
 	})
+}
+
+// declaredInterfaces are the interfaces a corpus card declares: its a2a.interfaces, else one
+// 1.0 JSON-RPC interface at its endpoint (README).
+func declaredInterfaces(doc map[string]any) []a2a.AgentInterface {
+	var out []a2a.AgentInterface
+	block, _ := doc["a2a"].(map[string]any)
+	list, _ := block["interfaces"].([]any)
+	for _, x := range list {
+		i := x.(map[string]any)
+		tenant, _ := i["tenant"].(string)
+		out = append(out, a2a.AgentInterface{URL: i["url"].(string), ProtocolBinding: a2a.TransportProtocol(i["protocolBinding"].(string)),
+			ProtocolVersion: a2a.ProtocolVersion(i["protocolVersion"].(string)), Tenant: tenant})
+	}
+	if ep, ok := doc["endpoint"].(string); ok && len(out) == 0 {
+		out = append(out, a2a.AgentInterface{URL: ep, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"})
+	}
+	return out
 }
 
 func TestA2ASignatureFailsOnOneByte(t *testing.T) {
@@ -148,6 +214,11 @@ func TestA2AVisibilityVersionsAndCaching(t *testing.T) {
 		for id, vis := range map[string]string{"pub": "public", "ten": "tenant", "priv": "private"} {
 			c := sampleCard(id)
 			c["visibility"] = vis
+			if id == "pub" { // a 1.0 and a 0.3 interface: three forms, the default one the hybrid
+				c["a2a"] = map[string]any{"interfaces": []any{
+					map[string]any{"url": "https://agents.example.com/code-reviewer", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+					map[string]any{"url": "https://agents.example.com/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}}}
+			}
 			expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+id, alice, c), http.StatusCreated)
 		}
 		card := func(id string) string { return "/a2a/acme/" + id + "/.well-known/agent-card.json" }
@@ -178,6 +249,16 @@ func TestA2AVisibilityVersionsAndCaching(t *testing.T) {
 			t.Fatalf("0.3 form: ETag %q body %s", r03.header.Get("ETag"), r03.body)
 		}
 		expect(t, e.do("GET", card("pub")+"?version=0.3", "", nil, "If-None-Match", r03.header.Get("ETag")), http.StatusNotModified)
+		// The default card and the explicit forms are different representations: none answers
+		// 304 to another's tag, and each is signed over what it serves.
+		r10 := e.do("GET", card("pub"), "", nil, "A2A-Version", "1.0")
+		expect(t, r10, http.StatusOK)
+		if t10 := r10.header.Get("ETag"); t10 == tag || t10 == r03.header.Get("ETag") || r10.header.Get("Vary") != "A2A-Version, Authorization" {
+			t.Fatalf("1.0 form: ETag %q (default %q, 0.3 %q), Vary %q", t10, tag, r03.header.Get("ETag"), r10.header.Get("Vary"))
+		}
+		expect(t, e.do("GET", card("pub"), "", nil, "A2A-Version", "1.0", "If-None-Match", tag), http.StatusOK)
+		expect(t, e.do("GET", card("pub"), "", nil, "If-None-Match", r10.header.Get("ETag")), http.StatusOK)
+		expect(t, e.do("GET", card("pub"), "", nil, "A2A-Version", "1.0", "If-None-Match", r10.header.Get("ETag")), http.StatusNotModified)
 		bad := e.do("GET", card("pub")+"?version=2.0", "", nil)
 		expect(t, bad, http.StatusBadRequest, "invalid")
 		if !strings.Contains(string(bad.body), "1.0 and 0.3") {

@@ -48,8 +48,8 @@ func TestUnknownQueryParameterRefusedEverywhere(t *testing.T) {
 		status       int
 	}{
 		{"GET", "/v1/tenants/acme/cards?protocol=a2a&capability=review_pr&tag=code&name=code&q=review&resource=https://github.com/acme/x&limit=1", http.StatusOK},
-		{"GET", "/a2a/acme/pub/.well-known/agent-card.json?version=0.3", http.StatusOK},
-		{"HEAD", "/a2a/acme/pub/.well-known/agent-card.json?version=0.3", http.StatusOK},
+		{"GET", "/a2a/acme/pub/.well-known/agent-card.json?version=1.0", http.StatusOK},
+		{"HEAD", "/a2a/acme/pub/.well-known/agent-card.json?version=1.0", http.StatusOK},
 		{"GET", "/a2a/acme/agents?limit=1", http.StatusOK},
 		{"GET", "/v1/tenants/acme/delegations?status=completed&agentId=pub&limit=1", http.StatusOK},
 		{"DELETE", "/v1/tenants/acme/roles?subject=zed&role=reader", http.StatusNotFound},

@@ -57,12 +57,15 @@ const (
 	Unavailable Kind = "unavailable"
 	// Timeout: the request took longer than it may.
 	Timeout Kind = "timeout"
+	// VersionNotSupported: a protocol version the resource does not declare (A2A's
+	// VersionNotSupportedError: an agent card asked for in a version none of its interfaces speaks).
+	VersionNotSupported Kind = "version_not_supported"
 )
 
 // Kinds lists every kind, for the doors' tables to be checked against.
 var Kinds = []Kind{Invalid, Malformed, TooLarge, Unauthenticated, Forbidden, Suspended, NotFound,
 	Conflict, Stale, Expired, DepthExceeded, EndpointBlocked, URLBlocked, BadSignature, FetchFailed,
-	RateLimited, AgentUnavailable, Unavailable, Timeout}
+	RateLimited, AgentUnavailable, Unavailable, Timeout, VersionNotSupported}
 
 // Error makes a bare Kind an error, so that errors.Is(err, fault.NotFound) works on any chain.
 func (k Kind) Error() string { return string(k) }

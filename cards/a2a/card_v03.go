@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"encoding/json"
-	"strings"
 )
 
 // AgentCardV03 is an A2A 0.3 Agent Card, for clients that predate 1.0: one preferred url and
@@ -58,9 +57,10 @@ type agentSkillV03 struct {
 	Security    []map[string][]string `json:"security,omitempty"`
 }
 
-// ToV03 converts a 1.0 card to the 0.3 form. The preferred interface is the first whose
-// protocolVersion is 0.3.x, else the first; every interface is also listed in additionalInterfaces,
-// as 0.3 recommends. A card with no interface has an empty url.
+// ToV03 converts a 1.0 card to the 0.3 form, with only the interfaces that speak 0.3: url and
+// preferredTransport are the first of them, and additionalInterfaces lists them all, as 0.3
+// recommends. Interfaces of other versions are left out, since a 0.3 client would call them in
+// 0.3. A card with no 0.3 interface has an empty url: Render refuses to serve it.
 func (a AgentCard) ToV03() AgentCardV03 {
 	out := AgentCardV03{
 		ProtocolVersion: ProtocolVersion03, Name: a.Name, Description: a.Description,
@@ -75,26 +75,16 @@ func (a AgentCard) ToV03() AgentCardV03 {
 		SecuritySchemes:                   schemesV03(a.SecuritySchemes),
 		Security:                          requirementsV03(a.SecurityRequirements),
 		Skills:                            make([]agentSkillV03, 0, len(a.Skills)),
+		PreferredTransport:                DefaultProtocolBind,
 	}
 	if a.Provider != nil {
 		out.Provider = &providerV03{Organization: a.Provider.Organization, URL: a.Provider.URL}
 	}
-	preferred := -1
-	for i, iface := range a.SupportedInterfaces {
-		if preferred < 0 && strings.HasPrefix(iface.ProtocolVersion, "0.3") {
-			preferred = i
+	for i, iface := range a.interfacesOf(Version03) {
+		if i == 0 {
+			out.URL, out.PreferredTransport = iface.URL, iface.ProtocolBinding
 		}
-	}
-	if preferred < 0 && len(a.SupportedInterfaces) > 0 {
-		preferred = 0
-	}
-	out.PreferredTransport = DefaultProtocolBind
-	if preferred >= 0 {
-		p := a.SupportedInterfaces[preferred]
-		out.URL, out.PreferredTransport = p.URL, p.ProtocolBinding
-		for _, iface := range a.SupportedInterfaces {
-			out.AdditionalInterfaces = append(out.AdditionalInterfaces, agentInterfaceV03{URL: iface.URL, Transport: iface.ProtocolBinding})
-		}
+		out.AdditionalInterfaces = append(out.AdditionalInterfaces, agentInterfaceV03{URL: iface.URL, Transport: iface.ProtocolBinding})
 	}
 	for _, s := range a.Skills {
 		out.Skills = append(out.Skills, agentSkillV03{

@@ -57,25 +57,23 @@ func FromCard(c cards.Card) AgentCard {
 	return out
 }
 
-// interfacesOf lists a2a.interfaces, preceded by one made from endpoint unless one of them already
-// has the endpoint's URL. A stored a2a.interfaces was validated on write, so a decode error here
-// means a document written before that check: its interfaces are left out rather than failing.
+// interfacesOf returns the interfaces the card declares: a2a.interfaces when the owner lists
+// any, else one 1.0 JSON-RPC interface at the endpoint, else none. The endpoint is not added to a
+// list that omits it: it would claim a protocol version the owner never declared. A stored
+// a2a.interfaces was validated on write, so a decode error here means a document written before
+// that check: it counts as no list rather than failing.
 func interfacesOf(c cards.Card) []AgentInterface {
 	var stored []AgentInterface
 	if c.A2A != nil && len(c.A2A.Interfaces) > 0 {
 		_ = json.Unmarshal(c.A2A.Interfaces, &stored)
 	}
-	out := make([]AgentInterface, 0, len(stored)+1)
-	if c.Endpoint != "" {
-		listed := false
-		for _, i := range stored {
-			listed = listed || i.URL == c.Endpoint
-		}
-		if !listed {
-			out = append(out, AgentInterface{URL: c.Endpoint, ProtocolBinding: DefaultProtocolBind, ProtocolVersion: Version10})
-		}
+	if len(stored) > 0 {
+		return stored
 	}
-	return append(out, stored...)
+	if c.Endpoint != "" {
+		return []AgentInterface{{URL: c.Endpoint, ProtocolBinding: DefaultProtocolBind, ProtocolVersion: Version10}}
+	}
+	return []AgentInterface{}
 }
 
 // securityOf returns the card's security schemes and requirements: a2a.securitySchemes exactly

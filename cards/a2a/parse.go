@@ -17,15 +17,29 @@ const maxSchemaProblems = 5
 
 // ParseCard reads an A2A Agent Card of version 1.0, or 0.3 (0.2-era cards included), checks
 // it against the spec's schema and required fields, and returns its 1.0 form and the version it
-// was written in. Problems are fault.Invalid and name their JSON paths.
+// was written in. Members the version's schema does not describe are ignored (spec 1.0.1 §5.7)
+// and left out of the result; the 0.3 members of a 1.0 card may add a 0.3 interface
+// (legacyInterface). Problems are fault.Invalid and name their JSON paths.
 func ParseCard(raw []byte) (AgentCard, string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
 		return AgentCard{}, "", fault.New(fault.Invalid, "card: must be a JSON object: invalid")
 	}
 	if isV03(top) {
-		a, err := parseV03(top)
+		_, kept, err := pruned(a2aschema.CardV03, raw)
+		if err != nil {
+			return AgentCard{}, "", err
+		}
+		a, err := parseV03(kept)
 		return a, Version03, err
+	}
+	legacy, err := legacyInterface(top)
+	if err != nil {
+		return AgentCard{}, "", err
+	}
+	raw, top, err = pruned(a2aschema.CardV1, raw)
+	if err != nil {
+		return AgentCard{}, "", err
 	}
 	if err := schemaProblems(a2aschema.CardV1, raw); err != nil {
 		return AgentCard{}, "", err
@@ -38,7 +52,23 @@ func ParseCard(raw []byte) (AgentCard, string, error) {
 	if p := requiredV1(top, a); len(p) > 0 {
 		return AgentCard{}, "", fault.Errorf(fault.Invalid, "card is not a valid A2A 1.0 card: %s: invalid", strings.Join(p[:min(len(p), maxSchemaProblems)], "; "))
 	}
+	if legacy != nil && !listsV03(a.SupportedInterfaces, *legacy) {
+		a.SupportedInterfaces = append(a.SupportedInterfaces, *legacy)
+	}
 	return a, Version10, nil
+}
+
+// pruned is raw without the members the schema at loc does not describe, and its members.
+func pruned(loc string, raw []byte) ([]byte, map[string]json.RawMessage, error) {
+	b, _, err := a2aschema.Prune(loc, raw)
+	if err != nil {
+		return nil, nil, err // raw was read as JSON above: the schemas did not load
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return nil, nil, err
+	}
+	return b, top, nil
 }
 
 // isV03 tells a 0.3 (or 0.2) card by the members 1.0 removed.

@@ -1,0 +1,162 @@
+package a2aschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Prune removes from the JSON document doc the object members that the schema at loc (CardV1
+// or CardV03) does not describe, at any depth, and returns the document left and the JSON
+// Pointers of the members it removed, sorted. With nothing to remove, it returns doc itself.
+//
+// A2A 1.0.1 §5.7 asks readers to ignore members they do not recognise, while the 1.0 schema
+// forbids them (additionalProperties: false): pruning first lets a card carrying another
+// version's members, or a newer spec's, pass, and a validation after it is still strict about the
+// members it names. A member is described when a schema that applies at its place names it in
+// properties, matches it with patternProperties, or accepts it with an additionalProperties
+// schema; $ref, allOf, anyOf, oneOf and if/then/else are followed, a member named by any of them
+// being kept. An object whose schemas list no members (a free-form Struct) is kept whole. Values
+// are only walked, never checked: a member named with the wrong type stays for the validation to
+// refuse.
+func Prune(loc string, doc []byte) ([]byte, []string, error) {
+	once.Do(load)
+	if initErr != nil {
+		return nil, nil, initErr
+	}
+	s, ok := compiled[loc]
+	if !ok {
+		return nil, nil, fmt.Errorf("no schema %q", loc)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, nil, err
+	}
+	var removed []string
+	prune(inst, []*jsonschema.Schema{s}, "", &removed)
+	if len(removed) == 0 {
+		return doc, nil, nil
+	}
+	slices.Sort(removed)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	// UnmarshalJSON read numbers as json.Number, which writes back the digits it read.
+	if err := enc.Encode(inst); err != nil {
+		return nil, nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), removed, nil
+}
+
+// prune walks v, an instance from jsonschema.UnmarshalJSON, under the schemas that apply at
+// path, deleting the members none of them describes and appending their paths to removed.
+func prune(v any, schemas []*jsonschema.Schema, path string, removed *[]string) {
+	all := expand(schemas)
+	switch v := v.(type) {
+	case map[string]any:
+		var listing []*jsonschema.Schema
+		for _, s := range all {
+			if len(s.Properties) > 0 || len(s.PatternProperties) > 0 || s.AdditionalProperties != nil {
+				listing = append(listing, s)
+			}
+		}
+		if len(listing) == 0 {
+			return // free-form: every member is the document's own
+		}
+		for name, child := range v {
+			sub, known := memberSchemas(listing, name)
+			at := path + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+			if !known {
+				delete(v, name)
+				*removed = append(*removed, at)
+				continue
+			}
+			prune(child, sub, at, removed)
+		}
+	case []any:
+		for i, item := range v {
+			prune(item, itemSchemas(all, i), path+"/"+strconv.Itoa(i), removed)
+		}
+	}
+}
+
+// expand returns schemas with every schema they apply through $ref and the combinators, once each.
+func expand(schemas []*jsonschema.Schema) []*jsonschema.Schema {
+	var out []*jsonschema.Schema
+	seen := map[*jsonschema.Schema]bool{}
+	var add func(s *jsonschema.Schema)
+	add = func(s *jsonschema.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+		add(s.Ref)
+		for _, group := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf, {s.If, s.Then, s.Else}} {
+			for _, c := range group {
+				add(c)
+			}
+		}
+	}
+	for _, s := range schemas {
+		add(s)
+	}
+	return out
+}
+
+// memberSchemas returns the schemas that apply to the member name under the listing schemas, and
+// whether any of them describes it.
+func memberSchemas(listing []*jsonschema.Schema, name string) ([]*jsonschema.Schema, bool) {
+	var sub []*jsonschema.Schema
+	known := false
+	for _, s := range listing {
+		matched := false
+		if p, ok := s.Properties[name]; ok {
+			sub, matched = append(sub, p), true
+		}
+		for re, p := range s.PatternProperties {
+			if re.MatchString(name) {
+				sub, matched = append(sub, p), true
+			}
+		}
+		if !matched {
+			switch ap := s.AdditionalProperties.(type) {
+			case *jsonschema.Schema:
+				sub, matched = append(sub, ap), true
+			case bool:
+				matched = ap
+			}
+		}
+		known = known || matched
+	}
+	return sub, known
+}
+
+// itemSchemas returns the schemas that apply to item i of an array (drafts 7 and 2020-12).
+func itemSchemas(all []*jsonschema.Schema, i int) []*jsonschema.Schema {
+	var sub []*jsonschema.Schema
+	for _, s := range all {
+		switch {
+		case i < len(s.PrefixItems):
+			sub = append(sub, s.PrefixItems[i])
+		case s.Items2020 != nil:
+			sub = append(sub, s.Items2020)
+		}
+		switch items := s.Items.(type) {
+		case *jsonschema.Schema:
+			sub = append(sub, items)
+		case []*jsonschema.Schema:
+			if i < len(items) {
+				sub = append(sub, items[i])
+			} else if ap, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
+				sub = append(sub, ap)
+			}
+		}
+	}
+	return sub
+}

@@ -1,0 +1,88 @@
+package a2a
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
+)
+
+// VersionDefault asks for the default card: no A2A version named by the client.
+const VersionDefault = ""
+
+// Render returns the form of the card an A2A client asks for, without signatures.
+//
+// Version10 and Version03 are the pure forms of that version, listing only the interfaces of
+// that version: a client must not be sent to an endpoint that does not speak its protocol. A card
+// without such an interface is fault.VersionNotSupported, naming the versions it declares.
+//
+// VersionDefault, for a client that names no version, is the 1.0 card with every declared
+// interface; when one of them speaks 0.3 it is the hybrid card (see Hybrid), so that a 0.3
+// client, which sends no version, can read it too.
+func Render(c cards.Card, version string) (any, error) {
+	full := FromCard(c)
+	switch version {
+	case VersionDefault:
+		if len(full.interfacesOf(Version03)) > 0 {
+			return full.Hybrid(), nil
+		}
+		return full, nil
+	case Version10, Version03:
+		own := full.interfacesOf(version)
+		if len(own) == 0 {
+			return nil, versionError(c.AgentID, version, full.Versions())
+		}
+		if version == Version03 {
+			return full.ToV03(), nil
+		}
+		full.SupportedInterfaces = own
+		return full, nil
+	}
+	return nil, fault.Errorf(fault.Invalid, "A2A version %q is not served; this service serves 1.0 and 0.3: invalid request", version)
+}
+
+// versionError is the answer to a form the card has no interface for. Like A2A's
+// VersionNotSupportedError it says which versions there are, so the client can ask again.
+func versionError(agentID, asked string, declared []string) error {
+	has := "declares no A2A interface"
+	if len(declared) > 0 {
+		has = "declares A2A " + strings.Join(declared, " and ")
+	}
+	return fault.Errorf(fault.VersionNotSupported,
+		"agent %q has no A2A %s interface: its card %s (ask for one of those, or for no version): version not supported",
+		agentID, asked, has)
+}
+
+// Versions lists the A2A versions (major.minor) of the card's interfaces, each once, in the
+// order the interfaces declare them.
+func (a AgentCard) Versions() []string {
+	var out []string
+	for _, i := range a.SupportedInterfaces {
+		if v := versionOf(i.ProtocolVersion); v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// interfacesOf returns the card's interfaces of version v, in order.
+func (a AgentCard) interfacesOf(v string) []AgentInterface {
+	var out []AgentInterface
+	for _, i := range a.SupportedInterfaces {
+		if versionOf(i.ProtocolVersion) == v {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// versionOf reads a protocolVersion as major.minor: a patch level does not change the protocol
+// an interface speaks ("0.3.0" is 0.3, "1.0.1" is 1.0).
+func versionOf(protocolVersion string) string {
+	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(protocolVersion), "v"), ".", 3)
+	if len(parts) < 2 {
+		return parts[0]
+	}
+	return parts[0] + "." + parts[1]
+}

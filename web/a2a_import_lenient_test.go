@@ -1,0 +1,330 @@
+package web_test
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// unknownMarker starts the name of every member the tests add that no A2A schema describes.
+const unknownMarker = "zzUnknown"
+
+// withUnknownMembers is the spec's 1.0 sample with an extension whose free-form params hold
+// zzKeep, and a member no schema describes at each level: the card, a skill, an interface, a
+// security scheme and its body, a requirement and its scope list, the provider, the
+// capabilities and the extension.
+func withUnknownMembers(t *testing.T) map[string]any {
+	c := sampleV1(t)
+	delete(c, "signatures")
+	c[unknownMarker+"Top"] = map[string]any{"nested": 1}
+	c["skills"].([]any)[0].(map[string]any)[unknownMarker+"Skill"] = "x"
+	c["supportedInterfaces"].([]any)[1].(map[string]any)[unknownMarker+"Interface"] = true
+	google := c["securitySchemes"].(map[string]any)["google"].(map[string]any)
+	google[unknownMarker+"Scheme"] = "openIdConnect"
+	google["openIdConnectSecurityScheme"].(map[string]any)[unknownMarker+"Inner"] = 1
+	req := c["securityRequirements"].([]any)[0].(map[string]any)
+	req[unknownMarker+"Requirement"] = []any{}
+	req["schemes"].(map[string]any)["google"].(map[string]any)[unknownMarker+"List"] = "x"
+	c["provider"].(map[string]any)[unknownMarker+"Provider"] = "x"
+	caps := c["capabilities"].(map[string]any)
+	caps[unknownMarker+"Capability"] = false
+	caps["extensions"] = []any{map[string]any{"uri": "https://x.example/ext", "params": map[string]any{"zzKeep": 1}, unknownMarker + "Extension": 1}}
+	return c
+}
+
+// TestA2AImportIgnoresUnknownMembers: members no schema describes are accepted and left out of
+// the card (README "Import"), wherever they are; the free-form params of an extension are the
+// card's own and kept. A signature is checked over the card as it came, unknown members included.
+func TestA2AImportIgnoresUnknownMembers(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "k1", Algorithm: "EdDSA"}}}
+		card := signEd25519(t, priv, "k1", "", withUnknownMembers(t))
+		r := e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "lenient", "card": card, "keys": keys, "visibility": "public"})
+		expect(t, r, http.StatusCreated)
+		if got := importedCheck(t, r); got.Status != "verified" {
+			t.Fatalf("signature over the card as sent: %+v", got)
+		}
+
+		stored := e.getCard("acme", "lenient")
+		expect(t, stored, http.StatusOK)
+		if strings.Contains(string(stored.body), unknownMarker) || !strings.Contains(string(stored.body), "zzKeep") {
+			t.Fatalf("stored card: %s", stored.body)
+		}
+		// The sample declares only 1.0 interfaces, so it has no 0.3 form (TestA2AVersionForms).
+		for _, version := range []string{"", "1.0"} {
+			var headers []string
+			if version != "" {
+				headers = []string{"A2A-Version", version}
+			}
+			got := e.do("GET", "/a2a/acme/lenient/.well-known/agent-card.json", "", nil, headers...)
+			expect(t, got, http.StatusOK)
+			if strings.Contains(string(got.body), unknownMarker) {
+				t.Fatalf("served card (version %q) carries an unknown member: %s", version, got.body)
+			}
+			if version != "1.0" {
+				continue
+			}
+			var served map[string]any
+			got.json(t, &served)
+			delete(served, "signatures")
+			want := sampleV1(t)
+			delete(want, "signatures")
+			want["capabilities"].(map[string]any)["extensions"] = []any{map[string]any{"uri": "https://x.example/ext", "params": map[string]any{"zzKeep": 1}}}
+			webtest.SameJSON(t, "served 1.0 card", served, want)
+		}
+	})
+}
+
+// TestA2AImportKnownMemberOfWrongType: ignoring unknown members does not loosen the known ones:
+// a wrong type is a 400 naming its path, and the unknown members next to it are not reported.
+func TestA2AImportKnownMemberOfWrongType(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	imp := func(card map[string]any) response {
+		return e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "typed", "card": card})
+	}
+
+	bad := withUnknownMembers(t)
+	bad["supportedInterfaces"].([]any)[1].(map[string]any)["url"] = 5
+	bad["securitySchemes"].(map[string]any)["google"].(map[string]any)["openIdConnectSecurityScheme"].(map[string]any)["openIdConnectUrl"] = true
+	bad["skills"].([]any)[0].(map[string]any)["tags"] = "maps"
+	bad["capabilities"].(map[string]any)["extensions"].([]any)[0].(map[string]any)["required"] = "yes"
+	r := imp(bad)
+	expect(t, r, http.StatusBadRequest, "invalid")
+	for _, path := range []string{"/supportedInterfaces/1/url", "/securitySchemes/google/openIdConnectSecurityScheme/openIdConnectUrl", "/skills/0/tags", "/capabilities/extensions/0/required"} {
+		if !strings.Contains(string(r.body), path) {
+			t.Errorf("400 does not name %s: %s", path, r.body)
+		}
+	}
+	if strings.Contains(string(r.body), unknownMarker) {
+		t.Errorf("400 reports an unknown member: %s", r.body)
+	}
+
+	// The 0.3 members of a 1.0 card are read (they may add an interface), so their types count.
+	for name, value := range map[string]any{"url": 5, "preferredTransport": []any{"JSONRPC"}, "protocolVersion": 0.3} {
+		c := withUnknownMembers(t)
+		c["url"], c["preferredTransport"], c["protocolVersion"] = "https://a.example/v03", "JSONRPC", "0.3"
+		c[name] = value
+		r := imp(c)
+		expect(t, r, http.StatusBadRequest, "invalid")
+		if !strings.Contains(string(r.body), "/"+name+": must be a string") {
+			t.Errorf("%s: 400 does not name it: %s", name, r.body)
+		}
+	}
+	expect(t, e.getCard("acme", "typed"), http.StatusNotFound)
+}
+
+// hybridSampleWant is the 1.0 card that importing the a2a-sdk 1.1 hybrid sample serves back,
+// written by hand: the sample without its 0.3 members (url, preferredTransport, protocolVersion,
+// security, and the OpenAPI-style members of its scheme), which describe the 0.3 interface it
+// already lists.
+func hybridSampleWant() map[string]any {
+	return map[string]any{
+		"name": "PyEcho Agent", "description": "Echoes text back; a real A2A agent built with the a2a-sdk Python SDK.",
+		"supportedInterfaces": []any{
+			map[string]any{"url": "https://echo.example.com/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+			map[string]any{"url": "https://echo.example.com/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}},
+		"provider": map[string]any{"url": "https://example.com/a2apy", "organization": "A2A Interop Tests"},
+		"version":  "1.2.3", "documentationUrl": "https://example.com/a2apy/docs", "iconUrl": "https://example.com/a2apy/icon.png",
+		"capabilities": map[string]any{"streaming": true, "pushNotifications": false},
+		"securitySchemes": map[string]any{"bearer": map[string]any{"httpAuthSecurityScheme": map[string]any{
+			"description": "agentcards delegation JWT", "scheme": "Bearer", "bearerFormat": "JWT"}}},
+		"securityRequirements": []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{}}}},
+		"defaultInputModes":    []any{"text/plain"}, "defaultOutputModes": []any{"text/plain", "application/json"},
+		"skills": []any{
+			map[string]any{"id": "echo", "name": "Echo", "description": "Echoes the text it is sent.", "tags": []any{"echo", "test"},
+				"examples": []any{"hello there", "msg: reply as a message"}, "inputModes": []any{"text/plain"}, "outputModes": []any{"text/plain"}},
+			map[string]any{"id": "summarize", "name": "Summarize text", "description": "Pretends to summarize (echoes).",
+				"tags": []any{"text", "summary"}, "examples": []any{"summarize this paragraph"}}},
+	}
+}
+
+const hybridSample = "a2a-python-1.1-hybrid-agent-card.json"
+
+// TestA2AImportHybridCard imports the card an a2a-sdk 1.1 agent with a 0.3 interface serves, by
+// body and by URL: it is read as 1.0, its interfaces are the 1.0 and the 0.3 one it lists, and
+// its 0.3 members are neither stored nor served.
+func TestA2AImportHybridCard(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(samplesDir, hybridSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(raw)
+	}))
+	defer agent.Close()
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		e.allowLoopback()
+		for id, body := range map[string]map[string]any{
+			"by-body": {"card": json.RawMessage(raw)},
+			"by-url":  {"url": agent.URL + "/.well-known/agent-card.json"},
+		} {
+			body["agentId"], body["visibility"] = id, "public"
+			r := e.do("POST", "/v1/tenants/acme/cards/import", alice, body)
+			expect(t, r, http.StatusCreated)
+			var rest struct {
+				Endpoint         string
+				AuthRequirements struct{ Type string }
+				A2A              struct {
+					Interfaces json.RawMessage
+					Import     struct{ Format string }
+				}
+			}
+			r.json(t, &rest)
+			if rest.Endpoint != "https://echo.example.com/a2a/jsonrpc" || rest.AuthRequirements.Type != "bearer" || rest.A2A.Import.Format != "1.0" {
+				t.Fatalf("%s: registry card %s", id, r.body)
+			}
+			webtest.SameJSON(t, id+": a2a.interfaces", rest.A2A.Interfaces, hybridSampleWant()["supportedInterfaces"])
+			var stored struct{ A2A json.RawMessage }
+			e.getCard("acme", id).json(t, &stored)
+			for _, member := range []string{`"preferredTransport"`, `"security"`, `"type"`} {
+				if strings.Contains(string(stored.A2A), member) {
+					t.Fatalf("%s: stored a2a block has %s: %s", id, member, stored.A2A)
+				}
+			}
+
+			got := e.do("GET", "/a2a/acme/"+id+"/.well-known/agent-card.json", "", nil)
+			expect(t, got, http.StatusOK)
+			// The default card of an agent with a 0.3 interface is the hybrid: its 1.0 half.
+			served := only10(t, got.body)
+			delete(served, "signatures")
+			webtest.SameJSON(t, id+": served 1.0 card", served, hybridSampleWant())
+		}
+	})
+}
+
+// TestA2AImportHybridInterface: the 0.3 members of a 1.0 card (url, preferredTransport,
+// protocolVersion) add a 0.3 interface when they describe one the card does not list: same URL,
+// binding and 0.3 version, "0.3" and "0.3.x" being the same version. The interface keeps the
+// version as the card wrote it (README "Import").
+func TestA2AImportHybridInterface(t *testing.T) {
+	const u, other = "https://echo.example.com/a2a/jsonrpc", "https://echo.example.com/a2a/v03"
+	iface := func(url, binding, version string) map[string]any {
+		return map[string]any{"url": url, "protocolBinding": binding, "protocolVersion": version}
+	}
+	v10 := iface(u, "JSONRPC", "1.0")
+	for _, tc := range []struct {
+		name   string
+		listed []any          // the card's supportedInterfaces
+		legacy map[string]any // its 0.3 members; nil removes one
+		want   []any          // the served supportedInterfaces
+	}{
+		{name: "listed, written 0.3.0 at the top",
+			listed: []any{v10, iface(u, "JSONRPC", "0.3")},
+			legacy: map[string]any{"url": u, "protocolVersion": "0.3.0"},
+			want:   []any{v10, iface(u, "JSONRPC", "0.3")}},
+		{name: "listed as 0.3.0, written 0.3 at the top",
+			listed: []any{v10, iface(u, "jsonrpc", "0.3.0")},
+			legacy: map[string]any{"url": u, "protocolVersion": "0.3"},
+			want:   []any{v10, iface(u, "jsonrpc", "0.3.0")}},
+		{name: "not listed",
+			listed: []any{v10},
+			legacy: map[string]any{"url": u, "protocolVersion": "0.3"},
+			want:   []any{v10, iface(u, "JSONRPC", "0.3")}},
+		{name: "listed with another binding",
+			listed: []any{v10, iface(u, "GRPC", "0.3")},
+			legacy: map[string]any{"url": u, "protocolVersion": "0.3"},
+			want:   []any{v10, iface(u, "GRPC", "0.3"), iface(u, "JSONRPC", "0.3")}},
+		{name: "another URL, no preferredTransport, version as written",
+			listed: []any{v10, iface(u, "JSONRPC", "0.3")},
+			legacy: map[string]any{"url": other, "preferredTransport": nil, "protocolVersion": "0.3.0"},
+			want:   []any{v10, iface(u, "JSONRPC", "0.3"), iface(other, "JSONRPC", "0.3.0")}},
+		{name: "preferredTransport is the binding",
+			listed: []any{v10},
+			legacy: map[string]any{"url": other, "preferredTransport": "HTTP+JSON", "protocolVersion": "0.3.1"},
+			want:   []any{v10, iface(other, "HTTP+JSON", "0.3.1")}},
+		{name: "a version that is not 0.3 describes nothing",
+			listed: []any{v10},
+			legacy: map[string]any{"url": other, "protocolVersion": "1.0"},
+			want:   []any{v10}},
+		{name: "no protocolVersion describes nothing",
+			listed: []any{v10},
+			legacy: map[string]any{"url": other, "protocolVersion": nil},
+			want:   []any{v10}},
+		{name: "no url describes nothing",
+			listed: []any{v10},
+			legacy: map[string]any{"url": nil, "protocolVersion": "0.3"},
+			want:   []any{v10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+			e.mkTenant("acme", "alice")
+			raw, err := os.ReadFile(filepath.Join(samplesDir, hybridSample))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var card map[string]any
+			if err := json.Unmarshal(raw, &card); err != nil {
+				t.Fatal(err)
+			}
+			card["supportedInterfaces"] = tc.listed
+			card = patched(card, tc.legacy)
+			r := e.do("POST", "/v1/tenants/acme/cards/import", e.token("alice", "acme", false),
+				map[string]any{"agentId": "h", "card": card, "visibility": "public"})
+			expect(t, r, http.StatusCreated)
+			got := e.do("GET", "/a2a/acme/h/.well-known/agent-card.json", "", nil)
+			expect(t, got, http.StatusOK)
+			// The default card lists every declared interface (the hybrid's 1.0 half).
+			webtest.SameJSON(t, "supportedInterfaces", only10(t, got.body)["supportedInterfaces"], tc.want)
+		})
+	}
+}
+
+// TestA2AImportV03IgnoresUnknownMembers: a 0.3 card means what the 0.3 schema says. a2a-go's
+// converter, which reads 0.3 cards, would take an http scheme's unknown "http" member over the
+// scheme's own members: removed first, it cannot turn a bearer scheme into Basic.
+func TestA2AImportV03IgnoresUnknownMembers(t *testing.T) {
+	card := patched(v03Base(), map[string]any{
+		unknownMarker + "Top": 1,
+		"securitySchemes": map[string]any{"b": map[string]any{"type": "http", "scheme": "bearer",
+			"http": map[string]any{"scheme": "Basic", "description": unknownMarker}, unknownMarker + "Scheme": 1}},
+		"security":             []any{map[string]any{"b": []any{}}},
+		"additionalInterfaces": []any{map[string]any{"url": "https://a.example/grpc", "transport": "GRPC", unknownMarker + "Interface": 1}},
+		"skills":               []any{map[string]any{"id": "s1", "name": "Skill One", "description": "sd", "tags": []any{"t"}, unknownMarker + "Skill": 1}},
+	})
+	want := patched(v10OfBase(), map[string]any{
+		"supportedInterfaces": []any{
+			map[string]any{"url": "https://a.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"},
+			map[string]any{"url": "https://a.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "0.3.0"}},
+		"securitySchemes":      map[string]any{"b": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "bearer"}}},
+		"securityRequirements": []any{map[string]any{"schemes": map[string]any{"b": map[string]any{}}}},
+	})
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		r := e.do("POST", "/v1/tenants/acme/cards/import", e.token("alice", "acme", false),
+			map[string]any{"agentId": "v03", "card": card, "visibility": "public"})
+		expect(t, r, http.StatusCreated)
+		var rest struct{ AuthRequirements struct{ Type string } }
+		r.json(t, &rest)
+		stored := e.getCard("acme", "v03")
+		if rest.AuthRequirements.Type != "bearer" || strings.Contains(string(stored.body), unknownMarker) || strings.Contains(string(stored.body), "Basic") {
+			t.Fatalf("stored card: %s", stored.body)
+		}
+		got := e.do("GET", "/a2a/acme/v03/.well-known/agent-card.json", "", nil)
+		expect(t, got, http.StatusOK)
+		served := only10(t, got.body) // the hybrid default's 1.0 half
+		delete(served, "signatures")
+		webtest.SameJSON(t, "served 1.0 card", served, want)
+	})
+}

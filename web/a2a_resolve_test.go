@@ -1,0 +1,138 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// inbox is an a2a-go agent that keeps the text of every message it is sent and answers it.
+type inbox struct {
+	mu   sync.Mutex
+	got  []string
+	name string
+}
+
+func (b *inbox) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		text := ""
+		if ec.Message != nil && len(ec.Message.Parts) > 0 {
+			text = ec.Message.Parts[0].Text()
+		}
+		b.mu.Lock()
+		b.got = append(b.got, text)
+		b.mu.Unlock()
+		yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(b.name+" got "+text)), nil)
+	}
+}
+
+func (b *inbox) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+func (b *inbox) messages() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.got...)
+}
+
+// TestA2AResolvedCardReachesAgents resolves the cards we serve with a2a-go's resolver, as a 1.0
+// client and as a 0.3 client, and sends a message through the client each builds, to agents
+// made with a2a-go's own servers on loopback: a 1.0 one (a2asrv) and a 0.3 one (a2av0). Each
+// message must reach the agent of the client's version, through our default card (the hybrid for
+// the 0.3 client, which sends no version) and through the explicit forms; and a 0.3 client that
+// asks for the 0.3 card of a 1.0-only agent gets the version error, not the 1.0 endpoint.
+func TestA2AResolvedCardReachesAgents(t *testing.T) {
+	agent10, agent03 := &inbox{name: "v1.0"}, &inbox{name: "v0.3"}
+	srv10 := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(agent10)))
+	t.Cleanup(srv10.Close)
+	srv03 := httptest.NewServer(a2av0.NewJSONRPCHandler(a2asrv.NewHandler(agent03)))
+	t.Cleanup(srv03.Close)
+	iface := func(url, version string) map[string]any {
+		return map[string]any{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": version}
+	}
+
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		for id, ifaces := range map[string][]any{
+			"only10": {iface(srv10.URL, "1.0")},
+			"only03": {iface(srv03.URL, "0.3")},
+			"both":   {iface(srv10.URL, "1.0"), iface(srv03.URL, "0.3")},
+		} {
+			c := map[string]any{"agentId": id, "name": "Agent " + id, "visibility": "public",
+				"capabilities": []any{map[string]any{"name": "echo"}}, "a2a": map[string]any{"interfaces": ifaces}}
+			expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+id, alice, c), http.StatusCreated)
+		}
+		ctx := context.Background()
+		http0 := e.srv.Client()
+		resolver10 := agentcard.NewResolver(http0)
+		resolver03 := &agentcard.Resolver{Client: http0, CardParser: a2av0.NewAgentCardParser()}
+		client10 := func(card *a2a.AgentCard) (*a2aclient.Client, error) {
+			return a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(http0))
+		}
+		client03 := func(card *a2a.AgentCard) (*a2aclient.Client, error) {
+			return a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(),
+				a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: http0}))
+		}
+		for _, tc := range []struct {
+			name     string
+			id       string
+			resolver *agentcard.Resolver
+			version  string // the A2A-Version the resolver sends; "" none
+			client   func(*a2a.AgentCard) (*a2aclient.Client, error)
+			reaches  *inbox
+		}{
+			{"1.0 client, default card", "only10", resolver10, "", client10, agent10},
+			{"1.0 client, 1.0 card", "only10", resolver10, "1.0", client10, agent10},
+			{"1.0 client, hybrid card", "both", resolver10, "", client10, agent10},
+			{"0.3 client, hybrid card", "only03", resolver03, "", client03, agent03},
+			{"0.3 client, hybrid card of both", "both", resolver03, "", client03, agent03},
+			{"0.3 client, 0.3 card", "both", resolver03, "0.3", client03, agent03},
+		} {
+			var opts []agentcard.ResolveOption
+			if tc.version != "" {
+				opts = append(opts, agentcard.WithRequestHeader("A2A-Version", tc.version))
+			}
+			card, err := tc.resolver.Resolve(ctx, e.srv.URL+"/a2a/acme/"+tc.id, opts...)
+			if err != nil {
+				t.Fatalf("%s: resolve: %v", tc.name, err)
+			}
+			client, err := tc.client(card)
+			if err != nil {
+				t.Fatalf("%s: client from the resolved card: %v", tc.name, err)
+			}
+			text := tc.name + " on " + t.Name()
+			res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
+			if err != nil {
+				t.Fatalf("%s: send: %v", tc.name, err)
+			}
+			msg, ok := res.(*a2a.Message)
+			if got := tc.reaches.messages(); !ok || len(msg.Parts) == 0 || msg.Parts[0].Text() != tc.reaches.name+" got "+text ||
+				len(got) == 0 || got[len(got)-1] != text {
+				t.Fatalf("%s: answer %#v; the agent got %q", tc.name, res, got)
+			}
+			_ = client.Destroy()
+		}
+
+		// The 0.3 card of a 1.0-only agent is the version error: a 0.3 client is not sent to
+		// an endpoint that does not speak 0.3.
+		_, err := resolver03.Resolve(ctx, e.srv.URL+"/a2a/acme/only10", agentcard.WithRequestHeader("A2A-Version", "0.3"))
+		var status *agentcard.ErrStatusNotOK
+		if !errors.As(err, &status) || status.StatusCode != http.StatusBadRequest {
+			t.Fatalf("0.3 card of a 1.0-only agent: %v", err)
+		}
+	})
+}
