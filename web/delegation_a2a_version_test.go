@@ -383,3 +383,65 @@ func TestDelegationA2AGuardsEveryVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestDelegationA2AImportedAgents: the cards a2a-go's servers publish for a 1.0 agent (the pure
+// 1.0 card) and for a 0.3 one (a2av0's card, 1.0 and 0.3 members together) are imported by URL,
+// and delegations to each, sync and async, reach the agent in its version: the record names it,
+// and the agent ran on the task's text.
+func TestDelegationA2AImportedAgents(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.allowLoopback()
+		alice, olga := e.a2aTeam(t)
+		for _, c := range []struct {
+			id     string
+			server sdkServer
+		}{{"imported-10", sdkServers[0]}, {"imported-03", sdkServers[1]}} {
+			agent := newTaskAgent()
+			mux := http.NewServeMux()
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+			w := &sdkWire{next: c.server.handler(a2asrv.NewHandler(agent))}
+			mux.Handle("/rpc", w)
+			// a2av0's card producer finds the 0.3 interface by its version written exactly "0.3".
+			version := a2a.Version
+			if c.server.record.Version == "0.3" {
+				version = a2av0.Version
+			}
+			card := &a2a.AgentCard{Name: "Reviewer", Description: "Reviews pull requests", Version: "2.1.0",
+				SupportedInterfaces: []*a2a.AgentInterface{{URL: srv.URL + "/rpc", ProtocolBinding: a2a.TransportProtocolJSONRPC,
+					ProtocolVersion: version}},
+				DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+				Skills: []a2a.AgentSkill{{ID: "review_pr", Name: "Review", Description: "Review a pull request", Tags: []string{"code"}}}}
+			if version == a2av0.Version {
+				mux.Handle("/.well-known/agent-card.json", a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
+			} else {
+				mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(card))
+			}
+			expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice,
+				map[string]any{"agentId": c.id, "url": srv.URL + "/.well-known/agent-card.json"}), http.StatusCreated)
+
+			for _, mode := range []string{"sync", "async"} {
+				req := delegate(c.id, mode)
+				req["transport"], req["task"] = "a2a", mode+" review for "+c.id
+				r := e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+				d := decodeDelegation(t, r)
+				if mode == "async" {
+					expect(t, r, http.StatusAccepted)
+					d = e.waitStatus("acme", d.ID, olga, delegation.StatusCompleted)
+				} else {
+					expect(t, r, http.StatusOK)
+				}
+				if d.Status != delegation.StatusCompleted || d.A2A != c.server.record || string(d.Result) != `"done: `+mode+` review for `+c.id+`"` {
+					t.Fatalf("%s, %s: %+v (%s)", c.id, mode, d, d.Result)
+				}
+			}
+			if got := agent.received(); !slices.Equal(got, []string{"sync review for " + c.id, "async review for " + c.id}) {
+				t.Fatalf("%s: the agent ran on %q", c.id, got)
+			}
+			if n := w.count(c.server.send); n != 2 {
+				calls, _ := w.seen()
+				t.Fatalf("%s: %d sends in %q", c.id, n, calls)
+			}
+		}
+	})
+}
