@@ -193,24 +193,30 @@ func (s *CardStore) Get(ctx context.Context, tenant tenants.ID, agentID string) 
 	return row.card()
 }
 
-// Replace overwrites the card if its stored revision is still prev, with one conditional UPDATE,
-// so of concurrent writers that read the same revision exactly one wins.
+// Replace overwrites the card if it is still the card read (its id) at revision prev, with one
+// conditional UPDATE, so of concurrent writers that read the same revision exactly one wins. The
+// id matters as much as the revision: a card deleted and created again starts at revision 1
+// again, and a write of the old card must not land on the new one.
 func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card, prev int64) error {
 	row, err := newCardRow(tenant, c)
 	if err != nil {
 		return err
 	}
 	now := utc(s.db.writer.NowFunc())
-	const update = "UPDATE cards SET id = ?, name = ?, revision = ?, doc = ?, created_at = ?, updated_at = ? " +
-		"WHERE tenant_id = ? AND agent_id = ? AND revision = ?"
-	args := []any{row.ID, row.Name, row.Revision, row.Doc, row.CreatedAt, row.UpdatedAt, row.TenantID, row.AgentID, prev}
-	// missed tells why the update changed no row: the revision moved on, or there is no card.
-	// written reports whether the stored revision is still prev all the same (MySQL counts a
-	// matched row the update left unchanged as not affected), and the write then stands.
+	const update = "UPDATE cards SET name = ?, revision = ?, doc = ?, created_at = ?, updated_at = ? " +
+		"WHERE tenant_id = ? AND agent_id = ? AND id = ? AND revision = ?"
+	args := []any{row.Name, row.Revision, row.Doc, row.CreatedAt, row.UpdatedAt, row.TenantID, row.AgentID, row.ID, prev}
+	// missed tells why the update changed no row: the revision moved on, the card was deleted
+	// and created again, or there is no card. written reports whether the stored card is still
+	// the one read at prev all the same (MySQL counts a matched row the update left unchanged as
+	// not affected), and the write then stands.
 	missed := func(tx *gorm.DB) (written bool, err error) {
-		cur, err := currentRevision(tx, row.TenantID, row.AgentID)
+		id, cur, err := currentVersion(tx, row.TenantID, row.AgentID)
 		if err != nil {
 			return false, err
+		}
+		if id != row.ID {
+			return false, fault.Errorf(fault.Stale, "card %q was deleted and created again since revision %d was read: revision does not match", c.AgentID, prev)
 		}
 		if cur != prev {
 			return false, fault.Errorf(fault.Stale, "card %q is at revision %d, not %d: revision does not match", c.AgentID, cur, prev)
@@ -286,6 +292,19 @@ func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID strin
 		}
 		return appendChange(tx, string(tenant), agentID, opDelete, cur)
 	})
+}
+
+// currentVersion reads the stored id and revision of a card inside a transaction.
+func currentVersion(tx *gorm.DB, tenant, agentID string) (string, int64, error) {
+	var row cardRow
+	err := tx.Select("id", "revision").Where("tenant_id = ? AND agent_id = ?", tenant, agentID).Take(&row).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return "", 0, fault.Errorf(fault.NotFound, "card %q: not found", agentID)
+	case err != nil:
+		return "", 0, fmt.Errorf("read card %q: %w", agentID, err)
+	}
+	return row.ID, row.Revision, nil
 }
 
 // currentRevision reads the stored revision of a card inside a transaction.

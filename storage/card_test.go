@@ -85,6 +85,49 @@ func TestCardReplace(t *testing.T) {
 	})
 }
 
+// TestCardReplaceRefusesRecreatedCard: a writer that read a card at revision 1 must not
+// overwrite another card of the same agent, created after the first was deleted and also at
+// revision 1; the write is stale, and the new card and the change feed stay as they were.
+func TestCardReplaceRefusesRecreatedCard(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		first := newCard("agt", 1)
+		first.ID = "11111111-1111-4111-8111-111111111111"
+		mustCreate(t, s, "acme", first)
+		read, err := s.Get(ctx, "acme", "agt") // a PATCH reads the first card
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete(ctx, "acme", "agt", 0); err != nil {
+			t.Fatal(err)
+		}
+		second := newCard("agt", 1)
+		second.ID, second.Name = "22222222-2222-4222-8222-222222222222", "Second"
+		mustCreate(t, s, "acme", second)
+		before, err := s.LastSeq(ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		patched := read
+		patched.Revision, patched.Name = read.Revision+1, "Patched first"
+		if err := s.Replace(ctx, "acme", patched, read.Revision); !errors.Is(err, cards.ErrStale) {
+			t.Fatalf("Replace of the first card over the second = %v, want ErrStale", err)
+		}
+		got, err := s.Get(ctx, "acme", "agt")
+		if err != nil || got.ID != second.ID || got.Revision != 1 || got.Name != "Second" {
+			t.Fatalf("after the refused Replace: %+v, %v", got, err)
+		}
+		if after, err := s.LastSeq(ctx, "acme"); err != nil || after != before {
+			t.Fatalf("the change feed moved from %d to %d (%v)", before, after, err)
+		}
+	})
+}
+
 func TestCardDelete(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		t.Parallel()

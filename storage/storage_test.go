@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/migrations"
@@ -37,10 +39,11 @@ func newCard(agentID string, rev int64) cards.Card {
 		Tags:         []string{"code"},
 		Metadata:     json.RawMessage(`{"team":"web"}`),
 		Visibility:   cards.VisibilityTenant,
-		ID:           fmt.Sprintf("5b0f7c1e-0000-4000-8000-%012d", rev),
-		Revision:     rev,
-		CreatedAt:    fixed,
-		UpdatedAt:    fixed.Add(time.Duration(rev) * time.Second),
+		// One card of the agent: its revisions share the id (Replace checks it).
+		ID:        uuid.NewSHA1(uuid.NameSpaceURL, []byte(agentID)).String(),
+		Revision:  rev,
+		CreatedAt: fixed,
+		UpdatedAt: fixed.Add(time.Duration(rev) * time.Second),
 	}
 }
 

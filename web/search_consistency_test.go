@@ -130,10 +130,12 @@ func TestReadYourWritesUnderLoad(t *testing.T) {
 // TestWrittenCardsIndexedAsStored: a write applies the card it wrote to the loaded index without
 // reading it back (Index.Wrote), so what it indexes must be what the store holds. On every
 // database, cards registered, imported (every A2A sample), created and replaced with PUT,
-// patched (fields changed, removed with null, added), registered in a batch, and deleted and
-// registered anew are written to a tenant whose index is loaded; then a second server on the
-// same database, whose index is built from the store, must answer every query exactly as the
-// first: the same hits, in the same order, with the same scores and cards.
+// patched (fields changed, removed with null, added; tags, resources, visibility), registered
+// in a batch, and deleted and registered anew are written to a tenant whose index is loaded;
+// then a second server on the same database, whose index is built from the store, must answer
+// each query exactly as the first (the same hits, in the same order, with the same scores and
+// cards): every word of every name, every tag, protocol and capability, resources, and the
+// public agents' listing.
 func TestWrittenCardsIndexedAsStored(t *testing.T) {
 	samples, err := filepath.Glob(filepath.Join(samplesDir, "*.json"))
 	if err != nil || len(samples) != 7 {
@@ -171,6 +173,8 @@ func TestWrittenCardsIndexedAsStored(t *testing.T) {
 			{a0, `{"tags":null}`},
 			{a1, `{"capabilities":[{"name":"translate_text","description":"translates documents between languages"}]}`},
 			{a1, `{"description":"translation desk for contracts"}`},
+			{a1, `{"tags":["legal","zebra-tag"],"resources":[{"uri":"repo://acme/contracts","access":"read"}]}`},
+			{a0, `{"visibility":"public"}`},
 		} {
 			expect(t, e.do("PATCH", "/v1/tenants/acme/cards/"+p.agent, alice, json.RawMessage(p.patch)), http.StatusOK)
 		}
@@ -191,15 +195,48 @@ func TestWrittenCardsIndexedAsStored(t *testing.T) {
 			t.Fatalf("%d cards, want 68", all.Total)
 		}
 		queries := []string{"limit=100", "q=translate", "q=zanzibar", "q=ledgers", "q=contracts", "q=currency",
-			"q=weather", "q=agent&limit=100", "protocol=a2a&limit=100", "capability=translate_text"}
-		for _, h := range all.Items {
-			for _, w := range strings.Fields(h.Card.Name) {
-				queries = append(queries, "q="+url.QueryEscape(w)+"&limit=100")
+			"q=weather", "q=agent&limit=100", "resource=repo://acme/contracts", "resource=repo://acme/other"}
+		var listing struct {
+			Items []struct {
+				Card struct {
+					Name         string
+					Tags         []string
+					Protocols    []string
+					Capabilities []struct {
+						Name string
+						Tags []string
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(e.do("GET", "/v1/tenants/acme/cards?limit=100", alice, nil).body, &listing); err != nil {
+			t.Fatal(err)
+		}
+		add := func(param string, values ...string) {
+			for _, v := range values {
+				queries = append(queries, param+"="+url.QueryEscape(v)+"&limit=100")
+			}
+		}
+		for _, h := range listing.Items {
+			add("q", strings.Fields(h.Card.Name)...)
+			add("tag", h.Card.Tags...)
+			add("protocol", h.Card.Protocols...)
+			for _, c := range h.Card.Capabilities {
+				add("capability", c.Name)
+				add("tag", c.Tags...)
 			}
 		}
 		built := newEnv(t, e.db, 1<<20)
+		paths := []string{"/a2a/acme/agents?limit=100"} // the public agents, read without a token
 		for _, q := range slices.Compact(slices.Sorted(slices.Values(queries))) {
-			ra, rb := e.do("GET", "/v1/tenants/acme/cards?"+q, alice, nil), built.do("GET", "/v1/tenants/acme/cards?"+q, alice, nil)
+			paths = append(paths, "/v1/tenants/acme/cards?"+q)
+		}
+		for _, q := range paths {
+			tok := alice
+			if strings.HasPrefix(q, "/a2a/") {
+				tok = ""
+			}
+			ra, rb := e.do("GET", q, tok, nil), built.do("GET", q, tok, nil)
 			expect(t, ra, http.StatusOK)
 			expect(t, rb, http.StatusOK)
 			if !bytes.Equal(ra.body, rb.body) {

@@ -59,8 +59,11 @@ type feedModel struct {
 	own     []*ftx
 	keepOwn bool
 	// listed holds, by agent, the position in history of its state when IDs was first called
-	// (by the index's build) for agents without a card then.
-	listed map[string]int
+	// (by the index's build) for agents without a card then. absentReads holds, by agent, the
+	// lowest position in history at which a GetMany found no card of it, since the test last
+	// took them.
+	listed      map[string]int
+	absentReads map[string]int
 }
 
 // state names a card's state as history does.
@@ -265,6 +268,13 @@ func (f *feedModel) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 	for _, id := range ids {
 		if c, ok := f.cards[id]; ok {
 			out = append(out, c)
+		} else if h, ok := f.history[id]; ok {
+			if p, ok := f.absentReads[id]; !ok || len(h)-1 < p {
+				if f.absentReads == nil {
+					f.absentReads = map[string]int{}
+				}
+				f.absentReads[id] = len(h) - 1
+			}
 		}
 	}
 	return out, nil
@@ -297,6 +307,12 @@ func TestSyncSkipRuleModel(t *testing.T) {
 		syncModel(t, modelRun{written: true, wrote: true, oneWriter: true}, 10000)
 	})
 	t.Run("wrote, notices only", func(t *testing.T) { syncModel(t, modelRun{written: true, wrote: true, notices: true}, 30000) })
+	// More agents than writes per round: new cards whose agent the index has not touched since
+	// its build, the case where a write installs a card the index never held.
+	t.Run("wrote, six agents", func(t *testing.T) { syncModel(t, modelRun{written: true, wrote: true, agents: 6}, 10000) })
+	t.Run("wrote, six agents, one writer, no window", func(t *testing.T) {
+		syncModel(t, modelRun{written: true, wrote: true, oneWriter: true, agents: 6}, 10000)
+	})
 }
 
 // modelRun says what a run of the model of TestSyncSkipRuleModel does besides syncs: writes of
@@ -306,13 +322,18 @@ func TestSyncSkipRuleModel(t *testing.T) {
 // time when oneWriter is set.
 type modelRun struct {
 	written, wrote, oneWriter, notices bool
+	agents                             int // 2 if 0
 }
 
 // syncModel runs the model of TestSyncSkipRuleModel over seeds.
 func syncModel(t *testing.T, m modelRun, seeds uint64) {
 	for seed := range seeds {
-		f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]cards.Card{}, agents: []string{"a", "b"},
-			oneWriter: m.oneWriter, keepOwn: m.wrote, history: map[string][]string{"a": {"gone"}, "b": {"gone"}}}
+		agents := []string{"a", "b", "c", "d", "e", "f"}[:max(m.agents, 2)]
+		f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]cards.Card{}, agents: agents,
+			oneWriter: m.oneWriter, keepOwn: m.wrote, history: map[string][]string{}}
+		for _, a := range agents {
+			f.history[a] = []string{"gone"}
+		}
 		f.stepsOn = true
 		for range 10 {
 			f.step()
@@ -328,8 +349,11 @@ func syncModel(t *testing.T, m modelRun, seeds uint64) {
 			t.Fatal(err)
 		}
 		// pos is, by agent, the position in its history of the state the index holds: for an
-		// agent without a card when the build listed them, at least the state then.
+		// agent without a card when the build listed them, at least the state then. An absence
+		// installed since the last check was read since then (every apply reads after the check
+		// before it), so it is at least the lowest absence read since.
 		pos := maps.Clone(f.listed)
+		installed := map[string]uint64{}
 		forward := func() {
 			for _, a := range f.agents {
 				n, ok := e.x.byID[a]
@@ -337,6 +361,10 @@ func syncModel(t *testing.T, m modelRun, seeds uint64) {
 				if ok {
 					held = fmt.Sprintf("%s@%d", e.x.docs[n].cardID, e.x.docs[n].revision)
 				}
+				if r, read := f.absentReads[a]; read && !ok && e.applied[a] != installed[a] {
+					pos[a] = max(pos[a], r)
+				}
+				installed[a] = e.applied[a]
 				h, p := f.history[a], pos[a]
 				for p < len(h) && h[p] != held {
 					p++
@@ -346,6 +374,7 @@ func syncModel(t *testing.T, m modelRun, seeds uint64) {
 				}
 				pos[a] = p
 			}
+			clear(f.absentReads)
 		}
 		// apply is one apply of a write of this replica: the card it wrote (Wrote), or what the
 		// store holds now (Written).
