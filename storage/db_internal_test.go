@@ -113,8 +113,15 @@ func TestGroupedWritesUsePreparedStatements(t *testing.T) {
 	if err := db.gorm.Raw("SELECT COUNT(*) FROM t").Scan(&n).Error; err != nil || n != 3 {
 		t.Fatalf("%d rows, %v", n, err)
 	}
-	if p, ok := db.stmts.Load("INSERT INTO t (v) VALUES (?)"); !ok || p.(*prepared).write.Load() == nil {
-		t.Fatal("the statement was not prepared")
+	// A statement first used inside a transaction is prepared in the background (prepared.go):
+	// wait for it, as a later write would find it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if p, ok := db.stmts.Load("INSERT INTO t (v) VALUES (?)"); ok && p.(*prepared).write.Load() != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the statement was not prepared")
+		}
 	}
 }
 
