@@ -266,6 +266,8 @@ func (p *problems) a2a(a *A2A) {
 			p.httpURL(field+".url", f.URL)
 			if f.ProtocolBinding == "" || f.ProtocolVersion == "" {
 				p.addf("%s: protocolBinding and protocolVersion are required", field)
+			} else if _, ok := A2AVersion(f.ProtocolVersion); !ok {
+				p.addf("%s.protocolVersion: %q is not a version (major.minor, as 1.0 or 0.3.0)", field, f.ProtocolVersion)
 			}
 		}
 	}

@@ -57,23 +57,15 @@ func FromCard(c cards.Card) AgentCard {
 	return out
 }
 
-// interfacesOf returns the interfaces the card declares: a2a.interfaces when the owner lists
-// any, else one 1.0 JSON-RPC interface at the endpoint, else none. The endpoint is not added to a
-// list that omits it: it would claim a protocol version the owner never declared. A stored
-// a2a.interfaces was validated on write, so a decode error here means a document written before
-// that check: it counts as no list rather than failing.
+// interfacesOf returns the interfaces the card declares (cards.Card.A2AInterfaces, which
+// delegation reads too), with protocol versions as written.
 func interfacesOf(c cards.Card) []AgentInterface {
-	var stored []AgentInterface
-	if c.A2A != nil && len(c.A2A.Interfaces) > 0 {
-		_ = json.Unmarshal(c.A2A.Interfaces, &stored)
+	declared := c.A2AInterfaces()
+	out := make([]AgentInterface, len(declared))
+	for i, d := range declared {
+		out[i] = AgentInterface{URL: d.URL, ProtocolBinding: d.ProtocolBinding, Tenant: d.Tenant, ProtocolVersion: d.ProtocolVersion}
 	}
-	if len(stored) > 0 {
-		return stored
-	}
-	if c.Endpoint != "" {
-		return []AgentInterface{{URL: c.Endpoint, ProtocolBinding: DefaultProtocolBind, ProtocolVersion: Version10}}
-	}
-	return []AgentInterface{}
+	return out
 }
 
 // securityOf returns the card's security schemes and requirements: a2a.securitySchemes exactly

@@ -77,12 +77,9 @@ func (a AgentCard) interfacesOf(v string) []AgentInterface {
 	return out
 }
 
-// versionOf reads a protocolVersion as major.minor: a patch level does not change the protocol
-// an interface speaks ("0.3.0" is 0.3, "1.0.1" is 1.0).
+// versionOf reads a protocolVersion as the A2A version it names (cards.A2AVersion, which
+// delegation uses too); "" when it names none.
 func versionOf(protocolVersion string) string {
-	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(protocolVersion), "v"), ".", 3)
-	if len(parts) < 2 {
-		return parts[0]
-	}
-	return parts[0] + "." + parts[1]
+	v, _ := cards.A2AVersion(protocolVersion)
+	return v
 }

@@ -37,10 +37,10 @@ func legacyInterface(top map[string]json.RawMessage) (*AgentInterface, error) {
 	return i, nil
 }
 
-// isV03Version tells a 0.3 protocol version: "0.3", as 1.0 interfaces write it, or "0.3.x", as 0.3
-// cards do.
+// isV03Version tells a 0.3 protocol version, however written ("0.3", "0.3.0"), as serving and
+// delegation read it.
 func isV03Version(v string) bool {
-	return v == Version03 || strings.HasPrefix(v, Version03+".")
+	return versionOf(v) == Version03
 }
 
 // listsV03 tells whether ifaces already list the 0.3 interface i: the same URL and binding, and a

@@ -1,11 +1,9 @@
 package delegation
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/agentcards/agentcards/authz/fault"
@@ -69,39 +67,15 @@ func targetOf(card cards.Card, transport string) (target, error) {
 	return t, nil
 }
 
-// declaredInterface is one entry of a card's a2a.interfaces: an A2A 1.0 AgentInterface, or, in
-// documents written before cards were checked for that form, a 0.3 one ({url, transport}).
-type declaredInterface struct {
-	URL             string `json:"url"`
-	ProtocolBinding string `json:"protocolBinding"`
-	ProtocolVersion string `json:"protocolVersion"`
-	Tenant          string `json:"tenant"`
-	Transport       string `json:"transport"`
-}
+// declaredInterface is one A2A interface the card declares (see cards.Card.A2AInterfaces,
+// which serving reads too).
+type declaredInterface struct{ cards.A2AInterface }
 
-// declaredA2A lists the A2A interfaces a card declares, as its served A2A card lists them: its
-// a2a.interfaces when it lists any, else one 1.0 JSON-RPC interface at its endpoint (what a card
-// registered with only an endpoint declares), else none. A list that cannot be read (a document
-// written before cards were checked for it) counts as none, as it does when the card is served.
+// declaredA2A lists the A2A interfaces a card declares, exactly as its served A2A card lists them.
 func declaredA2A(card cards.Card) []declaredInterface {
 	var list []declaredInterface
-	if card.A2A != nil && len(card.A2A.Interfaces) > 0 {
-		_ = json.Unmarshal(card.A2A.Interfaces, &list)
-	}
-	if len(list) == 0 {
-		if card.Endpoint == "" {
-			return nil
-		}
-		return []declaredInterface{{URL: card.Endpoint, ProtocolBinding: BindingJSONRPC, ProtocolVersion: A2AVersion10}}
-	}
-	for i, d := range list {
-		if d.ProtocolBinding == "" && d.Transport != "" {
-			// A 0.3 interface names its binding "transport" and has no version of its own.
-			list[i].ProtocolBinding = d.Transport
-			if d.ProtocolVersion == "" {
-				list[i].ProtocolVersion = A2AVersion03
-			}
-		}
+	for _, i := range card.A2AInterfaces() {
+		list = append(list, declaredInterface{i})
 	}
 	return list
 }
@@ -130,8 +104,8 @@ func chooseA2A(card cards.Card) (target, error) {
 }
 
 // speaks returns the interface in the form a call speaks it, if it can: a binding named
-// JSONRPC or HTTP+JSON (in any case) and a protocolVersion whose major.minor is 1.0 or 0.3 (a
-// patch level does not change the protocol). Another minor version, even 1.1, is not spoken: the
+// JSONRPC or HTTP+JSON (in any case) and a protocolVersion that names 1.0 or 0.3 as
+// cards.A2AVersion reads it (a patch level does not change the protocol). Another minor version, even 1.1, is not spoken: the
 // agent did not declare 1.0, and the call would speak a version it never stated.
 func (d declaredInterface) speaks() (Interface, bool) {
 	var i Interface
@@ -143,35 +117,15 @@ func (d declaredInterface) speaks() (Interface, bool) {
 	default:
 		return Interface{}, false
 	}
-	major, minor, ok := majorMinor(d.ProtocolVersion)
-	switch {
-	case !ok:
-		return Interface{}, false
-	case major == 1 && minor == 0:
+	switch v, _ := cards.A2AVersion(d.ProtocolVersion); v {
+	case A2AVersion10:
 		i.Version = A2AVersion10
-	case major == 0 && minor == 3:
+	case A2AVersion03:
 		i.Version = A2AVersion03
 	default:
 		return Interface{}, false
 	}
 	return i, true
-}
-
-// majorMinor reads "X.Y" or "X.Y.Z" (a leading "v" allowed).
-func majorMinor(v string) (major, minor int, ok bool) {
-	parts := strings.Split(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".")
-	if len(parts) < 2 || len(parts) > 3 {
-		return 0, 0, false
-	}
-	nums := make([]int, len(parts))
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return 0, 0, false
-		}
-		nums[i] = n
-	}
-	return nums[0], nums[1], true
 }
 
 // maxDescribed bounds how many interfaces an error names.
