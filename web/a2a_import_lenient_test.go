@@ -328,3 +328,37 @@ func TestA2AImportV03IgnoresUnknownMembers(t *testing.T) {
 		webtest.SameJSON(t, "served 1.0 card", served, want)
 	})
 }
+
+// TestA2AImportProtoFieldNames: ProtoJSON readers accept a field under its proto name
+// (icon_url) as well as its JSON name (iconUrl), and the 1.0 schema allows both. A card written
+// with proto names imports as the same card written with JSON names; given both, the JSON name's
+// value is the one kept.
+func TestA2AImportProtoFieldNames(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		want := sampleV1(t)
+		delete(want, "signatures")
+		card := sampleV1(t)
+		delete(card, "signatures")
+		for json, proto := range map[string]string{"iconUrl": "icon_url", "documentationUrl": "documentation_url",
+			"supportedInterfaces": "supported_interfaces", "defaultInputModes": "default_input_modes"} {
+			card[proto] = card[json]
+			delete(card, json)
+		}
+		for _, i := range card["supported_interfaces"].([]any) {
+			i := i.(map[string]any)
+			i["protocol_binding"], i["protocol_version"] = i["protocolBinding"], i["protocolVersion"]
+			delete(i, "protocolBinding")
+			delete(i, "protocolVersion")
+		}
+		card["default_output_modes"] = []any{"application/x-repeat"} // beside defaultOutputModes
+		r := e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "proto", "card": card, "visibility": "public"})
+		expect(t, r, http.StatusCreated)
+		got := e.do("GET", "/a2a/acme/proto/.well-known/agent-card.json", "", nil)
+		expect(t, got, http.StatusOK)
+		served := only10(t, got.body)
+		delete(served, "signatures")
+		webtest.SameJSON(t, "served card", served, want)
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,9 @@ import (
 // schema; $ref, allOf, anyOf, oneOf and if/then/else are followed, a member named by any of them
 // being kept. An object whose schemas list no members (a free-form Struct) is kept whole. Values
 // are only walked, never checked: a member named with the wrong type stays for the validation to
-// refuse.
+// refuse. A member under its proto field name (default_input_modes), which the 1.0 schema allows
+// beside the JSON name and ProtoJSON readers accept, is renamed to the JSON name (defaultInputModes),
+// the one the card is decoded by; given both, the proto-named one is removed.
 func Prune(loc string, doc []byte) ([]byte, []string, error) {
 	once.Do(load)
 	if initErr != nil {
@@ -38,8 +41,9 @@ func Prune(loc string, doc []byte) ([]byte, []string, error) {
 		return nil, nil, err
 	}
 	var removed []string
-	prune(inst, []*jsonschema.Schema{s}, "", &removed)
-	if len(removed) == 0 {
+	renamed := false
+	prune(inst, []*jsonschema.Schema{s}, "", &removed, &renamed)
+	if len(removed) == 0 && !renamed {
 		return doc, nil, nil
 	}
 	slices.Sort(removed)
@@ -54,8 +58,9 @@ func Prune(loc string, doc []byte) ([]byte, []string, error) {
 }
 
 // prune walks v, an instance from jsonschema.UnmarshalJSON, under the schemas that apply at
-// path, deleting the members none of them describes and appending their paths to removed.
-func prune(v any, schemas []*jsonschema.Schema, path string, removed *[]string) {
+// path, deleting the members none of them describes and appending their paths to removed, and
+// renaming proto field names to JSON names (setting renamed).
+func prune(v any, schemas []*jsonschema.Schema, path string, removed *[]string, renamed *bool) {
 	all := expand(schemas)
 	switch v := v.(type) {
 	case map[string]any:
@@ -68,7 +73,20 @@ func prune(v any, schemas []*jsonschema.Schema, path string, removed *[]string) 
 		if len(listing) == 0 {
 			return // free-form: every member is the document's own
 		}
-		for name, child := range v {
+		for _, name := range slices.Sorted(maps.Keys(v)) {
+			child := v[name]
+			if jn := jsonName(listing, name); jn != name {
+				// A proto field name (snake_case), which ProtoJSON readers accept beside the JSON
+				// name: read as the JSON name, which is the one decoded. Given both, the JSON
+				// name's value is the one kept, and the other is dropped as a repeat.
+				delete(v, name)
+				if _, both := v[jn]; both {
+					*removed = append(*removed, path+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(name))
+					continue
+				}
+				*renamed = true
+				name, v[jn] = jn, child
+			}
 			sub, known := memberSchemas(listing, name)
 			at := path + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
 			if !known {
@@ -76,11 +94,11 @@ func prune(v any, schemas []*jsonschema.Schema, path string, removed *[]string) 
 				*removed = append(*removed, at)
 				continue
 			}
-			prune(child, sub, at, removed)
+			prune(child, sub, at, removed, renamed)
 		}
 	case []any:
 		for i, item := range v {
-			prune(item, itemSchemas(all, i), path+"/"+strconv.Itoa(i), removed)
+			prune(item, itemSchemas(all, i), path+"/"+strconv.Itoa(i), removed, renamed)
 		}
 	}
 }
@@ -107,6 +125,33 @@ func expand(schemas []*jsonschema.Schema) []*jsonschema.Schema {
 		add(s)
 	}
 	return out
+}
+
+// jsonName returns the name under which the listing schemas name a member: name itself if one
+// of them names it, else its lowerCamelCase form (the JSON name ProtoJSON gives a proto field
+// such as default_input_modes) if one of them names that, else name.
+func jsonName(listing []*jsonschema.Schema, name string) string {
+	named := func(n string) bool {
+		for _, s := range listing {
+			if _, ok := s.Properties[n]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	if named(name) || !strings.Contains(name, "_") {
+		return name
+	}
+	parts := strings.Split(name, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	if camel := strings.Join(parts, ""); named(camel) {
+		return camel
+	}
+	return name
 }
 
 // memberSchemas returns the schemas that apply to the member name under the listing schemas, and
