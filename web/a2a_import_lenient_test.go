@@ -210,6 +210,15 @@ func TestA2AImportHybridCard(t *testing.T) {
 			served := only10(t, got.body)
 			delete(served, "signatures")
 			webtest.SameJSON(t, id+": served 1.0 card", served, hybridSampleWant())
+			// Its 0.3 half gives a 0.3 client what the agent's own card gave it; the version is
+			// written 0.3.0, as 0.3 cards write it, where the SDK wrote 0.3.
+			served03, sample03 := only03(t, got.body), only03(t, raw)
+			delete(served03, "signatures")
+			if served03["protocolVersion"] != "0.3.0" {
+				t.Fatalf("%s: served 0.3 protocolVersion %v", id, served03["protocolVersion"])
+			}
+			served03["protocolVersion"] = sample03["protocolVersion"]
+			webtest.SameJSON(t, id+": served 0.3 half", served03, sample03)
 		}
 	})
 }

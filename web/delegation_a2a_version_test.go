@@ -26,12 +26,14 @@ import (
 // served by a2a-go's own servers: a2asrv for 1.0, its a2av0 compat server for 0.3.
 
 // sdkWire records what reached an agent's server: for each request, its JSON-RPC method, or its
-// HTTP method and path (HTTP+JSON), and the A2A-Version header it carried.
+// HTTP method and path (HTTP+JSON), the A2A-Version header it carried, and whether it carried the
+// delegation's credentials (a bearer Authorization and the X-Delegation-Token).
 type sdkWire struct {
-	next     http.Handler
-	mu       sync.Mutex
-	calls    []string
-	versions []string
+	next       http.Handler
+	mu         sync.Mutex
+	calls      []string
+	versions   []string
+	uncredited int
 }
 
 func (w *sdkWire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
@@ -46,6 +48,9 @@ func (w *sdkWire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w.mu.Lock()
 	w.calls = append(w.calls, label)
 	w.versions = append(w.versions, r.Header.Get("A2A-Version"))
+	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") || r.Header.Get("X-Delegation-Token") == "" {
+		w.uncredited++
+	}
 	w.mu.Unlock()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	w.next.ServeHTTP(rw, r)
@@ -227,6 +232,12 @@ func TestDelegationA2AVersions(t *testing.T) {
 			}
 			if n := w.count(s.send); n != 2 {
 				t.Fatalf("%s: %d sends in %q", name, n, calls)
+			}
+			w.mu.Lock()
+			uncredited := w.uncredited
+			w.mu.Unlock()
+			if uncredited > 0 {
+				t.Fatalf("%s: %d of %d requests came without the delegation's credentials", name, uncredited, len(calls))
 			}
 			for _, id := range []string{d.ID, async.ID} {
 				if got := e.storedDelegation("acme", id); got.A2A != s.record {
