@@ -159,6 +159,15 @@ func (h *handlers) deleteCard(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
+// searchRoutes serves cards.search on both its routes: GET with query parameters, POST with a
+// body.
+func (h *handlers) searchRoutes(c echo.Context) error {
+	if c.Request().Method == http.MethodPost {
+		return h.searchCards(c)
+	}
+	return h.listCards(c)
+}
+
 // searchParams maps the query parameters of GET .../cards to the fields they fill.
 var searchParams = map[string]func(q *search.Query, values []string) error{
 	"protocol":   func(q *search.Query, v []string) error { q.Protocols = v; return nil },

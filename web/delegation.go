@@ -76,9 +76,6 @@ func (h *handlers) getDelegation(c echo.Context) error {
 	return c.JSON(http.StatusOK, d)
 }
 
-// delegationListParams are the query parameters of GET .../delegations.
-var delegationListParams = []string{"status", "agentId", "limit", "cursor"}
-
 func (h *handlers) listDelegations(c echo.Context) error {
 	q := c.QueryParams()
 	for name, values := range q {

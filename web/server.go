@@ -4,6 +4,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/catalog"
 )
 
 // Config holds the HTTP settings.
@@ -97,61 +99,63 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 
 	h := &handlers{Deps: d, cfg: cfg, log: log, a2aMaxAge: cfg.A2ACacheMaxAge, callbackBase: callbackBase(cfg)}
-	open := routes{e: e}
-	open.add(http.MethodGet, "/health", h.health)
-	open.add(http.MethodGet, "/ready", h.ready)
-	open.add(http.MethodGet, "/.well-known/jwks.json", h.jwks)
-
-	v1 := open.group("/v1", authenticate(d.Tokens, h.delegationTokens(), log))
-	v1.add(http.MethodPost, "/tenants", h.createTenant)
-	v1.add(http.MethodGet, "/tenants", h.listTenants)
-	v1.add(http.MethodGet, "/tenants/:tenant", h.getTenant)
-	v1.add(http.MethodPatch, "/tenants/:tenant", h.updateTenant)
-	v1.add(http.MethodDelete, "/tenants/:tenant", h.deleteTenant)
-
-	t := v1.group("/tenants/:tenant")
-	t.add(http.MethodPost, "/cards", h.registerCard)
-	t.add(http.MethodPost, `/cards\:batch`, h.registerBatch) // "\:" is a colon, not a parameter
-	t.add(http.MethodGet, "/cards", h.listCards, slices.Sorted(maps.Keys(searchParams))...)
-	t.add(http.MethodPost, "/cards/search", h.searchCards)
-	t.add(http.MethodGet, "/cards/:agentId", h.getCard)
-	t.add(http.MethodPut, "/cards/:agentId", h.putCard)
-	t.add(http.MethodPatch, "/cards/:agentId", h.patchCard)
-	t.add(http.MethodDelete, "/cards/:agentId", h.deleteCard)
-	t.add(http.MethodGet, "/roles", h.listRoles)
-	t.add(http.MethodPost, "/roles", h.grantRole)
-	t.add(http.MethodDelete, "/roles", h.revokeRole, "subject", "role")
-	t.add(http.MethodPost, "/cards/import", h.importCard)
-
-	// A2A: open routes; a token, when sent, lets its holder read non-public cards.
-	a2a := open.group("/a2a/:tenant", optionalAuth(d.Tokens, h.delegationTokens(), log))
-	a2a.add(http.MethodGet, "/agents", h.a2aAgents, "limit", "cursor")
-	a2a.add(http.MethodGet, "/:agentId/.well-known/agent-card.json", h.a2aCard, "version")
-	t.add(http.MethodGet, "/policies", h.listPolicies)
-	t.add(http.MethodPost, "/policies", h.addPolicy)
-	t.add(http.MethodDelete, "/policies", h.removePolicy, "subject", "object", "action", "effect")
-	t.add(http.MethodPost, "/authorize", h.authorize)
+	// The routes are the catalogue's (web/catalog): each request's handler, on its routes, behind
+	// the authentication its access names.
+	byName := map[string]echo.HandlerFunc{
+		"service.health": h.health, "service.ready": h.ready, "keys.list": h.jwks,
+		"tenants.create": h.createTenant, "tenants.list": h.listTenants, "tenants.get": h.getTenant,
+		"tenants.update": h.updateTenant, "tenants.delete": h.deleteTenant,
+		"cards.register": h.registerCard, "cards.register_batch": h.registerBatch, "cards.import": h.importCard,
+		"cards.get": h.getCard, "cards.replace": h.putCard, "cards.update": h.patchCard, "cards.remove": h.deleteCard,
+		"cards.search": h.searchRoutes,
+		"roles.list":   h.listRoles, "roles.grant": h.grantRole, "roles.revoke": h.revokeRole,
+		"policies.list": h.listPolicies, "policies.add": h.addPolicy, "policies.remove": h.removePolicy,
+		"access.check": h.authorize,
+		"a2a.agents":   h.a2aAgents, "a2a.card": h.a2aCard,
+	}
+	// A server built without delegations or endpoint secrets has no routes for them.
+	without := map[string]bool{}
 	if d.Delegations != nil {
-		t.add(http.MethodPost, "/delegations", h.createDelegation)
-		t.add(http.MethodGet, "/delegations", h.listDelegations, delegationListParams...)
-		t.add(http.MethodGet, "/delegations/:id", h.getDelegation)
-		open.add(http.MethodPost, callbackPath+"/:tenant/:id", h.delegationResult, "token")
+		byName["delegations.create"], byName["delegations.list"] = h.createDelegation, h.listDelegations
+		byName["delegations.get"], byName["delegations.complete"] = h.getDelegation, h.delegationResult
+	} else {
+		without["delegations.create"], without["delegations.list"], without["delegations.get"], without["delegations.complete"] = true, true, true, true
 	}
 	if d.Secrets != nil {
-		t.add(http.MethodPut, "/cards/:agentId/secret", h.putSecret)
-		t.add(http.MethodDelete, "/cards/:agentId/secret", h.deleteSecret)
+		byName["secrets.set"], byName["secrets.remove"] = h.putSecret, h.deleteSecret
+	} else {
+		without["secrets.set"], without["secrets.remove"] = true, true
+	}
+	auth := map[catalog.Access][]echo.MiddlewareFunc{
+		catalog.Token:         {authenticate(d.Tokens, h.delegationTokens(), log)},
+		catalog.OptionalToken: {optionalAuth(d.Tokens, h.delegationTokens(), log)},
+	}
+	for _, r := range catalog.Requests {
+		if r.Doors&catalog.REST == 0 || without[r.Name] {
+			continue
+		}
+		handler, ok := byName[r.Name]
+		if !ok {
+			panic(fmt.Sprintf("web: no handler for the catalogue's request %s", r.Name))
+		}
+		delete(byName, r.Name)
+		for _, route := range r.Routes {
+			routes{e: e, mw: auth[r.Access]}.add(route.Method, route.Path, handler, route.Query...)
+		}
+	}
+	if len(byName) > 0 {
+		panic(fmt.Sprintf("web: handlers of requests not in the catalogue: %v", slices.Sorted(maps.Keys(byName))))
 	}
 	return e
 }
 
-// routes registers handlers under a prefix, with middleware that runs for those routes only.
-// Echo's group middleware would also register catch-all routes under the prefix, which answer a
-// wrong method with 404 instead of 405. Every route goes through add, so that every route gets
+// routes registers handlers with middleware that runs for those routes only. (Echo's group
+// middleware would also register catch-all routes under a prefix, which answer a wrong method
+// with 404 instead of 405.) Every route goes through add, so that every route gets
 // what add gives: HEAD beside GET, and the refusal of query parameters it does not take.
 type routes struct {
-	e      *echo.Echo
-	prefix string
-	mw     []echo.MiddlewareFunc
+	e  *echo.Echo
+	mw []echo.MiddlewareFunc
 }
 
 // add registers h for method and path. query lists the query parameters the route takes; any
@@ -161,14 +165,10 @@ type routes struct {
 // and handler: net/http keeps the headers, Content-Length included, and drops the body.
 func (r routes) add(method, path string, h echo.HandlerFunc, query ...string) {
 	h = acceptQuery(query)(h)
-	r.e.Add(method, r.prefix+path, h, r.mw...)
+	r.e.Add(method, path, h, r.mw...)
 	if method == http.MethodGet {
-		r.e.Add(http.MethodHead, r.prefix+path, h, r.mw...)
+		r.e.Add(http.MethodHead, path, h, r.mw...)
 	}
-}
-
-func (r routes) group(prefix string, mw ...echo.MiddlewareFunc) routes {
-	return routes{e: r.e, prefix: r.prefix + prefix, mw: append(slices.Clone(r.mw), mw...)}
 }
 
 type handlers struct {

@@ -1,0 +1,184 @@
+// Package catalog is the one list of the service's requests. Each request has one dotted name
+// (cards.search), written the same way on every door: the REST route, the MCP tool (cards_search),
+// the CLI command (agentcards cards search) and the Go client method (Cards.Search). The list says
+// who may call each request and which doors serve it; a door that leaves a request out says why.
+// The doors are derived from it: web registers its REST routes from Requests, and a test fails
+// when a route and the catalogue disagree.
+package catalog
+
+import (
+	"strings"
+)
+
+// Door is a way requests reach the service.
+type Door uint8
+
+// The doors.
+const (
+	REST Door = 1 << iota
+	MCP
+	CLI
+	GoClient
+
+	// Every door.
+	Every = REST | MCP | CLI | GoClient
+)
+
+// Access is how a REST route authenticates its caller.
+type Access int
+
+// The ways a REST route authenticates.
+const (
+	// Open routes take no token.
+	Open Access = iota
+	// Token routes need a user's bearer token, or a delegation token (the services decide what
+	// it opens).
+	Token
+	// OptionalToken routes are open; a token, when sent, lets its holder read non-public cards.
+	OptionalToken
+	// ResultToken routes are an agent's: the delegation's own token, in the query, admits it.
+	ResultToken
+)
+
+// Route is a REST route of a request: its method, path (Echo's syntax: :name is a parameter,
+// "\:" a colon) and the query parameters it takes; any other is refused.
+type Route struct {
+	Method, Path string
+	Query        []string
+}
+
+// Request is one request of the service.
+type Request struct {
+	// Name is the request's dotted name: a resource and a verb, lowercase, words joined by _.
+	Name string
+	// Does says what the request does, in a line.
+	Does string
+	// Caller says who may call it.
+	Caller string
+	// Access is how its REST routes authenticate.
+	Access Access
+	// Routes are its REST routes; the first is the main one.
+	Routes []Route
+	// Doors are the doors that serve it; NotOn says why the others do not.
+	Doors Door
+	NotOn string
+}
+
+// MCPTool is the request's MCP tool name: the dotted name with _ for the dots.
+func (r Request) MCPTool() string { return strings.ReplaceAll(r.Name, ".", "_") }
+
+// Command is the request's CLI command: agentcards, then the name's parts, words joined by -.
+func (r Request) Command() string {
+	return "agentcards " + strings.ReplaceAll(strings.ReplaceAll(r.Name, ".", " "), "_", "-")
+}
+
+// GoMethod is the request's Go client method: the name's parts in CamelCase, as Cards.Search.
+func (r Request) GoMethod() string {
+	parts := strings.Split(r.Name, ".")
+	for i, p := range parts {
+		words := strings.Split(p, "_")
+		for j, w := range words {
+			if w != "" {
+				words[j] = strings.ToUpper(w[:1]) + w[1:]
+			}
+		}
+		parts[i] = strings.Join(words, "")
+	}
+	return strings.Join(parts, ".")
+}
+
+// Lookup returns the request of that name.
+func Lookup(name string) (Request, bool) {
+	for _, r := range Requests {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Request{}, false
+}
+
+// SearchQuery are the query parameters of the card search's GET route.
+var SearchQuery = []string{"capability", "cursor", "limit", "name", "protocol", "q", "resource", "tag"}
+
+// DelegationListQuery are the query parameters of the delegation list.
+var DelegationListQuery = []string{"status", "agentId", "limit", "cursor"}
+
+const (
+	tenantPath = "/v1/tenants/:tenant"
+	probeOnly  = "a probe for load balancers and process supervisors, not a user's request"
+)
+
+// Requests is every request of the service, in the order of the README's table.
+var Requests = []Request{
+	{Name: "tenants.create", Does: "Create a tenant with its admins and built-in roles", Caller: "platform admin",
+		Access: Token, Routes: []Route{{Method: "POST", Path: "/v1/tenants"}}, Doors: Every},
+	{Name: "tenants.list", Does: "List the tenants", Caller: "platform admin",
+		Access: Token, Routes: []Route{{Method: "GET", Path: "/v1/tenants"}}, Doors: Every},
+	{Name: "tenants.get", Does: "Read one tenant", Caller: "platform admin",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath}}, Doors: Every},
+	{Name: "tenants.update", Does: "Rename, suspend or reactivate a tenant", Caller: "platform admin",
+		Access: Token, Routes: []Route{{Method: "PATCH", Path: tenantPath}}, Doors: Every},
+	{Name: "tenants.delete", Does: "Delete a tenant and everything it holds", Caller: "platform admin",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath}}, Doors: Every},
+
+	{Name: "cards.register", Does: "Register an agent's card", Caller: "cards:write",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards"}}, Doors: Every},
+	{Name: "cards.register_batch", Does: "Register up to 1,000 cards, all or none", Caller: "cards:write on each",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + `/cards\:batch`}}, Doors: Every},
+	{Name: "cards.import", Does: "Register a card from an A2A Agent Card, given or fetched", Caller: "cards:write",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards/import"}}, Doors: Every},
+	{Name: "cards.get", Does: "Read one card", Caller: "cards:read",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
+	{Name: "cards.search", Does: "Search cards by protocol, capability, tag, name, resource and text", Caller: "cards:read",
+		Access: Token, Routes: []Route{
+			{Method: "GET", Path: tenantPath + "/cards", Query: SearchQuery},
+			{Method: "POST", Path: tenantPath + "/cards/search"},
+		}, Doors: Every},
+	{Name: "cards.replace", Does: "Create or replace a card whole", Caller: "cards:write",
+		Access: Token, Routes: []Route{{Method: "PUT", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
+	{Name: "cards.update", Does: "Change the fields of a card sent (JSON merge patch)", Caller: "cards:write",
+		Access: Token, Routes: []Route{{Method: "PATCH", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
+	{Name: "cards.remove", Does: "Remove a card", Caller: "cards:delete",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
+
+	{Name: "secrets.set", Does: "Set the static secret sent to a card's endpoint", Caller: "cards:write",
+		Access: Token, Routes: []Route{{Method: "PUT", Path: tenantPath + "/cards/:agentId/secret"}}, Doors: Every},
+	{Name: "secrets.remove", Does: "Remove the secret of a card's endpoint", Caller: "cards:write",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/cards/:agentId/secret"}}, Doors: Every},
+
+	{Name: "roles.list", Does: "List who has which role", Caller: "policies:manage",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/roles"}}, Doors: Every},
+	{Name: "roles.grant", Does: "Give a subject a role", Caller: "policies:manage",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/roles"}}, Doors: Every},
+	{Name: "roles.revoke", Does: "Take a role from a subject", Caller: "policies:manage",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/roles", Query: []string{"subject", "role"}}}, Doors: Every},
+	{Name: "policies.list", Does: "List the tenant's policies, the built-in roles' included", Caller: "policies:manage",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/policies"}}, Doors: Every},
+	{Name: "policies.add", Does: "Add an allow or deny policy", Caller: "policies:manage",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/policies"}}, Doors: Every},
+	{Name: "policies.remove", Does: "Remove a policy", Caller: "policies:manage",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/policies", Query: []string{"subject", "object", "action", "effect"}}}, Doors: Every},
+	{Name: "access.check", Does: "Say whether a subject may take an action on an object, and which policy decides", Caller: "any member; another subject needs policies:manage",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/authorize"}}, Doors: Every},
+
+	{Name: "delegations.create", Does: "Delegate a task to an agent, sync or async, over HTTP or A2A", Caller: "delegate on the capability",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/delegations"}}, Doors: Every},
+	{Name: "delegations.list", Does: "List delegation records, newest first", Caller: "any member (their own; all with delegations:read)",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/delegations", Query: DelegationListQuery}}, Doors: Every},
+	{Name: "delegations.get", Does: "Read one delegation record and its outcome", Caller: "its caller, or delegations:read",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/delegations/:id"}}, Doors: Every},
+	{Name: "delegations.complete", Does: "Report the outcome of an async delegation", Caller: "the agent, by the delegation's token",
+		Access: ResultToken, Routes: []Route{{Method: "POST", Path: "/callbacks/delegations/:tenant/:id", Query: []string{"token"}}},
+		Doors: REST, NotOn: "agents report results over HTTP to the callback URL they were given, not through a user's door"},
+
+	{Name: "a2a.agents", Does: "List a tenant's public agents with their A2A card URLs", Caller: "anyone",
+		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/agents", Query: []string{"limit", "cursor"}}}, Doors: Every},
+	{Name: "a2a.card", Does: "Read an agent's card in A2A form (1.0, 0.3 or both), signed", Caller: "anyone for public cards, else cards:read",
+		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/:agentId/.well-known/agent-card.json", Query: []string{"version"}}}, Doors: Every},
+	{Name: "keys.list", Does: "List the public keys that verify the service's signatures (JWKS)", Caller: "anyone",
+		Access: Open, Routes: []Route{{Method: "GET", Path: "/.well-known/jwks.json"}}, Doors: Every},
+	{Name: "service.health", Does: "Answer while the process runs", Caller: "anyone",
+		Access: Open, Routes: []Route{{Method: "GET", Path: "/health"}}, Doors: REST, NotOn: probeOnly},
+	{Name: "service.ready", Does: "Answer 200 when the database answers, else 503", Caller: "anyone",
+		Access: Open, Routes: []Route{{Method: "GET", Path: "/ready"}}, Doors: REST, NotOn: probeOnly},
+}
