@@ -11,6 +11,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentcards/agentcards/cards"
 )
 
 // sdkAgent is an agent made with a2a-go's own server on loopback, serving its agent card at
@@ -39,15 +41,27 @@ func newSDKAgent(t *testing.T, version string) sdkAgent {
 	switch version {
 	case "1.0":
 		mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(in)))
-		mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(&card))
 	case "0.3":
 		iface.ProtocolVersion = a2av0.Version
 		mux.Handle("/rpc", a2av0.NewJSONRPCHandler(a2asrv.NewHandler(in)))
-		mux.Handle("/.well-known/agent-card.json", a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(&card)))
 	default:
 		t.Fatalf("version %q", version)
 	}
+	serveSDKCard(mux, &card)
 	return sdkAgent{inbox: in, srv: srv}
+}
+
+// serveSDKCard serves card at /.well-known/agent-card.json as a2a-go serves an agent's card: for
+// an agent with a 0.3 interface (written "0.3", the only way a2av0 finds it) through a2av0's
+// producer, with the 0.3 members beside the 1.0 ones; else the 1.0 card.
+func serveSDKCard(mux *http.ServeMux, card *a2a.AgentCard) {
+	h := a2asrv.NewStaticAgentCardHandler(card)
+	for _, i := range card.SupportedInterfaces {
+		if i.ProtocolVersion == a2av0.Version {
+			h = a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card))
+		}
+	}
+	mux.Handle("/.well-known/agent-card.json", h)
 }
 
 // TestA2AImportFromSDKAgents: the cards of agents made with a2a-go's own servers, one speaking
@@ -79,7 +93,7 @@ func TestA2AImportFromSDKAgents(t *testing.T) {
 			r.json(t, &stored)
 			ifaces := stored.A2A.Interfaces
 			if len(ifaces) != 1 || ifaces[0].URL != agent.srv.URL+"/rpc" || ifaces[0].ProtocolBinding != "JSONRPC" ||
-				versionOf(ifaces[0].ProtocolVersion) != version || stored.Endpoint != agent.srv.URL+"/rpc" {
+				a2aVersion(ifaces[0].ProtocolVersion) != version || stored.Endpoint != agent.srv.URL+"/rpc" {
 				t.Fatalf("%s: stored card %+v", version, stored)
 			}
 
@@ -117,10 +131,8 @@ func TestA2AImportFromSDKAgents(t *testing.T) {
 	})
 }
 
-// versionOf is a protocolVersion as major.minor ("0.3.0" is 0.3).
-func versionOf(v string) string {
-	if len(v) >= 3 {
-		return v[:3]
-	}
-	return v
+// a2aVersion is a protocolVersion as major.minor ("0.3.0" is 0.3).
+func a2aVersion(v string) string {
+	version, _ := cards.A2AVersion(v)
+	return version
 }

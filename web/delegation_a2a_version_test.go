@@ -423,11 +423,7 @@ func TestDelegationA2AImportedAgents(t *testing.T) {
 					ProtocolVersion: version}},
 				DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 				Skills: []a2a.AgentSkill{{ID: "review_pr", Name: "Review", Description: "Review a pull request", Tags: []string{"code"}}}}
-			if version == a2av0.Version {
-				mux.Handle("/.well-known/agent-card.json", a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
-			} else {
-				mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(card))
-			}
+			serveSDKCard(mux, card)
 			expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice,
 				map[string]any{"agentId": c.id, "url": srv.URL + "/.well-known/agent-card.json"}), http.StatusCreated)
 

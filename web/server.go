@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -112,33 +113,25 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"policies.list": h.listPolicies, "policies.add": h.addPolicy, "policies.remove": h.removePolicy,
 		"access.check": h.authorize,
 		"a2a.agents":   h.a2aAgents, "a2a.card": h.a2aCard,
+		"delegations.create": h.createDelegation, "delegations.list": h.listDelegations,
+		"delegations.get": h.getDelegation, "delegations.complete": h.delegationResult,
+		"secrets.set": h.putSecret, "secrets.remove": h.deleteSecret,
 	}
-	// A server built without delegations or endpoint secrets has no routes for them.
-	without := map[string]bool{}
-	if d.Delegations != nil {
-		byName["delegations.create"], byName["delegations.list"] = h.createDelegation, h.listDelegations
-		byName["delegations.get"], byName["delegations.complete"] = h.getDelegation, h.delegationResult
-	} else {
-		without["delegations.create"], without["delegations.list"], without["delegations.get"], without["delegations.complete"] = true, true, true, true
-	}
-	if d.Secrets != nil {
-		byName["secrets.set"], byName["secrets.remove"] = h.putSecret, h.deleteSecret
-	} else {
-		without["secrets.set"], without["secrets.remove"] = true, true
-	}
+	// A server built without delegations or endpoint secrets has no routes for their requests.
+	without := map[string]bool{"delegations": d.Delegations == nil, "secrets": d.Secrets == nil}
 	auth := map[catalog.Access][]echo.MiddlewareFunc{
 		catalog.Token:         {authenticate(d.Tokens, h.delegationTokens(), log)},
 		catalog.OptionalToken: {optionalAuth(d.Tokens, h.delegationTokens(), log)},
 	}
 	for _, r := range catalog.Requests {
-		if r.Doors&catalog.REST == 0 || without[r.Name] {
+		handler, ok := byName[r.Name]
+		delete(byName, r.Name)
+		if resource, _, _ := strings.Cut(r.Name, "."); r.Doors&catalog.REST == 0 || without[resource] {
 			continue
 		}
-		handler, ok := byName[r.Name]
 		if !ok {
 			panic(fmt.Sprintf("web: no handler for the catalogue's request %s", r.Name))
 		}
-		delete(byName, r.Name)
 		for _, route := range r.Routes {
 			routes{e: e, mw: auth[r.Access]}.add(route.Method, route.Path, handler, route.Query...)
 		}

@@ -63,7 +63,7 @@ func interfacesOf(c cards.Card) []AgentInterface {
 	declared := c.A2AInterfaces()
 	out := make([]AgentInterface, len(declared))
 	for i, d := range declared {
-		out[i] = AgentInterface{URL: d.URL, ProtocolBinding: d.ProtocolBinding, Tenant: d.Tenant, ProtocolVersion: d.ProtocolVersion}
+		out[i] = AgentInterface(d) // the same fields
 	}
 	return out
 }

@@ -67,27 +67,15 @@ func targetOf(card cards.Card, transport string) (target, error) {
 	return t, nil
 }
 
-// declaredInterface is one A2A interface the card declares (see cards.Card.A2AInterfaces,
-// which serving reads too).
-type declaredInterface struct{ cards.A2AInterface }
-
-// declaredA2A lists the A2A interfaces a card declares, exactly as its served A2A card lists them.
-func declaredA2A(card cards.Card) []declaredInterface {
-	var list []declaredInterface
-	for _, i := range card.A2AInterfaces() {
-		list = append(list, declaredInterface{i})
-	}
-	return list
-}
-
 // chooseA2A picks the interface a delegation speaks to: the first one of the card's declared
-// interfaces in the order of a2aPreference (card order within each). A card that declares no
+// interfaces (cards.Card.A2AInterfaces, as its served A2A card lists them) in the order of
+// a2aPreference (card order within each). A card that declares no
 // interface this service can speak is refused before anything is sent, naming what it declares.
 func chooseA2A(card cards.Card) (target, error) {
-	list := declaredA2A(card)
+	list := card.A2AInterfaces()
 	for _, want := range a2aPreference {
 		for _, d := range list {
-			if spoken, ok := d.speaks(); ok && spoken == want {
+			if spoken, ok := speaks(d); ok && spoken == want {
 				t := target{url: d.URL, iface: spoken}
 				if spoken.Version == A2AVersion10 {
 					t.tenant = d.Tenant
@@ -105,9 +93,10 @@ func chooseA2A(card cards.Card) (target, error) {
 
 // speaks returns the interface in the form a call speaks it, if it can: a binding named
 // JSONRPC or HTTP+JSON (in any case) and a protocolVersion that names 1.0 or 0.3 as
-// cards.A2AVersion reads it (a patch level does not change the protocol). Another minor version, even 1.1, is not spoken: the
-// agent did not declare 1.0, and the call would speak a version it never stated.
-func (d declaredInterface) speaks() (Interface, bool) {
+// cards.A2AVersion reads it (a patch level does not change the protocol). Another minor
+// version, even 1.1, is not spoken: the agent did not declare 1.0, and the call would speak a
+// version it never stated.
+func speaks(d cards.A2AInterface) (Interface, bool) {
 	var i Interface
 	switch {
 	case strings.EqualFold(d.ProtocolBinding, BindingJSONRPC):
@@ -117,22 +106,15 @@ func (d declaredInterface) speaks() (Interface, bool) {
 	default:
 		return Interface{}, false
 	}
-	switch v, _ := cards.A2AVersion(d.ProtocolVersion); v {
-	case A2AVersion10:
-		i.Version = A2AVersion10
-	case A2AVersion03:
-		i.Version = A2AVersion03
-	default:
-		return Interface{}, false
-	}
-	return i, true
+	i.Version, _ = cards.A2AVersion(d.ProtocolVersion)
+	return i, i.Version == A2AVersion10 || i.Version == A2AVersion03
 }
 
 // maxDescribed bounds how many interfaces an error names.
 const maxDescribed = 5
 
 // describe names the interfaces a card declares by binding and version, in card order.
-func describe(list []declaredInterface) string {
+func describe(list []cards.A2AInterface) string {
 	names := make([]string, 0, min(len(list), maxDescribed))
 	for _, d := range list[:min(len(list), maxDescribed)] {
 		names = append(names, fmt.Sprintf("%s %s", orUnset(d.ProtocolBinding), orUnset(d.ProtocolVersion)))

@@ -57,6 +57,9 @@ func Prune(loc string, doc []byte) ([]byte, []string, error) {
 	return bytes.TrimSpace(b.Bytes()), removed, nil
 }
 
+// pointerToken escapes a member name as a JSON Pointer token (RFC 6901).
+var pointerToken = strings.NewReplacer("~", "~0", "/", "~1")
+
 // prune walks v, an instance from jsonschema.UnmarshalJSON, under the schemas that apply at
 // path, deleting the members none of them describes and appending their paths to removed, and
 // renaming proto field names to JSON names (setting renamed).
@@ -81,14 +84,14 @@ func prune(v any, schemas []*jsonschema.Schema, path string, removed *[]string, 
 				// name's value is the one kept, and the other is dropped as a repeat.
 				delete(v, name)
 				if _, both := v[jn]; both {
-					*removed = append(*removed, path+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(name))
+					*removed = append(*removed, path+"/"+pointerToken.Replace(name))
 					continue
 				}
 				*renamed = true
 				name, v[jn] = jn, child
 			}
 			sub, known := memberSchemas(listing, name)
-			at := path + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+			at := path + "/" + pointerToken.Replace(name)
 			if !known {
 				delete(v, name)
 				*removed = append(*removed, at)
