@@ -7,7 +7,14 @@
 package catalog
 
 import (
+	"net/http"
+	"reflect"
 	"strings"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/api"
 )
 
 // Door is a way requests reach the service.
@@ -59,9 +66,35 @@ type Request struct {
 	Access Access
 	// Routes are its REST routes; the first is the main one.
 	Routes []Route
+	// In and Out are its input and output (package web/api says how an input's fields travel
+	// on REST). Every door takes In's fields under their JSON names and answers Out.
+	In, Out reflect.Type
 	// Doors are the doors that serve it; NotOn says why the others do not.
 	Doors Door
 	NotOn string
+	// OpenWorld marks a request that reaches outside the service (an agent, a URL given).
+	OpenWorld bool
+}
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// ReadOnly reports whether the request changes nothing: its main route is a GET, or it is a
+// question (cards.search's POST form, access.check).
+func (r Request) ReadOnly() bool {
+	return r.Routes[0].Method == http.MethodGet || r.Name == "access.check"
+}
+
+// Idempotent reports whether sending the request twice does what sending it once does: reads,
+// and PUT and DELETE writes.
+func (r Request) Idempotent() bool {
+	m := r.Routes[0].Method
+	return r.ReadOnly() || m == http.MethodPut || m == http.MethodDelete
+}
+
+// Destructive reports whether the request may remove or overwrite what is stored.
+func (r Request) Destructive() bool {
+	m := r.Routes[0].Method
+	return m == http.MethodDelete || m == http.MethodPut || m == http.MethodPatch
 }
 
 // MCPTool is the request's MCP tool name: the dotted name with _ for the dots.
@@ -78,7 +111,10 @@ func (r Request) GoMethod() string {
 	for i, p := range parts {
 		words := strings.Split(p, "_")
 		for j, w := range words {
-			if w != "" {
+			switch {
+			case w == "a2a" || w == "id":
+				words[j] = strings.ToUpper(w)
+			case w != "":
 				words[j] = strings.ToUpper(w[:1]) + w[1:]
 			}
 		}
@@ -110,75 +146,75 @@ const (
 
 // Requests is every request of the service, in the order of the README's table.
 var Requests = []Request{
-	{Name: "tenants.create", Does: "Create a tenant with its admins and built-in roles", Caller: "platform admin",
+	{Name: "tenants.create", In: typeOf[api.TenantsCreate](), Out: typeOf[tenants.Tenant](), Does: "Create a tenant with its admins and built-in roles", Caller: "platform admin",
 		Access: Token, Routes: []Route{{Method: "POST", Path: "/v1/tenants"}}, Doors: Every},
-	{Name: "tenants.list", Does: "List the tenants", Caller: "platform admin",
+	{Name: "tenants.list", In: typeOf[api.TenantsList](), Out: typeOf[api.TenantList](), Does: "List the tenants", Caller: "platform admin",
 		Access: Token, Routes: []Route{{Method: "GET", Path: "/v1/tenants"}}, Doors: Every},
-	{Name: "tenants.get", Does: "Read one tenant", Caller: "platform admin",
+	{Name: "tenants.get", In: typeOf[api.TenantRef](), Out: typeOf[tenants.Tenant](), Does: "Read one tenant", Caller: "platform admin",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath}}, Doors: Every},
-	{Name: "tenants.update", Does: "Rename, suspend or reactivate a tenant", Caller: "platform admin",
+	{Name: "tenants.update", In: typeOf[api.TenantsUpdate](), Out: typeOf[tenants.Tenant](), Does: "Rename, suspend or reactivate a tenant", Caller: "platform admin",
 		Access: Token, Routes: []Route{{Method: "PATCH", Path: tenantPath}}, Doors: Every},
-	{Name: "tenants.delete", Does: "Delete a tenant and everything it holds", Caller: "platform admin",
+	{Name: "tenants.delete", In: typeOf[api.TenantRef](), Out: typeOf[api.Empty](), Does: "Delete a tenant and everything it holds", Caller: "platform admin",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath}}, Doors: Every},
 
-	{Name: "cards.register", Does: "Register an agent's card", Caller: "cards:write",
+	{Name: "cards.register", In: typeOf[api.CardsRegister](), Out: typeOf[cards.Card](), Does: "Register an agent's card", Caller: "cards:write",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards"}}, Doors: Every},
-	{Name: "cards.register_batch", Does: "Register up to 1,000 cards, all or none", Caller: "cards:write on each",
+	{Name: "cards.register_batch", In: typeOf[api.CardsRegisterBatch](), Out: typeOf[api.CardList](), Does: "Register up to 1,000 cards, all or none", Caller: "cards:write on each",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + `/cards\:batch`}}, Doors: Every},
-	{Name: "cards.import", Does: "Register a card from an A2A Agent Card, given or fetched", Caller: "cards:write",
+	{Name: "cards.import", In: typeOf[api.CardsImport](), Out: typeOf[cards.Card](), Does: "Register a card from an A2A Agent Card, given or fetched", Caller: "cards:write", OpenWorld: true,
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards/import"}}, Doors: Every},
-	{Name: "cards.get", Does: "Read one card", Caller: "cards:read",
+	{Name: "cards.get", In: typeOf[api.CardRef](), Out: typeOf[cards.Card](), Does: "Read one card", Caller: "cards:read",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
-	{Name: "cards.search", Does: "Search cards by protocol, capability, tag, name, resource and text", Caller: "cards:read",
+	{Name: "cards.search", In: typeOf[api.CardsSearch](), Out: typeOf[api.SearchResult](), Does: "Search cards by protocol, capability, tag, name, resource and text", Caller: "cards:read",
 		Access: Token, Routes: []Route{
 			{Method: "GET", Path: tenantPath + "/cards", Query: SearchQuery},
 			{Method: "POST", Path: tenantPath + "/cards/search"},
 		}, Doors: Every},
-	{Name: "cards.replace", Does: "Create or replace a card whole", Caller: "cards:write",
+	{Name: "cards.replace", In: typeOf[api.CardsReplace](), Out: typeOf[cards.Card](), Does: "Create or replace a card whole", Caller: "cards:write",
 		Access: Token, Routes: []Route{{Method: "PUT", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
-	{Name: "cards.update", Does: "Change the fields of a card sent (JSON merge patch)", Caller: "cards:write",
+	{Name: "cards.update", In: typeOf[api.CardsUpdate](), Out: typeOf[cards.Card](), Does: "Change the fields of a card sent (JSON merge patch)", Caller: "cards:write",
 		Access: Token, Routes: []Route{{Method: "PATCH", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
-	{Name: "cards.remove", Does: "Remove a card", Caller: "cards:delete",
+	{Name: "cards.remove", In: typeOf[api.CardsRemove](), Out: typeOf[api.Empty](), Does: "Remove a card", Caller: "cards:delete",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
 
-	{Name: "secrets.set", Does: "Set the static secret sent to a card's endpoint", Caller: "cards:write",
+	{Name: "secrets.set", In: typeOf[api.SecretsSet](), Out: typeOf[api.Empty](), Does: "Set the static secret sent to a card's endpoint", Caller: "cards:write",
 		Access: Token, Routes: []Route{{Method: "PUT", Path: tenantPath + "/cards/:agentId/secret"}}, Doors: Every},
-	{Name: "secrets.remove", Does: "Remove the secret of a card's endpoint", Caller: "cards:write",
+	{Name: "secrets.remove", In: typeOf[api.CardRef](), Out: typeOf[api.Empty](), Does: "Remove the secret of a card's endpoint", Caller: "cards:write",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/cards/:agentId/secret"}}, Doors: Every},
 
-	{Name: "roles.list", Does: "List who has which role", Caller: "policies:manage",
+	{Name: "roles.list", In: typeOf[api.RolesList](), Out: typeOf[api.RoleList](), Does: "List who has which role", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/roles"}}, Doors: Every},
-	{Name: "roles.grant", Does: "Give a subject a role", Caller: "policies:manage",
+	{Name: "roles.grant", In: typeOf[api.RoleChange](), Out: typeOf[authz.Assignment](), Does: "Give a subject a role", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/roles"}}, Doors: Every},
-	{Name: "roles.revoke", Does: "Take a role from a subject", Caller: "policies:manage",
+	{Name: "roles.revoke", In: typeOf[api.RoleRevoke](), Out: typeOf[api.Empty](), Does: "Take a role from a subject", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/roles", Query: []string{"subject", "role"}}}, Doors: Every},
-	{Name: "policies.list", Does: "List the tenant's policies, the built-in roles' included", Caller: "policies:manage",
+	{Name: "policies.list", In: typeOf[api.PoliciesList](), Out: typeOf[api.PolicyList](), Does: "List the tenant's policies, the built-in roles' included", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/policies"}}, Doors: Every},
-	{Name: "policies.add", Does: "Add an allow or deny policy", Caller: "policies:manage",
+	{Name: "policies.add", In: typeOf[api.PolicyAdd](), Out: typeOf[authz.Policy](), Does: "Add an allow or deny policy", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/policies"}}, Doors: Every},
-	{Name: "policies.remove", Does: "Remove a policy", Caller: "policies:manage",
+	{Name: "policies.remove", In: typeOf[api.PolicyRemove](), Out: typeOf[api.Empty](), Does: "Remove a policy", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/policies", Query: []string{"subject", "object", "action", "effect"}}}, Doors: Every},
-	{Name: "access.check", Does: "Say whether a subject may take an action on an object, and which policy decides", Caller: "any member; another subject needs policies:manage",
+	{Name: "access.check", In: typeOf[api.AccessCheck](), Out: typeOf[authz.Decision](), Does: "Say whether a subject may take an action on an object, and which policy decides", Caller: "any member; another subject needs policies:manage",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/authorize"}}, Doors: Every},
 
-	{Name: "delegations.create", Does: "Delegate a task to an agent, sync or async, over HTTP or A2A", Caller: "delegate on the capability",
+	{Name: "delegations.create", In: typeOf[api.DelegationsCreate](), Out: typeOf[api.Delegation](), Does: "Delegate a task to an agent, sync or async, over HTTP or A2A", Caller: "delegate on the capability", OpenWorld: true,
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/delegations"}}, Doors: Every},
-	{Name: "delegations.list", Does: "List delegation records, newest first", Caller: "any member (their own; all with delegations:read)",
+	{Name: "delegations.list", In: typeOf[api.DelegationsList](), Out: typeOf[api.DelegationList](), Does: "List delegation records, newest first", Caller: "any member (their own; all with delegations:read)",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/delegations", Query: DelegationListQuery}}, Doors: Every},
-	{Name: "delegations.get", Does: "Read one delegation record and its outcome", Caller: "its caller, or delegations:read",
+	{Name: "delegations.get", In: typeOf[api.DelegationRef](), Out: typeOf[api.Delegation](), Does: "Read one delegation record and its outcome", Caller: "its caller, or delegations:read",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/delegations/:id"}}, Doors: Every},
-	{Name: "delegations.complete", Does: "Report the outcome of an async delegation", Caller: "the agent, by the delegation's token",
+	{Name: "delegations.complete", In: typeOf[api.DelegationsComplete](), Out: typeOf[api.Empty](), Does: "Report the outcome of an async delegation", Caller: "the agent, by the delegation's token",
 		Access: ResultToken, Routes: []Route{{Method: "POST", Path: "/callbacks/delegations/:tenant/:id", Query: []string{"token"}}},
 		Doors: REST, NotOn: "agents report results over HTTP to the callback URL they were given, not through a user's door"},
 
-	{Name: "a2a.agents", Does: "List a tenant's public agents with their A2A card URLs", Caller: "anyone",
+	{Name: "a2a.agents", In: typeOf[api.A2AAgents](), Out: typeOf[api.AgentPage](), Does: "List a tenant's public agents with their A2A card URLs", Caller: "anyone",
 		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/agents", Query: []string{"limit", "cursor"}}}, Doors: Every},
-	{Name: "a2a.card", Does: "Read an agent's card in A2A form (1.0, 0.3 or both), signed", Caller: "anyone for public cards, else cards:read",
+	{Name: "a2a.card", In: typeOf[api.A2ACard](), Out: typeOf[api.A2AAgentCard](), Does: "Read an agent's card in A2A form (1.0, 0.3 or both), signed", Caller: "anyone for public cards, else cards:read",
 		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/:agentId/.well-known/agent-card.json", Query: []string{"version"}}}, Doors: Every},
-	{Name: "keys.list", Does: "List the public keys that verify the service's signatures (JWKS)", Caller: "anyone",
+	{Name: "keys.list", In: typeOf[api.KeysList](), Out: typeOf[api.JWKS](), Does: "List the public keys that verify the service's signatures (JWKS)", Caller: "anyone",
 		Access: Open, Routes: []Route{{Method: "GET", Path: "/.well-known/jwks.json"}}, Doors: Every},
-	{Name: "service.health", Does: "Answer while the process runs", Caller: "anyone",
+	{Name: "service.health", In: typeOf[api.Probe](), Out: typeOf[api.Status](), Does: "Answer while the process runs", Caller: "anyone",
 		Access: Open, Routes: []Route{{Method: "GET", Path: "/health"}}, Doors: REST, NotOn: probeOnly},
-	{Name: "service.ready", Does: "Answer 200 when the database answers, else 503", Caller: "anyone",
+	{Name: "service.ready", In: typeOf[api.Probe](), Out: typeOf[api.Status](), Does: "Answer 200 when the database answers, else 503", Caller: "anyone",
 		Access: Open, Routes: []Route{{Method: "GET", Path: "/ready"}}, Doors: REST, NotOn: probeOnly},
 }

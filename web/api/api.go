@@ -1,0 +1,358 @@
+// Package api holds the inputs and outputs of the service's requests, as every door speaks them:
+// the catalogue (web/catalog) names one input and one output type per request, the Go client
+// (web/client) sends and returns them, the MCP tools and CLI commands take their fields, and the
+// OpenAPI document describes them. It imports only the light domain packages, so a program that
+// uses the client does not link the server.
+//
+// An input field's `in` tag says where REST carries it: "path" (a route parameter of the same
+// name), "query" (a query parameter; a list repeats it), "header" (ifRevision is the If-Match
+// header), "body" (the field's value is the whole body) or "view" (read by the door itself to
+// shape its answer, never sent). Untagged fields are members of the JSON body.
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// Scope names the tenant of a tenant's request. Left empty, a door fills in the tenant of the
+// caller's token (the Go client: its Tenant option, or the token's tenant claim).
+type Scope struct {
+	Tenant string `json:"tenant,omitempty" in:"path" doc:"the tenant; defaults to the token's tenant"`
+}
+
+// TenantOf returns the scope's tenant (the method lets a door find the scope of any input).
+func (s *Scope) TenantOf() *string { return &s.Tenant }
+
+// Scoped is an input with a Scope.
+type Scoped interface{ TenantOf() *string }
+
+// Empty is the output of a request that answers nothing (204 No Content).
+type Empty struct{}
+
+// Status is the answer of the service probes.
+type Status struct {
+	Status string `json:"status"`
+}
+
+// ---- tenants
+
+// TenantsCreate creates a tenant.
+type TenantsCreate struct {
+	ID     string   `json:"id" doc:"the tenant's slug: [a-z0-9][a-z0-9-]{0,62}"`
+	Name   string   `json:"name" doc:"its display name"`
+	Admins []string `json:"admins,omitempty" doc:"subjects given the tenant's admin role"`
+}
+
+// TenantsList lists every tenant.
+type TenantsList struct{}
+
+// TenantRef names one tenant.
+type TenantRef struct {
+	Tenant string `json:"tenant" in:"path" doc:"the tenant's id"`
+}
+
+// TenantsUpdate renames, suspends or reactivates a tenant: the fields sent change.
+type TenantsUpdate struct {
+	Tenant string  `json:"tenant" in:"path" doc:"the tenant's id"`
+	Name   *string `json:"name,omitempty" doc:"its new display name"`
+	Status *string `json:"status,omitempty" doc:"active or suspended"`
+}
+
+// TenantList is a list of tenants.
+type TenantList struct {
+	Items []tenants.Tenant `json:"items"`
+	Total int              `json:"total"`
+}
+
+// ---- cards
+
+// CardInput is a card as a client writes it: every field of cards.Card but those the server owns.
+type CardInput struct {
+	AgentID          string                  `json:"agentId" doc:"the agent's id, unique in the tenant"`
+	Name             string                  `json:"name" doc:"the agent's name"`
+	Description      string                  `json:"description,omitempty" doc:"what the agent does"`
+	Version          string                  `json:"version,omitempty"`
+	Protocols        []string                `json:"protocols,omitempty" doc:"protocols it speaks: http, a2a, mcp, ..."`
+	Capabilities     []cards.Capability      `json:"capabilities,omitempty" doc:"what it can be asked to do"`
+	AuthRequirements *cards.AuthRequirements `json:"authRequirements,omitempty"`
+	Endpoint         string                  `json:"endpoint,omitempty" doc:"the URL tasks are sent to"`
+	Resources        []cards.Resource        `json:"resources,omitempty" doc:"URIs (patterns) it acts on"`
+	Tags             []string                `json:"tags,omitempty"`
+	Metadata         json.RawMessage         `json:"metadata,omitempty" doc:"any JSON object"`
+	Visibility       string                  `json:"visibility,omitempty" doc:"private, tenant (the default) or public"`
+	A2A              *cards.A2A              `json:"a2a,omitempty" doc:"what only the A2A Agent Card format has"`
+}
+
+// CardsRegister registers an agent's card.
+type CardsRegister struct {
+	Scope
+	CardInput
+}
+
+// CardsRegisterBatch registers up to 1,000 cards, all or none.
+type CardsRegisterBatch struct {
+	Scope
+	Cards []CardInput `json:"cards" in:"body" doc:"the cards, at most 1,000"`
+}
+
+// CardsImport registers a card from an A2A Agent Card: exactly one of card and url.
+type CardsImport struct {
+	Scope
+	AgentID               string          `json:"agentId" doc:"the id the card gets here"`
+	Card                  json.RawMessage `json:"card,omitempty" doc:"the A2A Agent Card (1.0 or 0.3)"`
+	URL                   string          `json:"url,omitempty" doc:"where to fetch the A2A Agent Card"`
+	Keys                  json.RawMessage `json:"keys,omitempty" doc:"a JWK set that verifies the card's signatures"`
+	AllowInvalidSignature bool            `json:"allowInvalidSignature,omitempty" doc:"store a card whose signature is invalid"`
+	Visibility            string          `json:"visibility,omitempty" doc:"private, tenant (the default) or public"`
+}
+
+// CardRef names one card.
+type CardRef struct {
+	Scope
+	AgentID string `json:"agentId" in:"path" doc:"the agent's id"`
+}
+
+// CardsSearch searches a tenant's cards. Lists match any of their values; the filters all apply.
+type CardsSearch struct {
+	Scope
+	Protocol   []string `json:"protocol,omitempty" in:"query" doc:"protocols the card speaks (any of them)"`
+	Capability []string `json:"capability,omitempty" in:"query" doc:"capability names, exact (any of them)"`
+	Tag        []string `json:"tag,omitempty" in:"query" doc:"tags (any of them)"`
+	Resource   []string `json:"resource,omitempty" in:"query" doc:"URIs the card's resources must cover"`
+	Name       string   `json:"name,omitempty" in:"query" doc:"a substring of the card's name, any case"`
+	Q          string   `json:"q,omitempty" in:"query" doc:"free text, ranked"`
+	Limit      int      `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 100, 20 by default"`
+	Cursor     string   `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
+	Fields     []string `json:"fields,omitempty" in:"view" doc:"the fields of each result to show (agentId, name, description, score, matchedCapabilities, endpoint by default; any card field, or card for all)"`
+}
+
+// CardsReplace creates or replaces a card whole.
+type CardsReplace struct {
+	Scope
+	CardInput
+	IfRevision int64 `json:"ifRevision,omitempty" in:"header" doc:"replace only the card at this revision"`
+}
+
+// CardsUpdate changes the fields of a card that the patch sends.
+type CardsUpdate struct {
+	Scope
+	AgentID    string          `json:"agentId" in:"path" doc:"the agent's id"`
+	Patch      json.RawMessage `json:"patch" in:"body" doc:"a JSON merge patch (RFC 7396): the members sent change, null removes one"`
+	IfRevision int64           `json:"ifRevision,omitempty" in:"header" doc:"change only the card at this revision"`
+}
+
+// CardsRemove removes a card.
+type CardsRemove struct {
+	Scope
+	AgentID    string `json:"agentId" in:"path" doc:"the agent's id"`
+	IfRevision int64  `json:"ifRevision,omitempty" in:"header" doc:"remove only the card at this revision"`
+}
+
+// CardList is the cards a batch registered.
+type CardList struct {
+	Items []cards.Card `json:"items"`
+	Total int          `json:"total"`
+}
+
+// SearchResult is one page of a search.
+type SearchResult struct {
+	Total      int    `json:"total" doc:"how many cards match"`
+	Items      []Hit  `json:"items"`
+	NextCursor string `json:"nextCursor,omitempty" doc:"the cursor of the next page; none on the last"`
+}
+
+// Hit is one card found, with why.
+type Hit struct {
+	Card                cards.Card `json:"card"`
+	Score               *float64   `json:"score,omitempty" doc:"the free-text score, with q"`
+	MatchedCapabilities []string   `json:"matchedCapabilities,omitempty"`
+	MatchedResources    []string   `json:"matchedResources,omitempty"`
+}
+
+// ---- secrets
+
+// SecretsSet sets the static secret sent to a card's endpoint.
+type SecretsSet struct {
+	Scope
+	AgentID string `json:"agentId" in:"path" doc:"the agent's id"`
+	Secret  string `json:"secret" doc:"the secret; never returned"`
+}
+
+// ---- roles and policies
+
+// RolesList lists the tenant's role assignments.
+type RolesList struct{ Scope }
+
+// RoleChange gives or takes a role.
+type RoleChange struct {
+	Scope
+	Subject string `json:"subject" doc:"a user, or agent:{agentId}"`
+	Role    string `json:"role" doc:"reader, editor, orchestrator, admin or a custom role"`
+}
+
+// RoleRevoke takes a role from a subject.
+type RoleRevoke struct {
+	Scope
+	Subject string `json:"subject" in:"query" doc:"a user, or agent:{agentId}"`
+	Role    string `json:"role" in:"query" doc:"the role"`
+}
+
+// RoleList is the tenant's role assignments.
+type RoleList struct {
+	Items []authz.Assignment `json:"items"`
+	Total int                `json:"total"`
+}
+
+// PoliciesList lists the tenant's policies.
+type PoliciesList struct{ Scope }
+
+// PolicyAdd adds an allow or deny policy.
+type PolicyAdd struct {
+	Scope
+	Subject string `json:"subject" doc:"a user, agent:{agentId}, or a role"`
+	Object  string `json:"object" doc:"policies, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}; * is any one segment"`
+	Action  string `json:"action" doc:"cards:read, cards:write, cards:delete, delegate, delegations:read or policies:manage"`
+	Effect  string `json:"effect" doc:"allow or deny"`
+}
+
+// PolicyRemove removes a policy.
+type PolicyRemove struct {
+	Scope
+	Subject string `json:"subject" in:"query"`
+	Object  string `json:"object" in:"query"`
+	Action  string `json:"action" in:"query"`
+	Effect  string `json:"effect" in:"query"`
+}
+
+// PolicyList is the tenant's policies.
+type PolicyList struct {
+	Items []authz.Policy `json:"items"`
+	Total int            `json:"total"`
+}
+
+// AccessCheck asks whether a subject may take an action on an object.
+type AccessCheck struct {
+	Scope
+	Subject string `json:"subject,omitempty" doc:"the subject asked about; the caller by default"`
+	Action  string `json:"action"`
+	Object  string `json:"object"`
+}
+
+// ---- delegations
+
+// DelegationsCreate delegates a task to an agent.
+type DelegationsCreate struct {
+	Scope
+	AgentID    string          `json:"agentId" doc:"the agent the task goes to"`
+	Capability string          `json:"capability" doc:"the capability of its card asked for"`
+	Task       string          `json:"task" doc:"what to do"`
+	Context    json.RawMessage `json:"context,omitempty" doc:"any JSON the agent gets with the task"`
+	Mode       string          `json:"mode,omitempty" doc:"sync (the default: answers with the outcome) or async (answers at once; the agent reports later)"`
+	TimeoutMS  int64           `json:"timeoutMs,omitempty" doc:"how long the agent may take, in milliseconds"`
+	Transport  string          `json:"transport,omitempty" doc:"http or a2a; chosen from the card by default"`
+}
+
+// DelegationsList lists delegation records, newest first.
+type DelegationsList struct {
+	Scope
+	Status  string `json:"status,omitempty" in:"query" doc:"pending, running, accepted, completed, failed, timeout or rejected"`
+	AgentID string `json:"agentId,omitempty" in:"query"`
+	Limit   int    `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 100, 20 by default"`
+	Cursor  string `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
+}
+
+// DelegationRef names one delegation.
+type DelegationRef struct {
+	Scope
+	ID string `json:"id" in:"path" doc:"the delegation's id"`
+}
+
+// DelegationsComplete is an agent's report of an async delegation's outcome.
+type DelegationsComplete struct {
+	Tenant string          `json:"tenant" in:"path"`
+	ID     string          `json:"id" in:"path"`
+	Token  string          `json:"token" in:"query" doc:"the delegation's token, from its callback URL"`
+	Status string          `json:"status" doc:"completed or failed"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// Delegation is the record of one delegation.
+type Delegation struct {
+	ID         string          `json:"id"`
+	Caller     string          `json:"caller"`
+	AgentID    string          `json:"agentId"`
+	Capability string          `json:"capability"`
+	Mode       string          `json:"mode"`
+	Transport  string          `json:"transport"`
+	Depth      int             `json:"depth"`
+	Status     string          `json:"status" doc:"pending, running, accepted, completed, failed, timeout or rejected"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	LatencyMS  int64           `json:"latencyMs"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+	Deadline   time.Time       `json:"deadline,omitzero"`
+	A2A        *A2AInterface   `json:"a2a,omitempty"`
+}
+
+// A2AInterface is the A2A interface a delegation was sent to.
+type A2AInterface struct {
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// DelegationList is one page of delegation records.
+type DelegationList struct {
+	Items      []Delegation `json:"items"`
+	NextCursor string       `json:"nextCursor,omitempty"`
+}
+
+// ---- A2A
+
+// A2AAgents lists a tenant's public agents.
+type A2AAgents struct {
+	Scope
+	Limit  int    `json:"limit,omitempty" in:"query" doc:"the page size"`
+	Cursor string `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
+}
+
+// AgentPage is one page of the public agent directory.
+type AgentPage struct {
+	Items      []AgentSummary `json:"items"`
+	NextCursor string         `json:"nextCursor,omitempty"`
+}
+
+// AgentSummary is one public agent.
+type AgentSummary struct {
+	AgentID     string `json:"agentId"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	CardURL     string `json:"cardUrl" doc:"the path of its A2A card on this service"`
+}
+
+// A2ACard reads an agent's card in A2A form.
+type A2ACard struct {
+	Scope
+	AgentID string `json:"agentId" in:"path" doc:"the agent's id"`
+	Version string `json:"version,omitempty" in:"query" doc:"1.0, 0.3, or both (the default: a 1.0 card that 0.3 readers also read)"`
+}
+
+// A2AAgentCard is an A2A Agent Card document, signed by the service.
+type A2AAgentCard = json.RawMessage
+
+// KeysList lists the service's public keys.
+type KeysList struct{}
+
+// JWKS is a JSON Web Key Set.
+type JWKS struct {
+	Keys []json.RawMessage `json:"keys"`
+}
+
+// Probe is the input of the service probes.
+type Probe struct{}

@@ -1,0 +1,237 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/api"
+)
+
+// call sends a request of the catalogue and returns its output.
+func call[Out any](ctx context.Context, c *Client, name string, in any) (Out, error) {
+	var out Out
+	err := c.Call(ctx, name, in, &out)
+	return out, err
+}
+
+// Tenants are the tenants.* requests (a platform admin's).
+type Tenants struct{ c *Client }
+
+// Create is tenants.create.
+func (r Tenants) Create(ctx context.Context, in api.TenantsCreate) (tenants.Tenant, error) {
+	return call[tenants.Tenant](ctx, r.c, "tenants.create", in)
+}
+
+// List is tenants.list.
+func (r Tenants) List(ctx context.Context, in api.TenantsList) (api.TenantList, error) {
+	return call[api.TenantList](ctx, r.c, "tenants.list", in)
+}
+
+// Get is tenants.get.
+func (r Tenants) Get(ctx context.Context, in api.TenantRef) (tenants.Tenant, error) {
+	return call[tenants.Tenant](ctx, r.c, "tenants.get", in)
+}
+
+// Update is tenants.update.
+func (r Tenants) Update(ctx context.Context, in api.TenantsUpdate) (tenants.Tenant, error) {
+	return call[tenants.Tenant](ctx, r.c, "tenants.update", in)
+}
+
+// Delete is tenants.delete.
+func (r Tenants) Delete(ctx context.Context, in api.TenantRef) (api.Empty, error) {
+	return call[api.Empty](ctx, r.c, "tenants.delete", in)
+}
+
+// Cards are the cards.* requests.
+type Cards struct{ c *Client }
+
+// Register is cards.register.
+func (r Cards) Register(ctx context.Context, in api.CardsRegister) (cards.Card, error) {
+	return call[cards.Card](ctx, r.c, "cards.register", in)
+}
+
+// RegisterBatch is cards.register_batch.
+func (r Cards) RegisterBatch(ctx context.Context, in api.CardsRegisterBatch) (api.CardList, error) {
+	return call[api.CardList](ctx, r.c, "cards.register_batch", in)
+}
+
+// Import is cards.import.
+func (r Cards) Import(ctx context.Context, in api.CardsImport) (cards.Card, error) {
+	return call[cards.Card](ctx, r.c, "cards.import", in)
+}
+
+// Get is cards.get.
+func (r Cards) Get(ctx context.Context, in api.CardRef) (cards.Card, error) {
+	return call[cards.Card](ctx, r.c, "cards.get", in)
+}
+
+// Search is cards.search: one page.
+func (r Cards) Search(ctx context.Context, in api.CardsSearch) (api.SearchResult, error) {
+	return call[api.SearchResult](ctx, r.c, "cards.search", in)
+}
+
+// SearchAll is cards.search, page after page from in.Cursor, until the last page or an error
+// (the last value yielded).
+func (r Cards) SearchAll(ctx context.Context, in api.CardsSearch) iter.Seq2[api.Hit, error] {
+	return pages(func(cursor string) ([]api.Hit, string, error) {
+		in.Cursor = cursor
+		p, err := r.Search(ctx, in)
+		return p.Items, p.NextCursor, err
+	}, in.Cursor)
+}
+
+// Replace is cards.replace.
+func (r Cards) Replace(ctx context.Context, in api.CardsReplace) (cards.Card, error) {
+	return call[cards.Card](ctx, r.c, "cards.replace", in)
+}
+
+// Update is cards.update.
+func (r Cards) Update(ctx context.Context, in api.CardsUpdate) (cards.Card, error) {
+	return call[cards.Card](ctx, r.c, "cards.update", in)
+}
+
+// Remove is cards.remove.
+func (r Cards) Remove(ctx context.Context, in api.CardsRemove) (api.Empty, error) {
+	return call[api.Empty](ctx, r.c, "cards.remove", in)
+}
+
+// Secrets are the secrets.* requests.
+type Secrets struct{ c *Client }
+
+// Set is secrets.set.
+func (r Secrets) Set(ctx context.Context, in api.SecretsSet) (api.Empty, error) {
+	return call[api.Empty](ctx, r.c, "secrets.set", in)
+}
+
+// Remove is secrets.remove.
+func (r Secrets) Remove(ctx context.Context, in api.CardRef) (api.Empty, error) {
+	return call[api.Empty](ctx, r.c, "secrets.remove", in)
+}
+
+// Roles are the roles.* requests.
+type Roles struct{ c *Client }
+
+// List is roles.list.
+func (r Roles) List(ctx context.Context, in api.RolesList) (api.RoleList, error) {
+	return call[api.RoleList](ctx, r.c, "roles.list", in)
+}
+
+// Grant is roles.grant.
+func (r Roles) Grant(ctx context.Context, in api.RoleChange) (authz.Assignment, error) {
+	return call[authz.Assignment](ctx, r.c, "roles.grant", in)
+}
+
+// Revoke is roles.revoke.
+func (r Roles) Revoke(ctx context.Context, in api.RoleRevoke) (api.Empty, error) {
+	return call[api.Empty](ctx, r.c, "roles.revoke", in)
+}
+
+// Policies are the policies.* requests.
+type Policies struct{ c *Client }
+
+// List is policies.list.
+func (r Policies) List(ctx context.Context, in api.PoliciesList) (api.PolicyList, error) {
+	return call[api.PolicyList](ctx, r.c, "policies.list", in)
+}
+
+// Add is policies.add.
+func (r Policies) Add(ctx context.Context, in api.PolicyAdd) (authz.Policy, error) {
+	return call[authz.Policy](ctx, r.c, "policies.add", in)
+}
+
+// Remove is policies.remove.
+func (r Policies) Remove(ctx context.Context, in api.PolicyRemove) (api.Empty, error) {
+	return call[api.Empty](ctx, r.c, "policies.remove", in)
+}
+
+// Access is the access.* request.
+type Access struct{ c *Client }
+
+// Check is access.check.
+func (r Access) Check(ctx context.Context, in api.AccessCheck) (authz.Decision, error) {
+	return call[authz.Decision](ctx, r.c, "access.check", in)
+}
+
+// Delegations are the delegations.* requests.
+type Delegations struct{ c *Client }
+
+// Create is delegations.create.
+func (r Delegations) Create(ctx context.Context, in api.DelegationsCreate) (api.Delegation, error) {
+	return call[api.Delegation](ctx, r.c, "delegations.create", in)
+}
+
+// List is delegations.list: one page.
+func (r Delegations) List(ctx context.Context, in api.DelegationsList) (api.DelegationList, error) {
+	return call[api.DelegationList](ctx, r.c, "delegations.list", in)
+}
+
+// ListAll is delegations.list, page after page.
+func (r Delegations) ListAll(ctx context.Context, in api.DelegationsList) iter.Seq2[api.Delegation, error] {
+	return pages(func(cursor string) ([]api.Delegation, string, error) {
+		in.Cursor = cursor
+		p, err := r.List(ctx, in)
+		return p.Items, p.NextCursor, err
+	}, in.Cursor)
+}
+
+// Get is delegations.get.
+func (r Delegations) Get(ctx context.Context, in api.DelegationRef) (api.Delegation, error) {
+	return call[api.Delegation](ctx, r.c, "delegations.get", in)
+}
+
+// A2A are the a2a.* requests.
+type A2A struct{ c *Client }
+
+// Agents is a2a.agents: one page.
+func (r A2A) Agents(ctx context.Context, in api.A2AAgents) (api.AgentPage, error) {
+	return call[api.AgentPage](ctx, r.c, "a2a.agents", in)
+}
+
+// AgentsAll is a2a.agents, page after page.
+func (r A2A) AgentsAll(ctx context.Context, in api.A2AAgents) iter.Seq2[api.AgentSummary, error] {
+	return pages(func(cursor string) ([]api.AgentSummary, string, error) {
+		in.Cursor = cursor
+		p, err := r.Agents(ctx, in)
+		return p.Items, p.NextCursor, err
+	}, in.Cursor)
+}
+
+// Card is a2a.card: the signed A2A Agent Card document as served.
+func (r A2A) Card(ctx context.Context, in api.A2ACard) (json.RawMessage, error) {
+	return call[json.RawMessage](ctx, r.c, "a2a.card", in)
+}
+
+// Keys is the keys.* request.
+type Keys struct{ c *Client }
+
+// List is keys.list.
+func (r Keys) List(ctx context.Context, in api.KeysList) (api.JWKS, error) {
+	return call[api.JWKS](ctx, r.c, "keys.list", in)
+}
+
+// pages yields the items of page after page, from cursor on, until a page has no next cursor.
+func pages[T any](page func(cursor string) ([]T, string, error), cursor string) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for {
+			items, next, err := page(cursor)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if next == "" {
+				return
+			}
+			cursor = next
+		}
+	}
+}
