@@ -364,7 +364,7 @@ type Field struct {
 	// Name is its JSON name, the same on every door.
 	Name string
 	// In is where REST carries it: path, query, header, body, view, or "" for a body member.
-	In string
+	In        string
 	OmitEmpty bool
 	Doc       string
 	Type      reflect.Type
