@@ -17,6 +17,10 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, connKey{}, c)
 }
 
+// InProcess returns ctx for a request served in process on behalf of another (an MCP tool call
+// of an /mcp request): its answer goes to no connection, so none is corked.
+func InProcess(ctx context.Context) context.Context { return context.WithValue(ctx, connKey{}, nil) }
+
 // corkAbove is the body size from which writeLarge holds the segments back. net/http gathers
 // the header and the body in a 4 KiB connection buffer: a body that fits beside the header
 // leaves in one write anyway, a larger one in two (the full buffer, then the rest).

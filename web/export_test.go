@@ -10,4 +10,5 @@ import (
 var (
 	WebSearchParams = func() []string { return slices.Sorted(maps.Keys(searchParams)) }
 	WebCallbackPath = callbackPath
+	MCPPath         = mcpPath
 )

@@ -62,7 +62,16 @@ type Deps struct {
 	Secrets *delegation.EndpointSecrets
 	// Ready reports whether the service can serve: the database answers.
 	Ready func(context.Context) error
+	// MCP serves the MCP door over streamable HTTP at /mcp, behind the same bearer tokens as
+	// /v1; nil leaves it out.
+	MCP http.Handler
 }
+
+// mcpPath is where the MCP door is served.
+const mcpPath = "/mcp"
+
+// mcpMethods are the methods of the MCP streamable HTTP transport.
+var mcpMethods = []string{http.MethodPost, http.MethodGet, http.MethodDelete}
 
 // Defaults are the HTTP settings of a server configured with none: the binary's configuration
 // (server.bodyLimit, server.requestTimeout, a2a.cacheMaxAge) starts from them, and New fills a
@@ -134,6 +143,11 @@ func New(cfg Config, d Deps) *echo.Echo {
 		}
 		for _, route := range r.Routes {
 			routes{e: e, mw: auth[r.Access]}.add(route.Method, route.Path, handler, route.Query...)
+		}
+	}
+	if d.MCP != nil {
+		for _, m := range mcpMethods {
+			routes{e: e, mw: auth[catalog.Token]}.add(m, mcpPath, echo.WrapHandler(d.MCP))
 		}
 	}
 	if len(byName) > 0 {

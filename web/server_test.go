@@ -120,6 +120,8 @@ type envOptions struct {
 	// follow runs the background work as serve does: the feed follower (polling every 500 ms,
 	// and listening on Postgres) and pruning.
 	follow bool
+	// now is the clock of the MCP door's old names; nil is time.Now.
+	now func() time.Time
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -147,6 +149,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		Delegation:     o.delegation,
 		// Imports reach nothing but loopback, and only where a test allows it (allowLoopback).
 		Fetch: loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
+		Now:   o.now,
 	}
 	if o.allowLoopback {
 		opts.Outbound.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}

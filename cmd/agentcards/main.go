@@ -21,6 +21,9 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
+// stdin is what `agentcards mcp` reads its MCP client from.
+var stdin io.Reader = os.Stdin
+
 // version is set at build time with -ldflags "-X main.version=..."; otherwise the module's.
 var version = ""
 
@@ -30,11 +33,15 @@ usage:
   agentcards serve   [--config FILE]
   agentcards migrate [--config FILE] up|status
   agentcards token   [--config FILE] --subject S [--tenant T] [--platform-admin] [--ttl 1h]
+  agentcards mcp     [--server URL [--token-file F]] | [--config FILE] --subject S --tenant T
   agentcards version
 
 --config defaults to ./config.yaml when that file exists; AGENTCARDS_* variables override it.
 token needs --tenant, --platform-admin or both (a platform admin's token naming a tenant); run it
 where the server runs, as with HS256 it signs with the server's <dataDir>/jwt-secret.
+mcp serves the MCP tools on stdin/stdout: calling the server at --server (or AGENTCARDS_SERVER)
+with the token of AGENTCARDS_TOKEN or --token-file, or, without one, the service in process on
+the configured database as --subject in --tenant.
 `
 
 func main() {
@@ -119,6 +126,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		}
 		_, err = fmt.Fprintln(stdout, tok)
 		return err
+	case "mcp":
+		return runMCP(ctx, args, stdin, stdout, stderr, getenv)
 	case "version":
 		_, err := fmt.Fprintln(stdout, "agentcards", buildVersion())
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 
@@ -27,71 +28,17 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 		}
 		log.Warn("environment variable names no configuration key; ignored", attrs...)
 	}
-	tc, generated, err := tokenConfig(cfg, true)
-	if err != nil {
-		return err
-	}
-	if generated && cfg.Database.Driver != "sqlite" {
-		log.Warn("using a JWT secret generated into the data directory; replicas sharing a database need the same auth.secret")
-	}
-	tokens, err := token.NewTokens(tc)
-	if err != nil {
-		return err
-	}
-	keys, err := serviceKeys(cfg)
-	if err != nil {
-		return err
-	}
-	db, err := storage.Open(ctx, cfg.Database.Driver, cfg.Database.DSN)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if cfg.Database.Migrate {
-		if err := db.Migrate(ctx); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-	}
-
-	allow, err := outbound.ParsePrefixes(cfg.Outbound.Allow)
-	if err != nil {
-		return err
-	}
-	secretKey, err := cfg.Delegation.secretKey()
-	if err != nil {
-		return err
-	}
 	// Listen first: without delegation.publicUrl, a loopback listen address is the callback base.
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
 		return err
 	}
-	d := cfg.Delegation
-	a, err := app.New(app.Options{
-		DB: db, Tokens: tokens, Keys: keys, SecretKey: secretKey, Log: log,
-		Web: web.Config{
-			BodyLimit:      cfg.Server.BodyLimit,
-			RequestTimeout: cfg.Server.RequestTimeout,
-			A2ACacheMaxAge: cfg.A2A.CacheMaxAge,
-			PublicURL:      cfg.Delegation.PublicURL,
-			ListenAddr:     ln.Addr().String(),
-		},
-		TenantCacheTTL: cfg.Server.TenantCacheTTL,
-		NoIndex:        cfg.Search.Index == "none",
-		Search: app.SearchOptions{
-			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
-		},
-		Delegation: delegation.Config{
-			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout,
-			MaxResultBytes: d.MaxResultBytes, BreakerFailures: d.BreakerFailures, BreakerCooldown: d.BreakerCooldown,
-			RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst,
-		},
-		Outbound: outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout},
-	})
+	a, db, err := buildApp(ctx, cfg, log, ln.Addr().String())
 	if err != nil {
 		_ = ln.Close()
 		return err
 	}
+	defer db.Close()
 	a.Start(ctx)
 	// After the server stops taking requests: async delegations in flight get their outcome,
 	// and the background work stops, before the database closes.
@@ -131,3 +78,69 @@ const firstTokenArgs = "token --subject root --platform-admin --ttl 1h"
 const firstTokenHint = "mint a first token, from this directory, with one of:\n" +
 	"  go run ./cmd/agentcards " + firstTokenArgs + "\n" +
 	"  ./agentcards " + firstTokenArgs + "   (after go build -o agentcards ./cmd/agentcards)\n"
+
+// buildApp opens the configured database (migrating it when configured to) and builds the
+// service on it, as the server at listenAddr ("" for none: the in-process MCP door); the
+// caller closes the database after the app.
+func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr string) (*app.App, *storage.DB, error) {
+	tc, generated, err := tokenConfig(cfg, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if generated && cfg.Database.Driver != "sqlite" {
+		log.Warn("using a JWT secret generated into the data directory; replicas sharing a database need the same auth.secret")
+	}
+	tokens, err := token.NewTokens(tc)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, err := serviceKeys(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	allow, err := outbound.ParsePrefixes(cfg.Outbound.Allow)
+	if err != nil {
+		return nil, nil, err
+	}
+	secretKey, err := cfg.Delegation.secretKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := storage.Open(ctx, cfg.Database.Driver, cfg.Database.DSN)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.Database.Migrate {
+		if err := db.Migrate(ctx); err != nil {
+			db.Close()
+			return nil, nil, fmt.Errorf("migrate: %w", err)
+		}
+	}
+	d := cfg.Delegation
+	a, err := app.New(app.Options{
+		DB: db, Tokens: tokens, Keys: keys, SecretKey: secretKey, Log: log, Version: buildVersion(),
+		Web: web.Config{
+			BodyLimit:      cfg.Server.BodyLimit,
+			RequestTimeout: cfg.Server.RequestTimeout,
+			A2ACacheMaxAge: cfg.A2A.CacheMaxAge,
+			PublicURL:      cfg.Delegation.PublicURL,
+			ListenAddr:     listenAddr,
+		},
+		TenantCacheTTL: cfg.Server.TenantCacheTTL,
+		NoIndex:        cfg.Search.Index == "none",
+		Search: app.SearchOptions{
+			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
+		},
+		Delegation: delegation.Config{
+			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout,
+			MaxResultBytes: d.MaxResultBytes, BreakerFailures: d.BreakerFailures, BreakerCooldown: d.BreakerCooldown,
+			RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst,
+		},
+		Outbound: outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout},
+	})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return a, db, nil
+}

@@ -7,9 +7,11 @@
 package catalog
 
 import (
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
@@ -217,4 +219,56 @@ var Requests = []Request{
 		Access: Open, Routes: []Route{{Method: "GET", Path: "/health"}}, Doors: REST, NotOn: probeOnly},
 	{Name: "service.ready", In: typeOf[api.Probe](), Out: typeOf[api.Status](), Does: "Answer 200 when the database answers, else 503", Caller: "anyone",
 		Access: Open, Routes: []Route{{Method: "GET", Path: "/ready"}}, Doors: REST, NotOn: probeOnly},
+}
+
+// OldName is a name a request was known by elsewhere, answered on one door until a day.
+type OldName struct {
+	// Name is the old name, as that door spells it (an MCP tool name).
+	Name string
+	Door Door
+	// Request is the catalogue request it stands for now.
+	Request string
+	// From says where the name comes from.
+	From string
+	// Until is the day (UTC) the name stops working: it answers before that day, with a notice
+	// naming the new name and the day, and is refused, naming the new name, from that day on.
+	Until time.Time
+}
+
+// Notice is what every answer to the old name says until its day.
+func (o OldName) Notice() string {
+	return fmt.Sprintf("%s was renamed to %s. This name stops working on %s; use %s.",
+		o.Name, o.NewName(), o.Until.Format(time.DateOnly), o.NewName())
+}
+
+// Refusal is what a call of the old name answers from its day on.
+func (o OldName) Refusal() string {
+	return fmt.Sprintf("%s was renamed to %s and stopped working on %s; use %s.",
+		o.Name, o.NewName(), o.Until.Format(time.DateOnly), o.NewName())
+}
+
+// NewName is the name of its request on the old name's door.
+func (o OldName) NewName() string {
+	r, _ := Lookup(o.Request)
+	if o.Door == CLI {
+		return r.Command()
+	}
+	return r.MCPTool()
+}
+
+// Answers reports whether the old name still answers at now.
+func (o OldName) Answers(now time.Time) bool { return now.Before(o.Until) }
+
+// oldNamesUntil is the day the seeds' names stop working: three months after the release that
+// took them in (agentkit-mesh users move their MCP configurations over, then rename their calls).
+var oldNamesUntil = time.Date(2027, time.March, 1, 0, 0, 0, 0, time.UTC)
+
+// OldNames are the names of the registries agentcards takes over from: their MCP tools answer
+// here, mapped onto our requests, in the shapes those registries documented.
+var OldNames = []OldName{
+	{Name: "mesh_register", Door: MCP, Request: "cards.register", From: "agentkit-mesh", Until: oldNamesUntil},
+	{Name: "mesh_discover", Door: MCP, Request: "cards.search", From: "agentkit-mesh", Until: oldNamesUntil},
+	{Name: "mesh_unregister", Door: MCP, Request: "cards.remove", From: "agentkit-mesh", Until: oldNamesUntil},
+	{Name: "mesh_delegate", Door: MCP, Request: "delegations.create", From: "agentkit-mesh", Until: oldNamesUntil},
+	{Name: "registry_list", Door: MCP, Request: "cards.search", From: "agentmesh", Until: oldNamesUntil},
 }

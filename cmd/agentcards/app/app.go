@@ -26,6 +26,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/mcp"
 )
 
 // Options are the settings of one server, resolved from the configuration into the types the
@@ -52,6 +53,10 @@ type Options struct {
 	// Outbound allows private addresses to calls to user-registered URLs (outbound.allow) and
 	// bounds imports (outbound.timeout); a delegation is bounded by Delegation.MaxTimeout.
 	Outbound outbound.Config
+	// Version is the server's version, which the MCP door announces.
+	Version string
+	// Now is the clock of the MCP door's old names; time.Now when nil.
+	Now func() time.Time
 	// Fetch, when set, is the client of imports instead of one built from Outbound (tests
 	// confine it to loopback).
 	Fetch a2a.Doer
@@ -154,7 +159,11 @@ func New(o Options) (*App, error) {
 	a.Enforcers.Changed = func(t string) { a.Tenants.Forget(tenants.ID(t)) }
 	wcfg := o.Web
 	wcfg.Logger = o.Log
+	// The MCP door's tools call the REST handler in process with the caller's token (web/mcp); it
+	// is served by that same handler at /mcp, so it is bound once both exist.
+	var mcpDoor http.Handler
 	a.Handler = web.New(wcfg, web.Deps{
+		MCP:         http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mcpDoor.ServeHTTP(w, r) }),
 		Tenants:     a.Tenants,
 		Cards:       a.Cards,
 		Search:      a.Search,
@@ -166,6 +175,14 @@ func New(o Options) (*App, error) {
 		Secrets:     a.Secrets,
 		Ready:       db.Ping,
 	})
+	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.Handler.ServeHTTP(w, r.WithContext(web.InProcess(r.Context())))
+	})
+	door, err := mcp.HTTPHandler(rest, mcp.Options{Version: o.Version, Now: o.Now})
+	if err != nil {
+		return nil, err
+	}
+	mcpDoor = door
 	return a, nil
 }
 

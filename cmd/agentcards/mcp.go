@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcards/agentcards/authz/token"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/client"
+	"github.com/agentcards/agentcards/web/mcp"
+)
+
+// mcpOptions are the flags of `agentcards mcp`.
+type mcpOptions struct {
+	server, tokenFile, subject, tenant, configPath string
+	ttl                                            time.Duration
+}
+
+// runMCP serves the MCP door on stdin and stdout for a local MCP client (Claude Desktop and the
+// like). With a server (--server or AGENTCARDS_SERVER) each tool call goes there through the Go
+// client, with the token of AGENTCARDS_TOKEN or --token-file. Without one, the service runs in
+// this process on the configured database, acting as --subject in --tenant: the single-machine
+// setup, where the token is minted here with the server's own key. Logs go to stderr: stdout is
+// the MCP channel.
+func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o mcpOptions
+	fs.StringVar(&o.configPath, "config", "", "config file of the in-process service (default ./config.yaml if present)")
+	fs.StringVar(&o.server, "server", getenv("AGENTCARDS_SERVER"), "the agentcards server to call (default $AGENTCARDS_SERVER); none runs the service in process")
+	fs.StringVar(&o.tokenFile, "token-file", "", "a file holding the bearer token (default $AGENTCARDS_TOKEN)")
+	fs.StringVar(&o.subject, "subject", "", "in process: the subject the tools act as")
+	fs.StringVar(&o.tenant, "tenant", "", "in process: the tenant they act in")
+	fs.DurationVar(&o.ttl, "ttl", 24*time.Hour, "in process: how long the minted token is valid; the session mints another when it expires")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: agentcards mcp [--server URL [--token-file F]] | [--subject S --tenant T [--config FILE]]")
+		return flag.ErrHelp
+	}
+	opts := mcp.Options{Version: buildVersion()}
+	var clientFor mcp.ClientFor
+	if o.server != "" {
+		tok, err := readToken(o.tokenFile, getenv)
+		if err != nil {
+			return err
+		}
+		c, err := client.New(o.server, client.WithToken(tok), client.WithRetry(2), client.WithUserAgent("agentcards-mcp/"+buildVersion()))
+		if err != nil {
+			return err
+		}
+		clientFor = func(context.Context, *sdk.CallToolRequest) (*client.Client, error) { return c, nil }
+	} else {
+		if o.subject == "" || o.tenant == "" {
+			fmt.Fprintln(stderr, "agentcards mcp: without --server, --subject and --tenant say who the tools act as")
+			return flag.ErrHelp
+		}
+		if err := tenants.ValidateID(tenants.ID(o.tenant)); err != nil {
+			return fmt.Errorf("--tenant: %w", err)
+		}
+		cfg, err := loadConfig(o.configPath, getenv)
+		if err != nil {
+			return err
+		}
+		log := newLogger(cfg.Log, stderr)
+		a, db, err := buildApp(ctx, cfg, log, "")
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		a.Start(ctx)
+		defer a.Close()
+		tc, _, err := tokenConfig(cfg, false)
+		if err != nil {
+			return err
+		}
+		tokens, err := token.NewTokens(tc)
+		if err != nil {
+			return err
+		}
+		mint := &minter{tokens: tokens, subject: o.subject, tenant: o.tenant, ttl: o.ttl}
+		clientFor = func(context.Context, *sdk.CallToolRequest) (*client.Client, error) {
+			tok, err := mint.token()
+			if err != nil {
+				return nil, err
+			}
+			return client.New("http://in-process", client.WithHandler(a.Handler), client.WithToken(tok))
+		}
+	}
+	server, err := mcp.NewServer(clientFor, opts)
+	if err != nil {
+		return err
+	}
+	err = server.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// readToken reads the bearer token from the file, else from AGENTCARDS_TOKEN.
+func readToken(file string, getenv func(string) string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	if tok := strings.TrimSpace(getenv("AGENTCARDS_TOKEN")); tok != "" {
+		return tok, nil
+	}
+	return "", errors.New("no token: set AGENTCARDS_TOKEN or give --token-file")
+}
+
+// minter mints the in-process session's token, again shortly before it expires.
+type minter struct {
+	mu              sync.Mutex
+	tokens          *token.Tokens
+	subject, tenant string
+	ttl             time.Duration
+	tok             string
+	expires         time.Time
+}
+
+func (m *minter) token() (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tok != "" && time.Until(m.expires) > m.ttl/10 {
+		return m.tok, nil
+	}
+	tok, err := m.tokens.Mint(m.subject, m.tenant, m.ttl, false)
+	if err != nil {
+		return "", err
+	}
+	m.tok, m.expires = tok, time.Now().Add(m.ttl)
+	return tok, nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,292 @@
+// Package mcp is the MCP door: every request of the catalogue (web/catalog) that the MCP door
+// serves is a tool named after it (cards.search is cards_search), taking the fields of the
+// request's input and answering its output as structuredContent, with an output schema. Each
+// tool calls the service through the Go client (web/client), so a tool call is the same request,
+// behind the same authentication and service gates, as on REST: on the running server the client
+// serves it in process with the caller's own token; from `agentcards mcp --server` it goes over
+// the network. The seeds' tool names (mesh_register, registry_list, ...) answer as old names
+// until the day the catalogue gives them.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcards/agentcards/web/api"
+	"github.com/agentcards/agentcards/web/catalog"
+	"github.com/agentcards/agentcards/web/client"
+)
+
+// ClientFor returns the client a tool call is made with: the one that carries the caller's
+// credentials.
+type ClientFor func(ctx context.Context, req *sdk.CallToolRequest) (*client.Client, error)
+
+// Options configure the tool set.
+type Options struct {
+	// Version is the server's version, announced at initialization.
+	Version string
+	// Now is the clock old names are checked against; time.Now by default.
+	Now func() time.Time
+}
+
+// NewServer returns an MCP server with a tool per request of the MCP door, and the old names.
+func NewServer(clientFor ClientFor, o Options) (*sdk.Server, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Version == "" {
+		o.Version = "(devel)"
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "agentcards", Title: "agentcards registry", Version: o.Version},
+		&sdk.ServerOptions{Instructions: instructions})
+	for _, r := range catalog.Requests {
+		if r.Doors&catalog.MCP == 0 {
+			continue
+		}
+		t, err := Tool(r)
+		if err != nil {
+			return nil, err
+		}
+		s.AddTool(t, handler(r, clientFor))
+	}
+	for _, old := range catalog.OldNames {
+		if old.Door != catalog.MCP {
+			continue
+		}
+		t, h, err := oldTool(old, clientFor, o.Now)
+		if err != nil {
+			return nil, err
+		}
+		s.AddTool(t, h)
+	}
+	return s, nil
+}
+
+const instructions = `agentcards is a registry of agent capability cards. Find an agent with cards_search ` +
+	`(by protocol, capability, tag, name or free text q), read its card with cards_get, and hand it a task ` +
+	`with delegations_create. Every tool acts in the tenant of your token; errors carry the same codes as ` +
+	`the REST API (forbidden, not_found, invalid, precondition_failed, ...).`
+
+// HTTPHandler serves the tools over streamable HTTP, statelessly (no session is kept between
+// requests, so any replica answers any request). Each call is made with the bearer token of the
+// HTTP request that carries it, through rest, the server's REST handler, in process.
+func HTTPHandler(rest http.Handler, o Options) (http.Handler, error) {
+	s, err := NewServer(func(ctx context.Context, req *sdk.CallToolRequest) (*client.Client, error) {
+		var tok string
+		if req.Extra != nil {
+			scheme, raw, _ := strings.Cut(req.Extra.Header.Get("Authorization"), " ")
+			if strings.EqualFold(scheme, "Bearer") {
+				tok = strings.TrimSpace(raw)
+			}
+		}
+		return client.New("http://in-process", client.WithHandler(rest), client.WithToken(tok),
+			client.WithUserAgent("agentcards-mcp"))
+	}, o)
+	if err != nil {
+		return nil, err
+	}
+	// The token, not the Host header, is what admits a caller: a page in a browser that rebinds a
+	// name to this server has no token to send. So requests through a proxy that keeps its own
+	// Host are served, which the SDK's localhost check would refuse.
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true}), nil
+}
+
+// Tool is the MCP tool of a request: its name, description, schemas and hints.
+func Tool(r catalog.Request) (*sdk.Tool, error) {
+	in, err := InputSchema(r.In)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %s: input schema: %w", r.Name, err)
+	}
+	out, err := OutputSchema(r)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %s: output schema: %w", r.Name, err)
+	}
+	destructive, openWorld := r.Destructive(), r.OpenWorld
+	return &sdk.Tool{
+		Name: r.MCPTool(), Title: r.Does, Description: describe(r),
+		InputSchema: in, OutputSchema: out,
+		Annotations: &sdk.ToolAnnotations{
+			Title: r.Does, ReadOnlyHint: r.ReadOnly(), IdempotentHint: r.Idempotent(),
+			DestructiveHint: &destructive, OpenWorldHint: &openWorld,
+		},
+	}, nil
+}
+
+// describe is a tool's description: what it does, what it answers, how it fails.
+func describe(r catalog.Request) string {
+	var b strings.Builder
+	b.WriteString(r.Does + ".")
+	if d := details[r.Name]; d != "" {
+		b.WriteString(" " + d)
+	}
+	b.WriteString(" Who may call it: " + r.Caller + ".")
+	b.WriteString(" Errors are tool errors whose text is the REST error body, {\"error\": {\"code\", \"message\"}}, " +
+		"with the same codes (unauthorized, forbidden, tenant_suspended, not_found, invalid, conflict, precondition_failed, agent_unavailable, ...).")
+	return b.String()
+}
+
+// details say, per tool, what the call does beyond its one line.
+var details = map[string]string{
+	"cards.search": "Answers one page: total (all matches), items ranked by score when q is given, and nextCursor " +
+		"when there are more (pass it as cursor). Each item is compact by default: agentId, name, description, " +
+		"score, matchedCapabilities, endpoint; fields chooses others (any card field, matchedResources, or card for the whole card). " +
+		"Lists (protocol, capability, tag) match any of their values; the filters all apply.",
+	"cards.get":            "Answers the whole card with its revision.",
+	"cards.register":       "Stores a new card and answers it with revision 1; conflict if the agent has a card, invalid naming each bad field.",
+	"cards.register_batch": "All or none: one bad card refuses the batch, naming it by index and field.",
+	"cards.import":         "Converts an A2A Agent Card (1.0 or 0.3), given or fetched from url, and stores it; signatures are checked when it has any.",
+	"cards.replace":        "Creates the card or replaces it whole; with ifRevision, stale if it changed meanwhile.",
+	"cards.update":         "Only the members the patch sends change; null removes one. With ifRevision, stale if the card changed meanwhile.",
+	"cards.remove":         "The card is gone for good; with ifRevision, only if it is at that revision.",
+	"delegations.create": "Sends the task to the agent's endpoint (HTTP POST /task, or A2A, chosen from its card) once policy allows " +
+		"delegate on the capability. mode sync (the default) waits for the agent, up to timeoutMs, and answers the record " +
+		"with status completed (and result), failed (and error) or timeout. mode async answers at once with status accepted; " +
+		"the agent reports later, and delegations_get reads the outcome.",
+	"delegations.list": "Newest first; nextCursor pages on (pass it as cursor).",
+	"delegations.get":  "Answers the record: status, result or error, latency.",
+	"a2a.agents":       "Answers one page of agentId, name, description and the card's URL; nextCursor pages on.",
+	"a2a.card":         "Answers the A2A Agent Card document as A2A clients read it, signed by the service.",
+	"access.check":     "Answers allowed and the policy that decided; changes nothing.",
+	"tenants.update":   "A suspended tenant keeps its data; every request in it is refused until it is active again.",
+	"tenants.delete":   "Deletes the tenant's cards, roles, policies and delegations for good.",
+}
+
+// handler answers a tool call of request r.
+func handler(r catalog.Request, clientFor ClientFor) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		in := reflect.New(r.In)
+		if err := decodeArgs(req.Params.Arguments, in.Interface()); err != nil {
+			return toolError(err), nil
+		}
+		c, err := clientFor(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		var view []string
+		if s, ok := in.Interface().(*api.CardsSearch); ok {
+			if view, err = searchView(s.Fields); err != nil {
+				return toolError(err), nil
+			}
+		}
+		out := reflect.New(r.Out)
+		if err := c.Call(ctx, r.Name, in.Interface(), out.Interface()); err != nil {
+			return toolError(err), nil
+		}
+		var answer any = out.Interface()
+		if r.Name == "cards.search" {
+			answer = compact(*out.Interface().(*api.SearchResult), view)
+		}
+		return result(answer, "")
+	}
+}
+
+// decodeArgs reads a tool's arguments strictly: an unknown or mistyped field is invalid, as on
+// REST.
+func decodeArgs(args json.RawMessage, v any) error {
+	if len(args) == 0 || string(args) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &client.Error{Status: http.StatusBadRequest, Code: "invalid", Message: "arguments: " + err.Error() + ": invalid request"}
+	}
+	return nil
+}
+
+// result is a tool's answer: the output as structuredContent and as JSON text (for clients that
+// read only text), after the notice of an old name, if any.
+func result(out any, notice string) (*sdk.CallToolResult, error) {
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	var structured any = json.RawMessage(raw)
+	if string(raw) == "null" {
+		structured = map[string]any{}
+	}
+	var content []sdk.Content
+	if notice != "" {
+		content = append(content, &sdk.TextContent{Text: notice})
+	}
+	content = append(content, &sdk.TextContent{Text: string(raw)})
+	return &sdk.CallToolResult{StructuredContent: structured, Content: content}, nil
+}
+
+// toolError is a refused call: a tool error whose text is the REST error body.
+func toolError(err error) *sdk.CallToolResult {
+	var body struct {
+		Error struct {
+			Code      string `json:"code"`
+			Message   string `json:"message"`
+			RequestID string `json:"requestId,omitempty"`
+		} `json:"error"`
+	}
+	if ce, ok := err.(*client.Error); ok {
+		body.Error.Code, body.Error.Message, body.Error.RequestID = ce.Code, ce.Message, ce.RequestID
+	} else {
+		body.Error.Code, body.Error.Message = "unavailable", err.Error()
+	}
+	raw, _ := json.Marshal(body)
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}}
+}
+
+// ---- schemas
+
+// schemaOptions give the types whose schema reflection cannot tell: any JSON, and times.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage](): {},
+	reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
+}}
+
+// InputSchema is the schema of a tool's arguments: the input's fields under their JSON names
+// (the fields REST carries in the path, the query, a header and the body alike), described by
+// their doc tags; the ones without omitempty are required, except the tenant, which defaults
+// to the token's.
+func InputSchema(t reflect.Type) (*jsonschema.Schema, error) {
+	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
+	for _, f := range client.Fields(t) {
+		fs, err := jsonschema.ForType(f.Type, schemaOptions)
+		if err != nil {
+			return nil, err
+		}
+		fs.Description = f.Doc
+		if f.In == "body" && f.Type == reflect.TypeFor[json.RawMessage]() {
+			fs.Type = "object"
+		}
+		s.Properties[f.Name] = fs
+		s.PropertyOrder = append(s.PropertyOrder, f.Name)
+		if !f.OmitEmpty && f.Name != "tenant" {
+			s.Required = append(s.Required, f.Name)
+		}
+	}
+	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	return s, nil
+}
+
+// OutputSchema is the schema of a tool's structuredContent.
+func OutputSchema(r catalog.Request) (*jsonschema.Schema, error) {
+	switch r.Name {
+	case "cards.search":
+		return compactSchema()
+	case "a2a.card":
+		return &jsonschema.Schema{Type: "object", Description: "an A2A Agent Card"}, nil
+	}
+	s, err := jsonschema.ForType(r.Out, schemaOptions)
+	if err != nil {
+		return nil, err
+	}
+	if s.Type == "" {
+		s.Type = "object"
+	}
+	return s, nil
+}

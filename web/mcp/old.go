@@ -1,0 +1,323 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/web/api"
+	"github.com/agentcards/agentcards/web/catalog"
+	"github.com/agentcards/agentcards/web/client"
+)
+
+// The old names' inputs and answers, in the shapes their registries documented. An agentkit-mesh
+// agent's name is its id: here, the card's agentId.
+type (
+	meshRegisterIn struct {
+		Name         string   `json:"name" doc:"unique agent name: the card's agentId (and its name)"`
+		Description  string   `json:"description" doc:"what this agent does"`
+		Capabilities []string `json:"capabilities" doc:"list of capabilities"`
+		Endpoint     string   `json:"endpoint" doc:"the agent's HTTP callback URL: receives POST /task"`
+	}
+	meshAgent struct {
+		Name         string   `json:"name" doc:"the agent's name (its agentId)"`
+		Description  string   `json:"description,omitempty"`
+		Capabilities []string `json:"capabilities"`
+		Endpoint     string   `json:"endpoint,omitempty"`
+	}
+	meshRegisterOut struct {
+		Agent  meshAgent `json:"agent"`
+		Notice string    `json:"notice"`
+	}
+	meshDiscoverIn struct {
+		Query string `json:"query" doc:"search query (e.g. \"budget management\")"`
+		Limit int    `json:"limit,omitempty" doc:"max results to return (1 to 100, 20 by default)"`
+	}
+	meshMatch struct {
+		Agent               meshAgent `json:"agent"`
+		Score               float64   `json:"score"`
+		MatchedCapabilities []string  `json:"matchedCapabilities"`
+	}
+	meshDiscoverOut struct {
+		Results []meshMatch `json:"results" doc:"agents ranked by score, with the matched capabilities"`
+		Notice  string      `json:"notice"`
+	}
+	meshUnregisterIn struct {
+		Name string `json:"name" doc:"agent name to remove"`
+	}
+	meshUnregisterOut struct {
+		Removed bool   `json:"removed"`
+		Name    string `json:"name"`
+		Notice  string `json:"notice"`
+	}
+	meshDelegateIn struct {
+		TargetName string `json:"targetName" doc:"name of the target agent"`
+		Task       string `json:"task" doc:"task description to delegate"`
+		Context    string `json:"context,omitempty" doc:"optional JSON context"`
+	}
+	meshDelegateOut struct {
+		api.Delegation
+		Notice string `json:"notice"`
+	}
+	registryListIn struct {
+		Capability string   `json:"capability,omitempty" doc:"a capability the agent must declare, like weather"`
+		Offering   string   `json:"offering,omitempty" doc:"an offering id the agent must have: a capability name here"`
+		Tags       []string `json:"tags,omitempty" doc:"tags the agent must have"`
+	}
+	registryAgent struct {
+		AgentID     string   `json:"agent_id"`
+		Name        string   `json:"name,omitempty"`
+		Description string   `json:"description,omitempty"`
+		Offerings   []string `json:"offerings,omitempty"`
+	}
+	registryListOut struct {
+		Total  int             `json:"total"`
+		Agents []registryAgent `json:"agents"`
+		Notice string          `json:"notice"`
+	}
+)
+
+// registryListMax bounds what registry_list reads: it lists every match, page after page.
+const registryListMax = 1000
+
+// oldCall answers one old name's call with its client; the notice goes into the answer.
+type oldCall func(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error)
+
+// oldTools are the old names: what each describes, takes, answers, and does.
+var oldTools = map[string]struct {
+	does    string
+	in, out reflect.Type
+	call    oldCall
+}{
+	"mesh_register": {"Register an agent with its capabilities and HTTP callback endpoint (agentkit-mesh).",
+		reflect.TypeFor[meshRegisterIn](), reflect.TypeFor[meshRegisterOut](), meshRegister},
+	"mesh_discover": {"Discover agents matching a query by capability (agentkit-mesh): ranked by the free-text search.",
+		reflect.TypeFor[meshDiscoverIn](), reflect.TypeFor[meshDiscoverOut](), meshDiscover},
+	"mesh_unregister": {"Remove an agent from the registry (agentkit-mesh).",
+		reflect.TypeFor[meshUnregisterIn](), reflect.TypeFor[meshUnregisterOut](), meshUnregister},
+	"mesh_delegate": {"Delegate a task to an agent by name (agentkit-mesh), synchronously: sends it to the agent's endpoint and " +
+		"answers the delegation record with its result. agentkit-mesh names no capability: the agent's only capability is " +
+		"used, or, when it has several, the one whose name shares the most words with the task (the first listed on a tie); " +
+		"the record says which, and policy must allow delegate on it.",
+		reflect.TypeFor[meshDelegateIn](), reflect.TypeFor[meshDelegateOut](), meshDelegate},
+	"registry_list": {"List the agents in the registry (agentmesh), filtered by a capability, an offering (a capability name) " +
+		"and tags (all of them); every match, up to 1,000.",
+		reflect.TypeFor[registryListIn](), reflect.TypeFor[registryListOut](), registryList},
+}
+
+// oldTool is the tool of an old name: until its day, the mapped request with the notice; from
+// then on a refusal naming the new name. It stays listed after its day, so that a caller learns
+// the new name instead of an unknown tool.
+func oldTool(old catalog.OldName, clientFor ClientFor, now func() time.Time) (*sdk.Tool, sdk.ToolHandler, error) {
+	def, ok := oldTools[old.Name]
+	if !ok {
+		return nil, nil, fmt.Errorf("mcp: no tool for the old name %s", old.Name)
+	}
+	in, err := InputSchema(def.in)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := jsonschema.ForType(def.out, schemaOptions)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, _ := catalog.Lookup(old.Request)
+	destructive, openWorld := r.Destructive(), r.OpenWorld
+	t := &sdk.Tool{
+		Name: old.Name, Description: "Old name: " + old.Notice() + " " + def.does,
+		InputSchema: in, OutputSchema: out,
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: r.ReadOnly(), IdempotentHint: r.Idempotent(),
+			DestructiveHint: &destructive, OpenWorldHint: &openWorld},
+	}
+	h := func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		if !old.Answers(now()) {
+			return toolError(&client.Error{Status: http.StatusGone, Code: "renamed", Message: old.Refusal()}), nil
+		}
+		c, err := clientFor(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		answer, err := def.call(ctx, c, req.Params.Arguments, old.Notice())
+		if err != nil {
+			res := toolError(err)
+			res.Content = append([]sdk.Content{&sdk.TextContent{Text: old.Notice()}}, res.Content...)
+			return res, nil
+		}
+		return result(answer, old.Notice())
+	}
+	return t, h, nil
+}
+
+func capabilityNames(cs []cards.Capability) []string {
+	names := make([]string, 0, len(cs))
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func meshAgentOf(c cards.Card) meshAgent {
+	return meshAgent{Name: c.AgentID, Description: c.Description, Capabilities: capabilityNames(c.Capabilities), Endpoint: c.Endpoint}
+}
+
+func meshRegister(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+	var in meshRegisterIn
+	if err := decodeArgs(args, &in); err != nil {
+		return nil, err
+	}
+	card := api.CardsRegister{CardInput: api.CardInput{AgentID: in.Name, Name: in.Name, Description: in.Description,
+		Protocols: []string{"http"}, Endpoint: in.Endpoint}}
+	for _, name := range in.Capabilities {
+		card.Capabilities = append(card.Capabilities, cards.Capability{Name: name})
+	}
+	got, err := c.Cards.Register(ctx, card)
+	if err != nil {
+		return nil, err
+	}
+	return meshRegisterOut{Agent: meshAgentOf(got), Notice: notice}, nil
+}
+
+func meshDiscover(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+	var in meshDiscoverIn
+	if err := decodeArgs(args, &in); err != nil {
+		return nil, err
+	}
+	page, err := c.Cards.Search(ctx, api.CardsSearch{Q: in.Query, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := meshDiscoverOut{Results: []meshMatch{}, Notice: notice}
+	for _, h := range page.Items {
+		m := meshMatch{Agent: meshAgentOf(h.Card), MatchedCapabilities: h.MatchedCapabilities}
+		if m.MatchedCapabilities == nil {
+			m.MatchedCapabilities = []string{}
+		}
+		if h.Score != nil {
+			m.Score = *h.Score
+		}
+		out.Results = append(out.Results, m)
+	}
+	return out, nil
+}
+
+func meshUnregister(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+	var in meshUnregisterIn
+	if err := decodeArgs(args, &in); err != nil {
+		return nil, err
+	}
+	if _, err := c.Cards.Remove(ctx, api.CardsRemove{AgentID: in.Name}); err != nil {
+		return nil, err
+	}
+	return meshUnregisterOut{Removed: true, Name: in.Name, Notice: notice}, nil
+}
+
+func meshDelegate(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+	var in meshDelegateIn
+	if err := decodeArgs(args, &in); err != nil {
+		return nil, err
+	}
+	card, err := c.Cards.Get(ctx, api.CardRef{AgentID: in.TargetName})
+	if err != nil {
+		return nil, err
+	}
+	capability, err := chooseCapability(card, in.Task)
+	if err != nil {
+		return nil, err
+	}
+	req := api.DelegationsCreate{AgentID: in.TargetName, Capability: capability, Task: in.Task, Mode: "sync"}
+	if in.Context != "" {
+		// agentkit-mesh's context is JSON text; anything else is passed on as a string.
+		if json.Valid([]byte(in.Context)) {
+			req.Context = json.RawMessage(in.Context)
+		} else {
+			req.Context, _ = json.Marshal(in.Context)
+		}
+	}
+	d, err := c.Delegations.Create(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return meshDelegateOut{Delegation: d, Notice: notice}, nil
+}
+
+// chooseCapability picks the capability of a delegation that names none: the card's only one,
+// or the one whose name shares the most words with the task, the first listed on a tie.
+func chooseCapability(card cards.Card, task string) (string, error) {
+	if len(card.Capabilities) == 0 {
+		return "", &client.Error{Status: http.StatusBadRequest, Code: "invalid",
+			Message: fmt.Sprintf("agent %s declares no capability to delegate to: invalid request", card.AgentID)}
+	}
+	taskWords := words(task)
+	best, bestScore := card.Capabilities[0].Name, -1
+	for _, cap := range card.Capabilities {
+		score := 0
+		for _, w := range words(cap.Name + " " + cap.Title) {
+			if slices.Contains(taskWords, w) {
+				score++
+			}
+		}
+		if score > bestScore {
+			best, bestScore = cap.Name, score
+		}
+	}
+	return best, nil
+}
+
+// words splits text into lowercase words at anything not a letter or digit (budget_approval is
+// two words).
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+func registryList(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+	var in registryListIn
+	if err := decodeArgs(args, &in); err != nil {
+		return nil, err
+	}
+	// The search takes any of its capabilities and tags; the seed's filters take all of them,
+	// so the first narrows on the server and the rest are checked here.
+	q := api.CardsSearch{Limit: 100}
+	want := slices.DeleteFunc([]string{in.Capability, in.Offering}, func(s string) bool { return s == "" })
+	if len(want) > 0 {
+		q.Capability = want[:1]
+	} else if len(in.Tags) > 0 {
+		q.Tag = in.Tags[:1]
+	}
+	out := registryListOut{Agents: []registryAgent{}, Notice: notice}
+	for h, err := range c.Cards.SearchAll(ctx, q) {
+		if err != nil {
+			return nil, err
+		}
+		names := capabilityNames(h.Card.Capabilities)
+		if !containsAll(names, want, false) || !containsAll(h.Card.Tags, in.Tags, true) {
+			continue
+		}
+		out.Total++
+		if len(out.Agents) < registryListMax {
+			out.Agents = append(out.Agents, registryAgent{AgentID: h.Card.AgentID, Name: h.Card.Name,
+				Description: h.Card.Description, Offerings: names})
+		}
+	}
+	return out, nil
+}
+
+// containsAll reports whether have holds every one of want (tags compare in any case, as the
+// search compares them).
+func containsAll(have, want []string, anyCase bool) bool {
+	for _, w := range want {
+		if !slices.ContainsFunc(have, func(h string) bool { return h == w || anyCase && strings.EqualFold(h, w) }) {
+			return false
+		}
+	}
+	return true
+}
