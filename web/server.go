@@ -70,8 +70,11 @@ type Deps struct {
 // mcpPath is where the MCP door is served.
 const mcpPath = "/mcp"
 
-// mcpMethods are the methods of the MCP streamable HTTP transport.
-var mcpMethods = []string{http.MethodPost, http.MethodGet, http.MethodDelete}
+// mcpMethods are the methods of the MCP streamable HTTP transport the door answers. It is
+// stateless: no session to end with DELETE and no stream of server-sent requests to open with
+// GET, which the transport answers with 405 and Allow (as here, from the router) when a server
+// offers none.
+var mcpMethods = []string{http.MethodPost}
 
 // Defaults are the HTTP settings of a server configured with none: the binary's configuration
 // (server.bodyLimit, server.requestTimeout, a2a.cacheMaxAge) starts from them, and New fills a
