@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
 // TestEndpointSecret: a card's static endpoint secret is sent as the bearer credential of
@@ -123,4 +124,24 @@ func sampleCardAt(agentID, endpoint string) map[string]any {
 	c := sampleCard(agentID)
 	c["endpoint"] = endpoint
 	return c
+}
+
+// TestLongerPathIsNoRoute: a path one segment longer than a card's is no route, 404, whatever
+// its method; it never reaches a card's handler with "/" in the agentId. A server without
+// endpoint secrets has no secret routes, so their paths answer so too.
+func TestLongerPathIsNoRoute(t *testing.T) {
+	for _, secrets := range []bool{true, false} {
+		e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{noSecrets: !secrets})
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1", alice, map[string]any{"agentId": "agt1", "name": "A"}), http.StatusCreated)
+		for _, method := range []string{"GET", "PUT", "PATCH", "DELETE"} {
+			expect(t, e.do(method, "/v1/tenants/acme/cards/agt1/other", alice, nil), http.StatusNotFound, "not_found")
+		}
+		if !secrets {
+			expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": "s"}), http.StatusNotFound, "not_found")
+			expect(t, e.do("DELETE", "/v1/tenants/acme/cards/agt1/secret", alice, nil), http.StatusNotFound, "not_found")
+		}
+		expect(t, e.getCard("acme", "agt1"), http.StatusOK)
+	}
 }

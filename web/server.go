@@ -175,9 +175,25 @@ type routes struct {
 // and handler: net/http keeps the headers, Content-Length included, and drops the body.
 func (r routes) add(method, path string, h echo.HandlerFunc, query ...string) {
 	h = acceptQuery(query)(h)
-	r.e.Add(method, path, h, r.mw...)
+	mw := append([]echo.MiddlewareFunc{wholeSegments}, r.mw...)
+	r.e.Add(method, path, h, mw...)
 	if method == http.MethodGet {
-		r.e.Add(http.MethodHead, path, h, r.mw...)
+		r.e.Add(http.MethodHead, path, h, mw...)
+	}
+}
+
+// wholeSegments answers 404, as for any path that is no route, when a path parameter holds a
+// "/": Echo gives a route's last parameter the rest of a longer path when no route matches it
+// (PUT .../cards/x/secret on a server without endpoint secrets would replace a card "x/secret"
+// and be refused as invalid). No parameter of ours may hold one.
+func wholeSegments(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		for _, v := range c.ParamValues() {
+			if strings.Contains(v, "/") {
+				return echo.ErrNotFound
+			}
+		}
+		return next(c)
 	}
 }
 

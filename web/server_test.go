@@ -106,6 +106,8 @@ type envOptions struct {
 	delegation    delegation.Config
 	// noIndex answers searches by reading every card (search.index: none).
 	noIndex bool
+	// noSecrets builds the server without an endpoint secret key (no secret routes).
+	noSecrets bool
 	// listenAddr is the listen address the server is told of; empty means its real (loopback) one.
 	listenAddr string
 	// tenantCacheTTL is server.tenantCacheTtl; 0 means its default, negative turns it off.
@@ -150,6 +152,9 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		// Imports reach nothing but loopback, and only where a test allows it (allowLoopback).
 		Fetch: loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
 		Now:   o.now,
+	}
+	if o.noSecrets {
+		opts.SecretKey = nil
 	}
 	if o.allowLoopback {
 		opts.Outbound.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}

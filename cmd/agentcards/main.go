@@ -27,9 +27,11 @@ var stdin io.Reader = os.Stdin
 // version is set at build time with -ldflags "-X main.version=..."; otherwise the module's.
 var version = ""
 
-const usage = `agentcards: a multi-tenant registry of agent capability cards
+var usage = `agentcards: a multi-tenant registry of agent capability cards
 
 usage:
+  agentcards RESOURCE COMMAND [flags]   send a request to a server: ` + strings.Join(resources(), ", ") + `
+  agentcards cards import-mesh --from mesh.db [--tenant T]
   agentcards serve   [--config FILE]
   agentcards migrate [--config FILE] up|status
   agentcards token   [--config FILE] --subject S [--tenant T] [--platform-admin] [--ttl 1h]
@@ -42,19 +44,27 @@ where the server runs, as with HS256 it signs with the server's <dataDir>/jwt-se
 mcp serves the MCP tools on stdin/stdout: calling the server at --server (or AGENTCARDS_SERVER)
 with the token of AGENTCARDS_TOKEN or --token-file, or, without one, the service in process on
 the configured database as --subject in --tenant.
+A request (agentcards cards search --protocol a2a --q review) goes to --server or
+AGENTCARDS_SERVER with the token of AGENTCARDS_TOKEN or --token-file; its flags are its fields'
+names (agentcards RESOURCE COMMAND -h lists them), -f FILE gives them as JSON. It prints a table
+on a terminal, else JSON (--output table|json), and exits 0 when done, 1 when refused (the error
+code on stderr), 2 on a usage error.
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
+	code := cli(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
 	stop()
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(2)
+	os.Exit(code)
+}
+
+// cli runs the command and returns its exit status, having said on stderr what went wrong.
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	err := run(ctx, args, stdout, stderr, environ)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stderr, "agentcards:", describe(err))
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "agentcards:", err)
-		os.Exit(1)
-	}
+	return exitCode(err)
 }
 
 // run is main without the process: testable, and every exit path returns an error. environ is
@@ -135,8 +145,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
+	if ok, err := runResource(ctx, cmd, args, stdout, stderr, getenv); ok {
+		return err
+	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	return usagef("unknown command %q", cmd)
 }
 
 func buildVersion() string {

@@ -117,12 +117,12 @@ type CardRef struct {
 	AgentID string `json:"agentId" in:"path" doc:"the agent's id"`
 }
 
-// CardsSearch searches a tenant's cards. Lists match any of their values; the filters all apply.
+// CardsSearch searches a tenant's cards. Every filter given applies, and every value of a list.
 type CardsSearch struct {
 	Scope
-	Protocol   []string `json:"protocol,omitempty" in:"query" doc:"protocols the card speaks (any of them)"`
-	Capability []string `json:"capability,omitempty" in:"query" doc:"capability names, exact (any of them)"`
-	Tag        []string `json:"tag,omitempty" in:"query" doc:"tags (any of them)"`
+	Protocol   []string `json:"protocol,omitempty" in:"query" doc:"protocols the card must speak, any case (all of them)"`
+	Capability []string `json:"capability,omitempty" in:"query" doc:"capabilities the card must have, by exact name (all of them)"`
+	Tag        []string `json:"tag,omitempty" in:"query" doc:"tags the card must have, any case (all of them)"`
 	Resource   []string `json:"resource,omitempty" in:"query" doc:"URIs the card's resources must cover"`
 	Name       string   `json:"name,omitempty" in:"query" doc:"a substring of the card's name, any case"`
 	Q          string   `json:"q,omitempty" in:"query" doc:"free text, ranked"`

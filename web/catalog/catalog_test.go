@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -38,15 +39,46 @@ func TestDoorNames(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryRequest: the README's table of requests names each one.
+// readmeTable is the README's table of requests, from the catalogue: each request's name, what
+// it does, who may call it, its REST routes, MCP tool and CLI command (a dash where the request
+// is not on that door).
+func readmeTable() string {
+	param := regexp.MustCompile(`:([A-Za-z]+)`)
+	var b strings.Builder
+	b.WriteString("| request | what it does | who may call it | REST | MCP tool | CLI command |\n|---|---|---|---|---|---|\n")
+	for _, r := range Requests {
+		var routes []string
+		for _, route := range r.Routes {
+			path := strings.ReplaceAll(route.Path, `\:`, "\x00")
+			path = strings.ReplaceAll(param.ReplaceAllString(path, "{$1}"), "\x00", ":")
+			routes = append(routes, "`"+route.Method+" "+path+"`")
+		}
+		tool, command := "—", "—"
+		if r.Doors&MCP != 0 {
+			tool = "`" + r.MCPTool() + "`"
+		}
+		if r.Doors&CLI != 0 {
+			command = "`" + r.Command() + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", r.Name, r.Does, r.Caller, strings.Join(routes, ", "), tool, command)
+	}
+	return b.String()
+}
+
+// TestREADMEListsEveryRequest: the README's table of requests, between its markers, is the
+// catalogue's, row for row.
 func TestREADMEListsEveryRequest(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range Requests {
-		if !strings.Contains(string(readme), "| `"+r.Name+"` | "+r.Does+" |") {
-			t.Errorf("README: no row for %s (%q)", r.Name, r.Does)
-		}
+	const begin, end = "<!-- requests: from web/catalog -->\n", "<!-- end of requests -->"
+	_, rest, ok := strings.Cut(string(readme), begin)
+	table, _, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("README: no table of requests between %q and %q", begin, end)
+	}
+	if want := readmeTable(); table != want {
+		t.Errorf("README: the table of requests is not the catalogue's; it should read:\n%s", want)
 	}
 }

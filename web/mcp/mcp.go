@@ -173,8 +173,8 @@ func handler(r catalog.Request, clientFor ClientFor) sdk.ToolHandler {
 		}
 		var view []string
 		if s, ok := in.Interface().(*api.CardsSearch); ok {
-			if view, err = searchView(s.Fields); err != nil {
-				return toolError(err), nil
+			if view, err = api.SearchView(s.Fields); err != nil {
+				return toolError(&client.Error{Status: http.StatusBadRequest, Code: "invalid", Message: err.Error() + ": invalid request"}), nil
 			}
 		}
 		out := reflect.New(r.Out)
@@ -183,7 +183,7 @@ func handler(r catalog.Request, clientFor ClientFor) sdk.ToolHandler {
 		}
 		var answer any = out.Interface()
 		if r.Name == "cards.search" {
-			answer = compact(*out.Interface().(*api.SearchResult), view)
+			answer = api.Compact(*out.Interface().(*api.SearchResult), view)
 		}
 		return result(answer, "")
 	}

@@ -1,0 +1,481 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/web/api"
+	"github.com/agentcards/agentcards/web/catalog"
+	"github.com/agentcards/agentcards/web/client"
+)
+
+// usageError is a command given wrongly: its exit status is 2, as with flag.ErrHelp.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitCode is the process's exit status for what run returned: 0 done, 2 a usage error, 1 any
+// other failure (a request the service refused, a server that did not answer).
+func exitCode(err error) int {
+	var u usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp), errors.As(err, &u):
+		return 2
+	}
+	return 1
+}
+
+// cliRequests are the catalogue's requests on the CLI door by resource and verb: cards.search
+// is `agentcards cards search`, cards.register_batch `agentcards cards register-batch`.
+func cliRequests() map[string]map[string]catalog.Request {
+	out := map[string]map[string]catalog.Request{}
+	for _, r := range catalog.Requests {
+		if r.Doors&catalog.CLI == 0 {
+			continue
+		}
+		words := strings.Fields(strings.TrimPrefix(r.Command(), "agentcards "))
+		if out[words[0]] == nil {
+			out[words[0]] = map[string]catalog.Request{}
+		}
+		out[words[0]][words[1]] = r
+	}
+	return out
+}
+
+// clientCommands are the verbs of the CLI beside the catalogue's, by resource: tools composed of
+// requests rather than requests themselves.
+var clientCommands = map[string]map[string]string{
+	"cards": {"import-mesh": "Move an agentkit-mesh SQLite registry (its agents table) into a tenant"},
+}
+
+// connection are the flags every client command takes: where the server is and who calls it.
+type connection struct {
+	server, tokenFile, output string
+}
+
+func (c *connection) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&c.server, "server", getenv("AGENTCARDS_SERVER"), "the agentcards server (default $AGENTCARDS_SERVER)")
+	fs.StringVar(&c.tokenFile, "token-file", "", "a file holding the bearer token (default $AGENTCARDS_TOKEN)")
+	fs.StringVar(&c.output, "output", "", "table or json (default: table on a terminal, else json)")
+	fs.StringVar(&c.output, "o", "", "short for --output")
+}
+
+// client returns a client of the server, with the token, tenant and retries of the CLI. A
+// request open to anyone (optional) goes without a token when none is given.
+func (c *connection) client(getenv func(string) string, tenant string, optional bool) (*client.Client, error) {
+	if c.server == "" {
+		return nil, usagef("no server: give --server URL or set AGENTCARDS_SERVER")
+	}
+	tok, err := readToken(c.tokenFile, getenv)
+	if err != nil && (c.tokenFile != "" || !optional) {
+		return nil, usageError{err}
+	}
+	opts := []client.Option{client.WithToken(tok), client.WithRetry(2), client.WithUserAgent("agentcards-cli/" + buildVersion())}
+	if tenant != "" {
+		opts = append(opts, client.WithTenant(tenant))
+	}
+	cl, err := client.New(c.server, opts...)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return cl, nil
+}
+
+// format is the output format asked for: json, or table (the default on a terminal).
+func (c *connection) format(stdout io.Writer) (string, error) {
+	switch c.output {
+	case "":
+		if isTerminal(stdout) {
+			return "table", nil
+		}
+		return "json", nil
+	case "table", "json":
+		return c.output, nil
+	}
+	return "", usagef("--output %q: want table or json", c.output)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// runResource runs `agentcards RESOURCE VERB [flags]`; ok is false when resource is none.
+func runResource(ctx context.Context, resource string, args []string, stdout, stderr io.Writer, getenv func(string) string) (ok bool, err error) {
+	verbs, ok := cliRequests()[resource]
+	if !ok {
+		return false, nil
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := stderr
+		if len(args) > 0 {
+			w = stdout
+		}
+		resourceUsage(w, resource, verbs)
+		if len(args) == 0 {
+			return true, flag.ErrHelp
+		}
+		return true, nil
+	}
+	verb, args := args[0], args[1:]
+	if resource == "cards" && verb == "import-mesh" {
+		return true, runImportMesh(ctx, args, stdout, stderr, getenv)
+	}
+	r, ok := verbs[verb]
+	if !ok {
+		resourceUsage(stderr, resource, verbs)
+		return true, usagef("%s has no command %q", resource, verb)
+	}
+	return true, runRequest(ctx, r, args, stdout, stderr, getenv)
+}
+
+// resourceUsage lists a resource's commands.
+func resourceUsage(w io.Writer, resource string, verbs map[string]catalog.Request) {
+	fmt.Fprintf(w, "usage: agentcards %s COMMAND [flags]   (agentcards %s COMMAND -h lists its flags)\n\ncommands:\n", resource, resource)
+	names := slices.Sorted(func(yield func(string) bool) {
+		for v := range verbs {
+			if !yield(v) {
+				return
+			}
+		}
+		for v := range clientCommands[resource] {
+			if !yield(v) {
+				return
+			}
+		}
+	})
+	for _, v := range names {
+		does := clientCommands[resource][v]
+		if r, ok := verbs[v]; ok {
+			does = r.Does
+		}
+		fmt.Fprintf(w, "  %-16s %s\n", v, does)
+	}
+}
+
+// runRequest runs one catalogue request: its input from -f and the flags named after its
+// fields, sent through the Go client, its answer printed.
+func runRequest(ctx context.Context, r catalog.Request, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet(r.Command(), flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var conn connection
+	conn.register(fs, getenv)
+	file := fs.String("f", "", inputFileHelp(r))
+	fields := client.Fields(r.In)
+	var given []fieldFlag
+	for _, f := range fields {
+		ff := fieldFlag{field: f, given: &given}
+		fs.Var(ff, f.Name, fieldHelp(f))
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\n%s. Caller: %s.\n\nflags:\n", r.Command(), r.Does, r.Caller)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // asked for: the usage is the answer
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return usagef("%s takes flags only, not %q", r.Command(), fs.Arg(0))
+	}
+	format, err := conn.format(stdout)
+	if err != nil {
+		return err
+	}
+	in := reflect.New(r.In)
+	if *file != "" {
+		if err := readInputFile(r, *file, in); err != nil {
+			return usageError{err}
+		}
+	}
+	for _, g := range given {
+		if err := g.set(in.Elem()); err != nil {
+			return usageError{fmt.Errorf("--%s: %w", g.field.Name, err)}
+		}
+	}
+	var tenant string
+	if s, ok := in.Interface().(api.Scoped); ok {
+		tenant = *s.TenantOf()
+	}
+	cl, err := conn.client(getenv, tenant, r.Access == catalog.Open || r.Access == catalog.OptionalToken)
+	if err != nil {
+		return err
+	}
+	if _, ok := in.Interface().(api.Scoped); ok && cl.Tenant() == "" {
+		return usagef("the token names no tenant: give --tenant")
+	}
+	var view []string
+	if s, ok := in.Interface().(*api.CardsSearch); ok && (format == "table" || len(s.Fields) > 0) {
+		if view, err = api.SearchView(s.Fields); err != nil {
+			return usageError{err}
+		}
+	}
+	out := reflect.New(r.Out)
+	if err := cl.Call(ctx, r.Name, in.Interface(), out.Interface()); err != nil {
+		return err
+	}
+	var answer any = out.Interface()
+	if view != nil {
+		answer = api.Compact(*out.Interface().(*api.SearchResult), view)
+	}
+	return printAnswer(stdout, r, answer, format, view)
+}
+
+// inputFileHelp says what -f holds for the request.
+func inputFileHelp(r catalog.Request) string {
+	for _, f := range client.Fields(r.In) {
+		if f.In == "body" {
+			return fmt.Sprintf("a JSON file (- for stdin) holding %s; flags given override it", f.Name)
+		}
+	}
+	return "a JSON file (- for stdin) holding the input's members; flags given override them"
+}
+
+// fieldHelp is a field flag's line of help: its doc, then what form its value takes.
+func fieldHelp(f client.Field) string {
+	var form string
+	switch t := f.Type; {
+	case t == reflect.TypeFor[json.RawMessage]():
+		form = "JSON, or @FILE"
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+		form = "repeat the flag or separate values by commas"
+	case t.Kind() == reflect.Bool, t.Kind() == reflect.String, t.Kind() == reflect.Int, t.Kind() == reflect.Int64:
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String:
+	default:
+		form = "JSON, or @FILE"
+	}
+	help := f.Doc
+	if form != "" {
+		help = strings.TrimSpace(help + " (" + form + ")")
+	}
+	if f.In == "header" {
+		help += "; sent as If-Match"
+	}
+	return help
+}
+
+// readInputFile reads -f into the input. A body field (cards.update's patch, a batch's cards)
+// takes the whole file; otherwise the file's members are the input's fields. A card is read as
+// the service reads one (its server-owned members, as `cards get` prints them, are dropped), so
+// a card fetched, edited and sent back goes as it is.
+func readInputFile(r catalog.Request, name string, in reflect.Value) error {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return fmt.Errorf("-f: %w", err)
+	}
+	for _, f := range client.Fields(r.In) {
+		if f.In != "body" {
+			continue
+		}
+		target := in.Elem().FieldByIndex(f.Index)
+		if f.Type == reflect.TypeFor[[]api.CardInput]() {
+			var items []json.RawMessage
+			if err := json.Unmarshal(data, &items); err != nil {
+				return fmt.Errorf("-f %s: want a JSON array of cards: %w", name, err)
+			}
+			list := make([]api.CardInput, len(items))
+			for i, item := range items {
+				if err := decodeCardInput(item, &list[i]); err != nil {
+					return fmt.Errorf("-f %s: cards[%d]: %w", name, i, err)
+				}
+			}
+			target.Set(reflect.ValueOf(list))
+			return nil
+		}
+		return decodeValue(data, target, name)
+	}
+	if ci := in.Elem().FieldByName("CardInput"); ci.IsValid() && ci.Type() == reflect.TypeFor[api.CardInput]() {
+		// The card's members, and the tenant (or an If-Match revision) beside them if given.
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(data, &members); err != nil {
+			return fmt.Errorf("-f %s: want a JSON object: %w", name, err)
+		}
+		rest := map[string]json.RawMessage{}
+		for _, f := range client.Fields(r.In) {
+			if v, ok := members[f.Name]; ok && !slices.Contains(api.CardFields, f.Name) {
+				rest[f.Name] = v
+				delete(members, f.Name)
+			}
+		}
+		card, _ := json.Marshal(members)
+		if err := decodeCardInput(card, ci.Addr().Interface().(*api.CardInput)); err != nil {
+			return fmt.Errorf("-f %s: %w", name, err)
+		}
+		others, _ := json.Marshal(rest)
+		return strictJSON(others, in.Interface(), name)
+	}
+	return strictJSON(data, in.Interface(), name)
+}
+
+// decodeCardInput reads a card as the service does (cards.Decode) into a card input.
+func decodeCardInput(data []byte, ci *api.CardInput) error {
+	c, err := cards.Decode(data)
+	if err != nil {
+		return err
+	}
+	raw, _ := json.Marshal(c)
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &members)
+	for k := range members {
+		if !slices.Contains(api.CardFields, k) || k == "revision" || k == "createdAt" || k == "updatedAt" || k == "id" {
+			delete(members, k)
+		}
+	}
+	raw, _ = json.Marshal(members)
+	return json.Unmarshal(raw, ci)
+}
+
+// strictJSON decodes data into v, refusing unknown members.
+func strictJSON(data []byte, v any, name string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("-f %s: %w", name, err)
+	}
+	return nil
+}
+
+// decodeValue decodes JSON into a value of any type, refusing unknown members.
+func decodeValue(data []byte, target reflect.Value, name string) error {
+	if target.Type() == reflect.TypeFor[json.RawMessage]() {
+		if !json.Valid(data) {
+			return fmt.Errorf("%s is not JSON", name)
+		}
+		target.SetBytes(bytes.TrimSpace(data))
+		return nil
+	}
+	p := reflect.New(target.Type())
+	if err := strictJSON(data, p.Interface(), name); err != nil {
+		return err
+	}
+	target.Set(p.Elem())
+	return nil
+}
+
+// fieldFlag is a flag named after an input field. Its values are kept in the order given and
+// applied after -f, so that a flag overrides the file wherever it stands.
+type fieldFlag struct {
+	field client.Field
+	given *[]fieldFlag
+	value string
+}
+
+func (f fieldFlag) String() string { return "" }
+
+func (f fieldFlag) Set(s string) error {
+	if err := f.check(s); err != nil {
+		return err
+	}
+	f.value = s
+	*f.given = append(*f.given, f)
+	return nil
+}
+
+// IsBoolFlag lets a bool field's flag stand alone (--allowInvalidSignature).
+func (f fieldFlag) IsBoolFlag() bool { return f.field.Type.Kind() == reflect.Bool }
+
+// check refuses a value its field cannot take, while the flags are parsed.
+func (f fieldFlag) check(s string) error {
+	switch f.field.Type.Kind() {
+	case reflect.Bool:
+		_, err := strconv.ParseBool(s)
+		return err
+	case reflect.Int, reflect.Int64:
+		_, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return errors.New("want an integer")
+		}
+	}
+	return nil
+}
+
+// set applies the flag's value to its field of the input.
+func (f fieldFlag) set(in reflect.Value) error {
+	v := in.FieldByIndex(f.field.Index)
+	t := f.field.Type
+	switch {
+	case t == reflect.TypeFor[json.RawMessage]() || (t.Kind() != reflect.String && t.Kind() != reflect.Bool &&
+		t.Kind() != reflect.Int && t.Kind() != reflect.Int64 && !(t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String) &&
+		!(t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String)):
+		data := []byte(f.value)
+		name := "the value"
+		if file, ok := strings.CutPrefix(f.value, "@"); ok {
+			var err error
+			if data, err = os.ReadFile(file); err != nil {
+				return err
+			}
+			name = file
+		}
+		return decodeValue(data, v, name)
+	case t.Kind() == reflect.String:
+		v.SetString(f.value)
+	case t.Kind() == reflect.Pointer:
+		s := f.value
+		v.Set(reflect.ValueOf(&s))
+	case t.Kind() == reflect.Bool:
+		b, _ := strconv.ParseBool(f.value)
+		v.SetBool(b)
+	case t.Kind() == reflect.Int, t.Kind() == reflect.Int64:
+		n, _ := strconv.ParseInt(f.value, 10, 64)
+		v.SetInt(n)
+	case t.Kind() == reflect.Slice:
+		for part := range strings.SplitSeq(f.value, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				v.Set(reflect.Append(v, reflect.ValueOf(part)))
+			}
+		}
+	}
+	return nil
+}
+
+// resources are the resources of the CLI's requests, in the catalogue's order.
+func resources() []string {
+	var out []string
+	for _, r := range catalog.Requests {
+		res, _, _ := strings.Cut(r.Name, ".")
+		if r.Doors&catalog.CLI != 0 && !slices.Contains(out, res) {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// describe is the line an error prints on stderr: a refusal with its request, code and status.
+func describe(err error) string {
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		s := fmt.Sprintf("%s refused: %s: %s (HTTP %d", ce.Request, ce.Code, ce.Message, ce.Status)
+		if ce.RequestID != "" {
+			s += ", request " + ce.RequestID
+		}
+		return s + ")"
+	}
+	return err.Error()
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/agentcards/agentcards/web/api"
+	"github.com/agentcards/agentcards/web/catalog"
+)
+
+// listColumns are the columns of the table of a list answer, by request; the members of an item
+// not named here are left to --output json.
+var listColumns = map[string][]string{
+	"tenants.list":         {"id", "name", "status", "createdAt"},
+	"cards.register_batch": {"agentId", "name", "revision", "visibility", "protocols", "capabilities"},
+	"roles.list":           {"subject", "role"},
+	"policies.list":        {"subject", "object", "action", "effect"},
+	"delegations.list":     {"id", "agentId", "capability", "status", "mode", "latencyMs", "createdAt"},
+	"a2a.agents":           {"agentId", "name", "cardUrl", "description"},
+	"keys.list":            {"kid", "kty", "crv", "alg", "use"},
+}
+
+// cellWidth bounds a table cell; longer text is cut with an ellipsis.
+const cellWidth = 60
+
+// printAnswer prints a request's answer: as JSON (indented), or as a table for a reader: a list
+// as rows (the columns of listColumns, or the search's view), anything else as its members, one
+// a line. An answer with nothing in it (204) prints nothing.
+func printAnswer(w io.Writer, r catalog.Request, answer any, format string, view []string) error {
+	if r.Out == reflect.TypeFor[api.Empty]() {
+		return nil
+	}
+	raw, err := json.Marshal(answer)
+	if err != nil {
+		return err
+	}
+	if format == "json" || r.Out == reflect.TypeFor[api.A2AAgentCard]() {
+		var b bytes.Buffer
+		if err := json.Indent(&b, raw, "", "  "); err != nil {
+			return err
+		}
+		b.WriteByte('\n')
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	columns := listColumns[r.Name]
+	if view != nil {
+		columns = view
+	}
+	var list struct {
+		Items      []map[string]json.RawMessage `json:"items"`
+		Keys       []map[string]json.RawMessage `json:"keys"`
+		Total      *int                         `json:"total"`
+		NextCursor string                       `json:"nextCursor"`
+	}
+	if columns != nil && json.Unmarshal(raw, &list) == nil {
+		rows := list.Items
+		if r.Name == "keys.list" {
+			rows = list.Keys
+		}
+		return printTable(w, columns, rows, list.Total, list.NextCursor)
+	}
+	members, err := orderedMembers(raw)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, m := range members {
+		if cell := formatCell(m.value, false); cell != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", m.name, cell)
+		}
+	}
+	return tw.Flush()
+}
+
+// printTable prints rows under their columns, then how many there are and the next page's cursor.
+func printTable(w io.Writer, columns []string, rows []map[string]json.RawMessage, total *int, next string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(columns, "\t"))
+	for _, row := range rows {
+		cells := make([]string, len(columns))
+		for i, c := range columns {
+			cells[i] = formatCell(row[c], true)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case total != nil && next != "":
+		fmt.Fprintf(w, "%d of %d; the next page: --cursor %s\n", len(rows), *total, next)
+	case total != nil:
+		fmt.Fprintf(w, "%d of %d\n", len(rows), *total)
+	case next != "":
+		fmt.Fprintf(w, "%d; the next page: --cursor %s\n", len(rows), next)
+	}
+	return nil
+}
+
+// formatCell renders a JSON value for a reader: a string as it is, a list of strings (or of
+// objects with names) joined by commas, a number as JSON, and anything else as compact JSON.
+// In a table cell, text is cut to cellWidth and kept on one line.
+func formatCell(raw json.RawMessage, cell bool) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	var list []json.RawMessage
+	switch {
+	case json.Unmarshal(raw, &s) == nil:
+	case json.Unmarshal(raw, &list) == nil:
+		parts := make([]string, 0, len(list))
+		for _, item := range list {
+			var str string
+			var named struct{ Name string }
+			switch {
+			case json.Unmarshal(item, &str) == nil:
+				parts = append(parts, str)
+			case json.Unmarshal(item, &named) == nil && named.Name != "":
+				parts = append(parts, named.Name)
+			default:
+				parts = append(parts, string(compactJSON(item)))
+			}
+		}
+		s = strings.Join(parts, ", ")
+	default:
+		var f float64
+		if json.Unmarshal(raw, &f) == nil && strings.ContainsAny(string(raw), ".eE") {
+			s = strconv.FormatFloat(f, 'f', 3, 64)
+		} else {
+			s = string(compactJSON(raw))
+		}
+	}
+	if !cell {
+		return s
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > cellWidth {
+		s = string([]rune(s)[:cellWidth-1]) + "…"
+	}
+	return s
+}
+
+func compactJSON(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// member is one member of a JSON object.
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// orderedMembers lists the members of a JSON object in their order.
+func orderedMembers(raw []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return []member{{name: "value", value: raw}}, nil
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, member{name: tok.(string), value: v})
+	}
+	return out, nil
+}

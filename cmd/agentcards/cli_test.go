@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentcards/agentcards/web/catalog"
+	"github.com/agentcards/agentcards/web/client"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// cliEnv is a real server (the serve command, on SQLite, with loopback agents allowed and
+// endpoint secrets configured) and the CLI's environment for it.
+type cliEnv struct {
+	base, root string
+	dir        string
+	ran        map[string]bool // the catalogue requests a command has carried out
+}
+
+func newCLIEnv(t *testing.T, secrets bool) *cliEnv {
+	t.Helper()
+	dir := t.TempDir()
+	key := ""
+	if secrets {
+		key = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	}
+	config := fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\nauth:\n  secret: %q\noutbound:\n  allow: [\"127.0.0.0/8\"]\ndelegation:\n  secretKey: %q\n",
+		dir, webtest.Secret, key)
+	s := startServe(t, config)
+	return &cliEnv{base: s.api.BaseURL, root: webtest.Mint(t, webtest.Tokens(t), "root", "", true), dir: t.TempDir(), ran: map[string]bool{}}
+}
+
+// cliResult is what one command did.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs the CLI with the token (none when empty) against the server.
+func (e *cliEnv) run(t *testing.T, token string, args ...string) cliResult {
+	t.Helper()
+	environ := []string{"AGENTCARDS_SERVER=" + e.base}
+	if token != "" {
+		environ = append(environ, "AGENTCARDS_TOKEN="+token)
+	}
+	var stdout, stderr bytes.Buffer
+	code := cli(context.Background(), args, &stdout, &stderr, environ)
+	return cliResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// ok runs a command that must succeed, notes its request as carried out, and decodes its JSON
+// output into out (when not nil).
+func (e *cliEnv) ok(t *testing.T, token string, out any, args ...string) cliResult {
+	t.Helper()
+	r := e.run(t, token, args...)
+	if r.code != 0 {
+		t.Fatalf("agentcards %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	if len(args) >= 2 {
+		name := args[0] + "." + strings.ReplaceAll(args[1], "-", "_")
+		if _, ok := catalog.Lookup(name); ok {
+			e.ran[name] = true
+		}
+	}
+	if out != nil {
+		if err := json.Unmarshal([]byte(r.stdout), out); err != nil {
+			t.Fatalf("agentcards %s: the output is not the JSON expected (%v):\n%s", strings.Join(args, " "), err, r.stdout)
+		}
+	}
+	return r
+}
+
+// refused runs a command that must fail with the exit status, its stderr naming want.
+func (e *cliEnv) refused(t *testing.T, token string, code int, want string, args ...string) {
+	t.Helper()
+	r := e.run(t, token, args...)
+	if r.code != code || !strings.Contains(r.stderr, want) {
+		t.Errorf("agentcards %s: exit %d, stderr %q; want exit %d naming %q", strings.Join(args, " "), r.code, r.stderr, code, want)
+	}
+	if code == 1 && r.stdout != "" {
+		t.Errorf("agentcards %s: a refusal printed %q on stdout", strings.Join(args, " "), r.stdout)
+	}
+}
+
+// file writes a file of the test and returns its path.
+func (e *cliEnv) file(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(e.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCLIEveryRequest runs a command of every request the catalogue puts on the CLI door against
+// a real server, with flags named as the request's fields, -f files, both output formats, and
+// the refusals: the service's (exit 1, the error code on stderr) and the usage errors (exit 2).
+func TestCLIEveryRequest(t *testing.T) {
+	e := newCLIEnv(t, true)
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"result": "reviewed"}`)
+	}))
+	t.Cleanup(agent.Close)
+	tokens := webtest.Tokens(t)
+	alice := webtest.Mint(t, tokens, "alice", "cli", false)
+	bob := webtest.Mint(t, tokens, "bob", "cli", false)
+
+	// Tenants, as the platform admin.
+	var tenant struct{ ID, Name, Status string }
+	e.ok(t, e.root, &tenant, "tenants", "create", "--id", "cli", "--name", "CLI", "--admins", "alice")
+	if tenant.ID != "cli" || tenant.Status != "active" {
+		t.Fatalf("tenants create: %+v", tenant)
+	}
+	e.ok(t, e.root, nil, "tenants", "create", "--id", "gone", "--name", "Gone")
+	if r := e.ok(t, e.root, nil, "tenants", "list", "-o", "table"); !regexp.MustCompile(`(?m)^id\s+name\s+status\s+createdAt\n(.*\n)*cli\s+CLI\s+active`).MatchString(r.stdout) {
+		t.Errorf("tenants list as a table:\n%s", r.stdout)
+	}
+	e.ok(t, e.root, &tenant, "tenants", "update", "--tenant", "cli", "--name", "CLI two")
+	if tenant.Name != "CLI two" {
+		t.Errorf("tenants update: %+v", tenant)
+	}
+	if r := e.ok(t, e.root, nil, "tenants", "get", "--tenant", "cli", "--output", "table"); !regexp.MustCompile(`(?m)^name\s+CLI two$`).MatchString(r.stdout) {
+		t.Errorf("tenants get as a table:\n%s", r.stdout)
+	}
+	if r := e.ok(t, e.root, nil, "tenants", "delete", "--tenant", "gone"); r.stdout != "" {
+		t.Errorf("tenants delete printed %q", r.stdout)
+	}
+
+	// Cards, as the tenant's admin: the tenant is the token's.
+	card := e.file(t, "card.json", fmt.Sprintf(`{"agentId": "reviewer", "name": "Code Reviewer", "description": "Reviews pull requests",
+		"protocols": ["http"], "capabilities": [{"name": "review"}], "tags": ["code"], "endpoint": %q, "visibility": "public"}`, agent.URL))
+	var got struct {
+		AgentID, Name, Description string
+		Revision                   int64
+	}
+	e.ok(t, alice, &got, "cards", "register", "-f", card)
+	if got.AgentID != "reviewer" || got.Revision != 1 {
+		t.Fatalf("cards register: %+v", got)
+	}
+	batch := e.file(t, "batch.json", `[{"agentId": "a1", "name": "One", "protocols": ["mcp"]}, {"agentId": "a2", "name": "Two", "protocols": ["mcp"]}]`)
+	var list struct {
+		Items []struct{ AgentID string }
+		Total int
+	}
+	e.ok(t, alice, &list, "cards", "register-batch", "-f", batch)
+	if list.Total != 2 {
+		t.Errorf("cards register-batch: %+v", list)
+	}
+	e.ok(t, alice, &got, "cards", "import", "--agentId", "geo", "--visibility", "public",
+		"--card", "@"+filepath.Join("..", "..", "web", "testdata", "a2a-samples", "spec-v1.0-georoute-agent-card.json"))
+	if got.AgentID != "geo" || got.Name != "GeoSpatial Route Planner Agent" {
+		t.Errorf("cards import: %+v", got)
+	}
+	if r := e.ok(t, alice, nil, "cards", "get", "--agentId", "reviewer", "-o", "table"); !regexp.MustCompile(`(?m)^agentId\s+reviewer$`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^capabilities\s+review$`).MatchString(r.stdout) {
+		t.Errorf("cards get as a table:\n%s", r.stdout)
+	}
+
+	// Search: the default view as a table, fields chosen as JSON, the full answer as JSON.
+	r := e.ok(t, alice, nil, "cards", "search", "--protocol", "http", "--q", "review", "-o", "table")
+	if !regexp.MustCompile(`(?m)^agentId\s+name\s+description\s+score\s+matchedCapabilities\s+endpoint\n(reviewer)\s+Code Reviewer\s+Reviews pull requests\s+[\d.]+\s+review\s+http://127\.0\.0\.1:\d+\n1 of 1$`).MatchString(r.stdout) {
+		t.Errorf("cards search as a table:\n%s", r.stdout)
+	}
+	var compact struct {
+		Total int
+		Items []map[string]any
+	}
+	e.ok(t, alice, &compact, "cards", "search", "--protocol", "MCP", "--fields", "agentId", "--fields", "revision", "--limit", "2")
+	if compact.Total != 2 || len(compact.Items) != 2 || len(compact.Items[0]) != 2 || compact.Items[0]["revision"] == nil {
+		t.Errorf("cards search --fields agentId,revision --limit 2: %+v", compact)
+	}
+	var full struct {
+		Items []struct {
+			Card struct{ AgentID string }
+		}
+		NextCursor string
+	}
+	e.ok(t, alice, &full, "cards", "search", "--protocol", "mcp", "--limit", "1")
+	if len(full.Items) != 1 || full.NextCursor == "" {
+		t.Fatalf("cards search --limit 1: %+v", full)
+	}
+	e.ok(t, alice, &full, "cards", "search", "--protocol", "mcp", "--limit", "1", "--cursor", full.NextCursor)
+	if len(full.Items) != 1 || full.Items[0].Card.AgentID != "a2" {
+		t.Errorf("cards search, the second page: %+v", full)
+	}
+
+	// A card read, edited and sent back whole (its server-owned members as printed go along).
+	fetched := e.ok(t, alice, nil, "cards", "get", "--agentId", "reviewer").stdout
+	edited := e.file(t, "edited.json", strings.Replace(fetched, "Reviews pull requests", "Reviews changes", 1))
+	e.ok(t, alice, &got, "cards", "replace", "-f", edited, "--ifRevision", "1")
+	if got.Description != "Reviews changes" || got.Revision != 2 {
+		t.Errorf("cards replace: %+v", got)
+	}
+	e.ok(t, alice, &got, "cards", "update", "--agentId", "reviewer", "--patch", `{"description": "Reviews code"}`, "--ifRevision", "2")
+	if got.Description != "Reviews code" || got.Revision != 3 {
+		t.Errorf("cards update: %+v", got)
+	}
+
+	e.ok(t, alice, nil, "secrets", "set", "--agentId", "reviewer", "--secret", "s3cret")
+	e.ok(t, alice, nil, "secrets", "remove", "--agentId", "reviewer")
+
+	// Roles, policies, access.
+	var assignment struct{ Subject, Role string }
+	e.ok(t, alice, &assignment, "roles", "grant", "--subject", "bob", "--role", "reader")
+	if assignment != (struct{ Subject, Role string }{"bob", "reader"}) {
+		t.Errorf("roles grant: %+v", assignment)
+	}
+	if r := e.ok(t, alice, nil, "roles", "list", "-o", "table"); !regexp.MustCompile(`(?m)^bob\s+reader$`).MatchString(r.stdout) {
+		t.Errorf("roles list as a table:\n%s", r.stdout)
+	}
+	e.ok(t, alice, nil, "policies", "add", "--subject", "bob", "--object", "cards/reviewer", "--action", "cards:read", "--effect", "deny")
+	if r := e.ok(t, alice, nil, "policies", "list", "-o", "table"); !regexp.MustCompile(`(?m)^bob\s+cards/reviewer\s+cards:read\s+deny$`).MatchString(r.stdout) {
+		t.Errorf("policies list as a table:\n%s", r.stdout)
+	}
+	var decision struct{ Allowed bool }
+	e.ok(t, alice, &decision, "access", "check", "--subject", "bob", "--action", "cards:read", "--object", "cards/reviewer")
+	if decision.Allowed {
+		t.Errorf("access check: bob may read cards/reviewer against a deny policy")
+	}
+	e.refused(t, bob, 1, "forbidden", "cards", "get", "--agentId", "reviewer")
+	e.ok(t, alice, nil, "policies", "remove", "--subject", "bob", "--object", "cards/reviewer", "--action", "cards:read", "--effect", "deny")
+	e.ok(t, bob, nil, "cards", "get", "--agentId", "reviewer")
+	e.ok(t, alice, nil, "roles", "revoke", "--subject", "bob", "--role", "reader")
+
+	// Delegations.
+	var d struct{ ID, Status string }
+	e.ok(t, alice, &d, "delegations", "create", "--agentId", "reviewer", "--capability", "review", "--task", "review PR 7", "--context", `{"pr": 7}`)
+	if d.Status != "completed" {
+		t.Fatalf("delegations create: %+v", d)
+	}
+	e.ok(t, alice, &d, "delegations", "get", "--id", d.ID)
+	if r := e.ok(t, alice, nil, "delegations", "list", "--status", "completed", "-o", "table"); !strings.Contains(r.stdout, d.ID) {
+		t.Errorf("delegations list as a table:\n%s", r.stdout)
+	}
+
+	// A2A and keys, without a token for what is public.
+	if r := e.ok(t, "", nil, "a2a", "agents", "--tenant", "cli", "-o", "table"); !regexp.MustCompile(`(?m)^geo\s+GeoSpatial Route Planner Agent\s+/a2a/cli/geo/`).MatchString(r.stdout) {
+		t.Errorf("a2a agents as a table:\n%s", r.stdout)
+	}
+	var a2aCard struct{ Name string }
+	e.ok(t, "", &a2aCard, "a2a", "card", "--tenant", "cli", "--agentId", "geo", "--version", "1.0", "-o", "table")
+	if a2aCard.Name != "GeoSpatial Route Planner Agent" {
+		t.Errorf("a2a card: %+v", a2aCard)
+	}
+	if r := e.ok(t, "", nil, "keys", "list", "-o", "table"); !regexp.MustCompile(`(?m)^kid\s+kty`).MatchString(r.stdout) {
+		t.Errorf("keys list as a table:\n%s", r.stdout)
+	}
+
+	e.ok(t, alice, nil, "cards", "remove", "--agentId", "a1")
+
+	// The service's refusals: exit 1, the code on stderr, nothing on stdout.
+	e.refused(t, alice, 1, "not_found", "cards", "get", "--agentId", "nope")
+	e.refused(t, bob, 1, "forbidden", "cards", "register", "-f", card)
+	e.refused(t, alice, 1, "invalid", "cards", "register", "--agentId", "bad", "--name", "Bad", "--endpoint", "not a url")
+	e.refused(t, alice, 1, "precondition_failed", "cards", "update", "--agentId", "reviewer", "--patch", `{"tags": []}`, "--ifRevision", "1")
+	e.refused(t, alice, 1, "conflict", "cards", "register", "-f", card)
+	e.refused(t, alice[:len(alice)-6]+"AAAAAA", 1, "unauthorized", "cards", "search")
+	e.refused(t, e.root, 2, "give --tenant", "cards", "search")
+	e.refused(t, alice, 1, "forbidden", "tenants", "list")
+
+	// Usage errors: exit 2, nothing sent.
+	e.refused(t, alice, 2, "flag provided but not defined", "cards", "search", "--nope", "x")
+	e.refused(t, alice, 2, "want an integer", "cards", "search", "--limit", "ten")
+	e.refused(t, alice, 2, `cards has no command "find"`, "cards", "find")
+	e.refused(t, alice, 2, "no such file", "cards", "register", "-f", filepath.Join(e.dir, "missing.json"))
+	e.refused(t, alice, 2, "unknown field", "cards", "register", "-f", e.file(t, "odd.json", `{"agentId": "x", "name": "X", "colour": "red"}`))
+	e.refused(t, alice, 2, "--output", "cards", "search", "-o", "xml")
+	e.refused(t, alice, 2, `fields: "colour"`, "cards", "search", "--fields", "colour")
+	e.refused(t, alice, 2, "takes flags only", "cards", "search", "review")
+	e.refused(t, "", 2, "AGENTCARDS_TOKEN", "cards", "search")
+	if r := e.run(t, alice, "cards", "search", "-h"); r.code != 0 || !strings.Contains(r.stderr, "-protocol") {
+		t.Errorf("cards search -h: exit %d\n%s", r.code, r.stderr)
+	}
+
+	for _, req := range catalog.Requests {
+		if req.Doors&catalog.CLI != 0 && !e.ran[req.Name] {
+			t.Errorf("%s is on the CLI door, and no command of this test carried it out", req.Name)
+		}
+	}
+}
+
+// TestCLIFlagsAreTheFields: each command's flags are its request's fields under their JSON
+// names, plus the CLI's own, and nothing else.
+func TestCLIFlagsAreTheFields(t *testing.T) {
+	own := []string{"f", "o", "output", "server", "token-file"}
+	flagLine := regexp.MustCompile(`(?m)^  -([A-Za-z0-9-]+)`)
+	for _, r := range catalog.Requests {
+		if r.Doors&catalog.CLI == 0 {
+			continue
+		}
+		args := strings.Fields(strings.TrimPrefix(r.Command(), "agentcards "))
+		var stdout, stderr bytes.Buffer
+		if code := cli(context.Background(), append(args, "-h"), &stdout, &stderr, nil); code != 0 {
+			t.Fatalf("%s -h: exit %d\n%s", r.Command(), code, stderr.String())
+		}
+		var got []string
+		for _, m := range flagLine.FindAllStringSubmatch(stderr.String(), -1) {
+			got = append(got, m[1])
+		}
+		want := slices.Clone(own)
+		for _, f := range client.Fields(r.In) {
+			want = append(want, f.Name)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: flags %v, want %v", r.Command(), got, want)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentcards/agentcards/web/api"
+	"github.com/agentcards/agentcards/web/client"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// meshSchema is the agents table as agentkit-mesh creates it; meshSchemaOld as its first
+// versions did, before resources and auth.
+const (
+	meshSchema = `CREATE TABLE agents (name TEXT PRIMARY KEY, description TEXT NOT NULL, capabilities TEXT NOT NULL,
+		resources TEXT NOT NULL DEFAULT '[]', endpoint TEXT NOT NULL, protocol TEXT NOT NULL DEFAULT 'http', auth TEXT,
+		registered_at TEXT NOT NULL, last_seen TEXT NOT NULL)`
+	meshSchemaOld = `CREATE TABLE agents (name TEXT PRIMARY KEY, description TEXT NOT NULL, capabilities TEXT NOT NULL,
+		endpoint TEXT NOT NULL, protocol TEXT NOT NULL DEFAULT 'http', registered_at TEXT NOT NULL, last_seen TEXT NOT NULL)`
+)
+
+// meshRow is a row of the agents table; resources and auth go only where the schema has them.
+type meshRow struct {
+	name, description, capabilities, resources, endpoint, auth string
+}
+
+// meshDB writes an agentkit-mesh registry with the schema and rows.
+func meshDB(t *testing.T, schema string, rows []meshRow) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "registry.db")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		const at = "2026-01-02T03:04:05.000Z"
+		var err error
+		if schema == meshSchemaOld {
+			_, err = db.Exec(`INSERT INTO agents (name, description, capabilities, endpoint, registered_at, last_seen) VALUES (?, ?, ?, ?, ?, ?)`,
+				r.name, r.description, r.capabilities, r.endpoint, at, at)
+		} else {
+			if r.resources == "" {
+				r.resources = "[]"
+			}
+			var auth any
+			if r.auth != "" {
+				auth = r.auth
+			}
+			_, err = db.Exec(`INSERT INTO agents (name, description, capabilities, resources, endpoint, protocol, auth, registered_at, last_seen)
+				VALUES (?, ?, ?, ?, ?, 'http', ?, ?, ?)`, r.name, r.description, r.capabilities, r.resources, r.endpoint, auth, at, at)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// meshSummary is import-mesh's JSON summary.
+type meshSummary struct {
+	Tenant   string
+	Total    int
+	Imported []string
+	Skipped  []struct{ Name, AgentID, Reason string }
+}
+
+func (s meshSummary) reason(name string) string {
+	for _, k := range s.Skipped {
+		if k.Name == name {
+			return k.Reason
+		}
+	}
+	return ""
+}
+
+// TestImportMesh moves an agentkit-mesh registry into a tenant through a real server: good
+// rows in batches, bad ones skipped with the reason (found here or refused by the service,
+// named by index in a batch), a bearer credential carried as the endpoint's secret, and
+// nothing of a skipped row left behind; run again, every row is already there.
+func TestImportMesh(t *testing.T) {
+	e := newCLIEnv(t, true)
+	e.ok(t, e.root, nil, "tenants", "create", "--id", "mesh", "--name", "Mesh", "--admins", "alice")
+	alice := webtest.Mint(t, webtest.Tokens(t), "alice", "mesh", false)
+	cl, err := client.New(e.base, client.WithToken(alice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cl.Cards.Register(ctx, api.CardsRegister{CardInput: api.CardInput{AgentID: "taken", Name: "Taken"}}); err != nil {
+		t.Fatal(err)
+	}
+	rows := []meshRow{
+		{name: "finance-agent", description: "Budget management and expense approval", capabilities: `["budget","cost_center","expense_approval"]`,
+			resources: `[{"type":"api","uri":"https://api.example.com/finance","description":"ledger","access":"read"}]`, endpoint: "http://127.0.0.1:4002/task"},
+		{name: "HR Agent #2", description: "Fills HR forms", capabilities: `["forms"]`, endpoint: "http://127.0.0.1:4003/task"},
+		{name: "bad-caps", description: "x", capabilities: `budget, cost`, endpoint: "http://127.0.0.1:4004/task"},
+		{name: "header-auth", description: "x", capabilities: `[]`, endpoint: "http://127.0.0.1:4005/task", auth: `{"type":"header","token":"k","headerName":"X-Api-Key"}`},
+		{name: "bearer-agent", description: "Needs a token", capabilities: `["sign"]`, endpoint: "http://127.0.0.1:4006/task", auth: `{"type":"bearer","token":"tok-123"}`},
+		{name: "none-auth", description: "Open", capabilities: `["open"]`, endpoint: "http://127.0.0.1:4007/task", auth: `{"type":"none"}`},
+		{name: "bad-endpoint", description: "x", capabilities: `["a"]`, endpoint: "not a url"},
+		{name: "fs-agent", description: "x", capabilities: `["files"]`, resources: `[{"type":"filesystem","uri":"/home/data/**"}]`, endpoint: "http://127.0.0.1:4008/task"},
+		{name: "taken", description: "x", capabilities: `["a"]`, endpoint: "http://127.0.0.1:4009/task"},
+	}
+	for i := range 230 {
+		rows = append(rows, meshRow{name: fmt.Sprintf("agent-%03d", i), description: "generated", capabilities: `["work"]`, endpoint: fmt.Sprintf("http://127.0.0.1:5000/%d", i)})
+	}
+	path := meshDB(t, meshSchema, rows)
+
+	r := e.run(t, alice, "cards", "import-mesh", "--from", path, "--batch", "100", "-o", "json")
+	if r.code != 1 || !strings.Contains(r.stderr, "5 of 239 agents were skipped") {
+		t.Fatalf("import-mesh: exit %d, stderr %q", r.code, r.stderr)
+	}
+	var sum meshSummary
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatalf("import-mesh: %v\n%s", err, r.stdout)
+	}
+	if sum.Tenant != "mesh" || sum.Total != 239 || len(sum.Imported) != 234 || len(sum.Skipped) != 5 {
+		t.Fatalf("import-mesh: tenant %s, total %d, imported %d, skipped %+v", sum.Tenant, sum.Total, len(sum.Imported), sum.Skipped)
+	}
+	for name, want := range map[string]string{
+		"bad-caps":     "not a JSON list of strings",
+		"header-auth":  `"header" credential (header "X-Api-Key")`,
+		"bad-endpoint": "invalid: endpoint",
+		"fs-agent":     "resources[0].uri",
+		"taken":        "conflict",
+	} {
+		if got := sum.reason(name); !strings.Contains(got, want) {
+			t.Errorf("%s: skipped for %q, want a reason naming %q", name, got, want)
+		}
+	}
+
+	// What the tenant holds: the imported cards and the one there before, nothing else.
+	var ids []string
+	for hit, err := range cl.Cards.SearchAll(ctx, api.CardsSearch{Limit: 100}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, hit.Card.AgentID)
+	}
+	slices.Sort(ids)
+	want := append(slices.Clone(sum.Imported), "taken")
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Errorf("the tenant holds %d cards, want the %d imported and taken", len(ids), len(want))
+	}
+	for _, id := range []string{"finance-agent", "HR-Agent-2", "bearer-agent", "none-auth", "agent-229"} {
+		if !slices.Contains(ids, id) {
+			t.Errorf("%s was not imported", id)
+		}
+	}
+	fin, err := cl.Cards.Get(ctx, api.CardRef{AgentID: "finance-agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct{ AgentkitMesh map[string]string }
+	_ = json.Unmarshal(fin.Metadata, &meta)
+	if fin.Name != "finance-agent" || fin.Description != "Budget management and expense approval" || len(fin.Capabilities) != 3 ||
+		fin.Capabilities[1].Name != "cost_center" || len(fin.Resources) != 1 || fin.Resources[0].URI != "https://api.example.com/finance" ||
+		fin.Resources[0].Access != "read" || !slices.Equal(fin.Protocols, []string{"http"}) || fin.Endpoint != "http://127.0.0.1:4002/task" ||
+		meta.AgentkitMesh["registeredAt"] != "2026-01-02T03:04:05.000Z" {
+		t.Errorf("finance-agent imported as %+v", fin)
+	}
+	if hr, err := cl.Cards.Get(ctx, api.CardRef{AgentID: "HR-Agent-2"}); err != nil || hr.Name != "HR Agent #2" {
+		t.Errorf("HR Agent #2: %+v, %v", hr, err)
+	}
+	// The bearer credential is the endpoint's secret (removing it finds one); the others have none.
+	if _, err := cl.Secrets.Remove(ctx, api.CardRef{AgentID: "bearer-agent"}); err != nil {
+		t.Errorf("bearer-agent's secret: %v", err)
+	}
+	var ce *client.Error
+	if _, err := cl.Secrets.Remove(ctx, api.CardRef{AgentID: "none-auth"}); !errors.As(err, &ce) || ce.Status != http.StatusNotFound {
+		t.Errorf("none-auth has a secret: %v", err)
+	}
+
+	// Again, as a table: every row is skipped, as there already or bad.
+	r = e.run(t, alice, "cards", "import-mesh", "--from", path, "-o", "table")
+	if r.code != 1 || !regexp.MustCompile(`^imported 0 of 239 agents into tenant mesh; skipped 239\n`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^finance-agent\s+finance-agent\s+conflict: `).MatchString(r.stdout) {
+		t.Errorf("import-mesh again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// An older registry, without resources and auth columns, reads all the same.
+	old := meshDB(t, meshSchemaOld, []meshRow{{name: "old-agent", description: "From before", capabilities: `["legacy"]`, endpoint: "http://127.0.0.1:4010/task"}})
+	r = e.run(t, alice, "cards", "import-mesh", "--from", old, "--tenant", "mesh")
+	if r.code != 0 || !strings.Contains(r.stdout, `"imported": [`) {
+		t.Errorf("import-mesh of the old schema: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// A server that keeps no secrets: the bearer agent is not left without its credential.
+	bare := newCLIEnv(t, false)
+	bare.ok(t, bare.root, nil, "tenants", "create", "--id", "mesh", "--name", "Mesh", "--admins", "alice")
+	one := meshDB(t, meshSchema, rows[4:5])
+	r = bare.run(t, alice, "cards", "import-mesh", "--from", one, "-o", "json")
+	sum = meshSummary{}
+	_ = json.Unmarshal([]byte(r.stdout), &sum)
+	if r.code != 1 || !strings.HasPrefix(sum.reason("bearer-agent"), "its endpoint secret: not_found") {
+		t.Errorf("import-mesh of a bearer agent without secrets: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	bareClient, _ := client.New(bare.base, client.WithToken(alice))
+	if _, err := bareClient.Cards.Get(ctx, api.CardRef{AgentID: "bearer-agent"}); !errors.As(err, &ce) || ce.Code != "not_found" {
+		t.Errorf("bearer-agent was left without its secret: %v", err)
+	}
+
+	// What is not a registry, or not there.
+	notMesh := filepath.Join(t.TempDir(), "other.db")
+	if db, err := sql.Open("sqlite3", notMesh); err == nil {
+		_, _ = db.Exec(`CREATE TABLE things (id TEXT)`)
+		db.Close()
+	}
+	e.refused(t, alice, 1, "not an agentkit-mesh registry", "cards", "import-mesh", "--from", notMesh)
+	e.refused(t, alice, 2, "no such file", "cards", "import-mesh", "--from", filepath.Join(t.TempDir(), "none.db"))
+	e.refused(t, alice, 2, "needs --from", "cards", "import-mesh")
+}
