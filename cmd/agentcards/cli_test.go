@@ -24,6 +24,7 @@ import (
 // endpoint secrets configured) and the CLI's environment for it.
 type cliEnv struct {
 	base, root string
+	config     string // the server's configuration file
 	dir        string
 	ran        map[string]bool // the catalogue requests a command has carried out
 }
@@ -38,7 +39,9 @@ func newCLIEnv(t *testing.T, secrets bool) *cliEnv {
 	config := fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\nauth:\n  secret: %q\noutbound:\n  allow: [\"127.0.0.0/8\"]\ndelegation:\n  secretKey: %q\n",
 		dir, webtest.Secret, key)
 	s := startServe(t, config)
-	return &cliEnv{base: s.api.BaseURL, root: webtest.Mint(t, webtest.Tokens(t), "root", "", true), dir: t.TempDir(), ran: map[string]bool{}}
+	e := &cliEnv{base: s.api.BaseURL, root: webtest.Mint(t, webtest.Tokens(t), "root", "", true), dir: t.TempDir(), ran: map[string]bool{}}
+	e.config = e.file(t, "config.yaml", config)
+	return e
 }
 
 // cliResult is what one command did.
@@ -318,5 +321,108 @@ func TestCLIFlagsAreTheFields(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: flags %v, want %v", r.Command(), got, want)
 		}
+	}
+}
+
+// shellWords splits a command line as sh would for the README's examples: words at blanks,
+// single and double quotes kept together, a backslash before a newline joining lines.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == '\\' && i+1 < len(line) && line[i+1] == '\n':
+			i++
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				words, in = append(words, w.String()), false
+				w.Reset()
+			}
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	if quote != 0 {
+		t.Fatalf("unclosed quote in %q", line)
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// TestREADMECLIExamples runs the README's CLI examples as written, in order, against a real
+// server: each must exit 0.
+func TestREADMECLIExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(readme), "<!-- cli examples: run by cmd/agentcards TestREADMECLIExamples -->\n```sh\n")
+	block, _, ok := strings.Cut(block, "```\n<!-- end of cli examples -->")
+	if !ok {
+		t.Fatal("README: no CLI examples between their markers")
+	}
+	e := newCLIEnv(t, true)
+	e.ok(t, e.root, nil, "tenants", "create", "--id", "acme", "--name", "Acme", "--admins", "alice")
+	t.Chdir(t.TempDir())
+	environ := map[string]string{}
+	lines := strings.Split(strings.ReplaceAll(block, "\\\n", ""), "\n")
+	ran := 0
+	for _, line := range lines {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if assignment, ok := strings.CutPrefix(line, "export "); ok {
+			name, value, _ := strings.Cut(assignment, "=")
+			switch {
+			case name == "AGENTCARDS_SERVER":
+				value = e.base // the example's address is the server's, here on a free port
+			case strings.HasPrefix(value, "$(./agentcards "):
+				args := shellWords(t, strings.TrimSuffix(strings.TrimPrefix(value, "$(./agentcards "), ")"))
+				var stdout, stderr bytes.Buffer
+				if code := cli(context.Background(), append(args, "--config", e.config), &stdout, &stderr, nil); code != 0 {
+					t.Fatalf("%s: exit %d\n%s", line, code, stderr.String())
+				}
+				value = strings.TrimSpace(stdout.String())
+			}
+			environ[name] = value
+			continue
+		}
+		words := shellWords(t, line)
+		if words[0] != "agentcards" {
+			t.Fatalf("README: %q is not a command the test knows", line)
+		}
+		args, out := words[1:], ""
+		if n := len(args); n >= 2 && args[n-2] == ">" {
+			args, out = args[:n-2], args[n-1]
+		}
+		var env []string
+		for k, v := range environ {
+			env = append(env, k+"="+v)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := cli(context.Background(), args, &stdout, &stderr, env); code != 0 {
+			t.Fatalf("README: %s\nexit %d\n%s%s", line, code, stdout.String(), stderr.String())
+		}
+		if out != "" {
+			if err := os.WriteFile(out, stdout.Bytes(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ran++
+	}
+	if ran < 5 {
+		t.Fatalf("README: only %d CLI examples ran", ran)
 	}
 }
