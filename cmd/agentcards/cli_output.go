@@ -81,15 +81,30 @@ func printAnswer(w io.Writer, r catalog.Request, answer any, format string, view
 }
 
 // printTable prints rows under their columns, then how many there are and the next page's cursor.
+// A column empty in every row (the score of a search without q) is left out.
 func printTable(w io.Writer, columns []string, rows []map[string]json.RawMessage, total *int, next string) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(columns, "\t"))
-	for _, row := range rows {
-		cells := make([]string, len(columns))
-		for i, c := range columns {
-			cells[i] = formatCell(row[c], true)
+	cells := make([][]string, len(rows))
+	used := make([]bool, len(columns))
+	for i, row := range rows {
+		cells[i] = make([]string, len(columns))
+		for j, c := range columns {
+			cells[i][j] = formatCell(row[c], true)
+			used[j] = used[j] || cells[i][j] != ""
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	keep := func(line []string) string {
+		var out []string
+		for j, cell := range line {
+			if used[j] || len(rows) == 0 {
+				out = append(out, cell)
+			}
+		}
+		return strings.Join(out, "\t")
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, keep(columns))
+	for _, line := range cells {
+		fmt.Fprintln(tw, keep(line))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -176,6 +176,10 @@ func TestCLIEveryRequest(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^agentId\s+name\s+description\s+score\s+matchedCapabilities\s+endpoint\n(reviewer)\s+Code Reviewer\s+Reviews pull requests\s+[\d.]+\s+review\s+http://127\.0\.0\.1:\d+\n1 of 1$`).MatchString(r.stdout) {
 		t.Errorf("cards search as a table:\n%s", r.stdout)
 	}
+	// Without q there is no score, and no column of it; nor of what no card has.
+	if r := e.ok(t, alice, nil, "cards", "search", "--protocol", "mcp", "-o", "table"); !regexp.MustCompile(`^agentId\s+name\n`).MatchString(r.stdout) {
+		t.Errorf("cards search without q as a table:\n%s", r.stdout)
+	}
 	var compact struct {
 		Total int
 		Items []map[string]any
