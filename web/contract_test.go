@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -291,5 +292,77 @@ func TestOpenAPIIsTheRoutes(t *testing.T) {
 	}
 	if _, err := openapi3.NewLoader().LoadFromData(r.body); err != nil {
 		t.Errorf("GET %s: %v", openapi.Path, err)
+	}
+}
+
+// TestContractCatchesMismatches: the check fails an answer the document does not give, so that
+// the web tests' passing says something.
+func TestContractCatchesMismatches(t *testing.T) {
+	c := contract(t)
+	answer := func(status int, ctype, body string, headers ...string) *recorder {
+		rec := &recorder{ResponseWriter: httptest.NewRecorder(), status: status}
+		rec.Header().Set("X-Request-Id", "r1")
+		if ctype != "" {
+			rec.Header().Set("Content-Type", ctype)
+		}
+		for i := 0; i+1 < len(headers); i += 2 {
+			rec.Header().Set(headers[i], headers[i+1])
+		}
+		rec.body.WriteString(body)
+		return rec
+	}
+	request := func(method, target, body string, headers ...string) (*http.Request, *capped) {
+		r := httptest.NewRequest(method, target, nil)
+		for i := 0; i+1 < len(headers); i += 2 {
+			r.Header.Set(headers[i], headers[i+1])
+		}
+		in := &capped{}
+		in.WriteString(body)
+		return r, in
+	}
+	errBody := `{"error": {"code": "not_found", "message": "Not Found", "requestId": "r1"}}`
+	card := `{"agentId": "a", "name": "A"}`
+	for _, tc := range []struct {
+		what    string
+		req     func() (*http.Request, *capped)
+		rec     *recorder
+		failing bool
+	}{
+		{"the health probe", func() (*http.Request, *capped) { return request("GET", "/health", "") },
+			answer(200, "application/json", `{"status": "ok"}`), false},
+		{"a status the operation does not list", func() (*http.Request, *capped) { return request("GET", "/health", "") },
+			answer(201, "application/json", `{"status": "ok"}`), true},
+		{"a body not of the schema", func() (*http.Request, *capped) { return request("GET", "/health", "") },
+			answer(200, "application/json", `{"status": 1}`), true},
+		{"a member the schema does not name", func() (*http.Request, *capped) { return request("GET", "/health", "") },
+			answer(200, "application/json", `{"status": "ok", "extra": true}`), true},
+		{"no X-Request-Id", func() (*http.Request, *capped) { return request("GET", "/health", "") },
+			func() *recorder {
+				r := answer(200, "application/json", `{"status": "ok"}`)
+				r.Header().Del("X-Request-Id")
+				return r
+			}(), true},
+		{"an error code of another status", func() (*http.Request, *capped) {
+			return request("GET", "/v1/tenants/acme", "", "Authorization", "Bearer x")
+		},
+			answer(403, "application/json", errBody), true},
+		{"a refusal of a request the document refuses", func() (*http.Request, *capped) {
+			return request("POST", "/v1/tenants/acme/cards", `{"name": 1}`, "Authorization", "Bearer x", "Content-Type", "application/json")
+		}, answer(400, "application/json", strings.Replace(errBody, "not_found", "invalid", 1)), false},
+		{"a request the document refuses, taken", func() (*http.Request, *capped) {
+			return request("POST", "/v1/tenants/acme/cards", `{"name": 1}`, "Authorization", "Bearer x", "Content-Type", "application/json")
+		}, answer(201, "application/json", card, "Location", "/x", "ETag", `"1"`), true},
+		{"an unknown path, refused", func() (*http.Request, *capped) { return request("GET", "/nope", "") },
+			answer(404, "application/json", errBody), false},
+		{"an unknown path, answered", func() (*http.Request, *capped) { return request("GET", "/nope", "") },
+			answer(200, "application/json", `{}`), true},
+		{"an unknown path, refused with another body", func() (*http.Request, *capped) { return request("GET", "/nope", "") },
+			answer(404, "application/json", `{"message": "no"}`), true},
+	} {
+		r, in := tc.req()
+		err := c.check(r, in, tc.rec)
+		if (err != nil) != tc.failing {
+			t.Errorf("%s: %v", tc.what, err)
+		}
 	}
 }
