@@ -111,11 +111,16 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
 	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 
+	// The document is built from the catalogue when the first server is: a catalogue it cannot
+	// describe is a bug, found at once.
+	if _, err := openAPIDocument(); err != nil {
+		panic(fmt.Sprintf("web: the OpenAPI document: %v", err))
+	}
 	h := &handlers{Deps: d, cfg: cfg, log: log, a2aMaxAge: cfg.A2ACacheMaxAge, callbackBase: callbackBase(cfg)}
 	// The routes are the catalogue's (web/catalog): each request's handler, on its routes, behind
 	// the authentication its access names.
 	byName := map[string]echo.HandlerFunc{
-		"service.health": h.health, "service.ready": h.ready, "keys.list": h.jwks,
+		"service.health": h.health, "service.ready": h.ready, "service.openapi": h.openAPI, "keys.list": h.jwks,
 		"tenants.create": h.createTenant, "tenants.list": h.listTenants, "tenants.get": h.getTenant,
 		"tenants.update": h.updateTenant, "tenants.delete": h.deleteTenant,
 		"cards.register": h.registerCard, "cards.register_batch": h.registerBatch, "cards.import": h.importCard,

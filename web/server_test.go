@@ -173,6 +173,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	e := a.Handler
 	// The server as serve configures it; readTimeout, when given, replaces its read bound.
 	a.ConfigureServer(srv.Config)
+	srv.Config.Handler = checked(t, srv.Config.Handler)
 	if o.readTimeout != 0 {
 		srv.Config.ReadTimeout = o.readTimeout
 	}
@@ -301,7 +302,7 @@ func TestRequestTimeout(t *testing.T) {
 			return c.NoContent(http.StatusOK)
 		}
 	})
-	srv := httptest.NewServer(e)
+	srv := httptest.NewServer(checked(t, e))
 	defer srv.Close()
 	env := &env{t: t, srv: srv}
 	expect(t, env.do("GET", "/slow", "", nil), http.StatusServiceUnavailable, "timeout")

@@ -356,3 +356,9 @@ type JWKS struct {
 
 // Probe is the input of the service probes.
 type Probe struct{}
+
+// OpenAPIInput is the input of the OpenAPI document's request.
+type OpenAPIInput struct{}
+
+// OpenAPI is the OpenAPI 3 document of the REST door.
+type OpenAPI = json.RawMessage

@@ -219,6 +219,9 @@ var Requests = []Request{
 		Access: Open, Routes: []Route{{Method: "GET", Path: "/health"}}, Doors: REST, NotOn: probeOnly},
 	{Name: "service.ready", In: typeOf[api.Probe](), Out: typeOf[api.Status](), Does: "Answer 200 when the database answers, else 503", Caller: "anyone",
 		Access: Open, Routes: []Route{{Method: "GET", Path: "/ready"}}, Doors: REST, NotOn: probeOnly},
+	{Name: "service.openapi", In: typeOf[api.OpenAPIInput](), Out: typeOf[api.OpenAPI](), Does: "Describe the REST API (OpenAPI 3)", Caller: "anyone",
+		Access: Open, Routes: []Route{{Method: "GET", Path: "/openapi.json"}}, Doors: REST,
+		NotOn: "it describes the REST door itself; the MCP door lists its own tools, and the CLI and the Go client are built from the catalogue"},
 }
 
 // OldName is a name a request was known by elsewhere, answered on one door until a day.
