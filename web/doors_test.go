@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"reflect"
@@ -367,6 +368,18 @@ func TestMCPToolsAreTheCatalogue(t *testing.T) {
 		props := slices.Sorted(keysOf(schema.Properties))
 		if slices.Sort(fields); !slices.Equal(props, fields) {
 			t.Errorf("%s: the tool takes %v, the catalogue's input has %v", tool.Name, props, fields)
+		}
+		for _, f := range client.Fields(r.In) {
+			prop, _ := schema.Properties[f.Name].(map[string]any)
+			var enum []string
+			if list, ok := prop["enum"].([]any); ok {
+				for _, v := range list {
+					enum = append(enum, fmt.Sprint(v))
+				}
+			}
+			if !slices.Equal(enum, f.Enum) {
+				t.Errorf("%s: %s takes %v, the catalogue's input %v", tool.Name, f.Name, enum, f.Enum)
+			}
 		}
 		a := tool.Annotations
 		if a == nil || a.ReadOnlyHint != r.ReadOnly() || a.IdempotentHint != r.Idempotent() ||

@@ -266,6 +266,9 @@ func fieldHelp(f client.Field) string {
 		form = "JSON, or @FILE"
 	}
 	help := f.Doc
+	if len(f.Enum) > 0 {
+		help = strings.TrimSpace(help + " (one of " + strings.Join(f.Enum, ", ") + ")")
+	}
 	if form != "" {
 		help = strings.TrimSpace(help + " (" + form + ")")
 	}

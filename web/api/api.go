@@ -7,7 +7,8 @@
 // An input field's `in` tag says where REST carries it: "path" (a route parameter of the same
 // name), "query" (a query parameter; a list repeats it), "header" (ifRevision is the If-Match
 // header), "body" (the field's value is the whole body) or "view" (read by the door itself to
-// shape its answer, never sent). Untagged fields are members of the JSON body.
+// shape its answer, never sent). Untagged fields are members of the JSON body. An `enum` tag
+// lists the values a field takes (the doors' schemas say so); `doc` describes it.
 package api
 
 import (
@@ -60,7 +61,7 @@ type TenantRef struct {
 type TenantsUpdate struct {
 	Tenant string  `json:"tenant" in:"path" doc:"the tenant's id"`
 	Name   *string `json:"name,omitempty" doc:"its new display name"`
-	Status *string `json:"status,omitempty" doc:"active or suspended"`
+	Status *string `json:"status,omitempty" doc:"active or suspended" enum:"active,suspended"`
 }
 
 // TenantList is a list of tenants.
@@ -84,7 +85,7 @@ type CardInput struct {
 	Resources        []cards.Resource        `json:"resources,omitempty" doc:"URIs (patterns) it acts on"`
 	Tags             []string                `json:"tags,omitempty"`
 	Metadata         json.RawMessage         `json:"metadata,omitempty" doc:"any JSON object"`
-	Visibility       string                  `json:"visibility,omitempty" doc:"private, tenant (the default) or public"`
+	Visibility       string                  `json:"visibility,omitempty" doc:"private, tenant (the default) or public" enum:"private,tenant,public"`
 	A2A              *cards.A2A              `json:"a2a,omitempty" doc:"what only the A2A Agent Card format has"`
 }
 
@@ -108,7 +109,7 @@ type CardsImport struct {
 	URL                   string          `json:"url,omitempty" doc:"where to fetch the A2A Agent Card"`
 	Keys                  json.RawMessage `json:"keys,omitempty" doc:"a JWK set that verifies the card's signatures"`
 	AllowInvalidSignature bool            `json:"allowInvalidSignature,omitempty" doc:"store a card whose signature is invalid"`
-	Visibility            string          `json:"visibility,omitempty" doc:"private, tenant (the default) or public"`
+	Visibility            string          `json:"visibility,omitempty" doc:"private, tenant (the default) or public" enum:"private,tenant,public"`
 }
 
 // CardRef names one card.
@@ -217,7 +218,7 @@ type PolicyAdd struct {
 	Subject string `json:"subject" doc:"a user, agent:{agentId}, or a role"`
 	Object  string `json:"object" doc:"policies, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}; * is any one segment"`
 	Action  string `json:"action" doc:"cards:read, cards:write, cards:delete, delegate, delegations:read or policies:manage"`
-	Effect  string `json:"effect" doc:"allow or deny"`
+	Effect  string `json:"effect" doc:"allow or deny" enum:"allow,deny"`
 }
 
 // PolicyRemove removes a policy.
@@ -226,7 +227,7 @@ type PolicyRemove struct {
 	Subject string `json:"subject" in:"query"`
 	Object  string `json:"object" in:"query"`
 	Action  string `json:"action" in:"query"`
-	Effect  string `json:"effect" in:"query"`
+	Effect  string `json:"effect" in:"query" enum:"allow,deny"`
 }
 
 // PolicyList is the tenant's policies.
@@ -252,15 +253,15 @@ type DelegationsCreate struct {
 	Capability string          `json:"capability" doc:"the capability of its card asked for"`
 	Task       string          `json:"task" doc:"what to do"`
 	Context    json.RawMessage `json:"context,omitempty" doc:"any JSON the agent gets with the task"`
-	Mode       string          `json:"mode,omitempty" doc:"sync (the default: answers with the outcome) or async (answers at once; the agent reports later)"`
+	Mode       string          `json:"mode,omitempty" doc:"sync (the default: answers with the outcome) or async (answers at once; the agent reports later)" enum:"sync,async"`
 	TimeoutMS  int64           `json:"timeoutMs,omitempty" doc:"how long the agent may take, in milliseconds"`
-	Transport  string          `json:"transport,omitempty" doc:"http or a2a; chosen from the card by default"`
+	Transport  string          `json:"transport,omitempty" doc:"http or a2a; chosen from the card by default" enum:"http,a2a"`
 }
 
 // DelegationsList lists delegation records, newest first.
 type DelegationsList struct {
 	Scope
-	Status  string `json:"status,omitempty" in:"query" doc:"pending, running, accepted, completed, failed, timeout or rejected"`
+	Status  string `json:"status,omitempty" in:"query" doc:"pending, running, accepted, completed, failed, timeout or rejected" enum:"pending,running,accepted,completed,failed,timeout,rejected"`
 	AgentID string `json:"agentId,omitempty" in:"query"`
 	Limit   int    `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 100, 20 by default"`
 	Cursor  string `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
@@ -277,7 +278,7 @@ type DelegationsComplete struct {
 	Tenant string          `json:"tenant" in:"path"`
 	ID     string          `json:"id" in:"path"`
 	Token  string          `json:"token" in:"query" doc:"the delegation's token, from its callback URL"`
-	Status string          `json:"status" doc:"completed or failed"`
+	Status string          `json:"status" doc:"completed or failed" enum:"completed,failed"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
 }

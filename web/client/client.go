@@ -367,8 +367,10 @@ type Field struct {
 	In        string
 	OmitEmpty bool
 	Doc       string
-	Type      reflect.Type
-	Index     []int
+	// Enum are the values it takes, when its `enum` tag lists them.
+	Enum  []string
+	Type  reflect.Type
+	Index []int
 }
 
 // Fields lists the fields of an input type, embedded structs' fields in place.
@@ -387,8 +389,12 @@ func Fields(t reflect.Type) []Field {
 		if name == "-" || !sf.IsExported() {
 			continue
 		}
+		var enum []string
+		if e := sf.Tag.Get("enum"); e != "" {
+			enum = strings.Split(e, ",")
+		}
 		out = append(out, Field{Name: name, In: sf.Tag.Get("in"), OmitEmpty: strings.Contains(opts, "omit"),
-			Doc: sf.Tag.Get("doc"), Type: sf.Type, Index: []int{i}})
+			Doc: sf.Tag.Get("doc"), Enum: enum, Type: sf.Type, Index: []int{i}})
 	}
 	return out
 }

@@ -260,6 +260,9 @@ func InputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 			return nil, err
 		}
 		fs.Description = f.Doc
+		for _, v := range f.Enum {
+			fs.Enum = append(fs.Enum, v)
+		}
 		if f.In == "body" && f.Type == reflect.TypeFor[json.RawMessage]() {
 			fs.Type = "object"
 		}

@@ -211,7 +211,7 @@ func (b *builder) parameters(op *openapi3.Operation, r catalog.Request, i int) (
 		}
 		if p.In != openapi3.ParameterInHeader {
 			p.Description = f.doc
-			p.Schema = b.s.ref(f.typ)
+			p.Schema = b.s.fieldRef(f)
 		}
 		op.AddParameter(p)
 	}

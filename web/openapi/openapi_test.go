@@ -62,6 +62,18 @@ func TestSchemas(t *testing.T) {
 	if ap := card.AdditionalProperties.Has; ap == nil || *ap {
 		t.Error("Card admits members it does not name")
 	}
+	// A field's enum tag narrows its values, in a body and in the query.
+	body := doc.Paths.Value("/v1/tenants/{tenant}/delegations").Post.RequestBody.Value.Content["application/json"].Schema.Value
+	if mode := body.Properties["mode"].Value; !slices.Equal(mode.Enum, []any{"sync", "async"}) {
+		t.Errorf("delegations.create's mode takes %v", mode.Enum)
+	}
+	if p := doc.Paths.Value("/v1/tenants/{tenant}/delegations").Get.Parameters.GetByInAndName("query", "status"); p == nil || len(p.Schema.Value.Enum) != 7 {
+		t.Errorf("delegations.list's status: %+v", p)
+	}
+	tenant := doc.Paths.Value("/v1/tenants/{tenant}").Patch.RequestBody.Value.Content["application/json"].Schema.Value
+	if st := tenant.Properties["status"].Value; !st.Nullable || !slices.Equal(st.Enum, []any{"active", "suspended", nil}) {
+		t.Errorf("tenants.update's status: nullable %v, enum %v", st.Nullable, st.Enum)
+	}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var v any
 	b, _ := json.Marshal(map[string]any{"id": "acme", "name": "Acme", "status": "active", "createdAt": now, "updatedAt": now})

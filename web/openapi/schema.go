@@ -35,6 +35,7 @@ type field struct {
 	in       string // where REST carries an input's field (package web/api)
 	optional bool   // omitempty or omitzero: absent when empty
 	doc      string
+	enum     []string // the values it takes (its `enum` tag)
 	typ      reflect.Type
 }
 
@@ -56,7 +57,11 @@ func fields(t reflect.Type) []field {
 			name = sf.Name
 		}
 		optional := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
-		out = append(out, field{name: name, in: sf.Tag.Get("in"), optional: optional, doc: sf.Tag.Get("doc"), typ: sf.Type})
+		var enum []string
+		if e := sf.Tag.Get("enum"); e != "" {
+			enum = strings.Split(e, ",")
+		}
+		out = append(out, field{name: name, in: sf.Tag.Get("in"), optional: optional, doc: sf.Tag.Get("doc"), enum: enum, typ: sf.Type})
 	}
 	return out
 }
@@ -132,7 +137,7 @@ func (s *schemas) object(t reflect.Type, in string, optional ...string) *openapi
 		if in == "body" && f.in != "" {
 			continue
 		}
-		o.Properties[f.name] = described(s.ref(f.typ), f.doc)
+		o.Properties[f.name] = described(s.fieldRef(f), f.doc)
 		if !f.optional && !slices.Contains(optional, f.name) {
 			o.Required = append(o.Required, f.name)
 		}
@@ -155,6 +160,23 @@ func embedded(t reflect.Type) []reflect.Type {
 		}
 	}
 	return out
+}
+
+// fieldRef is the schema of a field's values: its type's, narrowed to its enum if it has one.
+func (s *schemas) fieldRef(f field) *openapi3.SchemaRef {
+	r := s.ref(f.typ)
+	if len(f.enum) == 0 || r.Ref != "" {
+		return r
+	}
+	v := *r.Value
+	v.Enum = nil
+	for _, e := range f.enum {
+		v.Enum = append(v.Enum, e)
+	}
+	if v.Nullable {
+		v.Enum = append(v.Enum, nil) // OpenAPI 3.0: a nullable enum lists null too
+	}
+	return openapi3.NewSchemaRef("", &v)
 }
 
 // nullable is r, or null.
