@@ -207,6 +207,32 @@ func TestGoClientEveryRequest(t *testing.T) {
 			t.Errorf("%s: %v, want a *client.Error with code %s", r.name, err, r.code)
 		}
 	}
+	// What the client refuses before sending: a required field left empty (a tenant's id is
+	// never the token's tenant: only a scope's is), a value a field does not take.
+	rootOfAcme, err := client.New(e.srv.URL, client.WithToken(e.token("root", "acme", true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsent := []struct {
+		name string
+		call func() error
+	}{
+		{"a tenant deleted without its id", func() error { _, err := rootOfAcme.Tenants.Delete(ctx, api.TenantRef{}); return err }},
+		{"a card read without its id", func() error { _, err := as[false].Cards.Get(ctx, api.CardRef{}); return err }},
+		{"a mode not taken", func() error {
+			_, err := as[false].Delegations.Create(ctx, api.DelegationsCreate{AgentID: "rev", Capability: "review", Task: "t", Mode: "later"})
+			return err
+		}},
+	}
+	for _, u := range unsent {
+		var ce *client.Error
+		if err := u.call(); !errors.As(err, &ce) || ce.Code != "invalid" || ce.Status != 0 {
+			t.Errorf("%s: %v, want an unsent *client.Error invalid", u.name, err)
+		}
+	}
+	if _, err := rootOfAcme.Tenants.Get(ctx, api.TenantRef{Tenant: "acme"}); err != nil {
+		t.Errorf("acme after the refused delete: %v", err)
+	}
 	bad, err := client.New(e.srv.URL, client.WithToken("not-a-token"), client.WithTenant("acme"))
 	if err != nil {
 		t.Fatal(err)
@@ -482,6 +508,8 @@ func TestMCPRefusals(t *testing.T) {
 		{"unknown argument", "cards_get", `{"agentId": "x", "extra": 1}`, "invalid"},
 		{"wrong type", "cards_search", `{"limit": "ten"}`, "invalid"},
 		{"invalid card", "cards_register", `{"agentId": "a b", "name": "X"}`, "invalid"},
+		{"no agentId", "cards_get", `{}`, "invalid"},
+		{"a mode not taken", "delegations_create", `{"agentId": "x", "capability": "c", "task": "t", "mode": "later"}`, "invalid"},
 	}
 	for _, c := range cases {
 		if code := toolErrCode(t, callTool(t, s, c.tool, c.args)); code != c.code {

@@ -29,11 +29,14 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // other failure (a request the service refused, a server that did not answer).
 func exitCode(err error) int {
 	var u usageError
+	var ce *client.Error
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp), errors.As(err, &u):
 		return 2
+	case errors.As(err, &ce) && ce.Status == 0:
+		return 2 // an input the client refused before sending it
 	}
 	return 1
 }
@@ -209,7 +212,14 @@ func runRequest(ctx context.Context, r catalog.Request, args []string, stdout, s
 			return usageError{err}
 		}
 	}
+	flagged := map[string]bool{}
 	for _, g := range given {
+		if !flagged[g.field.Name] {
+			// The first value given for a field replaces what -f gave it: a list is not added to.
+			flagged[g.field.Name] = true
+			v := in.Elem().FieldByIndex(g.field.Index)
+			v.Set(reflect.Zero(v.Type()))
+		}
 		if err := g.set(in.Elem()); err != nil {
 			return usageError{fmt.Errorf("--%s: %w", g.field.Name, err)}
 		}
@@ -473,6 +483,9 @@ func resources() []string {
 // describe is the line an error prints on stderr: a refusal with its request, code and status.
 func describe(err error) string {
 	var ce *client.Error
+	if errors.As(err, &ce) && ce.Status == 0 {
+		return fmt.Sprintf("%s: %s: %s", ce.Request, ce.Code, ce.Message)
+	}
 	if errors.As(err, &ce) {
 		s := fmt.Sprintf("%s refused: %s: %s (HTTP %d", ce.Request, ce.Code, ce.Message, ce.Status)
 		if ce.RequestID != "" {

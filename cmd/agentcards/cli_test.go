@@ -29,15 +29,19 @@ type cliEnv struct {
 	ran        map[string]bool // the catalogue requests a command has carried out
 }
 
-func newCLIEnv(t *testing.T, secrets bool) *cliEnv {
+func newCLIEnv(t *testing.T, secrets bool, bodyLimit ...string) *cliEnv {
 	t.Helper()
 	dir := t.TempDir()
 	key := ""
 	if secrets {
 		key = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
 	}
-	config := fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\nauth:\n  secret: %q\noutbound:\n  allow: [\"127.0.0.0/8\"]\ndelegation:\n  secretKey: %q\n",
-		dir, webtest.Secret, key)
+	limit := ""
+	if len(bodyLimit) > 0 {
+		limit = "\n  bodyLimit: " + bodyLimit[0]
+	}
+	config := fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0%s\nauth:\n  secret: %q\noutbound:\n  allow: [\"127.0.0.0/8\"]\ndelegation:\n  secretKey: %q\n",
+		dir, limit, webtest.Secret, key)
 	s := startServe(t, config)
 	e := &cliEnv{base: s.api.BaseURL, root: webtest.Mint(t, webtest.Tokens(t), "root", "", true), dir: t.TempDir(), ran: map[string]bool{}}
 	e.config = e.file(t, "config.yaml", config)
@@ -287,6 +291,26 @@ func TestCLIEveryRequest(t *testing.T) {
 	e.refused(t, alice, 2, `fields: "colour"`, "cards", "search", "--fields", "colour")
 	e.refused(t, alice, 2, "takes flags only", "cards", "search", "review")
 	e.refused(t, "", 2, "AGENTCARDS_TOKEN", "cards", "search")
+	// Inputs the client refuses before sending: exit 2, and nothing happened.
+	rootOfCLI := webtest.Mint(t, tokens, "root", "cli", true)
+	e.refused(t, rootOfCLI, 2, "tenant is required", "tenants", "delete")
+	e.ok(t, e.root, nil, "tenants", "get", "--tenant", "cli")
+	e.refused(t, alice, 2, "agentId is required", "cards", "get")
+	e.refused(t, alice, 2, "patch is required", "cards", "update", "--agentId", "reviewer")
+	e.refused(t, alice, 2, `mode: "later" is not one of sync, async`, "delegations", "create", "--agentId", "reviewer", "--capability", "review", "--task", "t", "--mode", "later")
+
+	// A flag replaces what -f gave its field, a list included; -f - reads stdin.
+	var replaced struct{ Protocols, Tags []string }
+	e.ok(t, alice, &replaced, "cards", "replace", "-f", card, "--protocols", "mcp", "--tags", "")
+	if !slices.Equal(replaced.Protocols, []string{"mcp"}) || len(replaced.Tags) != 0 {
+		t.Errorf("cards replace -f with --protocols mcp --tags '': %+v", replaced)
+	}
+	stdin = strings.NewReader(`{"agentId": "from-stdin", "name": "From stdin"}`)
+	t.Cleanup(func() { stdin = os.Stdin })
+	e.ok(t, alice, &got, "cards", "register", "-f", "-")
+	if got.AgentID != "from-stdin" {
+		t.Errorf("cards register -f -: %+v", got)
+	}
 	if r := e.run(t, alice, "cards", "search", "-h"); r.code != 0 || !strings.Contains(r.stderr, "-protocol") {
 		t.Errorf("cards search -h: exit %d\n%s", r.code, r.stderr)
 	}

@@ -12,8 +12,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -106,7 +104,7 @@ func runImportMesh(ctx context.Context, args []string, stdout, stderr io.Writer,
 	}
 	progress := newProgress(stderr, len(rows))
 	progress.add(len(skipped))
-	im := meshImport{cl: cl, progress: progress}
+	im := meshImport{cl: cl, progress: progress, done: map[int]bool{}}
 	var plain, withSecret []meshPlan
 	for _, p := range plans {
 		if p.secret != "" {
@@ -123,6 +121,14 @@ func runImportMesh(ctx context.Context, args []string, stdout, stderr io.Writer,
 			break
 		}
 		err = im.alone(ctx, p)
+	}
+	if err != nil {
+		// What the import did not reach is accounted for: every row is imported or skipped.
+		for _, p := range plans {
+			if !im.done[p.row] {
+				im.skipped = append(im.skipped, meshOutcome{Name: p.name, AgentID: p.card.AgentID, Reason: "not tried: the import stopped"})
+			}
+		}
 	}
 	progress.done()
 	skipped = append(skipped, im.skipped...)
@@ -273,55 +279,52 @@ type meshImport struct {
 	progress *progress
 	imported []string
 	skipped  []meshOutcome
+	done     map[int]bool // the rows imported or skipped
 }
 
-// cardIndex reads the index a batch refusal names its card by ("cards[3]: ...").
-var cardIndex = regexp.MustCompile(`^cards\[(\d+)\]\.?:? ?`)
-
-// batch registers the plans, all or none. A refusal that names one card skips that card and
-// sends the others again; a batch over the body limit is sent in halves; any other refusal ends
-// the import.
+// batch registers the plans, all or none. A batch over the body limit is sent in halves; one the
+// service refuses for a card of it (a conflict, an invalid card) is sent again a card at a time,
+// so that each refused card is skipped with its own reason and the others go in.
 func (im *meshImport) batch(ctx context.Context, plans []meshPlan) error {
-	for len(plans) > 0 {
-		in := api.CardsRegisterBatch{Cards: make([]api.CardInput, len(plans))}
-		for i, p := range plans {
-			in.Cards[i] = p.card
+	in := api.CardsRegisterBatch{Cards: make([]api.CardInput, len(plans))}
+	for i, p := range plans {
+		in.Cards[i] = p.card
+	}
+	out, err := im.cl.Cards.RegisterBatch(ctx, in)
+	if err == nil {
+		for i, c := range out.Items {
+			im.imported = append(im.imported, c.AgentID)
+			im.done[plans[i].row] = true
 		}
-		out, err := im.cl.Cards.RegisterBatch(ctx, in)
-		if err == nil {
-			for _, c := range out.Items {
-				im.imported = append(im.imported, c.AgentID)
-			}
-			im.progress.add(len(plans))
-			return nil
-		}
-		var ce *client.Error
-		if !errors.As(err, &ce) {
+		im.progress.add(len(plans))
+		return nil
+	}
+	var ce *client.Error
+	if !errors.As(err, &ce) || fatal(ce) {
+		return err
+	}
+	if ce.Status == http.StatusRequestEntityTooLarge && len(plans) > 1 {
+		half := len(plans) / 2
+		if err := im.batch(ctx, plans[:half]); err != nil {
 			return err
 		}
-		if ce.Status == http.StatusRequestEntityTooLarge && len(plans) > 1 {
-			half := len(plans) / 2
-			if err := im.batch(ctx, plans[:half]); err != nil {
-				return err
-			}
-			plans = plans[half:]
-			continue
-		}
-		m := cardIndex.FindStringSubmatch(ce.Message)
-		if m == nil {
+		return im.batch(ctx, plans[half:])
+	}
+	for _, p := range plans {
+		if err := im.alone(ctx, p); err != nil {
 			return err
 		}
-		i, _ := strconv.Atoi(m[1])
-		if i >= len(plans) {
-			return err
-		}
-		im.skip(plans[i], ce.Code+": "+strings.TrimPrefix(ce.Message, m[0]))
-		plans = slices.Delete(plans, i, i+1)
 	}
 	return nil
 }
 
-// alone registers a card that has an endpoint secret, then sets the secret; a card whose secret
+// fatal reports whether a refusal ends the import rather than one card: the caller is not
+// admitted (a token refused, a suspended tenant), or the service cannot answer.
+func fatal(ce *client.Error) bool {
+	return ce.Status == http.StatusUnauthorized || ce.Code == "tenant_suspended" || ce.Status >= 500 || ce.Status == 0
+}
+
+// alone registers one card, then sets its endpoint secret if it has one; a card whose secret
 // cannot be set is removed again, so none is left that agentkit-mesh would have called with a
 // credential and agentcards would call without.
 func (im *meshImport) alone(ctx context.Context, p meshPlan) error {
@@ -329,23 +332,25 @@ func (im *meshImport) alone(ctx context.Context, p meshPlan) error {
 	if err != nil {
 		return im.refused(p, "", err)
 	}
-	_, err = im.cl.Secrets.Set(ctx, api.SecretsSet{AgentID: c.AgentID, Secret: p.secret})
-	if err == nil {
-		im.imported = append(im.imported, c.AgentID)
-		im.progress.add(1)
-		return nil
+	if p.secret != "" {
+		if _, err := im.cl.Secrets.Set(ctx, api.SecretsSet{AgentID: c.AgentID, Secret: p.secret}); err != nil {
+			if _, rerr := im.cl.Cards.Remove(ctx, api.CardsRemove{AgentID: c.AgentID, IfRevision: c.Revision}); rerr != nil {
+				return fmt.Errorf("the card %s was registered but its endpoint secret was not set (%v), and removing it failed: %w", c.AgentID, err, rerr)
+			}
+			return im.refused(p, "its endpoint secret: ", err)
+		}
 	}
-	if _, rerr := im.cl.Cards.Remove(ctx, api.CardsRemove{AgentID: c.AgentID, IfRevision: c.Revision}); rerr != nil {
-		return fmt.Errorf("the card %s was registered but its endpoint secret was not set (%v), and removing it failed: %w", c.AgentID, err, rerr)
-	}
-	return im.refused(p, "its endpoint secret: ", err)
+	im.imported = append(im.imported, c.AgentID)
+	im.done[p.row] = true
+	im.progress.add(1)
+	return nil
 }
 
-// refused skips a card the service refused (a client.Error) and ends the import on anything
-// else, such as a server that stopped answering.
+// refused skips a card the service refused, and ends the import on a refusal of the caller or
+// on anything else, such as a server that stopped answering.
 func (im *meshImport) refused(p meshPlan, what string, err error) error {
 	var ce *client.Error
-	if !errors.As(err, &ce) || ce.Status == http.StatusUnauthorized || ce.Status >= 500 {
+	if !errors.As(err, &ce) || fatal(ce) {
 		return err
 	}
 	im.skip(p, what+ce.Code+": "+ce.Message)
@@ -354,6 +359,7 @@ func (im *meshImport) refused(p meshPlan, what string, err error) error {
 
 func (im *meshImport) skip(p meshPlan, reason string) {
 	im.skipped = append(im.skipped, meshOutcome{Name: p.name, AgentID: p.card.AgentID, Reason: reason})
+	im.done[p.row] = true
 	im.progress.add(1)
 }
 

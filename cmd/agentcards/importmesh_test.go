@@ -77,6 +77,24 @@ type meshSummary struct {
 	Skipped  []struct{ Name, AgentID, Reason string }
 }
 
+// accounted fails unless every row is imported or skipped, once.
+func (s meshSummary) accounted(t *testing.T) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, id := range s.Imported {
+		seen["+"+id] = true
+	}
+	for _, k := range s.Skipped {
+		if seen[k.Name] {
+			t.Errorf("%s is skipped twice", k.Name)
+		}
+		seen[k.Name] = true
+	}
+	if len(s.Imported)+len(s.Skipped) != s.Total || len(seen) != s.Total {
+		t.Errorf("%d rows: %d imported, %d skipped", s.Total, len(s.Imported), len(s.Skipped))
+	}
+}
+
 func (s meshSummary) reason(name string) string {
 	for _, k := range s.Skipped {
 		if k.Name == name {
@@ -130,6 +148,7 @@ func TestImportMesh(t *testing.T) {
 	if sum.Tenant != "mesh" || sum.Total != 239 || len(sum.Imported) != 234 || len(sum.Skipped) != 5 {
 		t.Fatalf("import-mesh: tenant %s, total %d, imported %d, skipped %+v", sum.Tenant, sum.Total, len(sum.Imported), sum.Skipped)
 	}
+	sum.accounted(t)
 	for name, want := range map[string]string{
 		"bad-caps":     "not a JSON list of strings",
 		"header-auth":  `"header" credential (header "X-Api-Key")`,
@@ -214,6 +233,28 @@ func TestImportMesh(t *testing.T) {
 		t.Errorf("bearer-agent was left without its secret: %v", err)
 	}
 
+	// A caller who may not write cards: every row refused as forbidden, none half-written.
+	bob := webtest.Mint(t, webtest.Tokens(t), "bob", "mesh", false)
+	e.ok(t, alice, nil, "roles", "grant", "--subject", "bob", "--role", "reader")
+	r = e.run(t, bob, "cards", "import-mesh", "--from", meshDB(t, meshSchema, rows[9:20]), "-o", "json")
+	sum = meshSummary{}
+	_ = json.Unmarshal([]byte(r.stdout), &sum)
+	sum.accounted(t)
+	if r.code != 1 || len(sum.Imported) != 0 || len(sum.Skipped) != 11 || !strings.HasPrefix(sum.Skipped[0].Reason, "forbidden: ") {
+		t.Errorf("import-mesh by a reader: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// A suspended tenant ends the import at its first request: every row accounted as not tried.
+	e.ok(t, e.root, nil, "tenants", "create", "--id", "frozen", "--name", "Frozen", "--admins", "alice")
+	e.ok(t, e.root, nil, "tenants", "update", "--tenant", "frozen", "--status", "suspended")
+	r = e.run(t, webtest.Mint(t, webtest.Tokens(t), "alice", "frozen", false), "cards", "import-mesh", "--from", meshDB(t, meshSchema, rows[9:12]), "-o", "json")
+	sum = meshSummary{}
+	_ = json.Unmarshal([]byte(r.stdout), &sum)
+	sum.accounted(t)
+	if r.code != 1 || !strings.Contains(r.stderr, "tenant_suspended") || sum.reason("agent-000") != "not tried: the import stopped" {
+		t.Errorf("import-mesh into a suspended tenant: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	// What is not a registry, or not there.
 	notMesh := filepath.Join(t.TempDir(), "other.db")
 	if db, err := sql.Open("sqlite3", notMesh); err == nil {
@@ -223,4 +264,26 @@ func TestImportMesh(t *testing.T) {
 	e.refused(t, alice, 1, "not an agentkit-mesh registry", "cards", "import-mesh", "--from", notMesh)
 	e.refused(t, alice, 2, "no such file", "cards", "import-mesh", "--from", filepath.Join(t.TempDir(), "none.db"))
 	e.refused(t, alice, 2, "needs --from", "cards", "import-mesh")
+}
+
+// TestImportMeshBodyLimit: batches over the server's body limit go in halves, and a row too
+// large to send alone is skipped with the reason while the others go in.
+func TestImportMeshBodyLimit(t *testing.T) {
+	e := newCLIEnv(t, false, "4096")
+	e.ok(t, e.root, nil, "tenants", "create", "--id", "mesh", "--name", "Mesh", "--admins", "alice")
+	alice := webtest.Mint(t, webtest.Tokens(t), "alice", "mesh", false)
+	var rows []meshRow
+	for i := range 40 {
+		rows = append(rows, meshRow{name: fmt.Sprintf("agent-%02d", i), description: "a small agent", capabilities: `["work"]`, endpoint: "http://127.0.0.1:5000/task"})
+	}
+	rows = append(rows, meshRow{name: "agent-big", description: strings.Repeat("long ", 1200), capabilities: `["work"]`, endpoint: "http://127.0.0.1:5000/task"})
+	r := e.run(t, alice, "cards", "import-mesh", "--from", meshDB(t, meshSchema, rows), "-o", "json")
+	var sum meshSummary
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatalf("import-mesh: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	sum.accounted(t)
+	if r.code != 1 || len(sum.Imported) != 40 || !strings.HasPrefix(sum.reason("agent-big"), "too_large: ") {
+		t.Errorf("import-mesh over a 4 KiB body limit: exit %d, imported %d, skipped %+v\n%s", r.code, len(sum.Imported), sum.Skipped, r.stderr)
+	}
 }

@@ -16,16 +16,19 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/catalog"
 )
 
 // Error is a request the service refused, or an answer that was not the service's: Code is the
 // error code of the service's error body ("not_found", "stale", ...), or "unexpected_response"
-// when the answer carried none.
+// when the answer carried none. An input the client refused before sending it (a required field
+// left empty, a value a field does not take) is an Error with Code "invalid" and no Status.
 type Error struct {
 	// Request is the catalogue name of the request refused.
 	Request   string
@@ -38,6 +41,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("%s: %s (%s)", e.Request, e.Message, e.Code)
+	}
 	return fmt.Sprintf("%s: %s (%d %s)", e.Request, e.Message, e.Status, e.Code)
 }
 
@@ -146,11 +152,42 @@ func (c *Client) Call(ctx context.Context, name string, in, out any) error {
 	if v.Type() != r.In {
 		return fmt.Errorf("client: %s takes %v, not %v", name, r.In, v.Type())
 	}
+	if err := check(r, v); err != nil {
+		return err
+	}
 	req, err := c.encode(r, v)
 	if err != nil {
 		return err
 	}
 	return c.send(ctx, r, req, out)
+}
+
+// scopedType is the inputs whose tenant, left empty, is the client's (api.Scope).
+var scopedType = reflect.TypeFor[api.Scoped]()
+
+// refuse is an input refused before it was sent: an *Error with no status, the code the service
+// would answer.
+func refuse(name, format string, args ...any) *Error {
+	return &Error{Request: name, Code: "invalid", Message: fmt.Sprintf(format, args...) + ": invalid request (not sent)"}
+}
+
+// check refuses, before anything is sent, an input the service would refuse for its shape: a
+// field it requires (one without omitempty) left empty, or a value outside a field's enum. A
+// scope's tenant may be left empty: it is the client's.
+func check(r catalog.Request, v reflect.Value) error {
+	for _, f := range Fields(r.In) {
+		fv := v.FieldByIndex(f.Index)
+		if !f.OmitEmpty && fv.IsZero() {
+			return refuse(r.Name, "%s is required", f.Name)
+		}
+		if fv.Kind() == reflect.Pointer && !fv.IsNil() {
+			fv = fv.Elem()
+		}
+		if len(f.Enum) > 0 && fv.Kind() == reflect.String && fv.String() != "" && !slices.Contains(f.Enum, fv.String()) {
+			return refuse(r.Name, "%s: %q is not one of %s", f.Name, fv.String(), strings.Join(f.Enum, ", "))
+		}
+	}
+	return nil
 }
 
 // encoded is a request ready to send, again on each attempt.
@@ -173,7 +210,7 @@ func (c *Client) encode(r catalog.Request, v reflect.Value) (encoded, error) {
 		switch f.In {
 		case "path":
 			s := fmt.Sprint(fv.Interface())
-			if f.Name == "tenant" && s == "" {
+			if f.Name == "tenant" && s == "" && reflect.PointerTo(r.In).Implements(scopedType) {
 				s = c.tenant
 			}
 			params[f.Name] = s
@@ -222,7 +259,10 @@ func (c *Client) encode(r catalog.Request, v reflect.Value) (encoded, error) {
 	}
 	path, err := fillPath(route.Path, params)
 	if err != nil {
-		return encoded{}, fmt.Errorf("client: %s: %w", r.Name, err)
+		if params["tenant"] == "" {
+			return encoded{}, refuse(r.Name, "tenant is required: the token names none")
+		}
+		return encoded{}, refuse(r.Name, "%v", err)
 	}
 	if len(query) > 0 {
 		path += "?" + query.Encode()

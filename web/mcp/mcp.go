@@ -11,6 +11,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -139,7 +140,7 @@ var details = map[string]string{
 	"cards.search": "Answers one page: total (all matches), items ranked by score when q is given, and nextCursor " +
 		"when there are more (pass it as cursor). Each item is compact by default: agentId, name, description, " +
 		"score, matchedCapabilities, endpoint; fields chooses others (any card field, matchedResources, or card for the whole card). " +
-		"Lists (protocol, capability, tag) match any of their values; the filters all apply.",
+		"The filters all apply, and a list (protocol, capability, tag, resource) each of its values.",
 	"cards.get":            "Answers the whole card with its revision.",
 	"cards.register":       "Stores a new card and answers it with revision 1; conflict if the agent has a card, invalid naming each bad field.",
 	"cards.register_batch": "All or none: one bad card refuses the batch, naming it by index and field.",
@@ -231,7 +232,8 @@ func toolError(err error) *sdk.CallToolResult {
 			RequestID string `json:"requestId,omitempty"`
 		} `json:"error"`
 	}
-	if ce, ok := err.(*client.Error); ok {
+	var ce *client.Error
+	if errors.As(err, &ce) {
 		body.Error.Code, body.Error.Message, body.Error.RequestID = ce.Code, ce.Message, ce.RequestID
 	} else {
 		body.Error.Code, body.Error.Message = "unavailable", err.Error()
@@ -250,8 +252,8 @@ var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonsc
 
 // InputSchema is the schema of a tool's arguments: the input's fields under their JSON names
 // (the fields REST carries in the path, the query, a header and the body alike), described by
-// their doc tags; the ones without omitempty are required, except the tenant, which defaults
-// to the token's.
+// their doc tags; the ones without omitempty are required (a scope's tenant has it: it defaults
+// to the token's).
 func InputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
 	for _, f := range client.Fields(t) {
@@ -268,7 +270,7 @@ func InputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 		}
 		s.Properties[f.Name] = fs
 		s.PropertyOrder = append(s.PropertyOrder, f.Name)
-		if !f.OmitEmpty && f.Name != "tenant" {
+		if !f.OmitEmpty {
 			s.Required = append(s.Required, f.Name)
 		}
 	}

@@ -284,14 +284,12 @@ func registryList(ctx context.Context, c *client.Client, args json.RawMessage, n
 	if err := decodeArgs(args, &in); err != nil {
 		return nil, err
 	}
-	// The search takes any of its capabilities and tags; the seed's filters take all of them,
-	// so the first narrows on the server and the rest are checked here.
-	q := api.CardsSearch{Limit: 100}
-	want := slices.DeleteFunc([]string{in.Capability, in.Offering}, func(s string) bool { return s == "" })
-	if len(want) > 0 {
-		q.Capability = want[:1]
-	} else if len(in.Tags) > 0 {
-		q.Tag = in.Tags[:1]
+	// The seed's filters all apply, each with all its values, as the search's do.
+	q := api.CardsSearch{Limit: 100, Tag: in.Tags}
+	for _, c := range []string{in.Capability, in.Offering} {
+		if c != "" && !slices.Contains(q.Capability, c) {
+			q.Capability = append(q.Capability, c)
+		}
 	}
 	out := registryListOut{Agents: []registryAgent{}, Notice: notice}
 	for h, err := range c.Cards.SearchAll(ctx, q) {
@@ -299,9 +297,6 @@ func registryList(ctx context.Context, c *client.Client, args json.RawMessage, n
 			return nil, err
 		}
 		names := capabilityNames(h.Card.Capabilities)
-		if !containsAll(names, want, false) || !containsAll(h.Card.Tags, in.Tags, true) {
-			continue
-		}
 		out.Total++
 		if len(out.Agents) < registryListMax {
 			out.Agents = append(out.Agents, registryAgent{AgentID: h.Card.AgentID, Name: h.Card.Name,
@@ -309,15 +304,4 @@ func registryList(ctx context.Context, c *client.Client, args json.RawMessage, n
 		}
 	}
 	return out, nil
-}
-
-// containsAll reports whether have holds every one of want (tags compare in any case, as the
-// search compares them).
-func containsAll(have, want []string, anyCase bool) bool {
-	for _, w := range want {
-		if !slices.ContainsFunc(have, func(h string) bool { return h == w || anyCase && strings.EqualFold(h, w) }) {
-			return false
-		}
-	}
-	return true
 }

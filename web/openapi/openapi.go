@@ -211,6 +211,10 @@ func (b *builder) parameters(op *openapi3.Operation, r catalog.Request, i int) (
 		}
 		if p.In != openapi3.ParameterInHeader {
 			p.Description = f.doc
+			if p.In == openapi3.ParameterInPath && f.name == "tenant" {
+				// On REST the tenant is always in the path; other doors default it to the token's.
+				p.Description = "the tenant's id"
+			}
 			p.Schema = b.s.fieldRef(f)
 		}
 		op.AddParameter(p)

@@ -101,9 +101,9 @@ func ifNoneMatch(doc string) *openapi3.ParameterRef {
 // names of search.Query), where the GET form's query parameters, and so the catalogue's input,
 // are singular.
 type SearchBody struct {
-	Protocols    []string `json:"protocols,omitempty" doc:"protocols the card speaks (any of them)"`
-	Capabilities []string `json:"capabilities,omitempty" doc:"capability names, exact (any of them)"`
-	Tags         []string `json:"tags,omitempty" doc:"tags (any of them)"`
+	Protocols    []string `json:"protocols,omitempty" doc:"protocols the card must speak, any case (all of them)"`
+	Capabilities []string `json:"capabilities,omitempty" doc:"capabilities the card must have, by exact name (all of them)"`
+	Tags         []string `json:"tags,omitempty" doc:"tags the card must have, any case (all of them)"`
 	Resources    []string `json:"resources,omitempty" doc:"URIs the card's resources must cover"`
 	Name         string   `json:"name,omitempty" doc:"a substring of the card's name, any case"`
 	Q            string   `json:"q,omitempty" doc:"free text, ranked"`
