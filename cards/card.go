@@ -39,6 +39,24 @@ const (
 	VisibilityPublic  Visibility = "public"
 )
 
+// Status says whether a card is in service. A card is active unless it says otherwise: the
+// status is stored and served only when it is another.
+type Status string
+
+// The statuses. Deprecated: still found and delegated to, flagged, with a message and a successor
+// if given; disabled: kept, but found only when asked for by status, and never delegated to.
+const (
+	StatusActive     Status = "active"
+	StatusDeprecated Status = "deprecated"
+	StatusDisabled   Status = "disabled"
+)
+
+// Deprecation says why a deprecated card is, and which agent replaces it.
+type Deprecation struct {
+	Message   string `json:"message,omitempty"`
+	Successor string `json:"successor,omitempty"`
+}
+
 // Card describes one agent: what it can do, which protocols it speaks, how to call it.
 type Card struct {
 	AgentID          string            `json:"agentId"`
@@ -54,6 +72,9 @@ type Card struct {
 	Metadata         json.RawMessage   `json:"metadata,omitempty"`
 	Visibility       Visibility        `json:"visibility"`
 	A2A              *A2A              `json:"a2a,omitempty"`
+	// Status is absent (active), deprecated or disabled; Deprecation only with deprecated.
+	Status      Status       `json:"status,omitempty"`
+	Deprecation *Deprecation `json:"deprecation,omitempty"`
 
 	// Server-owned: ignored on input.
 	ID        string    `json:"id"`
@@ -159,7 +180,7 @@ var (
 	clientFields = map[string]bool{
 		"agentId": true, "name": true, "description": true, "version": true, "protocols": true,
 		"capabilities": true, "authRequirements": true, "endpoint": true, "resources": true,
-		"tags": true, "metadata": true, "visibility": true, "a2a": true,
+		"tags": true, "metadata": true, "visibility": true, "a2a": true, "status": true, "deprecation": true,
 	}
 	serverFields = map[string]bool{"id": true, "revision": true, "createdAt": true, "updatedAt": true}
 )
@@ -181,4 +202,11 @@ func (c *Card) normalize() {
 	if c.Visibility == "" {
 		c.Visibility = VisibilityTenant
 	}
+	if c.Status == StatusActive {
+		c.Status = "" // active is the status of a card that names none: one form, stored and served
+	}
 }
+
+// Disabled reports whether the card is disabled: kept, but neither found by default nor
+// delegated to.
+func (c *Card) Disabled() bool { return c.Status == StatusDisabled }

@@ -144,6 +144,24 @@ func (c Card) Validate() error {
 	if len(c.Metadata) > 0 && !isObject(c.Metadata) {
 		p.addf("metadata: must be a JSON object")
 	}
+	switch c.Status {
+	case "", StatusActive, StatusDeprecated, StatusDisabled:
+	default:
+		p.addf("status: %q must be one of active, deprecated, disabled", c.Status)
+	}
+	if d := c.Deprecation; d != nil {
+		if c.Status != StatusDeprecated {
+			p.addf("deprecation: only with status deprecated")
+		}
+		p.text("deprecation.message", d.Message, maxDescriptionLength)
+		if d.Successor != "" {
+			if !agentIDPattern.MatchString(d.Successor) {
+				p.addf("deprecation.successor: %q must be an agentId ([A-Za-z0-9][A-Za-z0-9_.-]{0,127})", d.Successor)
+			} else if d.Successor == c.AgentID {
+				p.addf("deprecation.successor: a card cannot succeed itself")
+			}
+		}
+	}
 	switch c.Visibility {
 	case "", VisibilityPrivate, VisibilityTenant, VisibilityPublic:
 	default:

@@ -174,6 +174,7 @@ var searchParams = map[string]func(q *search.Query, values []string) error{
 	"capability": func(q *search.Query, v []string) error { q.Capabilities = v; return nil },
 	"tag":        func(q *search.Query, v []string) error { q.Tags = v; return nil },
 	"resource":   func(q *search.Query, v []string) error { q.Resources = v; return nil },
+	"status":     func(q *search.Query, v []string) error { q.Status = v; return nil },
 	"name":       func(q *search.Query, v []string) error { return single("name", v, &q.Name) },
 	"q":          func(q *search.Query, v []string) error { return single("q", v, &q.Q) },
 	// limit and cursor are the page's, read by pageQuery; listed so that the route takes them.

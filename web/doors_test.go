@@ -397,6 +397,9 @@ func TestMCPToolsAreTheCatalogue(t *testing.T) {
 		}
 		for _, f := range client.Fields(r.In) {
 			prop, _ := schema.Properties[f.Name].(map[string]any)
+			if items, ok := prop["items"].(map[string]any); ok {
+				prop = items // a list's values are its items'
+			}
 			var enum []string
 			if list, ok := prop["enum"].([]any); ok {
 				for _, v := range list {

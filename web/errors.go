@@ -34,6 +34,7 @@ var statuses = map[fault.Kind]int{
 	fault.EndpointBlocked:     http.StatusForbidden,
 	fault.NotFound:            http.StatusNotFound,
 	fault.Conflict:            http.StatusConflict,
+	fault.CardDisabled:        http.StatusConflict,
 	fault.Expired:             http.StatusGone,
 	fault.Stale:               http.StatusPreconditionFailed,
 	fault.TooLarge:            http.StatusRequestEntityTooLarge,

@@ -130,7 +130,7 @@ func TestReadYourWritesUnderLoad(t *testing.T) {
 // TestWrittenCardsIndexedAsStored: a write applies the card it wrote to the loaded index without
 // reading it back (Index.Wrote), so what it indexes must be what the store holds. On every
 // database, cards registered, imported (every A2A sample), created and replaced with PUT,
-// patched (fields changed, removed with null, added; tags, resources, visibility), registered
+// patched (fields changed, removed with null, added; tags, resources, visibility, status), registered
 // in a batch, and deleted and registered anew are written to a tenant whose index is loaded;
 // then a second server on the same database, whose index is built from the store, must answer
 // each query exactly as the first (the same hits, in the same order, with the same scores and
@@ -175,6 +175,8 @@ func TestWrittenCardsIndexedAsStored(t *testing.T) {
 			{a1, `{"description":"translation desk for contracts"}`},
 			{a1, `{"tags":["legal","zebra-tag"],"resources":[{"uri":"repo://acme/contracts","access":"read"}]}`},
 			{a0, `{"visibility":"public"}`},
+			{a1, `{"status":"deprecated","deprecation":{"message":"use another desk"}}`},
+			{a0, `{"status":"disabled"}`},
 		} {
 			expect(t, e.do("PATCH", "/v1/tenants/acme/cards/"+p.agent, alice, json.RawMessage(p.patch)), http.StatusOK)
 		}
@@ -190,11 +192,12 @@ func TestWrittenCardsIndexedAsStored(t *testing.T) {
 
 		// Queries: every word of every card's name, a few of the corpus's, the filters, and all.
 		all := e.search(alice, "acme", "limit=100")
-		// 30 registered, 7 samples imported, 1 created by PUT, 30 in the batch.
-		if all.Total != 68 {
-			t.Fatalf("%d cards, want 68", all.Total)
+		// 30 registered, 7 samples imported, 1 created by PUT, 30 in the batch; one disabled.
+		if all.Total != 67 {
+			t.Fatalf("%d cards, want 67", all.Total)
 		}
-		queries := []string{"limit=100", "q=translate", "q=zanzibar", "q=ledgers", "q=contracts", "q=currency",
+		queries := []string{"status=disabled", "status=deprecated&limit=100", "status=active&status=deprecated&status=disabled&limit=100",
+			"status=disabled&q=zanzibar", "limit=100", "q=translate", "q=zanzibar", "q=ledgers", "q=contracts", "q=currency",
 			"q=weather", "q=agent&limit=100", "resource=repo://acme/contracts", "resource=repo://acme/other"}
 		var listing struct {
 			Items []struct {

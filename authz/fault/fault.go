@@ -35,6 +35,8 @@ const (
 	NotFound Kind = "not_found"
 	// Conflict: the resource exists already, or its state does not allow the change.
 	Conflict Kind = "conflict"
+	// CardDisabled: the agent's card is disabled: kept, but not to be delegated to.
+	CardDisabled Kind = "card_disabled"
 	// Stale: a precondition (If-Match, If-None-Match, a revision) does not hold.
 	Stale Kind = "precondition_failed"
 	// Expired: the resource's time is over (a delegation's deadline).
@@ -64,7 +66,7 @@ const (
 
 // Kinds lists every kind, for the doors' tables to be checked against.
 var Kinds = []Kind{Invalid, Malformed, TooLarge, Unauthenticated, Forbidden, Suspended, NotFound,
-	Conflict, Stale, Expired, DepthExceeded, EndpointBlocked, URLBlocked, BadSignature, FetchFailed,
+	Conflict, CardDisabled, Stale, Expired, DepthExceeded, EndpointBlocked, URLBlocked, BadSignature, FetchFailed,
 	RateLimited, AgentUnavailable, Unavailable, Timeout, VersionNotSupported}
 
 // Error makes a bare Kind an error, so that errors.Is(err, fault.NotFound) works on any chain.

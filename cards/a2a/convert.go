@@ -34,6 +34,9 @@ func FromCard(c cards.Card) AgentCard {
 	if out.Provider != nil && *out.Provider == (cards.Provider{}) {
 		out.Provider = nil
 	}
+	if c.Status == cards.StatusDeprecated {
+		out.Capabilities.Extensions = withDeprecation(out.Capabilities.Extensions, c.Deprecation)
+	}
 	out.SecuritySchemes, out.SecurityRequirements = securityOf(c)
 	for _, cp := range c.Capabilities {
 		tags := cp.Tags
@@ -216,4 +219,27 @@ func authFromSecurity(schemes, reqs json.RawMessage, skillReqs bool) *cards.Auth
 		}
 	}
 	return nil
+}
+
+// DeprecationExtension is the URI of the extension a deprecated agent's A2A card declares: A2A
+// has no status of its own, and an extension is how a card says more than the spec does. Its
+// description is the deprecation's message, its params name the successor.
+const DeprecationExtension = "https://agentcards.dev/extensions/deprecation/v1"
+
+// withDeprecation adds the deprecation extension to a card's extensions (replacing one there).
+func withDeprecation(exts json.RawMessage, d *cards.Deprecation) json.RawMessage {
+	var list []json.RawMessage
+	_ = json.Unmarshal(exts, &list) // the stored extensions are a list, or absent
+	list = slices.DeleteFunc(list, func(e json.RawMessage) bool {
+		var ext struct{ URI string }
+		return json.Unmarshal(e, &ext) == nil && ext.URI == DeprecationExtension
+	})
+	ext := map[string]any{"uri": DeprecationExtension, "required": false, "description": "This agent is deprecated."}
+	if d != nil && d.Message != "" {
+		ext["description"] = d.Message
+	}
+	if d != nil && d.Successor != "" {
+		ext["params"] = map[string]string{"successor": d.Successor}
+	}
+	return mustJSON(append(list, mustJSON(ext)))
 }

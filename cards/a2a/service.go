@@ -115,6 +115,9 @@ func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string)
 	if err != nil {
 		return cards.Card{}, err
 	}
+	if c.Disabled() {
+		return cards.Card{}, notFound // kept, but out of service: not offered to A2A clients
+	}
 	if c.Visibility == cards.VisibilityPublic {
 		return c, nil
 	}

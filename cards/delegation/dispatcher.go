@@ -246,6 +246,10 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		}
 		return Delegation{}, err
 	}
+	if card.Disabled() {
+		// Told only to a caller allowed to delegate to it, who may know the card's status.
+		return x.reject(ctx, tenant, d, fault.Errorf(fault.CardDisabled, "card %q is disabled: not delegated to", req.AgentID))
+	}
 	if d.Depth > x.cfg.MaxDepth {
 		return x.reject(ctx, tenant, d, fault.Errorf(fault.DepthExceeded, "depth %d is over the maximum of %d: delegation chain too deep", d.Depth, x.cfg.MaxDepth))
 	}

@@ -63,7 +63,7 @@ func (s *Service) Public(ctx context.Context, tenant tenants.ID, after string, l
 			return PublicPage{}, err
 		}
 		for _, c := range batch {
-			if c.Visibility == cards.VisibilityPublic && len(page.Cards) <= limit {
+			if c.Visibility == cards.VisibilityPublic && !c.Disabled() && len(page.Cards) <= limit {
 				page.Cards = append(page.Cards, c)
 			}
 		}
@@ -88,7 +88,7 @@ func (s *Service) publicFromIndex(ctx context.Context, tenant tenants.ID, after 
 	}
 	page := PublicPage{Cards: []cards.Card{}}
 	for _, c := range found {
-		if c.Visibility == cards.VisibilityPublic { // it may have changed since the index answered
+		if c.Visibility == cards.VisibilityPublic && !c.Disabled() { // it may have changed since the index answered
 			page.Cards = append(page.Cards, c)
 		}
 	}

@@ -24,6 +24,9 @@ type Query struct {
 	Q string `json:"q"`
 	// Resources are URIs that the card's resources must cover.
 	Resources []string `json:"resources"`
+	// Status lists the statuses to find, any of them: by default active and deprecated cards,
+	// disabled ones only when asked for.
+	Status []string `json:"status"`
 	// Page is the page asked for: DefaultLimit and MaxLimit bound it.
 	cards.Page
 }
@@ -32,6 +35,7 @@ type Query struct {
 type plan struct {
 	protocols, capabilities, tags []string
 	name                          string // lowercased
+	statuses                      uint8  // the statusBit of each status to find
 	resources                     []resourcePattern
 	terms                         []term // distinct query tokens of q
 	limit                         int
@@ -68,6 +72,9 @@ func (q Query) compile() (plan, error) {
 		return plan{}, fault.Errorf(fault.Invalid, "name: longer than %d bytes: invalid", cards.MaxShortText)
 	}
 	p.name = strings.ToLower(q.Name)
+	if p.statuses, err = statusMask(q.Status); err != nil {
+		return plan{}, err
+	}
 	for i, r := range q.Resources {
 		rp, err := parseResource(r)
 		if err != nil {
@@ -135,7 +142,7 @@ func normalizeList(name string, in []string, norm func(string) string) ([]string
 // refused instead of silently paging through something else.
 func (q Query) fingerprint(p plan) uint64 {
 	h := sha256.New()
-	for _, part := range [][]string{p.protocols, p.capabilities, p.tags, {p.name}, q.Resources, {strings.ToLower(q.Q)}} {
+	for _, part := range [][]string{p.protocols, p.capabilities, p.tags, {p.name}, q.Resources, {strings.ToLower(q.Q)}, {string(rune('0' + p.statuses))}} {
 		for _, s := range part {
 			h.Write([]byte(s))
 			h.Write([]byte{0})
@@ -144,3 +151,45 @@ func (q Query) fingerprint(p plan) uint64 {
 	}
 	return binary.BigEndian.Uint64(h.Sum(nil))
 }
+
+// The statuses as bits of a mask; a card that names none is active.
+const (
+	bitActive uint8 = 1 << iota
+	bitDeprecated
+	bitDisabled
+
+	// defaultStatuses are what a search finds unless it asks for statuses: disabled cards are kept
+	// out of sight.
+	defaultStatuses = bitActive | bitDeprecated
+	allStatuses     = bitActive | bitDeprecated | bitDisabled
+)
+
+func statusBit(s cards.Status) uint8 {
+	switch s {
+	case cards.StatusDeprecated:
+		return bitDeprecated
+	case cards.StatusDisabled:
+		return bitDisabled
+	}
+	return bitActive
+}
+
+// statusMask reads the statuses asked for; none asked is the default.
+func statusMask(list []string) (uint8, error) {
+	if len(list) == 0 {
+		return defaultStatuses, nil
+	}
+	var m uint8
+	for _, v := range list {
+		switch st := cards.Status(v); st {
+		case cards.StatusActive, cards.StatusDeprecated, cards.StatusDisabled:
+			m |= statusBit(st)
+		default:
+			return 0, fault.Errorf(fault.Invalid, "status: %q must be one of active, deprecated, disabled: invalid", v)
+		}
+	}
+	return m, nil
+}
+
+// finds reports whether the plan finds a card of the status.
+func (p *plan) finds(s cards.Status) bool { return p.statuses&statusBit(s) != 0 }

@@ -14,12 +14,15 @@ import (
 // changed card is removed and added again, so posting lists stay sorted by appending, and removed
 // documents are skipped until a compaction renumbers everything.
 type tenantIndex struct {
-	mu    sync.RWMutex
-	docs  []idoc
-	live  int
-	alive []uint64 // bitmap of the live documents
-	byID  map[string]uint32
-	order []uint32 // live documents sorted by agentId: the answer order without q
+	mu   sync.RWMutex
+	docs []idoc
+	live int
+	// disabled counts the live disabled cards: while there are none, a search for the default
+	// statuses needs no check of them.
+	disabled int
+	alive    []uint64 // bitmap of the live documents
+	byID     map[string]uint32
+	order    []uint32 // live documents sorted by agentId: the answer order without q
 
 	postings
 
@@ -38,6 +41,7 @@ type idoc struct {
 	cardID   string
 	revision int64
 	public   bool
+	status   cards.Status
 }
 
 func newTenantIndex() *tenantIndex {
@@ -104,7 +108,7 @@ func (x *tenantIndex) load(cs []cards.Card) {
 
 func newIdoc(c cards.Card, d doc) idoc {
 	return idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
-		cardID: c.ID, revision: c.Revision, public: c.Visibility == cards.VisibilityPublic}
+		cardID: c.ID, revision: c.Revision, public: c.Visibility == cards.VisibilityPublic && !c.Disabled(), status: c.Status}
 }
 
 // add indexes the analysed card d as a new document. The caller holds mu.
@@ -119,6 +123,9 @@ func (x *tenantIndex) add(c cards.Card, d doc) {
 func (x *tenantIndex) register(n uint32) {
 	x.gen++
 	x.live++
+	if x.docs[n].status == cards.StatusDisabled {
+		x.disabled++
+	}
 	for int(n>>6) >= len(x.alive) {
 		x.alive = append(x.alive, 0)
 	}
@@ -146,6 +153,9 @@ func (x *tenantIndex) remove(agentID string) {
 	x.docs[n].resources = nil
 	x.alive[n>>6] &^= 1 << (n & 63)
 	x.live--
+	if x.docs[n].status == cards.StatusDisabled {
+		x.disabled--
+	}
 	if i, found := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent); found {
 		x.order = slices.Delete(x.order, i, i+1)
 	}

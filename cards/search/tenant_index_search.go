@@ -68,15 +68,18 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool) ([]candidate, 
 			cand = intersect(cand, l)
 		}
 	}
-	// accept applies what postings cannot: liveness, the exact substring, resources, permission.
+	// Statuses need checking unless the plan finds every status a live card has.
+	status := p.statuses != allStatuses && !(p.statuses == defaultStatuses && x.disabled == 0)
+	// accept applies what postings cannot: liveness, the exact substring, resources, status,
+	// permission.
 	accept := func(n uint32) bool {
 		d := &x.docs[n]
 		return d.alive && (p.name == "" || strings.Contains(d.name, p.name)) &&
-			coversAll(d.resources, p.resources) && (readable == nil || readable(d.agentID))
+			coversAll(d.resources, p.resources) && (!status || p.finds(d.status)) && (readable == nil || readable(d.agentID))
 	}
 	// Ranking skips removed documents itself; it needs accept only for the other checks.
 	rankAccept := accept
-	if p.name == "" && len(p.resources) == 0 && readable == nil {
+	if p.name == "" && len(p.resources) == 0 && !status && readable == nil {
 		rankAccept = nil
 	}
 	s := scratchPool.Get().(*scratch)
@@ -85,7 +88,7 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool) ([]candidate, 
 	if len(p.terms) > 0 {
 		return x.rankedBits(p, cand, rankAccept, s)
 	}
-	everything := cand == nil && p.name == "" && len(p.resources) == 0 && readable == nil
+	everything := cand == nil && p.name == "" && len(p.resources) == 0 && !status && readable == nil
 	return x.ordered(p, cand, everything, accept, s)
 }
 

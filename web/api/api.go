@@ -87,6 +87,8 @@ type CardInput struct {
 	Metadata         json.RawMessage         `json:"metadata,omitempty" doc:"any JSON object"`
 	Visibility       string                  `json:"visibility,omitempty" doc:"private, tenant (the default) or public" enum:"private,tenant,public"`
 	A2A              *cards.A2A              `json:"a2a,omitempty" doc:"what only the A2A Agent Card format has"`
+	Status           string                  `json:"status,omitempty" doc:"active (the default), deprecated (still found and delegated to, flagged) or disabled (kept, not found unless asked for, not delegated to)" enum:"active,deprecated,disabled"`
+	Deprecation      *cards.Deprecation      `json:"deprecation,omitempty" doc:"with deprecated: a message and the agentId of the successor"`
 }
 
 // CardsRegister registers an agent's card.
@@ -128,8 +130,9 @@ type CardsSearch struct {
 	Name       string   `json:"name,omitempty" in:"query" doc:"a substring of the card's name, any case"`
 	Q          string   `json:"q,omitempty" in:"query" doc:"free text, ranked"`
 	Limit      int      `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 100, 20 by default"`
+	Status     []string `json:"status,omitempty" in:"query" doc:"the statuses to find (any of them): active and deprecated by default; disabled cards only when asked for" enum:"active,deprecated,disabled"`
 	Cursor     string   `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
-	Fields     []string `json:"fields,omitempty" in:"view" doc:"the fields of each result to show (agentId, name, description, score, matchedCapabilities, endpoint by default; any card field, or card for all)"`
+	Fields     []string `json:"fields,omitempty" in:"view" doc:"the fields of each result to show (agentId, name, description, score, matchedCapabilities, endpoint and, unless active, status by default; any card field, or card for all)"`
 }
 
 // CardsReplace creates or replaces a card whole.

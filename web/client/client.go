@@ -180,11 +180,23 @@ func check(r catalog.Request, v reflect.Value) error {
 		if !f.OmitEmpty && fv.IsZero() {
 			return refuse(r.Name, "%s is required", f.Name)
 		}
+		if len(f.Enum) == 0 {
+			continue
+		}
 		if fv.Kind() == reflect.Pointer && !fv.IsNil() {
 			fv = fv.Elem()
 		}
-		if len(f.Enum) > 0 && fv.Kind() == reflect.String && fv.String() != "" && !slices.Contains(f.Enum, fv.String()) {
-			return refuse(r.Name, "%s: %q is not one of %s", f.Name, fv.String(), strings.Join(f.Enum, ", "))
+		values := []reflect.Value{fv}
+		if fv.Kind() == reflect.Slice {
+			values = values[:0]
+			for i := range fv.Len() {
+				values = append(values, fv.Index(i))
+			}
+		}
+		for _, v := range values {
+			if v.Kind() == reflect.String && v.String() != "" && !slices.Contains(f.Enum, v.String()) {
+				return refuse(r.Name, "%s: %q is not one of %s", f.Name, v.String(), strings.Join(f.Enum, ", "))
+			}
 		}
 	}
 	return nil

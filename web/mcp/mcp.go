@@ -139,8 +139,9 @@ func describe(r catalog.Request) string {
 var details = map[string]string{
 	"cards.search": "Answers one page: total (all matches), items ranked by score when q is given, and nextCursor " +
 		"when there are more (pass it as cursor). Each item is compact by default: agentId, name, description, " +
-		"score, matchedCapabilities, endpoint; fields chooses others (any card field, matchedResources, or card for the whole card). " +
-		"The filters all apply, and a list (protocol, capability, tag, resource) each of its values.",
+		"score, matchedCapabilities, endpoint, and status when a card is deprecated or disabled; fields chooses others (any card field, matchedResources, or card for the whole card). " +
+		"The filters all apply, and a list (protocol, capability, tag, resource) each of its values; status (any of " +
+		"active, deprecated, disabled) finds active and deprecated cards by default, disabled ones only when asked for.",
 	"cards.get":            "Answers the whole card with its revision.",
 	"cards.register":       "Stores a new card and answers it with revision 1; conflict if the agent has a card, invalid naming each bad field.",
 	"cards.register_batch": "All or none: one bad card refuses the batch, naming it by index and field.",
@@ -262,8 +263,12 @@ func InputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 			return nil, err
 		}
 		fs.Description = f.Doc
+		target := fs // the enum of a list is its items'
+		if fs.Items != nil {
+			target = fs.Items
+		}
 		for _, v := range f.Enum {
-			fs.Enum = append(fs.Enum, v)
+			target.Enum = append(target.Enum, v)
 		}
 		if f.In == "body" && f.Type == reflect.TypeFor[json.RawMessage]() {
 			fs.Type = "object"

@@ -105,6 +105,7 @@ type SearchBody struct {
 	Capabilities []string `json:"capabilities,omitempty" doc:"capabilities the card must have, by exact name (all of them)"`
 	Tags         []string `json:"tags,omitempty" doc:"tags the card must have, any case (all of them)"`
 	Resources    []string `json:"resources,omitempty" doc:"URIs the card's resources must cover"`
+	Status       []string `json:"status,omitempty" doc:"the statuses to find (any of them): active and deprecated by default" enum:"active,deprecated,disabled"`
 	Name         string   `json:"name,omitempty" doc:"a substring of the card's name, any case"`
 	Q            string   `json:"q,omitempty" doc:"free text, ranked"`
 	Limit        *int     `json:"limit,omitempty" doc:"the page size: 1 to 100, 20 by default"`
@@ -153,7 +154,7 @@ var errorsOf = map[string][]string{
 	"cards.remove":         {"precondition_failed"},
 	"a2a.card":             {"version_not_supported"},
 	"keys.list":            {"not_found"},
-	"delegations.create":   {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable"},
+	"delegations.create":   {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled"},
 	"delegations.complete": {"conflict", "expired"},
 }
 

@@ -168,6 +168,12 @@ func (s *schemas) fieldRef(f field) *openapi3.SchemaRef {
 	if len(f.enum) == 0 || r.Ref != "" {
 		return r
 	}
+	if f.typ.Kind() == reflect.Slice {
+		// The enum of a list is its items'.
+		a := *r.Value
+		a.Items = s.fieldRef(field{typ: f.typ.Elem(), enum: f.enum})
+		return openapi3.NewSchemaRef("", &a)
+	}
 	v := *r.Value
 	v.Enum = nil
 	for _, e := range f.enum {
