@@ -210,3 +210,9 @@ func (c *Card) normalize() {
 // Disabled reports whether the card is disabled: kept, but neither found by default nor
 // delegated to.
 func (c *Card) Disabled() bool { return c.Status == StatusDisabled }
+
+// Verified reports whether the card is as imported from an A2A card whose signature verified
+// (a later write drops the import record, and with it the claim).
+func (c *Card) Verified() bool {
+	return c.A2A != nil && c.A2A.Import != nil && c.A2A.Import.Signature.Status == SignatureVerified
+}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,11 +165,27 @@ func TestA2AImportSignatures(t *testing.T) {
 			t.Fatalf("allowed invalid: %s", st)
 		}
 
+		// verified=true finds the cards whose imported signature verified; false, the others.
+		if got := e.search(alice, "acme", "verified=true").ids(); !slices.Equal(got, []string{"by-jku", "by-keys"}) {
+			t.Errorf("verified=true: %v", got)
+		}
+		if got := e.search(alice, "acme", "verified=false").ids(); !slices.Equal(got, []string{"no-key", "tampered"}) {
+			t.Errorf("verified=false: %v", got)
+		}
+		expect(t, e.do("GET", "/v1/tenants/acme/cards?verified=yes", alice, nil), http.StatusBadRequest, "invalid")
+		scan := newEnvWith(t, e.db, envOptions{noIndex: true}) // search.index: none answers alike
+		if got := scan.search(alice, "acme", "verified=true").ids(); !slices.Equal(got, []string{"by-jku", "by-keys"}) {
+			t.Errorf("verified=true without an index: %v", got)
+		}
+
 		// Any later write drops the record: it attested the content as imported.
 		r = e.do("PATCH", "/v1/tenants/acme/cards/by-jku", alice, map[string]any{"description": "edited"})
 		expect(t, r, http.StatusOK)
 		if st, _ := status(r); st != "" {
 			t.Fatalf("import record survived a write: %s", r.body)
+		}
+		if got := e.search(alice, "acme", "verified=true").ids(); !slices.Equal(got, []string{"by-keys"}) {
+			t.Errorf("verified=true after a write to by-jku: %v", got)
 		}
 		// A client cannot set the record itself.
 		c := sampleCard("forged")

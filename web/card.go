@@ -175,11 +175,26 @@ var searchParams = map[string]func(q *search.Query, values []string) error{
 	"tag":        func(q *search.Query, v []string) error { q.Tags = v; return nil },
 	"resource":   func(q *search.Query, v []string) error { q.Resources = v; return nil },
 	"status":     func(q *search.Query, v []string) error { q.Status = v; return nil },
+	"verified":   func(q *search.Query, v []string) error { return boolParam("verified", v, &q.Verified) },
 	"name":       func(q *search.Query, v []string) error { return single("name", v, &q.Name) },
 	"q":          func(q *search.Query, v []string) error { return single("q", v, &q.Q) },
 	// limit and cursor are the page's, read by pageQuery; listed so that the route takes them.
 	"limit":  nil,
 	"cursor": nil,
+}
+
+// boolParam reads a parameter given at most once as true or false.
+func boolParam(name string, values []string, dst **bool) error {
+	var s string
+	if err := single(name, values, &s); err != nil {
+		return err
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil || (s != "true" && s != "false") {
+		return fault.Errorf(fault.Invalid, "%s: %q must be true or false: invalid request", name, s)
+	}
+	*dst = &b
+	return nil
 }
 
 func single(name string, values []string, dst *string) error {

@@ -197,7 +197,7 @@ func TestWrittenCardsIndexedAsStored(t *testing.T) {
 			t.Fatalf("%d cards, want 67", all.Total)
 		}
 		queries := []string{"status=disabled", "status=deprecated&limit=100", "status=active&status=deprecated&status=disabled&limit=100",
-			"status=disabled&q=zanzibar", "limit=100", "q=translate", "q=zanzibar", "q=ledgers", "q=contracts", "q=currency",
+			"status=disabled&q=zanzibar", "verified=true", "verified=false&limit=100", "limit=100", "q=translate", "q=zanzibar", "q=ledgers", "q=contracts", "q=currency",
 			"q=weather", "q=agent&limit=100", "resource=repo://acme/contracts", "resource=repo://acme/other"}
 		var listing struct {
 			Items []struct {

@@ -27,6 +27,9 @@ type Query struct {
 	// Status lists the statuses to find, any of them: by default active and deprecated cards,
 	// disabled ones only when asked for.
 	Status []string `json:"status"`
+	// Verified, when given, finds only the cards whose imported signature verified (true), or
+	// only the others (false).
+	Verified *bool `json:"verified"`
 	// Page is the page asked for: DefaultLimit and MaxLimit bound it.
 	cards.Page
 }
@@ -36,6 +39,7 @@ type plan struct {
 	protocols, capabilities, tags []string
 	name                          string // lowercased
 	statuses                      uint8  // the statusBit of each status to find
+	verified                      int8   // 1: only verified cards, -1: only the others, 0: any
 	resources                     []resourcePattern
 	terms                         []term // distinct query tokens of q
 	limit                         int
@@ -74,6 +78,12 @@ func (q Query) compile() (plan, error) {
 	p.name = strings.ToLower(q.Name)
 	if p.statuses, err = statusMask(q.Status); err != nil {
 		return plan{}, err
+	}
+	if q.Verified != nil {
+		p.verified = -1
+		if *q.Verified {
+			p.verified = 1
+		}
 	}
 	for i, r := range q.Resources {
 		rp, err := parseResource(r)
@@ -142,7 +152,7 @@ func normalizeList(name string, in []string, norm func(string) string) ([]string
 // refused instead of silently paging through something else.
 func (q Query) fingerprint(p plan) uint64 {
 	h := sha256.New()
-	for _, part := range [][]string{p.protocols, p.capabilities, p.tags, {p.name}, q.Resources, {strings.ToLower(q.Q)}, {string(rune('0' + p.statuses))}} {
+	for _, part := range [][]string{p.protocols, p.capabilities, p.tags, {p.name}, q.Resources, {strings.ToLower(q.Q)}, {string(rune('0' + p.statuses)), string(rune('1' + p.verified))}} {
 		for _, s := range part {
 			h.Write([]byte(s))
 			h.Write([]byte{0})
@@ -193,3 +203,8 @@ func statusMask(list []string) (uint8, error) {
 
 // finds reports whether the plan finds a card of the status.
 func (p *plan) finds(s cards.Status) bool { return p.statuses&statusBit(s) != 0 }
+
+// findsVerified reports whether the plan finds a card whose signature verified (or not).
+func (p *plan) findsVerified(verified bool) bool {
+	return p.verified == 0 || (p.verified > 0) == verified
+}

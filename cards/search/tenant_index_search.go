@@ -68,14 +68,15 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool) ([]candidate, 
 			cand = intersect(cand, l)
 		}
 	}
-	// Statuses need checking unless the plan finds every status a live card has.
-	status := p.statuses != allStatuses && !(p.statuses == defaultStatuses && x.disabled == 0)
+	// Statuses need checking unless the plan finds every status a live card has; so does the
+	// verified filter, when given.
+	status := p.verified != 0 || p.statuses != allStatuses && !(p.statuses == defaultStatuses && x.disabled == 0)
 	// accept applies what postings cannot: liveness, the exact substring, resources, status,
 	// permission.
 	accept := func(n uint32) bool {
 		d := &x.docs[n]
 		return d.alive && (p.name == "" || strings.Contains(d.name, p.name)) &&
-			coversAll(d.resources, p.resources) && (!status || p.finds(d.status)) && (readable == nil || readable(d.agentID))
+			coversAll(d.resources, p.resources) && (!status || p.finds(d.status) && p.findsVerified(d.verified)) && (readable == nil || readable(d.agentID))
 	}
 	// Ranking skips removed documents itself; it needs accept only for the other checks.
 	rankAccept := accept

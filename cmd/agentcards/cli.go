@@ -272,6 +272,8 @@ func fieldHelp(f client.Field) string {
 		form = "repeat the flag or separate values by commas"
 	case t.Kind() == reflect.Bool, t.Kind() == reflect.String, t.Kind() == reflect.Int, t.Kind() == reflect.Int64:
 	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String:
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Bool:
+		form = "true or false"
 	default:
 		form = "JSON, or @FILE"
 	}

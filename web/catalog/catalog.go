@@ -136,7 +136,7 @@ func Lookup(name string) (Request, bool) {
 }
 
 // SearchQuery are the query parameters of the card search's GET route.
-var SearchQuery = []string{"capability", "cursor", "limit", "name", "protocol", "q", "resource", "status", "tag"}
+var SearchQuery = []string{"capability", "cursor", "limit", "name", "protocol", "q", "resource", "status", "tag", "verified"}
 
 // DelegationListQuery are the query parameters of the delegation list.
 var DelegationListQuery = []string{"status", "agentId", "limit", "cursor"}

@@ -230,6 +230,9 @@ func (c *Client) encode(r catalog.Request, v reflect.Value) (encoded, error) {
 			if fv.IsZero() {
 				continue
 			}
+			if fv.Kind() == reflect.Pointer {
+				fv = fv.Elem()
+			}
 			if fv.Kind() == reflect.Slice {
 				for i := range fv.Len() {
 					query.Add(f.Name, fmt.Sprint(fv.Index(i).Interface()))

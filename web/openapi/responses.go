@@ -106,6 +106,7 @@ type SearchBody struct {
 	Tags         []string `json:"tags,omitempty" doc:"tags the card must have, any case (all of them)"`
 	Resources    []string `json:"resources,omitempty" doc:"URIs the card's resources must cover"`
 	Status       []string `json:"status,omitempty" doc:"the statuses to find (any of them): active and deprecated by default" enum:"active,deprecated,disabled"`
+	Verified     *bool    `json:"verified,omitempty" doc:"true: only cards whose imported signature verified; false: only the others"`
 	Name         string   `json:"name,omitempty" doc:"a substring of the card's name, any case"`
 	Q            string   `json:"q,omitempty" doc:"free text, ranked"`
 	Limit        *int     `json:"limit,omitempty" doc:"the page size: 1 to 100, 20 by default"`
