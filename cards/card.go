@@ -73,8 +73,11 @@ type Card struct {
 	Visibility       Visibility        `json:"visibility"`
 	A2A              *A2A              `json:"a2a,omitempty"`
 	// Status is absent (active), deprecated or disabled; Deprecation only with deprecated.
-	Status      Status       `json:"status,omitempty"`
+	Status      Status       `json:"status,omitempty" enum:"deprecated,disabled"`
 	Deprecation *Deprecation `json:"deprecation,omitempty"`
+	// Source is where the card's A2A card was imported from, kept across writes for refreshes.
+	// The server owns it: it is ignored on input.
+	Source *Source `json:"source,omitempty"`
 
 	// Server-owned: ignored on input.
 	ID        string    `json:"id"`
@@ -182,7 +185,7 @@ var (
 		"capabilities": true, "authRequirements": true, "endpoint": true, "resources": true,
 		"tags": true, "metadata": true, "visibility": true, "a2a": true, "status": true, "deprecation": true,
 	}
-	serverFields = map[string]bool{"id": true, "revision": true, "createdAt": true, "updatedAt": true}
+	serverFields = map[string]bool{"id": true, "revision": true, "createdAt": true, "updatedAt": true, "source": true}
 )
 
 // normalize fills defaults so every stored card has the same shape: empty lists, not null.
@@ -205,7 +208,35 @@ func (c *Card) normalize() {
 	if c.Status == StatusActive {
 		c.Status = "" // active is the status of a card that names none: one form, stored and served
 	}
+	if c.Status != StatusDeprecated {
+		c.Deprecation = nil // it goes with the status: a card no longer deprecated drops it
+	}
 }
+
+// Source is the URL a card's A2A card was imported from, and what its last refresh found.
+type Source struct {
+	URL string `json:"url"`
+	// Verified says whether the signature of the A2A card last applied verified: a refresh whose
+	// card then does not verify is refused.
+	Verified bool `json:"verified"`
+	// RefreshedAt and Refresh are the last refresh's time and outcome.
+	RefreshedAt *time.Time      `json:"refreshedAt,omitempty"`
+	Refresh     *RefreshOutcome `json:"refresh,omitempty"`
+}
+
+// RefreshOutcome is what a refresh did: updated (the card changed), unchanged, or refused (the
+// card fetched was not applied; Reason says why).
+type RefreshOutcome struct {
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// The outcomes of a refresh.
+const (
+	RefreshUpdated   = "updated"
+	RefreshUnchanged = "unchanged"
+	RefreshRefused   = "refused"
+)
 
 // Disabled reports whether the card is disabled: kept, but neither found by default nor
 // delegated to.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/google/uuid"
@@ -185,7 +186,109 @@ func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card,
 		c.A2A = &A2A{}
 	}
 	c.A2A.Import = &rec
+	if rec.URL != "" {
+		c.Source = &Source{URL: rec.URL, Verified: rec.Signature.Status == SignatureVerified}
+	}
 	return s.create(ctx, tenant, c)
+}
+
+// Refreshed stores what a refresh of the card cur found: c, the card mapped from the A2A card
+// fetched again (with rec, its import record), or nil when it was refused for the reason given.
+// A card whose content differs from cur's replaces it (updated); one that maps to the same
+// content leaves it (unchanged). Either way, and when refused, the card's source records the
+// refresh, as a new revision; registry-only fields (visibility, status, deprecation, metadata)
+// stay as they are. The caller has checked cards:write. ErrStale if the card changed meanwhile.
+func (s *Service) Refreshed(ctx context.Context, tenant tenants.ID, cur Card, c *Card, rec ImportRecord, refused string) (Card, RefreshOutcome, error) {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return Card{}, RefreshOutcome{}, err
+	}
+	next, outcome := cur, RefreshOutcome{Outcome: RefreshRefused, Reason: refused}
+	if c != nil {
+		fresh := *c
+		fresh.AgentID = cur.AgentID
+		fresh.Visibility, fresh.Status, fresh.Deprecation, fresh.Metadata = cur.Visibility, cur.Status, cur.Deprecation, cur.Metadata
+		if _, err := prepare(&fresh); err != nil {
+			if kind := fault.KindOf(err); kind != "" {
+				return Card{}, RefreshOutcome{}, fault.Errorf(kind, "the card maps to an invalid registry card: %s", fault.MessageOf(err))
+			}
+			return Card{}, RefreshOutcome{}, err
+		}
+		if fresh.A2A == nil {
+			fresh.A2A = &A2A{}
+		}
+		fresh.A2A.Import = &rec
+		outcome = RefreshOutcome{Outcome: RefreshUnchanged}
+		if !sameContent(cur, fresh) {
+			next, outcome = fresh, RefreshOutcome{Outcome: RefreshUpdated}
+		}
+	}
+	now := s.now()
+	src := *cur.Source
+	src.RefreshedAt, src.Refresh = &now, &outcome
+	if c != nil {
+		src.Verified = rec.Signature.Status == SignatureVerified
+	}
+	next.Source = &src
+	next.ID, next.Revision, next.CreatedAt, next.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now
+	started := time.Now()
+	if err := s.Store.Replace(ctx, tenant, next, cur.Revision); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Card{}, RefreshOutcome{}, fault.Errorf(fault.Stale, "card %q changed meanwhile: revision does not match", cur.AgentID)
+		}
+		return Card{}, RefreshOutcome{}, err
+	}
+	s.applyWritten(ctx, tenant, started, next)
+	return next, outcome, nil
+}
+
+// keepImport carries cur's import record over to c, its next revision, when c says what cur says
+// but for the registry's own fields (status, deprecation, visibility, metadata): the record
+// attests the content as imported (its signature verified, say), which such a write leaves as it
+// was. Any other change drops it.
+func keepImport(cur Card, c *Card) {
+	if cur.A2A == nil || cur.A2A.Import == nil {
+		return
+	}
+	a, b := cur, *c
+	for _, x := range []*Card{&a, &b} {
+		x.Status, x.Deprecation, x.Visibility, x.Metadata = "", nil, "", nil
+	}
+	if !sameContent(a, b) {
+		return
+	}
+	if c.A2A == nil {
+		c.A2A = &A2A{}
+	}
+	c.A2A.Import = cur.A2A.Import
+}
+
+// sameContent reports whether two cards say the same, apart from what the server records about
+// them (their source, their import record).
+func sameContent(a, b Card) bool {
+	strip := func(c Card) any {
+		c.Source = nil
+		if c.A2A != nil {
+			a2a := *c.A2A
+			a2a.Import = nil
+			c.A2A = &a2a
+			if reflect.ValueOf(a2a).IsZero() {
+				c.A2A = nil
+			}
+		}
+		// Compared as JSON values: free-form members (a2a.interfaces, metadata) may hold the same
+		// objects with their members in another order.
+		doc, err := c.document()
+		if err != nil {
+			return err
+		}
+		var v any
+		if err := json.Unmarshal(doc, &v); err != nil {
+			return err
+		}
+		return v
+	}
+	return reflect.DeepEqual(strip(a), strip(b))
 }
 
 // create stores a validated card as the first revision of a new one.
@@ -380,6 +483,8 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 			return c, true, nil
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now
+		c.Source = cur.Source // where the card is refreshed from outlives the writes to it
+		keepImport(cur, &c)
 		started := time.Now()
 		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
@@ -436,6 +541,8 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 			return Card{}, err
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, s.now()
+		c.Source = cur.Source
+		keepImport(cur, &c)
 		started := time.Now()
 		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
 		if errors.Is(err, ErrStale) && !pre.conditional() {

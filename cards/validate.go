@@ -150,9 +150,6 @@ func (c Card) Validate() error {
 		p.addf("status: %q must be one of active, deprecated, disabled", c.Status)
 	}
 	if d := c.Deprecation; d != nil {
-		if c.Status != StatusDeprecated {
-			p.addf("deprecation: only with status deprecated")
-		}
 		p.text("deprecation.message", d.Message, maxDescriptionLength)
 		if d.Successor != "" {
 			if !agentIDPattern.MatchString(d.Successor) {

@@ -121,6 +121,24 @@ func (h *handlers) a2aAgents(c echo.Context) error {
 }
 
 // importCard creates a card from an A2A card, sent inline or fetched by URL.
+// refreshCard fetches a card's A2A card again from where it was imported: POST
+// .../cards/{agentId}/refresh, with an optional body {"keys": JWKS}.
+func (h *handlers) refreshCard(c echo.Context) error {
+	var body []byte
+	if c.Request().ContentLength != 0 || c.Request().Header.Get(echo.HeaderContentType) != "" {
+		var err error
+		if body, err = readObject(c, mediaJSON); err != nil {
+			return err
+		}
+	}
+	r, err := h.A2A.Refresh(c.Request().Context(), tenantOf(c), c.Param("agentId"), body)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("ETag", etag(r.Card.Revision))
+	return c.JSON(http.StatusOK, r)
+}
+
 func (h *handlers) importCard(c echo.Context) error {
 	body, err := readObject(c, mediaJSON)
 	if err != nil {

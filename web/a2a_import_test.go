@@ -166,11 +166,17 @@ func TestA2AImportSignatures(t *testing.T) {
 		}
 
 		// verified=true finds the cards whose imported signature verified; false, the others.
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("plain")), http.StatusCreated)
 		if got := e.search(alice, "acme", "verified=true").ids(); !slices.Equal(got, []string{"by-jku", "by-keys"}) {
 			t.Errorf("verified=true: %v", got)
 		}
-		if got := e.search(alice, "acme", "verified=false").ids(); !slices.Equal(got, []string{"no-key", "tampered"}) {
+		if got := e.search(alice, "acme", "verified=false").ids(); !slices.Equal(got, []string{"no-key", "plain", "tampered"}) {
 			t.Errorf("verified=false: %v", got)
+		}
+		// The registry's own fields are not what the signature attests: changing them keeps it.
+		expect(t, e.do("PATCH", "/v1/tenants/acme/cards/by-keys", alice, map[string]any{"status": "deprecated", "visibility": "public"}), http.StatusOK)
+		if got := e.search(alice, "acme", "verified=true&q=route").ids(); !slices.Equal(got, []string{"by-jku", "by-keys"}) {
+			t.Errorf("verified=true&q=route after a status change: %v", got)
 		}
 		expect(t, e.do("GET", "/v1/tenants/acme/cards?verified=yes", alice, nil), http.StatusBadRequest, "invalid")
 		scan := newEnvWith(t, e.db, envOptions{noIndex: true}) // search.index: none answers alike
@@ -194,6 +200,9 @@ func TestA2AImportSignatures(t *testing.T) {
 		expect(t, r, http.StatusCreated)
 		if st, _ := status(r); st != "" {
 			t.Fatalf("client set the import record: %s", r.body)
+		}
+		if got := e.search(alice, "acme", "verified=true").ids(); slices.Contains(got, "forged") {
+			t.Errorf("a forged record is found as verified: %v", got)
 		}
 	})
 }

@@ -36,10 +36,14 @@ func TestCardStatus(t *testing.T) {
 			t.Errorf("an active card shows its status: %s", r.body)
 		}
 
-		// Refused: a status not taken, a deprecation without deprecated, a card its own successor.
+		// Refused: a status not taken, a card its own successor, a successor that is no agentId.
 		patch("old", `{"status": "retired"}`, http.StatusBadRequest, "invalid")
-		patch("old", `{"deprecation": {"message": "x"}}`, http.StatusBadRequest, "invalid")
 		patch("old", `{"status": "deprecated", "deprecation": {"successor": "old"}}`, http.StatusBadRequest, "invalid")
+		patch("old", `{"status": "deprecated", "deprecation": {"successor": "a b"}}`, http.StatusBadRequest, "invalid")
+		// A deprecation goes with its status: without it, it is dropped.
+		if r := patch("old", `{"deprecation": {"message": "x"}}`, http.StatusOK); strings.Contains(string(r.body), "deprecation") {
+			t.Errorf("a deprecation kept without the status: %s", r.body)
+		}
 		e.refusedSearch(alice, "status=retired")
 
 		// Deprecated: found, flagged, delegated to; its A2A card declares the deprecation.
@@ -50,7 +54,7 @@ func TestCardStatus(t *testing.T) {
 			Revision    int64
 		}
 		r.json(t, &card)
-		if card.Status != "deprecated" || card.Deprecation.Successor != "new" || card.Revision != 3 {
+		if card.Status != "deprecated" || card.Deprecation.Successor != "new" || card.Revision != 4 {
 			t.Errorf("deprecated: %+v", card)
 		}
 		found := e.search(alice, "acme", "")
@@ -81,8 +85,10 @@ func TestCardStatus(t *testing.T) {
 		}
 
 		// Disabled: kept and readable, out of searches unless asked for, never delegated to, out
-		// of the A2A views.
-		patch("old", `{"status": "disabled", "deprecation": null}`, http.StatusOK)
+		// of the A2A views. The deprecation goes with the status it came with.
+		if r := patch("old", `{"status": "disabled"}`, http.StatusOK); strings.Contains(string(r.body), "deprecation") {
+			t.Errorf("a disabled card keeps its deprecation: %s", r.body)
+		}
 		expect(t, e.getCard("acme", "old"), http.StatusOK)
 		if got := e.search(alice, "acme", "").ids(); !slices.Equal(got, []string{"new"}) {
 			t.Errorf("default search with a disabled card: %v", got)
@@ -93,20 +99,50 @@ func TestCardStatus(t *testing.T) {
 		if got := e.search(alice, "acme", "status=disabled").ids(); !slices.Equal(got, []string{"old"}) {
 			t.Errorf("status=disabled: %v", got)
 		}
-		if got := e.search(alice, "acme", "status=active&status=disabled&q=review").ids(); len(got) != 2 {
-			t.Errorf("status=active&status=disabled&q=review: %v", got)
+		if got := e.search(alice, "acme", "status=active&status=disabled").ids(); !slices.Equal(got, []string{"new", "old"}) {
+			t.Errorf("status=active&status=disabled: %v", got)
 		}
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("old", "sync")), http.StatusConflict, "card_disabled")
+		var rejected struct {
+			Items []struct{ AgentID, Status, Error string }
+		}
+		e.do("GET", "/v1/tenants/acme/delegations?status=rejected", olga, nil).json(t, &rejected)
+		if len(rejected.Items) != 1 || rejected.Items[0].AgentID != "old" || !strings.Contains(rejected.Items[0].Error, "disabled") {
+			t.Errorf("the refused delegation is not recorded as rejected: %+v", rejected.Items)
+		}
 		expect(t, e.do("GET", "/a2a/acme/old/.well-known/agent-card.json", "", nil), http.StatusNotFound, "not_found")
+		expect(t, e.do("GET", "/a2a/acme/old/.well-known/agent-card.json", alice, nil), http.StatusNotFound, "not_found")
 		var agents struct{ Items []struct{ AgentID string } }
 		e.do("GET", "/a2a/acme/agents", "", nil).json(t, &agents)
 		if len(agents.Items) != 1 || agents.Items[0].AgentID != "new" {
 			t.Errorf("the public list with a disabled card: %+v", agents.Items)
 		}
 
+		// The extension says what the status says: an active card that stores one serves none; a
+		// deprecated agent's A2A card, imported, is a deprecated card.
+		ext := `[{"uri": "` + a2a.DeprecationExtension + `", "description": "Gone."}, {"uri": "https://example.com/ext"}]`
+		patch("new", `{"a2a": {"extensions": `+ext+`}}`, http.StatusOK)
+		r = e.do("GET", "/a2a/acme/new/.well-known/agent-card.json", "", nil)
+		if strings.Contains(string(r.body), a2a.DeprecationExtension) || !strings.Contains(string(r.body), "https://example.com/ext") {
+			t.Errorf("an active card's A2A extensions: %s", r.body)
+		}
+		patch("new", `{"status": "deprecated", "deprecation": {"message": "Use newer.", "successor": "newer"}}`, http.StatusOK)
+		served := e.do("GET", "/a2a/acme/new/.well-known/agent-card.json?version=1.0", "", nil).body
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "copy", "card": json.RawMessage(served)}), http.StatusCreated)
+		var copied struct {
+			Status      string
+			Deprecation struct{ Message, Successor string }
+			A2A         struct{ Extensions []struct{ URI string } }
+		}
+		e.getCard("acme", "copy").json(t, &copied)
+		if copied.Status != "deprecated" || copied.Deprecation.Message != "Use newer." || copied.Deprecation.Successor != "newer" ||
+			len(copied.A2A.Extensions) != 1 {
+			t.Errorf("a deprecated agent's A2A card imported: %+v", copied)
+		}
+
 		// Active again: as before.
 		patch("old", `{"status": "active"}`, http.StatusOK)
-		if got := e.search(alice, "acme", "").ids(); !slices.Equal(got, []string{"new", "old"}) {
+		if got := e.search(alice, "acme", "").ids(); !slices.Equal(got, []string{"copy", "new", "old"}) {
 			t.Errorf("default search after reactivation: %v", got)
 		}
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("old", "sync")), http.StatusOK)

@@ -124,7 +124,7 @@ func TestCatalogueTypes(t *testing.T) {
 			}
 		}
 	}
-	serverOwned := []string{"createdAt", "id", "revision", "updatedAt"}
+	serverOwned := []string{"createdAt", "id", "revision", "source", "updatedAt"}
 	mirrors := []struct {
 		what     string
 		api, svc reflect.Type
@@ -142,6 +142,7 @@ func TestCatalogueTypes(t *testing.T) {
 		{"a delegation record", reflect.TypeFor[api.Delegation](), reflect.TypeFor[delegation.Delegation](), nil},
 		{"an A2A interface", reflect.TypeFor[api.A2AInterface](), reflect.TypeFor[delegation.Interface](), nil},
 		{"an import", reflect.TypeFor[api.CardsImport](), reflect.TypeFor[a2a.ImportRequest](), nil},
+		{"what a refresh did", reflect.TypeFor[api.CardsRefreshed](), reflect.TypeFor[a2a.Refreshed](), nil},
 		{"a public agent", reflect.TypeFor[api.AgentSummary](), reflect.TypeFor[a2a.AgentSummary](), nil},
 		{"a page of public agents", reflect.TypeFor[api.AgentPage](), reflect.TypeFor[a2a.AgentPage](), nil},
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"reflect"
 	"slices"
@@ -42,6 +43,9 @@ func scenario(t *testing.T, endpoint string) []step {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The agent's own card, served where a card imported by URL is fetched (and refreshed) from.
+	source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(imported) }))
+	t.Cleanup(source.Close)
 	card := func(id, name string) string {
 		return `"agentId": "` + id + `", "name": "` + name + `", "description": "Reviews pull requests", "protocols": ["http"],
 			"capabilities": [{"name": "review_pr", "title": "Review a pull request"}], "tags": ["code"],
@@ -55,6 +59,8 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"cards.register", `{` + card("rev", "Code Reviewer") + `}`, false},
 		{"cards.register_batch", `{"cards": [{` + card("b1", "Batch One") + `}, {` + card("b2", "Batch Two") + `}]}`, false},
 		{"cards.import", `{"agentId": "imp", "card": ` + string(imported) + `}`, false},
+		{"cards.import", `{"agentId": "byurl", "url": "` + source.URL + `/.well-known/agent-card.json"}`, false},
+		{"cards.refresh", `{"agentId": "byurl"}`, false},
 		{"cards.get", `{"agentId": "rev"}`, false},
 		{"cards.search", `{"q": "review", "protocol": ["http"], "limit": 2}`, false},
 		{"cards.replace", `{` + card("b1", "Batch One, replaced") + `, "ifRevision": 1}`, false},
@@ -94,6 +100,7 @@ func doorsEnv(t *testing.T, o envOptions) (e *env, alice, root, endpoint string)
 	t.Helper()
 	o.allowLoopback = true
 	e = newEnvWith(t, storagetest.Open(t, "sqlite"), o)
+	e.allowLoopback() // imports by URL fetch the scenario's card from loopback
 	e.mkTenant("acme", "alice")
 	a := newAgent(t, reply(http.StatusOK, `{"result": "looks good"}`))
 	return e, e.token("alice", "acme", false), e.admin(), a.endpoint()

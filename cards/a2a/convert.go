@@ -34,6 +34,9 @@ func FromCard(c cards.Card) AgentCard {
 	if out.Provider != nil && *out.Provider == (cards.Provider{}) {
 		out.Provider = nil
 	}
+	// The deprecation extension says what the card's status says, and only that: one stored
+	// among the card's extensions (sent by a client, or imported) is not served.
+	out.Capabilities.Extensions, _ = withoutDeprecation(out.Capabilities.Extensions)
 	if c.Status == cards.StatusDeprecated {
 		out.Capabilities.Extensions = withDeprecation(out.Capabilities.Extensions, c.Deprecation)
 	}
@@ -147,6 +150,15 @@ func ToCard(agentID string, a AgentCard) cards.Card {
 			SecuritySchemes: cards.NonNull(a.SecuritySchemes), SecurityRequirements: cards.NonNull(a.SecurityRequirements),
 		},
 	}
+	// A card that declares the deprecation extension (as agentcards serves a deprecated card's)
+	// is read as deprecated.
+	var dep *cards.Deprecation
+	if c.A2A.Extensions, dep = withoutDeprecation(c.A2A.Extensions); dep != nil {
+		c.Status = cards.StatusDeprecated
+		if *dep != (cards.Deprecation{}) && dep.Successor != agentID {
+			c.Deprecation = dep
+		}
+	}
 	if len(a.SupportedInterfaces) > 0 {
 		c.Endpoint = a.SupportedInterfaces[0].URL
 		c.A2A.Interfaces = mustJSON(a.SupportedInterfaces)
@@ -226,15 +238,46 @@ func authFromSecurity(schemes, reqs json.RawMessage, skillReqs bool) *cards.Auth
 // description is the deprecation's message, its params name the successor.
 const DeprecationExtension = "https://agentcards.dev/extensions/deprecation/v1"
 
-// withDeprecation adds the deprecation extension to a card's extensions (replacing one there).
+// defaultDeprecation is the extension's description when the deprecation gives no message.
+const defaultDeprecation = "This agent is deprecated."
+
+// withoutDeprecation returns a card's extensions without the deprecation extension, and that
+// extension (its description and params) when there was one.
+func withoutDeprecation(exts json.RawMessage) (json.RawMessage, *cards.Deprecation) {
+	var list []json.RawMessage
+	if json.Unmarshal(exts, &list) != nil || len(list) == 0 {
+		return exts, nil
+	}
+	var found *cards.Deprecation
+	list = slices.DeleteFunc(list, func(e json.RawMessage) bool {
+		var ext struct {
+			URI         string
+			Description string
+			Params      struct{ Successor string }
+		}
+		if json.Unmarshal(e, &ext) != nil || ext.URI != DeprecationExtension {
+			return false
+		}
+		found = &cards.Deprecation{Successor: ext.Params.Successor}
+		if ext.Description != defaultDeprecation {
+			found.Message = ext.Description
+		}
+		return true
+	})
+	if found == nil {
+		return exts, nil
+	}
+	if len(list) == 0 {
+		return nil, found
+	}
+	return mustJSON(list), found
+}
+
+// withDeprecation adds the deprecation extension to a card's extensions.
 func withDeprecation(exts json.RawMessage, d *cards.Deprecation) json.RawMessage {
 	var list []json.RawMessage
 	_ = json.Unmarshal(exts, &list) // the stored extensions are a list, or absent
-	list = slices.DeleteFunc(list, func(e json.RawMessage) bool {
-		var ext struct{ URI string }
-		return json.Unmarshal(e, &ext) == nil && ext.URI == DeprecationExtension
-	})
-	ext := map[string]any{"uri": DeprecationExtension, "required": false, "description": "This agent is deprecated."}
+	ext := map[string]any{"uri": DeprecationExtension, "required": false, "description": defaultDeprecation}
 	if d != nil && d.Message != "" {
 		ext["description"] = d.Message
 	}

@@ -92,6 +92,82 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 	return s.Cards.CreateImported(ctx, tenant, c, cards.ImportRecord{Format: format, URL: req.URL, Signature: check})
 }
 
+// RefreshRequest is the body of a refresh: the keys that verify the card's signatures, before
+// any jku they name (as on import, where they are not kept).
+type RefreshRequest struct {
+	Keys *jose.JSONWebKeySet `json:"keys,omitempty"`
+}
+
+// Refreshed is what a refresh answers: the card as it now is, and what the refresh did.
+type Refreshed struct {
+	Card cards.Card `json:"card"`
+	cards.RefreshOutcome
+}
+
+// Refresh fetches the A2A card of an agent again from the URL it was imported from, and applies
+// it as a new revision when it changed (cards.Service.Refreshed). A card whose signature does not
+// verify, when the one applied before did, or that a key rejects, is not applied: the refresh is
+// refused, and recorded so. Conflict for a card not imported from a URL; a fetch that fails is an
+// error and records nothing.
+func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string, body []byte) (Refreshed, error) {
+	if _, err := authz.Caller(ctx); err != nil {
+		return Refreshed{}, err
+	}
+	ctx, err := s.Search.Gate.Enter(ctx, string(tenant))
+	if err != nil {
+		return Refreshed{}, err
+	}
+	var req RefreshRequest
+	if len(body) > 0 {
+		if err := cards.DecodeStrict(body, &req); err != nil {
+			return Refreshed{}, err
+		}
+	}
+	if err := cards.ValidateAgentID(agentID); err != nil {
+		return Refreshed{}, fault.Errorf(fault.NotFound, "card %q: not found", agentID)
+	}
+	// Authorize before fetching anything: a caller who may not write must not make us call out.
+	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
+		return Refreshed{}, err
+	}
+	cur, err := s.Store.Get(ctx, tenant, agentID)
+	if err != nil {
+		return Refreshed{}, err
+	}
+	if cur.Source == nil || cur.Source.URL == "" {
+		return Refreshed{}, fault.Errorf(fault.Conflict, "card %q was not imported from a URL: there is nothing to refresh it from", agentID)
+	}
+	if s.Fetch == nil {
+		return Refreshed{}, fault.New(fault.Invalid, "refresh from a URL is not configured: invalid")
+	}
+	raw, err := fetchJSON(ctx, s.Fetch, "source", cur.Source.URL, MaxImportBytes)
+	if err != nil {
+		return Refreshed{}, err
+	}
+	a, format, err := ParseCard(raw)
+	if err != nil {
+		return Refreshed{}, err
+	}
+	check := (&verifier{keys: req.Keys, fetch: s.Fetch}).verify(ctx, raw)
+	var refused string
+	switch {
+	case check.Status == cards.SignatureInvalid:
+		refused = "its signature is invalid: " + check.Reason
+	case cur.Source.Verified && check.Status != cards.SignatureVerified:
+		refused = "the card applied before had a verified signature and this one has none that verifies: " + check.Reason
+	}
+	var fresh *cards.Card
+	if refused == "" {
+		c := ToCard(agentID, a)
+		fresh = &c
+	}
+	card, outcome, err := s.Cards.Refreshed(ctx, tenant, cur, fresh, cards.ImportRecord{Format: format, URL: cur.Source.URL, Signature: check}, refused)
+	if err != nil {
+		return Refreshed{}, err
+	}
+	return Refreshed{Card: card, RefreshOutcome: outcome}, nil
+}
+
 // GetA2A returns the card an A2A client asks for: a public card to anyone, any other card only
 // to a caller of the tenant (or a platform admin) allowed cards:read on it. Everything else is
 // cards.ErrNotFound, so an anonymous reader learns nothing about cards it may not see; a tenant

@@ -152,7 +152,12 @@ func normalizeList(name string, in []string, norm func(string) string) ([]string
 // refused instead of silently paging through something else.
 func (q Query) fingerprint(p plan) uint64 {
 	h := sha256.New()
-	for _, part := range [][]string{p.protocols, p.capabilities, p.tags, {p.name}, q.Resources, {strings.ToLower(q.Q)}, {string(rune('0' + p.statuses)), string(rune('1' + p.verified))}} {
+	parts := [][]string{p.protocols, p.capabilities, p.tags, {p.name}, q.Resources, {strings.ToLower(q.Q)}}
+	if p.statuses != defaultStatuses || p.verified != 0 {
+		// Only when asked for, so that the cursors of queries without them stay what they were.
+		parts = append(parts, []string{string(rune('0' + p.statuses)), string(rune('1' + p.verified))})
+	}
+	for _, part := range parts {
 		for _, s := range part {
 			h.Write([]byte(s))
 			h.Write([]byte{0})

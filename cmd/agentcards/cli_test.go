@@ -165,6 +165,18 @@ func TestCLIEveryRequest(t *testing.T) {
 	if list.Total != 2 {
 		t.Errorf("cards register-batch: %+v", list)
 	}
+	sample, err := os.ReadFile(filepath.Join("..", "..", "web", "testdata", "a2a-samples", "spec-v1.0-georoute-agent-card.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(sample) }))
+	t.Cleanup(source.Close)
+	e.ok(t, alice, nil, "cards", "import", "--agentId", "by-url", "--url", source.URL+"/.well-known/agent-card.json")
+	var refreshed struct{ Outcome string }
+	e.ok(t, alice, &refreshed, "cards", "refresh", "--agentId", "by-url")
+	if refreshed.Outcome != "unchanged" {
+		t.Errorf("cards refresh: %+v", refreshed)
+	}
 	e.ok(t, alice, &got, "cards", "import", "--agentId", "geo", "--visibility", "public",
 		"--card", "@"+filepath.Join("..", "..", "web", "testdata", "a2a-samples", "spec-v1.0-georoute-agent-card.json"))
 	if got.AgentID != "geo" || got.Name != "GeoSpatial Route Planner Agent" {

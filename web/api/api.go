@@ -114,6 +114,20 @@ type CardsImport struct {
 	Visibility            string          `json:"visibility,omitempty" doc:"private, tenant (the default) or public" enum:"private,tenant,public"`
 }
 
+// CardsRefresh fetches a card's A2A card again from the URL it was imported from.
+type CardsRefresh struct {
+	Scope
+	AgentID string          `json:"agentId" in:"path" doc:"the agent's id"`
+	Keys    json.RawMessage `json:"keys,omitempty" doc:"a JWK set that verifies the card's signatures (as on import; not kept)"`
+}
+
+// CardsRefreshed is what a refresh did, and the card as it now is.
+type CardsRefreshed struct {
+	Card    cards.Card `json:"card"`
+	Outcome string     `json:"outcome" doc:"updated (the card changed), unchanged, or refused (not applied: reason says why)"`
+	Reason  string     `json:"reason,omitempty"`
+}
+
 // CardRef names one card.
 type CardRef struct {
 	Scope

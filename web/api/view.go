@@ -12,8 +12,8 @@ import (
 
 // DefaultView is what a door that shapes search results (MCP, the CLI) shows of each card unless
 // the search's fields say otherwise: what a caller needs to pick an agent and call it, and no
-// more, since an agent pays for every token. A card's status is there only when it is not active.
-var DefaultView = []string{"agentId", "name", "description", "score", "matchedCapabilities", "endpoint", "status"}
+// more, since an agent pays for every token. A card's status (and deprecation, with its successor) is there only when it is not active.
+var DefaultView = []string{"agentId", "name", "description", "score", "matchedCapabilities", "endpoint", "status", "deprecation"}
 
 // HitFields are the members of a search result beside the card's own fields.
 var HitFields = []string{"score", "matchedCapabilities", "matchedResources", "card"}

@@ -165,6 +165,8 @@ var Requests = []Request{
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + `/cards\:batch`}}, Doors: Every},
 	{Name: "cards.import", In: typeOf[api.CardsImport](), Out: typeOf[cards.Card](), Does: "Register a card from an A2A Agent Card, given or fetched", Caller: "cards:write", OpenWorld: true,
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards/import"}}, Doors: Every},
+	{Name: "cards.refresh", In: typeOf[api.CardsRefresh](), Out: typeOf[api.CardsRefreshed](), Does: "Fetch a card's A2A card again from where it was imported, and apply it if it changed", Caller: "cards:write", OpenWorld: true,
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards/:agentId/refresh"}}, Doors: Every},
 	{Name: "cards.get", In: typeOf[api.CardRef](), Out: typeOf[cards.Card](), Does: "Read one card", Caller: "cards:read",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
 	{Name: "cards.search", In: typeOf[api.CardsSearch](), Out: typeOf[api.SearchResult](), Does: "Search cards by protocol, capability, tag, name, resource and text", Caller: "cards:read",

@@ -64,6 +64,11 @@ func (r Cards) Import(ctx context.Context, in api.CardsImport) (cards.Card, erro
 	return call[cards.Card](ctx, r.c, "cards.import", in)
 }
 
+// Refresh is cards.refresh.
+func (r Cards) Refresh(ctx context.Context, in api.CardsRefresh) (api.CardsRefreshed, error) {
+	return call[api.CardsRefreshed](ctx, r.c, "cards.refresh", in)
+}
+
 // Get is cards.get.
 func (r Cards) Get(ctx context.Context, in api.CardRef) (cards.Card, error) {
 	return call[cards.Card](ctx, r.c, "cards.get", in)

@@ -146,9 +146,12 @@ var details = map[string]string{
 	"cards.register":       "Stores a new card and answers it with revision 1; conflict if the agent has a card, invalid naming each bad field.",
 	"cards.register_batch": "All or none: one bad card refuses the batch, naming it by index and field.",
 	"cards.import":         "Converts an A2A Agent Card (1.0 or 0.3), given or fetched from url, and stores it; signatures are checked when it has any.",
-	"cards.replace":        "Creates the card or replaces it whole; with ifRevision, stale if it changed meanwhile.",
-	"cards.update":         "Only the members the patch sends change; null removes one. With ifRevision, stale if the card changed meanwhile.",
-	"cards.remove":         "The card is gone for good; with ifRevision, only if it is at that revision.",
+	"cards.refresh": "Fetches the agent's A2A card again from the URL it was imported from and answers the outcome: updated (a new revision), " +
+		"unchanged, or refused (a signature that does not verify where the last one did, or that a key rejects: the card stays as it was). " +
+		"Every refresh is recorded in the card's source. conflict for a card not imported from a URL; fetch_failed when the URL does not answer.",
+	"cards.replace": "Creates the card or replaces it whole; with ifRevision, stale if it changed meanwhile.",
+	"cards.update":  "Only the members the patch sends change; null removes one. With ifRevision, stale if the card changed meanwhile.",
+	"cards.remove":  "The card is gone for good; with ifRevision, only if it is at that revision.",
 	"delegations.create": "Sends the task to the agent's endpoint (HTTP POST /task, or A2A, chosen from its card) once policy allows " +
 		"delegate on the capability. mode sync (the default) waits for the agent, up to timeoutMs, and answers the record " +
 		"with status completed (and result), failed (and error) or timeout. mode async answers at once with status accepted; " +

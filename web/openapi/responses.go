@@ -53,6 +53,7 @@ var responseHeaders = map[string][]string{
 	"cards.replace PUT 200":       {"ETag"},
 	"cards.replace PUT 201":       {"Location", "ETag"},
 	"cards.update PATCH 200":      {"ETag"},
+	"cards.refresh POST 200":      {"ETag"},
 	"cards.get GET 200":           {"ETag"},
 	"cards.get GET 304":           {"ETag"},
 	"a2a.card GET 200":            {"ETag", "Cache-Control", "Vary"},
@@ -125,6 +126,7 @@ var bodies = map[string]reflect.Type{
 var optionalBodies = map[string]string{
 	"roles.revoke":    "The assignment, when the query names neither subject nor role: the query's parameters as a JSON object.",
 	"policies.remove": "The policy, when the query names none of its fields: the query's parameters as a JSON object.",
+	"cards.refresh":   "The keys that verify the card's signatures, when they are not the jku's.",
 }
 
 // ignoredMembers are members a type's body admits and ignores, of any value: a card read back
@@ -133,6 +135,7 @@ var ignoredMembers = map[reflect.Type]map[string]string{
 	reflect.TypeFor[api.CardInput](): {
 		"id": "the server's; ignored", "revision": "the server's; ignored (If-Match makes a write conditional)",
 		"createdAt": "the server's; ignored", "updatedAt": "the server's; ignored",
+		"source": "the server's (where the card was imported from); ignored",
 	},
 }
 
@@ -150,6 +153,7 @@ var errorsOf = map[string][]string{
 	"cards.register":       {"conflict"},
 	"cards.register_batch": {"conflict"},
 	"cards.import":         {"conflict", "blocked_url", "invalid_signature", "fetch_failed"},
+	"cards.refresh":        {"conflict", "blocked_url", "fetch_failed", "precondition_failed"},
 	"cards.replace":        {"precondition_failed"},
 	"cards.update":         {"precondition_failed"},
 	"cards.remove":         {"precondition_failed"},
