@@ -93,6 +93,9 @@ func TestCardStatus(t *testing.T) {
 		if got := e.search(alice, "acme", "").ids(); !slices.Equal(got, []string{"new"}) {
 			t.Errorf("default search with a disabled card: %v", got)
 		}
+		if a := e.search(alice, "acme", "limit=1"); a.Total != 1 || !slices.Equal(a.ids(), []string{"new"}) || a.NextCursor != "" {
+			t.Errorf("default search with a disabled card, a page of 1: %+v", a)
+		}
 		if got := e.search(alice, "acme", "q=review").ids(); !slices.Equal(got, []string{"new"}) {
 			t.Errorf("ranked search with a disabled card: %v", got)
 		}

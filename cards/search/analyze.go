@@ -17,6 +17,8 @@ type doc struct {
 	tags         []string
 	resources    []resourcePattern
 	terms        map[string]uint8
+	status       cards.Status
+	verified     bool
 }
 
 // analyze extracts what search needs from c. The memory index and the scan (search.index: none)
@@ -37,7 +39,7 @@ func analyze(c cards.Card) doc {
 // occurrence, with the field it occurs in) instead of into d.terms, which stays nil. An index
 // build posts them straight into its lists.
 func analyzeWith(c cards.Card, term func(tok string, field uint8)) doc {
-	d := doc{agentID: c.AgentID, name: strings.ToLower(c.Name)}
+	d := doc{agentID: c.AgentID, name: strings.ToLower(c.Name), status: c.Status, verified: c.Verified()}
 	add := func(text string, field uint8) {
 		tokenize(text, func(tok string, _ bool) { term(tok, field) })
 	}

@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -106,5 +107,43 @@ func BenchmarkIndexBuildFromStore(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(time.Since(t0).Seconds(), "build-s")
+	}
+}
+
+// BenchmarkSearchStatus: the index's status check. The same queries over 10k cards, in a
+// tenant without disabled cards (where a default search checks no status) and in one where 1%
+// of the cards are disabled (where each candidate's status is compared).
+func BenchmarkSearchStatus(b *testing.B) {
+	ctx := benchCaller
+	for _, disabled := range []int{0, 100} {
+		store, gate := benchStore(b)
+		svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+		for i := range disabled {
+			id := cardgen.Make(42, i*97).AgentID
+			if _, err := svc.Patch(ctx, "bench", id, []byte(`{"status": "disabled"}`), cards.Precondition{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		finder := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: search.NewIndex(store, store)}
+		middle := cardgen.Make(42, 5_000)
+		for _, q := range []struct {
+			name string
+			q    search.Query
+		}{
+			{"all", search.Query{}},
+			{"capability", search.Query{Capabilities: []string{middle.Capabilities[0].Name}}},
+			{"q-3-words", search.Query{Q: "invoice forecast summar"}},
+		} {
+			b.Run(q.name+"/disabled-"+strconv.Itoa(disabled), func(b *testing.B) {
+				if _, err := finder.Search(ctx, "bench", q.q); err != nil { // builds the index
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := finder.Search(ctx, "bench", q.q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

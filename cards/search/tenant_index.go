@@ -109,8 +109,8 @@ func (x *tenantIndex) load(cs []cards.Card) {
 
 func newIdoc(c cards.Card, d doc) idoc {
 	return idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
-		cardID: c.ID, revision: c.Revision, public: c.Visibility == cards.VisibilityPublic && !c.Disabled(), status: c.Status,
-		verified: c.Verified()}
+		cardID: c.ID, revision: c.Revision, public: c.Visibility == cards.VisibilityPublic && !c.Disabled(), status: d.status,
+		verified: d.verified}
 }
 
 // add indexes the analysed card d as a new document. The caller holds mu.

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agentcards/agentcards/cards"
 )
 
 // scratch is per-search working memory sized to the index, reused through a pool so a search
@@ -89,8 +91,34 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool) ([]candidate, 
 	if len(p.terms) > 0 {
 		return x.rankedBits(p, cand, rankAccept, s)
 	}
-	everything := cand == nil && p.name == "" && len(p.resources) == 0 && !status && readable == nil
-	return x.ordered(p, cand, everything, accept, s)
+	unfiltered := cand == nil && p.name == "" && len(p.resources) == 0 && readable == nil
+	if unfiltered && p.verified == 0 && p.statuses == defaultStatuses && x.disabled > 0 {
+		return x.allButDisabled(p)
+	}
+	return x.ordered(p, cand, unfiltered && !status, accept, s)
+}
+
+// allButDisabled pages through every live card but the disabled ones, in agentId order: the
+// default listing of a tenant that has some, without testing every card for the count.
+func (x *tenantIndex) allButDisabled(p *plan) ([]candidate, int, *position) {
+	start := 0
+	if p.after != nil {
+		start, _ = slices.BinarySearchFunc(x.order, p.after.AgentID, x.cmpAgent)
+		if start < len(x.order) && x.docs[x.order[start]].agentID == p.after.AgentID {
+			start++
+		}
+	}
+	var page []candidate
+	for _, n := range x.order[start:] {
+		if len(page) > p.limit {
+			break
+		}
+		if x.docs[n].status != cards.StatusDisabled {
+			page = append(page, candidate{agentID: x.docs[n].agentID})
+		}
+	}
+	page, next := p.cut(page)
+	return page, x.live - x.disabled, next
 }
 
 // ordered pages through the matches in agentId order (no q). everything: every live card matches.

@@ -53,7 +53,18 @@ func TestIndexAgreesWithScan(t *testing.T) {
 	variants := generated(t, 2, 600)
 	x := newTenantIndex()
 	live := map[string]cards.Card{}
-	for _, c := range base {
+	for i, c := range base {
+		// Some cards deprecated, some disabled, some as imported with a verified signature.
+		switch i % 7 {
+		case 1:
+			c.Status = cards.StatusDeprecated
+		case 2, 5:
+			c.Status = cards.StatusDisabled
+		}
+		if i%3 == 0 {
+			c.A2A = &cards.A2A{Import: &cards.ImportRecord{Signature: cards.SignatureCheck{Status: cards.SignatureVerified}}}
+		}
+		base[i] = c
 		x.upsert(c)
 		live[c.AgentID] = c
 	}
@@ -136,6 +147,17 @@ func checkQueries(t *testing.T, r *rand.Rand, x *tenantIndex, analyzed map[strin
 				qw = append(qw, w)
 			}
 			q.Q = strings.Join(qw, " ")
+		}
+		switch r.IntN(6) {
+		case 0:
+			q.Status = []string{"disabled"}
+		case 1:
+			q.Status = []string{"active", "disabled"}
+		case 2:
+			q.Status = []string{"deprecated"}
+		}
+		if r.IntN(4) == 0 {
+			q.Verified = new(r.IntN(2) == 0)
 		}
 		q.Limit = new(1 + r.IntN(30))
 		var readable func(string) bool
