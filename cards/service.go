@@ -1,6 +1,7 @@
 package cards
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,7 +198,8 @@ func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card,
 // A card whose content differs from cur's replaces it (updated); one that maps to the same
 // content leaves it (unchanged). Either way, and when refused, the card's source records the
 // refresh, as a new revision; registry-only fields (visibility, status, deprecation, metadata)
-// stay as they are. The caller has checked cards:write. ErrStale if the card changed meanwhile.
+// stay as they are. The caller has checked cards:write. ErrStale if the card was written since cur
+// was read (the caller reads it again and retries), ErrNotFound if it was deleted.
 func (s *Service) Refreshed(ctx context.Context, tenant tenants.ID, cur Card, c *Card, rec ImportRecord, refused string) (Card, RefreshOutcome, error) {
 	ctx, err := s.enter(ctx, tenant)
 	if err != nil {
@@ -221,6 +223,14 @@ func (s *Service) Refreshed(ctx context.Context, tenant tenants.ID, cur Card, c 
 		outcome = RefreshOutcome{Outcome: RefreshUnchanged}
 		if !sameContent(cur, fresh) {
 			next, outcome = fresh, RefreshOutcome{Outcome: RefreshUpdated}
+		} else {
+			// The same content, attested by this fetch: its import record is the new one.
+			a2a := A2A{}
+			if cur.A2A != nil {
+				a2a = *cur.A2A
+			}
+			a2a.Import = &rec
+			next.A2A = &a2a
 		}
 	}
 	now := s.now()
@@ -233,10 +243,7 @@ func (s *Service) Refreshed(ctx context.Context, tenant tenants.ID, cur Card, c 
 	next.ID, next.Revision, next.CreatedAt, next.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now
 	started := time.Now()
 	if err := s.Store.Replace(ctx, tenant, next, cur.Revision); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return Card{}, RefreshOutcome{}, fault.Errorf(fault.Stale, "card %q changed meanwhile: revision does not match", cur.AgentID)
-		}
-		return Card{}, RefreshOutcome{}, err
+		return Card{}, RefreshOutcome{}, err // ErrStale: written meanwhile; ErrNotFound: deleted
 	}
 	s.applyWritten(ctx, tenant, started, next)
 	return next, outcome, nil
@@ -280,15 +287,18 @@ func sameContent(a, b Card) bool {
 		// objects with their members in another order.
 		doc, err := c.document()
 		if err != nil {
-			return err
+			return nil
 		}
+		dec := json.NewDecoder(bytes.NewReader(doc))
+		dec.UseNumber() // numbers as written: 2^53+1 is not 2^53
 		var v any
-		if err := json.Unmarshal(doc, &v); err != nil {
-			return err
+		if dec.Decode(&v) != nil {
+			return nil
 		}
 		return v
 	}
-	return reflect.DeepEqual(strip(a), strip(b))
+	x, y := strip(a), strip(b)
+	return x != nil && y != nil && reflect.DeepEqual(x, y)
 }
 
 // create stores a validated card as the first revision of a new one.

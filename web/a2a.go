@@ -120,7 +120,6 @@ func (h *handlers) a2aAgents(c echo.Context) error {
 	return c.JSON(http.StatusOK, page)
 }
 
-// importCard creates a card from an A2A card, sent inline or fetched by URL.
 // refreshCard fetches a card's A2A card again from where it was imported: POST
 // .../cards/{agentId}/refresh, with an optional body {"keys": JWKS}.
 func (h *handlers) refreshCard(c echo.Context) error {
@@ -139,6 +138,7 @@ func (h *handlers) refreshCard(c echo.Context) error {
 	return c.JSON(http.StatusOK, r)
 }
 
+// importCard creates a card from an A2A card, sent inline or fetched by URL.
 func (h *handlers) importCard(c echo.Context) error {
 	body, err := readObject(c, mediaJSON)
 	if err != nil {

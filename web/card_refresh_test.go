@@ -30,6 +30,7 @@ func TestCardRefresh(t *testing.T) {
 		var mu sync.Mutex
 		var served []byte
 		status := http.StatusOK
+		var during func() // run by the source while it answers a fetch, once
 		serve := func(card map[string]any, code int) {
 			raw, _ := json.Marshal(card)
 			mu.Lock()
@@ -37,6 +38,13 @@ func TestCardRefresh(t *testing.T) {
 			mu.Unlock()
 		}
 		source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			mu.Lock()
+			f := during
+			during = nil
+			mu.Unlock()
+			if f != nil {
+				f()
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			w.WriteHeader(status)
@@ -72,13 +80,21 @@ func TestCardRefresh(t *testing.T) {
 			return out
 		}
 
+		// Imported without its keys: unverified, not found as verified.
 		serve(signEd25519(t, priv, "k1", "", sampleV1(t)), http.StatusOK)
-		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": url, "keys": keys}), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": url}), http.StatusCreated)
+		if a := e.search(alice, "acme", "verified=true"); a.Total != 0 {
+			t.Fatalf("an unverified import is found as verified: %+v", a)
+		}
 
-		// Unchanged: recorded as a new revision, the content as it was.
+		// Unchanged, refreshed with the keys: recorded as a new revision, the content as it was,
+		// the import record the new check's (so it is now found as verified).
 		got := refresh(map[string]any{"keys": keys}, http.StatusOK)
 		if got.Outcome != "unchanged" || got.Card.Revision != 2 || got.Card.Source.URL != url || !got.Card.Source.Verified {
 			t.Errorf("unchanged: %+v", got)
+		}
+		if a := e.search(alice, "acme", "verified=true"); a.Total != 1 {
+			t.Errorf("after a verified unchanged refresh, verified=true finds %d", a.Total)
 		}
 		// The registry's own fields, changed here, are kept by refreshes.
 		expect(t, e.do("PATCH", "/v1/tenants/acme/cards/geo", alice, map[string]any{"status": "deprecated", "visibility": "public"}), http.StatusOK)
@@ -100,8 +116,9 @@ func TestCardRefresh(t *testing.T) {
 		tampered := signEd25519(t, priv, "k1", "", changed)
 		tampered["name"] = "Someone Else"
 		serve(tampered, http.StatusOK)
-		got = refresh(map[string]any{"keys": keys}, http.StatusOK)
-		if got.Outcome != "refused" || !strings.Contains(got.Reason, "signature") || got.Card.Name != "GeoSpatial Route Planner Agent" || got.Card.Revision != 5 {
+		got = refresh(map[string]any{"keys": keys, "allowInvalidSignature": true}, http.StatusOK)
+		if got.Outcome != "refused" || !strings.Contains(got.Reason, "signature") || got.Card.Name != "GeoSpatial Route Planner Agent" ||
+			got.Card.Revision != 5 || !got.Card.Source.Verified {
 			t.Errorf("tampered: %+v", got)
 		}
 		unsigned := sampleV1(t)
@@ -112,12 +129,37 @@ func TestCardRefresh(t *testing.T) {
 			t.Errorf("unsigned after signed: %+v", got)
 		}
 
+		// A write during the fetch: the fetch is weighed against the card as written (no 412), and
+		// the write's change is kept; a delete during the fetch: not found.
+		again := sampleV1(t) // signEd25519 signs its map in place: the card applied, anew
+		again["description"] = "Plans routes, now with ferries."
+		serve(signEd25519(t, priv, "k1", "", again), http.StatusOK)
+		mu.Lock()
+		during = func() {
+			expect(t, e.do("PATCH", "/v1/tenants/acme/cards/geo", alice, map[string]any{"metadata": map[string]any{"team": "maps"}}), http.StatusOK)
+		}
+		mu.Unlock()
+		got = refresh(map[string]any{"keys": keys}, http.StatusOK)
+		var meta struct {
+			Card struct{ Metadata map[string]string }
+		}
+		r := e.getCard("acme", "geo")
+		r.json(t, &meta.Card)
+		if got.Outcome != "unchanged" || got.Card.Revision != 8 || meta.Card.Metadata["team"] != "maps" {
+			t.Errorf("a refresh racing a write: %+v, metadata %v", got, meta.Card.Metadata)
+		}
+		mu.Lock()
+		during = func() { expect(t, e.do("DELETE", "/v1/tenants/acme/cards/geo", alice, nil), http.StatusNoContent) }
+		mu.Unlock()
+		refresh(map[string]any{"keys": keys}, http.StatusNotFound, "not_found")
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": url, "keys": keys}), http.StatusCreated)
+
 		// A source that fails: fetch_failed, and nothing recorded.
 		serve(map[string]any{}, http.StatusInternalServerError)
 		refresh(nil, http.StatusBadGateway, "fetch_failed")
 		var card struct{ Revision int64 }
 		e.getCard("acme", "geo").json(t, &card)
-		if card.Revision != 6 {
+		if card.Revision != 1 {
 			t.Errorf("a failed fetch wrote revision %d", card.Revision)
 		}
 

@@ -155,7 +155,10 @@ func ToCard(agentID string, a AgentCard) cards.Card {
 	var dep *cards.Deprecation
 	if c.A2A.Extensions, dep = withoutDeprecation(c.A2A.Extensions); dep != nil {
 		c.Status = cards.StatusDeprecated
-		if *dep != (cards.Deprecation{}) && dep.Successor != agentID {
+		if dep.Successor == agentID || cards.ValidateAgentID(dep.Successor) != nil {
+			dep.Successor = "" // one that names no other agent of this registry says nothing here
+		}
+		if *dep != (cards.Deprecation{}) {
 			c.Deprecation = dep
 		}
 	}

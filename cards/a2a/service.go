@@ -96,6 +96,9 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 // any jku they name (as on import, where they are not kept).
 type RefreshRequest struct {
 	Keys *jose.JSONWebKeySet `json:"keys,omitempty"`
+	// AllowInvalidSignature applies a card whose signature is invalid (its record says so), as on
+	// import; a card that loses a verified signature is still refused.
+	AllowInvalidSignature bool `json:"allowInvalidSignature,omitempty"`
 }
 
 // Refreshed is what a refresh answers: the card as it now is, and what the refresh did.
@@ -140,7 +143,8 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 	if s.Fetch == nil {
 		return Refreshed{}, fault.New(fault.Invalid, "refresh from a URL is not configured: invalid")
 	}
-	raw, err := fetchJSON(ctx, s.Fetch, "source", cur.Source.URL, MaxImportBytes)
+	url := cur.Source.URL
+	raw, err := fetchJSON(ctx, s.Fetch, "source", url, MaxImportBytes)
 	if err != nil {
 		return Refreshed{}, err
 	}
@@ -149,24 +153,40 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 		return Refreshed{}, err
 	}
 	check := (&verifier{keys: req.Keys, fetch: s.Fetch}).verify(ctx, raw)
-	var refused string
-	switch {
-	case check.Status == cards.SignatureInvalid:
-		refused = "its signature is invalid: " + check.Reason
-	case cur.Source.Verified && check.Status != cards.SignatureVerified:
-		refused = "the card applied before had a verified signature and this one has none that verifies: " + check.Reason
+	c := ToCard(agentID, a)
+	rec := cards.ImportRecord{Format: format, URL: url, Signature: check}
+	// What was fetched is weighed against the card as it is when it is written: a write that
+	// lands during the fetch is read again (the fetch is not repeated), a delete ends it.
+	for range maxRefreshAttempts {
+		var refused string
+		switch {
+		case cur.Source == nil || cur.Source.URL != url:
+			return Refreshed{}, fault.Errorf(fault.Stale, "card %q was replaced while it was refreshed: revision does not match", agentID)
+		case check.Status == cards.SignatureInvalid && !req.AllowInvalidSignature:
+			refused = "its signature is invalid (send allowInvalidSignature: true to apply it anyway): " + check.Reason
+		case cur.Source.Verified && check.Status != cards.SignatureVerified:
+			refused = "the card applied before had a verified signature and this one has none that verifies: " + check.Reason
+		}
+		fresh := &c
+		if refused != "" {
+			fresh = nil
+		}
+		card, outcome, err := s.Cards.Refreshed(ctx, tenant, cur, fresh, rec, refused)
+		if !errors.Is(err, cards.ErrStale) {
+			if err != nil {
+				return Refreshed{}, err
+			}
+			return Refreshed{Card: card, RefreshOutcome: outcome}, nil
+		}
+		if cur, err = s.Store.Get(ctx, tenant, agentID); err != nil {
+			return Refreshed{}, err
+		}
 	}
-	var fresh *cards.Card
-	if refused == "" {
-		c := ToCard(agentID, a)
-		fresh = &c
-	}
-	card, outcome, err := s.Cards.Refreshed(ctx, tenant, cur, fresh, cards.ImportRecord{Format: format, URL: cur.Source.URL, Signature: check}, refused)
-	if err != nil {
-		return Refreshed{}, err
-	}
-	return Refreshed{Card: card, RefreshOutcome: outcome}, nil
+	return Refreshed{}, fault.Errorf(fault.Stale, "card %q changed under %d attempts to refresh it: revision does not match", agentID, maxRefreshAttempts)
 }
+
+// maxRefreshAttempts bounds how often a refresh weighs its fetch against a card written meanwhile.
+const maxRefreshAttempts = 8
 
 // GetA2A returns the card an A2A client asks for: a public card to anyone, any other card only
 // to a caller of the tenant (or a platform admin) allowed cards:read on it. Everything else is

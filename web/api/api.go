@@ -119,6 +119,8 @@ type CardsRefresh struct {
 	Scope
 	AgentID string          `json:"agentId" in:"path" doc:"the agent's id"`
 	Keys    json.RawMessage `json:"keys,omitempty" doc:"a JWK set that verifies the card's signatures (as on import; not kept)"`
+	// AllowInvalidSignature applies a card whose signature is invalid, as on import.
+	AllowInvalidSignature bool `json:"allowInvalidSignature,omitempty" doc:"apply a card whose signature is invalid (one that loses a verified signature is still refused)"`
 }
 
 // CardsRefreshed is what a refresh did, and the card as it now is.
