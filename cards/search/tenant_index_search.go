@@ -98,16 +98,22 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool) ([]candidate, 
 	return x.ordered(p, cand, unfiltered && !status, accept, s)
 }
 
+// pageStart is where in agentId order the plan's page starts: after its cursor's agent.
+func (x *tenantIndex) pageStart(p *plan) int {
+	if p.after == nil {
+		return 0
+	}
+	start, _ := slices.BinarySearchFunc(x.order, p.after.AgentID, x.cmpAgent)
+	if start < len(x.order) && x.docs[x.order[start]].agentID == p.after.AgentID {
+		start++
+	}
+	return start
+}
+
 // allButDisabled pages through every live card but the disabled ones, in agentId order: the
 // default listing of a tenant that has some, without testing every card for the count.
 func (x *tenantIndex) allButDisabled(p *plan) ([]candidate, int, *position) {
-	start := 0
-	if p.after != nil {
-		start, _ = slices.BinarySearchFunc(x.order, p.after.AgentID, x.cmpAgent)
-		if start < len(x.order) && x.docs[x.order[start]].agentID == p.after.AgentID {
-			start++
-		}
-	}
+	start := x.pageStart(p)
 	var page []candidate
 	for _, n := range x.order[start:] {
 		if len(page) > p.limit {
@@ -123,13 +129,7 @@ func (x *tenantIndex) allButDisabled(p *plan) ([]candidate, int, *position) {
 
 // ordered pages through the matches in agentId order (no q). everything: every live card matches.
 func (x *tenantIndex) ordered(p *plan, cand []uint32, everything bool, accept func(uint32) bool, s *scratch) ([]candidate, int, *position) {
-	start := 0
-	if p.after != nil {
-		start, _ = slices.BinarySearchFunc(x.order, p.after.AgentID, x.cmpAgent)
-		if start < len(x.order) && x.docs[x.order[start]].agentID == p.after.AgentID {
-			start++
-		}
-	}
+	start := x.pageStart(p)
 	var page []candidate
 	collect := func(n uint32) {
 		if len(page) <= p.limit {
