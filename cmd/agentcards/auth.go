@@ -176,3 +176,13 @@ func readPrivateKey(path string) (crypto.Signer, error) {
 	}
 	return s, nil
 }
+
+// configTokens returns the tokens of the configured key, for the commands that mint with it
+// (token, the in-process mcp). Unlike serve, they create no secret: one must exist.
+func configTokens(cfg Config) (*token.Tokens, error) {
+	tc, _, err := tokenConfig(cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	return token.NewTokens(tc)
+}

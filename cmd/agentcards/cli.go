@@ -265,17 +265,14 @@ func inputFileHelp(r catalog.Request) string {
 // fieldHelp is a field flag's line of help: its doc, then what form its value takes.
 func fieldHelp(f client.Field) string {
 	var form string
-	switch t := f.Type; {
-	case t == reflect.TypeFor[json.RawMessage]():
-		form = "JSON, or @FILE"
-	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+	switch formOf(f.Type) {
+	case formList:
 		form = "repeat the flag or separate values by commas"
-	case t.Kind() == reflect.Bool, t.Kind() == reflect.String, t.Kind() == reflect.Int, t.Kind() == reflect.Int64:
-	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String:
-	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Bool:
-		form = "true or false"
-	default:
+	case formJSON:
 		form = "JSON, or @FILE"
+		if f.Type == reflect.TypeFor[*bool]() {
+			form = "true or false"
+		}
 	}
 	help := f.Doc
 	if len(f.Enum) > 0 {
@@ -356,15 +353,7 @@ func decodeCardInput(data []byte, ci *api.CardInput) error {
 		return err
 	}
 	raw, _ := json.Marshal(c)
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &members)
-	for k := range members {
-		if !slices.Contains(api.CardFields, k) || k == "revision" || k == "createdAt" || k == "updatedAt" || k == "id" {
-			delete(members, k)
-		}
-	}
-	raw, _ = json.Marshal(members)
-	return json.Unmarshal(raw, ci)
+	return json.Unmarshal(raw, ci) // the card's members but those the server owns, which ci lacks
 }
 
 // strictJSON decodes data into v, refusing unknown members.
@@ -394,6 +383,33 @@ func decodeValue(data []byte, target reflect.Value, name string) error {
 	return nil
 }
 
+// flagForm is how a field's flag takes its value.
+type flagForm int
+
+const (
+	formText   flagForm = iota // a string, or a pointer to one
+	formBool                   // a bool: the flag alone is true
+	formNumber                 // an integer
+	formList                   // a list of strings: the flag repeated, or values separated by commas
+	formJSON                   // anything else (objects, lists of them, raw JSON, *bool): JSON or @FILE
+)
+
+func formOf(t reflect.Type) flagForm {
+	switch {
+	case t == reflect.TypeFor[json.RawMessage]():
+		return formJSON
+	case t.Kind() == reflect.String, t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String:
+		return formText
+	case t.Kind() == reflect.Bool:
+		return formBool
+	case t.Kind() == reflect.Int, t.Kind() == reflect.Int64:
+		return formNumber
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+		return formList
+	}
+	return formJSON
+}
+
 // fieldFlag is a flag named after an input field. Its values are kept in the order given and
 // applied after -f, so that a flag overrides the file wherever it stands.
 type fieldFlag struct {
@@ -414,15 +430,15 @@ func (f fieldFlag) Set(s string) error {
 }
 
 // IsBoolFlag lets a bool field's flag stand alone (--allowInvalidSignature).
-func (f fieldFlag) IsBoolFlag() bool { return f.field.Type.Kind() == reflect.Bool }
+func (f fieldFlag) IsBoolFlag() bool { return formOf(f.field.Type) == formBool }
 
 // check refuses a value its field cannot take, while the flags are parsed.
 func (f fieldFlag) check(s string) error {
-	switch f.field.Type.Kind() {
-	case reflect.Bool:
+	switch formOf(f.field.Type) {
+	case formBool:
 		_, err := strconv.ParseBool(s)
 		return err
-	case reflect.Int, reflect.Int64:
+	case formNumber:
 		_, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return errors.New("want an integer")
@@ -434,11 +450,8 @@ func (f fieldFlag) check(s string) error {
 // set applies the flag's value to its field of the input.
 func (f fieldFlag) set(in reflect.Value) error {
 	v := in.FieldByIndex(f.field.Index)
-	t := f.field.Type
-	switch {
-	case t == reflect.TypeFor[json.RawMessage]() || (t.Kind() != reflect.String && t.Kind() != reflect.Bool &&
-		t.Kind() != reflect.Int && t.Kind() != reflect.Int64 && !(t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String) &&
-		!(t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String)):
+	switch formOf(f.field.Type) {
+	case formJSON:
 		data := []byte(f.value)
 		name := "the value"
 		if file, ok := strings.CutPrefix(f.value, "@"); ok {
@@ -449,18 +462,20 @@ func (f fieldFlag) set(in reflect.Value) error {
 			name = file
 		}
 		return decodeValue(data, v, name)
-	case t.Kind() == reflect.String:
-		v.SetString(f.value)
-	case t.Kind() == reflect.Pointer:
-		s := f.value
-		v.Set(reflect.ValueOf(&s))
-	case t.Kind() == reflect.Bool:
+	case formText:
+		if v.Kind() == reflect.Pointer {
+			s := f.value
+			v.Set(reflect.ValueOf(&s))
+		} else {
+			v.SetString(f.value)
+		}
+	case formBool:
 		b, _ := strconv.ParseBool(f.value)
 		v.SetBool(b)
-	case t.Kind() == reflect.Int, t.Kind() == reflect.Int64:
+	case formNumber:
 		n, _ := strconv.ParseInt(f.value, 10, 64)
 		v.SetInt(n)
-	case t.Kind() == reflect.Slice:
+	case formList:
 		for part := range strings.SplitSeq(f.value, ",") {
 			if part = strings.TrimSpace(part); part != "" {
 				v.Set(reflect.Append(v, reflect.ValueOf(part)))

@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
@@ -122,11 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		if err != nil {
 			return err
 		}
-		tc, _, err := tokenConfig(cfg, false)
-		if err != nil {
-			return err
-		}
-		tokens, err := token.NewTokens(tc)
+		tokens, err := configTokens(cfg)
 		if err != nil {
 			return err
 		}

@@ -80,11 +80,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		defer db.Close()
 		a.Start(ctx)
 		defer a.Close()
-		tc, _, err := tokenConfig(cfg, false)
-		if err != nil {
-			return err
-		}
-		tokens, err := token.NewTokens(tc)
+		tokens, err := configTokens(cfg)
 		if err != nil {
 			return err
 		}
