@@ -12,7 +12,7 @@ import (
 const ActDelegationsRead = "delegations:read"
 
 // knownActions are the actions a policy may name.
-var knownActions = []string{ActCardsRead, ActCardsWrite, ActCardsDelete, ActDelegate, ActDelegationsRead, ActPoliciesManage}
+var knownActions = []string{ActCardsRead, ActCardsWrite, ActCardsDelete, ActCardsHeartbeat, ActDelegate, ActDelegationsRead, ActPoliciesManage}
 
 // MaxObjectSegment bounds one segment of an object, in bytes: agent ids and capability names are
 // at most 128 characters of ASCII.

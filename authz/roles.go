@@ -1,6 +1,9 @@
 package authz
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"slices"
 
 	"github.com/agentcards/agentcards/authz/fault"
@@ -8,9 +11,12 @@ import (
 
 // Actions a policy can allow or deny.
 const (
-	ActCardsRead      = "cards:read"
-	ActCardsWrite     = "cards:write"
-	ActCardsDelete    = "cards:delete"
+	ActCardsRead   = "cards:read"
+	ActCardsWrite  = "cards:write"
+	ActCardsDelete = "cards:delete"
+	// ActCardsHeartbeat is reporting that a card's agent is alive (a heartbeat). An agent with a
+	// delegation token may always report its own card.
+	ActCardsHeartbeat = "cards:heartbeat"
 	ActDelegate       = "delegate"
 	ActPoliciesManage = "policies:manage"
 )
@@ -50,12 +56,15 @@ type grant struct{ obj, act string }
 // builtinRoles lists what each built-in role may do; admins may do everything in their tenant,
 // including managing roles and policies.
 var builtinRoles = map[string][]grant{
-	RoleReader:       {{ObjAllCards, ActCardsRead}},
-	RoleEditor:       {{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete}},
+	RoleReader: {{ObjAllCards, ActCardsRead}},
+	RoleEditor: {
+		{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete},
+		{ObjAllCards, ActCardsHeartbeat},
+	},
 	RoleOrchestrator: {{ObjAllCards, ActCardsRead}, {ObjAllCapabilities, ActDelegate}},
 	RoleAdmin: {
 		{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete},
-		{ObjAllCapabilities, ActDelegate}, {ObjPolicies, ActPoliciesManage},
+		{ObjAllCards, ActCardsHeartbeat}, {ObjAllCapabilities, ActDelegate}, {ObjPolicies, ActPoliciesManage},
 	},
 }
 
@@ -85,17 +94,46 @@ func groupingRule(tenant, subject, role string) Rule {
 	return Rule{PType: "g", Values: []string{subject, roleSubject(role), tenant}}
 }
 
+// BuiltinGrantRule is the rule by which the built-in role allows act on obj in tenant: a
+// migration that gives a built-in role a new action writes it into existing tenants.
+func BuiltinGrantRule(tenant, role, obj, act string) Rule {
+	return Rule{PType: "p", Values: []string{roleSubject(role), tenant, obj, act, Allow}}
+}
+
 // SeedRules returns the rules a new tenant starts with: the built-in roles' permissions and the
 // admin role for each of admins. Stores write them in the transaction that creates the tenant.
 func SeedRules(tenant string, admins []string) []Rule {
 	var rules []Rule
 	for _, role := range BuiltinRoles() {
 		for _, g := range builtinRoles[role] {
-			rules = append(rules, Rule{PType: "p", Values: []string{roleSubject(role), tenant, g.obj, g.act, Allow}})
+			rules = append(rules, BuiltinGrantRule(tenant, role, g.obj, g.act))
 		}
 	}
 	for _, a := range admins {
 		rules = append(rules, groupingRule(tenant, a, RoleAdmin))
 	}
 	return rules
+}
+
+// MaxRuleValues is how many values a stored rule has room for (casbin_rules v0..v5).
+const MaxRuleValues = 6
+
+// RuleKey is the key that dedupes stored rules: the hex SHA-256 of ptype and the six values
+// (missing ones empty), each length-prefixed so that no two different rules encode alike.
+func RuleKey(ptype string, values []string) string {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	write := func(s string) {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	write(ptype)
+	for i := range MaxRuleValues {
+		v := ""
+		if i < len(values) {
+			v = values[i]
+		}
+		write(v)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -78,6 +78,8 @@ type Card struct {
 	// Source is where the card's A2A card was imported from, kept across writes for refreshes.
 	// The server owns it: it is ignored on input.
 	Source *Source `json:"source,omitempty"`
+	// Liveness is served on reads (never stored, no revision): see Liveness.
+	Liveness *Liveness `json:"liveness,omitempty"`
 
 	// Server-owned: ignored on input.
 	ID        string    `json:"id"`
@@ -185,7 +187,7 @@ var (
 		"capabilities": true, "authRequirements": true, "endpoint": true, "resources": true,
 		"tags": true, "metadata": true, "visibility": true, "a2a": true, "status": true, "deprecation": true,
 	}
-	serverFields = map[string]bool{"id": true, "revision": true, "createdAt": true, "updatedAt": true, "source": true}
+	serverFields = map[string]bool{"id": true, "revision": true, "createdAt": true, "updatedAt": true, "source": true, "liveness": true}
 )
 
 // normalize fills defaults so every stored card has the same shape: empty lists, not null.
@@ -246,4 +248,36 @@ func (c *Card) Disabled() bool { return c.Status == StatusDisabled }
 // (a later write drops the import record, and with it the claim).
 func (c *Card) Verified() bool {
 	return c.A2A != nil && c.A2A.Import != nil && c.A2A.Import.Signature.Status == SignatureVerified
+}
+
+// Liveness says whether a card's agent is answering: online when a heartbeat or a successful
+// probe came within the liveness TTL (and no run of failed probes since), offline after that,
+// unknown when neither ever happened. It is served with the card on reads, never stored in it,
+// and moves no revision.
+type Liveness struct {
+	State LivenessState `json:"state" enum:"online,offline,unknown"`
+	// LastSeenAt is the last heartbeat; Probe the last probe, when probes run.
+	LastSeenAt *time.Time `json:"lastSeenAt,omitempty"`
+	Probe      *Probe     `json:"probe,omitempty"`
+}
+
+// LivenessState is online, offline or unknown.
+type LivenessState string
+
+// The liveness states.
+const (
+	Online  LivenessState = "online"
+	Offline LivenessState = "offline"
+	Unknown LivenessState = "unknown"
+)
+
+// Probe is what the last health probe of a card's agent found.
+type Probe struct {
+	CheckedAt time.Time `json:"checkedAt"`
+	OK        bool      `json:"ok"`
+	// LatencyMs is the probe's round trip; Error why it failed.
+	LatencyMs int64  `json:"latencyMs"`
+	Error     string `json:"error,omitempty"`
+	// Failures counts the failed probes in a row.
+	Failures int `json:"failures,omitempty"`
 }

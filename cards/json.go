@@ -188,6 +188,7 @@ func NonNull(raw json.RawMessage) json.RawMessage {
 // merge patch applies to. Server-owned fields are not part of it.
 func (c Card) document() ([]byte, error) {
 	c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = "", 0, time.Time{}, time.Time{}
+	c.Liveness = nil
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, err

@@ -76,9 +76,19 @@ type Service struct {
 	Authz Authorizer
 	// Index, when set, is synced after every write (nil with search.index: none).
 	Index Indexer
+	// Liveness, when set, takes heartbeats and gives each card read its liveness.
+	Liveness Presence
 	// Now and NewID are injected so tests can pin them.
 	Now   func() time.Time
 	NewID func() string
+}
+
+// Presence keeps whether cards' agents are alive; cards/liveness's Tracker is one.
+type Presence interface {
+	// Of returns the liveness of the agent's card cardID.
+	Of(ctx context.Context, tenant tenants.ID, agentID, cardID string) (Liveness, error)
+	// Beat records a heartbeat of the agent's card cardID, and returns its liveness once stored.
+	Beat(ctx context.Context, tenant tenants.ID, agentID, cardID string) (Liveness, error)
 }
 
 // Precondition carries the HTTP conditional headers of a write.
@@ -579,7 +589,45 @@ func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (C
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsRead); err != nil {
 		return Card{}, err
 	}
-	return s.Store.Get(ctx, tenant, agentID)
+	c, err := s.Store.Get(ctx, tenant, agentID)
+	if err != nil || s.Liveness == nil {
+		return c, err
+	}
+	l, err := s.Liveness.Of(ctx, tenant, agentID, c.ID)
+	if err != nil {
+		return Card{}, err
+	}
+	c.Liveness = &l
+	return c, nil
+}
+
+// Heartbeat records that the agent's card is alive, and returns its liveness. The agent itself
+// may report, with the delegation token of a task it was sent; anyone else needs
+// cards:heartbeat on the card. A heartbeat moves no revision and writes no change-feed entry.
+func (s *Service) Heartbeat(ctx context.Context, tenant tenants.ID, agentID string) (Liveness, error) {
+	p, err := authz.Delegator(ctx)
+	if err != nil {
+		return Liveness{}, err
+	}
+	if ctx, err = s.Gate.Enter(ctx, string(tenant)); err != nil {
+		return Liveness{}, err
+	}
+	if err := ValidateAgentID(agentID); err != nil {
+		return Liveness{}, fault.Errorf(fault.NotFound, "card %q: not found", agentID)
+	}
+	if !p.Delegated || p.Subject != authz.AgentSubject(agentID) {
+		if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsHeartbeat); err != nil {
+			return Liveness{}, err
+		}
+	}
+	if s.Liveness == nil {
+		return Liveness{}, fault.New(fault.Unavailable, "this server keeps no liveness: unavailable")
+	}
+	c, err := s.Store.Get(ctx, tenant, agentID)
+	if err != nil {
+		return Liveness{}, err
+	}
+	return s.Liveness.Beat(ctx, tenant, agentID, c.ID)
 }
 
 // Delete removes the card; the agent's identity and grants stay.

@@ -51,6 +51,18 @@ func Up(ctx context.Context, db *sql.DB, dialect string) error {
 	return nil
 }
 
+// UpTo applies the pending migrations of dialect up to and including version.
+func UpTo(ctx context.Context, db *sql.DB, dialect string, version int64) error {
+	p, err := provider(ctx, db, dialect)
+	if err != nil {
+		return err
+	}
+	if _, err := p.UpTo(ctx, version); err != nil {
+		return fmt.Errorf("migrate %s to %d: %w", dialect, version, err)
+	}
+	return nil
+}
+
 // Status lists every known migration of dialect in version order and whether db has applied it.
 // Like Up, it creates goose's version table if the database has none yet.
 func Status(ctx context.Context, db *sql.DB, dialect string) ([]State, error) {
@@ -65,6 +77,9 @@ func Status(ctx context.Context, db *sql.DB, dialect string) ([]State, error) {
 	out := make([]State, 0, len(list))
 	for _, s := range list {
 		st := State{Version: s.Source.Version, Name: path.Base(s.Source.Path), Applied: s.State == goose.StateApplied}
+		if s.Source.Path == "" {
+			st.Name = fmt.Sprintf("%04d (Go)", s.Source.Version)
+		}
 		if st.Applied {
 			st.AppliedAt = s.AppliedAt.UTC()
 		}
@@ -111,7 +126,7 @@ func provider(ctx context.Context, db *sql.DB, dialect string) (*goose.Provider,
 	if err != nil {
 		return nil, err
 	}
-	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(goMigrations(dialect)...)}
 	if locker != nil {
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}

@@ -290,6 +290,10 @@ func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID strin
 		if err := tx.Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Delete(&secretRow{}).Error; err != nil {
 			return fmt.Errorf("delete the secret of card %q: %w", agentID, err)
 		}
+		// So does its liveness, which a card created again under this id must earn afresh.
+		if err := deleteLiveness(tx, string(tenant), agentID); err != nil {
+			return fmt.Errorf("delete the liveness of card %q: %w", agentID, err)
+		}
 		return appendChange(tx, string(tenant), agentID, opDelete, cur)
 	})
 }

@@ -2,9 +2,6 @@ package storage
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -35,7 +32,7 @@ func NewRuleStore(db *DB) *RuleStore { return &RuleStore{db: db} }
 const adapterTimeout = 30 * time.Second
 
 // maxRuleValues is the number of value columns, v0..v5.
-const maxRuleValues = 6
+const maxRuleValues = authz.MaxRuleValues
 
 // maxRuleValueLength is the length of each value column, in characters. SQLite would accept
 // longer values; checking here makes every dialect refuse them alike.
@@ -85,20 +82,8 @@ func newRuleRow(tenant, ptype string, values []string) (ruleRow, error) {
 	}
 	return ruleRow{
 		TenantID: tenant, PType: ptype, V0: v[0], V1: v[1], V2: v[2], V3: v[3], V4: v[4], V5: v[5],
-		RuleKey: ruleKey(ptype, v),
+		RuleKey: authz.RuleKey(ptype, v[:]),
 	}, nil
-}
-
-// ruleKey is the hex SHA-256 of ptype and the six values, each length-prefixed so that no two
-// different rules can encode alike.
-func ruleKey(ptype string, values [maxRuleValues]string) string {
-	h := sha256.New()
-	var n [binary.MaxVarintLen64]byte
-	for _, s := range append([]string{ptype}, values[:]...) {
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-		h.Write([]byte(s))
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // line is the rule as casbin loads it: ptype, then the values without trailing empty ones.

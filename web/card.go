@@ -152,6 +152,15 @@ func (h *handlers) getCard(c echo.Context) error {
 	return writeCard(c, http.StatusOK, card)
 }
 
+// heartbeat records that the card's agent is alive: POST .../cards/{agentId}/heartbeat, no body.
+func (h *handlers) heartbeat(c echo.Context) error {
+	l, err := h.Cards.Heartbeat(c.Request().Context(), tenantOf(c), c.Param("agentId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, l)
+}
+
 func (h *handlers) deleteCard(c echo.Context) error {
 	if err := h.Cards.Delete(c.Request().Context(), tenantOf(c), c.Param("agentId"), precondition(c)); err != nil {
 		return err
@@ -176,6 +185,7 @@ var searchParams = map[string]func(q *search.Query, values []string) error{
 	"resource":   func(q *search.Query, v []string) error { q.Resources = v; return nil },
 	"status":     func(q *search.Query, v []string) error { q.Status = v; return nil },
 	"verified":   func(q *search.Query, v []string) error { return boolParam("verified", v, &q.Verified) },
+	"online":     func(q *search.Query, v []string) error { return boolParam("online", v, &q.Online) },
 	"name":       func(q *search.Query, v []string) error { return single("name", v, &q.Name) },
 	"q":          func(q *search.Query, v []string) error { return single("q", v, &q.Q) },
 	// limit and cursor are the page's, read by pageQuery; listed so that the route takes them.

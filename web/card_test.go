@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentcards/agentcards/cards"
 )
 
 type cardJSON struct {
@@ -25,6 +27,7 @@ type cardJSON struct {
 	CreatedAt    string            `json:"createdAt"`
 	UpdatedAt    string            `json:"updatedAt"`
 	Capabilities []json.RawMessage `json:"capabilities"`
+	Liveness     *cards.Liveness   `json:"liveness"`
 }
 
 // hitJSON is one item of a search answer.

@@ -62,6 +62,7 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"cards.import", `{"agentId": "byurl", "url": "` + source.URL + `/.well-known/agent-card.json"}`, false},
 		{"cards.refresh", `{"agentId": "byurl"}`, false},
 		{"cards.get", `{"agentId": "rev"}`, false},
+		{"cards.heartbeat", `{"agentId": "rev"}`, false},
 		{"cards.search", `{"q": "review", "protocol": ["http"], "limit": 2}`, false},
 		{"cards.replace", `{` + card("b1", "Batch One, replaced") + `, "ifRevision": 1}`, false},
 		{"cards.update", `{"agentId": "b2", "patch": {"description": "patched", "tags": null}}`, false},

@@ -124,6 +124,9 @@ type envOptions struct {
 	follow bool
 	// now is the clock of the MCP door's old names; nil is time.Now.
 	now func() time.Time
+	// livenessNow is the liveness tracker's clock (nil: time.Now), livenessTTL liveness.ttl.
+	livenessNow func() time.Time
+	livenessTTL time.Duration
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -150,8 +153,9 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		NoIndex:        o.noIndex,
 		Delegation:     o.delegation,
 		// Imports reach nothing but loopback, and only where a test allows it (allowLoopback).
-		Fetch: loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
-		Now:   o.now,
+		Fetch:    loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
+		Now:      o.now,
+		Liveness: app.LivenessOptions{TTL: o.livenessTTL, Now: o.livenessNow},
 	}
 	if o.noSecrets {
 		opts.SecretKey = nil

@@ -19,6 +19,7 @@ type doc struct {
 	terms        map[string]uint8
 	status       cards.Status
 	verified     bool
+	online       bool // set by the scan when the plan asks, not by analyze
 }
 
 // analyze extracts what search needs from c. The memory index and the scan (search.index: none)

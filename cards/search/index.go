@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -30,10 +31,11 @@ type Index struct {
 }
 
 type indexEntry struct {
-	built chan struct{}
-	err   error
-	x     *tenantIndex
-	cache renderCache
+	built  chan struct{}
+	err    error
+	x      *tenantIndex
+	cache  renderCache
+	online onlineCache
 
 	syncMu sync.Mutex
 	// epoch counts the installs of cards in the index; applied holds, by agent, the epoch of
@@ -150,14 +152,20 @@ func (ix *Index) dropEntry(tenant tenants.ID, e *indexEntry) {
 
 // search runs a compiled query on the tenant's index. For each card of the page it also returns
 // the cached rendering of the indexed version, when there is one (nil otherwise).
-func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool) ([]candidate, []*rendered, int, *position, error) {
+func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool, tr *liveness.Tracker) ([]candidate, []*rendered, int, *position, error) {
 	e, err := ix.entry(ctx, tenant)
 	if err != nil {
 		return nil, nil, 0, nil, err
 	}
 	e.x.mu.RLock()
 	defer e.x.mu.RUnlock()
-	page, total, next := e.x.search(p, readable)
+	var online *onlineSet
+	if p.online != 0 {
+		if online, err = e.onlineSet(ctx, tenant, tr); err != nil {
+			return nil, nil, 0, nil, err
+		}
+	}
+	page, total, next := e.x.search(p, readable, online)
 	cached := make([]*rendered, len(page))
 	for i, c := range page {
 		d := &e.x.docs[e.x.byID[c.agentID]]

@@ -55,7 +55,7 @@ type candidate struct {
 // evaluate applies the plan to one analyzed card: whether it matches and, for q, how well.
 // This is the reference semantics; the memory index must give the same answers.
 func (p *plan) evaluate(d doc) (candidate, bool) {
-	if !p.finds(d.status) || !p.findsVerified(d.verified) {
+	if !p.finds(d.status) || !p.findsVerified(d.verified) || !p.findsOnline(d.online) {
 		return candidate{}, false
 	}
 	if !containsAll(d.protocols, p.protocols) || !containsAll(d.tags, p.tags) || !containsAll(d.capabilities, p.capabilities) {

@@ -30,6 +30,9 @@ type Query struct {
 	// Verified, when given, finds only the cards whose imported signature verified (true), or
 	// only the others (false).
 	Verified *bool `json:"verified"`
+	// Online, when given, finds only the cards whose agent is online (true), or only those
+	// offline or never heard of (false).
+	Online *bool `json:"online"`
 	// Page is the page asked for: DefaultLimit and MaxLimit bound it.
 	cards.Page
 }
@@ -40,6 +43,7 @@ type plan struct {
 	name                          string // lowercased
 	statuses                      uint8  // the statusBit of each status to find
 	verified                      int8   // 1: only verified cards, -1: only the others, 0: any
+	online                        int8   // 1: only online cards, -1: only the others, 0: any
 	resources                     []resourcePattern
 	terms                         []term // distinct query tokens of q
 	limit                         int
@@ -83,6 +87,12 @@ func (q Query) compile() (plan, error) {
 		p.verified = -1
 		if *q.Verified {
 			p.verified = 1
+		}
+	}
+	if q.Online != nil {
+		p.online = -1
+		if *q.Online {
+			p.online = 1
 		}
 	}
 	for i, r := range q.Resources {
@@ -157,6 +167,9 @@ func (q Query) fingerprint(p plan) uint64 {
 		// Only when asked for, so that the cursors of queries without them stay what they were.
 		parts = append(parts, []string{string(rune('0' + p.statuses)), string(rune('1' + p.verified))})
 	}
+	if p.online != 0 {
+		parts = append(parts, []string{"online", string(rune('1' + p.online))})
+	}
 	for _, part := range parts {
 		for _, s := range part {
 			h.Write([]byte(s))
@@ -208,6 +221,11 @@ func statusMask(list []string) (uint8, error) {
 
 // finds reports whether the plan finds a card of the status.
 func (p *plan) finds(s cards.Status) bool { return p.statuses&statusBit(s) != 0 }
+
+// findsOnline reports whether the plan finds a card whose agent is online (or not).
+func (p *plan) findsOnline(online bool) bool {
+	return p.online == 0 || (p.online > 0) == online
+}
 
 // findsVerified reports whether the plan finds a card whose signature verified (or not).
 func (p *plan) findsVerified(verified bool) bool {

@@ -7,7 +7,9 @@ import (
 	"context"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -41,6 +43,9 @@ type Service struct {
 	// Index answers searches from memory; nil means every search reads the tenant's cards
 	// (search.index: none).
 	Index *Index
+	// Liveness says which agents are online: served with each hit, and the online filter.
+	// Without it every card is unknown.
+	Liveness *liveness.Tracker
 }
 
 // Search answers a query over the tenant's cards with only the cards the caller may read. With
@@ -66,10 +71,20 @@ func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 	var cached []*rendered
 	var total int
 	var next *position
+	var lookup *liveness.Lookup
+	if s.Liveness != nil {
+		l, err := s.Liveness.Lookup(ctx, tenant)
+		if err != nil {
+			return Result{}, err
+		}
+		lookup = &l
+	} else if p.online != 0 {
+		return Result{}, fault.New(fault.Invalid, "online: this server keeps no liveness: invalid")
+	}
 	if s.Index != nil {
-		page, cached, total, next, err = s.Index.search(ctx, tenant, &p, readable)
+		page, cached, total, next, err = s.Index.search(ctx, tenant, &p, readable, s.Liveness)
 	} else {
-		page, total, next, err = s.scan(ctx, tenant, &p, readable)
+		page, total, next, err = s.scan(ctx, tenant, &p, readable, lookup)
 	}
 	if err != nil {
 		return Result{}, err
@@ -107,6 +122,10 @@ func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 			continue // removed since the index answered
 		}
 		h := Hit{Card: r.card, raw: r.json}
+		if lookup != nil {
+			l := lookup.Of(r.card.AgentID, r.card.ID)
+			h.Card.Liveness = &l
+		}
 		if len(p.terms) > 0 {
 			score := float64(c.matched) / float64(len(p.terms))
 			h.Score = &score
@@ -125,7 +144,7 @@ func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 
 // scan is search.index: none, the reference systems' approach: read every card of the tenant
 // from the database and filter them in the application.
-func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool) ([]candidate, int, *position, error) {
+func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool, lookup *liveness.Lookup) ([]candidate, int, *position, error) {
 	ids, err := s.Store.IDs(ctx, tenant)
 	if err != nil {
 		return nil, 0, nil, err
@@ -136,7 +155,11 @@ func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable
 			if readable != nil && !readable(c.AgentID) {
 				continue
 			}
-			if m, ok := p.evaluate(analyze(c)); ok {
+			d := analyze(c)
+			if p.online != 0 {
+				d.online = lookup.Of(c.AgentID, c.ID).State == cards.Online
+			}
+			if m, ok := p.evaluate(d); ok {
 				all = append(all, m)
 			}
 		}

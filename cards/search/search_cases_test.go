@@ -258,7 +258,7 @@ func churnedIndexSearch(t *testing.T) func(q Query, hide []string) pageAnswer {
 		}
 		readable := hiding(hide)
 		filter, _ := readable.ReadFilter(context.Background(), "t")
-		page, total, next := x.search(&p, filter)
+		page, total, next := x.search(&p, filter, nil)
 		a := pageAnswer{ids: []string{}, total: total}
 		for _, c := range page {
 			a.ids = append(a.ids, c.agentID)

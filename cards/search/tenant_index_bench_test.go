@@ -70,9 +70,9 @@ func BenchmarkIndexSearch(b *testing.B) {
 			b.Run(fmt.Sprintf("%dk/%s", n/1000, name), func(b *testing.B) {
 				x.mu.RLock()
 				defer x.mu.RUnlock()
-				_, total, _ := x.search(&p, nil)
+				_, total, _ := x.search(&p, nil, nil)
 				b.ReportMetric(float64(total), "matches")
-				reportLatency(b, func() { x.search(&p, nil) })
+				reportLatency(b, func() { x.search(&p, nil, nil) })
 			})
 		}
 	}

@@ -57,7 +57,8 @@ func (x *tenantIndex) filterLists(p *plan) ([][]uint32, bool) {
 
 // search answers p from the index. readable, when not nil, says which agents the caller may read.
 // The caller holds mu for reading.
-func (x *tenantIndex) search(p *plan, readable func(string) bool) ([]candidate, int, *position) {
+// online, when the plan filters on liveness, says which documents are online.
+func (x *tenantIndex) search(p *plan, readable func(string) bool, online *onlineSet) ([]candidate, int, *position) {
 	lists, any := x.filterLists(p)
 	if !any {
 		return nil, 0, nil
@@ -73,16 +74,17 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool) ([]candidate, 
 	// Statuses need checking unless the plan finds every status a live card has; so does the
 	// verified filter, when given.
 	status := p.verified != 0 || p.statuses != allStatuses && !(p.statuses == defaultStatuses && x.disabled == 0)
-	// accept applies what postings cannot: liveness, the exact substring, resources, status,
-	// permission.
+	// accept applies what postings cannot: removal, the exact substring, resources, status,
+	// liveness, permission.
 	accept := func(n uint32) bool {
 		d := &x.docs[n]
 		return d.alive && (p.name == "" || strings.Contains(d.name, p.name)) &&
-			coversAll(d.resources, p.resources) && (!status || p.finds(d.status) && p.findsVerified(d.verified)) && (readable == nil || readable(d.agentID))
+			coversAll(d.resources, p.resources) && (!status || p.finds(d.status) && p.findsVerified(d.verified)) &&
+			(online == nil || p.findsOnline(online.has(n))) && (readable == nil || readable(d.agentID))
 	}
 	// Ranking skips removed documents itself; it needs accept only for the other checks.
 	rankAccept := accept
-	if p.name == "" && len(p.resources) == 0 && !status && readable == nil {
+	if p.name == "" && len(p.resources) == 0 && !status && online == nil && readable == nil {
 		rankAccept = nil
 	}
 	s := scratchPool.Get().(*scratch)
@@ -92,6 +94,9 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool) ([]candidate, 
 		return x.rankedBits(p, cand, rankAccept, s)
 	}
 	unfiltered := cand == nil && p.name == "" && len(p.resources) == 0 && readable == nil
+	if unfiltered && p.verified == 0 && online != nil {
+		return x.byLiveness(p, online)
+	}
 	if unfiltered && p.verified == 0 && p.statuses == defaultStatuses && x.disabled > 0 {
 		return x.allButDisabled(p)
 	}
@@ -125,6 +130,34 @@ func (x *tenantIndex) allButDisabled(p *plan) ([]candidate, int, *position) {
 	}
 	page, next := p.cut(page)
 	return page, x.live - x.disabled, next
+}
+
+// byLiveness pages through the live cards of the plan's statuses that are online (or not), in
+// agentId order: a listing by liveness alone, counted from the online set instead of testing
+// every card.
+func (x *tenantIndex) byLiveness(p *plan, online *onlineSet) ([]candidate, int, *position) {
+	total := 0
+	for i := range online.count {
+		switch {
+		case p.statuses&(1<<i) == 0:
+		case p.online > 0:
+			total += online.count[i]
+		default:
+			total += online.live[i] - online.count[i]
+		}
+	}
+	start := x.pageStart(p)
+	var page []candidate
+	for _, n := range x.order[start:] {
+		if len(page) > p.limit {
+			break
+		}
+		if d := &x.docs[n]; p.finds(d.status) && p.findsOnline(online.has(n)) {
+			page = append(page, candidate{agentID: d.agentID})
+		}
+	}
+	page, next := p.cut(page)
+	return page, total, next
 }
 
 // ordered pages through the matches in agentId order (no q). everything: every live card matches.

@@ -169,7 +169,7 @@ func checkQueries(t *testing.T, r *rand.Rand, x *tenantIndex, analyzed map[strin
 			if err != nil {
 				t.Fatalf("%+v: %v", q, err)
 			}
-			gotPage, gotTotal, gotNext := x.search(&p, readable)
+			gotPage, gotTotal, gotNext := x.search(&p, readable, nil)
 			wantPage, wantTotal, wantNext := naiveSearch(analyzed, &p, readable)
 			if fmt.Sprint(gotPage) != fmt.Sprint(wantPage) || gotTotal != wantTotal || fmt.Sprint(gotNext) != fmt.Sprint(wantNext) {
 				t.Fatalf("query %+v page %d:\nindex %v total %d next %v\nscan  %v total %d next %v",

@@ -187,6 +187,19 @@ func TestCLIEveryRequest(t *testing.T) {
 		t.Errorf("cards get as a table:\n%s", r.stdout)
 	}
 
+	var beat struct{ State string }
+	e.ok(t, alice, &beat, "cards", "heartbeat", "--agentId", "reviewer")
+	if beat.State != "online" {
+		t.Errorf("cards heartbeat: %+v", beat)
+	}
+	var online struct {
+		Items []struct{ Card struct{ AgentID string } }
+		Total int
+	}
+	if e.ok(t, alice, &online, "cards", "search", "--online", "true", "-o", "json"); online.Total != 1 || online.Items[0].Card.AgentID != "reviewer" {
+		t.Errorf("cards search --online true: %+v", online)
+	}
+
 	// Search: the default view as a table, fields chosen as JSON, the full answer as JSON.
 	r := e.ok(t, alice, nil, "cards", "search", "--protocol", "http", "--q", "review", "-o", "table")
 	if !regexp.MustCompile(`(?m)^agentId\s+name\s+description\s+score\s+matchedCapabilities\s+endpoint\n(reviewer)\s+Code Reviewer\s+Reviews pull requests\s+[\d.]+\s+review\s+http://127\.0\.0\.1:\d+\n1 of 1$`).MatchString(r.stdout) {

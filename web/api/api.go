@@ -148,6 +148,7 @@ type CardsSearch struct {
 	Limit      int      `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 100, 20 by default"`
 	Status     []string `json:"status,omitempty" in:"query" doc:"the statuses to find (any of them): active and deprecated by default; disabled cards only when asked for" enum:"active,deprecated,disabled"`
 	Verified   *bool    `json:"verified,omitempty" in:"query" doc:"true: only cards imported from an A2A card whose signature verified; false: only the others"`
+	Online     *bool    `json:"online,omitempty" in:"query" doc:"true: only cards whose agent is online (a heartbeat or probe within liveness.ttl); false: only those offline or never heard of"`
 	Cursor     string   `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
 	Fields     []string `json:"fields,omitempty" in:"view" doc:"the fields of each result to show (agentId, name, description, score, matchedCapabilities, endpoint and, unless active, status by default; any card field, or card for all)"`
 }

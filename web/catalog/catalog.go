@@ -136,7 +136,7 @@ func Lookup(name string) (Request, bool) {
 }
 
 // SearchQuery are the query parameters of the card search's GET route.
-var SearchQuery = []string{"capability", "cursor", "limit", "name", "protocol", "q", "resource", "status", "tag", "verified"}
+var SearchQuery = []string{"capability", "cursor", "limit", "name", "online", "protocol", "q", "resource", "status", "tag", "verified"}
 
 // DelegationListQuery are the query parameters of the delegation list.
 var DelegationListQuery = []string{"status", "agentId", "limit", "cursor"}
@@ -169,6 +169,8 @@ var Requests = []Request{
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards/:agentId/refresh"}}, Doors: Every},
 	{Name: "cards.get", In: typeOf[api.CardRef](), Out: typeOf[cards.Card](), Does: "Read one card", Caller: "cards:read",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
+	{Name: "cards.heartbeat", In: typeOf[api.CardRef](), Out: typeOf[cards.Liveness](), Does: "Report that a card's agent is alive (no revision, no change-feed entry)", Caller: "cards:heartbeat, or the agent with its delegation token",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards/:agentId/heartbeat"}}, Doors: Every},
 	{Name: "cards.search", In: typeOf[api.CardsSearch](), Out: typeOf[api.SearchResult](), Does: "Search cards by protocol, capability, tag, name, resource and text", Caller: "cards:read",
 		Access: Token, Routes: []Route{
 			{Method: "GET", Path: tenantPath + "/cards", Query: SearchQuery},

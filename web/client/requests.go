@@ -64,6 +64,11 @@ func (r Cards) Import(ctx context.Context, in api.CardsImport) (cards.Card, erro
 	return call[cards.Card](ctx, r.c, "cards.import", in)
 }
 
+// Heartbeat is cards.heartbeat.
+func (r Cards) Heartbeat(ctx context.Context, in api.CardRef) (cards.Liveness, error) {
+	return call[cards.Liveness](ctx, r.c, "cards.heartbeat", in)
+}
+
 // Refresh is cards.refresh.
 func (r Cards) Refresh(ctx context.Context, in api.CardsRefresh) (api.CardsRefreshed, error) {
 	return call[api.CardsRefreshed](ctx, r.c, "cards.refresh", in)

@@ -108,6 +108,7 @@ type SearchBody struct {
 	Resources    []string `json:"resources,omitempty" doc:"URIs the card's resources must cover"`
 	Status       []string `json:"status,omitempty" doc:"the statuses to find (any of them): active and deprecated by default" enum:"active,deprecated,disabled"`
 	Verified     *bool    `json:"verified,omitempty" doc:"true: only cards whose imported signature verified; false: only the others"`
+	Online       *bool    `json:"online,omitempty" doc:"true: only cards whose agent is online; false: only those offline or never heard of"`
 	Name         string   `json:"name,omitempty" doc:"a substring of the card's name, any case"`
 	Q            string   `json:"q,omitempty" doc:"free text, ranked"`
 	Limit        *int     `json:"limit,omitempty" doc:"the page size: 1 to 100, 20 by default"`
@@ -135,7 +136,8 @@ var ignoredMembers = map[reflect.Type]map[string]string{
 	reflect.TypeFor[api.CardInput](): {
 		"id": "the server's; ignored", "revision": "the server's; ignored (If-Match makes a write conditional)",
 		"createdAt": "the server's; ignored", "updatedAt": "the server's; ignored",
-		"source": "the server's (where the card was imported from); ignored",
+		"source":   "the server's (where the card was imported from); ignored",
+		"liveness": "the server's (served on reads, never stored); ignored",
 	},
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/migrations"
@@ -56,7 +57,8 @@ type Options struct {
 	// Version is the server's version, which the MCP door announces.
 	Version string
 	// Now is the clock of the MCP door's old names; time.Now when nil.
-	Now func() time.Time
+	Now      func() time.Time
+	Liveness LivenessOptions
 	// Fetch, when set, is the client of imports instead of one built from Outbound (tests
 	// confine it to loopback).
 	Fetch a2a.Doer
@@ -67,6 +69,13 @@ type SearchOptions struct {
 	PollInterval  time.Duration
 	Listen        bool
 	FeedRetention time.Duration
+}
+
+// LivenessOptions say how long a heartbeat keeps a card online (liveness.ttl; 0 is the
+// default) and, for tests, the tracker's clock.
+type LivenessOptions struct {
+	TTL time.Duration
+	Now func() time.Time
 }
 
 // The tenant service is the one gate every service admits its callers through.
@@ -88,6 +97,7 @@ type App struct {
 	Enforcers  *policy.Enforcers
 	Dispatcher *delegation.Dispatcher
 	Secrets    *delegation.EndpointSecrets // nil without SecretKey
+	Liveness   *liveness.Tracker
 
 	opts       Options
 	background sync.WaitGroup
@@ -111,6 +121,7 @@ func New(o Options) (*App, error) {
 			if a.Index != nil {
 				a.Index.Drop(id)
 			}
+			a.Liveness.Forget(id)
 		},
 	}
 	a.Enforcers = policy.NewEnforcers(storage.NewRuleStore(db), a.Tenants)
@@ -131,11 +142,12 @@ func New(o Options) (*App, error) {
 	if fetch == nil {
 		fetch = outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout, FollowSameHostRedirects: true})
 	}
-	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers}
+	a.Liveness = liveness.New(storage.NewLivenessStore(db), o.Liveness.TTL, o.Liveness.Now)
+	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Liveness: a.Liveness}
 	if a.Index != nil { // a nil *search.Index in the interface would not compare nil
 		a.Cards.Index = a.Index
 	}
-	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index}
+	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness}
 	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
 	if o.SecretKey != nil {
 		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Tenants, a.Enforcers, nil)
@@ -213,6 +225,9 @@ func (a *App) Start(ctx context.Context) {
 	if o.Search.FeedRetention > 0 {
 		a.background.Go(func() { pruneFeed(ctx, cardStore, tenantStore, o.Search.FeedRetention, log) })
 	}
+	// Heartbeats and probe results taken by other replicas arrive at the same pace as their
+	// card writes.
+	a.background.Go(func() { a.Liveness.Follow(ctx, o.Search.PollInterval) })
 	if a.Index == nil {
 		return
 	}

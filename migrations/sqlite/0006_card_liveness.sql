@@ -1,0 +1,25 @@
+-- Liveness of cards: the last heartbeat, the last probe and what it found. One row per agent,
+-- written apart from the card (a heartbeat moves no revision and writes no change-feed entry),
+-- and read back by every replica by updated_at. card_id is the card the row was written for: a
+-- row left by a deleted card of the same agentId is ignored and then overwritten. No foreign key:
+-- rows go with their card and their tenant in the transactions that delete those.
+
+-- +goose Up
+CREATE TABLE card_liveness (
+    tenant_id        VARCHAR(63)  NOT NULL,
+    agent_id         VARCHAR(128) NOT NULL,
+    card_id          VARCHAR(36)  NOT NULL,
+    seen_at          DATETIME,
+    probed_at        DATETIME,
+    down_at          DATETIME,
+    checked_at       DATETIME,
+    probe_failures   INTEGER      NOT NULL DEFAULT 0,
+    probe_latency_ms INTEGER      NOT NULL DEFAULT 0,
+    probe_error      VARCHAR(300) NOT NULL DEFAULT '',
+    updated_at       DATETIME     NOT NULL,
+    PRIMARY KEY (tenant_id, agent_id)
+);
+CREATE INDEX card_liveness_updated ON card_liveness (updated_at);
+
+-- +goose Down
+DROP TABLE card_liveness;
