@@ -615,6 +615,11 @@ func TestMCPOldNames(t *testing.T) {
 		t.Errorf("mesh_discover: %v", found)
 	}
 
+	// registry_list lists the agents running now: none until one beats.
+	if none := call("registry_list", `{"offering": "budget"}`); none["total"] != float64(0) {
+		t.Errorf("registry_list before any heartbeat: %v", none)
+	}
+	expect(t, e.beat("acme", "finance-agent", alice), http.StatusOK)
 	listedAgents := call("registry_list", `{"offering": "budget", "tags": []}`)
 	agents := listedAgents["agents"].([]any)
 	if listedAgents["total"] != float64(1) || len(agents) != 1 || agents[0].(map[string]any)["agent_id"] != "finance-agent" {

@@ -11,6 +11,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 // clock is a settable clock for the liveness tracker.
@@ -174,4 +175,53 @@ func TestHeartbeatAccess(t *testing.T) {
 		expect(t, e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]string{"status": string(tenants.StatusSuspended)}), http.StatusOK)
 		expect(t, e.beat("acme", "agt1", alice), http.StatusForbidden, "tenant_suspended")
 	})
+}
+
+// TestReplicasAgreeOnLiveness: two servers on one database, each with its own tracker. A
+// heartbeat taken by A is seen by B after one round of B's follower (what it does every
+// search.pollInterval), in GET and in the online filter, and the TTL then makes it offline on
+// both alike; in "poll" B's follower runs by itself.
+func TestReplicasAgreeOnLiveness(t *testing.T) {
+	for _, d := range storagetest.Dialects() {
+		for _, mode := range []string{"round", "poll"} {
+			t.Run(d+"/"+mode, func(t *testing.T) {
+				clk := &clock{t: time.Now().UTC()}
+				db := storagetest.Open(t, d)
+				o := envOptions{livenessNow: clk.now, livenessTTL: time.Minute}
+				a, b := newEnvWith(t, db, o), newEnvWith(t, db, o)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if mode == "poll" {
+					go b.liveness.Follow(ctx, 100*time.Millisecond)
+				}
+				a.mkTenant("acme", "alice")
+				alice := a.token("alice", "acme", false)
+				expect(t, a.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt1")), http.StatusCreated)
+				// B loads the tenant's liveness (and its index) before the heartbeat.
+				if got := b.search(alice, "acme", "online=true"); got.Total != 0 {
+					t.Fatalf("before: %v", got.ids())
+				}
+				expect(t, a.beat("acme", "agt1", alice), http.StatusOK)
+				seen := func() bool {
+					return b.search(alice, "acme", "online=true").Total == 1 && b.cardLiveness("acme", "agt1").State == cards.Online
+				}
+				if mode == "round" {
+					if err := b.liveness.Round(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if !seen() {
+						t.Fatal("replica B did not see the heartbeat after one round")
+					}
+				} else {
+					webtest.Eventually(t, 10*time.Second, "the heartbeat seen on replica B", seen)
+				}
+				clk.add(time.Minute)
+				for name, r := range map[string]*env{"A": a, "B": b} {
+					if got := r.search(alice, "acme", "online=false"); got.Total != 1 || r.cardLiveness("acme", "agt1").State != cards.Offline {
+						t.Errorf("replica %s after the TTL: %v", name, got.ids())
+					}
+				}
+			})
+		}
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
@@ -47,6 +48,8 @@ type env struct {
 	authz  *policy.Enforcers
 	index  *search.Index
 	a2a    *a2a.Service
+	// liveness is the server's liveness tracker.
+	liveness *liveness.Tracker
 	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
 	dispatcher *delegation.Dispatcher
 	// conns are the server's side of every connection it accepted.
@@ -191,7 +194,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
-		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns}
+		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

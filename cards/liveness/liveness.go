@@ -64,6 +64,10 @@ type Tracker struct {
 	queue   map[beatKey]Record // heartbeats waiting for the next write
 	batch   *flush             // the write the queued heartbeats will go in
 	writing bool               // a goroutine is writing batches
+
+	started time.Time
+	roundMu sync.Mutex
+	since   time.Time // where the next round reads from
 }
 
 type beatKey struct {
@@ -105,7 +109,9 @@ func New(store Store, ttl time.Duration, now func() time.Time) *Tracker {
 	if now == nil {
 		now = time.Now
 	}
-	return &Tracker{store: store, ttl: ttl, now: now, tenants: map[tenants.ID]*tenantLive{}, queue: map[beatKey]Record{}}
+	t := &Tracker{store: store, ttl: ttl, now: now, tenants: map[tenants.ID]*tenantLive{}, queue: map[beatKey]Record{}}
+	t.started = t.clock()
+	return t
 }
 
 // TTL is how long a heartbeat keeps a card online.
@@ -394,7 +400,6 @@ func (t *Tracker) Follow(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		interval = 500 * time.Millisecond
 	}
-	since := t.clock().Add(-pollMargin)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -403,11 +408,24 @@ func (t *Tracker) Follow(ctx context.Context, interval time.Duration) {
 			return
 		case <-tick.C:
 		}
-		start := t.clock()
-		if err := t.Poll(ctx, since); err == nil {
-			since = start.Add(-pollMargin)
-		}
+		_ = t.Round(ctx) // a failed round is read again by the next
 	}
+}
+
+// Round is one round of Follow: it applies what was written since the last round that
+// succeeded (and pollMargin before it).
+func (t *Tracker) Round(ctx context.Context) error {
+	t.roundMu.Lock()
+	defer t.roundMu.Unlock()
+	if t.since.IsZero() {
+		t.since = t.started.Add(-pollMargin)
+	}
+	start := t.clock()
+	if err := t.Poll(ctx, t.since); err != nil {
+		return err
+	}
+	t.since = start.Add(-pollMargin)
+	return nil
 }
 
 // Poll applies the records written at or after since to the loaded tenants.

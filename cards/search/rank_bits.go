@@ -64,7 +64,9 @@ func add(counter [][]uint64, w int, v uint64) {
 // rankedBits scores the matches of q and returns the page. accept, when not nil, is the check
 // postings cannot make (the exact name substring, resources, permission); it is applied to the
 // matches only.
-func (x *tenantIndex) rankedBits(p *plan, cand []uint32, accept func(uint32) bool, s *scratch) ([]candidate, int, *position) {
+//
+// online, when the plan filters on liveness, narrows the documents scored as postings do.
+func (x *tenantIndex) rankedBits(p *plan, cand []uint32, accept func(uint32) bool, s *scratch, online *onlineSet) ([]candidate, int, *position) {
 	pl := &s.planes
 	pl.size((len(x.docs) + 63) / 64)
 	if cand == nil {
@@ -75,6 +77,15 @@ func (x *tenantIndex) rankedBits(p *plan, cand []uint32, accept func(uint32) boo
 		}
 		for w := range pl.filt {
 			pl.filt[w] &= x.alive[w]
+		}
+	}
+	if online != nil {
+		for w := range pl.filt {
+			if p.online > 0 {
+				pl.filt[w] &= online.bits[w]
+			} else {
+				pl.filt[w] &^= online.bits[w]
+			}
 		}
 	}
 	// Score the documents in two halves at once on a large index: each half sets and adds

@@ -82,16 +82,17 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool, online *online
 			coversAll(d.resources, p.resources) && (!status || p.finds(d.status) && p.findsVerified(d.verified)) &&
 			(online == nil || p.findsOnline(online.has(n))) && (readable == nil || readable(d.agentID))
 	}
-	// Ranking skips removed documents itself; it needs accept only for the other checks.
+	// Ranking skips removed documents itself, and narrows by liveness itself; it needs accept
+	// only for the other checks.
 	rankAccept := accept
-	if p.name == "" && len(p.resources) == 0 && !status && online == nil && readable == nil {
+	if p.name == "" && len(p.resources) == 0 && !status && readable == nil {
 		rankAccept = nil
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(len(x.docs))
 	if len(p.terms) > 0 {
-		return x.rankedBits(p, cand, rankAccept, s)
+		return x.rankedBits(p, cand, rankAccept, s, online)
 	}
 	unfiltered := cand == nil && p.name == "" && len(p.resources) == 0 && readable == nil
 	if unfiltered && p.verified == 0 && online != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/knadh/koanf/v2"
 
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/web"
 )
@@ -37,6 +38,12 @@ type Config struct {
 	A2A      A2AConfig      `koanf:"a2a"`
 	// Delegation is the guard rails of tasks sent to agents.
 	Delegation DelegationConfig `koanf:"delegation"`
+	Liveness   LivenessConfig   `koanf:"liveness"`
+}
+
+// LivenessConfig is how long a heartbeat keeps a card online.
+type LivenessConfig struct {
+	TTL time.Duration `koanf:"ttl"`
 }
 
 // A2AConfig is how A2A cards are served.
@@ -167,6 +174,7 @@ var defaults = map[string]any{
 	"delegation.ratePerSecond":   delegation.Defaults.RatePerSecond,
 	"delegation.rateBurst":       delegation.Defaults.RateBurst,
 	"delegation.secretKey":       "",
+	"liveness.ttl":               liveness.DefaultTTL.String(),
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.
@@ -409,6 +417,9 @@ func (c *Config) check() error {
 	}
 	if c.Search.FeedRetention < time.Hour {
 		errs = append(errs, errors.New("search.feedRetention must be at least 1h"))
+	}
+	if c.Liveness.TTL < time.Second {
+		errs = append(errs, errors.New("liveness.ttl must be at least 1s"))
 	}
 	if c.Search.PollInterval < 10*time.Millisecond {
 		errs = append(errs, errors.New("search.pollInterval must be at least 10ms"))

@@ -137,6 +137,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 			RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst,
 		},
 		Outbound: outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout},
+		Liveness: app.LivenessOptions{TTL: cfg.Liveness.TTL},
 	})
 	if err != nil {
 		db.Close()

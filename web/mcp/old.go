@@ -110,7 +110,7 @@ var oldTools = map[string]struct {
 		"used, or, when it has several, the one whose name shares the most words with the task (the first listed on a tie); " +
 		"the record says which, and policy must allow delegate on it.",
 		reflect.TypeFor[meshDelegateIn](), reflect.TypeFor[meshDelegateOut](), meshDelegate},
-	"registry_list": {"List the agents in the registry (agentmesh), filtered by a capability, an offering (a capability name) " +
+	"registry_list": {"List the agents running now (agentmesh): those online, filtered by a capability, an offering (a capability name) " +
 		"and tags (all of them); every match, up to 1,000.",
 		reflect.TypeFor[registryListIn](), reflect.TypeFor[registryListOut](), registryList},
 }
@@ -284,8 +284,10 @@ func registryList(ctx context.Context, c *client.Client, args json.RawMessage, n
 	if err := decodeArgs(args, &in); err != nil {
 		return nil, err
 	}
-	// The seed's filters all apply, each with all its values, as the search's do.
-	q := api.CardsSearch{Limit: 100, Tag: in.Tags}
+	// The seed's filters all apply, each with all its values, as the search's do; and the seed
+	// lists "the agents running on the mesh now": those online.
+	online := true
+	q := api.CardsSearch{Limit: 100, Tag: in.Tags, Online: &online}
 	for _, c := range []string{in.Capability, in.Offering} {
 		if c != "" && !slices.Contains(q.Capability, c) {
 			q.Capability = append(q.Capability, c)
