@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -27,23 +28,24 @@ func NewDelegationStore(db *DB) *DelegationStore { return &DelegationStore{db: d
 // delegationRow is a row of the delegations table. result holds the JSON result as text (” for
 // none): MySQL allows no default on TEXT columns, so every insert writes both text columns.
 type delegationRow struct {
-	TenantID     string    `gorm:"column:tenant_id;primaryKey"`
-	ID           string    `gorm:"column:id;primaryKey"`
-	Caller       string    `gorm:"column:caller"`
-	AgentID      string    `gorm:"column:agent_id"`
-	Capability   string    `gorm:"column:capability"`
-	Mode         string    `gorm:"column:mode"`
-	Transport    string    `gorm:"column:transport"`
-	A2ABinding   string    `gorm:"column:a2a_binding"`
-	A2AVersion   string    `gorm:"column:a2a_version"`
-	Depth        int       `gorm:"column:depth"`
-	Status       string    `gorm:"column:status"`
-	CallbackHash string    `gorm:"column:callback_hash"`
-	Result       string    `gorm:"column:result"`
-	Error        string    `gorm:"column:error"`
-	LatencyMS    int64     `gorm:"column:latency_ms"`
-	CreatedAt    time.Time `gorm:"column:created_at;autoCreateTime:false"`
-	UpdatedAt    time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	TenantID      string    `gorm:"column:tenant_id;primaryKey"`
+	ID            string    `gorm:"column:id;primaryKey"`
+	Caller        string    `gorm:"column:caller"`
+	AgentID       string    `gorm:"column:agent_id"`
+	Capability    string    `gorm:"column:capability"`
+	Mode          string    `gorm:"column:mode"`
+	Transport     string    `gorm:"column:transport"`
+	A2ABinding    string    `gorm:"column:a2a_binding"`
+	A2AVersion    string    `gorm:"column:a2a_version"`
+	AgentLiveness string    `gorm:"column:agent_liveness"`
+	Depth         int       `gorm:"column:depth"`
+	Status        string    `gorm:"column:status"`
+	CallbackHash  string    `gorm:"column:callback_hash"`
+	Result        string    `gorm:"column:result"`
+	Error         string    `gorm:"column:error"`
+	LatencyMS     int64     `gorm:"column:latency_ms"`
+	CreatedAt     time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt     time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 	// Deadline is NULL for records that never waited (refused) or predate the column.
 	Deadline *time.Time `gorm:"column:deadline"`
 }
@@ -54,7 +56,8 @@ func newDelegationRow(tenant tenants.ID, d delegation.Delegation, hash string) d
 	row := delegationRow{
 		TenantID: string(tenant), ID: d.ID, Caller: d.Caller, AgentID: d.AgentID, Capability: d.Capability,
 		Mode: string(d.Mode), Transport: d.Transport, A2ABinding: d.A2A.Binding, A2AVersion: d.A2A.Version,
-		Depth: d.Depth, Status: string(d.Status),
+		AgentLiveness: string(d.AgentLiveness),
+		Depth:         d.Depth, Status: string(d.Status),
 		CallbackHash: hash, Result: string(d.Result), Error: d.Error, LatencyMS: d.LatencyMS,
 		CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt),
 	}
@@ -71,6 +74,7 @@ func (r delegationRow) delegation() delegation.Delegation {
 		Transport: r.Transport, A2A: delegation.Interface{Binding: r.A2ABinding, Version: r.A2AVersion},
 		Depth: r.Depth, Status: delegation.Status(r.Status), Error: r.Error,
 		LatencyMS: r.LatencyMS, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		AgentLiveness: cards.LivenessState(r.AgentLiveness),
 	}
 	if r.Result != "" {
 		d.Result = []byte(r.Result)
@@ -86,11 +90,11 @@ func (r delegationRow) delegation() delegation.Delegation {
 func (s *DelegationStore) Create(ctx context.Context, tenant tenants.ID, d delegation.Delegation, callbackHash string) error {
 	r := newDelegationRow(tenant, d, callbackHash)
 	insert := s.db.prepare("INSERT INTO delegations (tenant_id, id, caller, agent_id, capability, mode, transport, a2a_binding, a2a_version, " +
-		"depth, status, callback_hash, result, error, latency_ms, created_at, updated_at, deadline) " +
-		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		"depth, status, callback_hash, result, error, latency_ms, created_at, updated_at, deadline, agent_liveness) " +
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	err := s.db.grouped(ctx, func(tx *gorm.DB) error {
 		_, err := insert.exec(tx, r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.A2ABinding, r.A2AVersion, r.Depth, r.Status,
-			r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, r.Deadline)
+			r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, r.Deadline, r.AgentLiveness)
 		return err
 	})
 	if err != nil {

@@ -110,8 +110,14 @@ func TestTrackerReplicas(t *testing.T) {
 		if state(b, "c1") != cards.Online || state(b, "c2") != cards.Unknown {
 			t.Errorf("replica b after its poll: %s (card c2: %s)", state(b, "c1"), state(b, "c2"))
 		}
-		if v, _ := b.Version(ctx, "a"); v == v0 {
+		v1, _ := b.Version(ctx, "a")
+		if v1 == v0 {
 			t.Error("the version did not move when the card came online")
+		}
+		// A tenant forgotten and loaded again never repeats a version an answer was derived at.
+		b.Forget("a")
+		if v, _ := b.Version(ctx, "a"); v == v1 || v == v0 {
+			t.Errorf("version after reloading %d, before %d and %d", v, v0, v1)
 		}
 		var until time.Time
 		_, until, _ = b.Online(ctx, "a", func(online func(string, string) bool) {
@@ -135,6 +141,23 @@ func TestTrackerReplicas(t *testing.T) {
 		}
 		if state(a, "c1") != cards.Online {
 			t.Error("a poll undid a beat")
+		}
+		// The agent's card is replaced (deleted and registered again) and the new one beats:
+		// on the other replica, online before and after, but of another card, so answers derived
+		// before (an index's online set) must be derived again.
+		if err := b.Poll(ctx, now.Add(-time.Hour)); err != nil || state(b, "c1") != cards.Online {
+			t.Fatalf("replica b: %s (%v)", state(b, "c1"), err)
+		}
+		vb, _ := b.Version(ctx, "a")
+		now = now.Add(time.Second)
+		if _, err := a.Beat(ctx, "a", "x", "c2"); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Poll(ctx, now.Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := b.Version(ctx, "a"); v == vb || state(b, "c2") != cards.Online || state(b, "c1") != cards.Unknown {
+			t.Errorf("after the new card beat: version %d (was %d), c2 %s, c1 %s", v, vb, state(b, "c2"), state(b, "c1"))
 		}
 	})
 }

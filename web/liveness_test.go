@@ -225,3 +225,31 @@ func TestReplicasAgreeOnLiveness(t *testing.T) {
 		}
 	}
 }
+
+// TestDelegationRecordsLiveness: a delegation to an agent never heard from, online, or gone
+// offline is sent all the same, and its record (as answered and as stored) says which it was.
+func TestDelegationRecordsLiveness(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, d string) {
+		clk := &clock{t: time.Now().UTC()}
+		e := newEnvWith(t, storagetest.Open(t, d), envOptions{allowLoopback: true, livenessNow: clk.now, livenessTTL: time.Minute})
+		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		for _, want := range []cards.LivenessState{cards.Unknown, cards.Online, cards.Offline} {
+			switch want {
+			case cards.Online:
+				expect(t, e.beat("acme", "agt1", alice), http.StatusOK)
+			case cards.Offline:
+				clk.add(time.Minute)
+			}
+			r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+			expect(t, r, http.StatusOK)
+			got := decodeDelegation(t, r)
+			if got.Status != "completed" || got.AgentLiveness != want {
+				t.Errorf("delegation while %s: status %s, agentLiveness %q", want, got.Status, got.AgentLiveness)
+			}
+			if stored := e.storedDelegation("acme", got.ID); stored.AgentLiveness != want {
+				t.Errorf("stored record while %s: agentLiveness %q", want, stored.AgentLiveness)
+			}
+		}
+	})
+}

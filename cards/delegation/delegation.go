@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -136,6 +137,10 @@ type Delegation struct {
 	// A2A is the interface an a2a delegation was sent to (its binding and the version spoken),
 	// chosen from the card when the delegation was made; zero, and not shown, for http.
 	A2A Interface `json:"a2a,omitzero"`
+	// AgentLiveness is the card's liveness when the delegation was made: a delegation to an
+	// agent offline or never heard from is sent all the same, and its record says so. Empty when
+	// the server could not tell.
+	AgentLiveness cards.LivenessState `json:"agentLiveness,omitempty" enum:"online,offline,unknown"`
 }
 
 // expired reports whether d waits for an outcome past its deadline.

@@ -25,6 +25,11 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
+// Liveness says whether a card's agent is answering; cards/liveness's Tracker does.
+type Liveness interface {
+	Of(ctx context.Context, tenant tenants.ID, agentID, cardID string) (cards.Liveness, error)
+}
+
 // Cards is where the dispatcher finds the agent's card.
 type Cards interface {
 	Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error)
@@ -89,6 +94,8 @@ type Deps struct {
 	Doer    Doer
 	Signer  Signer
 	Secrets Secrets // may be nil
+	// Liveness, when set, is asked for the card's liveness, which the record keeps.
+	Liveness Liveness
 	// Blocked reports whether an error of Doer is the outbound guard refusing an address.
 	Blocked func(error) bool
 	// Log receives the causes of calls the server failed to prepare; nil means slog.Default().
@@ -238,6 +245,12 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	d := Delegation{
 		ID: x.d.NewID(), Caller: p.Subject, AgentID: req.AgentID, Capability: req.Capability,
 		Mode: req.Mode, Transport: req.Transport, A2A: target.iface, Depth: p.Depth + 1, CreatedAt: now, UpdatedAt: now,
+	}
+	if x.d.Liveness != nil {
+		// Recorded, not enforced; a liveness that cannot be read leaves the record without it.
+		if l, err := x.d.Liveness.Of(ctx, tenant, card.AgentID, card.ID); err == nil {
+			d.AgentLiveness = l.State
+		}
 	}
 	obj := authz.CardObject(req.AgentID) + "/capabilities/" + req.Capability
 	if err := x.d.Authz.Check(ctx, string(tenant), obj, authz.ActDelegate); err != nil {

@@ -65,6 +65,7 @@ type Tracker struct {
 	batch   *flush             // the write the queued heartbeats will go in
 	writing bool               // a goroutine is writing batches
 
+	seq     atomic.Uint64 // the last version handed out
 	started time.Time
 	roundMu sync.Mutex
 	since   time.Time // where the next round reads from
@@ -87,10 +88,14 @@ type tenantLive struct {
 
 	mu      sync.RWMutex
 	byAgent map[string]*entry
-	// version moves whenever an update changes whether some card is online (not when a TTL
-	// runs out: see Online).
+	// version moves whenever an update changes whether some card is online, or which card an
+	// agent's liveness is of (not when a TTL runs out: see Online). Versions come from the
+	// tracker's one counter, so a tenant forgotten and loaded again never repeats one.
 	version atomic.Uint64
+	seq     *atomic.Uint64
 }
+
+func (tl *tenantLive) moved() { tl.version.Store(tl.seq.Add(1)) }
 
 type entry struct {
 	cardID                      string
@@ -165,7 +170,8 @@ func (t *Tracker) tenant(ctx context.Context, tenant tenants.ID) (*tenantLive, e
 	t.mu.Lock()
 	tl, ok := t.tenants[tenant]
 	if !ok {
-		tl = &tenantLive{ready: make(chan struct{}), byAgent: map[string]*entry{}}
+		tl = &tenantLive{ready: make(chan struct{}), byAgent: map[string]*entry{}, seq: &t.seq}
+		tl.moved()
 		t.tenants[tenant] = tl
 	}
 	t.mu.Unlock()
@@ -228,6 +234,9 @@ func (tl *tenantLive) apply(r Record, now time.Time, ttl time.Duration) {
 	}
 	switch {
 	case e == nil || e.cardID != r.CardID && r.UpdatedAt.After(e.updated):
+		if e != nil {
+			tl.moved() // the liveness is now another card's
+		}
 		e = &entry{cardID: r.CardID}
 		tl.byAgent[r.AgentID] = e
 		fallthrough
@@ -243,7 +252,7 @@ func (tl *tenantLive) apply(r Record, now time.Time, ttl time.Duration) {
 		return // an older record of another card
 	}
 	if is, _ := e.online(now, ttl); is != was {
-		tl.version.Add(1)
+		tl.moved()
 	}
 }
 
@@ -363,6 +372,7 @@ func (t *Tracker) Beat(ctx context.Context, tenant tenants.ID, agentID, cardID s
 	if e := tl.byAgent[agentID]; e != nil && e.cardID != cardID {
 		// The stored row now belongs to this card; what was known of the other one is gone.
 		delete(tl.byAgent, agentID)
+		tl.moved()
 	}
 	tl.apply(r, t.clock(), t.ttl)
 	return tl.of(agentID, cardID, t.clock(), t.ttl), nil
@@ -385,6 +395,13 @@ func (t *Tracker) writeBeats() {
 		f := t.batch
 		t.queue, t.batch = map[beatKey]Record{}, nil
 		t.mu.Unlock()
+		// Stamped as the write goes out, not as each beat came: other replicas read rows by
+		// this time, and a batch that waited behind a slow write must not fall behind their
+		// window.
+		at := t.clock()
+		for i := range beats {
+			beats[i].UpdatedAt = at
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		f.err = t.store.SaveBeats(ctx, beats)
 		cancel()

@@ -238,7 +238,7 @@ type PolicyAdd struct {
 	Scope
 	Subject string `json:"subject" doc:"a user, agent:{agentId}, or a role"`
 	Object  string `json:"object" doc:"policies, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}; * is any one segment"`
-	Action  string `json:"action" doc:"cards:read, cards:write, cards:delete, delegate, delegations:read or policies:manage"`
+	Action  string `json:"action" doc:"cards:read, cards:write, cards:delete, cards:heartbeat, delegate, delegations:read or policies:manage"`
 	Effect  string `json:"effect" doc:"allow or deny" enum:"allow,deny"`
 }
 
@@ -321,6 +321,8 @@ type Delegation struct {
 	UpdatedAt  time.Time       `json:"updatedAt"`
 	Deadline   time.Time       `json:"deadline,omitzero"`
 	A2A        *A2AInterface   `json:"a2a,omitempty"`
+	// AgentLiveness is the card's liveness when the delegation was made.
+	AgentLiveness string `json:"agentLiveness,omitempty" doc:"the card's liveness when the delegation was made: online, offline or unknown" enum:"online,offline,unknown"`
 }
 
 // A2AInterface is the A2A interface a delegation was sent to.

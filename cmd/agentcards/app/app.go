@@ -161,7 +161,7 @@ func New(o Options) (*App, error) {
 		// The guarded client's own timeout is the longest a delegation may take; each call's
 		// context carries the shorter one.
 		Doer:   outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Delegation.WithDefaults().MaxTimeout}),
-		Signer: o.Keys, Blocked: outbound.Blocked, Log: o.Log,
+		Signer: o.Keys, Blocked: outbound.Blocked, Log: o.Log, Liveness: a.Liveness,
 	}
 	if a.Secrets != nil {
 		deps.Secrets = a.Secrets.Opener()
