@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -126,4 +127,158 @@ func nullUTC(t sql.NullTime) time.Time {
 // deleteLiveness drops the liveness record of a card being deleted, in its transaction.
 func deleteLiveness(tx *gorm.DB, tenant, agentID string) error {
 	return tx.Exec("DELETE FROM card_liveness WHERE tenant_id = ? AND agent_id = ?", tenant, agentID).Error
+}
+
+var _ liveness.ProbeStore = (*LivenessStore)(nil)
+
+// Candidates lists the cards of every active tenant, with their revisions.
+func (s *LivenessStore) Candidates(ctx context.Context) ([]liveness.Candidate, error) {
+	rows, err := s.db.with(ctx).Raw(`SELECT c.tenant_id, c.agent_id, c.id, c.revision FROM cards c
+ JOIN tenants t ON t.tenant_id = c.tenant_id WHERE t.status = 'active'`).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("probe candidates: %w", err)
+	}
+	defer rows.Close()
+	var out []liveness.Candidate
+	for rows.Next() {
+		var c liveness.Candidate
+		var tenant string
+		if err := rows.Scan(&tenant, &c.AgentID, &c.CardID, &c.Revision); err != nil {
+			return nil, fmt.Errorf("probe candidates: %w", err)
+		}
+		c.Tenant = tenants.ID(tenant)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// insertIgnore is the head of an insert that skips rows whose key exists.
+func (s *LivenessStore) insertIgnore(columns string) string {
+	switch s.db.dialect {
+	case migrations.MySQL:
+		return "INSERT IGNORE INTO card_liveness (" + columns + ") VALUES "
+	case migrations.SQLite:
+		return "INSERT OR IGNORE INTO card_liveness (" + columns + ") VALUES "
+	}
+	return "INSERT INTO card_liveness (" + columns + ") VALUES "
+}
+
+// Claim leases the next probe of the tenant's cards cs (in agentId order, so that replicas
+// claiming at once lock rows in the same order) to owner until until, where the lease of now
+// has run out, and returns the agents it got. Cards without a row get one first.
+func (s *LivenessStore) Claim(ctx context.Context, owner string, tenant tenants.ID, cs []liveness.Candidate, now, until time.Time) ([]string, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	var got []string
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		got = got[:0]
+		var q strings.Builder
+		q.WriteString(s.insertIgnore("tenant_id, agent_id, card_id, updated_at"))
+		ids := make([]string, len(cs))
+		args := make([]any, 0, 4*len(cs))
+		for i, c := range cs {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?)")
+			args = append(args, string(tenant), c.AgentID, c.CardID, utc(now))
+			ids[i] = c.AgentID
+		}
+		if s.db.dialect == migrations.Postgres {
+			q.WriteString(" ON CONFLICT (tenant_id, agent_id) DO NOTHING")
+		}
+		if err := tx.Exec(q.String(), args...).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec(`UPDATE card_liveness SET probe_owner = ?, probe_until = ?
+ WHERE tenant_id = ? AND agent_id IN ? AND (probe_until IS NULL OR probe_until <= ?)`,
+			owner, utc(until), string(tenant), ids, utc(now)).Error; err != nil {
+			return err
+		}
+		return tx.Raw("SELECT agent_id FROM card_liveness WHERE tenant_id = ? AND agent_id IN ? AND probe_owner = ?",
+			string(tenant), ids, owner).Scan(&got).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim probes of tenant %q: %w", tenant, err)
+	}
+	return got, nil
+}
+
+// probeUpsert is the tail of the probe insert per dialect: a row of another card starts afresh
+// (the heartbeat and earlier probes were that card's); a failure counts one more in a row and
+// marks the card down when the count reaches failures (the last parameter); a success clears
+// the count. The MySQL form assigns down_at before probe_failures, and card_id last, as each
+// assignment there sees the ones before.
+func (s *LivenessStore) probeUpsert() string {
+	if s.db.dialect == migrations.MySQL {
+		same := "card_id = VALUES(card_id)"
+		return ` ON DUPLICATE KEY UPDATE seen_at = IF(` + same + `, seen_at, NULL),
+ probed_at = IF(VALUES(probed_at) IS NOT NULL, VALUES(probed_at), IF(` + same + `, probed_at, NULL)),
+ down_at = IF(NOT (` + same + `), VALUES(down_at), IF(VALUES(probe_failures) = 0, down_at, IF(probe_failures + 1 >= ?, VALUES(checked_at), down_at))),
+ probe_failures = IF(VALUES(probe_failures) = 0, 0, IF(` + same + `, probe_failures + 1, 1)),
+ checked_at = VALUES(checked_at), probe_latency_ms = VALUES(probe_latency_ms), probe_error = VALUES(probe_error),
+ updated_at = VALUES(updated_at), card_id = VALUES(card_id)`
+	}
+	same := "card_liveness.card_id = excluded.card_id"
+	return ` ON CONFLICT (tenant_id, agent_id) DO UPDATE SET seen_at = CASE WHEN ` + same + ` THEN card_liveness.seen_at END,
+ probed_at = CASE WHEN excluded.probed_at IS NOT NULL THEN excluded.probed_at WHEN ` + same + ` THEN card_liveness.probed_at END,
+ down_at = CASE WHEN NOT (` + same + `) THEN excluded.down_at WHEN excluded.probe_failures = 0 THEN card_liveness.down_at
+   WHEN card_liveness.probe_failures + 1 >= ? THEN excluded.checked_at ELSE card_liveness.down_at END,
+ probe_failures = CASE WHEN excluded.probe_failures = 0 THEN 0 WHEN ` + same + ` THEN card_liveness.probe_failures + 1 ELSE 1 END,
+ checked_at = excluded.checked_at, probe_latency_ms = excluded.probe_latency_ms, probe_error = excluded.probe_error,
+ updated_at = excluded.updated_at, card_id = excluded.card_id`
+}
+
+// SaveProbes records the outcomes in one transaction and returns the records as stored.
+func (s *LivenessStore) SaveProbes(ctx context.Context, results []liveness.ProbeResult, failures int) ([]liveness.Record, error) {
+	if len(results) == 0 {
+		return nil, nil
+	}
+	stmt := "INSERT INTO card_liveness (tenant_id, agent_id, card_id, checked_at, probed_at, down_at, probe_failures, probe_latency_ms, probe_error, updated_at) " +
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" + s.probeUpsert()
+	byTenant := map[tenants.ID][]string{}
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		for _, r := range results {
+			at := utc(r.At)
+			var probed, down any
+			fails := 0
+			if r.OK {
+				probed = at
+			} else {
+				fails = 1
+				if failures <= 1 {
+					down = at
+				}
+			}
+			if err := tx.Exec(stmt, string(r.Tenant), r.AgentID, r.CardID, at, probed, down, fails, r.LatencyMs,
+				truncateRunes(r.Error, 300), at, failures).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("save probes: %w", err)
+	}
+	for _, r := range results {
+		byTenant[r.Tenant] = append(byTenant[r.Tenant], r.AgentID)
+	}
+	var out []liveness.Record
+	for tenant, ids := range byTenant {
+		recs, err := s.query(ctx, "SELECT "+livenessColumns+" FROM card_liveness WHERE tenant_id = ? AND agent_id IN ?", string(tenant), ids)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+
+// truncateRunes cuts s to at most n characters.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
 }

@@ -48,8 +48,9 @@ type env struct {
 	authz  *policy.Enforcers
 	index  *search.Index
 	a2a    *a2a.Service
-	// liveness is the server's liveness tracker.
+	// liveness is the server's liveness tracker, prober its prober.
 	liveness *liveness.Tracker
+	prober   *liveness.Prober
 	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
 	dispatcher *delegation.Dispatcher
 	// conns are the server's side of every connection it accepted.
@@ -130,6 +131,8 @@ type envOptions struct {
 	// livenessNow is the liveness tracker's clock (nil: time.Now), livenessTTL liveness.ttl.
 	livenessNow func() time.Time
 	livenessTTL time.Duration
+	// probe configures the prober (its rounds are run by the test: Start is not called).
+	probe liveness.ProbeConfig
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -158,7 +161,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		// Imports reach nothing but loopback, and only where a test allows it (allowLoopback).
 		Fetch:    loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
 		Now:      o.now,
-		Liveness: app.LivenessOptions{TTL: o.livenessTTL, Now: o.livenessNow},
+		Liveness: app.LivenessOptions{TTL: o.livenessTTL, Now: o.livenessNow, Probe: o.probe},
 	}
 	if o.noSecrets {
 		opts.SecretKey = nil
@@ -194,7 +197,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
-		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness}
+		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

@@ -138,7 +138,7 @@ func (e *entry) contact() time.Time {
 // online reports whether the entry makes its card online at now, and until when.
 func (e *entry) online(now time.Time, ttl time.Duration) (bool, time.Time) {
 	c := e.contact()
-	if c.IsZero() || !c.After(e.down) {
+	if c.IsZero() || c.Before(e.down) {
 		return false, time.Time{}
 	}
 	until := c.Add(ttl)

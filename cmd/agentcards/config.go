@@ -41,9 +41,20 @@ type Config struct {
 	Liveness   LivenessConfig   `koanf:"liveness"`
 }
 
-// LivenessConfig is how long a heartbeat keeps a card online.
+// LivenessConfig is how long a heartbeat keeps a card online, and how agents are probed.
 type LivenessConfig struct {
-	TTL time.Duration `koanf:"ttl"`
+	TTL   time.Duration `koanf:"ttl"`
+	Probe ProbeConfig   `koanf:"probe"`
+}
+
+// ProbeConfig is liveness.probe: off while interval is 0.
+type ProbeConfig struct {
+	Interval    time.Duration `koanf:"interval"`
+	Failures    int           `koanf:"failures"`
+	Timeout     time.Duration `koanf:"timeout"`
+	Concurrency int           `koanf:"concurrency"`
+	PerTenant   int           `koanf:"perTenant"`
+	Path        string        `koanf:"path"`
 }
 
 // A2AConfig is how A2A cards are served.
@@ -175,6 +186,12 @@ var defaults = map[string]any{
 	"delegation.rateBurst":       delegation.Defaults.RateBurst,
 	"delegation.secretKey":       "",
 	"liveness.ttl":               liveness.DefaultTTL.String(),
+	"liveness.probe.interval":    "0s",
+	"liveness.probe.failures":    liveness.ProbeDefaults.Failures,
+	"liveness.probe.timeout":     liveness.ProbeDefaults.Timeout.String(),
+	"liveness.probe.concurrency": liveness.ProbeDefaults.Concurrency,
+	"liveness.probe.perTenant":   liveness.ProbeDefaults.PerTenant,
+	"liveness.probe.path":        "",
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.
@@ -420,6 +437,15 @@ func (c *Config) check() error {
 	}
 	if c.Liveness.TTL < time.Second {
 		errs = append(errs, errors.New("liveness.ttl must be at least 1s"))
+	}
+	if pr := c.Liveness.Probe; pr.Interval != 0 && pr.Interval < time.Second {
+		errs = append(errs, errors.New("liveness.probe.interval must be 0 (off) or at least 1s"))
+	}
+	if pr := c.Liveness.Probe; pr.Failures < 1 || pr.Concurrency < 1 || pr.PerTenant < 1 || pr.Timeout <= 0 {
+		errs = append(errs, errors.New("liveness.probe.failures, concurrency and perTenant must be at least 1, and timeout positive"))
+	}
+	if pr := c.Liveness.Probe.Path; pr != "" && (!strings.HasPrefix(pr, "/") || strings.ContainsAny(pr, "?#")) {
+		errs = append(errs, errors.New("liveness.probe.path must be a path starting with / (no query)"))
 	}
 	if c.Search.PollInterval < 10*time.Millisecond {
 		errs = append(errs, errors.New("search.pollInterval must be at least 10ms"))

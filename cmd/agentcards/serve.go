@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/storage"
@@ -117,6 +118,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		}
 	}
 	d := cfg.Delegation
+	pr := cfg.Liveness.Probe
 	a, err := app.New(app.Options{
 		DB: db, Tokens: tokens, Keys: keys, SecretKey: secretKey, Log: log, Version: buildVersion(),
 		Web: web.Config{
@@ -137,7 +139,10 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 			RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst,
 		},
 		Outbound: outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout},
-		Liveness: app.LivenessOptions{TTL: cfg.Liveness.TTL},
+		Liveness: app.LivenessOptions{TTL: cfg.Liveness.TTL, Probe: liveness.ProbeConfig{
+			Interval: pr.Interval, Failures: pr.Failures, Timeout: pr.Timeout,
+			Concurrency: pr.Concurrency, PerTenant: pr.PerTenant, Path: pr.Path,
+		}},
 	})
 	if err != nil {
 		db.Close()

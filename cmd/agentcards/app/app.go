@@ -76,6 +76,8 @@ type SearchOptions struct {
 type LivenessOptions struct {
 	TTL time.Duration
 	Now func() time.Time
+	// Probe says how agents are probed (liveness.probe); off while its Interval is 0.
+	Probe liveness.ProbeConfig
 }
 
 // The tenant service is the one gate every service admits its callers through.
@@ -98,6 +100,8 @@ type App struct {
 	Dispatcher *delegation.Dispatcher
 	Secrets    *delegation.EndpointSecrets // nil without SecretKey
 	Liveness   *liveness.Tracker
+	// Prober probes the cards this replica claims (Start runs it when probes are on).
+	Prober *liveness.Prober
 
 	opts       Options
 	background sync.WaitGroup
@@ -142,7 +146,12 @@ func New(o Options) (*App, error) {
 	if fetch == nil {
 		fetch = outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout, FollowSameHostRedirects: true})
 	}
-	a.Liveness = liveness.New(storage.NewLivenessStore(db), o.Liveness.TTL, o.Liveness.Now)
+	livenessStore := storage.NewLivenessStore(db)
+	a.Liveness = liveness.New(livenessStore, o.Liveness.TTL, o.Liveness.Now)
+	// Probes go through the guarded client, as every call to a URL users registered does.
+	probeCfg := o.Liveness.Probe.WithDefaults()
+	a.Prober = liveness.NewProber(probeCfg, livenessStore, cardStore,
+		outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: probeCfg.Timeout}), a.Liveness)
 	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Liveness: a.Liveness}
 	if a.Index != nil { // a nil *search.Index in the interface would not compare nil
 		a.Cards.Index = a.Index
@@ -228,6 +237,11 @@ func (a *App) Start(ctx context.Context) {
 	// Heartbeats and probe results taken by other replicas arrive at the same pace as their
 	// card writes.
 	a.background.Go(func() { a.Liveness.Follow(ctx, o.Search.PollInterval) })
+	if o.Liveness.Probe.Interval > 0 {
+		a.background.Go(func() {
+			a.Prober.Run(ctx, func(err error) { log.Warn("probe round failed; retrying next round", "err", err) })
+		})
+	}
 	if a.Index == nil {
 		return
 	}

@@ -1,0 +1,392 @@
+package liveness
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// ProbeConfig says how agents are probed (liveness.probe). Probes are off while Interval is 0.
+type ProbeConfig struct {
+	// Interval is how often each card is probed, by one replica.
+	Interval time.Duration
+	// Failures is how many failed probes in a row make a card offline.
+	Failures int
+	// Timeout bounds one probe.
+	Timeout time.Duration
+	// Concurrency bounds the probes in flight on a replica, PerTenant those of one tenant.
+	Concurrency, PerTenant int
+	// Path, when set, is probed at the origin of each card's endpoint instead of the agent's
+	// A2A card ("/health").
+	Path string
+	// Spread is how long a round spreads its probes over, at random, so that neither rounds nor
+	// replicas fire at once: half the interval when zero, none when negative.
+	Spread time.Duration
+}
+
+// ProbeDefaults are the settings of probes but their interval.
+var ProbeDefaults = ProbeConfig{Failures: 3, Timeout: 5 * time.Second, Concurrency: 32, PerTenant: 8}
+
+// WithDefaults fills the zero settings with ProbeDefaults.
+func (c ProbeConfig) WithDefaults() ProbeConfig {
+	if c.Failures <= 0 {
+		c.Failures = ProbeDefaults.Failures
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = ProbeDefaults.Timeout
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = ProbeDefaults.Concurrency
+	}
+	if c.PerTenant <= 0 {
+		c.PerTenant = ProbeDefaults.PerTenant
+	}
+	return c
+}
+
+// Candidate is a card that may be probed: a card of an active tenant, at its revision.
+type Candidate struct {
+	Tenant   tenants.ID
+	AgentID  string
+	CardID   string
+	Revision int64
+}
+
+// ProbeResult is one probe's outcome.
+type ProbeResult struct {
+	Tenant    tenants.ID
+	AgentID   string
+	CardID    string
+	At        time.Time
+	OK        bool
+	LatencyMs int64
+	Error     string
+}
+
+// ProbeStore is what probes need of the database.
+type ProbeStore interface {
+	// Candidates lists the cards of every active tenant.
+	Candidates(ctx context.Context) ([]Candidate, error)
+	// Claim leases the next probe of the tenant's given cards to owner until until, where no
+	// one else holds it (now is past the lease), and returns the agents it got.
+	Claim(ctx context.Context, owner string, tenant tenants.ID, cs []Candidate, now, until time.Time) ([]string, error)
+	// SaveProbes records the outcomes (failures in a row, the card offline once they reach
+	// failures) and returns the records as stored.
+	SaveProbes(ctx context.Context, results []ProbeResult, failures int) ([]Record, error)
+}
+
+// CardReader reads cards' documents, for the URL each is probed at.
+type CardReader interface {
+	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]cards.Card, error)
+}
+
+// Doer sends a probe: the SSRF-guarded client.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Prober probes the cards that this replica claims, every interval.
+type Prober struct {
+	cfg     ProbeConfig
+	store   ProbeStore
+	cards   CardReader
+	doer    Doer
+	tracker *Tracker
+	replica string
+
+	mu      sync.Mutex
+	rounds  int
+	targets map[beatKey]target // by card, what it is probed at, as of its revision
+}
+
+type target struct {
+	cardID   string
+	revision int64
+	url      string // empty: not probed (disabled, or nowhere to probe)
+}
+
+// NewProber returns a prober; its results go to tracker.
+func NewProber(cfg ProbeConfig, store ProbeStore, cards CardReader, doer Doer, tracker *Tracker) *Prober {
+	var id [6]byte
+	_, _ = crand.Read(id[:])
+	return &Prober{cfg: cfg.WithDefaults(), store: store, cards: cards, doer: doer, tracker: tracker,
+		replica: hex.EncodeToString(id[:]), targets: map[beatKey]target{}}
+}
+
+// Run probes every interval until ctx ends; errors are given to failed.
+func (p *Prober) Run(ctx context.Context, failed func(error)) {
+	if p.cfg.Interval <= 0 {
+		return
+	}
+	tick := time.NewTicker(p.cfg.Interval)
+	defer tick.Stop()
+	for {
+		if _, err := p.Round(ctx); err != nil && ctx.Err() == nil && failed != nil {
+			failed(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// RoundStats say what one round did.
+type RoundStats struct {
+	Claimed, Failed int
+}
+
+// Round is one interval's work: claim the cards due whose next probe nobody holds, probe them
+// spread over half the interval (so replicas and rounds do not fire at once), and record what
+// was found.
+func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
+	cands, err := p.store.Candidates(ctx)
+	if err != nil {
+		return RoundStats{}, fmt.Errorf("probe: list cards: %w", err)
+	}
+	byTenant, err := p.probed(ctx, cands)
+	if err != nil {
+		return RoundStats{}, err
+	}
+	p.mu.Lock()
+	p.rounds++
+	owner := fmt.Sprintf("%s/%d", p.replica, p.rounds)
+	p.mu.Unlock()
+	now := p.tracker.clock()
+	// A lease a little shorter than the interval: the next round, an interval later, finds it
+	// run out.
+	until := now.Add(p.cfg.Interval - p.cfg.Interval/10)
+	type job struct {
+		c   Candidate
+		url string
+		at  time.Duration
+	}
+	var jobs []job
+	for tenant, cs := range byTenant {
+		for start := 0; start < len(cs); start += claimChunk {
+			chunk := cs[start:min(len(cs), start+claimChunk)]
+			got, err := p.claim(ctx, owner, tenant, chunk, now, until)
+			if err != nil {
+				return RoundStats{}, fmt.Errorf("probe: claim: %w", err)
+			}
+			for _, c := range chunk {
+				if slices.Contains(got, c.AgentID) {
+					jobs = append(jobs, job{c: c, url: p.url(c)})
+				}
+			}
+		}
+	}
+	spread := p.cfg.Spread
+	if spread == 0 {
+		spread = p.cfg.Interval / 2
+	}
+	for i := range jobs {
+		if spread > 0 {
+			jobs[i].at = rand.N(spread)
+		}
+	}
+	slices.SortFunc(jobs, func(a, b job) int { return int(a.at - b.at) })
+	results := make([]ProbeResult, len(jobs))
+	global := make(chan struct{}, p.cfg.Concurrency)
+	perTenant := map[tenants.ID]chan struct{}{}
+	var wg sync.WaitGroup
+	began := time.Now()
+	for i, j := range jobs {
+		if d := j.at - time.Since(began); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+			}
+		}
+		sem := perTenant[j.c.Tenant]
+		if sem == nil {
+			sem = make(chan struct{}, p.cfg.PerTenant)
+			perTenant[j.c.Tenant] = sem
+		}
+		global <- struct{}{}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem; <-global }()
+			results[i] = p.probe(ctx, j.c, j.url)
+		})
+	}
+	wg.Wait()
+	stats := RoundStats{Claimed: len(jobs)}
+	for _, r := range results {
+		if !r.OK {
+			stats.Failed++
+		}
+	}
+	for start := 0; start < len(results); start += saveChunk {
+		chunk := results[start:min(len(results), start+saveChunk)]
+		recs, err := p.store.SaveProbes(context.WithoutCancel(ctx), chunk, p.cfg.Failures)
+		if err != nil {
+			return stats, fmt.Errorf("probe: save: %w", err)
+		}
+		p.tracker.applyStored(recs)
+	}
+	return stats, nil
+}
+
+// claim claims through the store, again after a failure: replicas claiming the same rows at
+// once may deadlock (MySQL picks a victim), which a second try gets past.
+func (p *Prober) claim(ctx context.Context, owner string, tenant tenants.ID, cs []Candidate, now, until time.Time) ([]string, error) {
+	var err error
+	for try := range 4 {
+		var got []string
+		if got, err = p.store.Claim(ctx, owner, tenant, cs, now, until); err == nil {
+			return got, nil
+		}
+		select {
+		case <-time.After(time.Duration(try+1) * time.Duration(10+rand.IntN(40)) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return nil, err
+}
+
+// claimChunk and saveChunk bound the cards of one claim and one save.
+const (
+	claimChunk = 500
+	saveChunk  = 200
+)
+
+// probed returns, by tenant and in agentId order, the candidates that have somewhere to be
+// probed, reading the documents of those new or changed since the last round.
+func (p *Prober) probed(ctx context.Context, cands []Candidate) (map[tenants.ID][]Candidate, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	stale := map[tenants.ID][]string{}
+	seen := make(map[beatKey]bool, len(cands))
+	for _, c := range cands {
+		k := beatKey{c.Tenant, c.AgentID}
+		seen[k] = true
+		if t, ok := p.targets[k]; !ok || t.cardID != c.CardID || t.revision != c.Revision {
+			stale[c.Tenant] = append(stale[c.Tenant], c.AgentID)
+		}
+	}
+	for k := range p.targets {
+		if !seen[k] {
+			delete(p.targets, k) // deleted, or its tenant suspended
+		}
+	}
+	for tenant, ids := range stale {
+		for start := 0; start < len(ids); start += claimChunk {
+			cs, err := p.cards.GetMany(ctx, tenant, ids[start:min(len(ids), start+claimChunk)])
+			if err != nil {
+				return nil, fmt.Errorf("probe: read cards: %w", err)
+			}
+			for _, c := range cs {
+				p.targets[beatKey{tenant, c.AgentID}] = target{cardID: c.ID, revision: c.Revision, url: probeURL(c, p.cfg.Path)}
+			}
+		}
+	}
+	out := map[tenants.ID][]Candidate{}
+	for _, c := range cands {
+		if t, ok := p.targets[beatKey{c.Tenant, c.AgentID}]; ok && t.url != "" && t.cardID == c.CardID {
+			out[c.Tenant] = append(out[c.Tenant], c)
+		}
+	}
+	for _, cs := range out {
+		slices.SortFunc(cs, func(a, b Candidate) int { return strings.Compare(a.AgentID, b.AgentID) })
+	}
+	return out, nil
+}
+
+func (p *Prober) url(c Candidate) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.targets[beatKey{c.Tenant, c.AgentID}].url
+}
+
+// probeURL is where a card is probed: the configured path at its endpoint's origin, or its A2A
+// card (where it was imported from, else the well-known path at the endpoint's origin); empty
+// for a disabled card or one with neither.
+func probeURL(c cards.Card, path string) string {
+	if c.Disabled() {
+		return ""
+	}
+	if path == "" && c.Source != nil && c.Source.URL != "" {
+		return c.Source.URL
+	}
+	u, err := url.Parse(c.Endpoint)
+	if c.Endpoint == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ""
+	}
+	if path == "" {
+		path = "/.well-known/agent-card.json"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}).String()
+}
+
+// maxProbeBody is as much of an answer as a probe reads.
+const maxProbeBody = 64 << 10
+
+// probe fetches url once: a 2xx answer within the timeout is a success.
+func (p *Prober) probe(ctx context.Context, c Candidate, url string) ProbeResult {
+	r := ProbeResult{Tenant: c.Tenant, AgentID: c.AgentID, CardID: c.CardID}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	err := func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := p.doer.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxProbeBody))
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return fmt.Errorf("answered %d", resp.StatusCode)
+		}
+		return nil
+	}()
+	r.LatencyMs = time.Since(start).Milliseconds()
+	r.At = p.tracker.clock()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s", p.cfg.Timeout)
+		}
+		r.Error = truncate(err.Error(), 200)
+		return r
+	}
+	r.OK = true
+	return r
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// applyStored applies records just written by this replica.
+func (t *Tracker) applyStored(recs []Record) {
+	now := t.clock()
+	for _, r := range recs {
+		if tl := t.loaded(r.Tenant); tl != nil {
+			tl.mu.Lock()
+			tl.apply(r, now, t.ttl)
+			tl.mu.Unlock()
+		}
+	}
+}
