@@ -48,7 +48,7 @@ func BenchmarkProbeRound(b *testing.B) {
 		}
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "probes/s")
 		if cpu1, ok1 := processCPU(); ok && ok1 {
-			b.ReportMetric((cpu1 - cpu0).Seconds()/60, "core-share")
+			b.ReportMetric((cpu1-cpu0).Seconds()/60, "core-share")
 		}
 	}
 }
