@@ -89,6 +89,8 @@ type Presence interface {
 	Of(ctx context.Context, tenant tenants.ID, agentID, cardID string) (Liveness, error)
 	// Beat records a heartbeat of the agent's card cardID, and returns its liveness once stored.
 	Beat(ctx context.Context, tenant tenants.ID, agentID, cardID string) (Liveness, error)
+	// Removed forgets the liveness of the agent's card, just deleted.
+	Removed(tenant tenants.ID, agentID string)
 }
 
 // Precondition carries the HTTP conditional headers of a write.
@@ -657,6 +659,9 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 		return err
 	}
 	s.syncIndex(ctx, tenant, agentID)
+	if s.Liveness != nil {
+		s.Liveness.Removed(tenant, agentID)
+	}
 	return nil
 }
 

@@ -282,3 +282,14 @@ func truncateRunes(s string, n int) string {
 	}
 	return string([]rune(s)[:n])
 }
+
+// Prune deletes the records of cards that no longer exist (a heartbeat or probe result written
+// as its card was deleted) and reports how many.
+func (s *LivenessStore) Prune(ctx context.Context) (int64, error) {
+	res := s.db.writing(ctx).Exec(`DELETE FROM card_liveness WHERE NOT EXISTS (SELECT 1 FROM cards c
+ WHERE c.tenant_id = card_liveness.tenant_id AND c.agent_id = card_liveness.agent_id AND c.id = card_liveness.card_id)`)
+	if res.Error != nil {
+		return 0, fmt.Errorf("prune liveness: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}

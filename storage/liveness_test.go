@@ -62,6 +62,18 @@ func TestLivenessStore(t *testing.T) {
 		if got, _ := s.Load(ctx, "a"); len(got) != 1 || got[0].AgentID != "y" {
 			t.Errorf("after deleting card x: %+v", got)
 		}
+		// A record of a card that is not there (its beat raced the delete) is pruned, and so are y's and
+		// b's x (no such cards either); a record of an existing card stays.
+		mustCreate(t, cs, "a", newCard("z", 1))
+		if err := s.SaveBeats(ctx, []liveness.Record{beat("a", "x", "gone", t0), beat("a", "z", newCard("z", 1).ID, t0)}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.Prune(ctx); err != nil || n != 3 {
+			t.Errorf("pruned %d (%v), want 3 (a/x, a/y, b/x: no such cards)", n, err)
+		}
+		if got, _ := s.Load(ctx, "a"); len(got) != 1 || got[0].AgentID != "z" {
+			t.Errorf("after pruning: %+v", got)
+		}
 		if err := storage.NewTenantStore(db).Delete(ctx, "b"); err != nil {
 			t.Fatal(err)
 		}

@@ -192,7 +192,7 @@ func TestReplicasAgreeOnLiveness(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				if mode == "poll" {
-					go b.liveness.Follow(ctx, 100*time.Millisecond)
+					go b.liveness.Follow(ctx, 100*time.Millisecond, nil)
 				}
 				a.mkTenant("acme", "alice")
 				alice := a.token("alice", "acme", false)

@@ -412,20 +412,27 @@ func (t *Tracker) writeBeats() {
 // writeTimeout bounds one write of heartbeats.
 const writeTimeout = 30 * time.Second
 
-// Follow reads what other replicas wrote every interval, until ctx ends.
-func (t *Tracker) Follow(ctx context.Context, interval time.Duration) {
+// Follow reads what other replicas wrote every interval, until ctx ends. failed, when set, is
+// told the first failure of each run of failed rounds (a database outage is said once, not
+// every interval).
+func (t *Tracker) Follow(ctx context.Context, interval time.Duration, failed func(error)) {
 	if interval <= 0 {
 		interval = 500 * time.Millisecond
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		_ = t.Round(ctx) // a failed round is read again by the next
+		err := t.Round(ctx) // a failed round is read again by the next
+		if err != nil && !failing && ctx.Err() == nil && failed != nil {
+			failed(err)
+		}
+		failing = err != nil
 	}
 }
 
@@ -462,6 +469,21 @@ func (t *Tracker) Poll(ctx context.Context, since time.Time) error {
 		tl.mu.Unlock()
 	}
 	return nil
+}
+
+// Removed forgets what is held of the agent's card (deleted on this replica; the store deletes
+// its record with it). Other replicas keep theirs, which no card of that agent will match.
+func (t *Tracker) Removed(tenant tenants.ID, agentID string) {
+	tl := t.loaded(tenant)
+	if tl == nil {
+		return
+	}
+	tl.mu.Lock()
+	if _, ok := tl.byAgent[agentID]; ok {
+		delete(tl.byAgent, agentID)
+		tl.moved()
+	}
+	tl.mu.Unlock()
 }
 
 // Forget drops what is held of a tenant (deleted, or to be read again on next use).

@@ -232,11 +232,15 @@ func (a *App) Start(ctx context.Context) {
 	o, log := a.opts, a.opts.Log
 	cardStore, tenantStore := storage.NewCardStore(o.DB), storage.NewTenantStore(o.DB)
 	if o.Search.FeedRetention > 0 {
-		a.background.Go(func() { pruneFeed(ctx, cardStore, tenantStore, o.Search.FeedRetention, log) })
+		a.background.Go(func() { pruneFeed(ctx, cardStore, tenantStore, storage.NewLivenessStore(o.DB), o.Search.FeedRetention, log) })
 	}
 	// Heartbeats and probe results taken by other replicas arrive at the same pace as their
 	// card writes.
-	a.background.Go(func() { a.Liveness.Follow(ctx, o.Search.PollInterval) })
+	a.background.Go(func() {
+		a.Liveness.Follow(ctx, o.Search.PollInterval, func(err error) {
+			log.Warn("reading other replicas' liveness failed; retrying every interval", "err", err)
+		})
+	})
 	if o.Liveness.Probe.Interval > 0 {
 		a.background.Go(func() {
 			a.Prober.Run(ctx, func(err error) { log.Warn("probe round failed; retrying next round", "err", err) })
@@ -282,9 +286,9 @@ func (a *App) Close() {
 	a.background.Wait()
 }
 
-// pruneFeed deletes change-feed entries older than retention, tenant by tenant, every
-// retention/24 (an hour by default), until ctx ends.
-func pruneFeed(ctx context.Context, feed *storage.CardStore, ts *storage.TenantStore, retention time.Duration, log *slog.Logger) {
+// pruneFeed deletes change-feed entries older than retention, tenant by tenant, and liveness
+// records of cards that are gone, every retention/24 (an hour by default), until ctx ends.
+func pruneFeed(ctx context.Context, feed *storage.CardStore, ts *storage.TenantStore, live *storage.LivenessStore, retention time.Duration, log *slog.Logger) {
 	t := time.NewTicker(retention / 24)
 	defer t.Stop()
 	for {
@@ -302,6 +306,10 @@ func pruneFeed(ctx context.Context, feed *storage.CardStore, ts *storage.TenantS
 			if _, err := feed.PruneChanges(ctx, tenant.ID, time.Now().Add(-retention)); err != nil && ctx.Err() == nil {
 				log.Warn("feed pruning", "tenant", tenant.ID, "err", err)
 			}
+		}
+		// Liveness records of cards no longer there (a heartbeat that raced the card's delete).
+		if _, err := live.Prune(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("liveness pruning", "err", err)
 		}
 	}
 }

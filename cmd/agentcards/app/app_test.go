@@ -74,7 +74,7 @@ func TestPruneFeedLoop(t *testing.T) {
 		stopped := make(chan struct{})
 		go func() {
 			defer close(stopped)
-			pruneFeed(loopCtx, feed, ts, retention, slog.New(slog.NewTextHandler(&log, nil)))
+			pruneFeed(loopCtx, feed, ts, storage.NewLivenessStore(db), retention, slog.New(slog.NewTextHandler(&log, nil)))
 		}()
 		defer func() {
 			stop()
