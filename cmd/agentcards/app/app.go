@@ -232,7 +232,9 @@ func (a *App) Start(ctx context.Context) {
 	o, log := a.opts, a.opts.Log
 	cardStore, tenantStore := storage.NewCardStore(o.DB), storage.NewTenantStore(o.DB)
 	if o.Search.FeedRetention > 0 {
-		a.background.Go(func() { pruneFeed(ctx, cardStore, tenantStore, storage.NewLivenessStore(o.DB), o.Search.FeedRetention, log) })
+		a.background.Go(func() {
+			pruneFeed(ctx, cardStore, tenantStore, storage.NewLivenessStore(o.DB), o.Search.FeedRetention, log)
+		})
 	}
 	// Heartbeats and probe results taken by other replicas arrive at the same pace as their
 	// card writes.
