@@ -33,6 +33,7 @@ type tenantRow struct {
 	Status   string `gorm:"column:status"`
 	// PolicyRevision is moved only by rule writes (see bumpPolicyRevision).
 	PolicyRevision int64     `gorm:"column:policy_revision"`
+	RefuseOffline  bool      `gorm:"column:refuse_offline_delegation"`
 	CreatedAt      time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt      time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
@@ -41,7 +42,7 @@ func (tenantRow) TableName() string { return "tenants" }
 
 func newTenantRow(t tenants.Tenant) tenantRow {
 	return tenantRow{
-		TenantID: string(t.ID), Name: t.Name, Status: string(t.Status),
+		TenantID: string(t.ID), Name: t.Name, Status: string(t.Status), RefuseOffline: t.RefuseOfflineDelegation,
 		CreatedAt: utc(t.CreatedAt), UpdatedAt: utc(t.UpdatedAt),
 	}
 }
@@ -50,6 +51,7 @@ func (r tenantRow) tenant() tenants.Tenant {
 	return tenants.Tenant{
 		ID: tenants.ID(r.TenantID), Name: r.Name, Status: tenants.Status(r.Status),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), PolicyRevision: r.PolicyRevision,
+		RefuseOfflineDelegation: r.RefuseOffline,
 	}
 }
 
@@ -83,13 +85,13 @@ func (s *TenantStore) Create(ctx context.Context, t tenants.Tenant, admins []str
 func (s *TenantStore) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, error) {
 	// Every tenant-scoped request reads its tenant row, so this one query skips GORM's
 	// reflection and is prepared once.
-	r, err := s.db.prepare("SELECT tenant_id, name, status, policy_revision, created_at, updated_at FROM tenants WHERE tenant_id = ?").
+	r, err := s.db.prepare("SELECT tenant_id, name, status, policy_revision, refuse_offline_delegation, created_at, updated_at FROM tenants WHERE tenant_id = ?").
 		queryRow(ctx, string(id))
 	if err != nil {
 		return tenants.Tenant{}, fmt.Errorf("get tenant %q: %w", string(id), err)
 	}
 	var row tenantRow
-	err = r.Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.CreatedAt, &row.UpdatedAt)
+	err = r.Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.RefuseOffline, &row.CreatedAt, &row.UpdatedAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return tenants.Tenant{}, fault.Errorf(fault.NotFound, "tenant %q: not found", string(id))
@@ -117,7 +119,7 @@ func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 	row := newTenantRow(t)
 	db := s.db.writing(ctx)
 	res := db.Model(&tenantRow{}).Where("tenant_id = ?", row.TenantID).
-		Updates(map[string]any{"name": row.Name, "status": row.Status, "updated_at": row.UpdatedAt})
+		Updates(map[string]any{"name": row.Name, "status": row.Status, "refuse_offline_delegation": row.RefuseOffline, "updated_at": row.UpdatedAt})
 	if res.Error != nil {
 		return fmt.Errorf("update tenant %q: %w", row.TenantID, res.Error)
 	}

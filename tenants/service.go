@@ -48,8 +48,9 @@ type Input struct {
 
 // Patch is a partial update, read as a JSON merge patch (RFC 7396): nil fields stay as they are.
 type Patch struct {
-	Name   *string `json:"name"`
-	Status *Status `json:"status"`
+	Name                    *string `json:"name"`
+	Status                  *Status `json:"status"`
+	RefuseOfflineDelegation *bool   `json:"refuseOfflineDelegation"`
 	// removed lists the members sent as null, which in a merge patch removes a member; a
 	// tenant's name and status cannot be removed, so Update refuses them.
 	removed []string
@@ -151,6 +152,9 @@ func (s *Service) Update(ctx context.Context, id ID, p Patch) (Tenant, error) {
 	}
 	if p.Status != nil {
 		t.Status = *p.Status
+	}
+	if p.RefuseOfflineDelegation != nil {
+		t.RefuseOfflineDelegation = *p.RefuseOfflineDelegation
 	}
 	if err := t.Validate(); err != nil {
 		return Tenant{}, err

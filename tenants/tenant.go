@@ -45,6 +45,9 @@ type Tenant struct {
 	Status    Status    `json:"status"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// RefuseOfflineDelegation refuses delegations to cards whose agent is offline (409
+	// agent_offline); without it they are sent, and their record says the card was offline.
+	RefuseOfflineDelegation bool `json:"refuseOfflineDelegation,omitempty"`
 	// PolicyRevision counts changes to the tenant's roles and policies; the server owns it.
 	PolicyRevision int64 `json:"-"`
 }

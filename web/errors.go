@@ -35,6 +35,7 @@ var statuses = map[fault.Kind]int{
 	fault.NotFound:            http.StatusNotFound,
 	fault.Conflict:            http.StatusConflict,
 	fault.CardDisabled:        http.StatusConflict,
+	fault.AgentOffline:        http.StatusConflict,
 	fault.Expired:             http.StatusGone,
 	fault.Stale:               http.StatusPreconditionFailed,
 	fault.TooLarge:            http.StatusRequestEntityTooLarge,

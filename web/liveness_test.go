@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -251,5 +252,47 @@ func TestDelegationRecordsLiveness(t *testing.T) {
 				t.Errorf("stored record while %s: agentLiveness %q", want, stored.AgentLiveness)
 			}
 		}
+	})
+}
+
+// TestTenantRefusesOfflineDelegation: with the tenant setting, a delegation to an offline agent
+// is refused with 409 agent_offline and recorded as rejected; one never heard from, or online,
+// is sent. Without the setting (and after it is turned off) the offline agent is delegated to.
+func TestTenantRefusesOfflineDelegation(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, d string) {
+		clk := &clock{t: time.Now().UTC()}
+		e := newEnvWith(t, storagetest.Open(t, d), envOptions{allowLoopback: true, livenessNow: clk.now, livenessTTL: time.Minute,
+			tenantCacheTTL: -1})
+		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		setting := func(on bool) {
+			r := e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]any{"refuseOfflineDelegation": on})
+			expect(t, r, http.StatusOK)
+			var ten tenants.Tenant
+			r.json(t, &ten)
+			if ten.RefuseOfflineDelegation != on {
+				t.Fatalf("tenant after PATCH: %+v", ten)
+			}
+		}
+		setting(true)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK) // unknown: sent
+		expect(t, e.beat("acme", "agt1", alice), http.StatusOK)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK) // online
+		clk.add(time.Minute)
+		calls := a.calls.Load()
+		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+		expect(t, r, http.StatusConflict, "agent_offline")
+		if a.calls.Load() != calls {
+			t.Error("the refused delegation reached the agent")
+		}
+		if got := e.newestRejected("acme", olga); got == "" {
+			t.Error("the refusal was not recorded as rejected")
+		}
+		if r := e.do("GET", "/v1/tenants/acme", e.admin(), nil); !strings.Contains(string(r.body), `"refuseOfflineDelegation":true`) {
+			t.Errorf("GET tenant: %s", r.body)
+		}
+		setting(false)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		expect(t, e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]any{"refuseOfflineDelegation": "yes"}), http.StatusBadRequest, "invalid")
 	})
 }

@@ -37,6 +37,8 @@ const (
 	Conflict Kind = "conflict"
 	// CardDisabled: the agent's card is disabled: kept, but not to be delegated to.
 	CardDisabled Kind = "card_disabled"
+	// AgentOffline: the agent's card is offline and its tenant refuses delegations to it.
+	AgentOffline Kind = "agent_offline"
 	// Stale: a precondition (If-Match, If-None-Match, a revision) does not hold.
 	Stale Kind = "precondition_failed"
 	// Expired: the resource's time is over (a delegation's deadline).
@@ -66,7 +68,7 @@ const (
 
 // Kinds lists every kind, for the doors' tables to be checked against.
 var Kinds = []Kind{Invalid, Malformed, TooLarge, Unauthenticated, Forbidden, Suspended, NotFound,
-	Conflict, CardDisabled, Stale, Expired, DepthExceeded, EndpointBlocked, URLBlocked, BadSignature, FetchFailed,
+	Conflict, CardDisabled, AgentOffline, Stale, Expired, DepthExceeded, EndpointBlocked, URLBlocked, BadSignature, FetchFailed,
 	RateLimited, AgentUnavailable, Unavailable, Timeout, VersionNotSupported}
 
 // Error makes a bare Kind an error, so that errors.Is(err, fault.NotFound) works on any chain.

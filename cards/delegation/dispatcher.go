@@ -96,6 +96,11 @@ type Deps struct {
 	Secrets Secrets // may be nil
 	// Liveness, when set, is asked for the card's liveness, which the record keeps.
 	Liveness Liveness
+	// Tenants gives the tenant's settings (a cached read): whether it refuses delegations to
+	// offline agents.
+	Tenants interface {
+		Active(ctx context.Context, id tenants.ID) (tenants.Tenant, error)
+	}
 	// Blocked reports whether an error of Doer is the outbound guard refusing an address.
 	Blocked func(error) bool
 	// Log receives the causes of calls the server failed to prepare; nil means slog.Default().
@@ -262,6 +267,11 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	if card.Disabled() {
 		// Told only to a caller allowed to delegate to it, who may know the card's status.
 		return x.reject(ctx, tenant, d, fault.Errorf(fault.CardDisabled, "card %q is disabled: not delegated to", req.AgentID))
+	}
+	if d.AgentLiveness == cards.Offline && x.d.Tenants != nil {
+		if t, err := x.d.Tenants.Active(ctx, tenant); err == nil && t.RefuseOfflineDelegation {
+			return x.reject(ctx, tenant, d, fault.Errorf(fault.AgentOffline, "card %q is offline, and tenant %q refuses delegations to offline agents: not delegated to", req.AgentID, string(tenant)))
+		}
 	}
 	if d.Depth > x.cfg.MaxDepth {
 		return x.reject(ctx, tenant, d, fault.Errorf(fault.DepthExceeded, "depth %d is over the maximum of %d: delegation chain too deep", d.Depth, x.cfg.MaxDepth))

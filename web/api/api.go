@@ -62,6 +62,8 @@ type TenantsUpdate struct {
 	Tenant string  `json:"tenant" in:"path" doc:"the tenant's id"`
 	Name   *string `json:"name,omitempty" doc:"its new display name"`
 	Status *string `json:"status,omitempty" doc:"active or suspended" enum:"active,suspended"`
+	// RefuseOfflineDelegation is a tenant setting: see tenants.Tenant.
+	RefuseOfflineDelegation *bool `json:"refuseOfflineDelegation,omitempty" doc:"refuse delegations to cards whose agent is offline (409 agent_offline) instead of sending them"`
 }
 
 // TenantList is a list of tenants.

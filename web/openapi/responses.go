@@ -161,7 +161,7 @@ var errorsOf = map[string][]string{
 	"cards.remove":         {"precondition_failed"},
 	"a2a.card":             {"version_not_supported"},
 	"keys.list":            {"not_found"},
-	"delegations.create":   {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled"},
+	"delegations.create":   {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},
 	"delegations.complete": {"conflict", "expired"},
 }
 

@@ -170,7 +170,7 @@ func New(o Options) (*App, error) {
 		// The guarded client's own timeout is the longest a delegation may take; each call's
 		// context carries the shorter one.
 		Doer:   outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Delegation.WithDefaults().MaxTimeout}),
-		Signer: o.Keys, Blocked: outbound.Blocked, Log: o.Log, Liveness: a.Liveness,
+		Signer: o.Keys, Blocked: outbound.Blocked, Log: o.Log, Liveness: a.Liveness, Tenants: a.Tenants,
 	}
 	if a.Secrets != nil {
 		deps.Secrets = a.Secrets.Opener()
