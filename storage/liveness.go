@@ -1,14 +1,20 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"gorm.io/gorm"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/migrations"
@@ -167,9 +173,57 @@ func (s *LivenessStore) insertIgnore(columns string) string {
 // claiming at once lock rows in the same order) to owner until until, where the lease of now
 // has run out, and returns the agents it got. Cards without a row get one first.
 func (s *LivenessStore) Claim(ctx context.Context, owner string, tenant tenants.ID, cs []liveness.Candidate, now, until time.Time) ([]string, error) {
+	return s.claim(ctx, "probe", owner, tenant, cs, now, until)
+}
+
+// ClaimRefresh is Claim for the next scheduled refresh of the cards from their source.
+func (s *LivenessStore) ClaimRefresh(ctx context.Context, owner string, tenant tenants.ID, cs []liveness.Candidate, now, until time.Time) ([]string, error) {
+	return s.claim(ctx, "refresh", owner, tenant, cs, now, until)
+}
+
+// claim leases what of the cards, kind's columns say (probe_owner and probe_until, or
+// refresh_owner and refresh_until).
+func (s *LivenessStore) claim(ctx context.Context, kind, owner string, tenant tenants.ID, cs []liveness.Candidate, now, until time.Time) ([]string, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
+	ownerCol, untilCol := kind+"_owner", kind+"_until"
+	var got []string
+	// Replicas claiming the same rows at once can deadlock: the loser tries again, and then
+	// finds the rows claimed.
+	err := retryDeadlocks(ctx, func() error { return s.claimOnce(ctx, ownerCol, untilCol, owner, tenant, cs, now, until, &got) })
+	if err != nil {
+		return nil, fmt.Errorf("claim %ss of tenant %q: %w", kind, tenant, err)
+	}
+	return got, nil
+}
+
+// retryDeadlocks runs fn again, up to three times, while it fails on a deadlock.
+func retryDeadlocks(ctx context.Context, fn func() error) error {
+	for try := 0; ; try++ {
+		err := fn()
+		if err == nil || try == 3 || !deadlocked(err) {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(try+1) * 20 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// deadlocked reports whether err is a transaction the server rolled back to break a deadlock.
+func deadlocked(err error) bool {
+	var my *gomysql.MySQLError
+	if errors.As(err, &my) && my.Number == 1213 {
+		return true
+	}
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40P01" || pg.Code == "40001")
+}
+
+func (s *LivenessStore) claimOnce(ctx context.Context, ownerCol, untilCol, owner string, tenant tenants.ID, cs []liveness.Candidate, now, until time.Time, out *[]string) error {
 	var got []string
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		got = got[:0]
@@ -191,18 +245,16 @@ func (s *LivenessStore) Claim(ctx context.Context, owner string, tenant tenants.
 		if err := tx.Exec(q.String(), args...).Error; err != nil {
 			return err
 		}
-		if err := tx.Exec(`UPDATE card_liveness SET probe_owner = ?, probe_until = ?
- WHERE tenant_id = ? AND agent_id IN ? AND (probe_until IS NULL OR probe_until <= ?)`,
+		if err := tx.Exec("UPDATE card_liveness SET "+ownerCol+" = ?, "+untilCol+" = ?"+
+			" WHERE tenant_id = ? AND agent_id IN ? AND ("+untilCol+" IS NULL OR "+untilCol+" <= ?)",
 			owner, utc(until), string(tenant), ids, utc(now)).Error; err != nil {
 			return err
 		}
-		return tx.Raw("SELECT agent_id FROM card_liveness WHERE tenant_id = ? AND agent_id IN ? AND probe_owner = ?",
+		return tx.Raw("SELECT agent_id FROM card_liveness WHERE tenant_id = ? AND agent_id IN ? AND "+ownerCol+" = ?",
 			string(tenant), ids, owner).Scan(&got).Error
 	})
-	if err != nil {
-		return nil, fmt.Errorf("claim probes of tenant %q: %w", tenant, err)
-	}
-	return got, nil
+	*out = got
+	return err
 }
 
 // probeUpsert is the tail of the probe insert per dialect: a row of another card starts afresh
@@ -238,25 +290,32 @@ func (s *LivenessStore) SaveProbes(ctx context.Context, results []liveness.Probe
 	stmt := "INSERT INTO card_liveness (tenant_id, agent_id, card_id, checked_at, probed_at, down_at, probe_failures, probe_latency_ms, probe_error, updated_at) " +
 		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" + s.probeUpsert()
 	byTenant := map[tenants.ID][]string{}
-	err := s.db.transact(ctx, func(tx *gorm.DB) error {
-		for _, r := range results {
-			at := utc(r.At)
-			var probed, down any
-			fails := 0
-			if r.OK {
-				probed = at
-			} else {
-				fails = 1
-				if failures <= 1 {
-					down = at
+	// In key order, as claims lock them, and again after a deadlock with another replica's claim.
+	results = slices.Clone(results)
+	slices.SortFunc(results, func(a, b liveness.ProbeResult) int {
+		return cmp.Or(strings.Compare(string(a.Tenant), string(b.Tenant)), strings.Compare(a.AgentID, b.AgentID))
+	})
+	err := retryDeadlocks(ctx, func() error {
+		return s.db.transact(ctx, func(tx *gorm.DB) error {
+			for _, r := range results {
+				at := utc(r.At)
+				var probed, down any
+				fails := 0
+				if r.OK {
+					probed = at
+				} else {
+					fails = 1
+					if failures <= 1 {
+						down = at
+					}
+				}
+				if err := tx.Exec(stmt, string(r.Tenant), r.AgentID, r.CardID, at, probed, down, fails, r.LatencyMs,
+					truncateRunes(r.Error, 300), at, failures).Error; err != nil {
+					return err
 				}
 			}
-			if err := tx.Exec(stmt, string(r.Tenant), r.AgentID, r.CardID, at, probed, down, fails, r.LatencyMs,
-				truncateRunes(r.Error, 300), at, failures).Error; err != nil {
-				return err
-			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("save probes: %w", err)

@@ -51,6 +51,8 @@ type env struct {
 	// liveness is the server's liveness tracker, prober its prober.
 	liveness *liveness.Tracker
 	prober   *liveness.Prober
+	// refresher is the server's scheduled refresher.
+	refresher *a2a.Refresher
 	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
 	dispatcher *delegation.Dispatcher
 	// conns are the server's side of every connection it accepted.
@@ -133,6 +135,9 @@ type envOptions struct {
 	livenessTTL time.Duration
 	// probe configures the prober (its rounds are run by the test: Start is not called).
 	probe liveness.ProbeConfig
+	// refreshInterval and refreshNow schedule refreshes (rounds run by the test).
+	refreshInterval time.Duration
+	refreshNow      func() time.Time
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -162,6 +167,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		Fetch:    loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
 		Now:      o.now,
 		Liveness: app.LivenessOptions{TTL: o.livenessTTL, Now: o.livenessNow, Probe: o.probe},
+		Refresh:  app.RefreshOptions{Interval: o.refreshInterval, Now: o.refreshNow},
 	}
 	if o.noSecrets {
 		opts.SecretKey = nil
@@ -197,7 +203,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
-		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober}
+		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober, refresher: a.Refresher}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

@@ -178,7 +178,7 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 	for tenant, cs := range byTenant {
 		for start := 0; start < len(cs); start += claimChunk {
 			chunk := cs[start:min(len(cs), start+claimChunk)]
-			got, err := p.claim(ctx, owner, tenant, chunk, now, until)
+			got, err := p.store.Claim(ctx, owner, tenant, chunk, now, until)
 			if err != nil {
 				return RoundStats{}, fmt.Errorf("probe: claim: %w", err)
 			}
@@ -239,24 +239,6 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 		p.tracker.applyStored(recs)
 	}
 	return stats, nil
-}
-
-// claim claims through the store, again after a failure: replicas claiming the same rows at
-// once may deadlock (MySQL picks a victim), which a second try gets past.
-func (p *Prober) claim(ctx context.Context, owner string, tenant tenants.ID, cs []Candidate, now, until time.Time) ([]string, error) {
-	var err error
-	for try := range 4 {
-		var got []string
-		if got, err = p.store.Claim(ctx, owner, tenant, cs, now, until); err == nil {
-			return got, nil
-		}
-		select {
-		case <-time.After(time.Duration(try+1) * time.Duration(10+rand.IntN(40)) * time.Millisecond):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return nil, err
 }
 
 // claimChunk and saveChunk bound the cards of one claim and one save.

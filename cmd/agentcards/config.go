@@ -60,6 +60,8 @@ type ProbeConfig struct {
 // A2AConfig is how A2A cards are served.
 type A2AConfig struct {
 	CacheMaxAge time.Duration `koanf:"cacheMaxAge"`
+	// RefreshInterval refreshes cards imported by URL from their source on schedule; 0: off.
+	RefreshInterval time.Duration `koanf:"refreshInterval"`
 }
 
 // SearchConfig chooses how searches are answered.
@@ -175,6 +177,7 @@ var defaults = map[string]any{
 	"outbound.allow":             []string{},
 	"outbound.timeout":           outbound.DefaultTimeout.String(),
 	"a2a.cacheMaxAge":            web.Defaults.A2ACacheMaxAge.String(),
+	"a2a.refreshInterval":        "0s",
 	"delegation.publicUrl":       "",
 	"delegation.maxDepth":        delegation.Defaults.MaxDepth,
 	"delegation.defaultTimeout":  delegation.Defaults.DefaultTimeout.String(),
@@ -434,6 +437,9 @@ func (c *Config) check() error {
 	}
 	if c.Search.FeedRetention < time.Hour {
 		errs = append(errs, errors.New("search.feedRetention must be at least 1h"))
+	}
+	if ri := c.A2A.RefreshInterval; ri != 0 && ri < time.Minute {
+		errs = append(errs, errors.New("a2a.refreshInterval must be 0 (off) or at least 1m"))
 	}
 	if c.Liveness.TTL < time.Second {
 		errs = append(errs, errors.New("liveness.ttl must be at least 1s"))

@@ -3,8 +3,9 @@
 -- and read back by every replica by updated_at. card_id is the card the row was written for: a
 -- row left by a deleted card of the same agentId is ignored and then overwritten. No foreign key:
 -- rows go with their card and their tenant in the transactions that delete those.
--- probe_owner and probe_until lease the card's next probe to one replica: a replica probes only
--- what it claimed, and claims only what nobody holds.
+-- probe_owner and probe_until lease the card's next probe to one replica (refresh_owner and
+-- refresh_until its next scheduled refresh from its source): a replica does only what it
+-- claimed, and claims only what nobody holds.
 
 -- +goose Up
 CREATE TABLE card_liveness (
@@ -20,6 +21,8 @@ CREATE TABLE card_liveness (
     probe_error      VARCHAR(300) NOT NULL DEFAULT '',
     probe_owner      VARCHAR(64)  NOT NULL DEFAULT '',
     probe_until      DATETIME,
+    refresh_owner    VARCHAR(64)  NOT NULL DEFAULT '',
+    refresh_until    DATETIME,
     updated_at       DATETIME     NOT NULL,
     PRIMARY KEY (tenant_id, agent_id)
 );

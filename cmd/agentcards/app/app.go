@@ -59,6 +59,8 @@ type Options struct {
 	// Now is the clock of the MCP door's old names; time.Now when nil.
 	Now      func() time.Time
 	Liveness LivenessOptions
+	// Refresh schedules refreshes of cards imported by URL (a2a.refreshInterval; off while 0).
+	Refresh RefreshOptions
 	// Fetch, when set, is the client of imports instead of one built from Outbound (tests
 	// confine it to loopback).
 	Fetch a2a.Doer
@@ -78,6 +80,13 @@ type LivenessOptions struct {
 	Now func() time.Time
 	// Probe says how agents are probed (liveness.probe); off while its Interval is 0.
 	Probe liveness.ProbeConfig
+}
+
+// RefreshOptions say how often cards imported by URL are refreshed from their source (0: only
+// when asked), and, for tests, the clock that decides which are due.
+type RefreshOptions struct {
+	Interval time.Duration
+	Now      func() time.Time
 }
 
 // The tenant service is the one gate every service admits its callers through.
@@ -102,6 +111,8 @@ type App struct {
 	Liveness   *liveness.Tracker
 	// Prober probes the cards this replica claims (Start runs it when probes are on).
 	Prober *liveness.Prober
+	// Refresher refreshes cards from their source on schedule (Start runs it when on).
+	Refresher *a2a.Refresher
 
 	opts       Options
 	background sync.WaitGroup
@@ -158,6 +169,7 @@ func New(o Options) (*App, error) {
 	}
 	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness}
 	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
+	a.Refresher = a2a.NewRefresher(o.Refresh.Interval, a.A2A, livenessStore, cardStore, o.Refresh.Now)
 	if o.SecretKey != nil {
 		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Tenants, a.Enforcers, nil)
 		if err != nil {
@@ -243,6 +255,11 @@ func (a *App) Start(ctx context.Context) {
 			log.Warn("reading other replicas' liveness failed; retrying every interval", "err", err)
 		})
 	})
+	if o.Refresh.Interval > 0 {
+		a.background.Go(func() {
+			a.Refresher.Run(ctx, func(err error) { log.Warn("scheduled refresh round failed; retrying next round", "err", err) })
+		})
+	}
 	if o.Liveness.Probe.Interval > 0 {
 		a.background.Go(func() {
 			a.Prober.Run(ctx, func(err error) { log.Warn("probe round failed; retrying next round", "err", err) })

@@ -1,0 +1,91 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/storage/storagetest"
+)
+
+// TestScheduledRefresh: with a2a.refreshInterval, a card imported by URL is refreshed from its
+// source once its last refresh (or import) is an interval old: by one of two replicas, once per
+// interval, as POST .../refresh does (a change is a new revision, found by its new words); a
+// card not imported from a URL is left alone. On every database.
+func TestScheduledRefresh(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, d string) {
+		clk := &clock{t: time.Now().UTC()}
+		db := storagetest.Open(t, d)
+		o := envOptions{allowLoopback: true, refreshInterval: time.Hour, refreshNow: clk.now}
+		r1, r2 := newEnvWith(t, db, o), newEnvWith(t, db, o)
+		r1.allowLoopback()
+		r2.allowLoopback()
+		var mu sync.Mutex
+		card := sampleV1(t)
+		var fetches atomic.Int64
+		source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			fetches.Add(1)
+			mu.Lock()
+			defer mu.Unlock()
+			_ = json.NewEncoder(w).Encode(card)
+		}))
+		defer source.Close()
+		r1.mkTenant("acme", "alice")
+		alice := r1.token("alice", "acme", false)
+		expect(t, r1.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": source.URL + "/.well-known/agent-card.json"}), http.StatusCreated)
+		expect(t, r1.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("plain")), http.StatusCreated)
+		both := func() (claimed, updated, unchanged int) {
+			t.Helper()
+			var wg sync.WaitGroup
+			for _, r := range []*env{r1, r2} {
+				wg.Go(func() {
+					st, err := r.refresher.Round(context.Background())
+					if err != nil {
+						t.Error(err)
+					}
+					mu.Lock()
+					claimed, updated, unchanged = claimed+st.Claimed, updated+st.Updated, unchanged+st.Unchanged
+					mu.Unlock()
+				})
+			}
+			wg.Wait()
+			return
+		}
+		if c, _, _ := both(); c != 0 || fetches.Load() != 1 {
+			t.Fatalf("just imported: %d claimed, %d fetches", c, fetches.Load())
+		}
+		mu.Lock()
+		card["name"] = "Zanzibar Route Planner"
+		mu.Unlock()
+		clk.add(time.Hour + time.Second) // the cards were written a little after the clock started
+		if c, u, _ := both(); c != 1 || u != 1 || fetches.Load() != 2 {
+			t.Fatalf("an interval on: %d claimed, %d updated, %d fetches; want the card refreshed once", c, u, fetches.Load())
+		}
+		if ids := r2.search(alice, "acme", "q=zanzibar").ids(); len(ids) != 1 || ids[0] != "geo" {
+			t.Errorf("the refreshed card is not found by its new name: %v", ids)
+		}
+		var got struct {
+			Revision int64
+			Source   struct{ Refresh struct{ Outcome string } }
+		}
+		r := r1.getCard("acme", "geo")
+		expect(t, r, http.StatusOK)
+		r.json(t, &got)
+		if got.Revision != 2 || got.Source.Refresh.Outcome != "updated" {
+			t.Errorf("after the scheduled refresh: %s", r.body)
+		}
+		// Within the interval, nothing more; the next interval, once more (unchanged).
+		if c, _, _ := both(); c != 0 {
+			t.Errorf("a second round in the interval claimed %d", c)
+		}
+		clk.add(time.Hour + time.Second) // the cards were written a little after the clock started
+		if c, _, un := both(); c != 1 || un != 1 || fetches.Load() != 3 {
+			t.Errorf("the next interval: %d claimed, %d unchanged, %d fetches", c, un, fetches.Load())
+		}
+	})
+}
