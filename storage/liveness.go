@@ -58,25 +58,32 @@ func (s *LivenessStore) beatUpsert() string {
 // SaveBeats writes the heartbeats in one transaction (on SQLite, through the group committer).
 func (s *LivenessStore) SaveBeats(ctx context.Context, beats []liveness.Record) error {
 	tail := s.beatUpsert()
-	err := s.db.transact(ctx, func(tx *gorm.DB) error {
-		for start := 0; start < len(beats); start += beatsPerStatement {
-			chunk := beats[start:min(len(beats), start+beatsPerStatement)]
-			var q strings.Builder
-			q.WriteString("INSERT INTO card_liveness (tenant_id, agent_id, card_id, seen_at, updated_at) VALUES ")
-			args := make([]any, 0, 5*len(chunk))
-			for i, b := range chunk {
-				if i > 0 {
-					q.WriteString(", ")
+	// In key order, as claims and probe results lock rows, and again after a deadlock.
+	beats = slices.Clone(beats)
+	slices.SortFunc(beats, func(a, b liveness.Record) int {
+		return cmp.Or(strings.Compare(string(a.Tenant), string(b.Tenant)), strings.Compare(a.AgentID, b.AgentID))
+	})
+	err := retryDeadlocks(ctx, func() error {
+		return s.db.transact(ctx, func(tx *gorm.DB) error {
+			for start := 0; start < len(beats); start += beatsPerStatement {
+				chunk := beats[start:min(len(beats), start+beatsPerStatement)]
+				var q strings.Builder
+				q.WriteString("INSERT INTO card_liveness (tenant_id, agent_id, card_id, seen_at, updated_at) VALUES ")
+				args := make([]any, 0, 5*len(chunk))
+				for i, b := range chunk {
+					if i > 0 {
+						q.WriteString(", ")
+					}
+					q.WriteString("(?, ?, ?, ?, ?)")
+					args = append(args, string(b.Tenant), b.AgentID, b.CardID, utc(b.SeenAt), utc(b.UpdatedAt))
 				}
-				q.WriteString("(?, ?, ?, ?, ?)")
-				args = append(args, string(b.Tenant), b.AgentID, b.CardID, utc(b.SeenAt), utc(b.UpdatedAt))
+				q.WriteString(tail)
+				if err := tx.Exec(q.String(), args...).Error; err != nil {
+					return err
+				}
 			}
-			q.WriteString(tail)
-			if err := tx.Exec(q.String(), args...).Error; err != nil {
-				return err
-			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("save heartbeats: %w", err)
@@ -258,16 +265,17 @@ func (s *LivenessStore) claimOnce(ctx context.Context, ownerCol, untilCol, owner
 }
 
 // probeUpsert is the tail of the probe insert per dialect: a row of another card starts afresh
-// (the heartbeat and earlier probes were that card's); a failure counts one more in a row and
-// marks the card down when the count reaches failures (the last parameter); a success clears
-// the count. The MySQL form assigns down_at before probe_failures, and card_id last, as each
-// assignment there sees the ones before.
+// (the heartbeat and earlier probes were that card's; the insert itself is of a card that
+// exists, so a result of a card deleted meanwhile writes nothing); a failure counts one more in
+// a row and marks the card down when the count reaches failures (the last parameter), once per
+// run; a success clears the count. The MySQL form assigns down_at before probe_failures, and
+// card_id last, as each assignment there sees the ones before.
 func (s *LivenessStore) probeUpsert() string {
 	if s.db.dialect == migrations.MySQL {
 		same := "card_id = VALUES(card_id)"
 		return ` ON DUPLICATE KEY UPDATE seen_at = IF(` + same + `, seen_at, NULL),
  probed_at = IF(VALUES(probed_at) IS NOT NULL, VALUES(probed_at), IF(` + same + `, probed_at, NULL)),
- down_at = IF(NOT (` + same + `), VALUES(down_at), IF(VALUES(probe_failures) = 0, down_at, IF(probe_failures + 1 >= ?, VALUES(checked_at), down_at))),
+ down_at = IF(NOT (` + same + `), VALUES(down_at), IF(VALUES(probe_failures) = 0, down_at, IF(probe_failures + 1 = ?, VALUES(checked_at), down_at))),
  probe_failures = IF(VALUES(probe_failures) = 0, 0, IF(` + same + `, probe_failures + 1, 1)),
  checked_at = VALUES(checked_at), probe_latency_ms = VALUES(probe_latency_ms), probe_error = VALUES(probe_error),
  updated_at = VALUES(updated_at), card_id = VALUES(card_id)`
@@ -276,41 +284,47 @@ func (s *LivenessStore) probeUpsert() string {
 	return ` ON CONFLICT (tenant_id, agent_id) DO UPDATE SET seen_at = CASE WHEN ` + same + ` THEN card_liveness.seen_at END,
  probed_at = CASE WHEN excluded.probed_at IS NOT NULL THEN excluded.probed_at WHEN ` + same + ` THEN card_liveness.probed_at END,
  down_at = CASE WHEN NOT (` + same + `) THEN excluded.down_at WHEN excluded.probe_failures = 0 THEN card_liveness.down_at
-   WHEN card_liveness.probe_failures + 1 >= ? THEN excluded.checked_at ELSE card_liveness.down_at END,
+   WHEN card_liveness.probe_failures + 1 = ? THEN excluded.checked_at ELSE card_liveness.down_at END,
  probe_failures = CASE WHEN excluded.probe_failures = 0 THEN 0 WHEN ` + same + ` THEN card_liveness.probe_failures + 1 ELSE 1 END,
  checked_at = excluded.checked_at, probe_latency_ms = excluded.probe_latency_ms, probe_error = excluded.probe_error,
  updated_at = excluded.updated_at, card_id = excluded.card_id`
 }
 
-// SaveProbes records the outcomes in one transaction and returns the records as stored.
-func (s *LivenessStore) SaveProbes(ctx context.Context, results []liveness.ProbeResult, failures int) ([]liveness.Record, error) {
+// SaveProbes records the outcomes of probes of cards that still exist in one transaction,
+// stamped as written at (other replicas read rows by that time), and returns the records as
+// stored.
+func (s *LivenessStore) SaveProbes(ctx context.Context, results []liveness.ProbeResult, failures int, at time.Time) ([]liveness.Record, error) {
 	if len(results) == 0 {
 		return nil, nil
 	}
+	// INSERT ... SELECT of a card that exists: a probe of a card deleted meanwhile (or replaced
+	// by another of the same agent) writes nothing. SQLite needs the WHERE to read the ON
+	// CONFLICT that follows as the upsert's.
 	stmt := "INSERT INTO card_liveness (tenant_id, agent_id, card_id, checked_at, probed_at, down_at, probe_failures, probe_latency_ms, probe_error, updated_at) " +
-		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" + s.probeUpsert()
+		"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM cards WHERE tenant_id = ? AND agent_id = ? AND id = ?" + s.probeUpsert()
 	byTenant := map[tenants.ID][]string{}
 	// In key order, as claims lock them, and again after a deadlock with another replica's claim.
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b liveness.ProbeResult) int {
 		return cmp.Or(strings.Compare(string(a.Tenant), string(b.Tenant)), strings.Compare(a.AgentID, b.AgentID))
 	})
+	written := utc(at)
 	err := retryDeadlocks(ctx, func() error {
 		return s.db.transact(ctx, func(tx *gorm.DB) error {
 			for _, r := range results {
-				at := utc(r.At)
+				checked := utc(r.At)
 				var probed, down any
 				fails := 0
 				if r.OK {
-					probed = at
+					probed = checked
 				} else {
 					fails = 1
 					if failures <= 1 {
-						down = at
+						down = checked
 					}
 				}
-				if err := tx.Exec(stmt, string(r.Tenant), r.AgentID, r.CardID, at, probed, down, fails, r.LatencyMs,
-					truncateRunes(r.Error, 300), at, failures).Error; err != nil {
+				if err := tx.Exec(stmt, string(r.Tenant), r.AgentID, r.CardID, checked, probed, down, fails, r.LatencyMs,
+					truncateRunes(r.Error, 300), written, string(r.Tenant), r.AgentID, r.CardID, failures).Error; err != nil {
 					return err
 				}
 			}

@@ -173,3 +173,62 @@ func TestTrackerReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestSaveProbes: a probe result of a card that exists is recorded, failures counted in a row and
+// the card marked down at the failures-th, once per run; a success clears the count; a result
+// of a card that no longer exists (deleted, or replaced by another card of its agent) writes
+// nothing. On every database.
+func TestSaveProbes(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		ctx := context.Background()
+		newTenant(t, db, "a")
+		cs := storage.NewCardStore(db)
+		mustCreate(t, cs, "a", newCard("x", 1))
+		card := newCard("x", 1).ID
+		s := storage.NewLivenessStore(db)
+		t0 := fixed.UTC()
+		save := func(i int, ok bool, cardID string) liveness.Record {
+			t.Helper()
+			r := liveness.ProbeResult{Tenant: "a", AgentID: "x", CardID: cardID, At: t0.Add(time.Duration(i) * time.Minute), OK: ok, LatencyMs: 7}
+			if !ok {
+				r.Error = "answered 503 — ünïcode"
+			}
+			recs, err := s.SaveProbes(ctx, []liveness.ProbeResult{r}, 2, t0.Add(time.Duration(i)*time.Minute+time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != 1 {
+				t.Fatalf("save %d: %+v", i, recs)
+			}
+			return recs[0]
+		}
+		if r := save(0, true, card); !r.ProbedAt.Equal(t0) || r.ProbeFailures != 0 || !r.DownAt.IsZero() || !r.UpdatedAt.Equal(t0.Add(time.Second)) {
+			t.Errorf("a success: %+v", r)
+		}
+		if r := save(1, false, card); r.ProbeFailures != 1 || !r.DownAt.IsZero() || !r.ProbedAt.Equal(t0) || r.ProbeError != "answered 503 — ünïcode" {
+			t.Errorf("one failure: %+v", r)
+		}
+		if r := save(2, false, card); r.ProbeFailures != 2 || !r.DownAt.Equal(t0.Add(2*time.Minute)) {
+			t.Errorf("two failures: %+v", r)
+		}
+		if r := save(3, false, card); r.ProbeFailures != 3 || !r.DownAt.Equal(t0.Add(2*time.Minute)) {
+			t.Errorf("a third failure moved down_at: %+v", r)
+		}
+		if r := save(4, true, card); r.ProbeFailures != 0 || !r.ProbedAt.Equal(t0.Add(4*time.Minute)) {
+			t.Errorf("a success after failures: %+v", r)
+		}
+		// A result of another card of the agent (one deleted meanwhile) writes nothing.
+		recs, err := s.SaveProbes(ctx, []liveness.ProbeResult{{Tenant: "a", AgentID: "x", CardID: "old", At: t0.Add(time.Hour)}}, 2, t0.Add(time.Hour))
+		if err != nil || len(recs) != 1 || recs[0].CardID != card || !recs[0].CheckedAt.Equal(t0.Add(4*time.Minute)) {
+			t.Errorf("a stale result: %+v, %v", recs, err)
+		}
+		if err := cs.Delete(ctx, "a", "x", 0); err != nil {
+			t.Fatal(err)
+		}
+		if recs, err := s.SaveProbes(ctx, []liveness.ProbeResult{{Tenant: "a", AgentID: "x", CardID: card, At: t0.Add(time.Hour)}}, 2, t0.Add(time.Hour)); err != nil || len(recs) != 0 {
+			t.Errorf("a result of a deleted card: %+v, %v", recs, err)
+		}
+	})
+}

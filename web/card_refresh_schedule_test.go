@@ -39,6 +39,10 @@ func TestScheduledRefresh(t *testing.T) {
 		alice := r1.token("alice", "acme", false)
 		expect(t, r1.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": source.URL + "/.well-known/agent-card.json"}), http.StatusCreated)
 		expect(t, r1.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("plain")), http.StatusCreated)
+		// The clock starts once the cards are written: they are due an interval from now.
+		clk.mu.Lock()
+		clk.t = time.Now().UTC()
+		clk.mu.Unlock()
 		both := func() (claimed, updated, unchanged int) {
 			t.Helper()
 			var wg sync.WaitGroup
@@ -62,7 +66,7 @@ func TestScheduledRefresh(t *testing.T) {
 		mu.Lock()
 		card["name"] = "Zanzibar Route Planner"
 		mu.Unlock()
-		clk.add(time.Hour + time.Second) // the cards were written a little after the clock started
+		clk.add(time.Hour)
 		if c, u, _ := both(); c != 1 || u != 1 || fetches.Load() != 2 {
 			t.Fatalf("an interval on: %d claimed, %d updated, %d fetches; want the card refreshed once", c, u, fetches.Load())
 		}
@@ -83,7 +87,7 @@ func TestScheduledRefresh(t *testing.T) {
 		if c, _, _ := both(); c != 0 {
 			t.Errorf("a second round in the interval claimed %d", c)
 		}
-		clk.add(time.Hour + time.Second) // the cards were written a little after the clock started
+		clk.add(time.Hour)
 		if c, _, un := both(); c != 1 || un != 1 || fetches.Load() != 3 {
 			t.Errorf("the next interval: %d claimed, %d unchanged, %d fetches", c, un, fetches.Load())
 		}

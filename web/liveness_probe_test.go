@@ -119,6 +119,12 @@ func TestProbes(t *testing.T) {
 		if l := state(); l.State != cards.Online {
 			t.Errorf("a heartbeat after the probes failed: %+v", l)
 		}
+		// The run of failures marked it once: more of the same run do not undo the heartbeat.
+		clk.add(time.Minute)
+		round(1)
+		if l := state(); l.State != cards.Online || l.Probe.Failures != 3 {
+			t.Errorf("a third failure after the heartbeat: %+v (probe %+v)", l, l.Probe)
+		}
 		a.status.Store(http.StatusOK)
 		clk.add(time.Minute)
 		round(1)
@@ -194,4 +200,39 @@ func TestProbesOncePerInterval(t *testing.T) {
 			clk.add(time.Minute)
 		}
 	})
+}
+
+// TestProbeRoundCancelled: a round that ends with its context (the server stopping) records
+// nothing for the probes it cut short: they say nothing of the agent.
+func TestProbeRoundCancelled(t *testing.T) {
+	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
+		probe: liveness.ProbeConfig{Interval: time.Minute, Failures: 1, Timeout: 30 * time.Second, Spread: -1}})
+	reached := make(chan struct{}, 1)
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case reached <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done() // never answers
+	}))
+	defer agent.Close()
+	e.mkTenant("acme", "alice")
+	card := sampleCard("agt1")
+	card["endpoint"] = agent.URL + "/rpc"
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", e.token("alice", "acme", false), card), http.StatusCreated)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan liveness.RoundStats, 1)
+	go func() {
+		st, _ := e.prober.Round(ctx)
+		done <- st
+	}()
+	<-reached
+	cancel()
+	st := <-done
+	if st.Claimed != 1 || st.Probed != 0 {
+		t.Errorf("the cancelled round: %+v", st)
+	}
+	if l := e.cardLiveness("acme", "agt1"); l.State != cards.Unknown || l.Probe != nil {
+		t.Errorf("a probe cut short was recorded: %+v (probe %+v)", l, l.Probe)
+	}
 }

@@ -235,6 +235,12 @@ func TestDelegationRecordsLiveness(t *testing.T) {
 		e := newEnvWith(t, storagetest.Open(t, d), envOptions{allowLoopback: true, livenessNow: clk.now, livenessTTL: time.Minute})
 		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
 		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		// A caller who may not delegate learns nothing of the card, its record included.
+		nobody := e.token("nobody", "acme", false)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", nobody, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
+		if page := e.listDelegations("acme", nobody); len(page.Items) != 1 || page.Items[0].AgentLiveness != "" {
+			t.Errorf("the refused caller's record: %+v", page.Items)
+		}
 		for _, want := range []cards.LivenessState{cards.Unknown, cards.Online, cards.Offline} {
 			switch want {
 			case cards.Online:

@@ -118,13 +118,27 @@ func (r *Refresher) Round(ctx context.Context) (RefreshStats, error) {
 			}
 		}
 	}
-	stats := RefreshStats{Claimed: len(jobs)}
+	stats := RefreshStats{}
 	var mu sync.Mutex
 	sem := make(chan struct{}, refreshConcurrency)
 	var wg sync.WaitGroup
+	// A refresh once begun runs to its end; none begins once ctx ends (the server stopping) or
+	// the lease has run out (another replica may hold it by then).
 	sys := authz.WithPrincipal(context.WithoutCancel(ctx), refresher)
+	lease := until.Sub(now)
+	began := time.Now()
 	for _, j := range jobs {
-		sem <- struct{}{}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil || time.Since(began) >= lease {
+			if ctx.Err() == nil {
+				<-sem
+			}
+			break
+		}
+		stats.Claimed++
 		wg.Go(func() {
 			defer func() { <-sem }()
 			res, err := r.svc.Refresh(sys, j.tenant, j.agentID, nil)

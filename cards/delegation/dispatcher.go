@@ -251,18 +251,19 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		ID: x.d.NewID(), Caller: p.Subject, AgentID: req.AgentID, Capability: req.Capability,
 		Mode: req.Mode, Transport: req.Transport, A2A: target.iface, Depth: p.Depth + 1, CreatedAt: now, UpdatedAt: now,
 	}
-	if x.d.Liveness != nil {
-		// Recorded, not enforced; a liveness that cannot be read leaves the record without it.
-		if l, err := x.d.Liveness.Of(ctx, tenant, card.AgentID, card.ID); err == nil {
-			d.AgentLiveness = l.State
-		}
-	}
 	obj := authz.CardObject(req.AgentID) + "/capabilities/" + req.Capability
 	if err := x.d.Authz.Check(ctx, string(tenant), obj, authz.ActDelegate); err != nil {
 		if errors.Is(err, authz.ErrForbidden) {
 			return x.reject(ctx, tenant, d, err)
 		}
 		return Delegation{}, err
+	}
+	if x.d.Liveness != nil {
+		// Read once the caller may delegate to the card (a refusal's record says nothing of it).
+		// Recorded, not enforced; a liveness that cannot be read leaves the record without it.
+		if l, err := x.d.Liveness.Of(ctx, tenant, card.AgentID, card.ID); err == nil {
+			d.AgentLiveness = l.State
+		}
 	}
 	if card.Disabled() {
 		// Told only to a caller allowed to delegate to it, who may know the card's status.

@@ -1,6 +1,7 @@
 package liveness
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
@@ -82,9 +84,10 @@ type ProbeStore interface {
 	// Claim leases the next probe of the tenant's given cards to owner until until, where no
 	// one else holds it (now is past the lease), and returns the agents it got.
 	Claim(ctx context.Context, owner string, tenant tenants.ID, cs []Candidate, now, until time.Time) ([]string, error)
-	// SaveProbes records the outcomes (failures in a row, the card offline once they reach
-	// failures) and returns the records as stored.
-	SaveProbes(ctx context.Context, results []ProbeResult, failures int) ([]Record, error)
+	// SaveProbes records the outcomes of probes of cards that still exist (failures in a row,
+	// the card offline when they reach failures), stamped as written at, and returns the
+	// records as stored.
+	SaveProbes(ctx context.Context, results []ProbeResult, failures int, at time.Time) ([]Record, error)
 }
 
 // CardReader reads cards' documents, for the URL each is probed at.
@@ -144,14 +147,16 @@ func (p *Prober) Run(ctx context.Context, failed func(error)) {
 	}
 }
 
-// RoundStats say what one round did.
+// RoundStats say what one round did: the cards it claimed and set out to probe, the probes
+// made (and recorded), and those of them that failed.
 type RoundStats struct {
-	Claimed, Failed int
+	Claimed, Probed, Failed int
 }
 
 // Round is one interval's work: claim the cards due whose next probe nobody holds, probe them
 // spread over half the interval (so replicas and rounds do not fire at once), and record what
-// was found.
+// was found as it comes in. A probe not started before the lease runs out, or before ctx ends,
+// is not made (and nothing is recorded for it): the card is due again next round.
 func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 	cands, err := p.store.Candidates(ctx)
 	if err != nil {
@@ -168,19 +173,22 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 	now := p.tracker.clock()
 	// A lease a little shorter than the interval: the next round, an interval later, finds it
 	// run out.
-	until := now.Add(p.cfg.Interval - p.cfg.Interval/10)
+	lease := p.cfg.Interval - p.cfg.Interval/10
+	until := now.Add(lease)
 	type job struct {
 		c   Candidate
 		url string
 		at  time.Duration
 	}
 	var jobs []job
+	var failed error // the first tenant whose cards could not be claimed; the others go on
 	for tenant, cs := range byTenant {
 		for start := 0; start < len(cs); start += claimChunk {
 			chunk := cs[start:min(len(cs), start+claimChunk)]
 			got, err := p.store.Claim(ctx, owner, tenant, chunk, now, until)
 			if err != nil {
-				return RoundStats{}, fmt.Errorf("probe: claim: %w", err)
+				failed = cmp.Or(failed, fmt.Errorf("probe: claim: %w", err))
+				break
 			}
 			for _, c := range chunk {
 				if slices.Contains(got, c.AgentID) {
@@ -199,46 +207,104 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 		}
 	}
 	slices.SortFunc(jobs, func(a, b job) int { return int(a.at - b.at) })
-	results := make([]ProbeResult, len(jobs))
+
+	// Results are saved as they come, a batch at a time, so other replicas read them within
+	// their poll interval, not at the end of the round.
+	results := make(chan ProbeResult, saveChunk)
+	saved := make(chan error, 1)
+	stats := RoundStats{}
+	go func() { saved <- p.save(results, &stats) }()
+
 	global := make(chan struct{}, p.cfg.Concurrency)
 	perTenant := map[tenants.ID]chan struct{}{}
 	var wg sync.WaitGroup
 	began := time.Now()
-	for i, j := range jobs {
+	for _, j := range jobs {
 		if d := j.at - time.Since(began); d > 0 {
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
 			}
 		}
+		if ctx.Err() != nil || time.Since(began) >= lease {
+			break
+		}
 		sem := perTenant[j.c.Tenant]
 		if sem == nil {
 			sem = make(chan struct{}, p.cfg.PerTenant)
 			perTenant[j.c.Tenant] = sem
 		}
-		global <- struct{}{}
-		sem <- struct{}{}
+		stats.Claimed++
+		// Each probe waits for its tenant's slot in a goroutine of its own, and only then for
+		// a global one: a tenant whose agents hang holds up neither the others nor the schedule.
 		wg.Go(func() {
-			defer func() { <-sem; <-global }()
-			results[i] = p.probe(ctx, j.c, j.url)
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			select {
+			case global <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-global }()
+			if ctx.Err() != nil || time.Since(began) >= lease {
+				return
+			}
+			if r, ok := p.probe(ctx, j.c, j.url); ok {
+				results <- r
+			}
 		})
 	}
 	wg.Wait()
-	stats := RoundStats{Claimed: len(jobs)}
-	for _, r := range results {
-		if !r.OK {
-			stats.Failed++
-		}
+	close(results)
+	if err := <-saved; err != nil {
+		return stats, err
 	}
-	for start := 0; start < len(results); start += saveChunk {
-		chunk := results[start:min(len(results), start+saveChunk)]
-		recs, err := p.store.SaveProbes(context.WithoutCancel(ctx), chunk, p.cfg.Failures)
+	return stats, failed
+}
+
+// save records the results of a round as they come, a chunk at a time or at least every
+// second, and counts them into stats; it returns the first failure to save.
+func (p *Prober) save(results <-chan ProbeResult, stats *RoundStats) error {
+	var first error
+	var batch []ProbeResult
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		recs, err := p.store.SaveProbes(ctx, batch, p.cfg.Failures, p.tracker.clock())
+		cancel()
 		if err != nil {
-			return stats, fmt.Errorf("probe: save: %w", err)
+			first = cmp.Or(first, fmt.Errorf("probe: save: %w", err))
+		} else {
+			p.tracker.applyStored(recs)
 		}
-		p.tracker.applyStored(recs)
+		batch = batch[:0]
 	}
-	return stats, nil
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				flush()
+				return first
+			}
+			stats.Probed++
+			if !r.OK {
+				stats.Failed++
+			}
+			if batch = append(batch, r); len(batch) >= saveChunk {
+				flush()
+			}
+		case <-tick.C:
+			flush()
+		}
+	}
 }
 
 // claimChunk and saveChunk bound the cards of one claim and one save.
@@ -318,10 +384,11 @@ func probeURL(c cards.Card, path string) string {
 // maxProbeBody is as much of an answer as a probe reads.
 const maxProbeBody = 64 << 10
 
-// probe fetches url once: a 2xx answer within the timeout is a success.
-func (p *Prober) probe(ctx context.Context, c Candidate, url string) ProbeResult {
+// probe fetches url once: a 2xx answer within the timeout is a success. It reports false when
+// ctx ended meanwhile (the server stopping): that says nothing of the agent.
+func (p *Prober) probe(parent context.Context, c Candidate, url string) (ProbeResult, bool) {
 	r := ProbeResult{Tenant: c.Tenant, AgentID: c.AgentID, CardID: c.CardID}
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(parent, p.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
 	err := func() error {
@@ -343,20 +410,27 @@ func (p *Prober) probe(ctx context.Context, c Candidate, url string) ProbeResult
 	}()
 	r.LatencyMs = time.Since(start).Milliseconds()
 	r.At = p.tracker.clock()
+	if parent.Err() != nil {
+		return r, false
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("no answer within %s", p.cfg.Timeout)
 		}
 		r.Error = truncate(err.Error(), 200)
-		return r
+		return r, true
 	}
 	r.OK = true
-	return r
+	return r, true
 }
 
+// truncate cuts s to at most n bytes, at a character boundary.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }

@@ -447,6 +447,13 @@ func (c *Config) check() error {
 	if pr := c.Liveness.Probe; pr.Interval != 0 && pr.Interval < time.Second {
 		errs = append(errs, errors.New("liveness.probe.interval must be 0 (off) or at least 1s"))
 	}
+	// A card is probed once an interval, at a random moment of the round's first half: two
+	// probes of it may be an interval and a half (and a timeout) apart, which the TTL must
+	// span, or a card known only by its probes would go offline between them.
+	if pr := c.Liveness.Probe; pr.Interval > 0 && c.Liveness.TTL < pr.Interval*3/2+pr.Timeout {
+		errs = append(errs, fmt.Errorf("liveness.ttl (%s) must be at least 1.5 × liveness.probe.interval + liveness.probe.timeout (%s) when probes are on",
+			c.Liveness.TTL, pr.Interval*3/2+pr.Timeout))
+	}
 	if pr := c.Liveness.Probe; pr.Failures < 1 || pr.Concurrency < 1 || pr.PerTenant < 1 || pr.Timeout <= 0 {
 		errs = append(errs, errors.New("liveness.probe.failures, concurrency and perTenant must be at least 1, and timeout positive"))
 	}

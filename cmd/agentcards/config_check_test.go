@@ -61,6 +61,14 @@ func TestConfigRanges(t *testing.T) {
 		{key: "delegation.secretKey", inside: key32, outside: "not base64!", want: "delegation.secretKey must be the base64 of 32 bytes"},
 		{key: "delegation.publicUrl", inside: "https://agents.example.com/base", outside: "ftp://agents.example.com", want: `delegation.publicUrl "ftp://agents.example.com" must be an http(s) URL`},
 		{key: "delegation.publicUrl", inside: "http://127.0.0.1:8080", outside: "agents.example.com", want: "must be an http(s) URL"},
+		{key: "liveness.ttl", inside: "1s", outside: "999ms", want: "liveness.ttl must be at least 1s"},
+		// With probes every 30s (timeout 5s), the TTL must span 1.5 intervals and a timeout.
+		{key: "liveness.ttl", inside: "50s", outside: "49.999s", want: "liveness.ttl (49.999s) must be at least 1.5 × liveness.probe.interval",
+			with: map[string]string{"AGENTCARDS_LIVENESS_PROBE_INTERVAL": "30s"}},
+		{key: "liveness.probe.interval", inside: "1s", outside: "999ms", want: "liveness.probe.interval must be 0 (off) or at least 1s"},
+		{key: "liveness.probe.failures", inside: "1", outside: "0", want: "liveness.probe.failures, concurrency and perTenant must be at least 1"},
+		{key: "liveness.probe.path", inside: "/health", outside: "health", want: "liveness.probe.path must be a path starting with /"},
+		{key: "a2a.refreshInterval", inside: "1m", outside: "59s", want: "a2a.refreshInterval must be 0 (off) or at least 1m"},
 		{key: "log.level", inside: "ERROR", outside: "fatal", want: `log.level "fatal" must be debug, info, warn or error`},
 		{key: "log.format", inside: "json", outside: "JSON", want: `log.format "JSON" must be text or json`},
 	} {
