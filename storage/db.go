@@ -287,6 +287,9 @@ func (db *DB) Dialect() string { return db.dialect }
 // SQL returns the pool that writes (on SQLite its one connection), for migrations and tests.
 func (db *DB) SQL() *sql.DB { return db.wsql }
 
+// ReadSQL is the pool reads go to: on SQLite the read-only connections, elsewhere the one pool.
+func (db *DB) ReadSQL() *sql.DB { return db.sql }
+
 // Ping checks that the database answers; the readiness probe calls it. It asks the read pool,
 // which a queue of writes does not hold up.
 func (db *DB) Ping(ctx context.Context) error { return db.ping(ctx, db.sql) }

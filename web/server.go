@@ -41,6 +41,8 @@ type Config struct {
 	PublicURL string
 	// ListenAddr is the address the server listens on (host:port), used as above.
 	ListenAddr string
+	// Metrics, when set, times every request (see web/metrics).
+	Metrics echo.MiddlewareFunc
 }
 
 // Deps are the services the handlers call.
@@ -108,6 +110,9 @@ func New(cfg Config, d Deps) *echo.Echo {
 	// The client address is the TCP peer: no proxy headers are trusted unless configured later.
 	e.IPExtractor = echo.ExtractIPDirect()
 	e.Use(withRequestID, logRequests(log), recoverPanics(log))
+	if cfg.Metrics != nil {
+		e.Use(cfg.Metrics)
+	}
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
 	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 

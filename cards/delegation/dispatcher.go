@@ -96,6 +96,11 @@ type Deps struct {
 	Secrets Secrets // may be nil
 	// Liveness, when set, is asked for the card's liveness, which the record keeps.
 	Liveness Liveness
+	// Observe, when set, is told each status a delegation is recorded in after its creation
+	// (and a refusal's rejected), with its transport: metrics count them.
+	Observe func(transport string, status Status)
+	// BreakerChanged, when set, is told each change of an endpoint breaker's state.
+	BreakerChanged func(from, to string)
 	// Tenants gives the tenant's settings (a cached read): whether it refuses delegations to
 	// offline agents.
 	Tenants interface {
@@ -114,7 +119,7 @@ type Deps struct {
 type Dispatcher struct {
 	cfg      Config
 	d        Deps
-	breakers breakers
+	breakers *breakers
 	limiters limiters
 
 	// mu guards closed and every running.Add, so no async call can start once Wait began.
@@ -176,6 +181,7 @@ func NewDispatcher(cfg Config, d Deps) *Dispatcher {
 	}
 	x := &Dispatcher{cfg: cfg, d: d}
 	x.breakers = newBreakers(cfg.BreakerFailures, cfg.BreakerCooldown, d.Blocked, guardEntries, guardIdle)
+	x.breakers.changed = d.BreakerChanged
 	x.limiters = newLimiters(cfg.RatePerSecond, max(cfg.RateBurst, 1), guardEntries, guardIdle)
 	return x
 }
@@ -332,7 +338,15 @@ func (x *Dispatcher) reject(ctx context.Context, tenant tenants.ID, d Delegation
 	if err := x.d.Store.Create(ctx, tenant, d, ""); err != nil {
 		return Delegation{}, err
 	}
+	x.observe(d.Transport, d.Status)
 	return d, cause
+}
+
+// observe tells Observe, when set, of a status recorded.
+func (x *Dispatcher) observe(transport string, s Status) {
+	if x.d.Observe != nil {
+		x.d.Observe(transport, s)
+	}
 }
 
 func newToken() string {
@@ -411,6 +425,7 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 	if err != nil {
 		return c.d, err
 	}
+	x.observe(c.d.Transport, out.Status)
 	d := c.d
 	d.Status, d.Result, d.Error, d.LatencyMS, d.UpdatedAt = out.Status, out.Result, out.Error, out.LatencyMS, out.At
 	return d, refusal

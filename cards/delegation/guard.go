@@ -72,10 +72,13 @@ func (r *recent[V]) get(key string, now time.Time) V {
 // calls can never open the breaker another tenant's calls go through.
 type breakers struct {
 	recent *recent[*gobreaker.CircuitBreaker[Outcome]]
+	// changed, when set, is told each change of a breaker's state.
+	changed func(from, to string)
 }
 
-func newBreakers(failures uint32, cooldown time.Duration, excluded func(error) bool, size int, idle time.Duration) breakers {
-	return breakers{recent: newRecent(size, idle, func() *gobreaker.CircuitBreaker[Outcome] {
+func newBreakers(failures uint32, cooldown time.Duration, excluded func(error) bool, size int, idle time.Duration) *breakers {
+	b := &breakers{}
+	b.recent = newRecent(size, idle, func() *gobreaker.CircuitBreaker[Outcome] {
 		return gobreaker.NewCircuitBreaker[Outcome](gobreaker.Settings{
 			// One trial call while half-open: it closes the breaker or opens it again.
 			MaxRequests: 1,
@@ -86,11 +89,17 @@ func newBreakers(failures uint32, cooldown time.Duration, excluded func(error) b
 			IsExcluded: func(err error) bool {
 				return errors.Is(err, errNotCounted) || errors.Is(err, errLocal) || excluded(err)
 			},
+			OnStateChange: func(_ string, from, to gobreaker.State) {
+				if b.changed != nil {
+					b.changed(from.String(), to.String())
+				}
+			},
 		})
-	})}
+	})
+	return b
 }
 
-func (b breakers) get(tenant, endpoint string, now time.Time) *gobreaker.CircuitBreaker[Outcome] {
+func (b *breakers) get(tenant, endpoint string, now time.Time) *gobreaker.CircuitBreaker[Outcome] {
 	return b.recent.get(tenant+" "+endpoint, now) // a tenant id has no space
 }
 

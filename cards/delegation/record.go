@@ -53,6 +53,7 @@ func (x *Dispatcher) settle(ctx context.Context, tenant tenants.ID, d Delegation
 	if err != nil {
 		return Delegation{}, err
 	}
+	x.observe(d.Transport, out.Status)
 	d.Status, d.Result, d.Error, d.LatencyMS, d.UpdatedAt = out.Status, nil, out.Error, out.LatencyMS, out.At
 	return d, nil
 }
@@ -210,5 +211,9 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 	out := Outcome{Status: cb.Status, Result: cb.Result, Error: errorText([]byte(cb.Error)), At: now,
 		LatencyMS: now.Sub(d.CreatedAt).Milliseconds()}
 	// An agent may post its result before the dispatcher has recorded its 202.
-	return x.d.Store.Update(ctx, tenant, id, []Status{StatusPending, StatusRunning, StatusAccepted}, out)
+	if err := x.d.Store.Update(ctx, tenant, id, []Status{StatusPending, StatusRunning, StatusAccepted}, out); err != nil {
+		return err
+	}
+	x.observe(d.Transport, out.Status)
+	return nil
 }

@@ -358,8 +358,10 @@ func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-ch
 	// lastFull is when a round last read every loaded tenant's whole window; needFull asks the
 	// next round for one (a notice could not be applied).
 	lastFull, needFull := time.Now(), false
+	failures := 0 // in the current round
 	failed := func(tenant tenants.ID, err error) {
 		if err != nil && ctx.Err() == nil {
+			failures++
 			needFull = true
 			if onError != nil {
 				onError(tenant, err)
@@ -404,17 +406,22 @@ func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-ch
 				failed(tenant, ix.followNotices(ctx, tenant, heard[tenant]))
 			}
 		case <-t.C:
+			failures = 0
+			start := time.Now()
 			if ix.Listening != nil && ix.Listening() && !needFull && time.Since(lastFull) < listeningFullPeriod {
 				// Notices bring every committed write; read only what is new, in case one was
 				// lost, and the whole window now and then (see listeningFullPeriod).
 				for _, tenant := range ix.sortedLoaded() {
 					failed(tenant, ix.syncNew(ctx, tenant))
 				}
-				continue
+			} else {
+				lastFull, needFull = time.Now(), false
+				for _, tenant := range ix.sortedLoaded() {
+					failed(tenant, ix.sync(ctx, tenant, false))
+				}
 			}
-			lastFull, needFull = time.Now(), false
-			for _, tenant := range ix.sortedLoaded() {
-				failed(tenant, ix.sync(ctx, tenant, false))
+			if failures == 0 {
+				ix.synced.Store(start.UnixNano())
 			}
 		}
 	}

@@ -28,6 +28,50 @@ type Index struct {
 
 	mu      sync.Mutex
 	tenants map[tenants.ID]*indexEntry
+	// synced is when (Unix ns) a round of Follow that began then last brought every loaded
+	// index up to date.
+	synced atomic.Int64
+}
+
+// LastSynced is when the last round of Follow that brought every loaded index up to date began
+// (zero before the first).
+func (ix *Index) LastSynced() time.Time {
+	if n := ix.synced.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// TenantSize is one loaded index: its cards and, about, the bytes it holds.
+type TenantSize struct {
+	Tenant tenants.ID
+	Cards  int
+	Bytes  int64
+}
+
+// Sizes reports the loaded indexes (built ones), for metrics.
+func (ix *Index) Sizes() []TenantSize {
+	ix.mu.Lock()
+	entries := make(map[tenants.ID]*indexEntry, len(ix.tenants))
+	for t, e := range ix.tenants {
+		entries[t] = e
+	}
+	ix.mu.Unlock()
+	out := make([]TenantSize, 0, len(entries))
+	for t, e := range entries {
+		select {
+		case <-e.built:
+		default:
+			continue
+		}
+		if e.err != nil || e.x == nil {
+			continue
+		}
+		e.x.mu.RLock()
+		out = append(out, TenantSize{Tenant: t, Cards: e.x.live, Bytes: e.x.approxBytes()})
+		e.x.mu.RUnlock()
+	}
+	return out
 }
 
 type indexEntry struct {

@@ -5,6 +5,8 @@ package search
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/fault"
@@ -46,12 +48,48 @@ type Service struct {
 	// Liveness says which agents are online: served with each hit, and the online filter.
 	// Without it every card is unknown.
 	Liveness *liveness.Tracker
+	// Observe, when set, is told each answered search's shape (see Shape) and duration.
+	Observe func(shape string, d time.Duration)
+}
+
+// Shape names what a query asks for, for metrics: the filters given, in a fixed order, joined
+// by "+" ("q+capability"), or "list" for none. Values never appear in it.
+func (q Query) Shape() string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{
+		{"q", q.Q != ""}, {"protocol", len(q.Protocols) > 0}, {"capability", len(q.Capabilities) > 0},
+		{"tag", len(q.Tags) > 0}, {"name", q.Name != ""}, {"resource", len(q.Resources) > 0},
+		{"status", len(q.Status) > 0}, {"verified", q.Verified != nil}, {"online", q.Online != nil},
+	} {
+		if f.on {
+			parts = append(parts, f.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "list"
+	}
+	return strings.Join(parts, "+")
 }
 
 // Search answers a query over the tenant's cards with only the cards the caller may read. With
 // an Index it runs in memory; without one it reads every card of the tenant and filters them,
 // which gives the same answers, slower.
 func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Result, error) {
+	if s.Observe != nil {
+		start := time.Now()
+		res, err := s.search(ctx, tenant, q)
+		if err == nil {
+			s.Observe(q.Shape(), time.Since(start))
+		}
+		return res, err
+	}
+	return s.search(ctx, tenant, q)
+}
+
+func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Result, error) {
 	if _, err := authz.Caller(ctx); err != nil {
 		return Result{}, err
 	}

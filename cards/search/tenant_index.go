@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/agentcards/agentcards/cards"
 )
@@ -231,4 +232,27 @@ func (x *tenantIndex) compact() {
 	for n := range docs {
 		setBit(x.alive, uint32(n))
 	}
+}
+
+// approxBytes estimates the memory the index holds: documents, posting lists and their keys,
+// with a fixed allowance per map entry. The caller holds mu.
+func (x *tenantIndex) approxBytes() int64 {
+	const entry = 48 // a map entry's share: key and value headers, bucket overhead
+	n := int64(len(x.docs))*int64(unsafe.Sizeof(idoc{})) + int64(len(x.order))*4 + int64(len(x.alive))*8
+	for _, d := range x.docs {
+		n += int64(len(d.agentID) + len(d.name) + len(d.cardID))
+	}
+	for _, m := range []map[string][]uint32{x.protocols, x.tags, x.caps, x.trigrams} {
+		for k, l := range m {
+			n += entry + int64(len(k)) + int64(cap(l))*4
+		}
+	}
+	for k, l := range x.terms {
+		n += entry + int64(len(k)) + int64(cap(*l))*4
+	}
+	for k, toks := range x.vocab3 {
+		n += entry + int64(len(k)) + int64(cap(toks))*16
+	}
+	n += int64(len(x.byID)) * entry
+	return n
 }

@@ -40,7 +40,7 @@ func newCLIEnv(t *testing.T, secrets bool, bodyLimit ...string) *cliEnv {
 	if len(bodyLimit) > 0 {
 		limit = "\n  bodyLimit: " + bodyLimit[0]
 	}
-	config := fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0%s\nauth:\n  secret: %q\noutbound:\n  allow: [\"127.0.0.0/8\"]\ndelegation:\n  secretKey: %q\n",
+	config := fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\n  metricsAddr: 127.0.0.1:0%s\nauth:\n  secret: %q\noutbound:\n  allow: [\"127.0.0.0/8\"]\ndelegation:\n  secretKey: %q\n",
 		dir, limit, webtest.Secret, key)
 	s := startServe(t, config)
 	e := &cliEnv{base: s.api.BaseURL, root: webtest.Mint(t, webtest.Tokens(t), "root", "", true), dir: t.TempDir(), ran: map[string]bool{}}

@@ -117,6 +117,8 @@ type ServerConfig struct {
 	RequestTimeout  time.Duration `koanf:"requestTimeout"`
 	TenantCacheTTL  time.Duration `koanf:"tenantCacheTtl"`
 	ShutdownTimeout time.Duration `koanf:"shutdownTimeout"`
+	// MetricsAddr is where Prometheus metrics are served (/metrics); empty: nowhere.
+	MetricsAddr string `koanf:"metricsAddr"`
 }
 
 // DatabaseConfig selects the database.
@@ -155,6 +157,7 @@ var defaults = map[string]any{
 	"server.requestTimeout":      web.Defaults.RequestTimeout.String(),
 	"server.shutdownTimeout":     "15s",
 	"server.tenantCacheTtl":      "250ms",
+	"server.metricsAddr":         "127.0.0.1:9464",
 	"database.driver":            "sqlite",
 	"database.dsn":               "",
 	"database.migrate":           true,

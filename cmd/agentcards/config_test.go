@@ -270,7 +270,7 @@ func TestLogLevel(t *testing.T) {
 func TestUnknownEnv(t *testing.T) {
 	got := unknownEnv([]string{
 		"PATH=/bin",
-		"AGENTCARDS_SERVER_ADDR=127.0.0.1:0",
+		"AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0",
 		"AGENTCARDS_SERVER_ADRR=127.0.0.1:1",
 		"AGENTCARDS_SERVER_ADRR=again",
 		"AGENTCARDS_AUTH_SECRET_FILE=/run/secrets/jwt",

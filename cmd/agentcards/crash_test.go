@@ -38,7 +38,7 @@ func TestKillKeepsDelegations(t *testing.T) {
 	bin := binary(t)
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		env := append(cleanEnv(),
-			"AGENTCARDS_SERVER_ADDR=127.0.0.1:0",
+			"AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0",
 			"AGENTCARDS_OUTBOUND_ALLOW=127.0.0.1/32",
 			"AGENTCARDS_DELEGATION_RATE_PER_SECOND=0", // no limit: the load is the point
 			"AGENTCARDS_LOG_LEVEL=warn",

@@ -26,7 +26,7 @@ func TestEndToEnd(t *testing.T) {
 	bin := binary(t)
 	work := t.TempDir()
 	// Only the listen address is set: everything else is the no-config default.
-	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0")
+	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0")
 
 	serve := exec.Command(bin, "serve")
 	// A misspelt variable is warned about; the test tooling's own are not.

@@ -124,7 +124,7 @@ func TestKeyFilesRefused(t *testing.T) {
 			// A bad key must stop serve at once; were it taken, serve would run until ctx ends.
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			environ := append([]string{"AGENTCARDS_AUTH_SECRET=" + webtest.Secret, "AGENTCARDS_SERVER_ADDR=127.0.0.1:0",
+			environ := append([]string{"AGENTCARDS_AUTH_SECRET=" + webtest.Secret, "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0",
 				"AGENTCARDS_DATA_DIR=" + filepath.Join(t.TempDir(), "data")}, c.environ...)
 			var stdout, stderr strings.Builder
 			err := run(ctx, []string{"serve"}, &stdout, &stderr, environ)

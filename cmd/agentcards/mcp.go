@@ -73,7 +73,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return err
 		}
 		log := newLogger(cfg.Log, stderr)
-		a, db, err := buildApp(ctx, cfg, log, "")
+		a, db, err := buildApp(ctx, cfg, log, "", nil)
 		if err != nil {
 			return err
 		}

@@ -60,7 +60,7 @@ func TestMCPBinary(t *testing.T) {
 	}
 	bin := binary(t)
 	work := t.TempDir()
-	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0")
+	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0")
 	srv := startServer(t, bin, work, env)
 	root := mint(t, bin, work, env, "--subject", "root", "--platform-admin")
 	c := webtest.Client{BaseURL: srv.base}

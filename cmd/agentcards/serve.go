@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/delegation"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/metrics"
 )
 
 // serve runs the API until ctx ends (SIGTERM or SIGINT), then drains in-flight requests and
@@ -34,9 +36,22 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	a, db, err := buildApp(ctx, cfg, log, ln.Addr().String())
+	// Metrics get a listener of their own (loopback by default): the API's port may be public.
+	var m *metrics.Metrics
+	var mln net.Listener
+	if cfg.Server.MetricsAddr != "" {
+		if mln, err = net.Listen("tcp", cfg.Server.MetricsAddr); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("server.metricsAddr: %w", err)
+		}
+		m = metrics.New(buildVersion())
+	}
+	a, db, err := buildApp(ctx, cfg, log, ln.Addr().String(), m)
 	if err != nil {
 		_ = ln.Close()
+		if mln != nil {
+			_ = mln.Close()
+		}
 		return err
 	}
 	defer db.Close()
@@ -50,8 +65,18 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
+	if mln != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = msrv.Serve(mln) }()
+		defer msrv.Close()
+	}
 	fmt.Fprintf(stdout, "agentcards %s listening on http://%s (database: %s)\n", buildVersion(), ln.Addr(), cfg.Database.Driver)
 	fmt.Fprint(stdout, firstTokenHint)
+	if mln != nil {
+		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", mln.Addr())
+	}
 
 	select {
 	case err := <-errc:
@@ -83,7 +108,7 @@ const firstTokenHint = "mint a first token, from this directory, with one of:\n"
 // buildApp opens the configured database (migrating it when configured to) and builds the
 // service on it, as the server at listenAddr ("" for none: the in-process MCP door); the
 // caller closes the database after the app.
-func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr string) (*app.App, *storage.DB, error) {
+func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr string, m *metrics.Metrics) (*app.App, *storage.DB, error) {
 	tc, generated, err := tokenConfig(cfg, true)
 	if err != nil {
 		return nil, nil, err
@@ -140,6 +165,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		},
 		Outbound: outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout},
 		Refresh:  app.RefreshOptions{Interval: cfg.A2A.RefreshInterval},
+		Metrics:  m,
 		Liveness: app.LivenessOptions{TTL: cfg.Liveness.TTL, Probe: liveness.ProbeConfig{
 			Interval: pr.Interval, Failures: pr.Failures, Timeout: pr.Timeout,
 			Concurrency: pr.Concurrency, PerTenant: pr.PerTenant, Path: pr.Path,

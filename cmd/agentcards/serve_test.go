@@ -26,13 +26,14 @@ import (
 type served struct {
 	api webtest.Client
 	log *webtest.LogBuffer
+	out *webtest.LogBuffer // what serve printed
 }
 
 // serveConfig is the YAML of a server on a loopback port with its own data directory, over the
 // database dialect/dsn, with the HS256 secret of webtest's tokens and search set to the YAML
 // lines given.
 func serveConfig(t *testing.T, dialect, dsn string, search ...string) string {
-	return fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\ndatabase:\n  driver: %s\n  dsn: %q\nauth:\n  secret: %q\nsearch:\n  %s\n",
+	return fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\n  metricsAddr: 127.0.0.1:0\ndatabase:\n  driver: %s\n  dsn: %q\nauth:\n  secret: %q\nsearch:\n  %s\n",
 		t.TempDir(), dialect, dsn, webtest.Secret, strings.Join(search, "\n  "))
 }
 
@@ -67,7 +68,7 @@ func startServe(t *testing.T, config string) served {
 	deadline := time.After(60 * time.Second)
 	for {
 		if m := listening.FindStringSubmatch(stdout.String()); m != nil {
-			return served{api: webtest.Client{BaseURL: m[1]}, log: stderr}
+			return served{api: webtest.Client{BaseURL: m[1]}, log: stderr, out: stdout}
 		}
 		select {
 		case <-stopped:

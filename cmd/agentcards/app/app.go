@@ -28,6 +28,7 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/mcp"
+	"github.com/agentcards/agentcards/web/metrics"
 )
 
 // Options are the settings of one server, resolved from the configuration into the types the
@@ -61,6 +62,9 @@ type Options struct {
 	Liveness LivenessOptions
 	// Refresh schedules refreshes of cards imported by URL (a2a.refreshInterval; off while 0).
 	Refresh RefreshOptions
+	// Metrics, when set, is told of requests, searches, delegations, breakers, outbound calls,
+	// the database pools and the indexes (serve's metrics listener serves it).
+	Metrics *metrics.Metrics
 	// Fetch, when set, is the client of imports instead of one built from Outbound (tests
 	// confine it to loopback).
 	Fetch a2a.Doer
@@ -157,12 +161,21 @@ func New(o Options) (*App, error) {
 	if fetch == nil {
 		fetch = outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout, FollowSameHostRedirects: true})
 	}
+	m := o.Metrics
+	// timed wraps a client of user-registered URLs so its calls are timed, when metrics are on.
+	timed := func(purpose string, d metrics.Doer) metrics.Doer {
+		if m == nil {
+			return d
+		}
+		return m.Outbound(purpose, d)
+	}
+	fetch = timed("import", fetch)
 	livenessStore := storage.NewLivenessStore(db)
 	a.Liveness = liveness.New(livenessStore, o.Liveness.TTL, o.Liveness.Now)
 	// Probes go through the guarded client, as every call to a URL users registered does.
 	probeCfg := o.Liveness.Probe.WithDefaults()
 	a.Prober = liveness.NewProber(probeCfg, livenessStore, cardStore,
-		outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: probeCfg.Timeout}), a.Liveness)
+		timed("probe", outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: probeCfg.Timeout})), a.Liveness)
 	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Liveness: a.Liveness}
 	if a.Index != nil { // a nil *search.Index in the interface would not compare nil
 		a.Cards.Index = a.Index
@@ -181,17 +194,41 @@ func New(o Options) (*App, error) {
 		Store: storage.NewDelegationStore(db), Cards: cardStore, Gate: a.Tenants, Authz: a.Enforcers,
 		// The guarded client's own timeout is the longest a delegation may take; each call's
 		// context carries the shorter one.
-		Doer:   outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Delegation.WithDefaults().MaxTimeout}),
+		Doer:   timed("delegation", outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Delegation.WithDefaults().MaxTimeout})),
 		Signer: o.Keys, Blocked: outbound.Blocked, Log: o.Log, Liveness: a.Liveness, Tenants: a.Tenants,
 	}
 	if a.Secrets != nil {
 		deps.Secrets = a.Secrets.Opener()
+	}
+	if m != nil {
+		deps.Observe = func(transport string, s delegation.Status) { m.Delegation(transport, string(s)) }
+		deps.BreakerChanged = m.Breaker
+		a.Search.Observe = m.Search
+		if db.ReadSQL() != db.SQL() {
+			m.DB(db.ReadSQL(), "read")
+			m.DB(db.SQL(), "write")
+		} else {
+			m.DB(db.SQL(), "pool")
+		}
+		if a.Index != nil {
+			m.Indexes(func() []metrics.TenantSize {
+				sizes := a.Index.Sizes()
+				out := make([]metrics.TenantSize, len(sizes))
+				for i, s := range sizes {
+					out[i] = metrics.TenantSize{Tenant: string(s.Tenant), Cards: s.Cards, Bytes: s.Bytes}
+				}
+				return out
+			}, a.Index.LastSynced)
+		}
 	}
 	a.Dispatcher = delegation.NewDispatcher(o.Delegation, deps)
 	// A rule written here makes the next request re-read the tenant row (and its revision).
 	a.Enforcers.Changed = func(t string) { a.Tenants.Forget(tenants.ID(t)) }
 	wcfg := o.Web
 	wcfg.Logger = o.Log
+	if m != nil {
+		wcfg.Metrics = m.Middleware()
+	}
 	// The MCP door's tools call the REST handler in process with the caller's token (web/mcp); it
 	// is served by that same handler at /mcp, so it is bound once both exist.
 	var mcpDoor http.Handler

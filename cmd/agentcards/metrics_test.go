@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// TestServeMetrics: serve answers Prometheus on server.metricsAddr, a listener of its own (the
+// API's has no /metrics). After a search, a card read and a delegation to a loopback agent, a
+// scrape parses with Prometheus's text parser and carries each family: requests by route
+// template, searches by shape, delegations by status and transport, outbound calls, the index
+// by tenant, the follower's age, the database pools, the build.
+func TestServeMetrics(t *testing.T) {
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"result": "ok"}`))
+	}))
+	defer agent.Close()
+	dir := t.TempDir()
+	s := startServe(t, fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\n  metricsAddr: 127.0.0.1:0\nauth:\n  secret: %q\noutbound:\n  allow: [\"127.0.0.0/8\"]\n",
+		dir, webtest.Secret))
+	var base string
+	webtest.Eventually(t, 10*time.Second, "the metrics address printed", func() bool {
+		m := regexp.MustCompile(`metrics on (http://\S+)/metrics`).FindStringSubmatch(s.out.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	})
+	root := webtest.Mint(t, webtest.Tokens(t), "root", "", true)
+	webtest.Expect(t, s.api.Do(t, http.MethodPost, "/v1/tenants", root, map[string]any{"id": "acme", "name": "Acme", "admins": []string{"alice"}}), http.StatusCreated)
+	alice := webtest.Mint(t, webtest.Tokens(t), "alice", "acme", false)
+	webtest.Expect(t, s.api.Do(t, http.MethodPost, "/v1/tenants/acme/cards", alice, map[string]any{
+		"agentId": "rev", "name": "Reviewer", "protocols": []string{"http"}, "endpoint": agent.URL + "/task",
+		"capabilities": []any{map[string]any{"name": "review_pr"}},
+	}), http.StatusCreated)
+	webtest.Expect(t, s.api.Do(t, http.MethodGet, "/v1/tenants/acme/cards?q=reviewer", alice, nil), http.StatusOK)
+	webtest.Expect(t, s.api.Do(t, http.MethodGet, "/v1/tenants/acme/cards/rev", alice, nil), http.StatusOK)
+	webtest.Expect(t, s.api.Do(t, http.MethodPost, "/v1/tenants/acme/delegations", alice, map[string]any{
+		"agentId": "rev", "capability": "review_pr", "task": "review", "mode": "sync"}), http.StatusOK)
+	webtest.Expect(t, s.api.Do(t, http.MethodGet, "/metrics", "", nil), http.StatusNotFound)
+
+	scrape := func() map[string]*dto.MetricFamily {
+		t.Helper()
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(resp.Body)
+		if err != nil {
+			t.Fatalf("the scrape does not parse: %v", err)
+		}
+		return families
+	}
+	// value finds the sample of family whose labels include want: a counter's or gauge's value,
+	// a histogram's count.
+	value := func(families map[string]*dto.MetricFamily, family string, want map[string]string) (float64, bool) {
+		f := families[family]
+		if f == nil {
+			return 0, false
+		}
+	metrics:
+		for _, m := range f.Metric {
+			labels := map[string]string{}
+			for _, l := range m.Label {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue metrics
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue(), true
+			case m.Gauge != nil:
+				return m.Gauge.GetValue(), true
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount()), true
+			}
+		}
+		return 0, false
+	}
+	var families map[string]*dto.MetricFamily
+	// The follower reports its first round within its interval (500 ms).
+	webtest.Eventually(t, 10*time.Second, "the follower's age", func() bool {
+		families = scrape()
+		_, ok := value(families, "agentcards_feed_sync_age_seconds", nil)
+		return ok
+	})
+	for _, c := range []struct {
+		family string
+		labels map[string]string
+		min    float64
+	}{
+		{"agentcards_http_request_duration_seconds", map[string]string{"route": "/v1/tenants/:tenant/cards", "method": "GET", "code": "2xx"}, 1},
+		{"agentcards_http_request_duration_seconds", map[string]string{"route": "/v1/tenants/:tenant/cards/:agentId", "method": "GET", "code": "2xx"}, 1},
+		{"agentcards_search_duration_seconds", map[string]string{"shape": "q"}, 1},
+		{"agentcards_delegations_total", map[string]string{"status": "completed", "transport": "http"}, 1},
+		{"agentcards_outbound_request_duration_seconds", map[string]string{"purpose": "delegation", "outcome": "2xx"}, 1},
+		{"agentcards_index_cards", map[string]string{"tenant": "acme"}, 1},
+		{"agentcards_index_bytes", map[string]string{"tenant": "acme"}, 1},
+		{"agentcards_index_tenants", nil, 1},
+		{"agentcards_build_info", nil, 1},
+		{"go_sql_open_connections", map[string]string{"db_name": "read"}, 0},
+		{"go_sql_open_connections", map[string]string{"db_name": "write"}, 0},
+		{"go_goroutines", nil, 1},
+	} {
+		if v, ok := value(families, c.family, c.labels); !ok || v < c.min {
+			t.Errorf("%s%v: %v (present %v), want at least %v", c.family, c.labels, v, ok, c.min)
+		}
+	}
+	// A card's id never becomes a label: routes are templates.
+	for _, m := range families["agentcards_http_request_duration_seconds"].Metric {
+		for _, l := range m.Label {
+			if l.GetName() == "route" && regexp.MustCompile(`/rev\b`).MatchString(l.GetValue()) {
+				t.Errorf("a route label holds an id: %s", l.GetValue())
+			}
+		}
+	}
+}

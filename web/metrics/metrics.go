@@ -1,0 +1,217 @@
+// Package metrics is what the service tells Prometheus: requests by route, searches by the
+// shape of their query, the search indexes, the change-feed follower, delegations, circuit
+// breakers, outbound calls, the database pools and the build. It is served on a listener of its
+// own (server.metricsAddr), never on the API's.
+package metrics
+
+import (
+	"database/sql"
+	"net/http"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+const namespace = "agentcards"
+
+// Metrics holds the service's collectors in a registry of its own.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	requests    *prometheus.HistogramVec
+	searches    *prometheus.HistogramVec
+	delegations *prometheus.CounterVec
+	breakers    *prometheus.CounterVec
+	outbound    *prometheus.HistogramVec
+}
+
+// New returns the metrics of a server of version.
+func New(version string) *Metrics {
+	m := &Metrics{Registry: prometheus.NewRegistry()}
+	m.requests = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "http_request_duration_seconds",
+		Help:    "HTTP requests by route (the catalogue's path template), method and status class.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"route", "method", "code"})
+	m.searches = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "search_duration_seconds",
+		Help:    "Searches by the shape of their query: the filters given, joined by +, or list.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+	}, []string{"shape"})
+	m.delegations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "delegations_total",
+		Help: "Delegation statuses recorded, by status and transport (a delegation counts once per status it reaches).",
+	}, []string{"status", "transport"})
+	m.breakers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "breaker_transitions_total",
+		Help: "Changes of endpoints' circuit breakers, by the state left and the state entered.",
+	}, []string{"from", "to"})
+	m.outbound = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "outbound_request_duration_seconds",
+		Help:    "Calls to URLs users registered, by purpose (import, delegation, probe) and outcome (status class, or error).",
+		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"purpose", "outcome"})
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info", Help: "The server's version and Go version; always 1.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": goVersion()},
+	})
+	build.Set(1)
+	m.Registry.MustRegister(m.requests, m.searches, m.delegations, m.breakers, m.outbound, build,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func goVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.GoVersion
+	}
+	return "unknown"
+}
+
+// Handler serves the registry in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// Middleware times every request by its route's template (never the path itself, whose ids
+// would make a series per card), method and status class.
+func (m *Metrics) Middleware() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			status := c.Response().Status
+			if err != nil {
+				if he, ok := err.(*echo.HTTPError); ok {
+					status = he.Code
+				} else if status < 400 {
+					status = http.StatusInternalServerError // the error handler decides; most are 4xx or 5xx
+				}
+			}
+			route := c.Path()
+			if route == "" {
+				route = "unmatched"
+			}
+			m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status/100)+"xx").Observe(time.Since(start).Seconds())
+			return err
+		}
+	}
+}
+
+// Search records one search's duration by its shape.
+func (m *Metrics) Search(shape string, d time.Duration) {
+	m.searches.WithLabelValues(shape).Observe(d.Seconds())
+}
+
+// Delegation counts a status a delegation was recorded in.
+func (m *Metrics) Delegation(transport, status string) {
+	if transport == "" {
+		transport = "http"
+	}
+	m.delegations.WithLabelValues(status, transport).Inc()
+}
+
+// Breaker counts a change of a breaker's state.
+func (m *Metrics) Breaker(from, to string) { m.breakers.WithLabelValues(from, to).Inc() }
+
+// Doer is an HTTP client.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Outbound wraps a client of user-registered URLs so that each call is timed under purpose.
+func (m *Metrics) Outbound(purpose string, d Doer) Doer {
+	return timedDoer{m: m, purpose: purpose, d: d}
+}
+
+type timedDoer struct {
+	m       *Metrics
+	purpose string
+	d       Doer
+}
+
+func (t timedDoer) Do(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.d.Do(req)
+	outcome := "error"
+	if err == nil {
+		outcome = strconv.Itoa(resp.StatusCode/100) + "xx"
+	}
+	t.m.outbound.WithLabelValues(t.purpose, outcome).Observe(time.Since(start).Seconds())
+	return resp, err
+}
+
+// DB registers the statistics of a database pool, named (read, write).
+func (m *Metrics) DB(pool *sql.DB, name string) {
+	m.Registry.MustRegister(collectors.NewDBStatsCollector(pool, name))
+}
+
+// TenantSize is one tenant's search index: its cards and the bytes it holds, about.
+type TenantSize struct {
+	Tenant string
+	Cards  int
+	Bytes  int64
+}
+
+// maxTenantSeries bounds the tenants that get series of their own; the others are summed as
+// "other", so a registry of thousands of tenants does not make thousands of series.
+const maxTenantSeries = 20
+
+// Indexes registers a collector that reads the loaded indexes' sizes at each scrape, and the
+// age of the follower's last successful round.
+func (m *Metrics) Indexes(sizes func() []TenantSize, lastSynced func() time.Time) {
+	m.Registry.MustRegister(indexCollector{sizes: sizes, lastSynced: lastSynced})
+}
+
+var (
+	indexCards = prometheus.NewDesc(namespace+"_index_cards", "Cards in the loaded search index, by tenant (the largest 20; the rest as other).", []string{"tenant"}, nil)
+	indexBytes = prometheus.NewDesc(namespace+"_index_bytes", "Approximate memory of the loaded search index, by tenant (as index_cards).", []string{"tenant"}, nil)
+	indexes    = prometheus.NewDesc(namespace+"_index_tenants", "Tenants whose search index is loaded.", nil, nil)
+	feedAge    = prometheus.NewDesc(namespace+"_feed_sync_age_seconds", "Time since the change-feed follower last brought every loaded index up to date.", nil, nil)
+)
+
+type indexCollector struct {
+	sizes      func() []TenantSize
+	lastSynced func() time.Time
+}
+
+func (c indexCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- indexCards
+	ch <- indexBytes
+	ch <- indexes
+	ch <- feedAge
+}
+
+func (c indexCollector) Collect(ch chan<- prometheus.Metric) {
+	sizes := c.sizes()
+	sort.Slice(sizes, func(i, j int) bool {
+		if sizes[i].Cards != sizes[j].Cards {
+			return sizes[i].Cards > sizes[j].Cards
+		}
+		return sizes[i].Tenant < sizes[j].Tenant
+	})
+	var other TenantSize
+	for i, s := range sizes {
+		if i >= maxTenantSeries {
+			other.Cards += s.Cards
+			other.Bytes += s.Bytes
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(indexCards, prometheus.GaugeValue, float64(s.Cards), s.Tenant)
+		ch <- prometheus.MustNewConstMetric(indexBytes, prometheus.GaugeValue, float64(s.Bytes), s.Tenant)
+	}
+	if len(sizes) > maxTenantSeries {
+		ch <- prometheus.MustNewConstMetric(indexCards, prometheus.GaugeValue, float64(other.Cards), "other")
+		ch <- prometheus.MustNewConstMetric(indexBytes, prometheus.GaugeValue, float64(other.Bytes), "other")
+	}
+	ch <- prometheus.MustNewConstMetric(indexes, prometheus.GaugeValue, float64(len(sizes)))
+	if t := c.lastSynced(); !t.IsZero() {
+		ch <- prometheus.MustNewConstMetric(feedAge, prometheus.GaugeValue, time.Since(t).Seconds())
+	}
+}
