@@ -140,12 +140,14 @@ const retryAfter = "5"
 // that is no known error is a bug (500), unless the database does not answer (ready says so,
 // within outageCheck): then it is 503 unavailable with Retry-After, whatever the driver's error
 // looked like, on every dialect.
-func errorHandler(log *slog.Logger, ready func(context.Context) error) echo.HTTPErrorHandler {
+func errorHandler(log *slog.Logger, ready func(context.Context) error, outage *outageLog) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
 		}
 		status, code, msg := classify(err)
+		// The database does not answer: said once for the outage, not for every request.
+		dbDown := errors.As(err, new(notReady))
 		// A client that went away (context.Canceled) hears nothing: no ping for it.
 		if status == http.StatusInternalServerError && ready != nil && !errors.As(err, new(*echo.HTTPError)) &&
 			!errors.Is(err, context.Canceled) {
@@ -153,6 +155,9 @@ func errorHandler(log *slog.Logger, ready func(context.Context) error) echo.HTTP
 			if rerr := ready(ctx); rerr != nil {
 				err = fmt.Errorf("%w (the database does not answer: %v)", err, rerr)
 				status, code, msg = statuses[fault.Unavailable], string(fault.Unavailable), "the database is unavailable; try again later"
+				dbDown = true
+			} else {
+				outage.ok()
 			}
 			cancel()
 		}
@@ -160,7 +165,10 @@ func errorHandler(log *slog.Logger, ready func(context.Context) error) echo.HTTP
 			c.Response().Header().Set("Retry-After", retryAfter)
 		}
 		rid := requestID(c)
-		if status >= 500 {
+		switch {
+		case dbDown:
+			outage.fail(err, rid, c.Request().Method, c.Request().URL.Path)
+		case status >= 500:
 			log.Error("request failed", "requestId", rid, "method", c.Request().Method,
 				"path", c.Request().URL.Path, "status", status, "err", err)
 		}
@@ -179,3 +187,8 @@ func errorHandler(log *slog.Logger, ready func(context.Context) error) echo.HTTP
 		}
 	}
 }
+
+// notReady is /ready's refusal: the database did not answer its ping.
+type notReady struct{ error }
+
+func (e notReady) Unwrap() error { return e.error }

@@ -71,13 +71,15 @@ func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 }
 
 // logRequests writes one line per request.
-func logRequests(log *slog.Logger) echo.MiddlewareFunc {
+func logRequests(log *slog.Logger, outage *outageLog) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
 			err := next(c)
 			if err != nil {
 				c.Error(err)
+			} else if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead && c.Response().Status < 400 {
+				outage.ok() // a write went through: the database answers
 			}
 			log.Info("request", "requestId", requestID(c), "method", c.Request().Method,
 				"path", c.Request().URL.Path, "status", c.Response().Status,

@@ -2,7 +2,10 @@ package web_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +25,8 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 			// The tenant row stays remembered through the outage, so every request passes the
 			// tenant gate and fails at its own database call: the card read, the search, the
 			// writes; the platform admin's list and /ready have no gate.
-			e := newEnvWith(t, db, envOptions{tenantCacheTTL: time.Hour, noIndex: true})
+			var logged webtest.LogBuffer
+			e := newEnvWith(t, db, envOptions{tenantCacheTTL: time.Hour, noIndex: true, log: slog.New(slog.NewTextHandler(&logged, nil))})
 			e.mkTenant("acme", "alice")
 			alice := e.token("alice", "acme", false)
 			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt1")), http.StatusCreated)
@@ -47,12 +51,20 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 				}
 			}
 
+			// The outage is said once, not once per failed request (nor twice per /ready).
+			if n := strings.Count(logged.String(), "level=ERROR"); n != 1 || !strings.Contains(logged.String(), "the database does not answer") {
+				t.Errorf("%d error lines for one outage:\n%s", n, logged.String())
+			}
+
 			outage.Up()
 			webtest.Eventually(t, 15*time.Second, "the card served again after the outage", func() bool {
 				return e.do("GET", "/v1/tenants/acme/cards/agt1", alice, nil).status == http.StatusOK
 			})
 			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt2")), http.StatusCreated)
 			expect(t, e.do("GET", "/ready", "", nil), http.StatusOK)
+			if !regexp.MustCompile(`the database answers again.*failedRequests=([6-9]|\d\d)`).MatchString(logged.String()) {
+				t.Errorf("the end of the outage is not said with its count:\n%s", logged.String())
+			}
 		})
 	}
 }

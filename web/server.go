@@ -106,10 +106,11 @@ func New(cfg Config, d Deps) *echo.Echo {
 	cfg = cfg.WithDefaults()
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = errorHandler(log, d.Ready)
+	outage := &outageLog{log: log}
+	e.HTTPErrorHandler = errorHandler(log, d.Ready, outage)
 	// The client address is the TCP peer: no proxy headers are trusted unless configured later.
 	e.IPExtractor = echo.ExtractIPDirect()
-	e.Use(withRequestID, logRequests(log), recoverPanics(log))
+	e.Use(withRequestID, logRequests(log, outage), recoverPanics(log))
 	if cfg.Metrics != nil {
 		e.Use(cfg.Metrics)
 	}
@@ -121,7 +122,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	if _, err := openAPIDocument(); err != nil {
 		panic(fmt.Sprintf("web: the OpenAPI document: %v", err))
 	}
-	h := &handlers{Deps: d, cfg: cfg, log: log, a2aMaxAge: cfg.A2ACacheMaxAge, callbackBase: callbackBase(cfg)}
+	h := &handlers{Deps: d, cfg: cfg, log: log, a2aMaxAge: cfg.A2ACacheMaxAge, callbackBase: callbackBase(cfg), outage: outage}
 	// The routes are the catalogue's (web/catalog): each request's handler, on its routes, behind
 	// the authentication its access names.
 	byName := map[string]echo.HandlerFunc{
@@ -215,6 +216,7 @@ type handlers struct {
 	a2aMaxAge time.Duration
 	// callbackBase is the base URL of async callbacks; "" refuses async delegations.
 	callbackBase string
+	outage       *outageLog
 }
 
 // tenantOf is the tenant a request names. The services it calls admit the caller into it (the
@@ -226,12 +228,19 @@ func (h *handlers) health(c echo.Context) error {
 }
 
 func (h *handlers) ready(c echo.Context) error {
-	if err := h.Ready(c.Request().Context()); err != nil {
-		h.log.Warn("not ready", "err", err)
-		return fault.New(fault.Unavailable, "the database is unreachable: service unavailable")
+	// A deadline of its own: a probe of a database that hangs answers within it, not after the
+	// request timeout.
+	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
+	defer cancel()
+	if err := h.Ready(ctx); err != nil {
+		return notReady{fault.Wrap(err, fault.Unavailable, "the database is unreachable: service unavailable")}
 	}
+	h.outage.ok()
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 }
+
+// readyTimeout bounds /ready's ping of the database.
+const readyTimeout = 2 * time.Second
 
 // jwks publishes the public keys that verify what the service signs (A2A card signatures,
 // delegation tokens), newest first.

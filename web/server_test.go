@@ -138,6 +138,8 @@ type envOptions struct {
 	// refreshInterval and refreshNow schedule refreshes (rounds run by the test).
 	refreshInterval time.Duration
 	refreshNow      func() time.Time
+	// log, when set, is the server's log (else discarded).
+	log *slog.Logger
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -171,6 +173,9 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	}
 	if o.noSecrets {
 		opts.SecretKey = nil
+	}
+	if o.log != nil {
+		opts.Log = o.log
 	}
 	if o.allowLoopback {
 		opts.Outbound.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
