@@ -38,6 +38,7 @@ type delegationRow struct {
 	A2ABinding    string    `gorm:"column:a2a_binding"`
 	A2AVersion    string    `gorm:"column:a2a_version"`
 	AgentLiveness string    `gorm:"column:agent_liveness"`
+	Attempts      int       `gorm:"column:attempts"`
 	Depth         int       `gorm:"column:depth"`
 	Status        string    `gorm:"column:status"`
 	CallbackHash  string    `gorm:"column:callback_hash"`
@@ -75,6 +76,9 @@ func (r delegationRow) delegation() delegation.Delegation {
 		Depth: r.Depth, Status: delegation.Status(r.Status), Error: r.Error,
 		LatencyMS: r.LatencyMS, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		AgentLiveness: cards.LivenessState(r.AgentLiveness),
+	}
+	if r.Attempts > 1 {
+		d.Attempts = r.Attempts
 	}
 	if r.Result != "" {
 		d.Result = []byte(r.Result)
@@ -174,6 +178,42 @@ func (s *DelegationStore) Update(ctx context.Context, tenant tenants.ID, id stri
 		return err
 	}
 	return fault.Errorf(fault.Conflict, "delegation %q is %s: delegation already finished", id, row.Status)
+}
+
+// RepeatRejected counts d, a refusal, into the caller's newest record when that one is the same
+// refusal (rejected, same agent, capability, mode, transport and reason) last tried at or after
+// since: it bumps its attempts and time and returns it, true. Otherwise it changes nothing and
+// reports false, and the caller creates a record.
+func (s *DelegationStore) RepeatRejected(ctx context.Context, tenant tenants.ID, d delegation.Delegation, since time.Time) (delegation.Delegation, bool, error) {
+	var out delegation.Delegation
+	found := false
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		var rows []delegationRow
+		if err := tx.Where("tenant_id = ? AND caller = ?", string(tenant), d.Caller).Order("id DESC").Limit(1).Find(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		r := rows[0]
+		if r.Status != string(delegation.StatusRejected) || r.AgentID != d.AgentID || r.Capability != d.Capability ||
+			r.Mode != string(d.Mode) || r.Transport != d.Transport || r.Error != d.Error || r.UpdatedAt.Before(utc(since)) {
+			return nil
+		}
+		res := tx.Model(&delegationRow{}).Where("tenant_id = ? AND id = ? AND status = ?", string(tenant), r.ID, string(delegation.StatusRejected)).
+			Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "updated_at": utc(d.UpdatedAt)})
+		if res.Error != nil {
+			return res.Error
+		}
+		r.Attempts++
+		r.UpdatedAt = utc(d.UpdatedAt)
+		out, found = r.delegation(), true
+		return nil
+	})
+	if err != nil {
+		return delegation.Delegation{}, false, fmt.Errorf("repeat a rejected delegation: %w", err)
+	}
+	return out, found, nil
 }
 
 // List returns the records f selects, newest first (ids are time-ordered).

@@ -341,3 +341,33 @@ func TestDelegationAfterShutdownBegan(t *testing.T) {
 	}
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
 }
+
+// TestRepeatedRefusalsCounted: a caller refused again in the same way (same agent, capability
+// and reason) bumps its record's attempts instead of adding a record per try; another refusal,
+// or the first one after it, starts a record of its own. On every database.
+func TestRepeatedRefusalsCounted(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		alice, _ := e.delegationSetup("acme", "agt1", a.endpoint())
+		card := sampleCard("agt2")
+		card["endpoint"] = a.endpoint()
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
+		nobody := e.token("nobody", "acme", false)
+		for range 5 {
+			expect(t, e.do("POST", "/v1/tenants/acme/delegations", nobody, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
+		}
+		page := e.listDelegations("acme", nobody)
+		if len(page.Items) != 1 || page.Items[0].Attempts != 5 || page.Items[0].Status != "rejected" {
+			t.Fatalf("five refusals: %+v", page.Items)
+		}
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", nobody, delegate("agt2", "sync")), http.StatusForbidden, "forbidden")
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", nobody, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
+		page = e.listDelegations("acme", nobody)
+		if len(page.Items) != 3 || page.Items[0].Attempts != 0 || page.Items[1].AgentID != "agt2" || page.Items[2].Attempts != 5 {
+			t.Errorf("after another refusal and the first again: %+v", page.Items)
+		}
+		if a.calls.Load() != 0 {
+			t.Errorf("a refused delegation reached the agent (%d calls)", a.calls.Load())
+		}
+	})
+}

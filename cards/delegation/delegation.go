@@ -141,6 +141,9 @@ type Delegation struct {
 	// agent offline or never heard from is sent all the same, and its record says so. Empty when
 	// the server could not tell.
 	AgentLiveness cards.LivenessState `json:"agentLiveness,omitempty" enum:"online,offline,unknown"`
+	// Attempts is how many tries a rejected record stands for, when more than one: a caller
+	// refused again in the same way within RepeatWindow bumps its record instead of adding one.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // expired reports whether d waits for an outcome past its deadline.
@@ -181,4 +184,7 @@ type Store interface {
 	Update(ctx context.Context, tenant tenants.ID, id string, from []Status, o Outcome) error
 	// List returns the records that f selects, newest first.
 	List(ctx context.Context, tenant tenants.ID, f Filter) ([]Delegation, error)
+	// RepeatRejected counts the refusal d into the caller's newest record if that is the same
+	// refusal, last tried at or after since, and returns it; false when there is none such.
+	RepeatRejected(ctx context.Context, tenant tenants.ID, d Delegation, since time.Time) (Delegation, bool, error)
 }

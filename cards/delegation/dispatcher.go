@@ -335,12 +335,22 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 // reject records a delegation the server refused to send, and returns the refusal.
 func (x *Dispatcher) reject(ctx context.Context, tenant tenants.ID, d Delegation, cause error) (Delegation, error) {
 	d.Status, d.Error = StatusRejected, cause.Error()
+	x.observe(d.Transport, d.Status)
+	// The same refusal again (a caller retrying what it may not do) counts into its record,
+	// so refusals cannot fill the table at the tenant's rate.
+	if same, ok, err := x.d.Store.RepeatRejected(ctx, tenant, d, d.UpdatedAt.Add(-RepeatWindow)); err != nil {
+		return Delegation{}, err
+	} else if ok {
+		return same, cause
+	}
 	if err := x.d.Store.Create(ctx, tenant, d, ""); err != nil {
 		return Delegation{}, err
 	}
-	x.observe(d.Transport, d.Status)
 	return d, cause
 }
+
+// RepeatWindow is how long after its last try a rejected record takes the same refusal again.
+const RepeatWindow = time.Hour
 
 // observe tells Observe, when set, of a status recorded.
 func (x *Dispatcher) observe(transport string, s Status) {

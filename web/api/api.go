@@ -325,6 +325,7 @@ type Delegation struct {
 	A2A        *A2AInterface   `json:"a2a,omitempty"`
 	// AgentLiveness is the card's liveness when the delegation was made.
 	AgentLiveness string `json:"agentLiveness,omitempty" doc:"the card's liveness when the delegation was made: online, offline or unknown" enum:"online,offline,unknown"`
+	Attempts      int    `json:"attempts,omitempty" doc:"for a rejected record, how many tries of the same refusal it stands for (absent: one)"`
 }
 
 // A2AInterface is the A2A interface a delegation was sent to.
