@@ -1,0 +1,108 @@
+package cards
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// seedCard is a valid card document, the fuzzers' starting point.
+const seedCard = `{"agentId": "rev", "name": "Code Reviewer", "description": "Reviews pull requests.",
+ "protocols": ["a2a", "http"], "capabilities": [{"name": "review_pr", "inputSchema": {"type": "object"}, "tags": ["code"]}],
+ "authRequirements": {"type": "bearer", "scopes": ["read"]}, "endpoint": "https://agents.example.com/rev",
+ "resources": [{"uri": "https://github.com/acme/*", "access": "read"}], "tags": ["code"], "metadata": {"team": "web", "n": 12345678901234567890},
+ "visibility": "public", "status": "deprecated", "deprecation": {"message": "use rev2", "successor": "rev2"}}`
+
+// FuzzDecodeCard: decoding never panics, and a card that decodes and validates is stored as a
+// document that decodes to the same document again (what is stored reads back as stored).
+func FuzzDecodeCard(f *testing.F) {
+	for _, s := range []string{seedCard, `{}`, `[]`, `{"agentId": 1}`, `{"agentId": "a", "name": "b", "id": "x", "revision": 3}`,
+		`{"agentId": "a", "name": "b", "capabilities": [{"name": "c", "inputSchema": null}]}`, `{"agentId": "a\u0000"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Decode(data)
+		if err != nil {
+			return
+		}
+		doc, err := prepare(&c)
+		if err != nil {
+			return
+		}
+		again, err := Decode(doc)
+		if err != nil {
+			t.Fatalf("a stored document does not decode: %v\n%s", err, doc)
+		}
+		doc2, err := prepare(&again)
+		if err != nil {
+			t.Fatalf("a stored document does not validate: %v\n%s", err, doc)
+		}
+		if !bytes.Equal(doc, doc2) {
+			t.Fatalf("the document changed on the way back:\n%s\n%s", doc, doc2)
+		}
+	})
+}
+
+// FuzzMergePatch: applying a merge patch never panics, gives JSON, and applying the same patch
+// to its result changes nothing more (RFC 7396 patches are idempotent).
+func FuzzMergePatch(f *testing.F) {
+	f.Add([]byte(seedCard), []byte(`{"description": "x", "tags": null, "metadata": {"team": null, "a": {"b": 1}}}`))
+	f.Add([]byte(`{"a": [1, 2]}`), []byte(`{"a": {"b": 1}}`))
+	f.Add([]byte(`{}`), []byte(`null`))
+	f.Add([]byte(`{"a": 1}`), []byte(`[1]`))
+	f.Fuzz(func(t *testing.T, doc, patch []byte) {
+		once, err := MergePatch(doc, patch)
+		if err != nil {
+			return
+		}
+		if !json.Valid(once) {
+			t.Fatalf("not JSON: %s", once)
+		}
+		twice, err := MergePatch(once, patch)
+		if err != nil {
+			t.Fatalf("the patch applies once but not twice: %v", err)
+		}
+		if !jsonEqual(t, once, twice) {
+			t.Fatalf("not idempotent:\n%s\n%s", once, twice)
+		}
+	})
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	norm := func(b []byte) string {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("not JSON: %v", err)
+		}
+		out, _ := json.Marshal(v)
+		return string(out)
+	}
+	return norm(a) == norm(b)
+}
+
+// FuzzDecodeCursor: a cursor that decodes encodes back to one that decodes to the same value.
+func FuzzDecodeCursor(f *testing.F) {
+	type pos struct {
+		AgentID string `json:"a"`
+		N       int    `json:"n"`
+	}
+	f.Add(EncodeCursor("search", pos{AgentID: "rev", N: 3}))
+	f.Add("")
+	f.Add("not a cursor")
+	f.Fuzz(func(t *testing.T, s string) {
+		var p pos
+		if DecodeCursor("search", s, &p) != nil {
+			return
+		}
+		var q pos
+		if err := DecodeCursor("search", EncodeCursor("search", p), &q); err != nil || q != p {
+			t.Fatalf("%+v encodes to a cursor that decodes to %+v (%v)", p, q, err)
+		}
+		if DecodeCursor("delegations", s, &q) == nil {
+			t.Fatalf("a search cursor decodes as another list's")
+		}
+	})
+}
