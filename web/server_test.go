@@ -28,6 +28,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/metrics"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -140,6 +141,8 @@ type envOptions struct {
 	refreshNow      func() time.Time
 	// log, when set, is the server's log (else discarded).
 	log *slog.Logger
+	// metrics turns the Prometheus metrics on, as serve does with server.metricsAddr.
+	metrics bool
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -176,6 +179,9 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	}
 	if o.log != nil {
 		opts.Log = o.log
+	}
+	if o.metrics {
+		opts.Metrics = metrics.New("test")
 	}
 	if o.allowLoopback {
 		opts.Outbound.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
