@@ -157,6 +157,9 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 				return fmt.Errorf("delete tenant %q: %w", tenant, err)
 			}
 		}
+		if err := tx.Exec("DELETE FROM tenant_activity WHERE tenant_id = ?", tenant).Error; err != nil {
+			return fmt.Errorf("delete tenant %q: %w", tenant, err)
+		}
 		if err := tx.Exec("DELETE FROM card_liveness WHERE tenant_id = ?", tenant).Error; err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}

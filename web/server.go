@@ -67,6 +67,9 @@ type Deps struct {
 	// MCP serves the MCP door over streamable HTTP at /mcp, behind the same bearer tokens as
 	// /v1; nil leaves it out.
 	MCP http.Handler
+	// Warming, when set, reports that the server is still building the search indexes it warms
+	// at start and was told to be not ready meanwhile (search.warmReady).
+	Warming func() bool
 }
 
 // mcpPath is where the MCP door is served.
@@ -234,6 +237,12 @@ func (h *handlers) ready(c echo.Context) error {
 	defer cancel()
 	if err := h.Ready(ctx); err != nil {
 		return notReady{fault.Wrap(err, fault.Unavailable, "the database is unreachable: service unavailable")}
+	}
+	if h.Warming != nil && h.Warming() {
+		// Expected at start, not a failure to log: answered here, in the one error body.
+		c.Response().Header().Set("Retry-After", "1")
+		return c.JSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: string(fault.Unavailable),
+			Message: "the search indexes of recently searched tenants are being built; try again shortly", RequestID: requestID(c)}})
 	}
 	h.outage.ok()
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})

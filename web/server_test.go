@@ -52,6 +52,8 @@ type env struct {
 	// liveness is the server's liveness tracker, prober its prober.
 	liveness *liveness.Tracker
 	prober   *liveness.Prober
+	// warmer is the server's index warmer.
+	warmer *search.Warmer
 	// refresher is the server's scheduled refresher.
 	refresher *a2a.Refresher
 	// dispatcher is the server's delegation dispatcher, for tests of its shutdown.
@@ -143,6 +145,8 @@ type envOptions struct {
 	log *slog.Logger
 	// metrics turns the Prometheus metrics on, as serve does with server.metricsAddr.
 	metrics bool
+	// warmReady is search.warmReady (the test runs the warm-up itself).
+	warmReady bool
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -183,6 +187,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	if o.metrics {
 		opts.Metrics = metrics.New("test")
 	}
+	opts.Search.WarmReady = o.warmReady
 	if o.allowLoopback {
 		opts.Outbound.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	}
@@ -214,7 +219,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
-		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober, refresher: a.Refresher}
+		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober, refresher: a.Refresher, warmer: a.Warmer}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

@@ -50,6 +50,8 @@ type Service struct {
 	Liveness *liveness.Tracker
 	// Observe, when set, is told each answered search's shape (see Shape) and duration.
 	Observe func(shape string, d time.Duration)
+	// Activity, when set, is told of each tenant searched (the Warmer remembers them).
+	Activity interface{ Searched(tenant tenants.ID) }
 }
 
 // Shape names what a query asks for, for metrics: the filters given, in a fixed order, joined
@@ -78,15 +80,17 @@ func (q Query) Shape() string {
 // an Index it runs in memory; without one it reads every card of the tenant and filters them,
 // which gives the same answers, slower.
 func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Result, error) {
-	if s.Observe != nil {
-		start := time.Now()
-		res, err := s.search(ctx, tenant, q)
-		if err == nil {
+	start := time.Now()
+	res, err := s.search(ctx, tenant, q)
+	if err == nil {
+		if s.Observe != nil {
 			s.Observe(q.Shape(), time.Since(start))
 		}
-		return res, err
+		if s.Activity != nil {
+			s.Activity.Searched(tenant)
+		}
 	}
-	return s.search(ctx, tenant, q)
+	return res, err
 }
 
 func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Result, error) {

@@ -71,6 +71,9 @@ type SearchConfig struct {
 	Listen       bool          `koanf:"listen"`
 	// FeedRetention is how long change-feed entries are kept.
 	FeedRetention time.Duration `koanf:"feedRetention"`
+	// WarmWindow and WarmReady: see app.SearchOptions.
+	WarmWindow time.Duration `koanf:"warmWindow"`
+	WarmReady  bool          `koanf:"warmReady"`
 }
 
 // DelegationConfig bounds delegations: the server enforces these whatever the caller asks.
@@ -177,6 +180,8 @@ var defaults = map[string]any{
 	"search.pollInterval":        "500ms",
 	"search.listen":              true,
 	"search.feedRetention":       "24h",
+	"search.warmWindow":          "24h",
+	"search.warmReady":           false,
 	"outbound.allow":             []string{},
 	"outbound.timeout":           outbound.DefaultTimeout.String(),
 	"a2a.cacheMaxAge":            web.Defaults.A2ACacheMaxAge.String(),
@@ -462,6 +467,9 @@ func (c *Config) check() error {
 	}
 	if pr := c.Liveness.Probe.Path; pr != "" && (!strings.HasPrefix(pr, "/") || strings.ContainsAny(pr, "?#")) {
 		errs = append(errs, errors.New("liveness.probe.path must be a path starting with / (no query)"))
+	}
+	if c.Search.WarmWindow < 0 {
+		errs = append(errs, errors.New("search.warmWindow must not be negative"))
 	}
 	if c.Search.PollInterval < 10*time.Millisecond {
 		errs = append(errs, errors.New("search.pollInterval must be at least 10ms"))

@@ -157,6 +157,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		NoIndex:        cfg.Search.Index == "none",
 		Search: app.SearchOptions{
 			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
+			WarmWindow: cfg.Search.WarmWindow, WarmReady: cfg.Search.WarmReady,
 		},
 		Delegation: delegation.Config{
 			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout,

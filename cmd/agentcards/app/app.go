@@ -75,6 +75,10 @@ type SearchOptions struct {
 	PollInterval  time.Duration
 	Listen        bool
 	FeedRetention time.Duration
+	// WarmWindow: at start, the indexes of the tenants searched within it are built in the
+	// background (0: none). WarmReady makes /ready answer 503 until they are.
+	WarmWindow time.Duration
+	WarmReady  bool
 }
 
 // LivenessOptions say how long a heartbeat keeps a card online (liveness.ttl; 0 is the
@@ -103,12 +107,15 @@ var (
 
 // App is the built graph.
 type App struct {
-	Handler    *echo.Echo
-	Tenants    *tenants.Service
-	Cards      *cards.Service
-	A2A        *a2a.Service
-	Search     *search.Service
-	Index      *search.Index // nil with NoIndex
+	Handler *echo.Echo
+	Tenants *tenants.Service
+	Cards   *cards.Service
+	A2A     *a2a.Service
+	Search  *search.Service
+	Index   *search.Index // nil with NoIndex
+	// Warmer remembers which tenants are searched and warms their indexes at start (nil with
+	// NoIndex).
+	Warmer     *search.Warmer
 	Enforcers  *policy.Enforcers
 	Dispatcher *delegation.Dispatcher
 	Secrets    *delegation.EndpointSecrets // nil without SecretKey
@@ -181,6 +188,10 @@ func New(o Options) (*App, error) {
 		a.Cards.Index = a.Index
 	}
 	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness}
+	if a.Index != nil {
+		a.Warmer = &search.Warmer{Store: storage.NewActivityStore(db), Index: a.Index, Log: o.Log}
+		a.Search.Activity = a.Warmer
+	}
 	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
 	a.Refresher = a2a.NewRefresher(o.Refresh.Interval, a.A2A, livenessStore, cardStore, o.Refresh.Now)
 	if o.SecretKey != nil {
@@ -244,6 +255,7 @@ func New(o Options) (*App, error) {
 		Delegations: a.Dispatcher,
 		Secrets:     a.Secrets,
 		Ready:       db.Ping,
+		Warming:     func() bool { return o.Search.WarmReady && a.Warmer != nil && !a.Warmer.Done() },
 	})
 	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.Handler.ServeHTTP(w, r.WithContext(web.InProcess(r.Context())))
@@ -284,6 +296,13 @@ func (a *App) Start(ctx context.Context) {
 		a.background.Go(func() {
 			pruneFeed(ctx, cardStore, tenantStore, storage.NewLivenessStore(o.DB), o.Search.FeedRetention, log)
 		})
+	}
+	if a.Warmer != nil {
+		if o.Search.WarmWindow > 0 {
+			a.background.Go(func() { a.Warmer.Warm(ctx, o.Search.WarmWindow) })
+		} else {
+			a.Warmer.Warm(ctx, 0) // nothing to warm: done at once
+		}
 	}
 	// Heartbeats and probe results taken by other replicas arrive at the same pace as their
 	// card writes.

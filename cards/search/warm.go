@@ -1,0 +1,93 @@
+package search
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// ActivityStore keeps when each tenant was last searched.
+type ActivityStore interface {
+	Searched(ctx context.Context, tenant tenants.ID, at time.Time) error
+	Recent(ctx context.Context, since time.Time) ([]tenants.ID, error)
+}
+
+// Warmer remembers which tenants are searched, and at start builds the indexes of those
+// searched within a window, in the background, so their first search after a restart finds its
+// index built.
+type Warmer struct {
+	Store ActivityStore
+	Index *Index
+	Log   *slog.Logger
+
+	mu   sync.Mutex
+	last map[tenants.ID]time.Time // when this replica last recorded a search of the tenant
+	done atomic.Bool
+}
+
+// activityEvery is how often a replica records that a tenant is searched.
+const activityEvery = time.Minute
+
+// Searched notes a search of the tenant: recorded at most once a minute, after the search, off
+// its path.
+func (w *Warmer) Searched(tenant tenants.ID) {
+	now := time.Now()
+	w.mu.Lock()
+	if w.last == nil {
+		w.last = map[tenants.ID]time.Time{}
+	}
+	if now.Sub(w.last[tenant]) < activityEvery {
+		w.mu.Unlock()
+		return
+	}
+	w.last[tenant] = now
+	w.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := w.Store.Searched(ctx, tenant, now); err != nil && w.Log != nil {
+			w.Log.Warn("recording a search failed", "tenant", tenant, "err", err)
+		}
+	}()
+}
+
+// Warm builds, one after another, the indexes of the tenants searched within window (most
+// recent first), then reports itself done. A tenant searched meanwhile builds its own at its
+// first search as ever (and a build under way serves it).
+func (w *Warmer) Warm(ctx context.Context, window time.Duration) {
+	defer w.done.Store(true)
+	if window <= 0 {
+		return
+	}
+	start := time.Now()
+	list, err := w.Store.Recent(ctx, start.Add(-window))
+	if err != nil {
+		if w.Log != nil {
+			w.Log.Warn("warm start: cannot list the recently searched tenants; indexes build at first search", "err", err)
+		}
+		return
+	}
+	built := 0
+	for _, tenant := range list {
+		if ctx.Err() != nil {
+			return
+		}
+		if _, err := w.Index.entry(ctx, tenant); err != nil {
+			if w.Log != nil {
+				w.Log.Warn("warm start: index build failed; it builds at first search", "tenant", tenant, "err", err)
+			}
+			continue
+		}
+		built++
+	}
+	if w.Log != nil && len(list) > 0 {
+		w.Log.Info("warm start: indexes built", "tenants", built, "took", time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// Done reports whether Warm has finished (or was never asked to run: see app).
+func (w *Warmer) Done() bool { return w.done.Load() }
