@@ -181,7 +181,7 @@ func (s *DelegationStore) Update(ctx context.Context, tenant tenants.ID, id stri
 }
 
 // RepeatRejected counts d, a refusal, into the caller's newest record when that one is the same
-// refusal (rejected, same agent, capability, mode, transport and reason) last tried at or after
+// refusal (rejected, same agent, capability, mode, transport, depth and reason) last tried at or after
 // since: it bumps its attempts and time and returns it, true. Otherwise it changes nothing and
 // reports false, and the caller creates a record.
 func (s *DelegationStore) RepeatRejected(ctx context.Context, tenant tenants.ID, d delegation.Delegation, since time.Time) (delegation.Delegation, bool, error) {
@@ -197,7 +197,8 @@ func (s *DelegationStore) RepeatRejected(ctx context.Context, tenant tenants.ID,
 		}
 		r := rows[0]
 		if r.Status != string(delegation.StatusRejected) || r.AgentID != d.AgentID || r.Capability != d.Capability ||
-			r.Mode != string(d.Mode) || r.Transport != d.Transport || r.Error != d.Error || r.UpdatedAt.Before(utc(since)) {
+			r.Mode != string(d.Mode) || r.Transport != d.Transport || r.Depth != d.Depth || r.Error != d.Error ||
+			r.UpdatedAt.Before(utc(since)) {
 			return nil
 		}
 		res := tx.Model(&delegationRow{}).Where("tenant_id = ? AND id = ? AND status = ?", string(tenant), r.ID, string(delegation.StatusRejected)).

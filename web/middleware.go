@@ -78,8 +78,11 @@ func logRequests(log *slog.Logger, outage *outageLog) echo.MiddlewareFunc {
 			err := next(c)
 			if err != nil {
 				c.Error(err)
-			} else if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead && c.Response().Status < 400 {
-				outage.ok() // a write went through: the database answers
+			} else if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead && c.Response().Status < 400 &&
+				c.Path() != mcpPath {
+				// A write went through: the database answers. (An MCP call answers 200 whatever its
+				// tools met, so it says nothing of the database.)
+				outage.ok()
 			}
 			log.Info("request", "requestId", requestID(c), "method", c.Request().Method,
 				"path", c.Request().URL.Path, "status", c.Response().Status,

@@ -113,10 +113,11 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e.HTTPErrorHandler = errorHandler(log, d.Ready, outage)
 	// The client address is the TCP peer: no proxy headers are trusted unless configured later.
 	e.IPExtractor = echo.ExtractIPDirect()
-	e.Use(withRequestID, logRequests(log, outage), recoverPanics(log))
+	// Metrics first, outermost: they read the status once the error handler has answered.
 	if cfg.Metrics != nil {
 		e.Use(cfg.Metrics)
 	}
+	e.Use(withRequestID, logRequests(log, outage), recoverPanics(log))
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
 	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 

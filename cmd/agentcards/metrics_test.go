@@ -49,6 +49,7 @@ func TestServeMetrics(t *testing.T) {
 	webtest.Expect(t, s.api.Do(t, http.MethodPost, "/v1/tenants/acme/delegations", alice, map[string]any{
 		"agentId": "rev", "capability": "review_pr", "task": "review", "mode": "sync"}), http.StatusOK)
 	webtest.Expect(t, s.api.Do(t, http.MethodGet, "/metrics", "", nil), http.StatusNotFound)
+	webtest.Expect(t, s.api.Do(t, http.MethodGet, "/v1/tenants/acme/cards/nope", alice, nil), http.StatusNotFound)
 
 	scrape := func() map[string]*dto.MetricFamily {
 		t.Helper()
@@ -117,10 +118,15 @@ func TestServeMetrics(t *testing.T) {
 		{"go_sql_open_connections", map[string]string{"db_name": "read"}, 0},
 		{"go_sql_open_connections", map[string]string{"db_name": "write"}, 0},
 		{"go_goroutines", nil, 1},
+		// A refusal is counted under its own status class, not as a server error.
+		{"agentcards_http_request_duration_seconds", map[string]string{"route": "/v1/tenants/:tenant/cards/:agentId", "method": "GET", "code": "4xx"}, 1},
 	} {
 		if v, ok := value(families, c.family, c.labels); !ok || v < c.min {
 			t.Errorf("%s%v: %v (present %v), want at least %v", c.family, c.labels, v, ok, c.min)
 		}
+	}
+	if v, ok := value(families, "agentcards_http_request_duration_seconds", map[string]string{"code": "5xx"}); ok {
+		t.Errorf("%v requests counted as server errors, none failed", v)
 	}
 	// A card's id never becomes a label: routes are templates.
 	for _, m := range families["agentcards_http_request_duration_seconds"].Metric {

@@ -80,28 +80,35 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Middleware times every request by its route's template (never the path itself, whose ids
-// would make a series per card), method and status class.
+// would make a series per card), method (the standard ones; any other as "other") and status
+// class. It must be the outermost middleware: the status is read once the error handler has
+// answered.
 func (m *Metrics) Middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
 			err := next(c)
 			status := c.Response().Status
-			if err != nil {
-				if he, ok := err.(*echo.HTTPError); ok {
-					status = he.Code
-				} else if status < 400 {
-					status = http.StatusInternalServerError // the error handler decides; most are 4xx or 5xx
-				}
+			if err != nil && !c.Response().Committed {
+				status = http.StatusInternalServerError // answered by Echo after us; errors are caught within
 			}
 			route := c.Path()
 			if route == "" {
 				route = "unmatched"
 			}
-			m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status/100)+"xx").Observe(time.Since(start).Seconds())
+			method := c.Request().Method
+			if !knownMethods[method] {
+				method = "other" // a client may send any token: it must not make series
+			}
+			m.requests.WithLabelValues(route, method, strconv.Itoa(status/100)+"xx").Observe(time.Since(start).Seconds())
 			return err
 		}
 	}
+}
+
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,
+	http.MethodDelete: true, http.MethodOptions: true,
 }
 
 // Search records one search's duration by its shape.
@@ -163,6 +170,9 @@ type TenantSize struct {
 // "other", so a registry of thousands of tenants does not make thousands of series.
 const maxTenantSeries = 20
 
+// otherTenants labels the sum of the tenants beyond maxTenantSeries.
+const otherTenants = "_other"
+
 // Indexes registers a collector that reads the loaded indexes' sizes at each scrape, and the
 // age of the follower's last successful round.
 func (m *Metrics) Indexes(sizes func() []TenantSize, lastSynced func() time.Time) {
@@ -170,7 +180,7 @@ func (m *Metrics) Indexes(sizes func() []TenantSize, lastSynced func() time.Time
 }
 
 var (
-	indexCards = prometheus.NewDesc(namespace+"_index_cards", "Cards in the loaded search index, by tenant (the largest 20; the rest as other).", []string{"tenant"}, nil)
+	indexCards = prometheus.NewDesc(namespace+"_index_cards", "Cards in the loaded search index, by tenant (the largest 20; the rest as _other).", []string{"tenant"}, nil)
 	indexBytes = prometheus.NewDesc(namespace+"_index_bytes", "Approximate memory of the loaded search index, by tenant (as index_cards).", []string{"tenant"}, nil)
 	indexes    = prometheus.NewDesc(namespace+"_index_tenants", "Tenants whose search index is loaded.", nil, nil)
 	feedAge    = prometheus.NewDesc(namespace+"_feed_sync_age_seconds", "Time since the change-feed follower last brought every loaded index up to date.", nil, nil)
@@ -207,8 +217,9 @@ func (c indexCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(indexBytes, prometheus.GaugeValue, float64(s.Bytes), s.Tenant)
 	}
 	if len(sizes) > maxTenantSeries {
-		ch <- prometheus.MustNewConstMetric(indexCards, prometheus.GaugeValue, float64(other.Cards), "other")
-		ch <- prometheus.MustNewConstMetric(indexBytes, prometheus.GaugeValue, float64(other.Bytes), "other")
+		// "_other" is no tenant id (they start with a letter or digit), so it never clashes.
+		ch <- prometheus.MustNewConstMetric(indexCards, prometheus.GaugeValue, float64(other.Cards), otherTenants)
+		ch <- prometheus.MustNewConstMetric(indexBytes, prometheus.GaugeValue, float64(other.Bytes), otherTenants)
 	}
 	ch <- prometheus.MustNewConstMetric(indexes, prometheus.GaugeValue, float64(len(sizes)))
 	if t := c.lastSynced(); !t.IsZero() {
