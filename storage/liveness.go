@@ -60,9 +60,7 @@ func (s *LivenessStore) SaveBeats(ctx context.Context, beats []liveness.Record) 
 	tail := s.beatUpsert()
 	// In key order, as claims and probe results lock rows, and again after a deadlock.
 	beats = slices.Clone(beats)
-	slices.SortFunc(beats, func(a, b liveness.Record) int {
-		return cmp.Or(strings.Compare(string(a.Tenant), string(b.Tenant)), strings.Compare(a.AgentID, b.AgentID))
-	})
+	slices.SortFunc(beats, func(a, b liveness.Record) int { return byKey(a.Tenant, a.AgentID, b.Tenant, b.AgentID) })
 	err := retryDeadlocks(ctx, func() error {
 		return s.db.transact(ctx, func(tx *gorm.DB) error {
 			for start := 0; start < len(beats); start += beatsPerStatement {
@@ -220,6 +218,11 @@ func retryDeadlocks(ctx context.Context, fn func() error) error {
 	}
 }
 
+// byKey orders rows by their key (tenant, agent), the order claims lock them in.
+func byKey(ta tenants.ID, a string, tb tenants.ID, b string) int {
+	return cmp.Or(strings.Compare(string(ta), string(tb)), strings.Compare(a, b))
+}
+
 // deadlocked reports whether err is a transaction the server rolled back to break a deadlock.
 func deadlocked(err error) bool {
 	var my *gomysql.MySQLError
@@ -305,9 +308,7 @@ func (s *LivenessStore) SaveProbes(ctx context.Context, results []liveness.Probe
 	byTenant := map[tenants.ID][]string{}
 	// In key order, as claims lock them, and again after a deadlock with another replica's claim.
 	results = slices.Clone(results)
-	slices.SortFunc(results, func(a, b liveness.ProbeResult) int {
-		return cmp.Or(strings.Compare(string(a.Tenant), string(b.Tenant)), strings.Compare(a.AgentID, b.AgentID))
-	})
+	slices.SortFunc(results, func(a, b liveness.ProbeResult) int { return byKey(a.Tenant, a.AgentID, b.Tenant, b.AgentID) })
 	written := utc(at)
 	err := retryDeadlocks(ctx, func() error {
 		return s.db.transact(ctx, func(tx *gorm.DB) error {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"testing"
@@ -26,22 +25,6 @@ func BenchmarkMetricsOverhead(b *testing.B) {
 		if on {
 			name = "on"
 		}
-		b.Run(name, func(b *testing.B) {
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					req, _ := http.NewRequest("GET", search, nil)
-					req.Header.Set("Authorization", "Bearer "+tok)
-					res, err := e.srv.Client().Do(req)
-					if err != nil {
-						b.Fatal(err)
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != 200 {
-						b.Fatal(res.StatusCode)
-					}
-				}
-			})
-		})
+		b.Run(name, func(b *testing.B) { getInParallel(b, e, search, tok) })
 	}
 }
