@@ -46,6 +46,9 @@ type DB struct {
 	// before the LISTEN statement: a test delays or interrupts it there.
 	beforeListen func(pid uint32)
 	group        grouper
+	// checkpoints copies SQLite's log into its file in the background (see checkpoint.go);
+	// nil for other dialects and for a database in memory.
+	checkpoints *checkpointer
 	// stmts holds the hot queries prepared once (see prepared), by query text.
 	stmts sync.Map
 
@@ -65,6 +68,7 @@ var errClosed = errors.New("storage: database closed")
 func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 	var dialector gorm.Dialector
 	readDSN := "" // SQLite's read-only pool; none elsewhere, or for a database in memory
+	fileDSN := "" // SQLite's file, for the checkpointer
 	switch driver {
 	case migrations.SQLite:
 		d, mem, err := sqliteDSN(dsn)
@@ -75,8 +79,9 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 			if readDSN, err = sqliteReadDSN(d); err != nil {
 				return nil, err
 			}
+			fileDSN = d
 		}
-		dialector = sqlite.Open(d)
+		dialector = sqlite.New(sqlite.Config{DriverName: writerDriver, DSN: d})
 	case migrations.Postgres:
 		dialector = postgres.Open(dsn)
 	case migrations.MySQL:
@@ -129,6 +134,12 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 				_ = db.sql.Close()
 			}
 			return nil, fmt.Errorf("storage: open %s for reading: %w", driver, err)
+		}
+		// A file database (the only kind with a read pool) checkpoints in the background.
+		if db.checkpoints, err = startCheckpointer(fileDSN); err != nil {
+			_ = wsql.Close()
+			_ = db.sql.Close()
+			return nil, err
 		}
 	}
 	return db, nil
@@ -311,7 +322,11 @@ func (db *DB) Close() error {
 	db.listeners = nil
 	db.mu.Unlock()
 	db.running.Wait()
-	err := db.wsql.Close()
+	var err error
+	if db.checkpoints != nil {
+		err = db.checkpoints.close()
+	}
+	err = errors.Join(err, db.wsql.Close())
 	if db.sql != db.wsql {
 		err = errors.Join(err, db.sql.Close())
 	}

@@ -44,6 +44,13 @@ func TestCardBatch(t *testing.T) {
 
 		bad := batch("c1", "c2", "c3")
 		bad[1].(map[string]any)["endpoint"] = "not a url"
+		// A large batch is decoded by several goroutines: the card named is still the first bad one.
+		large := batch(manyIDs(600)...)
+		large[300].(map[string]any)["endpoint"] = "not a url"
+		large[450].(map[string]any)["name"] = 5
+		repeated := batch(manyIDs(600)...)
+		repeated[200] = sampleCard("m100")
+		repeated[500].(map[string]any)["endpoint"] = "not a url"
 		reader := e.token("rita", "acme", false)
 		expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]any{"subject": "rita", "role": "reader"}), http.StatusCreated)
 		for _, c := range []struct {
@@ -65,6 +72,8 @@ func TestCardBatch(t *testing.T) {
 			{"empty", alice, []any{}, 400, "invalid", "a batch holds 1 to 1000 cards, not 0"},
 			{"too many", alice, batch(manyIDs(1001)...), 400, "invalid", "a batch holds 1 to 1000 cards, not 1001"},
 			{"reader", reader, batch("c1"), 403, "forbidden", "cards[0]: "},
+			{"large, two bad cards", alice, large, 400, "invalid", "cards[300]: "},
+			{"large, repeated before an invalid card", alice, repeated, 400, "invalid", `cards[200]: agentId "m100" is also cards[100]`},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				r := e.do("POST", "/v1/tenants/acme/cards:batch", c.token, c.body)

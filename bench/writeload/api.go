@@ -121,6 +121,38 @@ func (a *api) writers(ctx context.Context, tenant string, n int, d time.Duration
 	})
 }
 
+// registrations runs n closed-loop clients on tenant for d, each registering new cards from
+// deck: one a request (POST /cards) when batch is 1, else batch cards a request (POST
+// /cards:batch). Each card registered counts once, with the latency of its request.
+func (a *api) registrations(ctx context.Context, tenant string, n, batch int, d time.Duration, deck *deck) result {
+	path := "/v1/tenants/" + tenant + "/cards"
+	if batch > 1 {
+		path += ":batch"
+	}
+	return closedLoop(ctx, n, d, func(_ int, k int64, r *result) {
+		// Request k takes the cards numbered from (k-1)*batch: no two requests share one.
+		var body []byte
+		if batch == 1 {
+			body = deck.card(k).doc
+		} else {
+			docs := make([][]byte, batch)
+			for i := range docs {
+				docs[i] = deck.card((k-1)*int64(batch) + int64(i)).doc
+			}
+			body = append(append([]byte("["), bytes.Join(docs, []byte(","))...), ']')
+		}
+		t0 := time.Now()
+		if _, err := a.call(http.MethodPost, path, body, "", http.StatusCreated); err != nil {
+			r.fail(err.Error())
+			return
+		}
+		took := time.Since(t0)
+		for range batch {
+			r.add(kindRegister, took)
+		}
+	})
+}
+
 // mixed runs clients closed-loop clients on tenant, whose cards are seeded, for d: each request
 // is with probability 0.7 a free-text search for one word of the cards' vocabulary, else a write
 // of one of the seeded cards, a PATCH of its description or a PUT of its document, half each

@@ -13,8 +13,23 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql" // also the "mysql" database/sql driver
 	_ "github.com/jackc/pgx/v5/stdlib"       // the "pgx" database/sql driver
-	_ "github.com/mattn/go-sqlite3"          // the "sqlite3" database/sql driver
+	sqlite3 "github.com/mattn/go-sqlite3"    // also the "sqlite3" database/sql driver
 )
+
+// The server's SQLite writer checkpoints only past 20,000 pages of log and leaves the rest to a
+// connection of its own that checkpoints every 100 ms (storage/checkpoint.go); the baseline's
+// connections do the same.
+const (
+	sqliteWriterPages     = 20000
+	sqliteCheckpointEvery = 100 * time.Millisecond
+)
+
+func init() {
+	sql.Register("sqlite3_writeload", &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		_, err := c.Exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", sqliteWriterPages), nil)
+		return err
+	}})
+}
 
 // scratch is the run's own database: a SQLite file in the work directory, or a schema (Postgres)
 // or database (MySQL) created on the server for this run and dropped at its end, so that nothing
@@ -25,6 +40,8 @@ type scratch struct {
 	dsn string
 	// drop removes the schema or database (nothing for SQLite: the work directory goes).
 	drop func() error
+	// stopCheckpoints stops the baseline's SQLite checkpointer (nil elsewhere).
+	stopCheckpoints func()
 }
 
 // newScratch creates the run's database. server is the DSN of the Postgres or MySQL server.
@@ -83,6 +100,36 @@ func admin(ctx context.Context, driver, dsn, stmt string) error {
 	return nil
 }
 
+// checkpointInBackground checkpoints the SQLite file of dsn every sqliteCheckpointEvery on a
+// connection of its own, until the scratch database is dropped.
+func (s *scratch) checkpointInBackground(dsn string) error {
+	conn, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return err
+	}
+	conn.SetMaxOpenConns(1)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(sqliteCheckpointEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				_, _ = conn.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+			}
+		}
+	}()
+	s.stopCheckpoints = func() {
+		close(stop)
+		<-done
+		_ = conn.Close()
+	}
+	return nil
+}
+
 // openPool opens a plain database/sql pool on the scratch database with the settings the server
 // gives its own (storage/db.go: sqliteParams, mysqlDSN, configurePool), so that the baseline
 // differs from the server only by what the server does. They are copied here, not imported: the
@@ -92,10 +139,15 @@ func (s *scratch) openPool() (*sql.DB, error) {
 	var err error
 	switch s.dialect {
 	case "sqlite":
-		// WAL, a 5 s busy timeout, BEGIN IMMEDIATE, foreign keys on, synchronous=NORMAL.
-		db, err = sql.Open("sqlite3", s.dsn+
-			"?_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL")
+		// WAL, a 5 s busy timeout, BEGIN IMMEDIATE, foreign keys on, synchronous=NORMAL, and
+		// checkpoints in the background.
+		dsn := s.dsn + "?_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL"
+		db, err = sql.Open("sqlite3_writeload", dsn)
 		if err != nil {
+			return nil, err
+		}
+		if err := s.checkpointInBackground(dsn); err != nil {
+			_ = db.Close()
 			return nil, err
 		}
 		db.SetMaxOpenConns(4)

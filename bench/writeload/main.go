@@ -43,6 +43,8 @@ type options struct {
 	rounds       int
 	mixed        bool
 	clients      int
+	batch        int
+	regWriters   int
 }
 
 func main() {
@@ -56,6 +58,8 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 2, "rounds; each runs every server and baseline phase once, alternating")
 	flag.BoolVar(&o.mixed, "mixed", true, "also run the 70/30 search/write mix, one phase per round")
 	flag.IntVar(&o.clients, "clients", 64, "clients of the mixed phase")
+	flag.IntVar(&o.batch, "batch", 200, "cards per request of the batch registration phase (0: no registration phases)")
+	flag.IntVar(&o.regWriters, "regwriters", 16, "clients of the registration phases")
 	flag.Parse()
 	for _, s := range strings.Split(writers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -130,6 +134,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 	defer pool.Close()
+	if db.stopCheckpoints != nil {
+		defer db.stopCheckpoints()
+	}
 
 	b := &bench{
 		o:      o,
@@ -181,6 +188,9 @@ type bench struct {
 	server   map[phase]*rounds
 	baseline map[phase]*rounds
 	mixed    rounds
+	// single and batched are the registration phases: the same clients registering new cards
+	// one a request, and o.batch a request.
+	single, batched rounds
 	// floor is the mixed load with its writes made by the baseline: what the database alone
 	// makes of a write while the server answers the searches.
 	floor rounds
@@ -217,6 +227,11 @@ func (b *bench) runAll(ctx context.Context) error {
 						return err
 					}
 				}
+			}
+		}
+		if b.o.batch > 0 {
+			if err := b.runRegistrations(ctx, r); err != nil {
+				return err
 			}
 		}
 		if b.o.mixed {
@@ -259,6 +274,32 @@ func (b *bench) runServer(ctx context.Context, p phase, r int) error {
 	progress("round %d server   %2d writers, index %-6s: %6.0f writes/s", r+1, p.writers, p.index(), res.rate(kindRegister, kindPatch))
 	add(b.server, p, res)
 	return b.api.deleteTenant(tenant)
+}
+
+// runRegistrations runs the registration phases of round r, one card a request and a batch a
+// request (which goes first alternates with the round), each in a new tenant with no index.
+func (b *bench) runRegistrations(ctx context.Context, r int) error {
+	steps := []struct {
+		name  string
+		batch int
+		into  *rounds
+	}{{"single", 1, &b.single}, {"batch", b.o.batch, &b.batched}}
+	if r%2 == 1 {
+		steps[0], steps[1] = steps[1], steps[0]
+	}
+	for _, s := range steps {
+		tenant := fmt.Sprintf("reg-%s-r%d", s.name, r)
+		if err := b.api.createTenant(tenant); err != nil {
+			return err
+		}
+		res := b.api.registrations(ctx, tenant, b.o.regWriters, s.batch, b.o.d, b.deck)
+		progress("round %d register %2d clients, %4d cards a request: %6.0f cards/s", r+1, b.o.regWriters, s.batch, res.rate(kindRegister))
+		s.into.add(res)
+		if err := b.api.deleteTenant(tenant); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
 }
 
 func (b *bench) runBaseline(ctx context.Context, p phase, r int) error {

@@ -56,6 +56,18 @@ func (b *bench) report(out io.Writer) {
 		fmt.Fprintf(out, "failed   %10d\n", f.errs)
 	}
 
+	if o.batch > 0 {
+		fmt.Fprintf(out, "\nregistration: %d clients registering new cards in a tenant with no index, %d x %s\n", o.regWriters, o.rounds, o.d)
+		fmt.Fprintf(out, "%-16s %10s %9s %9s %-13s %s\n", "cards a request", "cards/s", "p50", "p99", "(rounds)", "errors")
+		for _, r := range []struct {
+			n int
+			r *rounds
+		}{{1, &b.single}, {o.batch, &b.batched}} {
+			l := r.r.all.latencies(kindRegister)
+			fmt.Fprintf(out, "%-16d %10.0f %9s %9s %-13s %d\n", r.n, r.r.all.rate(kindRegister), ms(pct(l, 50)), ms(pct(l, 99)), rateRange(r.r.rates), r.r.all.errs)
+		}
+	}
+
 	fmt.Fprintf(out, "\n%-58s %9s %8s\n", "goal (issue 11)", "measured", "goal")
 	throughputNote := ""
 	if o.dialect == "mysql" {
@@ -74,6 +86,13 @@ func (b *bench) report(out io.Writer) {
 		f := &b.floor.all
 		w, s = pct(f.latencies(kindPatch), 99), pct(f.latencies(kindSearch), 99)
 		fmt.Fprintf(out, "  %-56s %9.2f %8s  (%s / %s)\n", "the same, writes by the baseline", float64(w)/float64(s), "", ms(w), ms(s))
+	}
+	if o.batch > 0 {
+		var ratio float64
+		if single := b.single.all.rate(kindRegister); single > 0 {
+			ratio = b.batched.all.rate(kindRegister) / single
+		}
+		goal(out, fmt.Sprintf("register, %d clients: cards/s batch of %d / one a request", o.regWriters, o.batch), ratio, ">=", 5, fmt.Sprintf(" (rounds %s)", roundRange(b.batched.rates, b.single.rates)))
 	}
 	if slices.Contains(o.writers, 1) {
 		l := pct(b.server[phase{1, true}].all.latencies(kindRegister, kindPatch), 50)
@@ -113,6 +132,14 @@ func roundRange(server, base []float64) string {
 	return fmt.Sprintf("(%.2f-%.2f)", slices.Min(rs), slices.Max(rs))
 }
 
+// rateRange is the lowest and highest rate of a single round.
+func rateRange(rates []float64) string {
+	if len(rates) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("(%.0f-%.0f)", slices.Min(rates), slices.Max(rates))
+}
+
 // goal prints one goal line: what, the measure, the goal, and whether it is met.
 func goal(out io.Writer, what string, v float64, op string, limit float64, note string) {
 	met := v <= limit
@@ -139,6 +166,14 @@ func (b *bench) failures() error {
 					lines = append(lines, fmt.Sprintf("%s, %d writers, index %s: %d failed, first: %s", side.name, n, phase{n, loaded}.index(), r.all.errs, r.all.firstErr))
 				}
 			}
+		}
+	}
+	for _, r := range []struct {
+		name string
+		r    *rounds
+	}{{"register one a request", &b.single}, {"register in batches", &b.batched}} {
+		if r.r.all.errs > 0 {
+			lines = append(lines, fmt.Sprintf("%s: %d failed, first: %s", r.name, r.r.all.errs, r.r.all.firstErr))
 		}
 	}
 	if m := b.mixed.all; m.errs > 0 {
