@@ -37,18 +37,10 @@ func TestKillKeepsDelegations(t *testing.T) {
 	}
 	bin := binary(t)
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
-		env := append(cleanEnv(),
-			"AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0",
+		env := crashEnv(t, dialect,
 			"AGENTCARDS_OUTBOUND_ALLOW=127.0.0.1/32",
 			"AGENTCARDS_DELEGATION_RATE_PER_SECOND=0", // no limit: the load is the point
-			"AGENTCARDS_LOG_LEVEL=warn",
 		)
-		if dialect != migrations.SQLite {
-			// A schema (Postgres) or database (MySQL) of its own, which serve migrates.
-			_, dsn := storagetest.EmptyDatabase(t, dialect)
-			env = append(env, "AGENTCARDS_DATABASE_DRIVER="+dialect, "AGENTCARDS_DATABASE_DSN="+dsn)
-		}
-		// SQLite: the default, a file in the data directory under work.
 		work := t.TempDir()
 		agent := newRecordingAgent(t)
 
@@ -111,6 +103,22 @@ func TestKillKeepsDelegations(t *testing.T) {
 		t.Logf("%d kills: the agent received %d delegations (%d were still open when the server died), %d were answered, %d are recorded",
 			crashKills, len(seen), open, len(answered.all()), len(stored))
 	})
+}
+
+// crashEnv is the environment of a server a kill test starts on dialect, with extra settings:
+// loopback ports, warnings only, and on Postgres or MySQL a schema (database) of its own, which
+// serve migrates. SQLite is the default, a file in the data directory under the server's work
+// directory.
+func crashEnv(t *testing.T, dialect string, extra ...string) []string {
+	env := append(cleanEnv(),
+		"AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0",
+		"AGENTCARDS_LOG_LEVEL=warn",
+	)
+	if dialect != migrations.SQLite {
+		_, dsn := storagetest.EmptyDatabase(t, dialect)
+		env = append(env, "AGENTCARDS_DATABASE_DRIVER="+dialect, "AGENTCARDS_DATABASE_DSN="+dsn)
+	}
+	return append(env, extra...)
 }
 
 // recordingAgent is a loopback agent that notes the delegation id of every task it receives,
