@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
 	"github.com/agentcards/agentcards/migrations"
@@ -66,7 +68,10 @@ func (db *DB) commit(ctx context.Context, inTx bool, fn func(tx *gorm.DB) error)
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), groupTimeout)
 		defer cancel()
 		if inTx {
-			return db.writer.WithContext(wctx).Transaction(fn)
+			// The server rolled a deadlocked transaction back whole (MySQL's InnoDB picks one
+			// of two writers of the same rows, say concurrent replaces of one card): it runs
+			// again, as the error asks.
+			return retryDeadlocks(wctx, func() error { return db.writer.WithContext(wctx).Transaction(fn) })
 		}
 		return fn(db.writer.WithContext(wctx))
 	}
@@ -178,4 +183,29 @@ func alone(tx *gorm.DB, fn func(tx *gorm.DB) error) error {
 		return errBatch{err}
 	}
 	return nil
+}
+
+// retryDeadlocks runs fn again, up to three times, while it fails on a deadlock.
+func retryDeadlocks(ctx context.Context, fn func() error) error {
+	for try := 0; ; try++ {
+		err := fn()
+		if err == nil || try == 3 || !deadlocked(err) {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(try+1) * 20 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// deadlocked reports whether err is a transaction the server rolled back to break a deadlock.
+func deadlocked(err error) bool {
+	var my *gomysql.MySQLError
+	if errors.As(err, &my) && my.Number == 1213 {
+		return true
+	}
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40P01" || pg.Code == "40001")
 }

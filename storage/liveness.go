@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,9 +11,6 @@ import (
 	"unicode/utf8"
 
 	"gorm.io/gorm"
-
-	gomysql "github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/migrations"
@@ -61,27 +57,25 @@ func (s *LivenessStore) SaveBeats(ctx context.Context, beats []liveness.Record) 
 	// In key order, as claims and probe results lock rows, and again after a deadlock.
 	beats = slices.Clone(beats)
 	slices.SortFunc(beats, func(a, b liveness.Record) int { return byKey(a.Tenant, a.AgentID, b.Tenant, b.AgentID) })
-	err := retryDeadlocks(ctx, func() error {
-		return s.db.transact(ctx, func(tx *gorm.DB) error {
-			for start := 0; start < len(beats); start += beatsPerStatement {
-				chunk := beats[start:min(len(beats), start+beatsPerStatement)]
-				var q strings.Builder
-				q.WriteString("INSERT INTO card_liveness (tenant_id, agent_id, card_id, seen_at, updated_at) VALUES ")
-				args := make([]any, 0, 5*len(chunk))
-				for i, b := range chunk {
-					if i > 0 {
-						q.WriteString(", ")
-					}
-					q.WriteString("(?, ?, ?, ?, ?)")
-					args = append(args, string(b.Tenant), b.AgentID, b.CardID, utc(b.SeenAt), utc(b.UpdatedAt))
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		for start := 0; start < len(beats); start += beatsPerStatement {
+			chunk := beats[start:min(len(beats), start+beatsPerStatement)]
+			var q strings.Builder
+			q.WriteString("INSERT INTO card_liveness (tenant_id, agent_id, card_id, seen_at, updated_at) VALUES ")
+			args := make([]any, 0, 5*len(chunk))
+			for i, b := range chunk {
+				if i > 0 {
+					q.WriteString(", ")
 				}
-				q.WriteString(tail)
-				if err := tx.Exec(q.String(), args...).Error; err != nil {
-					return err
-				}
+				q.WriteString("(?, ?, ?, ?, ?)")
+				args = append(args, string(b.Tenant), b.AgentID, b.CardID, utc(b.SeenAt), utc(b.UpdatedAt))
 			}
-			return nil
-		})
+			q.WriteString(tail)
+			if err := tx.Exec(q.String(), args...).Error; err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("save heartbeats: %w", err)
@@ -194,43 +188,18 @@ func (s *LivenessStore) claim(ctx context.Context, kind, owner string, tenant te
 	}
 	ownerCol, untilCol := kind+"_owner", kind+"_until"
 	var got []string
-	// Replicas claiming the same rows at once can deadlock: the loser tries again, and then
-	// finds the rows claimed.
-	err := retryDeadlocks(ctx, func() error { return s.claimOnce(ctx, ownerCol, untilCol, owner, tenant, cs, now, until, &got) })
+	// Replicas claiming the same rows at once can deadlock: the loser's transaction runs again
+	// (see DB.commit), and then finds the rows claimed.
+	err := s.claimOnce(ctx, ownerCol, untilCol, owner, tenant, cs, now, until, &got)
 	if err != nil {
 		return nil, fmt.Errorf("claim %ss of tenant %q: %w", kind, tenant, err)
 	}
 	return got, nil
 }
 
-// retryDeadlocks runs fn again, up to three times, while it fails on a deadlock.
-func retryDeadlocks(ctx context.Context, fn func() error) error {
-	for try := 0; ; try++ {
-		err := fn()
-		if err == nil || try == 3 || !deadlocked(err) {
-			return err
-		}
-		select {
-		case <-time.After(time.Duration(try+1) * 20 * time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
 // byKey orders rows by their key (tenant, agent), the order claims lock them in.
 func byKey(ta tenants.ID, a string, tb tenants.ID, b string) int {
 	return cmp.Or(strings.Compare(string(ta), string(tb)), strings.Compare(a, b))
-}
-
-// deadlocked reports whether err is a transaction the server rolled back to break a deadlock.
-func deadlocked(err error) bool {
-	var my *gomysql.MySQLError
-	if errors.As(err, &my) && my.Number == 1213 {
-		return true
-	}
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && (pg.Code == "40P01" || pg.Code == "40001")
 }
 
 func (s *LivenessStore) claimOnce(ctx context.Context, ownerCol, untilCol, owner string, tenant tenants.ID, cs []liveness.Candidate, now, until time.Time, out *[]string) error {
@@ -310,27 +279,25 @@ func (s *LivenessStore) SaveProbes(ctx context.Context, results []liveness.Probe
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b liveness.ProbeResult) int { return byKey(a.Tenant, a.AgentID, b.Tenant, b.AgentID) })
 	written := utc(at)
-	err := retryDeadlocks(ctx, func() error {
-		return s.db.transact(ctx, func(tx *gorm.DB) error {
-			for _, r := range results {
-				checked := utc(r.At)
-				var probed, down any
-				fails := 0
-				if r.OK {
-					probed = checked
-				} else {
-					fails = 1
-					if failures <= 1 {
-						down = checked
-					}
-				}
-				if err := tx.Exec(stmt, string(r.Tenant), r.AgentID, r.CardID, checked, probed, down, fails, r.LatencyMs,
-					truncateRunes(r.Error, 300), written, string(r.Tenant), r.AgentID, r.CardID, failures).Error; err != nil {
-					return err
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		for _, r := range results {
+			checked := utc(r.At)
+			var probed, down any
+			fails := 0
+			if r.OK {
+				probed = checked
+			} else {
+				fails = 1
+				if failures <= 1 {
+					down = checked
 				}
 			}
-			return nil
-		})
+			if err := tx.Exec(stmt, string(r.Tenant), r.AgentID, r.CardID, checked, probed, down, fails, r.LatencyMs,
+				truncateRunes(r.Error, 300), written, string(r.Tenant), r.AgentID, r.CardID, failures).Error; err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("save probes: %w", err)
