@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"sync"
@@ -22,8 +23,10 @@ import (
 // indistinguishable from a missing one. Each write also appends to the change feed in the same
 // transaction.
 type Store interface {
-	// Create inserts a new card; ErrExists if the agent already has one.
-	Create(ctx context.Context, tenant tenants.ID, c Card) error
+	// Create inserts a new card; ErrExists if the agent already has one. It returns the card's
+	// revision: 1 for an agent id never used, else one past the last revision of the agent's
+	// deleted card, so that an agent id's revisions (its ETags) never repeat.
+	Create(ctx context.Context, tenant tenants.ID, c Card) (int64, error)
 	Get(ctx context.Context, tenant tenants.ID, agentID string) (Card, error)
 	// Replace overwrites the card if its stored revision is still prev: ErrStale if it is not,
 	// ErrNotFound if there is no card. c.Revision is the new revision.
@@ -33,7 +36,8 @@ type Store interface {
 	// IDs returns the agent ids of the tenant's cards in ascending byte order.
 	IDs(ctx context.Context, tenant tenants.ID) ([]string, error)
 	// CreateMany inserts new cards in one transaction, all or none; ErrExists names the first
-	// card (by its index) whose agent already has one. Each comes with its stored document.
+	// card (by its index) whose agent already has one. Each comes with its stored document, and
+	// is given its revision as Create gives it.
 	CreateMany(ctx context.Context, tenant tenants.ID, cs []Prepared) error
 	// GetMany returns the cards of the given agents that exist, in the order of ids.
 	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error)
@@ -316,14 +320,16 @@ func sameContent(a, b Card) bool {
 	return x != nil && y != nil && reflect.DeepEqual(x, y)
 }
 
-// create stores a validated card as the first revision of a new one.
+// create stores a validated card as a new one, at the revision the store gives it.
 func (s *Service) create(ctx context.Context, tenant tenants.ID, c Card) (Card, error) {
 	now := s.now()
-	c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
+	c.ID, c.CreatedAt, c.UpdatedAt = s.newID(), now, now
 	started := time.Now()
-	if err := s.Store.Create(ctx, tenant, c); err != nil {
+	rev, err := s.Store.Create(ctx, tenant, c)
+	if err != nil {
 		return Card{}, err
 	}
+	c.Revision = rev
 	s.applyWritten(ctx, tenant, started, c)
 	return c, nil
 }
@@ -448,7 +454,7 @@ func (s *Service) prepareBatch(ctx context.Context, tenant tenants.ID, body []by
 		if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(c.AgentID), authz.ActCardsWrite); err != nil {
 			return nil, at(i, err)
 		}
-		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
+		c.ID, c.CreatedAt, c.UpdatedAt = s.newID(), now, now
 		ps[i].Card = c
 	}
 	return ps, nil
@@ -485,8 +491,31 @@ func decodeEach(docs []json.RawMessage, ps []Prepared, errs []error) {
 	wg.Wait()
 }
 
-// maxAttempts bounds the retries of an unconditional write that lost a race to another writer.
-const maxAttempts = 8
+// maxAttempts bounds the retries of a write that lost a race to another writer.
+const maxAttempts = 16
+
+// retryPause waits before attempt (from 1) of a write that lost the race to another writer: a
+// random pause up to 1, 2, 4 ... 32 ms, so that writers of one card that keep colliding spread
+// out. It reports false if ctx ended.
+func retryPause(ctx context.Context, attempt int) bool {
+	if attempt == 0 {
+		return true
+	}
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt-1, 5))))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// contended is the answer to a write that lost the race to other writers of the card
+// maxAttempts times: nothing was written.
+func contended(agentID string) error {
+	return fault.Errorf(fault.Conflict, "card %q changed under %d attempts to write it, each time by another writer: nothing was written; try again", agentID, maxAttempts)
+}
 
 // Put creates or replaces the card of agentID. It reports whether the card was created.
 func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, body []byte, pre Precondition) (Card, bool, error) {
@@ -514,6 +543,9 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		return Card{}, false, err
 	}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if !retryPause(ctx, attempt) {
+			return Card{}, false, ctx.Err()
+		}
 		cur, err := s.Store.Get(ctx, tenant, agentID)
 		exists := err == nil
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -524,11 +556,11 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		}
 		now := s.now()
 		if !exists {
-			c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = s.newID(), 1, now, now
+			c.ID, c.CreatedAt, c.UpdatedAt = s.newID(), now, now
 			started := time.Now()
-			err = s.Store.Create(ctx, tenant, c)
+			c.Revision, err = s.Store.Create(ctx, tenant, c)
 			if errors.Is(err, ErrExists) {
-				continue // created meanwhile: replace it on the next attempt
+				continue // created meanwhile: read it again, and replace it if the precondition holds
 			}
 			if err != nil {
 				return Card{}, false, err
@@ -542,9 +574,8 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		started := time.Now()
 		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
-			if pre.conditional() {
-				return Card{}, false, fault.Errorf(fault.Stale, "card %q changed meanwhile: revision does not match", agentID)
-			}
+			// Changed since it was read: read it again and check the precondition on what is
+			// there now, so that the write takes effect, or is refused, on one state of the card.
 			continue
 		}
 		if err != nil {
@@ -553,7 +584,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		s.applyWritten(ctx, tenant, started, c)
 		return c, false, nil
 	}
-	return Card{}, false, fault.Errorf(fault.Stale, "card %q changed under %d attempts to write it: revision does not match", agentID, maxAttempts)
+	return Card{}, false, contended(agentID)
 }
 
 // Patch applies a JSON merge patch (RFC 7396) to the card: only the fields sent change.
@@ -569,6 +600,9 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		return Card{}, err
 	}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if !retryPause(ctx, attempt) {
+			return Card{}, ctx.Err()
+		}
 		cur, err := s.Store.Get(ctx, tenant, agentID)
 		if err != nil {
 			return Card{}, err
@@ -599,8 +633,8 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		keepImport(cur, &c)
 		started := time.Now()
 		err = s.Store.Replace(ctx, tenant, c, cur.Revision)
-		if errors.Is(err, ErrStale) && !pre.conditional() {
-			continue
+		if errors.Is(err, ErrStale) {
+			continue // changed since it was read: read it again and check the precondition anew
 		}
 		if err != nil {
 			return Card{}, err
@@ -608,7 +642,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		s.applyWritten(ctx, tenant, started, c)
 		return c, nil
 	}
-	return Card{}, fault.Errorf(fault.Stale, "card %q changed under %d attempts to patch it: revision does not match", agentID, maxAttempts)
+	return Card{}, contended(agentID)
 }
 
 // Get returns one card.

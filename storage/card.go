@@ -68,26 +68,35 @@ func (r cardRow) card() (cards.Card, error) {
 }
 
 // Create inserts a new card: cards.ErrExists if the agent already has one in the tenant,
-// tenants.ErrNotFound if the tenant does not exist.
-func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card) error {
+// tenants.ErrNotFound if the tenant does not exist. It returns the card's revision: 1, or one
+// past the last revision of the agent's deleted card (see tombstone.go); c.Revision is ignored.
+func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card) (int64, error) {
 	row, err := newCardRow(tenant, c)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	now := utc(s.db.writer.NowFunc())
-	insert := s.db.prepare("INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-	args := []any{row.TenantID, row.AgentID, row.ID, row.Name, row.Revision, row.Doc, row.CreatedAt, row.UpdatedAt}
 	if s.db.dialect == migrations.Postgres {
-		// One statement, in autocommit: the row, its feed entry and the notification, in one
-		// round trip instead of five (BEGIN, two inserts, NOTIFY, COMMIT).
+		// One statement, in autocommit: the tombstone row locked, the row, its feed entry and the
+		// notification, in one round trip instead of six (BEGIN, three statements, NOTIFY, COMMIT).
 		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
-			_, err := s.db.prepare(pgWithChange("INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) "+
-				"VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING tenant_id, agent_id, revision", opCreate)).exec(tx, append(args, now)...)
-			return err
+			write := "INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) " +
+				"SELECT ?, ?, ?, ?, t.revision + 1, ?, ?, ? FROM t RETURNING tenant_id, agent_id, revision"
+			q := "WITH t AS (" + tombstoneRows(1) + s.db.tombstoneKeep() + " RETURNING revision), " +
+				strings.TrimPrefix(pgWithChange(write, opCreate), "WITH ")
+			return s.db.prepare(q).each(tx, func(rs *sql.Rows) error { return rs.Scan(&row.Revision, new(any)) },
+				row.TenantID, row.AgentID, row.TenantID, row.AgentID, row.ID, row.Name, row.Doc, row.CreatedAt, row.UpdatedAt, now)
 		})
 	} else {
 		err = s.db.transact(ctx, func(tx *gorm.DB) error {
-			if _, err := insert.exec(tx, args...); err != nil {
+			last, err := s.db.lastRevisions(tx, row.TenantID, []string{row.AgentID})
+			if err != nil {
+				return err
+			}
+			row.Revision = last[row.AgentID] + 1
+			_, err = s.db.prepare("INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").
+				exec(tx, row.TenantID, row.AgentID, row.ID, row.Name, row.Revision, row.Doc, row.CreatedAt, row.UpdatedAt)
+			if err != nil {
 				return err
 			}
 			return appendChangeAt(tx, s.db, row.TenantID, row.AgentID, opCreate, row.Revision, now)
@@ -95,29 +104,30 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 	}
 	switch {
 	case errors.Is(err, gorm.ErrDuplicatedKey):
-		return fault.Errorf(fault.Conflict, "card %q: already exists", c.AgentID)
+		return 0, fault.Errorf(fault.Conflict, "card %q: already exists", c.AgentID)
 	case errors.Is(err, gorm.ErrForeignKeyViolated):
-		return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
+		return 0, fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
 	case err != nil:
-		return fmt.Errorf("create card %q: %w", c.AgentID, err)
+		return 0, fmt.Errorf("create card %q: %w", c.AgentID, err)
 	}
-	return nil
+	return row.Revision, nil
 }
 
 // pgWithChange wraps write, a Postgres INSERT or UPDATE of one card returning its tenant_id,
 // agent_id and revision, into one statement that also appends the change-feed entry (op, with
 // changed_at the statement's last parameter) and notifies it, naming the entry (see
-// notifyEntry). The statement writes nothing to the feed when write touched no row.
+// notifyEntry), answering the entry's revision. The statement writes nothing to the feed when
+// write touched no row.
 func pgWithChange(write, op string) string {
 	return "WITH w AS (" + write + "), " +
 		"f AS (INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) SELECT tenant_id, agent_id, '" + op + "', revision, ? FROM w " +
 		"RETURNING tenant_id, seq, op, revision, agent_id) " +
-		"SELECT pg_notify('" + notifyChannel + "', current_schema() || ' ' || tenant_id || ' ' || seq || ' ' || op || ' ' || revision || ' ' || agent_id) FROM f"
+		"SELECT revision, pg_notify('" + notifyChannel + "', current_schema() || ' ' || tenant_id || ' ' || seq || ' ' || op || ' ' || revision || ' ' || agent_id) FROM f"
 }
 
 // CreateMany inserts new cards in one transaction, all or none, with their change-feed entries
-// written together at its end. A card whose agent already has one makes it fail naming that
-// card (its index in cs), as cards.ErrExists.
+// written together at its end, and sets each card's Revision as Create gives it. A card whose
+// agent already has one makes it fail naming that card (its index in cs), as cards.ErrExists.
 func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []cards.Prepared) error {
 	// The rows go in as multi-row INSERTs of plain SQL (see insertRows), not through GORM's
 	// CreateInBatches, which reflected over every row; the documents are stored as validation
@@ -138,6 +148,14 @@ func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []card
 		if len(taken) > 0 {
 			first := slices.MinFunc(taken, func(a, b string) int { return at[a] - at[b] })
 			return fault.Errorf(fault.Conflict, "cards[%d]: card %q already exists", at[first], first)
+		}
+		last, err := s.db.lastRevisions(tx, string(tenant), ids)
+		if err != nil {
+			return err
+		}
+		for i := range cs {
+			cs[i].Card.Revision = last[ids[i]] + 1
+			values[i*len(insertCards.columns)+revisionColumn] = cs[i].Card.Revision
 		}
 		if err := s.db.insertRows(tx, insertCards, values, func(i int) int { return sizes[i] }); err != nil {
 			return err
@@ -270,6 +288,9 @@ func wrapReplace(agentID string, err error) error {
 // Delete removes the card if its revision is rev, or whatever its revision when rev is 0.
 func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID string, rev int64) error {
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
+		if err := s.db.lockTombstone(tx, string(tenant), agentID); err != nil {
+			return fmt.Errorf("delete card %q: %w", agentID, err)
+		}
 		cur, err := currentRevision(tx.Clauses(clause.Locking{Strength: "UPDATE"}), string(tenant), agentID)
 		if err != nil {
 			return err
@@ -293,6 +314,10 @@ func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID strin
 		// So does its liveness, which a card created again under this id must earn afresh.
 		if err := deleteLiveness(tx, string(tenant), agentID); err != nil {
 			return fmt.Errorf("delete the liveness of card %q: %w", agentID, err)
+		}
+		// A card created again under this id goes on from its last revision.
+		if err := s.db.bury(tx, string(tenant), agentID, cur); err != nil {
+			return fmt.Errorf("delete card %q: %w", agentID, err)
 		}
 		return appendChange(tx, string(tenant), agentID, opDelete, cur)
 	})

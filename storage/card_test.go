@@ -40,7 +40,7 @@ func TestCardCreateGet(t *testing.T) {
 
 		// A second card for the same agent is refused: TranslateError turned the driver's
 		// unique violation into gorm.ErrDuplicatedKey, which the store maps.
-		if err := s.Create(ctx, "acme", newCard("agt_1", 1)); !errors.Is(err, cards.ErrExists) {
+		if _, err := s.Create(ctx, "acme", newCard("agt_1", 1)); !errors.Is(err, cards.ErrExists) {
 			t.Errorf("duplicate Create = %v, want ErrExists", err)
 		}
 		if _, err := s.Get(ctx, "acme", "agt_missing"); !errors.Is(err, cards.ErrNotFound) {
@@ -48,7 +48,7 @@ func TestCardCreateGet(t *testing.T) {
 		}
 		// The foreign key refuses a card of a tenant that does not exist.
 		// Not-found is one kind for tenants and cards: the message says the tenant is missing.
-		if err := s.Create(ctx, "nope", newCard("agt_1", 1)); !errors.Is(err, tenants.ErrNotFound) || fault.MessageOf(err) != `tenant "nope": not found` {
+		if _, err := s.Create(ctx, "nope", newCard("agt_1", 1)); !errors.Is(err, tenants.ErrNotFound) || fault.MessageOf(err) != `tenant "nope": not found` {
 			t.Errorf("Create in a missing tenant = %v, want tenants.ErrNotFound", err)
 		}
 	})
@@ -119,11 +119,81 @@ func TestCardReplaceRefusesRecreatedCard(t *testing.T) {
 			t.Fatalf("Replace of the first card over the second = %v, want ErrStale", err)
 		}
 		got, err := s.Get(ctx, "acme", "agt")
-		if err != nil || got.ID != second.ID || got.Revision != 1 || got.Name != "Second" {
+		// The second card goes on from the first's revision (1), so the revision alone tells
+		// them apart too; the id check stands all the same.
+		if err != nil || got.ID != second.ID || got.Revision != 2 || got.Name != "Second" {
 			t.Fatalf("after the refused Replace: %+v, %v", got, err)
 		}
 		if after, err := s.LastSeq(ctx, "acme"); err != nil || after != before {
 			t.Fatalf("the change feed moved from %d to %d (%v)", before, after, err)
+		}
+	})
+}
+
+// TestCardRevisionsNeverRepeat: a card registered again under an agent id whose card was
+// deleted goes on from the deleted card's last revision, alone or in a batch, and a deleted
+// tenant takes its tombstones with it.
+func TestCardRevisionsNeverRepeat(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		ctx := context.Background()
+		s := storage.NewCardStore(db)
+		newTenant(t, db, "acme")
+		create := func(id string) int64 {
+			t.Helper()
+			rev, err := s.Create(ctx, "acme", newCard(id, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rev
+		}
+		if rev := create("agt"); rev != 1 {
+			t.Fatalf("a new agent id's card: revision %d, want 1", rev)
+		}
+		c, err := s.Get(ctx, "acme", "agt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := int64(2); r <= 3; r++ {
+			c.Revision = r
+			if err := s.Replace(ctx, "acme", c, r-1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Delete(ctx, "acme", "agt", 0); err != nil {
+			t.Fatal(err)
+		}
+		if rev := create("agt"); rev != 4 {
+			t.Fatalf("registered again after revision 3 was deleted: revision %d, want 4", rev)
+		}
+		if got, err := s.Get(ctx, "acme", "agt"); err != nil || got.Revision != 4 {
+			t.Fatalf("stored at %d (%v), want 4", got.Revision, err)
+		}
+		if err := s.Delete(ctx, "acme", "agt", 4); err != nil {
+			t.Fatal(err)
+		}
+		create("other")
+		if err := s.Delete(ctx, "acme", "other", 0); err != nil {
+			t.Fatal(err)
+		}
+		batch := prepared(t, newCard("new", 1), newCard("agt", 1), newCard("other", 1))
+		if err := s.CreateMany(ctx, "acme", batch); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []int64{1, 5, 2} {
+			got, err := s.Get(ctx, "acme", batch[i].Card.AgentID)
+			if err != nil || got.Revision != want || batch[i].Card.Revision != want {
+				t.Errorf("batch card %s: stored at %d (%v), given %d; want %d", batch[i].Card.AgentID, got.Revision, err, batch[i].Card.Revision, want)
+			}
+		}
+		// A tenant deleted and created again starts afresh.
+		if err := storage.NewTenantStore(db).Delete(ctx, "acme"); err != nil {
+			t.Fatal(err)
+		}
+		newTenant(t, db, "acme")
+		if rev := create("agt"); rev != 1 {
+			t.Fatalf("in a tenant created again: revision %d, want 1", rev)
 		}
 	})
 }
@@ -135,13 +205,13 @@ func TestCardDelete(t *testing.T) {
 		ctx := context.Background()
 		s := storage.NewCardStore(db)
 		newTenant(t, db, "acme")
-		mustCreate(t, s, "acme", newCard("agt_1", 3))
+		mustCreate(t, s, "acme", newCard("agt_1", 1))
 		mustCreate(t, s, "acme", newCard("agt_2", 1))
 
 		if err := s.Delete(ctx, "acme", "agt_1", 2); !errors.Is(err, cards.ErrStale) {
 			t.Errorf("Delete with a stale revision = %v, want ErrStale", err)
 		}
-		if err := s.Delete(ctx, "acme", "agt_1", 3); err != nil {
+		if err := s.Delete(ctx, "acme", "agt_1", 1); err != nil {
 			t.Errorf("Delete with the right revision: %v", err)
 		}
 		if err := s.Delete(ctx, "acme", "agt_2", 0); err != nil {
@@ -268,7 +338,7 @@ func TestCardChangeFeed(t *testing.T) {
 		}
 		// Failed writes record nothing.
 		_ = s.Replace(ctx, "acme", newCard("agt_1", 9), 1)
-		_ = s.Create(ctx, "acme", newCard("agt_1", 1))
+		_, _ = s.Create(ctx, "acme", newCard("agt_1", 1))
 		if err := s.Delete(ctx, "acme", "agt_1", 0); err != nil {
 			t.Fatal(err)
 		}

@@ -35,12 +35,12 @@ func TestCardWritesGrouped(t *testing.T) {
 	var returned atomic.Int32
 	errs := make([]error, 6)
 	writes := []func() error{
-		func() error { return s.Create(ctx, "acme", newCard("agt_new", 1)) },   // commits
-		func() error { return s.Create(ctx, "acme", newCard("agt_1", 1)) },     // exists
-		func() error { return s.Replace(ctx, "acme", newCard("agt_2", 2), 1) }, // commits
-		func() error { return s.Replace(ctx, "acme", newCard("agt_3", 3), 2) }, // stale
-		func() error { return s.Delete(ctx, "acme", "agt_4", 0) },              // commits
-		func() error { return s.Delete(ctx, "acme", "agt_missing", 0) },        // not found
+		func() error { _, err := s.Create(ctx, "acme", newCard("agt_new", 1)); return err }, // commits
+		func() error { _, err := s.Create(ctx, "acme", newCard("agt_1", 1)); return err },   // exists
+		func() error { return s.Replace(ctx, "acme", newCard("agt_2", 2), 1) },              // commits
+		func() error { return s.Replace(ctx, "acme", newCard("agt_3", 3), 2) },              // stale
+		func() error { return s.Delete(ctx, "acme", "agt_4", 0) },                           // commits
+		func() error { return s.Delete(ctx, "acme", "agt_missing", 0) },                     // not found
 	}
 	var wg sync.WaitGroup
 	for i, w := range writes {

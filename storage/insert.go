@@ -39,6 +39,9 @@ var (
 		columns: []string{"tenant_id", "agent_id", "op", "revision", "changed_at"}}
 )
 
+// revisionColumn is the place of the revision in a row of insertCards.
+const revisionColumn = 4
+
 // text returns the statement that inserts rows rows.
 func (ins *rowsInsert) text(rows int) string {
 	if t, ok := ins.texts.Load(rows); ok {
@@ -86,22 +89,31 @@ func bytesOf(size func(i int) int, from, to int) int {
 	return sum
 }
 
-// each runs the query on tx (a transaction's connection) and calls scan on each row it returns.
+// each runs the query on tx (a transaction's connection, or the writing pool in autocommit) and
+// calls scan on each row it returns.
 func (p *prepared) each(tx *gorm.DB, scan func(*sql.Rows) error, args ...any) error {
 	ctx := tx.Statement.Context
-	pool, ok := tx.Statement.ConnPool.(*sql.Tx)
-	if !ok {
-		return fmt.Errorf("storage: prepared query on a %T, not a transaction", tx.Statement.ConnPool)
-	}
 	var rs *sql.Rows
 	var err error
-	if stmt := p.inTx(); stmt != nil {
-		txStmt := pool.StmtContext(ctx, stmt)
-		defer txStmt.Close()
-		rs, err = txStmt.QueryContext(ctx, args...)
-	} else {
-		rs, err = pool.QueryContext(ctx, rebind(p.db.dialect, p.query), args...)
+	switch pool := tx.Statement.ConnPool.(type) {
+	case *sql.Tx:
+		if stmt := p.inTx(); stmt != nil {
+			txStmt := pool.StmtContext(ctx, stmt)
+			defer txStmt.Close()
+			rs, err = txStmt.QueryContext(ctx, args...)
+		} else {
+			rs, err = pool.QueryContext(ctx, rebind(p.db.dialect, p.query), args...)
+		}
+	case *sql.DB: // autocommit, see grouped
+		stmt, perr := p.get(ctx, true)
+		if perr != nil {
+			return perr
+		}
+		rs, err = stmt.QueryContext(ctx, args...)
+	default:
+		return fmt.Errorf("storage: prepared query on a %T", pool)
 	}
+	err = p.db.translate(err)
 	if err != nil {
 		return err
 	}

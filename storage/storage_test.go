@@ -49,7 +49,7 @@ func newCard(agentID string, rev int64) cards.Card {
 
 func mustCreate(t *testing.T, s *storage.CardStore, tenant tenants.ID, c cards.Card) {
 	t.Helper()
-	if err := s.Create(context.Background(), tenant, c); err != nil {
+	if _, err := s.Create(context.Background(), tenant, c); err != nil {
 		t.Fatalf("create card %s in %s: %v", c.AgentID, tenant, err)
 	}
 }

@@ -163,6 +163,9 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 		if err := tx.Exec("DELETE FROM card_liveness WHERE tenant_id = ?", tenant).Error; err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
+		if err := tx.Exec("DELETE FROM card_tombstones WHERE tenant_id = ?", tenant).Error; err != nil {
+			return fmt.Errorf("delete tenant %q: %w", tenant, err)
+		}
 		if err := appendChange(tx, tenant, "", opPurge, 0); err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}

@@ -152,14 +152,20 @@ func TestCardRefresh(t *testing.T) {
 		during = func() { expect(t, e.do("DELETE", "/v1/tenants/acme/cards/geo", alice, nil), http.StatusNoContent) }
 		mu.Unlock()
 		refresh(map[string]any{"keys": keys}, http.StatusNotFound, "not_found")
-		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": url, "keys": keys}), http.StatusCreated)
+		r = e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": url, "keys": keys})
+		expect(t, r, http.StatusCreated)
+		var imported struct{ Revision int64 }
+		r.json(t, &imported)
+		if imported.Revision != 9 {
+			t.Errorf("imported again after revision 8 was deleted: revision %d, want 9", imported.Revision)
+		}
 
 		// A source that fails: fetch_failed, and nothing recorded.
 		serve(map[string]any{}, http.StatusInternalServerError)
 		refresh(nil, http.StatusBadGateway, "fetch_failed")
 		var card struct{ Revision int64 }
 		e.getCard("acme", "geo").json(t, &card)
-		if card.Revision != 1 {
+		if card.Revision != imported.Revision {
 			t.Errorf("a failed fetch wrote revision %d", card.Revision)
 		}
 

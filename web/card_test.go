@@ -345,3 +345,38 @@ func send(e *env, method, path, token, body string, headers ...string) (int, err
 	}
 	return res.StatusCode, nil
 }
+
+// TestETagsNeverRepeat: a card registered again under an agent id whose card was deleted goes on
+// from the deleted card's revision, so an ETag taken from the deleted card matches nothing: a
+// conditional GET answers the new card, and a conditional write made for the old one is refused.
+func TestETagsNeverRepeat(t *testing.T) {
+	forEachDialectAndIndex(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		base := "/v1/tenants/acme/cards"
+		expect(t, e.do("POST", base, alice, sampleCard("geo")), http.StatusCreated)
+		expect(t, e.do("PATCH", base+"/geo", alice, map[string]any{"description": "second"}, "If-Match", `"1"`), http.StatusOK)
+		expect(t, e.do("DELETE", base+"/geo", alice, nil), http.StatusNoContent)
+		for i, register := range []func() response{
+			func() response { return e.do("POST", base, alice, sampleCard("geo")) },
+			func() response { return e.do("PUT", base+"/geo", alice, sampleCard("geo")) },
+		} {
+			r := register()
+			expect(t, r, http.StatusCreated)
+			var c struct{ Revision int64 }
+			r.json(t, &c)
+			want := int64(3 + 2*i) // after 2, then after the PATCH below and the delete
+			if c.Revision != want || r.header.Get("ETag") != fmt.Sprintf(`"%d"`, want) {
+				t.Fatalf("registered again: revision %d, ETag %s; want %d", c.Revision, r.header.Get("ETag"), want)
+			}
+			for _, old := range []string{`"1"`, `"2"`} {
+				expect(t, e.do("GET", base+"/geo", alice, nil, "If-None-Match", old), http.StatusOK)
+				expect(t, e.do("PATCH", base+"/geo", alice, map[string]any{"description": "for the old card"}, "If-Match", old),
+					http.StatusPreconditionFailed, "precondition_failed")
+			}
+			expect(t, e.do("GET", base+"/geo", alice, nil, "If-None-Match", fmt.Sprintf(`"%d"`, want)), http.StatusNotModified)
+			expect(t, e.do("PATCH", base+"/geo", alice, map[string]any{"description": "new"}, "If-Match", fmt.Sprintf(`"%d"`, want)), http.StatusOK)
+			expect(t, e.do("DELETE", base+"/geo", alice, nil), http.StatusNoContent)
+		}
+	})
+}

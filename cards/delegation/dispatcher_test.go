@@ -70,7 +70,7 @@ func newDispatcherFixtureAt(t *testing.T, cfg delegation.Config, secrets delegat
 	card := cards.Card{AgentID: "agt1", Name: "Agent", Protocols: []string{"http"}, Endpoint: endpoint,
 		Capabilities: []cards.Capability{{Name: "review_pr"}}, Visibility: cards.VisibilityTenant,
 		ID: "5b0f7c1e-0000-4000-8000-000000000001", Revision: 1, CreatedAt: now, UpdatedAt: now}
-	if err := cardStore.Create(ctx, "acme", card); err != nil {
+	if _, err := cardStore.Create(ctx, "acme", card); err != nil {
 		t.Fatal(err)
 	}
 	keys := webtest.ServiceKeys(t)

@@ -47,7 +47,7 @@ func newServiceDispatcher(t *testing.T, cfg delegation.Config, deps serviceDeps)
 		card := cards.Card{AgentID: "agt1", Name: "Agent", Protocols: []string{"http"}, Endpoint: deps.endpoint,
 			Capabilities: []cards.Capability{{Name: "review_pr"}}, Visibility: cards.VisibilityTenant,
 			ID: fmt.Sprintf("5b0f7c1e-0000-4000-8000-%012d", 100+i), Revision: 1, CreatedAt: now, UpdatedAt: now}
-		if err := cardStore.Create(ctx, tenant, card); err != nil {
+		if _, err := cardStore.Create(ctx, tenant, card); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -222,7 +222,7 @@ func (f *feedModel) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Tim
 	return m, nil
 }
 
-func (f *feedModel) Create(context.Context, tenants.ID, cards.Card) error           { panic("unused") }
+func (f *feedModel) Create(context.Context, tenants.ID, cards.Card) (int64, error)  { panic("unused") }
 func (f *feedModel) CreateMany(context.Context, tenants.ID, []cards.Prepared) error { panic("unused") }
 func (f *feedModel) Get(context.Context, tenants.ID, string) (cards.Card, error)    { panic("unused") }
 func (f *feedModel) Replace(context.Context, tenants.ID, cards.Card, int64) error   { panic("unused") }

@@ -49,7 +49,7 @@ func TestPruneFeedLoop(t *testing.T) {
 			for agent, age := range ages {
 				c := cards.Card{AgentID: agent, Name: agent, Protocols: []string{"http"}, Capabilities: []cards.Capability{{Name: "review_pr"}},
 					Visibility: cards.VisibilityTenant, ID: "5b0f7c1e-0000-4000-8000-00000000000" + string(tenant), Revision: 1, CreatedAt: now, UpdatedAt: now}
-				if err := feed.Create(ctx, tenant, c); err != nil {
+				if _, err := feed.Create(ctx, tenant, c); err != nil {
 					t.Fatal(err)
 				}
 				setChangedAt(t, db, tenant, agent, now.Add(-age))
