@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/bench/internal/proc"
+	scratchdb "github.com/agentcards/agentcards/bench/internal/scratch"
 )
 
 // options are the flags.
@@ -69,7 +70,7 @@ func main() {
 		o.writers = append(o.writers, n)
 	}
 	if o.dsn == "" {
-		o.dsn = defaultDSN(o.dialect)
+		o.dsn = scratchdb.DefaultServer(o.dialect)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, o, os.Stdout)
@@ -77,23 +78,6 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-}
-
-// defaultDSN is the test server of the dialect, as the storage tests find it.
-func defaultDSN(dialect string) string {
-	switch dialect {
-	case "postgres":
-		if v := os.Getenv("AGENTCARDS_TEST_POSTGRES_DSN"); v != "" {
-			return v
-		}
-		return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	case "mysql":
-		if v := os.Getenv("AGENTCARDS_TEST_MYSQL_DSN"); v != "" {
-			return v
-		}
-		return "root@tcp(127.0.0.1:3306)/test"
-	}
-	return ""
 }
 
 // run sets up the database, the server and the baseline, runs the rounds and prints the report
@@ -113,12 +97,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 	defer func() {
-		if derr := db.drop(); derr != nil && err == nil {
+		if derr := db.Drop(); derr != nil && err == nil {
 			err = derr
 		}
 	}()
 	env := append(os.Environ(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL=warn",
-		"AGENTCARDS_DATABASE_DRIVER="+o.dialect, "AGENTCARDS_DATABASE_DSN="+db.dsn,
+		"AGENTCARDS_DATABASE_DRIVER="+o.dialect, "AGENTCARDS_DATABASE_DSN="+db.DSN,
 		"AGENTCARDS_AUTH_SECRET=writeload-bench-secret-0123456789abcdef")
 	srv, err := proc.Start(bin, work, env) // migrates the scratch database before it listens
 	if err != nil {

@@ -1,0 +1,180 @@
+// Command soak runs the real binary under mixed load for a long time (default 30 minutes) and
+// watches it for leaks: every -every (10 s) it scrapes the server's Prometheus endpoint for its
+// resident memory, Go heap in use, goroutines, open file descriptors and search index size, and
+// prints them on one line with the interval's request rate, latency and errors. At the end it
+// prints each series' trend over the run's second half (the first half is warm-up: caches,
+// indexes, pools): the least-squares slope per 10 minutes, the rise it makes over that half, the
+// noise (standard deviation of the residuals), and a verdict: "flat" when the rise is within 2x
+// the noise, else "GROWS". It exits 1 if any series grows. Not for CI: it takes the machine for
+// the whole run.
+//
+//	go run ./bench/soak -d 30m -every 10s -clients 32
+//
+// The load: -tenants tenants of -cards generated cards each, and closed-loop clients (each bound
+// to one tenant) sending free-text, capability, tag and paged searches, card GETs, PATCH and PUT
+// of the seeded cards, registrations and deletions of new cards (each client keeps at most a few,
+// so the card count stays bounded), heartbeats, and sync delegations to a loopback agent that
+// this tool serves (every card's endpoint is that agent, so nothing leaves the machine). Clients
+// act as tenant users, not as the platform admin, so every request goes through the policy
+// checks: an editor writes and sends heartbeats, an orchestrator searches, reads and delegates.
+//
+// SQLite (a temporary file) by default; -dialect postgres or mysql creates a schema (database)
+// of its own on the server named by -dsn, or AGENTCARDS_TEST_POSTGRES_DSN /
+// AGENTCARDS_TEST_MYSQL_DSN, and drops it at the end.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentcards/agentcards/bench/internal/proc"
+	"github.com/agentcards/agentcards/bench/internal/scratch"
+)
+
+// options are the flags.
+type options struct {
+	dialect, dsn   string
+	d, every       time.Duration
+	clients        int
+	tenants, cards int
+	delegationRate float64
+	keep           int
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.dialect, "dialect", "sqlite", "sqlite, postgres or mysql")
+	flag.StringVar(&o.dsn, "dsn", "", "Postgres or MySQL server to make a scratch schema on (default $AGENTCARDS_TEST_POSTGRES_DSN or $AGENTCARDS_TEST_MYSQL_DSN, else the local test server)")
+	flag.DurationVar(&o.d, "d", 30*time.Minute, "length of the load")
+	flag.DurationVar(&o.every, "every", 10*time.Second, "sampling interval")
+	flag.IntVar(&o.clients, "clients", 32, "closed-loop clients")
+	flag.IntVar(&o.tenants, "tenants", 2, "tenants")
+	flag.IntVar(&o.cards, "cards", 2000, "seeded cards per tenant")
+	flag.Float64Var(&o.delegationRate, "delegation-rate", 0, "the server's delegation.ratePerSecond (per tenant); 0 turns the limit off so that every delegation reaches the agent (429s, when limited, are expected answers)")
+	flag.IntVar(&o.keep, "keep", 8, "new cards each client keeps registered before it deletes its oldest")
+	flag.Parse()
+	if o.d < 2*o.every || o.every <= 0 || o.clients < 1 || o.tenants < 1 || o.cards < 1 || o.keep < 1 {
+		log.Fatal("want -d at least 2 x -every, and positive -every, -clients, -tenants, -cards, -keep")
+	}
+	if o.dsn == "" {
+		o.dsn = scratch.DefaultServer(o.dialect)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	grows, err := run(ctx, o, os.Stdout)
+	stop()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if grows {
+		os.Exit(1)
+	}
+}
+
+// run sets up the database, the agent and the server, seeds the tenants, runs the load while
+// sampling, and prints the samples and the trend to out. It reports whether a series grows.
+// Whatever happens, it stops the server and drops the scratch database.
+func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) {
+	work, err := os.MkdirTemp("", "agentcards-soak")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(work)
+	bin, err := proc.Build(work)
+	if err != nil {
+		return false, err
+	}
+	db, err := scratch.New(ctx, o.dialect, work, o.dsn, "soak")
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if derr := db.Drop(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	ag, err := startAgent()
+	if err != nil {
+		return false, err
+	}
+	defer ag.close()
+	// serve prints the metrics address after the API's, and proc.Start stops reading at the
+	// API's line: take a free loopback port here and give it to the server.
+	metricsAddr, err := freePort()
+	if err != nil {
+		return false, err
+	}
+	env := append(os.Environ(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR="+metricsAddr,
+		"AGENTCARDS_LOG_LEVEL=warn", "AGENTCARDS_DATABASE_DRIVER="+o.dialect, "AGENTCARDS_DATABASE_DSN="+db.DSN,
+		"AGENTCARDS_AUTH_SECRET=soak-bench-secret-0123456789abcdef0123",
+		"AGENTCARDS_OUTBOUND_ALLOW=127.0.0.1/32",
+		"AGENTCARDS_DELEGATION_RATE_PER_SECOND="+strconv.FormatFloat(o.delegationRate, 'f', -1, 64))
+	srv, err := proc.Start(bin, work, env) // migrates the scratch database before it listens
+	if err != nil {
+		return false, err
+	}
+	defer srv.Stop()
+	ttl := o.d + time.Hour // the tokens outlive the run
+	admin, err := mint(bin, work, env, ttl, "--subject", "bench", "--platform-admin")
+	if err != nil {
+		return false, err
+	}
+	a := &api{
+		client: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConns: 4 * o.clients, MaxIdleConnsPerHost: 4 * o.clients}},
+		base:   srv.Base,
+	}
+	fmt.Fprintf(out, "soak: %s, %d tenants x %d cards, %d clients, %s, a sample every %s; server pid %d, API %s, metrics http://%s/metrics, agent %s\n",
+		o.dialect, o.tenants, o.cards, o.clients, o.d, o.every, srv.Pid(), srv.Base, metricsAddr, ag.base)
+	ts := make([]*tenant, o.tenants)
+	for i := range ts {
+		t, err := setupTenant(a, bin, work, env, admin, ttl, i, o.cards, ag.base)
+		if err != nil {
+			return false, err
+		}
+		ts[i] = t
+	}
+	progress("seeded %d tenants of %d cards", o.tenants, o.cards)
+	sc := &scraper{client: &http.Client{Timeout: 5 * time.Second}, url: "http://" + metricsAddr + "/metrics", pid: srv.Pid()}
+	samples, err := soak(ctx, o, a, ts, sc, out)
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(out, "agent: %d tasks received\n", ag.calls.Load())
+	return report(out, samples), nil
+}
+
+// freePort returns a loopback address nobody listens on (at the moment it is asked).
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close()
+}
+
+// mint makes a token with `bin token`, with the server's dir and env: args name the subject and
+// the tenant or --platform-admin.
+func mint(bin, dir string, env []string, ttl time.Duration, args ...string) (string, error) {
+	cmd := exec.Command(bin, append([]string{"token", "--ttl", ttl.String()}, args...)...)
+	cmd.Dir, cmd.Env, cmd.Stderr = dir, env, os.Stderr
+	tok, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("token %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(tok)), nil
+}
+
+// progress tells on stderr how the setup goes; samples and the report go to stdout.
+func progress(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
