@@ -339,6 +339,7 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
 		}
 	}
 	e.x.mu.Unlock()
+	e.cache.forget(agents)
 	if e.applied == nil {
 		e.applied = map[string]uint64{}
 	}

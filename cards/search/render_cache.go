@@ -82,3 +82,24 @@ func (rc *renderCache) put(agentID string, r *rendered) {
 	rc.m[agentID] = r
 	rc.bytes += len(r.json)
 }
+
+// forget drops the agents' entries: their cards were replaced or deleted. An entry of an old
+// version is never served (get checks it), but it would hold its memory until the bound pushed
+// it out, and an agent id deleted for good never comes back to replace it.
+func (rc *renderCache) forget(agentIDs []string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, id := range agentIDs {
+		if old := rc.m[id]; old != nil {
+			rc.bytes -= len(old.json)
+			delete(rc.m, id)
+		}
+	}
+}
+
+// size is the number of cards cached and their encoded bytes.
+func (rc *renderCache) size() (int, int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.m), rc.bytes
+}
