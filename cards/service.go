@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -465,6 +466,12 @@ func (s *Service) prepareBatch(ctx context.Context, tenant tenants.ID, body []by
 // is shared among the processors; the caller still meets the cards and their errors in order.
 func decodeEach(docs []json.RawMessage, ps []Prepared, errs []error) {
 	one := func(i int) {
+		// On a goroutine of its own a panic would end the process, past the server's recovery.
+		defer func() {
+			if p := recover(); p != nil {
+				errs[i] = fmt.Errorf("decode the card: panic: %v", p)
+			}
+		}()
 		c, err := Decode(docs[i])
 		if err == nil {
 			ps[i].Document, err = prepare(&c)
@@ -526,17 +533,17 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 	if err := ValidateAgentID(agentID); err != nil {
 		return Card{}, false, err
 	}
-	c, err := Decode(body)
+	in, err := Decode(body)
 	if err != nil {
 		return Card{}, false, err
 	}
-	if c.AgentID == "" {
-		c.AgentID = agentID
+	if in.AgentID == "" {
+		in.AgentID = agentID
 	}
-	if c.AgentID != agentID {
-		return Card{}, false, fault.Errorf(fault.Invalid, "agentId %q does not match the path's %q: invalid", c.AgentID, agentID)
+	if in.AgentID != agentID {
+		return Card{}, false, fault.Errorf(fault.Invalid, "agentId %q does not match the path's %q: invalid", in.AgentID, agentID)
 	}
-	if _, err := prepare(&c); err != nil {
+	if _, err := prepare(&in); err != nil {
 		return Card{}, false, err
 	}
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
@@ -545,6 +552,13 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if !retryPause(ctx, attempt) {
 			return Card{}, false, ctx.Err()
+		}
+		// Each attempt starts from the card as sent: one that replaced a card took over its
+		// source and import record, which a card created in its place must not inherit.
+		c := in
+		if in.A2A != nil {
+			a := *in.A2A
+			c.A2A = &a
 		}
 		cur, err := s.Store.Get(ctx, tenant, agentID)
 		exists := err == nil
@@ -710,25 +724,35 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsDelete); err != nil {
 		return err
 	}
-	rev := int64(0)
-	if pre.conditional() {
-		cur, err := s.Store.Get(ctx, tenant, agentID)
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		if !retryPause(ctx, attempt) {
+			return ctx.Err()
+		}
+		rev := int64(0) // any revision: an unconditional delete is never stale
+		if pre.conditional() {
+			cur, err := s.Store.Get(ctx, tenant, agentID)
+			if err != nil {
+				return err
+			}
+			if err := pre.check(true, cur.Revision); err != nil {
+				return err
+			}
+			rev = cur.Revision
+		}
+		err := s.Store.Delete(ctx, tenant, agentID, rev)
+		if errors.Is(err, ErrStale) {
+			continue // written since it was read: read it again and check the precondition anew
+		}
 		if err != nil {
 			return err
 		}
-		if err := pre.check(true, cur.Revision); err != nil {
-			return err
+		s.syncIndex(ctx, tenant, agentID)
+		if s.Liveness != nil {
+			s.Liveness.Removed(tenant, agentID)
 		}
-		rev = cur.Revision
+		return nil
 	}
-	if err := s.Store.Delete(ctx, tenant, agentID, rev); err != nil {
-		return err
-	}
-	s.syncIndex(ctx, tenant, agentID)
-	if s.Liveness != nil {
-		s.Liveness.Removed(tenant, agentID)
-	}
-	return nil
+	return contended(agentID)
 }
 
 // applyWritten applies cards whose writes, begun at started, just committed to the index, so the

@@ -213,8 +213,9 @@ func (s *CardStore) Get(ctx context.Context, tenant tenants.ID, agentID string) 
 
 // Replace overwrites the card if it is still the card read (its id) at revision prev, with one
 // conditional UPDATE, so of concurrent writers that read the same revision exactly one wins. The
-// id matters as much as the revision: a card deleted and created again starts at revision 1
-// again, and a write of the old card must not land on the new one.
+// id is checked too: a card deleted and created again goes on from the old one's revision (see
+// tombstone.go), except an id deleted before the tombstones existed (migration 12), and a write
+// of the old card must not land on the new one.
 func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card, prev int64) error {
 	row, err := newCardRow(tenant, c)
 	if err != nil {

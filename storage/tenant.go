@@ -141,8 +141,19 @@ func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 // what they hold for it.
 func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 	tenant := string(id)
+	return retryDeadlocks(ctx, func() error { return s.delete(ctx, tenant) })
+}
+
+func (s *TenantStore) delete(ctx context.Context, tenant string) error {
 	return s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
-		// Lock the tenant row first: concurrent card and rule inserts check their foreign key
+		// The agents' tombstones first, as a card create or delete takes them (a create then
+		// checks its foreign key on the tenant row): taken after the tenant row, they made a
+		// cycle with a create on Postgres. A create that comes after this still waits for the
+		// tenant row, and then fails.
+		if err := tx.Exec("DELETE FROM card_tombstones WHERE tenant_id = ?", tenant).Error; err != nil {
+			return fmt.Errorf("delete tenant %q: %w", tenant, err)
+		}
+		// Then lock the tenant row: concurrent card and rule inserts check their foreign key
 		// against it, so they wait and then fail instead of leaving orphans behind.
 		var row tenantRow
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("tenant_id = ?", tenant).Take(&row).Error
@@ -161,9 +172,6 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
 		if err := tx.Exec("DELETE FROM card_liveness WHERE tenant_id = ?", tenant).Error; err != nil {
-			return fmt.Errorf("delete tenant %q: %w", tenant, err)
-		}
-		if err := tx.Exec("DELETE FROM card_tombstones WHERE tenant_id = ?", tenant).Error; err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
 		if err := appendChange(tx, tenant, "", opPurge, 0); err != nil {

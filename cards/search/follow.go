@@ -274,9 +274,9 @@ func (ix *Index) applyChanges(ctx context.Context, tenant tenants.ID, e *indexEn
 			return nil
 		}
 		// An entry for a revision the index already holds (one the build's snapshot saw, or a
-		// card re-read by an earlier sync) needs no re-read. A delete always does: revisions
-		// start again when an agent's card is created anew, and a new card's entries cannot be
-		// numbered before the delete that made way for it committed.
+		// card re-read by an earlier sync) needs no re-read. A delete always does: a new card's
+		// entries cannot be numbered before the delete that made way for it committed (and an
+		// agent id deleted before migration 12 starts its revisions again at 1).
 		if n, ok := e.x.byID[c.AgentID]; ok && c.Op != OpDelete && c.Revision <= e.x.docs[n].revision {
 			continue
 		}

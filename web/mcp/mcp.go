@@ -143,7 +143,7 @@ var details = map[string]string{
 		"The filters all apply, and a list (protocol, capability, tag, resource) each of its values; status (any of " +
 		"active, deprecated, disabled) finds active and deprecated cards by default, disabled ones only when asked for.",
 	"cards.get":            "Answers the whole card with its revision.",
-	"cards.register":       "Stores a new card and answers it with revision 1; conflict if the agent has a card, invalid naming each bad field.",
+	"cards.register":       "Stores a new card and answers it with its revision (1, or one past the last revision of the agent's deleted card); conflict if the agent has a card, invalid naming each bad field.",
 	"cards.register_batch": "All or none: one bad card refuses the batch, naming it by index and field.",
 	"cards.import":         "Converts an A2A Agent Card (1.0 or 0.3), given or fetched from url, and stores it; signatures are checked when it has any.",
 	"cards.refresh": "Fetches the agent's A2A card again from the URL it was imported from and answers the outcome: updated (a new revision), " +
