@@ -113,10 +113,14 @@ func (p *prepared) each(tx *gorm.DB, scan func(*sql.Rows) error, args ...any) er
 	default:
 		return fmt.Errorf("storage: prepared query on a %T", pool)
 	}
-	err = p.db.translate(err)
-	if err != nil {
+	if err = p.db.translate(err); err != nil {
 		return err
 	}
+	return scanAll(rs, scan)
+}
+
+// scanAll calls scan on each row of rs, then closes it.
+func scanAll(rs *sql.Rows, scan func(*sql.Rows) error) error {
 	defer rs.Close()
 	for rs.Next() {
 		if err := scan(rs); err != nil {

@@ -115,13 +115,7 @@ func (db *DB) upsert(tx *gorm.DB, q string, scan func(*sql.Rows) error, args []a
 	if err != nil {
 		return err
 	}
-	defer rs.Close()
-	for rs.Next() {
-		if err := scan(rs); err != nil {
-			return err
-		}
-	}
-	return rs.Err()
+	return scanAll(rs, scan)
 }
 
 // lockTombstone takes agentID's tombstone row in tx before its card is deleted, on the
