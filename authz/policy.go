@@ -11,8 +11,15 @@ import (
 // ActDelegationsRead lets a subject read delegation records that are not its own.
 const ActDelegationsRead = "delegations:read"
 
+// ActAuditRead lets a subject read the tenant's audit trail (object ObjAudit) without managing
+// its policies (those who manage them read it too).
+const ActAuditRead = "audit:read"
+
+// ObjAudit is the policy object of the tenant's audit trail.
+const ObjAudit = "audit"
+
 // knownActions are the actions a policy may name.
-var knownActions = []string{ActCardsRead, ActCardsWrite, ActCardsDelete, ActCardsHeartbeat, ActDelegate, ActDelegationsRead, ActPoliciesManage}
+var knownActions = []string{ActCardsRead, ActCardsWrite, ActCardsDelete, ActCardsHeartbeat, ActDelegate, ActDelegationsRead, ActPoliciesManage, ActAuditRead}
 
 // MaxObjectSegment bounds one segment of an object, in bytes: agent ids and capability names are
 // at most 128 characters of ASCII.
@@ -92,7 +99,7 @@ func ValidateObject(obj string, wildcards bool) error {
 	kind := segs[0]
 	var ok bool
 	switch {
-	case kind == "policies":
+	case kind == "policies" || kind == ObjAudit:
 		ok = len(segs) == 1
 	case kind == "cards":
 		ok = len(segs) == 2 || len(segs) == 4 && segs[2] == "capabilities"
@@ -100,7 +107,7 @@ func ValidateObject(obj string, wildcards bool) error {
 		ok = len(segs) == 2
 	}
 	if !ok {
-		return fault.Errorf(fault.Invalid, "object %q must be policies, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}: invalid", obj)
+		return fault.Errorf(fault.Invalid, "object %q must be policies, audit, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}: invalid", obj)
 	}
 	for i := 1; i < len(segs); i += 2 {
 		if err := validateSegment(segs[i], wildcards); err != nil {

@@ -116,11 +116,15 @@ const rolePrefix = "role:"
 // "alice" is never the user alice: policies and roles name it "agent:alice".
 const AgentPrefix = "agent:"
 
+// JobPrefix namespaces the service's own jobs (a scheduled refresh, a delegation timing out) in
+// the audit trail, so that "agentcards:refresh" is never a user's doing.
+const JobPrefix = "agentcards:"
+
 // AgentSubject is the subject an agent acts as when it presents a delegation token.
 func AgentSubject(agentID string) string { return AgentPrefix + agentID }
 
 // ValidateSubject checks a user name used in a token, a role assignment or a policy. Neither
-// the role nor the agent namespace may be used, so a user cannot pass for either.
+// the role, the agent nor the job namespace may be used, so a user cannot pass for any of them.
 func ValidateSubject(s string) error {
 	switch {
 	case strings.HasPrefix(s, AgentPrefix):
@@ -131,6 +135,8 @@ func ValidateSubject(s string) error {
 		return fault.Errorf(fault.Invalid, "subject is longer than %d characters: invalid", MaxSubjectLength)
 	case strings.HasPrefix(s, rolePrefix):
 		return fault.Errorf(fault.Invalid, "subject %q may not start with %q: invalid", s, rolePrefix)
+	case strings.HasPrefix(s, JobPrefix):
+		return fault.Errorf(fault.Invalid, "subject %q may not start with %q: invalid", s, JobPrefix)
 	case strings.ContainsAny(s, "*?[]{}\\"):
 		return fault.Errorf(fault.Invalid, "subject %q may not contain glob characters: invalid", s)
 	}

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/migrations"
@@ -76,16 +77,19 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 		return 0, err
 	}
 	now := utc(s.db.writer.NowFunc())
+	entry := audit.New(ctx, "cards.register", audit.CardObject(c.AgentID), 0, 0)
 	if s.db.dialect == migrations.Postgres {
-		// One statement, in autocommit: the tombstone row locked, the row, its feed entry and the
-		// notification, in one round trip instead of six (BEGIN, three statements, NOTIFY, COMMIT).
+		// One statement, in autocommit: the tombstone row locked, the row, its feed entry, its
+		// audit entry and the notification, in one round trip instead of seven (BEGIN, four
+		// statements, NOTIFY, COMMIT).
 		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
 			write := "INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) " +
 				"SELECT ?, ?, ?, ?, t.revision + 1, ?, ?, ? FROM t RETURNING tenant_id, agent_id, revision"
 			q := "WITH t AS (" + tombstoneRows(1) + s.db.tombstoneKeep() + " RETURNING revision), " +
 				strings.TrimPrefix(pgWithChange(write, opCreate), "WITH ")
-			return s.db.prepare(q).each(tx, func(rs *sql.Rows) error { return rs.Scan(&row.Revision, new(any)) },
-				row.TenantID, row.AgentID, row.TenantID, row.AgentID, row.ID, row.Name, row.Doc, row.CreatedAt, row.UpdatedAt, now)
+			args := append([]any{row.TenantID, row.AgentID, row.TenantID, row.AgentID, row.ID, row.Name, row.Doc, row.CreatedAt, row.UpdatedAt, now},
+				pgAuditArgs(row.TenantID, now, entry)...)
+			return s.db.prepare(q).each(tx, func(rs *sql.Rows) error { return rs.Scan(&row.Revision, new(any)) }, args...)
 		})
 	} else {
 		err = s.db.transact(ctx, func(tx *gorm.DB) error {
@@ -97,6 +101,10 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 			_, err = s.db.prepare("INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").
 				exec(tx, row.TenantID, row.AgentID, row.ID, row.Name, row.Revision, row.Doc, row.CreatedAt, row.UpdatedAt)
 			if err != nil {
+				return err
+			}
+			entry.RevisionAfter = row.Revision
+			if err := s.db.record(tx, row.TenantID, entry); err != nil {
 				return err
 			}
 			return appendChangeAt(tx, s.db, row.TenantID, row.AgentID, opCreate, row.Revision, now)
@@ -115,13 +123,13 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 
 // pgWithChange wraps write, a Postgres INSERT or UPDATE of one card returning its tenant_id,
 // agent_id and revision, into one statement that also appends the change-feed entry (op, with
-// changed_at the statement's last parameter) and notifies it, naming the entry (see
-// notifyEntry), answering the entry's revision. The statement writes nothing to the feed when
-// write touched no row.
+// changed_at the parameter after write's) and the audit entry (pgAudit, its parameters last),
+// and notifies the feed entry (see notifyEntry), answering its revision. The statement writes
+// neither entry when write touched no row.
 func pgWithChange(write, op string) string {
 	return "WITH w AS (" + write + "), " +
 		"f AS (INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) SELECT tenant_id, agent_id, '" + op + "', revision, ? FROM w " +
-		"RETURNING tenant_id, seq, op, revision, agent_id) " +
+		"RETURNING tenant_id, seq, op, revision, agent_id), " + pgAudit + " " +
 		"SELECT revision, pg_notify('" + notifyChannel + "', current_schema() || ' ' || tenant_id || ' ' || seq || ' ' || op || ' ' || revision || ' ' || agent_id) FROM f"
 }
 
@@ -166,6 +174,13 @@ func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []card
 			changes = changeRow{TenantID: string(tenant), AgentID: p.Card.AgentID, Op: opCreate, Revision: p.Card.Revision, ChangedAt: now}.appendValues(changes)
 		}
 		if err := s.db.insertRows(tx, insertChanges, changes, nil); err != nil {
+			return err
+		}
+		entries := make([]audit.Entry, len(cs))
+		for i, p := range cs {
+			entries[i] = audit.New(ctx, "cards.register_batch", audit.CardObject(p.Card.AgentID), 0, p.Card.Revision)
+		}
+		if err := s.db.recordAll(tx, string(tenant), entries); err != nil {
 			return err
 		}
 		return notifyChange(tx, string(tenant))
@@ -225,6 +240,7 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 	const update = "UPDATE cards SET name = ?, revision = ?, doc = ?, created_at = ?, updated_at = ? " +
 		"WHERE tenant_id = ? AND agent_id = ? AND id = ? AND revision = ?"
 	args := []any{row.Name, row.Revision, row.Doc, row.CreatedAt, row.UpdatedAt, row.TenantID, row.AgentID, row.ID, prev}
+	entry := audit.New(ctx, "cards.replace", audit.CardObject(c.AgentID), prev, row.Revision)
 	// missed tells why the update changed no row: the revision moved on, the card was deleted
 	// and created again, or there is no card. written reports whether the stored card is still
 	// the one read at prev all the same (MySQL counts a matched row the update left unchanged as
@@ -246,7 +262,8 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 		// One statement, in autocommit, as in Create.
 		var affected int64
 		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
-			res, err := s.db.prepare(pgWithChange(update+" RETURNING tenant_id, agent_id, revision", opUpdate)).exec(tx, append(args, now)...)
+			args = append(append(args, now), pgAuditArgs(row.TenantID, now, entry)...)
+			res, err := s.db.prepare(pgWithChange(update+" RETURNING tenant_id, agent_id, revision", opUpdate)).exec(tx, args...)
 			if err != nil {
 				return err
 			}
@@ -275,6 +292,9 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 				return err
 			}
 		}
+		if err := s.db.record(tx, row.TenantID, entry); err != nil {
+			return err
+		}
 		return appendChangeAt(tx, s.db, row.TenantID, row.AgentID, opUpdate, row.Revision, now)
 	})
 }
@@ -288,6 +308,7 @@ func wrapReplace(agentID string, err error) error {
 
 // Delete removes the card if its revision is rev, or whatever its revision when rev is 0.
 func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID string, rev int64) error {
+	entry := audit.New(ctx, "cards.remove", audit.CardObject(agentID), 0, 0)
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
 		if err := s.db.lockTombstone(tx, string(tenant), agentID); err != nil {
 			return fmt.Errorf("delete card %q: %w", agentID, err)
@@ -319,6 +340,10 @@ func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID strin
 		// A card created again under this id goes on from its last revision.
 		if err := s.db.bury(tx, string(tenant), agentID, cur); err != nil {
 			return fmt.Errorf("delete card %q: %w", agentID, err)
+		}
+		entry.RevisionBefore = cur
+		if err := s.db.record(tx, string(tenant), entry); err != nil {
+			return err
 		}
 		return appendChange(tx, string(tenant), agentID, opDelete, cur)
 	})

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,9 +10,11 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -93,14 +96,31 @@ func (r delegationRow) delegation() delegation.Delegation {
 // gorm.ErrDuplicatedKey (see translate).
 func (s *DelegationStore) Create(ctx context.Context, tenant tenants.ID, d delegation.Delegation, callbackHash string) error {
 	r := newDelegationRow(tenant, d, callbackHash)
-	insert := s.db.prepare("INSERT INTO delegations (tenant_id, id, caller, agent_id, capability, mode, transport, a2a_binding, a2a_version, " +
+	entry := audit.New(ctx, "delegations.create", audit.DelegationObject(d.ID), 0, 0)
+	entry.Outcome, entry.Detail = r.Status, "agent "+r.AgentID+" capability "+r.Capability
+	const insertRecord = "INSERT INTO delegations (tenant_id, id, caller, agent_id, capability, mode, transport, a2a_binding, a2a_version, " +
 		"depth, status, callback_hash, result, error, latency_ms, created_at, updated_at, deadline, agent_liveness) " +
-		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-	err := s.db.grouped(ctx, func(tx *gorm.DB) error {
-		_, err := insert.exec(tx, r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.A2ABinding, r.A2AVersion, r.Depth, r.Status,
-			r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, r.Deadline, r.AgentLiveness)
-		return err
-	})
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	args := []any{r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.A2ABinding, r.A2AVersion, r.Depth, r.Status,
+		r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, r.Deadline, r.AgentLiveness}
+	var err error
+	if s.db.dialect == migrations.Postgres {
+		// One statement in autocommit, the record and its audit entry, as a card create.
+		now := utc(s.db.writer.NowFunc())
+		q := s.db.prepare("WITH w AS (" + insertRecord + " RETURNING 0 AS revision), " + pgAudit + " SELECT 1")
+		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
+			_, err := q.exec(tx, append(args, pgAuditArgs(r.TenantID, now, entry)...)...)
+			return err
+		})
+	} else {
+		insert := s.db.prepare(insertRecord)
+		err = s.db.transact(ctx, func(tx *gorm.DB) error {
+			if _, err := insert.exec(tx, args...); err != nil {
+				return err
+			}
+			return s.db.record(tx, r.TenantID, entry)
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("create delegation %q: %w", d.ID, err)
 	}
@@ -157,16 +177,34 @@ func (s *DelegationStore) Update(ctx context.Context, tenant tenants.ID, id stri
 	for _, st := range states {
 		args = append(args, st)
 	}
-	update := s.db.prepare(query) // a handful of variants: with or without the outcome, 1-3 states
+	entry := audit.New(ctx, "delegations.update", audit.DelegationObject(id), 0, 0)
+	entry.Outcome = string(o.Status)
 	var affected int64
-	err := s.db.grouped(ctx, func(tx *gorm.DB) error {
-		res, err := update.exec(tx, args...)
-		if err != nil {
+	var err error
+	if s.db.dialect == migrations.Postgres {
+		// One statement in autocommit: the update and, for the row it updated, the audit entry;
+		// the rows it affects are the entries'.
+		now := utc(s.db.writer.NowFunc())
+		update := s.db.prepare("WITH w AS (" + query + " RETURNING 0 AS revision), " + pgAudit + " SELECT 1 FROM w")
+		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
+			rows := 0
+			err := update.each(tx, func(*sql.Rows) error { rows++; return nil }, append(args, pgAuditArgs(string(tenant), now, entry)...)...)
+			affected = int64(rows)
 			return err
-		}
-		affected, err = res.RowsAffected()
-		return err
-	})
+		})
+	} else {
+		update := s.db.prepare(query) // a handful of variants: with or without the outcome, 1-3 states
+		err = s.db.transact(ctx, func(tx *gorm.DB) error {
+			res, err := update.exec(tx, args...)
+			if err != nil {
+				return err
+			}
+			if affected, err = res.RowsAffected(); err != nil || affected == 0 {
+				return err
+			}
+			return s.db.record(tx, string(tenant), entry)
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("update delegation %q: %w", id, err)
 	}
@@ -206,6 +244,10 @@ func (s *DelegationStore) RepeatRejected(ctx context.Context, tenant tenants.ID,
 		if res.Error != nil {
 			return res.Error
 		}
+		// Its audit entry counts the try too, as a refusal's does (see AuditStore.Refused).
+		if err := countAttempt(tx, string(tenant), audit.DelegationObject(r.ID), utc(d.UpdatedAt)); err != nil {
+			return err
+		}
 		r.Attempts++
 		r.UpdatedAt = utc(d.UpdatedAt)
 		out, found = r.delegation(), true
@@ -244,4 +286,16 @@ func (s *DelegationStore) List(ctx context.Context, tenant tenants.ID, f delegat
 		out[i] = r.delegation()
 	}
 	return out, nil
+}
+
+// countAttempt counts one more try into the newest audit entry of object, at now.
+func countAttempt(tx *gorm.DB, tenant, object string, now time.Time) error {
+	var seq int64
+	err := tx.Model(&auditRow{}).Select("seq").Where("tenant_id = ? AND object = ?", tenant, object).
+		Order("seq DESC").Limit(1).Scan(&seq).Error
+	if err != nil || seq == 0 {
+		return err
+	}
+	return tx.Model(&auditRow{}).Where("seq = ?", seq).
+		Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "written_at": now}).Error
 }

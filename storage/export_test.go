@@ -3,3 +3,10 @@ package storage
 // SetBeforeListen makes each LISTEN connection of db call f (with the backend's pid) just before
 // its LISTEN statement, so a test can delay the LISTEN or cut the connection.
 func SetBeforeListen(db *DB, f func(pid uint32)) { db.beforeListen = f }
+
+// SetPruneBatch makes Prune delete n entries a statement, until the returned func restores it.
+func SetPruneBatch(n int) func() {
+	old := pruneBatch
+	pruneBatch = n
+	return func() { pruneBatch = old }
+}

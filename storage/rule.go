@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/policy"
 )
 
@@ -153,8 +154,13 @@ func bumpPolicyRevision(tx *gorm.DB, tenant string) error {
 }
 
 // writeRules runs write in a transaction that bumps the tenant's policy revision when write
-// reports a change; it returns write's count.
-func (s *RuleStore) writeRules(ctx context.Context, tenant string, write func(tx *gorm.DB) (int, error)) (int, error) {
+// reports a change, and records the audit entries of rows (added, or removed when removed is
+// set) with the policy revision before and after; it returns write's count.
+func (s *RuleStore) writeRules(ctx context.Context, tenant string, rows []ruleRow, removed bool, write func(tx *gorm.DB) (int, error)) (int, error) {
+	entries := make([]audit.Entry, len(rows))
+	for i, r := range rows {
+		entries[i] = ruleEntry(ctx, r, removed)
+	}
 	n := 0
 	err := s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := bumpPolicyRevision(tx, tenant); err != nil {
@@ -167,12 +173,40 @@ func (s *RuleStore) writeRules(ctx context.Context, tenant string, write func(tx
 		if n == 0 {
 			return errNoChange
 		}
-		return nil
+		var rev int64
+		if err := tx.Model(&tenantRow{}).Select("policy_revision").Where("tenant_id = ?", tenant).Scan(&rev).Error; err != nil {
+			return err
+		}
+		for i := range entries {
+			entries[i].RevisionBefore, entries[i].RevisionAfter = rev-1, rev
+		}
+		return s.db.recordAll(tx, tenant, entries)
 	})
 	if errors.Is(err, errNoChange) {
 		return 0, nil
 	}
 	return n, err
+}
+
+// ruleEntry is the audit entry of adding (or removing) the rule r: a role assignment's object
+// is roles/<subject>, a policy's policies/<subject>; the detail says the rest.
+func ruleEntry(ctx context.Context, r ruleRow, removed bool) audit.Entry {
+	if r.PType == "g" {
+		action := "roles.grant"
+		if removed {
+			action = "roles.revoke"
+		}
+		e := audit.New(ctx, action, audit.RoleObject(r.V0), 0, 0)
+		e.Detail = "role " + authz.PolicySubject(r.V1)
+		return e
+	}
+	action := "policies.add"
+	if removed {
+		action = "policies.remove"
+	}
+	e := audit.New(ctx, action, audit.PolicyObject(authz.PolicySubject(r.V0)), 0, 0)
+	e.Detail = r.V4 + " " + r.V3 + " on " + r.V2
+	return e
 }
 
 // AddRules stores the rules that are not stored yet and reports how many were new. Duplicates
@@ -183,7 +217,7 @@ func (s *RuleStore) AddRules(ctx context.Context, tenant string, rules []authz.R
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
-	n, err := s.writeRules(ctx, tenant, func(tx *gorm.DB) (int, error) {
+	n, err := s.writeRules(ctx, tenant, rows, false, func(tx *gorm.DB) (int, error) {
 		// On MySQL, DoNothing becomes ON DUPLICATE KEY UPDATE id=id, for which the server counts
 		// an unchanged row as 0 affected (the driver does not set CLIENT_FOUND_ROWS), so
 		// RowsAffected counts the new rules on every dialect.
@@ -207,7 +241,7 @@ func (s *RuleStore) RemoveRules(ctx context.Context, tenant string, rules []auth
 	for i, r := range rows {
 		keys[i] = r.RuleKey
 	}
-	n, err := s.writeRules(ctx, tenant, func(tx *gorm.DB) (int, error) {
+	n, err := s.writeRules(ctx, tenant, rows, true, func(tx *gorm.DB) (int, error) {
 		res := tx.Where("tenant_id = ? AND rule_key IN ?", tenant, keys).Delete(&ruleRow{})
 		return int(res.RowsAffected), res.Error
 	})

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
@@ -38,10 +40,18 @@ func (secretRow) TableName() string { return "endpoint_secrets" }
 // PutSecret stores or replaces the sealed secret and the endpoint it is bound to.
 func (s *SecretStore) PutSecret(ctx context.Context, tenant tenants.ID, agentID string, sec delegation.SealedSecret, at time.Time) error {
 	row := secretRow{TenantID: string(tenant), AgentID: agentID, Endpoint: sec.Endpoint, Sealed: sec.Sealed, UpdatedAt: utc(at)}
-	err := s.db.writing(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "tenant_id"}, {Name: "agent_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"endpoint", "sealed", "updated_at"}),
-	}).Create(&row).Error
+	entry := audit.New(ctx, "secrets.set", audit.SecretObject(agentID), 0, 0)
+	entry.Detail = "endpoint " + sec.Endpoint
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		err := tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "tenant_id"}, {Name: "agent_id"}},
+			DoUpdates: clause.AssignmentColumns([]string{"endpoint", "sealed", "updated_at"}),
+		}).Create(&row).Error
+		if err != nil {
+			return err
+		}
+		return s.db.record(tx, string(tenant), entry)
+	})
 	if err != nil {
 		return fmt.Errorf("put secret of %q: %w", agentID, err)
 	}
@@ -69,12 +79,16 @@ func (s *SecretStore) GetSecret(ctx context.Context, tenant tenants.ID, agentID 
 
 // DeleteSecret removes the secret; delegation.ErrNotFound when there was none.
 func (s *SecretStore) DeleteSecret(ctx context.Context, tenant tenants.ID, agentID string) error {
-	res := s.db.writing(ctx).Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Delete(&secretRow{})
-	if res.Error != nil {
-		return fmt.Errorf("delete secret of %q: %w", agentID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fault.Errorf(fault.NotFound, "secret of %q: not found", agentID)
-	}
-	return nil
+	entry := audit.New(ctx, "secrets.remove", audit.SecretObject(agentID), 0, 0)
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		res := tx.Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Delete(&secretRow{})
+		if res.Error != nil {
+			return fmt.Errorf("delete secret of %q: %w", agentID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fault.Errorf(fault.NotFound, "secret of %q: not found", agentID)
+		}
+		return s.db.record(tx, string(tenant), entry)
+	})
+	return err
 }

@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -63,8 +65,16 @@ func (s *TenantStore) Create(ctx context.Context, t tenants.Tenant, admins []str
 	if err != nil {
 		return err
 	}
+	entry := audit.New(ctx, "tenants.create", audit.TenantObject, 0, 0)
+	entry.Detail = tenantDetail(tenantRow{}, row)
+	if len(admins) > 0 {
+		entry.Detail += "; admins " + strings.Join(admins, ", ")
+	}
 	err = s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		if err := s.db.record(tx, row.TenantID, entry); err != nil {
 			return err
 		}
 		if len(rules) == 0 {
@@ -115,25 +125,45 @@ func (s *TenantStore) List(ctx context.Context) ([]tenants.Tenant, error) {
 }
 
 // Update stores the tenant's name, status and update time; tenants.ErrNotFound if there is none.
+// Its audit entry says what changed.
 func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 	row := newTenantRow(t)
-	db := s.db.writing(ctx)
-	res := db.Model(&tenantRow{}).Where("tenant_id = ?", row.TenantID).
-		Updates(map[string]any{"name": row.Name, "status": row.Status, "refuse_offline_delegation": row.RefuseOffline, "updated_at": row.UpdatedAt})
-	if res.Error != nil {
-		return fmt.Errorf("update tenant %q: %w", row.TenantID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		// MySQL reports 0 rows for an update that changed nothing: tell that from a missing row.
-		var n int64
-		if err := db.Model(&tenantRow{}).Where("tenant_id = ?", row.TenantID).Count(&n).Error; err != nil {
+	entry := audit.New(ctx, "tenants.update", audit.TenantObject, 0, 0)
+	return s.db.transact(ctx, func(tx *gorm.DB) error {
+		var old tenantRow
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("tenant_id = ?", row.TenantID).Take(&old).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return fault.Errorf(fault.NotFound, "tenant %q: not found", row.TenantID)
+		case err != nil:
 			return fmt.Errorf("update tenant %q: %w", row.TenantID, err)
 		}
-		if n == 0 {
-			return fault.Errorf(fault.NotFound, "tenant %q: not found", row.TenantID)
+		err = tx.Model(&tenantRow{}).Where("tenant_id = ?", row.TenantID).
+			Updates(map[string]any{"name": row.Name, "status": row.Status, "refuse_offline_delegation": row.RefuseOffline, "updated_at": row.UpdatedAt}).Error
+		if err != nil {
+			return fmt.Errorf("update tenant %q: %w", row.TenantID, err)
 		}
+		entry.Detail = tenantDetail(old, row)
+		return s.db.record(tx, row.TenantID, entry)
+	})
+}
+
+// tenantDetail says what a tenant write changed from old (the zero row for a new tenant).
+func tenantDetail(old, row tenantRow) string {
+	var parts []string
+	if old.Name != row.Name {
+		parts = append(parts, fmt.Sprintf("name %q", row.Name))
 	}
-	return nil
+	if old.Status != row.Status {
+		parts = append(parts, "status "+row.Status)
+	}
+	if old.RefuseOffline != row.RefuseOffline {
+		parts = append(parts, fmt.Sprintf("refuseOfflineDelegation %t", row.RefuseOffline))
+	}
+	if len(parts) == 0 {
+		return "no change"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Delete removes the tenant with its cards, rules, delegations, endpoint secrets and change
@@ -145,6 +175,9 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 }
 
 func (s *TenantStore) delete(ctx context.Context, tenant string) error {
+	// The tenant's trail goes with it; its deletion is recorded in the platform's own trail.
+	entry := audit.New(ctx, "tenants.delete", audit.TenantObject, 0, 0)
+	entry.Detail = "tenant " + tenant
 	return s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		// The agents' tombstones first, as a card create or delete takes them (a create then
 		// checks its foreign key on the tenant row): taken after the tenant row, they made a
@@ -172,6 +205,12 @@ func (s *TenantStore) delete(ctx context.Context, tenant string) error {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
 		if err := tx.Exec("DELETE FROM card_liveness WHERE tenant_id = ?", tenant).Error; err != nil {
+			return fmt.Errorf("delete tenant %q: %w", tenant, err)
+		}
+		if err := deleteTrail(tx, tenant); err != nil {
+			return fmt.Errorf("delete tenant %q: %w", tenant, err)
+		}
+		if err := s.db.record(tx, platformTrail, entry); err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
 		if err := appendChange(tx, tenant, "", opPurge, 0); err != nil {

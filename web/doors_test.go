@@ -78,6 +78,7 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"delegations.create", `{"agentId": "rev", "capability": "review_pr", "task": "review PR 7", "context": {"pr": 7}}`, false},
 		{"delegations.list", `{"agentId": "rev"}`, false},
 		{"delegations.get", `{"id": "{{delegation}}"}`, false},
+		{"audit.list", `{"object": "roles/", "action": "roles.revoke", "limit": 5}`, false},
 		{"a2a.agents", `{"limit": 10}`, false},
 		{"a2a.card", `{"agentId": "imp", "version": "0.3"}`, false},
 		{"keys.list", `{}`, false},

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/authz/token"
@@ -67,6 +68,8 @@ type Deps struct {
 	// MCP serves the MCP door over streamable HTTP at /mcp, behind the same bearer tokens as
 	// /v1; nil leaves it out.
 	MCP http.Handler
+	// Audit reads the tenants' audit trails.
+	Audit *audit.Service
 	// Warming, when set, reports that the server is still building the search indexes it warms
 	// at start and was told to be not ready meanwhile (search.warmReady).
 	Warming func() bool
@@ -139,14 +142,15 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"cards.search": h.searchRoutes,
 		"roles.list":   h.listRoles, "roles.grant": h.grantRole, "roles.revoke": h.revokeRole,
 		"policies.list": h.listPolicies, "policies.add": h.addPolicy, "policies.remove": h.removePolicy,
-		"access.check": h.authorize,
-		"a2a.agents":   h.a2aAgents, "a2a.card": h.a2aCard,
+		"access.check": h.authorize, "audit.list": h.listAudit,
+		"a2a.agents": h.a2aAgents, "a2a.card": h.a2aCard,
 		"delegations.create": h.createDelegation, "delegations.list": h.listDelegations,
 		"delegations.get": h.getDelegation, "delegations.complete": h.delegationResult,
 		"secrets.set": h.putSecret, "secrets.remove": h.deleteSecret,
 	}
-	// A server built without delegations or endpoint secrets has no routes for their requests.
-	without := map[string]bool{"delegations": d.Delegations == nil, "secrets": d.Secrets == nil}
+	// A server built without delegations, endpoint secrets or an audit trail has no routes for
+	// their requests.
+	without := map[string]bool{"delegations": d.Delegations == nil, "secrets": d.Secrets == nil, "audit": d.Audit == nil}
 	auth := map[catalog.Access][]echo.MiddlewareFunc{
 		catalog.Token:         {authenticate(d.Tokens, h.delegationTokens(), log)},
 		catalog.OptionalToken: {optionalAuth(d.Tokens, h.delegationTokens(), log)},
@@ -160,8 +164,9 @@ func New(cfg Config, d Deps) *echo.Echo {
 		if !ok {
 			panic(fmt.Sprintf("web: no handler for the catalogue's request %s", r.Name))
 		}
+		mw := append([]echo.MiddlewareFunc{named(r)}, auth[r.Access]...)
 		for _, route := range r.Routes {
-			routes{e: e, mw: auth[r.Access]}.add(route.Method, route.Path, handler, route.Query...)
+			routes{e: e, mw: mw}.add(route.Method, route.Path, handler, route.Query...)
 		}
 	}
 	if d.MCP != nil {

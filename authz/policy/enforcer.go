@@ -63,6 +63,9 @@ type Enforcers struct {
 	// enforcer is dropped), so that caches of the tenant row forget its policy revision too.
 	// Set it before the first use.
 	Changed func(tenant string)
+	// Refused, if set, is told of every check that refused its caller (the audit trail records
+	// the refused writes). Set it before the first use.
+	Refused func(ctx context.Context, tenant, obj, act string)
 
 	mu       sync.Mutex
 	byTenant map[string]cachedEnforcer
@@ -248,6 +251,9 @@ func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
 		return err
 	}
 	if !allowed {
+		if e.Refused != nil {
+			e.Refused(ctx, tenant, obj, act)
+		}
 		return fault.Errorf(fault.Forbidden, "%s on %s: forbidden", act, obj)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/tenants"
@@ -61,8 +62,9 @@ func NewRefresher(interval time.Duration, svc *Service, store RefreshStore, cs l
 		replica: hex.EncodeToString(id[:]), sources: map[sourceKey]sourced{}}
 }
 
-// refresher is the principal scheduled refreshes act as: the server itself.
-var refresher = authz.Principal{Subject: "system:refresh", PlatformAdmin: true}
+// refresher is the principal scheduled refreshes act as: the server itself, in the job
+// namespace no user subject can take.
+var refresher = authz.Principal{Subject: authz.JobPrefix + "refresh", PlatformAdmin: true}
 
 // RefreshStats count what a round did.
 type RefreshStats struct {
@@ -124,7 +126,7 @@ func (r *Refresher) Round(ctx context.Context) (RefreshStats, error) {
 	var wg sync.WaitGroup
 	// A refresh once begun runs to its end; none begins once ctx ends (the server stopping) or
 	// the lease has run out (another replica may hold it by then).
-	sys := authz.WithPrincipal(context.WithoutCancel(ctx), refresher)
+	sys := audit.AsJob(authz.WithPrincipal(context.WithoutCancel(ctx), refresher), "refresh", "cards.refresh")
 	lease := until.Sub(now)
 	began := time.Now()
 	for _, j := range jobs {

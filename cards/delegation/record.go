@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
@@ -46,6 +47,8 @@ func (x *Dispatcher) settle(ctx context.Context, tenant tenants.ID, d Delegation
 	}
 	out := Outcome{Status: StatusTimeout, Error: "no result before the deadline", At: now,
 		LatencyMS: d.Deadline.Sub(d.CreatedAt).Milliseconds()}
+	// Whoever's read found it late, the service records the timeout.
+	ctx = audit.AsJob(ctx, "expire", "delegations.expire")
 	err := x.d.Store.Update(ctx, tenant, d.ID, []Status{StatusPending, StatusRunning, StatusAccepted}, out)
 	if errors.Is(err, ErrConflict) {
 		return x.d.Store.Get(ctx, tenant, d.ID)
@@ -198,6 +201,8 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 	if err != nil {
 		return err
 	}
+	// The token proved the caller is the agent the task went to: its writes are the agent's.
+	ctx = audit.As(ctx, authz.AgentSubject(d.AgentID))
 	if d.Status.Terminal() && d.Status != StatusTimeout {
 		return fault.Errorf(fault.Conflict, "delegation %q is %s: delegation already finished", id, d.Status)
 	}

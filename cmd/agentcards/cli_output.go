@@ -23,6 +23,7 @@ var listColumns = map[string][]string{
 	"roles.list":           {"subject", "role"},
 	"policies.list":        {"subject", "object", "action", "effect"},
 	"delegations.list":     {"id", "agentId", "capability", "status", "mode", "latencyMs", "createdAt"},
+	"audit.list":           {"at", "principal", "action", "object", "revisionBefore", "revisionAfter", "outcome"},
 	"a2a.agents":           {"agentId", "name", "cardUrl", "description"},
 	"keys.list":            {"kid", "kty", "crv", "alg", "use"},
 }

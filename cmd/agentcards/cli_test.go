@@ -269,6 +269,9 @@ func TestCLIEveryRequest(t *testing.T) {
 	e.ok(t, alice, nil, "policies", "remove", "--subject", "bob", "--object", "cards/reviewer", "--action", "cards:read", "--effect", "deny")
 	e.ok(t, bob, nil, "cards", "get", "--agentId", "reviewer")
 	e.ok(t, alice, nil, "roles", "revoke", "--subject", "bob", "--role", "reader")
+	if r := e.ok(t, alice, nil, "audit", "list", "--object", "roles/bob", "-o", "table"); !regexp.MustCompile(`(?m)\salice\s+roles\.revoke\s+roles/bob\s+\d+\s+\d+\s+ok$`).MatchString(r.stdout) {
+		t.Errorf("audit list as a table:\n%s", r.stdout)
+	}
 
 	// Delegations.
 	var d struct{ ID, Status string }

@@ -39,6 +39,13 @@ type Config struct {
 	// Delegation is the guard rails of tasks sent to agents.
 	Delegation DelegationConfig `koanf:"delegation"`
 	Liveness   LivenessConfig   `koanf:"liveness"`
+	Audit      AuditConfig      `koanf:"audit"`
+}
+
+// AuditConfig is how long the audit trail keeps its entries.
+type AuditConfig struct {
+	// Retention: entries older than it are deleted (hourly); 0 keeps them for good.
+	Retention time.Duration `koanf:"retention"`
 }
 
 // LivenessConfig is how long a heartbeat keeps a card online, and how agents are probed.
@@ -203,6 +210,7 @@ var defaults = map[string]any{
 	"liveness.probe.concurrency": liveness.ProbeDefaults.Concurrency,
 	"liveness.probe.perTenant":   liveness.ProbeDefaults.PerTenant,
 	"liveness.probe.path":        "",
+	"audit.retention":            "2160h",
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.
@@ -445,6 +453,9 @@ func (c *Config) check() error {
 	}
 	if c.Search.FeedRetention < time.Hour {
 		errs = append(errs, errors.New("search.feedRetention must be at least 1h"))
+	}
+	if r := c.Audit.Retention; r != 0 && r < time.Hour {
+		errs = append(errs, errors.New("audit.retention must be 0 (keep for good) or at least 1h"))
 	}
 	if ri := c.A2A.RefreshInterval; ri != 0 && ri < time.Minute {
 		errs = append(errs, errors.New("a2a.refreshInterval must be 0 (off) or at least 1m"))

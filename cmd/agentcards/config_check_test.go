@@ -43,6 +43,8 @@ func TestConfigRanges(t *testing.T) {
 		{key: "search.index", inside: "none", outside: "None", want: `search.index "None" must be memory or none`},
 		{key: "search.index", inside: "memory", outside: "bleve", want: `search.index "bleve" must be memory or none`},
 		{key: "search.feedRetention", inside: "1h", outside: "59m59.999999999s", want: "search.feedRetention must be at least 1h"},
+		{key: "audit.retention", inside: "1h", outside: "59m59.999999999s", want: "audit.retention must be 0 (keep for good) or at least 1h"},
+		{key: "audit.retention", inside: "0", outside: "-1ns", want: "audit.retention must be 0 (keep for good) or at least 1h"},
 		{key: "search.pollInterval", inside: "10ms", outside: "9.999999ms", want: "search.pollInterval must be at least 10ms"},
 		{key: "search.listen", inside: "false", outside: "maybe", want: "'search.listen' cannot parse value as 'bool'"},
 		{key: "outbound.timeout", inside: "1ns", outside: "0", want: "outbound.timeout must be positive"},

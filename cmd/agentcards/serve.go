@@ -164,9 +164,10 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 			MaxResultBytes: d.MaxResultBytes, BreakerFailures: d.BreakerFailures, BreakerCooldown: d.BreakerCooldown,
 			RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst,
 		},
-		Outbound: outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout},
-		Refresh:  app.RefreshOptions{Interval: cfg.A2A.RefreshInterval},
-		Metrics:  m,
+		Outbound:       outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout},
+		Refresh:        app.RefreshOptions{Interval: cfg.A2A.RefreshInterval},
+		Metrics:        m,
+		AuditRetention: cfg.Audit.Retention,
 		Liveness: app.LivenessOptions{TTL: cfg.Liveness.TTL, Probe: liveness.ProbeConfig{
 			Interval: pr.Interval, Failures: pr.Failures, Timeout: pr.Timeout,
 			Concurrency: pr.Concurrency, PerTenant: pr.PerTenant, Path: pr.Path,

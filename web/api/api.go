@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -338,6 +339,26 @@ type A2AInterface struct {
 type DelegationList struct {
 	Items      []Delegation `json:"items"`
 	NextCursor string       `json:"nextCursor,omitempty"`
+}
+
+// ---- audit
+
+// AuditList lists a tenant's audit trail, newest first.
+type AuditList struct {
+	Scope
+	Principal string `json:"principal,omitempty" in:"query" doc:"who wrote (exact): a subject, agent:<id>, or agentcards:<job>"`
+	Action    string `json:"action,omitempty" in:"query" doc:"the request's name (exact), as cards.update"`
+	Object    string `json:"object,omitempty" in:"query" doc:"objects starting with this: cards/ for every card's, cards/<agentId> for one card's (its secret's too)"`
+	Since     string `json:"since,omitempty" in:"query" doc:"entries written at or after this time (RFC 3339)"`
+	Until     string `json:"until,omitempty" in:"query" doc:"entries written before this time (RFC 3339)"`
+	Limit     int    `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 500, 50 by default"`
+	Cursor    string `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
+}
+
+// AuditPage is one page of the audit trail.
+type AuditPage struct {
+	Items      []audit.Entry `json:"items"`
+	NextCursor string        `json:"nextCursor,omitempty"`
 }
 
 // ---- A2A

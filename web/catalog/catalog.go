@@ -138,6 +138,9 @@ func Lookup(name string) (Request, bool) {
 // SearchQuery are the query parameters of the card search's GET route.
 var SearchQuery = []string{"capability", "cursor", "limit", "name", "online", "protocol", "q", "resource", "status", "tag", "verified"}
 
+// AuditQuery are the query parameters of the audit trail.
+var AuditQuery = []string{"principal", "action", "object", "since", "until", "limit", "cursor"}
+
 // DelegationListQuery are the query parameters of the delegation list.
 var DelegationListQuery = []string{"status", "agentId", "limit", "cursor"}
 
@@ -202,6 +205,9 @@ var Requests = []Request{
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/policies", Query: []string{"subject", "object", "action", "effect"}}}, Doors: Every},
 	{Name: "access.check", In: typeOf[api.AccessCheck](), Out: typeOf[authz.Decision](), Does: "Say whether a subject may take an action on an object, and which policy decides", Caller: "any member; another subject needs policies:manage",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/authorize"}}, Doors: Every},
+
+	{Name: "audit.list", In: typeOf[api.AuditList](), Out: typeOf[api.AuditPage](), Does: "List who changed what in the tenant, newest first", Caller: "policies:manage, or audit:read on audit",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/audit", Query: AuditQuery}}, Doors: Every},
 
 	{Name: "delegations.create", In: typeOf[api.DelegationsCreate](), Out: typeOf[api.Delegation](), Does: "Delegate a task to an agent, sync or async, over HTTP or A2A", Caller: "delegate on the capability", OpenWorld: true,
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/delegations"}}, Doors: Every},

@@ -62,6 +62,7 @@ type Client struct {
 	Roles       Roles
 	Policies    Policies
 	Access      Access
+	Audit       Audit
 	Delegations Delegations
 	A2A         A2A
 	Keys        Keys
@@ -109,7 +110,7 @@ func New(base string, opts ...Option) (*Client, error) {
 		c.tenant = tokenTenant(c.token)
 	}
 	c.Tenants, c.Cards, c.Secrets = Tenants{c}, Cards{c}, Secrets{c}
-	c.Roles, c.Policies, c.Access = Roles{c}, Policies{c}, Access{c}
+	c.Roles, c.Policies, c.Access, c.Audit = Roles{c}, Policies{c}, Access{c}, Audit{c}
 	c.Delegations, c.A2A, c.Keys = Delegations{c}, A2A{c}, Keys{c}
 	return c, nil
 }

@@ -6,6 +6,7 @@ import (
 	"iter"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/api"
@@ -164,6 +165,23 @@ type Access struct{ c *Client }
 // Check is access.check.
 func (r Access) Check(ctx context.Context, in api.AccessCheck) (authz.Decision, error) {
 	return call[authz.Decision](ctx, r.c, "access.check", in)
+}
+
+// Audit is the audit.* request.
+type Audit struct{ c *Client }
+
+// List is audit.list: one page.
+func (r Audit) List(ctx context.Context, in api.AuditList) (api.AuditPage, error) {
+	return call[api.AuditPage](ctx, r.c, "audit.list", in)
+}
+
+// ListAll is audit.list, page after page.
+func (r Audit) ListAll(ctx context.Context, in api.AuditList) iter.Seq2[audit.Entry, error] {
+	return pages(func(cursor string) ([]audit.Entry, string, error) {
+		in.Cursor = cursor
+		p, err := r.List(ctx, in)
+		return p.Items, p.NextCursor, err
+	}, in.Cursor)
 }
 
 // Delegations are the delegations.* requests.

@@ -161,8 +161,10 @@ var details = map[string]string{
 	"a2a.agents":       "Answers one page of agentId, name, description and the card's URL; nextCursor pages on.",
 	"a2a.card":         "Answers the A2A Agent Card document as A2A clients read it, signed by the service.",
 	"access.check":     "Answers allowed and the policy that decided; changes nothing.",
-	"tenants.update":   "A suspended tenant keeps its data; every request in it is refused until it is active again.",
-	"tenants.delete":   "Deletes the tenant's cards, roles, policies and delegations for good.",
+	"audit.list": "Newest first: who (principal), what (action, the request's name), on which object, the revisions before and after, " +
+		"and the outcome (ok, denied, or a delegation's status). Filters combine; nextCursor pages on (pass it as cursor).",
+	"tenants.update": "A suspended tenant keeps its data; every request in it is refused until it is active again.",
+	"tenants.delete": "Deletes the tenant's cards, roles, policies and delegations for good.",
 }
 
 // handler answers a tool call of request r.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
@@ -68,6 +69,8 @@ type Options struct {
 	// Fetch, when set, is the client of imports instead of one built from Outbound (tests
 	// confine it to loopback).
 	Fetch a2a.Doer
+	// AuditRetention is how long audit entries are kept (audit.retention; 0 keeps them).
+	AuditRetention time.Duration
 }
 
 // SearchOptions say how each replica follows the others' writes (see Start).
@@ -115,8 +118,11 @@ type App struct {
 	Index   *search.Index // nil with NoIndex
 	// Warmer remembers which tenants are searched and warms their indexes at start (nil with
 	// NoIndex).
-	Warmer     *search.Warmer
-	Enforcers  *policy.Enforcers
+	Warmer    *search.Warmer
+	Enforcers *policy.Enforcers
+	// Audit reads the tenants' audit trails and records refused writes (the stores record the
+	// writes themselves).
+	Audit      *audit.Service
 	Dispatcher *delegation.Dispatcher
 	Secrets    *delegation.EndpointSecrets // nil without SecretKey
 	Liveness   *liveness.Tracker
@@ -151,6 +157,8 @@ func New(o Options) (*App, error) {
 		},
 	}
 	a.Enforcers = policy.NewEnforcers(storage.NewRuleStore(db), a.Tenants)
+	a.Audit = &audit.Service{Store: storage.NewAuditStore(db), Gate: a.Tenants, Authz: a.Enforcers, Log: o.Log}
+	a.Enforcers.Refused = a.Audit.Refused
 	cardStore := storage.NewCardStore(db)
 	if !o.NoIndex {
 		a.Index = search.NewIndex(cardStore, cardStore)
@@ -254,6 +262,7 @@ func New(o Options) (*App, error) {
 		ServiceKeys: o.Keys,
 		Delegations: a.Dispatcher,
 		Secrets:     a.Secrets,
+		Audit:       a.Audit,
 		Ready:       db.Ping,
 		Warming:     func() bool { return o.Search.WarmReady && a.Warmer != nil && !a.Warmer.Done() },
 	})
@@ -296,6 +305,9 @@ func (a *App) Start(ctx context.Context) {
 		a.background.Go(func() {
 			pruneFeed(ctx, cardStore, tenantStore, storage.NewLivenessStore(o.DB), o.Search.FeedRetention, log)
 		})
+	}
+	if o.AuditRetention > 0 {
+		a.background.Go(func() { pruneAudit(ctx, storage.NewAuditStore(o.DB), o.AuditRetention, log) })
 	}
 	if a.Warmer != nil {
 		if o.Search.WarmWindow > 0 {
@@ -385,6 +397,28 @@ func pruneFeed(ctx context.Context, feed *storage.CardStore, ts *storage.TenantS
 		// Liveness records of cards no longer there (a heartbeat that raced the card's delete).
 		if _, err := live.Prune(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("liveness pruning", "err", err)
+		}
+	}
+}
+
+// auditPruneEvery is how often entries past audit.retention are deleted (at most).
+const auditPruneEvery = time.Hour
+
+// pruneAudit deletes audit entries older than retention: at start, then every hour (or every
+// 24th of the retention, if that is shorter).
+func pruneAudit(ctx context.Context, store *storage.AuditStore, retention time.Duration, log *slog.Logger) {
+	t := time.NewTicker(min(auditPruneEvery, retention/24))
+	defer t.Stop()
+	for {
+		if n, err := store.Prune(ctx, time.Now().Add(-retention)); err != nil && ctx.Err() == nil {
+			log.Warn("audit pruning failed; retrying next round", "err", err)
+		} else if n > 0 {
+			log.Info("audit entries past retention deleted", "entries", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }
