@@ -24,10 +24,6 @@ type AuditStore struct{ db *DB }
 // NewAuditStore returns the trail's store on db.
 func NewAuditStore(db *DB) *AuditStore { return &AuditStore{db: db} }
 
-// platformTrail is the tenant id of the platform's own entries: a tenant's deletion, which
-// removes the tenant's trail with everything else it holds.
-const platformTrail = ""
-
 // The bounds of the trail's text columns (migration 13), in characters.
 const (
 	maxAuditText   = 300
@@ -146,31 +142,66 @@ func (s *AuditStore) List(ctx context.Context, tenant tenants.ID, f audit.Filter
 	return out, nil
 }
 
-// refusalWindow is how long a refusal counts into the entry of the same refusal before it.
+// refusalWindow is how long after a refusal's entry the same refusal counts into it.
 const refusalWindow = time.Hour
 
+// maxRefusedObjects bounds the entries one principal's refusals of one action add in a window:
+// past it, refusals of other objects count into the newest of them, so that a caller trying
+// made-up ids cannot grow the trail by a row a request.
+const maxRefusedObjects = 10
+
 // Refused records e, a write refused by policy, in tenant's trail: as a new entry, or counted
-// into the newest entry of the same refusal (principal, action, object, detail) within the hour,
-// so that a caller retrying what it may not do adds no rows.
+// into the entry of the same refusal (principal, action, object, detail) made within the hour
+// before, which keeps its time and request id (those of the first try). A principal refused the
+// same action on more than maxRefusedObjects objects within the hour has the rest counted into
+// the newest of those entries. Nothing is recorded for a tenant that no longer exists.
 func (s *AuditStore) Refused(ctx context.Context, tenant tenants.ID, e audit.Entry) error {
 	e.Outcome = audit.Denied
+	principal, action, detail := truncateRunes(e.Principal, maxAuditText), truncateRunes(e.Action, maxAuditAction), truncateRunes(e.Detail, maxAuditDetail)
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
-		now := utc(tx.NowFunc())
+		// The tenant row, shared: a tenant delete (which takes it for update before it archives
+		// the trail) waits for this entry or goes first, and then nothing is recorded.
+		var found []int
+		if err := tx.Raw("SELECT 1 FROM tenants WHERE tenant_id = ?"+s.db.shareLock(), string(tenant)).Scan(&found).Error; err != nil {
+			return fmt.Errorf("audit a refusal: %w", err)
+		}
+		if len(found) == 0 {
+			return nil
+		}
+		since := utc(tx.NowFunc()).Add(-refusalWindow)
+		recent := func() *gorm.DB {
+			return tx.Model(&auditRow{}).Where("tenant_id = ? AND principal = ? AND action = ? AND detail = ? AND outcome = ? AND written_at >= ?",
+				string(tenant), principal, action, detail, audit.Denied, since)
+		}
 		var seq int64
-		err := tx.Model(&auditRow{}).Select("seq").
-			Where("tenant_id = ? AND object = ? AND principal = ? AND action = ? AND detail = ? AND outcome = ? AND written_at >= ?",
-				string(tenant), truncateRunes(e.Object, maxAuditText), truncateRunes(e.Principal, maxAuditText),
-				truncateRunes(e.Action, maxAuditAction), truncateRunes(e.Detail, maxAuditDetail), audit.Denied, now.Add(-refusalWindow)).
-			Order("seq DESC").Limit(1).Scan(&seq).Error
+		err := recent().Where("object = ?", truncateRunes(e.Object, maxAuditText)).Select("seq").Order("seq DESC").Limit(1).Scan(&seq).Error
 		if err != nil {
 			return fmt.Errorf("audit a refusal: %w", err)
 		}
 		if seq == 0 {
-			return s.db.record(tx, string(tenant), e)
+			var seqs []int64
+			if err := recent().Select("seq").Order("seq DESC").Limit(maxRefusedObjects).Scan(&seqs).Error; err != nil {
+				return fmt.Errorf("audit a refusal: %w", err)
+			}
+			if len(seqs) < maxRefusedObjects {
+				return s.db.record(tx, string(tenant), e)
+			}
+			seq = seqs[0]
 		}
-		return tx.Model(&auditRow{}).Where("seq = ?", seq).
-			Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "written_at": now, "request_id": truncateRunes(e.RequestID, maxRequestID)}).Error
+		return tx.Model(&auditRow{}).Where("seq = ?", seq).Update("attempts", gorm.Expr("attempts + 1")).Error
 	})
+}
+
+// shareLock is the clause that takes the rows a SELECT reads in share mode, against a
+// concurrent delete (none on SQLite, whose one writer serialises the writes).
+func (db *DB) shareLock() string {
+	switch db.dialect {
+	case migrations.Postgres:
+		return " FOR KEY SHARE"
+	case migrations.MySQL:
+		return " LOCK IN SHARE MODE"
+	}
+	return ""
 }
 
 // pruneBatch bounds the rows one statement of Prune deletes, so that a first prune of a long
@@ -204,7 +235,11 @@ func (s *AuditStore) Prune(ctx context.Context, before time.Time) (int64, error)
 	}
 }
 
-// deleteTrail deletes tenant's trail inside tx (the tenant's deletion).
-func deleteTrail(tx *gorm.DB, tenant string) error {
-	return tx.Where("tenant_id = ?", tenant).Delete(&auditRow{}).Error
+// archiveTrail moves tenant's trail, inside the transaction that deletes the tenant, to the key
+// it returns: the id, a '/' (which no tenant id has) and the deletion time in Unix
+// microseconds. It stays there until audit.retention, out of reach of a tenant created again
+// under the id.
+func archiveTrail(tx *gorm.DB, tenant string) (string, error) {
+	key := fmt.Sprintf("%s/%d", tenant, utc(tx.NowFunc()).UnixMicro())
+	return key, tx.Model(&auditRow{}).Where("tenant_id = ?", tenant).Update("tenant_id", key).Error
 }

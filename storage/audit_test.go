@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,16 +165,39 @@ func TestAuditEntriesCommitWithTheirWrites(t *testing.T) {
 			t.Errorf("rule entries: %+v, %+v", grants, policies)
 		}
 
-		// Deleting the tenant takes its trail; the deletion goes to the platform's.
+		// Deleting the tenant archives its trail, its deletion last; the id created again starts
+		// with an empty one.
 		if err := ts.Delete(asAlice("tenants.delete"), "a"); err != nil {
 			t.Fatal(err)
 		}
 		if got := trail(t, db, "a"); len(got) != 0 {
-			t.Errorf("the deleted tenant's trail: %q", got)
+			t.Errorf("the deleted tenant's trail under its id: %q", got)
 		}
-		platform, err := storage.NewAuditStore(db).List(context.Background(), "", audit.Filter{})
-		if err != nil || len(platform) != 1 || platform[0].Action != "tenants.delete" || platform[0].Detail != "tenant a" {
-			t.Errorf("the platform's trail: %+v, %v", platform, err)
+		var archived []string
+		rows, err := db.SQL().Query("SELECT DISTINCT tenant_id FROM audit_entries")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			archived = append(archived, id)
+		}
+		rows.Close()
+		if len(archived) != 1 || !strings.HasPrefix(archived[0], "a/") {
+			t.Fatalf("trails after the delete: %q, want one archived under a/<time>", archived)
+		}
+		kept := trail(t, db, tenants.ID(archived[0]))
+		if len(kept) != len(want)+1 || kept[len(kept)-1] != "alice tenants.delete tenant 0→0 ok" || !slices.Equal(kept[:len(want)], want) {
+			t.Errorf("the archived trail: %q", kept)
+		}
+		if err := ts.Create(asAlice("tenants.create"), tenants.Tenant{ID: "a", Name: "A again", Status: tenants.StatusActive, CreatedAt: fixed, UpdatedAt: fixed}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := trail(t, db, "a"); !slices.Equal(got, []string{"alice tenants.create tenant 0→0 ok"}) {
+			t.Errorf("the trail of the tenant created again: %q", got)
 		}
 	})
 }
@@ -264,11 +288,41 @@ func TestAuditRefusalsCount(t *testing.T) {
 		}
 		var got []string
 		for _, e := range entries {
-			got = append(got, fmt.Sprintf("%s %s %s %d", e.Principal, e.Object, e.Outcome, max(e.Attempts, 1)))
+			got = append(got, fmt.Sprintf("%s %s %s %d %s", e.Principal, e.Object, e.Outcome, max(e.Attempts, 1), e.RequestID))
 		}
-		want := []string{"bob cards/y denied 1", "carol cards/x denied 1", "bob cards/x denied 3"}
+		want := []string{"bob cards/y denied 1 r-bob", "carol cards/x denied 1 r-carol", "bob cards/x denied 3 r-bob"}
 		if !slices.Equal(got, want) {
 			t.Errorf("refusals: %q, want %q", got, want)
+		}
+		first := entries[2].At
+		// Made-up ids: past ten objects in the hour, the refusals count into the newest entry.
+		for i := range 13 {
+			refuse("mallory", fmt.Sprintf("cards/made-up-%d", i))
+		}
+		mallory, err := store.List(context.Background(), "a", audit.Filter{Principal: "mallory"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mallory) != 10 || mallory[0].Object != "cards/made-up-9" || mallory[0].Attempts != 4 {
+			t.Errorf("13 refusals on made-up ids: %d entries, the newest %+v; want 10, the newest counting 4", len(mallory), mallory[0])
+		}
+		if again, _ := store.List(context.Background(), "a", audit.Filter{Principal: "bob", ObjectPrefix: "cards/x"}); !again[0].At.Equal(first) {
+			t.Errorf("a counted refusal moved its entry's time: %v, was %v", again[0].At, first)
+		}
+		// A tenant deleted meanwhile: nothing recorded, under its id or any other.
+		if err := storage.NewTenantStore(db).Delete(context.Background(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		var before, after int
+		if err := db.SQL().QueryRow("SELECT COUNT(*) FROM audit_entries").Scan(&before); err != nil {
+			t.Fatal(err)
+		}
+		refuse("bob", "cards/z")
+		if err := db.SQL().QueryRow("SELECT COUNT(*) FROM audit_entries").Scan(&after); err != nil {
+			t.Fatal(err)
+		}
+		if after != before {
+			t.Errorf("a refusal in a deleted tenant added %d entries", after-before)
 		}
 	})
 }
@@ -299,8 +353,25 @@ func TestAuditPrune(t *testing.T) {
 	})
 }
 
-// TestNoWriteWithoutItsEntry: with the audit insert failing (the table gone), every kind of write
-// fails and leaves nothing behind.
+// failAuditInserts makes every insert into the trail fail, with a trigger: the writes that need
+// one must fail with it.
+func failAuditInserts(t *testing.T, db *storage.DB, dialect string) {
+	t.Helper()
+	stmts := map[string][]string{
+		"sqlite": {"CREATE TRIGGER audit_fails BEFORE INSERT ON audit_entries BEGIN SELECT RAISE(ABORT, 'the audit insert fails'); END"},
+		"postgres": {"CREATE FUNCTION audit_fails() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the audit insert fails'; END $$",
+			"CREATE TRIGGER audit_fails BEFORE INSERT ON audit_entries FOR EACH ROW EXECUTE FUNCTION audit_fails()"},
+		"mysql": {"CREATE TRIGGER audit_fails BEFORE INSERT ON audit_entries FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'the audit insert fails'"},
+	}[dialect]
+	for _, q := range stmts {
+		if _, err := db.SQL().Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// TestNoWriteWithoutItsEntry: with the audit insert failing (a trigger refuses it), every kind of
+// write fails and leaves nothing behind.
 func TestNoWriteWithoutItsEntry(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storagetest.Open(t, dialect)
@@ -314,9 +385,10 @@ func TestNoWriteWithoutItsEntry(t *testing.T) {
 		if err := ds.Create(ctx, "a", d, ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.SQL().Exec("DROP TABLE audit_entries"); err != nil {
+		if err := secrets.PutSecret(ctx, "a", "x", delegation.SealedSecret{Endpoint: "https://x.example/task", Sealed: "s"}, fixed); err != nil {
 			t.Fatal(err)
 		}
+		failAuditInserts(t, db, dialect)
 		prepared := func() []cards.Prepared {
 			p := []cards.Prepared{{Card: newCard("y", 0)}}
 			p[0].Document, _ = cards.MarshalDocument(p[0].Card)
@@ -341,8 +413,9 @@ func TestNoWriteWithoutItsEntry(t *testing.T) {
 				return err
 			},
 			"secret set": func() error {
-				return secrets.PutSecret(ctx, "a", "x", delegation.SealedSecret{Endpoint: "https://x.example/task", Sealed: "s"}, fixed)
+				return secrets.PutSecret(ctx, "a", "x", delegation.SealedSecret{Endpoint: "https://x.example/other", Sealed: "t"}, fixed)
 			},
+			"secret remove":     func() error { return secrets.DeleteSecret(ctx, "a", "x") },
 			"delegation create": func() error { d.ID = "d2"; return ds.Create(ctx, "a", d, "") },
 			"delegation update": func() error {
 				return ds.Update(ctx, "a", "d1", []delegation.Status{delegation.StatusPending}, delegation.Outcome{Status: delegation.StatusCompleted, At: fixed})
@@ -370,8 +443,8 @@ func TestNoWriteWithoutItsEntry(t *testing.T) {
 		if err != nil || roles.Revision != 0 {
 			t.Errorf("policy revision %d, %v; want 0 (no rule written)", roles.Revision, err)
 		}
-		if _, err := secrets.GetSecret(bg, "a", "x"); !errors.Is(err, delegation.ErrNotFound) {
-			t.Errorf("secret of x: %v, want none", err)
+		if sec, err := secrets.GetSecret(bg, "a", "x"); err != nil || sec.Endpoint != "https://x.example/task" {
+			t.Errorf("secret of x: %+v, %v; want it untouched", sec, err)
 		}
 		if got, err := ds.Get(bg, "a", "d1"); err != nil || got.Status != delegation.StatusPending {
 			t.Errorf("delegation d1: %+v, %v; want it still pending", got, err)

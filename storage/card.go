@@ -330,8 +330,12 @@ func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID strin
 		}
 		// The card's endpoint secret goes with it: a card created again under this id, perhaps
 		// by someone else and pointing elsewhere, must not inherit it.
-		if err := tx.Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Delete(&secretRow{}).Error; err != nil {
-			return fmt.Errorf("delete the secret of card %q: %w", agentID, err)
+		res = tx.Where("tenant_id = ? AND agent_id = ?", string(tenant), agentID).Delete(&secretRow{})
+		if res.Error != nil {
+			return fmt.Errorf("delete the secret of card %q: %w", agentID, res.Error)
+		}
+		if res.RowsAffected > 0 {
+			entry.Detail = "with its endpoint secret"
 		}
 		// So does its liveness, which a card created again under this id must earn afresh.
 		if err := deleteLiveness(tx, string(tenant), agentID); err != nil {

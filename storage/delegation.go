@@ -245,7 +245,7 @@ func (s *DelegationStore) RepeatRejected(ctx context.Context, tenant tenants.ID,
 			return res.Error
 		}
 		// Its audit entry counts the try too, as a refusal's does (see AuditStore.Refused).
-		if err := countAttempt(tx, string(tenant), audit.DelegationObject(r.ID), utc(d.UpdatedAt)); err != nil {
+		if err := countAttempt(tx, string(tenant), audit.DelegationObject(r.ID)); err != nil {
 			return err
 		}
 		r.Attempts++
@@ -288,14 +288,14 @@ func (s *DelegationStore) List(ctx context.Context, tenant tenants.ID, f delegat
 	return out, nil
 }
 
-// countAttempt counts one more try into the newest audit entry of object, at now.
-func countAttempt(tx *gorm.DB, tenant, object string, now time.Time) error {
+// countAttempt counts one more try into the newest audit entry of object (whose time stays the
+// first try's, as a refusal's does).
+func countAttempt(tx *gorm.DB, tenant, object string) error {
 	var seq int64
 	err := tx.Model(&auditRow{}).Select("seq").Where("tenant_id = ? AND object = ?", tenant, object).
 		Order("seq DESC").Limit(1).Scan(&seq).Error
 	if err != nil || seq == 0 {
 		return err
 	}
-	return tx.Model(&auditRow{}).Where("seq = ?", seq).
-		Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "written_at": now}).Error
+	return tx.Model(&auditRow{}).Where("seq = ?", seq).Update("attempts", gorm.Expr("attempts + 1")).Error
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -130,8 +131,16 @@ func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 	row := newTenantRow(t)
 	entry := audit.New(ctx, "tenants.update", audit.TenantObject, 0, 0)
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
+		// Locked as the UPDATE below would lock it, for the detail: on Postgres NO KEY UPDATE,
+		// which the key-share locks of concurrent inserts of the tenant's cards, records and
+		// rules do not wait for (FOR UPDATE would queue a suspension behind them, and them
+		// behind it).
+		strength := "UPDATE"
+		if s.db.dialect == migrations.Postgres {
+			strength = "NO KEY UPDATE"
+		}
 		var old tenantRow
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("tenant_id = ?", row.TenantID).Take(&old).Error
+		err := tx.Clauses(clause.Locking{Strength: strength}).Where("tenant_id = ?", row.TenantID).Take(&old).Error
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
 			return fault.Errorf(fault.NotFound, "tenant %q: not found", row.TenantID)
@@ -175,9 +184,8 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 }
 
 func (s *TenantStore) delete(ctx context.Context, tenant string) error {
-	// The tenant's trail goes with it; its deletion is recorded in the platform's own trail.
+	// The tenant's trail outlives it (see archiveTrail), its deletion last.
 	entry := audit.New(ctx, "tenants.delete", audit.TenantObject, 0, 0)
-	entry.Detail = "tenant " + tenant
 	return s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		// The agents' tombstones first, as a card create or delete takes them (a create then
 		// checks its foreign key on the tenant row): taken after the tenant row, they made a
@@ -207,10 +215,11 @@ func (s *TenantStore) delete(ctx context.Context, tenant string) error {
 		if err := tx.Exec("DELETE FROM card_liveness WHERE tenant_id = ?", tenant).Error; err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
-		if err := deleteTrail(tx, tenant); err != nil {
+		archived, err := archiveTrail(tx, tenant)
+		if err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
-		if err := s.db.record(tx, platformTrail, entry); err != nil {
+		if err := s.db.record(tx, archived, entry); err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
 		if err := appendChange(tx, tenant, "", opPurge, 0); err != nil {

@@ -88,6 +88,9 @@ func TestAuditTrail(t *testing.T) {
 			if en.Outcome == audit.Denied && en.Detail != "cards:write" {
 				t.Errorf("the refusal's detail: %q, want the action refused", en.Detail)
 			}
+			if en.Action == "cards.remove" && en.Detail != "with its endpoint secret" {
+				t.Errorf("the delete's detail: %q, want it to say the secret went with the card", en.Detail)
+			}
 		}
 		records := e.auditPage(alice, "object=delegations/"+d.ID)
 		if got := lines(records.Items); len(got) != 2 || got[0] != "alice delegations.create delegations/"+d.ID+" 0→0 running" ||
@@ -132,7 +135,8 @@ func TestAuditTrail(t *testing.T) {
 
 		// Bad requests.
 		for _, q := range []string{"since=yesterday", "until=2026-13-01T00:00:00Z", "limit=0", "limit=501", "cursor=nope", "colour=red",
-			"since=2026-12-02T00:00:00Z&until=2026-12-01T00:00:00Z", "principal=a&principal=b"} {
+			"since=2026-12-02T00:00:00Z&until=2026-12-01T00:00:00Z", "principal=a&principal=b",
+			"principal=%FF", "object=cards%2F%C3", "principal=alice%20", "action=cards.update%09"} {
 			expect(t, e.do("GET", "/v1/tenants/acme/audit?"+q, alice, nil), http.StatusBadRequest, "invalid")
 		}
 		// Another tenant's admin does not see it; audit:read lets bob read it.

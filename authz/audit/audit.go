@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/fault"
@@ -59,8 +61,9 @@ type Entry struct {
 	RevisionAfter  int64 `json:"revisionAfter,omitempty"`
 	// Outcome is ok for a committed write, denied for a refused one, or a delegation's status.
 	Outcome string `json:"outcome"`
-	// Attempts counts the tries a denied entry stands for when the same principal was refused the
-	// same action on the same object again within the hour (absent: one).
+	// Attempts counts the tries a denied entry stands for: the same principal refused the same
+	// action on the same object again within the hour after At (absent: one), or on other objects
+	// past the ten a principal's refusals of one action add in an hour.
 	Attempts int `json:"attempts,omitempty"`
 }
 
@@ -238,8 +241,10 @@ func (s *Service) List(ctx context.Context, tenant tenants.ID, f Filter, page ca
 		return nil, "", err
 	}
 	for name, v := range map[string]string{"principal": f.Principal, "action": f.Action, "object": f.ObjectPrefix} {
-		if len(v) > maxFilterLength || strings.ContainsRune(v, 0) {
-			return nil, "", fault.Errorf(fault.Invalid, "%s: at most %d bytes, no NUL: invalid", name, maxFilterLength)
+		// No principal, action or object has a space or a control character: refused rather
+		// than compared, as MySQL's collation would ignore trailing spaces.
+		if len(v) > maxFilterLength || !utf8.ValidString(v) || strings.IndexFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+			return nil, "", fault.Errorf(fault.Invalid, "%s: at most %d bytes of UTF-8, no spaces or control characters: invalid", name, maxFilterLength)
 		}
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {

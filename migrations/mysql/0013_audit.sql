@@ -1,14 +1,15 @@
 -- The audit trail: one row per committed write (tenants, cards, endpoint secrets, roles,
 -- policies, delegation records), appended in the write's own transaction, and one per write
 -- refused by policy (outcome 'denied'; the same refusal again within the hour counts into
--- attempts). tenant_id '' is the platform's own trail (a deleted tenant's deletion). No foreign
--- key: a tenant's rows go with it in the transaction that deletes it. Rows older than
+-- attempts). No foreign key: a deleted tenant's trail outlives it until audit.retention, under
+-- tenant_id '<id>/<deletion time in Unix microseconds>' (no tenant id has a '/'), so that a
+-- tenant created again under the id starts with an empty trail. Rows older than
 -- audit.retention are pruned in the background (audit_written_at).
 
 -- +goose Up
 CREATE TABLE audit_entries (
     seq             BIGINT        NOT NULL AUTO_INCREMENT PRIMARY KEY,
-    tenant_id       VARCHAR(63)   NOT NULL,
+    tenant_id       VARCHAR(96)   NOT NULL,
     written_at      DATETIME(6)   NOT NULL,
     principal       VARCHAR(300)  NOT NULL,
     request_id      VARCHAR(64)   NOT NULL DEFAULT '',
