@@ -86,9 +86,35 @@ type Service struct {
 	Index Indexer
 	// Liveness, when set, takes heartbeats and gives each card read its liveness.
 	Liveness Presence
+	// Memory, when set, keeps the cards read and answers a read with them while the database
+	// does not (search's Index).
+	Memory Memory
 	// Now and NewID are injected so tests can pin them.
 	Now   func() time.Time
 	NewID func() string
+}
+
+// Memory holds cards as a loaded search index has them, for reads while the database does not
+// answer.
+type Memory interface {
+	// Remembered returns the agent's card if memory holds the version the index has.
+	Remembered(tenant tenants.ID, agentID string) (Card, bool)
+	// Keep holds c, just read, if it is the version the index has.
+	Keep(tenant tenants.ID, c Card)
+}
+
+// FromMemory returns the agent's card from memory for a read whose database call failed with
+// err (or, for a request already found stale, before any call): the card and true, marking the
+// request stale, when the failure is the database's and memory holds the card.
+func FromMemory(ctx context.Context, m Memory, tenant tenants.ID, agentID string, err error) (Card, bool) {
+	if m == nil || ctx.Err() != nil || (err != nil && fault.KindOf(err) != "") {
+		return Card{}, false
+	}
+	c, ok := m.Remembered(tenant, agentID)
+	if ok {
+		tenants.MarkStale(ctx)
+	}
+	return c, ok
 }
 
 // Presence keeps whether cards' agents are alive; cards/liveness's Tracker is one.
@@ -671,7 +697,7 @@ func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (C
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsRead); err != nil {
 		return Card{}, err
 	}
-	c, err := s.Store.Get(ctx, tenant, agentID)
+	c, err := s.read(ctx, tenant, agentID)
 	if err != nil || s.Liveness == nil {
 		return c, err
 	}
@@ -680,6 +706,27 @@ func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (C
 		return Card{}, err
 	}
 	c.Liveness = &l
+	return c, nil
+}
+
+// read reads the agent's card from the store, or from memory while the database does not
+// answer (a request the tenant gate found stale goes to memory first).
+func (s *Service) read(ctx context.Context, tenant tenants.ID, agentID string) (Card, error) {
+	if tenants.Stale(ctx) {
+		if c, ok := FromMemory(ctx, s.Memory, tenant, agentID, nil); ok {
+			return c, nil
+		}
+	}
+	c, err := s.Store.Get(ctx, tenant, agentID)
+	if err != nil {
+		if m, ok := FromMemory(ctx, s.Memory, tenant, agentID, err); ok {
+			return m, nil
+		}
+		return c, err
+	}
+	if s.Memory != nil {
+		s.Memory.Keep(tenant, c)
+	}
 	return c, nil
 }
 

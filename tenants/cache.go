@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/agentcards/agentcards/authz/fault"
 )
 
 // rowCache remembers tenant rows for the request gates (Active, Published), which read the
@@ -23,6 +25,12 @@ type cachedRow struct {
 	expires time.Time
 }
 
+// staleRead bounds the read of a tenant row that the cache still holds (expired): past it, or
+// when the database fails, the row as last read serves the request, marked stale. A read that
+// takes this long is no normal read; a database that hangs would hold every request for the
+// whole request timeout otherwise.
+const staleRead = 2 * time.Second
+
 func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	if s.CacheTTL <= 0 {
 		return s.Store.Get(ctx, id)
@@ -30,14 +38,27 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	c := &s.cache
 	now := time.Now()
 	c.mu.Lock()
-	if r, ok := c.rows[id]; ok && now.Before(r.expires) {
+	last, known := c.rows[id]
+	if known && now.Before(last.expires) {
 		c.mu.Unlock()
-		return r.t, nil
+		return last.t, nil
 	}
 	gen := c.gen
 	c.mu.Unlock()
-	t, err := s.Store.Get(ctx, id)
+	rctx := ctx
+	if known {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, staleRead)
+		defer cancel()
+	}
+	t, err := s.Store.Get(rctx, id)
 	if err != nil {
+		// The database failed (not a missing tenant, nor the caller's own deadline): the row as
+		// last read stands in, its status and policy revision with it.
+		if known && fault.KindOf(err) == "" && ctx.Err() == nil {
+			MarkStale(ctx)
+			return last.t, nil
+		}
 		return t, err
 	}
 	c.mu.Lock()

@@ -24,6 +24,7 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/authz/token"
+	"github.com/agentcards/agentcards/tenants"
 )
 
 const requestIDKey = "requestId"
@@ -35,6 +36,29 @@ var incomingRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 func requestID(c echo.Context) string {
 	id, _ := c.Get(requestIDKey).(string)
 	return id
+}
+
+// HeaderStale marks an answer made of what the server held in memory while its database did not
+// answer (the tenant row and policy as last read, the search index, cards it had encoded): it
+// may miss writes made meanwhile on other replicas.
+const HeaderStale = "X-Agentcards-Stale"
+
+// staleValue is HeaderStale's value.
+const staleValue = "database unavailable; answered from memory"
+
+// withStaleMark lets the services mark a request's answer stale (tenants.MarkStale), and says so
+// in HeaderStale.
+func withStaleMark(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, stale := tenants.WithStaleMark(c.Request().Context())
+		c.SetRequest(c.Request().WithContext(ctx))
+		c.Response().Before(func() {
+			if stale() {
+				c.Response().Header().Set(HeaderStale, staleValue)
+			}
+		})
+		return next(c)
+	}
 }
 
 // withRequestID tags each request with an id, taken from X-Request-Id when sane, and echoes it.
@@ -79,9 +103,10 @@ func logRequests(log *slog.Logger, outage *outageLog) echo.MiddlewareFunc {
 			if err != nil {
 				c.Error(err)
 			} else if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead && c.Response().Status < 400 &&
-				c.Path() != mcpPath {
+				c.Path() != mcpPath && c.Response().Header().Get(HeaderStale) == "" {
 				// A write went through: the database answers. (An MCP call answers 200 whatever its
-				// tools met, so it says nothing of the database.)
+				// tools met, so it says nothing of the database; nor does a search by POST
+				// answered from memory.)
 				outage.ok()
 			}
 			log.Info("request", "requestId", requestID(c), "method", c.Request().Method,

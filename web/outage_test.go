@@ -12,6 +12,7 @@ import (
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -69,6 +70,82 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	}
 }
 
+// TestOutageReadsFromMemory: while the database cannot be reached, a tenant whose index is
+// loaded still answers searches, card GETs and A2A cards from memory (the tenant row and policy
+// as last read), each marked stale; a read that needs what memory does not hold, and every
+// write, answers 503 with Retry-After; once the database is back the answers are fresh again.
+func TestOutageReadsFromMemory(t *testing.T) {
+	for _, dialect := range []string{migrations.Postgres, migrations.MySQL} {
+		t.Run(dialect, func(t *testing.T) {
+			db, outage := storagetest.OpenWithOutage(t, dialect)
+			e := newEnvWith(t, db, envOptions{})
+			e.mkTenant("acme", "alice")
+			alice := e.token("alice", "acme", false)
+			for _, id := range []string{"agt1", "agt2"} {
+				card := sampleCard(id)
+				card["visibility"] = "public"
+				expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
+			}
+			other := sampleCard("agt3")
+			other["name"], other["description"], other["tags"] = "Translator", "Translates documents.", []string{"language"}
+			other["capabilities"] = []any{map[string]any{"name": "translate", "description": "Translate a text", "inputSchema": map[string]any{"type": "object"}}}
+			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, other), http.StatusCreated)
+			// A search loads the index and holds the cards it returns; a GET holds its card.
+			search := "/v1/tenants/acme/cards?q=review"
+			fresh := e.do("GET", search, alice, nil)
+			expect(t, fresh, http.StatusOK)
+			expect(t, e.do("GET", "/a2a/acme/agt1/.well-known/agent-card.json", "", nil), http.StatusOK)
+			if fresh.header.Get(web.HeaderStale) != "" {
+				t.Fatalf("a fresh answer is marked stale")
+			}
+
+			outage.Down()
+			time.Sleep(defaultTenantCacheTTL) // the tenant row read before the outage expires
+			for _, path := range []string{search, "/v1/tenants/acme/cards/agt1", "/v1/tenants/acme/cards/agt2"} {
+				r := e.do("GET", path, alice, nil)
+				expect(t, r, http.StatusOK)
+				if r.header.Get(web.HeaderStale) == "" {
+					t.Errorf("GET %s from memory is not marked stale", path)
+				}
+			}
+			webtest.JSONEqual(t, "the search from memory", e.do("GET", search, alice, nil).body, fresh.body)
+			a2aCard := e.do("GET", "/a2a/acme/agt1/.well-known/agent-card.json", "", nil)
+			expect(t, a2aCard, http.StatusOK)
+			if a2aCard.header.Get(web.HeaderStale) == "" {
+				t.Errorf("the A2A card from memory is not marked stale")
+			}
+			if err := webtest.VerifyCard(e.jwks(), a2aCard.body); err != nil {
+				t.Errorf("the A2A card from memory: %v", err)
+			}
+			// What memory does not hold, and every write: 503 with Retry-After.
+			for _, req := range []struct {
+				method, path string
+				body         any
+			}{
+				{"GET", "/v1/tenants/acme/cards/agt3", nil},
+				{"GET", "/v1/tenants/acme/cards?q=translate", nil},
+				{"POST", "/v1/tenants/acme/cards", sampleCard("agt4")},
+				{"PATCH", "/v1/tenants/acme/cards/agt1", map[string]any{"description": "x"}},
+			} {
+				r := e.do(req.method, req.path, alice, req.body)
+				expect(t, r, http.StatusServiceUnavailable, "unavailable")
+				if r.header.Get("Retry-After") == "" {
+					t.Errorf("%s %s: 503 without Retry-After", req.method, req.path)
+				}
+			}
+
+			outage.Up()
+			webtest.Eventually(t, 15*time.Second, "fresh answers once the database is back", func() bool {
+				r := e.do("GET", "/v1/tenants/acme/cards/agt3", alice, nil)
+				return r.status == http.StatusOK && r.header.Get(web.HeaderStale) == ""
+			})
+			if r := e.do("GET", search, alice, nil); r.status != http.StatusOK || r.header.Get(web.HeaderStale) != "" {
+				t.Errorf("a search after the outage: %d, stale %q", r.status, r.header.Get(web.HeaderStale))
+			}
+		})
+	}
+}
+
 // TestPrivatePostgresStopped: the same with the database server itself stopped (a cluster the
 // test started itself, never the shared one), and started again.
 func TestPrivatePostgresStopped(t *testing.T) {
@@ -87,9 +164,16 @@ func TestPrivatePostgresStopped(t *testing.T) {
 	e.mkTenant("acme", "alice")
 	alice := e.token("alice", "acme", false)
 	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt1")), http.StatusCreated)
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt2")), http.StatusCreated)
+	expect(t, e.do("GET", "/v1/tenants/acme/cards?q=nothing", alice, nil), http.StatusOK) // loads the index
+	expect(t, e.do("GET", "/v1/tenants/acme/cards/agt2", alice, nil), http.StatusOK)      // holds agt2
 
 	pg.Stop()
 	time.Sleep(defaultTenantCacheTTL) // the tenant row remembered before the outage expires
+	// The card memory holds is answered from it, marked stale; the other one cannot be.
+	if r := e.do("GET", "/v1/tenants/acme/cards/agt2", alice, nil); r.status != http.StatusOK || r.header.Get(web.HeaderStale) == "" {
+		t.Errorf("a card held in memory, with the server stopped: %d, stale %q", r.status, r.header.Get(web.HeaderStale))
+	}
 	for _, path := range []string{"/v1/tenants/acme/cards/agt1", "/ready"} {
 		r := e.do("GET", path, alice, nil)
 		expect(t, r, http.StatusServiceUnavailable, "unavailable")
@@ -97,11 +181,11 @@ func TestPrivatePostgresStopped(t *testing.T) {
 			t.Errorf("GET %s: 503 without Retry-After", path)
 		}
 	}
-	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt2")), http.StatusServiceUnavailable, "unavailable")
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt3")), http.StatusServiceUnavailable, "unavailable")
 
 	pg.Start()
 	webtest.Eventually(t, 15*time.Second, "the card served again once the server is back", func() bool {
 		return e.do("GET", "/v1/tenants/acme/cards/agt1", alice, nil).status == http.StatusOK
 	})
-	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt2")), http.StatusCreated)
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt3")), http.StatusCreated)
 }

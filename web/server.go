@@ -120,7 +120,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	if cfg.Metrics != nil {
 		e.Use(cfg.Metrics)
 	}
-	e.Use(withRequestID, logRequests(log, outage), recoverPanics(log))
+	e.Use(withRequestID, logRequests(log, outage), recoverPanics(log), withStaleMark)
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
 	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 

@@ -218,6 +218,43 @@ func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readabl
 	return page, cached, total, next, nil
 }
 
+// Remembered returns the agent's card as the tenant's loaded index holds it, when its encoded
+// form is in memory (a search returned it, or a read fed it to the index): what a read can be
+// answered with while the database does not answer. The card's liveness is not set.
+func (ix *Index) Remembered(tenant tenants.ID, agentID string) (cards.Card, bool) {
+	e, _ := ix.loaded(context.Background(), tenant, false)
+	if e == nil {
+		return cards.Card{}, false
+	}
+	e.x.mu.RLock()
+	defer e.x.mu.RUnlock()
+	n, ok := e.x.byID[agentID]
+	if !ok {
+		return cards.Card{}, false
+	}
+	d := &e.x.docs[n]
+	r := e.cache.get(agentID, d.cardID, d.revision)
+	if r == nil {
+		return cards.Card{}, false
+	}
+	return r.card, true
+}
+
+// Keep puts c, just read from the database, in the memory Remembered answers from, if c is the
+// version the tenant's loaded index holds.
+func (ix *Index) Keep(tenant tenants.ID, c cards.Card) {
+	e, _ := ix.loaded(context.Background(), tenant, false)
+	if e == nil || e.cache.get(c.AgentID, c.ID, c.Revision) != nil {
+		return
+	}
+	c.Liveness = nil
+	r, err := render(c)
+	if err != nil {
+		return
+	}
+	ix.remember(tenant, c, r)
+}
+
 // remember caches the rendering of c if c is the version the index holds, so later answers
 // need neither the database nor JSON encoding.
 func (ix *Index) remember(tenant tenants.ID, c cards.Card, r *rendered) {

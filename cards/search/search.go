@@ -141,6 +141,11 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 			missing = append(missing, c.agentID)
 		}
 	}
+	if len(missing) > 0 && tenants.Stale(ctx) {
+		// The database did not answer the gate a moment ago: the page needs cards that memory
+		// does not hold, and only the database has them.
+		return Result{}, fault.New(fault.Unavailable, "the database is unavailable, and the cards of this page are not in memory; try again later")
+	}
 	if len(missing) > 0 {
 		found, err := s.Store.GetMany(ctx, tenant, missing)
 		if err != nil {

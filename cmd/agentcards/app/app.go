@@ -194,6 +194,7 @@ func New(o Options) (*App, error) {
 	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Liveness: a.Liveness}
 	if a.Index != nil { // a nil *search.Index in the interface would not compare nil
 		a.Cards.Index = a.Index
+		a.Cards.Memory = a.Index
 	}
 	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness}
 	if a.Index != nil {
