@@ -189,3 +189,25 @@ func TestPrivatePostgresStopped(t *testing.T) {
 	})
 	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt3")), http.StatusCreated)
 }
+
+// TestOutageSaidOnceInTheBackground: the loops that follow other replicas' writes (the index's
+// feed, the liveness records, polled every 500 ms) say an outage once, not at every round.
+func TestOutageSaidOnceInTheBackground(t *testing.T) {
+	db, outage := storagetest.OpenWithOutage(t, migrations.Postgres)
+	var logged webtest.LogBuffer
+	e := newEnvWith(t, db, envOptions{follow: true, log: slog.New(slog.NewTextHandler(&logged, nil))})
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	expect(t, e.do("GET", "/v1/tenants/acme/cards?q=review", alice, nil), http.StatusOK) // loads the index
+	outage.Down()
+	webtest.Eventually(t, 15*time.Second, "both loops fail", func() bool {
+		return strings.Contains(logged.String(), "index sync failed") && strings.Contains(logged.String(), "liveness failed")
+	})
+	time.Sleep(2 * time.Second) // four more rounds of each
+	for _, msg := range []string{"index sync failed", "reading other replicas' liveness failed"} {
+		if n := strings.Count(logged.String(), msg); n != 1 {
+			t.Errorf("%q said %d times in an outage of a few seconds, want once", msg, n)
+		}
+	}
+	outage.Up()
+}

@@ -319,10 +319,9 @@ func (a *App) Start(ctx context.Context) {
 	}
 	// Heartbeats and probe results taken by other replicas arrive at the same pace as their
 	// card writes.
+	liveFailed := quiet(log, "reading other replicas' liveness failed; retrying every interval")
 	a.background.Go(func() {
-		a.Liveness.Follow(ctx, o.Search.PollInterval, func(err error) {
-			log.Warn("reading other replicas' liveness failed; retrying every interval", "err", err)
-		})
+		a.Liveness.Follow(ctx, o.Search.PollInterval, func(err error) { liveFailed("err", err) })
 	})
 	if o.Refresh.Interval > 0 {
 		a.background.Go(func() {
@@ -338,9 +337,8 @@ func (a *App) Start(ctx context.Context) {
 		return
 	}
 	notify := make(chan search.Notice, 64)
-	syncFailed := func(t tenants.ID, err error) {
-		log.Warn("index sync failed; retrying next round", "tenant", t, "err", err)
-	}
+	indexFailed := quiet(log, "index sync failed; retrying next round")
+	syncFailed := func(t tenants.ID, err error) { indexFailed("tenant", t, "err", err) }
 	if o.Search.Listen {
 		// Each (re)established LISTEN first syncs every loaded tenant: what was notified while
 		// none was in effect reached nobody.
@@ -351,9 +349,10 @@ func (a *App) Start(ctx context.Context) {
 			listening.Store(true)
 			a.Index.SyncLoaded(ctx, syncFailed)
 		}
+		listenerFailed := quiet(log, "change-feed listener")
 		lost := func(err error) {
 			listening.Store(false)
-			log.Warn("change-feed listener", "err", err)
+			listenerFailed("err", err)
 		}
 		switch err := o.DB.Listen(ctx, notify, resync, lost); {
 		case err == nil:
@@ -421,5 +420,30 @@ func pruneAudit(ctx context.Context, store *storage.AuditStore, retention time.D
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// quietFor is how long a background failure that goes on is not said again.
+const quietFor = 30 * time.Second
+
+// quiet returns a warning for a background loop's failures that is said at the first failure,
+// then at most once every quietFor while failures go on, with the count of those not said: a
+// database outage is not a warning per poll (every 500 ms) and per tenant.
+func quiet(log *slog.Logger, msg string) func(args ...any) {
+	var mu sync.Mutex
+	var said time.Time
+	unsaid := 0
+	return func(args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !said.IsZero() && time.Since(said) < quietFor {
+			unsaid++
+			return
+		}
+		if unsaid > 0 {
+			args = append(args, "failuresNotSaid", unsaid)
+		}
+		said, unsaid = time.Now(), 0
+		log.Warn(msg, args...)
 	}
 }
