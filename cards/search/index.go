@@ -28,6 +28,10 @@ type Index struct {
 
 	mu      sync.Mutex
 	tenants map[tenants.ID]*indexEntry
+	// closed ends the builds in progress (Close): a build serves every search waiting for it,
+	// so it does not end with its first searcher's request, but it ends with the server.
+	closed context.Context
+	close  context.CancelFunc
 	// synced is when (Unix ns) a round of Follow that began then last brought every loaded
 	// index up to date.
 	synced atomic.Int64
@@ -95,8 +99,13 @@ type indexEntry struct {
 
 // NewIndex returns an empty index over store and feed.
 func NewIndex(store cards.Store, feed Feed) *Index {
-	return &Index{store: store, feed: feed, tenants: map[tenants.ID]*indexEntry{}, Window: defaultFeedWindow}
+	closed, close := context.WithCancel(context.Background())
+	return &Index{store: store, feed: feed, tenants: map[tenants.ID]*indexEntry{}, Window: defaultFeedWindow, closed: closed, close: close}
 }
+
+// Close ends the builds in progress and refuses new ones (the server is stopping): a warm-up
+// of a large tenant does not hold the shutdown until it ends.
+func (ix *Index) Close() { ix.close() }
 
 // entry returns the tenant's index, building it on first use; concurrent first searches wait for
 // one build.
@@ -122,7 +131,9 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	// The build serves every search that waits for it, so it does not end with the first
 	// searcher's request; it has a deadline of its own.
 	buildCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
+	stop := context.AfterFunc(ix.closed, cancel)
 	e.err = ix.build(buildCtx, tenant, e)
+	stop()
 	cancel()
 	e.builtAt = time.Now()
 	close(e.built)
@@ -145,6 +156,9 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 	// racing with the build is never lost. The first sync reads back to the entries written a
 	// Window before the build began, for writes whose numbers were taken before the snapshot
 	// but committed after it.
+	if err := ix.closed.Err(); err != nil {
+		return err // the server is stopping
+	}
 	start := time.Now()
 	last, err := ix.feed.LastSeq(ctx, tenant)
 	if err != nil {

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/agentcards/agentcards/cards"
@@ -44,5 +45,57 @@ func TestRenderCacheForgetsWrittenCards(t *testing.T) {
 	search()
 	if n, _ := e.cache.size(); n != 2 || e.cache.get("a", "id-a", 2) == nil {
 		t.Fatalf("after searching again: %d cards cached, want a at revision 2 and c", n)
+	}
+}
+
+// TestIndexRemembersCardsRead: a card read is kept at the revision the index holds, and answered
+// from memory until a write of it; an older revision is not kept; nothing is for a tenant whose
+// index is not loaded.
+func TestIndexRemembersCardsRead(t *testing.T) {
+	store := &feedModel{cards: map[string]cards.Card{}}
+	a1 := cards.Card{AgentID: "a", Name: "Agent a", ID: "id-a", Revision: 1}
+	store.cards["a"] = stored(a1)
+	ix := NewIndex(store, store)
+	ix.Keep("t", a1)
+	if _, ok := ix.Remembered("t", "a"); ok {
+		t.Fatal("a card is remembered for a tenant whose index is not loaded")
+	}
+	s := &Service{Store: store, Gate: admitAll{}, Authz: hiding(nil), Index: ix}
+	if _, err := s.Search(caller, "t", Query{Q: "nothing"}); err != nil { // loads the index
+		t.Fatal(err)
+	}
+	if _, ok := ix.Remembered("t", "a"); ok {
+		t.Fatal("a card no search or read returned is remembered")
+	}
+	ix.Keep("t", cards.Card{AgentID: "a", Name: "Agent a, older", ID: "id-a", Revision: 0})
+	if _, ok := ix.Remembered("t", "a"); ok {
+		t.Fatal("a revision other than the index's was kept")
+	}
+	ix.Keep("t", a1)
+	if c, ok := ix.Remembered("t", "a"); !ok || c.Name != "Agent a" || c.Revision != 1 {
+		t.Fatalf("the card read: %+v, %v", c, ok)
+	}
+	store.mu.Lock()
+	store.cards["a"] = stored(cards.Card{AgentID: "a", Name: "Agent a, again", ID: "id-a", Revision: 2})
+	store.mu.Unlock()
+	if err := ix.Written(context.Background(), "t", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := ix.Remembered("t", "a"); ok {
+		t.Fatalf("after a write the old card is remembered: %+v", c)
+	}
+}
+
+// TestIndexCloseEndsBuilds: once the index is closed (the server stopping), a build ends at once
+// with the cancellation instead of reading the tenant's cards.
+func TestIndexCloseEndsBuilds(t *testing.T) {
+	store := &feedModel{cards: map[string]cards.Card{"a": stored(cards.Card{AgentID: "a", Name: "Agent a", ID: "id-a", Revision: 1})}}
+	ix := NewIndex(store, store)
+	ix.Close()
+	if _, err := ix.entry(context.Background(), "t"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a build after Close: %v, want context.Canceled", err)
+	}
+	if e, _ := ix.loaded(context.Background(), "t", false); e != nil {
+		t.Fatal("a canceled build left an index behind")
 	}
 }

@@ -370,6 +370,9 @@ func (a *App) Start(ctx context.Context) {
 func (a *App) Close() {
 	a.Dispatcher.Wait()
 	a.stop()
+	if a.Index != nil {
+		a.Index.Close() // a warm-up build in progress ends now
+	}
 	a.background.Wait()
 }
 
