@@ -2,6 +2,7 @@ package tenants
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -25,11 +26,9 @@ type cachedRow struct {
 	expires time.Time
 }
 
-// staleRead bounds the read of a tenant row that the cache still holds (expired): past it, or
-// when the database fails, the row as last read serves the request, marked stale. A read that
-// takes this long is no normal read; a database that hangs would hold every request for the
-// whole request timeout otherwise.
-const staleRead = 2 * time.Second
+// staleLimit is the oldest a row as last read may be to stand in for the tenant's while the
+// database does not answer.
+const staleLimit = 5 * time.Minute
 
 func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	if s.CacheTTL <= 0 {
@@ -45,17 +44,18 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	}
 	gen := c.gen
 	c.mu.Unlock()
-	rctx := ctx
-	if known {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(ctx, staleRead)
-		defer cancel()
+	t, err := s.Store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		c.mu.Lock()
+		delete(c.rows, id)
+		c.mu.Unlock()
 	}
-	t, err := s.Store.Get(rctx, id)
 	if err != nil {
-		// The database failed (not a missing tenant, nor the caller's own deadline): the row as
-		// last read stands in, its status and policy revision with it.
-		if known && fault.KindOf(err) == "" && ctx.Err() == nil {
+		// A read, while the database does not answer (it failed, and a ping fails too): the row
+		// as last read stands in, its status and policy revision with it, if it is recent.
+		// Never for a write, nor for a caller whose own deadline ran out.
+		if known && mayBeStale(ctx) && fault.KindOf(err) == "" && ctx.Err() == nil &&
+			now.Sub(last.expires) < staleLimit && s.Down != nil && s.Down(ctx) {
 			MarkStale(ctx)
 			return last.t, nil
 		}

@@ -118,3 +118,40 @@ func TestTenantRowCache(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleRowOnlyForReads: while the database does not answer, a read may pass the gate on the
+// tenant row as last read (and is marked stale); a write never does.
+func TestStaleRowOnlyForReads(t *testing.T) {
+	db, outage := storagetest.OpenWithOutage(t, "postgres")
+	svc := &tenants.Service{Store: storage.NewTenantStore(db), CacheTTL: 50 * time.Millisecond,
+		Down: func(ctx context.Context) bool { return db.Ping(ctx) != nil }}
+	ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
+	if _, err := svc.Create(ctx, tenants.Input{ID: "acme", Name: "Acme", Admins: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Active(ctx, "acme"); err != nil { // remembered
+		t.Fatal(err)
+	}
+	outage.Down()
+	time.Sleep(60 * time.Millisecond)
+	read, stale := tenants.WithStaleMark(ctx)
+	if got, err := svc.Active(read, "acme"); err != nil || got.ID != "acme" || !stale() {
+		t.Errorf("a read during the outage: %+v, %v, stale %v; want the row as last read, marked stale", got, err, stale())
+	}
+	if _, err := svc.Active(ctx, "acme"); err == nil {
+		t.Error("a write passed the gate on the row as last read")
+	}
+	outage.Up()
+	fresh := false
+	for range 50 { // until the pool has reconnected
+		time.Sleep(60 * time.Millisecond)
+		read, stale = tenants.WithStaleMark(ctx)
+		if _, err := svc.Active(read, "acme"); err == nil && !stale() {
+			fresh = true
+			break
+		}
+	}
+	if !fresh {
+		t.Error("no fresh read once the database is back")
+	}
+}

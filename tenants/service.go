@@ -35,6 +35,9 @@ type Service struct {
 	// 0 reads it on every request. It bounds how late a suspension or a policy change made on
 	// another replica is seen here; changes made through this Service are seen at once.
 	CacheTTL time.Duration
+	// Down, when set, reports whether the database does not answer (a ping with a short
+	// deadline fails): only then may a read be answered with the tenant row as last read.
+	Down func(ctx context.Context) bool
 
 	cache rowCache
 }

@@ -46,15 +46,18 @@ const HeaderStale = "X-Agentcards-Stale"
 // staleValue is HeaderStale's value.
 const staleValue = "database unavailable; answered from memory"
 
-// withStaleMark lets the services mark a request's answer stale (tenants.MarkStale), and says so
-// in HeaderStale.
+// withStaleMark lets a read be answered from memory while the database does not answer
+// (tenants.WithStaleMark; a write never is), and says so in HeaderStale on a successful answer,
+// which no cache may then keep.
 func withStaleMark(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, stale := tenants.WithStaleMark(c.Request().Context())
 		c.SetRequest(c.Request().WithContext(ctx))
-		c.Response().Before(func() {
-			if stale() {
-				c.Response().Header().Set(HeaderStale, staleValue)
+		res := c.Response()
+		res.Before(func() {
+			if stale() && res.Status < http.StatusBadRequest {
+				res.Header().Set(HeaderStale, staleValue)
+				res.Header().Set(echo.HeaderCacheControl, "no-store")
 			}
 		})
 		return next(c)

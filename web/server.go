@@ -120,7 +120,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	if cfg.Metrics != nil {
 		e.Use(cfg.Metrics)
 	}
-	e.Use(withRequestID, logRequests(log, outage), recoverPanics(log), withStaleMark)
+	e.Use(withRequestID, logRequests(log, outage), recoverPanics(log))
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
 	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 
@@ -165,6 +165,9 @@ func New(cfg Config, d Deps) *echo.Echo {
 			panic(fmt.Sprintf("web: no handler for the catalogue's request %s", r.Name))
 		}
 		mw := append([]echo.MiddlewareFunc{named(r)}, auth[r.Access]...)
+		if r.ReadOnly() {
+			mw = append([]echo.MiddlewareFunc{withStaleMark}, mw...)
+		}
 		for _, route := range r.Routes {
 			routes{e: e, mw: mw}.add(route.Method, route.Path, handler, route.Query...)
 		}

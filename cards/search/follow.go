@@ -111,6 +111,9 @@ func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, 
 	start := e.epoch.Load()
 	current, err := ix.read(ctx, tenant, agents)
 	if err != nil {
+		// The index keeps what it held until a later sync, but memory answers no read of these
+		// cards meanwhile (a card deleted just now must not be served from it in an outage).
+		e.cache.forget(agents)
 		return err
 	}
 	e.syncMu.Lock()
@@ -124,6 +127,7 @@ func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, 
 	if len(again) > 0 {
 		fresh, err := ix.read(ctx, tenant, again)
 		if err != nil {
+			e.cache.forget(again)
 			return err
 		}
 		for _, id := range again {

@@ -261,6 +261,13 @@ func (ix *Index) Keep(tenant tenants.ID, c cards.Card) {
 	if e == nil || e.cache.get(c.AgentID, c.ID, c.Revision) != nil {
 		return
 	}
+	e.x.mu.RLock()
+	n, ok := e.x.byID[c.AgentID]
+	held := ok && e.x.docs[n].cardID == c.ID && e.x.docs[n].revision == c.Revision
+	e.x.mu.RUnlock()
+	if !held {
+		return // the index holds another version: nothing to encode
+	}
 	c.Liveness = nil
 	r, err := render(c)
 	if err != nil {

@@ -147,6 +147,11 @@ func New(o Options) (*App, error) {
 	a.Tenants = &tenants.Service{
 		Store:    storage.NewTenantStore(db),
 		CacheTTL: o.TenantCacheTTL,
+		Down: func(ctx context.Context) bool {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			return db.Ping(ctx) != nil
+		},
 		// A tenant written here drops what was derived from it: its rules and its index.
 		Changed: func(id tenants.ID) {
 			a.Enforcers.Invalidate(string(id))
