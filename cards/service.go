@@ -103,18 +103,14 @@ type Memory interface {
 	Keep(tenant tenants.ID, c Card)
 }
 
-// FromMemory returns the agent's card from memory for a read whose database call failed with
-// err (or, for a request already found stale, before any call): the card and true, marking the
-// request stale, when the failure is the database's and memory holds the card.
-func FromMemory(ctx context.Context, m Memory, tenant tenants.ID, agentID string, err error) (Card, bool) {
-	if m == nil || ctx.Err() != nil || (err != nil && fault.KindOf(err) != "") {
+// FromMemory returns the agent's card from memory for a read that the tenant gate found the
+// database down for (it marked the request stale, after a ping): the card and true when memory
+// holds it. Any other request reads the database, and fails with it.
+func FromMemory(ctx context.Context, m Memory, tenant tenants.ID, agentID string) (Card, bool) {
+	if m == nil || ctx.Err() != nil || !tenants.Stale(ctx) {
 		return Card{}, false
 	}
-	c, ok := m.Remembered(tenant, agentID)
-	if ok {
-		tenants.MarkStale(ctx)
-	}
-	return c, ok
+	return m.Remembered(tenant, agentID)
 }
 
 // Presence keeps whether cards' agents are alive; cards/liveness's Tracker is one.
@@ -709,19 +705,14 @@ func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (C
 	return c, nil
 }
 
-// read reads the agent's card from the store, or from memory while the database does not
-// answer (a request the tenant gate found stale goes to memory first).
+// read reads the agent's card from memory if the tenant gate found the database down for this
+// request, else from the store.
 func (s *Service) read(ctx context.Context, tenant tenants.ID, agentID string) (Card, error) {
-	if tenants.Stale(ctx) {
-		if c, ok := FromMemory(ctx, s.Memory, tenant, agentID, nil); ok {
-			return c, nil
-		}
+	if c, ok := FromMemory(ctx, s.Memory, tenant, agentID); ok {
+		return c, nil
 	}
 	c, err := s.Store.Get(ctx, tenant, agentID)
 	if err != nil {
-		if m, ok := FromMemory(ctx, s.Memory, tenant, agentID, err); ok {
-			return m, nil
-		}
 		return c, err
 	}
 	if s.Memory != nil {

@@ -48,16 +48,23 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	if errors.Is(err, ErrNotFound) {
 		c.mu.Lock()
 		delete(c.rows, id)
+		c.gen++ // a read in flight must not put it back
 		c.mu.Unlock()
 	}
 	if err != nil {
 		// A read, while the database does not answer (it failed, and a ping fails too): the row
-		// as last read stands in, its status and policy revision with it, if it is recent.
-		// Never for a write, nor for a caller whose own deadline ran out.
+		// as last read stands in, its status and policy revision with it, if it is recent and
+		// still the one remembered (no write here forgot it meanwhile). Never for a write, nor
+		// for a caller whose own deadline ran out.
 		if known && mayBeStale(ctx) && fault.KindOf(err) == "" && ctx.Err() == nil &&
-			now.Sub(last.expires) < staleLimit && s.Down != nil && s.Down(ctx) {
-			MarkStale(ctx)
-			return last.t, nil
+			time.Since(last.expires) < staleLimit && s.Down != nil && s.Down(ctx) && ctx.Err() == nil {
+			c.mu.Lock()
+			still := c.gen == gen
+			c.mu.Unlock()
+			if still {
+				MarkStale(ctx)
+				return last.t, nil
+			}
 		}
 		return t, err
 	}

@@ -231,23 +231,18 @@ func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string)
 	return c, nil
 }
 
-// read reads the agent's card from the store, or from the search index's memory while the
-// database does not answer, as cards.Service does.
+// read reads the agent's card from the search index's memory if the tenant gate found the
+// database down for this request, else from the store, as cards.Service does.
 func (s *Service) read(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
 	var memory cards.Memory
 	if s.Search != nil && s.Search.Index != nil {
 		memory = s.Search.Index
 	}
-	if tenants.Stale(ctx) {
-		if c, ok := cards.FromMemory(ctx, memory, tenant, agentID, nil); ok {
-			return c, nil
-		}
+	if c, ok := cards.FromMemory(ctx, memory, tenant, agentID); ok {
+		return c, nil
 	}
 	c, err := s.Store.Get(ctx, tenant, agentID)
 	if err != nil {
-		if m, ok := cards.FromMemory(ctx, memory, tenant, agentID, err); ok {
-			return m, nil
-		}
 		return c, err
 	}
 	if memory != nil {

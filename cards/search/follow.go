@@ -113,7 +113,7 @@ func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, 
 	if err != nil {
 		// The index keeps what it held until a later sync, but memory answers no read of these
 		// cards meanwhile (a card deleted just now must not be served from it in an outage).
-		e.cache.forget(agents)
+		e.cache.distrust(agents)
 		return err
 	}
 	e.syncMu.Lock()
@@ -127,7 +127,7 @@ func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, 
 	if len(again) > 0 {
 		fresh, err := ix.read(ctx, tenant, again)
 		if err != nil {
-			e.cache.forget(again)
+			e.cache.distrust(again)
 			return err
 		}
 		for _, id := range again {

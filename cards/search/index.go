@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/tenants"
@@ -31,7 +32,7 @@ type Index struct {
 	// closed ends the builds in progress (Close): a build serves every search waiting for it,
 	// so it does not end with its first searcher's request, but it ends with the server.
 	closed context.Context
-	close  context.CancelFunc
+	shut   context.CancelFunc
 	// synced is when (Unix ns) a round of Follow that began then last brought every loaded
 	// index up to date.
 	synced atomic.Int64
@@ -99,13 +100,13 @@ type indexEntry struct {
 
 // NewIndex returns an empty index over store and feed.
 func NewIndex(store cards.Store, feed Feed) *Index {
-	closed, close := context.WithCancel(context.Background())
-	return &Index{store: store, feed: feed, tenants: map[tenants.ID]*indexEntry{}, Window: defaultFeedWindow, closed: closed, close: close}
+	closed, shut := context.WithCancel(context.Background())
+	return &Index{store: store, feed: feed, tenants: map[tenants.ID]*indexEntry{}, Window: defaultFeedWindow, closed: closed, shut: shut}
 }
 
 // Close ends the builds in progress and refuses new ones (the server is stopping): a warm-up
 // of a large tenant does not hold the shutdown until it ends.
-func (ix *Index) Close() { ix.close() }
+func (ix *Index) Close() { ix.shut() }
 
 // entry returns the tenant's index, building it on first use; concurrent first searches wait for
 // one build.
@@ -133,6 +134,9 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	buildCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
 	stop := context.AfterFunc(ix.closed, cancel)
 	e.err = ix.build(buildCtx, tenant, e)
+	if e.err != nil && ix.closed.Err() != nil {
+		e.err = errClosed // canceled by Close, not by a caller
+	}
 	stop()
 	cancel()
 	e.builtAt = time.Now()
@@ -148,6 +152,9 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	return e, nil
 }
 
+// errClosed refuses a build once the index is closed: the server is stopping.
+var errClosed = fault.New(fault.Unavailable, "the server is stopping; try again later")
+
 // buildTimeout bounds building one tenant's index.
 const buildTimeout = 5 * time.Minute
 
@@ -156,8 +163,8 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 	// racing with the build is never lost. The first sync reads back to the entries written a
 	// Window before the build began, for writes whose numbers were taken before the snapshot
 	// but committed after it.
-	if err := ix.closed.Err(); err != nil {
-		return err // the server is stopping
+	if ix.closed.Err() != nil {
+		return errClosed
 	}
 	start := time.Now()
 	last, err := ix.feed.LastSeq(ctx, tenant)

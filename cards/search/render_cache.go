@@ -47,6 +47,10 @@ type renderCache struct {
 	mu    sync.Mutex
 	m     map[string]*rendered
 	bytes int
+	// distrusted are agents whose write the index could not read back: what it holds of them
+	// may be older than the database (a card deleted), so nothing of theirs is cached until
+	// the index installs them again (forget).
+	distrusted map[string]bool
 }
 
 func (rc *renderCache) get(agentID, cardID string, revision int64) *rendered {
@@ -62,6 +66,9 @@ func (rc *renderCache) get(agentID, cardID string, revision int64) *rendered {
 func (rc *renderCache) put(agentID string, r *rendered) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	if rc.distrusted[agentID] {
+		return
+	}
 	if rc.m == nil {
 		rc.m = map[string]*rendered{}
 	}
@@ -94,6 +101,20 @@ func (rc *renderCache) forget(agentIDs []string) {
 			rc.bytes -= len(old.json)
 			delete(rc.m, id)
 		}
+		delete(rc.distrusted, id)
+	}
+}
+
+// distrust forgets the agents' cards and caches none of theirs until they are installed again.
+func (rc *renderCache) distrust(agentIDs []string) {
+	rc.forget(agentIDs)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.distrusted == nil {
+		rc.distrusted = map[string]bool{}
+	}
+	for _, id := range agentIDs {
+		rc.distrusted[id] = true
 	}
 }
 

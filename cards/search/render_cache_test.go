@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 )
 
@@ -92,10 +93,31 @@ func TestIndexCloseEndsBuilds(t *testing.T) {
 	store := &feedModel{cards: map[string]cards.Card{"a": stored(cards.Card{AgentID: "a", Name: "Agent a", ID: "id-a", Revision: 1})}}
 	ix := NewIndex(store, store)
 	ix.Close()
-	if _, err := ix.entry(context.Background(), "t"); !errors.Is(err, context.Canceled) {
-		t.Fatalf("a build after Close: %v, want context.Canceled", err)
+	if _, err := ix.entry(context.Background(), "t"); !errors.Is(err, fault.Unavailable) {
+		t.Fatalf("a build after Close: %v, want unavailable", err)
 	}
 	if e, _ := ix.loaded(context.Background(), "t", false); e != nil {
 		t.Fatal("a canceled build left an index behind")
+	}
+}
+
+// TestRenderCacheDistrust: the cards of agents whose write the index could not read back are
+// cached no more until the index installs them again.
+func TestRenderCacheDistrust(t *testing.T) {
+	var rc renderCache
+	r := &rendered{card: cards.Card{AgentID: "a", ID: "id-a", Revision: 1}, json: []byte(`{}`)}
+	rc.put("a", r)
+	rc.distrust([]string{"a"})
+	if rc.get("a", "id-a", 1) != nil {
+		t.Fatal("a distrusted card is still cached")
+	}
+	rc.put("a", r)
+	if rc.get("a", "id-a", 1) != nil {
+		t.Fatal("a distrusted card was cached again")
+	}
+	rc.forget([]string{"a"}) // installed again
+	rc.put("a", r)
+	if rc.get("a", "id-a", 1) == nil {
+		t.Fatal("a card installed again is not cached")
 	}
 }

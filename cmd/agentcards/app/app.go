@@ -294,6 +294,13 @@ func (a *App) ConfigureServer(s *http.Server) {
 	s.ReadHeaderTimeout = 10 * time.Second
 	s.ReadTimeout = a.opts.Web.WithDefaults().RequestTimeout
 	s.IdleTimeout = 2 * time.Minute
+	// A search index build in progress (a warm-up, or a first search) ends as soon as the
+	// shutdown begins: the requests waiting for it answer 503 instead of holding the drain.
+	s.RegisterOnShutdown(func() {
+		if a.Index != nil {
+			a.Index.Close()
+		}
+	})
 }
 
 // followLine is logged when the follower listens on Postgres besides polling.
