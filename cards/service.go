@@ -103,14 +103,21 @@ type Memory interface {
 	Keep(tenant tenants.ID, c Card)
 }
 
-// FromMemory returns the agent's card from memory for a read that the tenant gate found the
-// database down for (it marked the request stale, after a ping): the card and true when memory
-// holds it. Any other request reads the database, and fails with it.
-func FromMemory(ctx context.Context, m Memory, tenant tenants.ID, agentID string) (Card, bool) {
-	if m == nil || ctx.Err() != nil || !tenants.Stale(ctx) {
-		return Card{}, false
+// Read reads the agent's card: from m if the tenant gate found the database down for this
+// request (it marked the request stale, after a ping) and m holds the card, else from store,
+// handing m the card read to keep. m may be nil. Every read of a card a door answers with goes
+// through it (cards.Service.Get, the A2A card).
+func Read(ctx context.Context, store Store, m Memory, tenant tenants.ID, agentID string) (Card, error) {
+	if m != nil && ctx.Err() == nil && tenants.Stale(ctx) {
+		if c, ok := m.Remembered(tenant, agentID); ok {
+			return c, nil
+		}
 	}
-	return m.Remembered(tenant, agentID)
+	c, err := store.Get(ctx, tenant, agentID)
+	if err == nil && m != nil {
+		m.Keep(tenant, c)
+	}
+	return c, err
 }
 
 // Presence keeps whether cards' agents are alive; cards/liveness's Tracker is one.
@@ -693,7 +700,7 @@ func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (C
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsRead); err != nil {
 		return Card{}, err
 	}
-	c, err := s.read(ctx, tenant, agentID)
+	c, err := Read(ctx, s.Store, s.Memory, tenant, agentID)
 	if err != nil || s.Liveness == nil {
 		return c, err
 	}
@@ -702,22 +709,6 @@ func (s *Service) Get(ctx context.Context, tenant tenants.ID, agentID string) (C
 		return Card{}, err
 	}
 	c.Liveness = &l
-	return c, nil
-}
-
-// read reads the agent's card from memory if the tenant gate found the database down for this
-// request, else from the store.
-func (s *Service) read(ctx context.Context, tenant tenants.ID, agentID string) (Card, error) {
-	if c, ok := FromMemory(ctx, s.Memory, tenant, agentID); ok {
-		return c, nil
-	}
-	c, err := s.Store.Get(ctx, tenant, agentID)
-	if err != nil {
-		return c, err
-	}
-	if s.Memory != nil {
-		s.Memory.Keep(tenant, c)
-	}
 	return c, nil
 }
 

@@ -36,12 +36,19 @@ const (
 var insertAudit = &rowsInsert{table: "audit_entries",
 	columns: []string{"tenant_id", "written_at", "principal", "request_id", "action", "object", "detail", "revision_before", "revision_after", "outcome", "attempts"}}
 
+// clipped is e with its text cut to what its columns hold (migration 13).
+func clipped(e audit.Entry) audit.Entry {
+	e.Principal, e.RequestID = truncateRunes(e.Principal, maxAuditText), truncateRunes(e.RequestID, maxRequestID)
+	e.Action, e.Object = truncateRunes(e.Action, maxAuditAction), truncateRunes(e.Object, maxAuditText)
+	e.Detail = truncateRunes(e.Detail, maxAuditDetail)
+	return e
+}
+
 // appendAudit appends e's values, of tenant, written at now, in the columns of insertAudit.
 func appendAudit(values []any, tenant string, now time.Time, e audit.Entry) []any {
-	attempts := max(e.Attempts, 1)
-	return append(values, tenant, now, truncateRunes(e.Principal, maxAuditText), truncateRunes(e.RequestID, maxRequestID),
-		truncateRunes(e.Action, maxAuditAction), truncateRunes(e.Object, maxAuditText), truncateRunes(e.Detail, maxAuditDetail),
-		e.RevisionBefore, e.RevisionAfter, e.Outcome, attempts)
+	e = clipped(e)
+	return append(values, tenant, now, e.Principal, e.RequestID, e.Action, e.Object, e.Detail,
+		e.RevisionBefore, e.RevisionAfter, e.Outcome, max(e.Attempts, 1))
 }
 
 // record appends e to tenant's trail inside tx, the transaction of the write it records.
@@ -71,9 +78,8 @@ const pgAudit = "a AS (INSERT INTO audit_entries (tenant_id, written_at, princip
 
 // pgAuditArgs are pgAudit's parameters for e of tenant, written at now.
 func pgAuditArgs(tenant string, now time.Time, e audit.Entry) []any {
-	return []any{tenant, now, truncateRunes(e.Principal, maxAuditText), truncateRunes(e.RequestID, maxRequestID),
-		truncateRunes(e.Action, maxAuditAction), truncateRunes(e.Object, maxAuditText), truncateRunes(e.Detail, maxAuditDetail),
-		e.RevisionBefore, e.Outcome}
+	e = clipped(e)
+	return []any{tenant, now, e.Principal, e.RequestID, e.Action, e.Object, e.Detail, e.RevisionBefore, e.Outcome}
 }
 
 // auditRow is a row of audit_entries.
@@ -156,8 +162,8 @@ const maxRefusedObjects = 10
 // same action on more than maxRefusedObjects objects within the hour has the rest counted into
 // the newest of those entries. Nothing is recorded for a tenant that no longer exists.
 func (s *AuditStore) Refused(ctx context.Context, tenant tenants.ID, e audit.Entry) error {
+	e = clipped(e)
 	e.Outcome = audit.Denied
-	principal, action, detail := truncateRunes(e.Principal, maxAuditText), truncateRunes(e.Action, maxAuditAction), truncateRunes(e.Detail, maxAuditDetail)
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
 		// The tenant row, shared: a tenant delete (which takes it for update before it archives
 		// the trail) waits for this entry or goes first, and then nothing is recorded.
@@ -171,10 +177,10 @@ func (s *AuditStore) Refused(ctx context.Context, tenant tenants.ID, e audit.Ent
 		since := utc(tx.NowFunc()).Add(-refusalWindow)
 		recent := func() *gorm.DB {
 			return tx.Model(&auditRow{}).Where("tenant_id = ? AND principal = ? AND action = ? AND detail = ? AND outcome = ? AND written_at >= ?",
-				string(tenant), principal, action, detail, audit.Denied, since)
+				string(tenant), e.Principal, e.Action, e.Detail, audit.Denied, since)
 		}
 		var seq int64
-		err := recent().Where("object = ?", truncateRunes(e.Object, maxAuditText)).Select("seq").Order("seq DESC").Limit(1).Scan(&seq).Error
+		err := recent().Where("object = ?", e.Object).Select("seq").Order("seq DESC").Limit(1).Scan(&seq).Error
 		if err != nil {
 			return fmt.Errorf("audit a refusal: %w", err)
 		}

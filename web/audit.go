@@ -15,10 +15,8 @@ import (
 // listAudit is GET /v1/tenants/{t}/audit: a page of the tenant's trail, newest first.
 func (h *handlers) listAudit(c echo.Context) error {
 	q := c.QueryParams()
-	for name, values := range q {
-		if len(values) > 1 {
-			return fault.Errorf(fault.Invalid, "%s: given %d times, at most once: invalid request", name, len(values))
-		}
+	if err := singleValued(q); err != nil {
+		return err
 	}
 	asked, err := pageQuery(q)
 	if err != nil {

@@ -207,6 +207,17 @@ func boolParam(name string, values []string, dst **bool) error {
 	return nil
 }
 
+// singleValued refuses a query that gives any parameter more than once (as single does).
+func singleValued(q url.Values) error {
+	for name, values := range q {
+		if len(values) > 1 {
+			var v string
+			return single(name, values, &v)
+		}
+	}
+	return nil
+}
+
 func single(name string, values []string, dst *string) error {
 	if len(values) > 1 {
 		return fault.Errorf(fault.Invalid, "%s: given %d times, at most once: invalid request", name, len(values))

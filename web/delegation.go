@@ -78,10 +78,8 @@ func (h *handlers) getDelegation(c echo.Context) error {
 
 func (h *handlers) listDelegations(c echo.Context) error {
 	q := c.QueryParams()
-	for name, values := range q {
-		if len(values) > 1 {
-			return fault.Errorf(fault.Invalid, "%s: given %d times, at most once: invalid request", name, len(values))
-		}
+	if err := singleValued(q); err != nil {
+		return err
 	}
 	asked, err := pageQuery(q)
 	if err != nil {

@@ -207,7 +207,12 @@ func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string)
 	if cards.ValidateAgentID(agentID) != nil {
 		return cards.Card{}, notFound
 	}
-	c, err := s.read(ctx, tenant, agentID)
+	// From the search index's memory while the database does not answer, as a card GET.
+	var memory cards.Memory
+	if s.Search != nil && s.Search.Index != nil {
+		memory = s.Search.Index
+	}
+	c, err := cards.Read(ctx, s.Store, memory, tenant, agentID)
 	if err != nil {
 		return cards.Card{}, err
 	}
@@ -227,26 +232,6 @@ func (s *Service) GetA2A(ctx context.Context, tenant tenants.ID, agentID string)
 		return cards.Card{}, notFound
 	case err != nil:
 		return cards.Card{}, err
-	}
-	return c, nil
-}
-
-// read reads the agent's card from the search index's memory if the tenant gate found the
-// database down for this request, else from the store, as cards.Service does.
-func (s *Service) read(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
-	var memory cards.Memory
-	if s.Search != nil && s.Search.Index != nil {
-		memory = s.Search.Index
-	}
-	if c, ok := cards.FromMemory(ctx, memory, tenant, agentID); ok {
-		return c, nil
-	}
-	c, err := s.Store.Get(ctx, tenant, agentID)
-	if err != nil {
-		return c, err
-	}
-	if memory != nil {
-		memory.Keep(tenant, c)
 	}
 	return c, nil
 }
