@@ -51,6 +51,8 @@ type options struct {
 	tenants, cards int
 	delegationRate float64
 	keep           int
+	// profiles is where the server's CPU and heap profiles go; empty: none are taken.
+	profiles string
 }
 
 func main() {
@@ -64,6 +66,7 @@ func main() {
 	flag.IntVar(&o.cards, "cards", 2000, "seeded cards per tenant")
 	flag.Float64Var(&o.delegationRate, "delegation-rate", 0, "the server's delegation.ratePerSecond (per tenant); 0 turns the limit off so that every delegation reaches the agent (429s, when limited, are expected answers)")
 	flag.IntVar(&o.keep, "keep", 8, "new cards each client keeps registered before it deletes its oldest")
+	flag.StringVar(&o.profiles, "profiles", "", "directory for the server's profiles (server.pprof): a CPU profile over the first and the last quarter of the second half and a heap profile at each of their ends, to compare with go tool pprof -diff_base")
 	flag.Parse()
 	if o.d < 2*o.every || o.every <= 0 || o.clients < 1 || o.tenants < 1 || o.cards < 1 || o.keep < 1 {
 		log.Fatal("want -d at least 2 x -every, and positive -every, -clients, -tenants, -cards, -keep")
@@ -119,7 +122,8 @@ func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) 
 		"AGENTCARDS_LOG_LEVEL=warn", "AGENTCARDS_DATABASE_DRIVER="+o.dialect, "AGENTCARDS_DATABASE_DSN="+db.DSN,
 		"AGENTCARDS_AUTH_SECRET=soak-bench-secret-0123456789abcdef0123",
 		"AGENTCARDS_OUTBOUND_ALLOW=127.0.0.1/32",
-		"AGENTCARDS_DELEGATION_RATE_PER_SECOND="+strconv.FormatFloat(o.delegationRate, 'f', -1, 64))
+		"AGENTCARDS_DELEGATION_RATE_PER_SECOND="+strconv.FormatFloat(o.delegationRate, 'f', -1, 64),
+		"AGENTCARDS_SERVER_PPROF="+strconv.FormatBool(o.profiles != ""))
 	srv, err := proc.Start(bin, work, env) // migrates the scratch database before it listens
 	if err != nil {
 		return false, err
@@ -146,6 +150,12 @@ func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) 
 	}
 	progress("seeded %d tenants of %d cards", o.tenants, o.cards)
 	sc := &scraper{client: &http.Client{Timeout: 5 * time.Second}, url: "http://" + metricsAddr + "/metrics", pid: srv.Pid()}
+	if o.profiles != "" {
+		if err := os.MkdirAll(o.profiles, 0o755); err != nil {
+			return false, err
+		}
+		sc.pprof = "http://" + metricsAddr + "/debug/pprof/"
+	}
 	samples, err := soak(ctx, o, a, ts, sc, out)
 	if err != nil {
 		return false, err

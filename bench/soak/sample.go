@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,42 @@ type scraper struct {
 	last5xx float64
 	seen5xx bool
 	warned  map[string]bool
+	// pprof is the server's /debug/pprof/ URL; empty when no profiles are taken.
+	pprof string
+}
+
+// profile takes a CPU profile of the server over d, then a heap profile, into dir as
+// cpu-<name>.pprof and heap-<name>.pprof; it says what failed on stderr.
+func (sc *scraper) profile(dir, name string, d time.Duration) {
+	client := &http.Client{Timeout: d + time.Minute}
+	for _, p := range []struct{ kind, query string }{
+		{"cpu", fmt.Sprintf("profile?seconds=%d", int(d.Seconds()))},
+		{"heap", "heap"},
+	} {
+		path := filepath.Join(dir, p.kind+"-"+name+".pprof")
+		if err := fetch(client, sc.pprof+p.query, path); err != nil {
+			progress("profile %s: %v", path, err)
+			return
+		}
+		progress("profile %s written", path)
+	}
+}
+
+// fetch writes the body of a 200 answer to GET url into path.
+func fetch(client *http.Client, url, path string) error {
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, body, 0o644)
 }
 
 // scrape reads the server's metrics into s (all but the clients' fields).
@@ -205,7 +242,16 @@ func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, out
 	tick := time.NewTicker(o.every)
 	defer tick.Stop()
 	last := start
-	for range int(o.d / o.every) {
+	// With -profiles: CPU profiles over the first and the last eighth of the run's second half.
+	n := int(o.d / o.every)
+	window := max(1, n/8)
+	var profiling sync.WaitGroup
+	defer profiling.Wait()
+	for i := range n {
+		if sc.pprof != "" && (i == n/2 || i == n-window) {
+			name := map[bool]string{true: "early", false: "late"}[i == n/2]
+			profiling.Go(func() { sc.profile(o.profiles, name, time.Duration(window)*o.every) })
+		}
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(out, "interrupted")
@@ -226,6 +272,7 @@ func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, out
 		samples = append(samples, s)
 		fmt.Fprintln(out, s.line())
 	}
+	profiling.Wait() // the last profile ends with the load, not after it
 	stop()
 	wg.Wait()
 	l.summary(out)

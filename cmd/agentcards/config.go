@@ -129,6 +129,8 @@ type ServerConfig struct {
 	ShutdownTimeout time.Duration `koanf:"shutdownTimeout"`
 	// MetricsAddr is where Prometheus metrics are served (/metrics); empty: nowhere.
 	MetricsAddr string `koanf:"metricsAddr"`
+	// Pprof serves Go's runtime profiles (/debug/pprof/) beside the metrics, on their listener.
+	Pprof bool `koanf:"pprof"`
 }
 
 // DatabaseConfig selects the database.
@@ -168,6 +170,7 @@ var defaults = map[string]any{
 	"server.shutdownTimeout":     "15s",
 	"server.tenantCacheTtl":      "250ms",
 	"server.metricsAddr":         "127.0.0.1:9464",
+	"server.pprof":               false,
 	"database.driver":            "sqlite",
 	"database.dsn":               "",
 	"database.migrate":           true,
@@ -444,6 +447,9 @@ func (c *Config) check() error {
 	}
 	if c.Server.TenantCacheTTL < 0 || c.Server.TenantCacheTTL > 500*time.Millisecond {
 		errs = append(errs, errors.New("server.tenantCacheTtl must be between 0 and 500ms (policy changes must reach every replica within 1 s)"))
+	}
+	if c.Server.Pprof && c.Server.MetricsAddr == "" {
+		errs = append(errs, errors.New("server.pprof needs server.metricsAddr: the profiles are served on the metrics listener, never the API's"))
 	}
 	if c.Auth.Leeway < 0 || c.Auth.Leeway > 5*time.Minute {
 		errs = append(errs, errors.New("auth.leeway must be between 0 and 5m"))

@@ -134,3 +134,25 @@ func TestConfigFileVariableUnreadable(t *testing.T) {
 		t.Fatalf("a readable file: %v %v", cfg.Auth.PlatformAdmins, err)
 	}
 }
+
+// TestConfigPprofNeedsMetrics: server.pprof is refused without server.metricsAddr (the profiles
+// have no other listener; the API's is never one), and accepted with it.
+func TestConfigPprofNeedsMetrics(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, c := range []struct {
+		yaml string
+		ok   bool
+	}{
+		{"server:\n  pprof: true\n  metricsAddr: \"\"\n", false},
+		{"server:\n  pprof: true\n  metricsAddr: 127.0.0.1:0\n", true},
+		{"server:\n  pprof: false\n  metricsAddr: \"\"\n", true},
+	} {
+		if err := os.WriteFile("config.yaml", []byte(c.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := loadConfig("config.yaml", env(nil))
+		if c.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "server.pprof needs server.metricsAddr")) {
+			t.Errorf("%q: %v, want accepted %v", c.yaml, err, c.ok)
+		}
+	}
+}

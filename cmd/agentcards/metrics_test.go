@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,6 +127,12 @@ func TestServeMetrics(t *testing.T) {
 			t.Errorf("%s%v: %v (present %v), want at least %v", c.family, c.labels, v, ok, c.min)
 		}
 	}
+	// Profiles are off unless server.pprof turns them on (TestServePprof).
+	if resp, err := http.Get(base + "/debug/pprof/heap?debug=1"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("profiles served without server.pprof: %v %v", resp, err)
+	} else {
+		_ = resp.Body.Close()
+	}
 	if v, ok := value(families, "agentcards_http_request_duration_seconds", map[string]string{"code": "5xx"}); ok {
 		t.Errorf("%v requests counted as server errors, none failed", v)
 	}
@@ -136,4 +144,35 @@ func TestServeMetrics(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestServePprof: with server.pprof, serve answers Go's runtime profiles on the metrics listener,
+// and the API's listener still has none.
+func TestServePprof(t *testing.T) {
+	dir := t.TempDir()
+	s := startServe(t, fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\n  metricsAddr: 127.0.0.1:0\n  pprof: true\nauth:\n  secret: %q\n",
+		dir, webtest.Secret))
+	var base string
+	webtest.Eventually(t, 10*time.Second, "the metrics address printed", func() bool {
+		m := regexp.MustCompile(`metrics on (http://\S+)/metrics`).FindStringSubmatch(s.out.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	})
+	for path, want := range map[string]string{
+		"/debug/pprof/heap?debug=1":      "heap profile:",
+		"/debug/pprof/goroutine?debug=1": "goroutine profile:",
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d %.100q, want 200 with %q", path, resp.StatusCode, body, want)
+		}
+	}
+	webtest.Expect(t, s.api.Do(t, http.MethodGet, "/debug/pprof/heap", "", nil), http.StatusNotFound)
 }
