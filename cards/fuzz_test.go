@@ -3,6 +3,7 @@ package cards
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -14,7 +15,8 @@ const seedCard = `{"agentId": "rev", "name": "Code Reviewer", "description": "Re
  "visibility": "public", "status": "deprecated", "deprecation": {"message": "use rev2", "successor": "rev2"}}`
 
 // FuzzDecodeCard: decoding never panics, and a card that decodes and validates is stored as a
-// document that decodes to the same document again (what is stored reads back as stored).
+// document that decodes to the same document again (what is stored reads back as stored), and
+// that UnmarshalDocument reads as encoding/json does.
 func FuzzDecodeCard(f *testing.F) {
 	for _, s := range []string{seedCard, `{}`, `[]`, `{"agentId": 1}`, `{"agentId": "a", "name": "b", "id": "x", "revision": 3}`,
 		`{"agentId": "a", "name": "b", "capabilities": [{"name": "c", "inputSchema": null}]}`, `{"agentId": "a\u0000"}`} {
@@ -32,6 +34,20 @@ func FuzzDecodeCard(f *testing.F) {
 		again, err := Decode(doc)
 		if err != nil {
 			t.Fatalf("a stored document does not decode: %v\n%s", err, doc)
+		}
+		// The stored document reads back (UnmarshalDocument, the fast decoder) as encoding/json
+		// reads it.
+		fast, err := UnmarshalDocument(doc)
+		if err != nil {
+			t.Fatalf("a stored document does not read back: %v\n%s", err, doc)
+		}
+		var std Card
+		if err := json.Unmarshal(doc, &std); err != nil {
+			t.Fatalf("encoding/json refuses a stored document: %v\n%s", err, doc)
+		}
+		std.normalize()
+		if !reflect.DeepEqual(fast, std) {
+			t.Fatalf("the stored document reads back otherwise than encoding/json reads it:\n%#v\n%#v\n%s", fast, std, doc)
 		}
 		doc2, err := prepare(&again)
 		if err != nil {

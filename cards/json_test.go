@@ -1,6 +1,7 @@
 package cards
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -124,5 +126,28 @@ func TestDocumentIsTheCardWithoutServerFields(t *testing.T) {
 	back, err := UnmarshalDocument(doc)
 	if err != nil || back.AgentID != "agt1" || string(back.Metadata) != `{"id":7,"x":{"revision":1}}` {
 		t.Fatalf("read back: %+v, %v", back, err)
+	}
+}
+
+// TestStoredDocumentsReadBack: generated cards of every shape the benchmarks use, decoded as a
+// client sends them and stored, read back (UnmarshalDocument) to the same document.
+func TestStoredDocumentsReadBack(t *testing.T) {
+	for i, doc := range cardgen.Documents(3, 500) {
+		c, err := Decode(doc)
+		if err != nil {
+			t.Fatalf("card %d: %v", i, err)
+		}
+		stored, err := prepare(&c) // validated and normalized, as a write stores it
+		if err != nil {
+			t.Fatalf("card %d: %v", i, err)
+		}
+		back, err := UnmarshalDocument(stored)
+		if err != nil {
+			t.Fatalf("card %d does not read back: %v", i, err)
+		}
+		again, err := MarshalDocument(back)
+		if err != nil || !bytes.Equal(stored, again) {
+			t.Fatalf("card %d reads back otherwise (%v):\n%s\n%s", i, err, stored, again)
+		}
 	}
 }
