@@ -104,14 +104,17 @@ type Memory interface {
 }
 
 // Read reads the agent's card: from m if the tenant gate found the database down for this
-// request (it marked the request stale, after a ping) and m holds the card, else from store,
-// handing m the card read to keep. m may be nil. Every read of a card a door answers with goes
+// request (it marked the request stale, after a ping), or tenants.ErrDown if m does not hold
+// the card; else from store, handing m the card read to keep. m may be nil. Every read of a card a door answers with goes
 // through it (cards.Service.Get, the A2A card).
 func Read(ctx context.Context, store Store, m Memory, tenant tenants.ID, agentID string) (Card, error) {
 	if m != nil && ctx.Err() == nil && tenants.Stale(ctx) {
 		if c, ok := m.Remembered(tenant, agentID); ok {
 			return c, nil
 		}
+		// The database did not answer a moment ago (it may hang): not asked again for a card
+		// memory does not hold.
+		return Card{}, tenants.ErrDown
 	}
 	c, err := store.Get(ctx, tenant, agentID)
 	if err == nil && m != nil {

@@ -30,6 +30,18 @@ type cachedRow struct {
 // database does not answer.
 const staleLimit = 5 * time.Minute
 
+// staleWait is how long a read that memory could answer waits for the database's answer before
+// a ping decides whether it is down. Once a ping found it down, requests do not ask it: reads
+// that memory can answer are answered from it (marked stale), the others refused at once with
+// ErrDown; downMemo after the last failed ping, one request pings it again (the others go on
+// without asking), and the first that answers ends it. So while the database hangs, one read
+// waits staleWait plus the ping's deadline, a request a second waits for a ping, and the others
+// answer at once; once the database answers again, requests find it within about downMemo.
+const (
+	staleWait = 2 * time.Second
+	downMemo  = time.Second
+)
+
 func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	if s.CacheTTL <= 0 {
 		return s.Store.Get(ctx, id)
@@ -44,7 +56,41 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	}
 	gen := c.gen
 	c.mu.Unlock()
-	t, err := s.Store.Get(ctx, id)
+	// A read (never a write) of a tenant whose row memory holds, recent enough, may be answered
+	// with that row while the database does not answer (it fails, and a ping fails too); its
+	// answer is awaited staleWait at most, so that a database that hangs (an unplugged network)
+	// holds reads seconds, not the whole request timeout.
+	standIn := known && mayBeStale(ctx) && s.Down != nil && now.Sub(last.expires) < staleLimit
+	if s.stillDown(ctx) {
+		// Found down a moment ago: not asked again. Such a read is answered from memory, and
+		// any other request refused at once.
+		if standIn && c.current(gen) {
+			MarkStale(ctx)
+			return last.t, nil
+		}
+		return Tenant{}, ErrDown
+	}
+	readCtx, cancel := ctx, context.CancelFunc(func() {})
+	if standIn {
+		readCtx, cancel = context.WithTimeout(ctx, staleWait)
+	}
+	t, err := s.Store.Get(readCtx, id)
+	waited := readCtx.Err() != nil
+	cancel()
+	if err != nil && standIn && fault.KindOf(err) == "" && ctx.Err() == nil {
+		if s.Down(ctx) && ctx.Err() == nil {
+			at := time.Now().UnixNano()
+			s.downAt.Store(at)
+			s.probed.Store(at)
+			if c.current(gen) {
+				MarkStale(ctx)
+				return last.t, nil
+			}
+		} else if waited && ctx.Err() == nil {
+			// Slow, not down: the database answers its ping. Wait for the row as any read does.
+			t, err = s.Store.Get(ctx, id)
+		}
+	}
 	if errors.Is(err, ErrNotFound) {
 		c.mu.Lock()
 		delete(c.rows, id)
@@ -52,20 +98,6 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 		c.mu.Unlock()
 	}
 	if err != nil {
-		// A read, while the database does not answer (it failed, and a ping fails too): the row
-		// as last read stands in, its status and policy revision with it, if it is recent and
-		// still the one remembered (no write here forgot it meanwhile). Never for a write, nor
-		// for a caller whose own deadline ran out.
-		if known && mayBeStale(ctx) && fault.KindOf(err) == "" && ctx.Err() == nil &&
-			time.Since(last.expires) < staleLimit && s.Down != nil && s.Down(ctx) && ctx.Err() == nil {
-			c.mu.Lock()
-			still := c.gen == gen
-			c.mu.Unlock()
-			if still {
-				MarkStale(ctx)
-				return last.t, nil
-			}
-		}
 		return t, err
 	}
 	c.mu.Lock()
@@ -79,6 +111,38 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	c.mu.Unlock()
 	return t, nil
 }
+
+// stillDown reports whether the database was found down and has not been found up since:
+// within downMemo of the last failed ping, or while another request pings it again, without
+// asking; after that, this request pings it (the ping's own short deadline) and says what it
+// found.
+func (s *Service) stillDown(ctx context.Context) bool {
+	if s.Down == nil || s.downAt.Load() == 0 {
+		return false
+	}
+	if time.Since(time.Unix(0, s.probed.Load())) < downMemo || !s.probing.CompareAndSwap(false, true) {
+		return true
+	}
+	defer s.probing.Store(false)
+	if s.Down(ctx) {
+		s.probed.Store(time.Now().UnixNano())
+		return true
+	}
+	s.downAt.Store(0)
+	return false
+}
+
+// current reports whether no row was forgotten since gen was taken: a row read then still
+// stands.
+func (c *rowCache) current(gen uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen == gen
+}
+
+// ErrDown refuses a request that needs the database while it is found down (stillDown): it
+// fails at once, where it would wait for a database that may hang.
+var ErrDown = fault.New(fault.Unavailable, "the database is unavailable; try again later")
 
 // Forget drops the remembered row of a tenant whose row or rules were just written.
 func (s *Service) Forget(id ID) {

@@ -3,6 +3,8 @@ package tenants_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 // stalling is the real tenant store, except that one Get can be held until the test lets it
@@ -153,5 +156,93 @@ func TestStaleRowOnlyForReads(t *testing.T) {
 	}
 	if !fresh {
 		t.Error("no fresh read once the database is back")
+	}
+}
+
+// counting is the real tenant store, counting the rows asked of it.
+type counting struct {
+	tenants.Store
+	gets atomic.Int64
+}
+
+func (s *counting) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, id)
+}
+
+// TestHungDatabaseFoundDownOnce: a database that hangs (its connections open, nothing answered)
+// holds the first read only until the gate's short wait and a ping have found it down, not for
+// the caller's deadline; then reads pass on the row as last read without asking it, and writes
+// are refused at once with ErrDown. A second later one request pings it again while the others go
+// on without waiting; once it answers, reads are fresh again.
+func TestHungDatabaseFoundDownOnce(t *testing.T) {
+	db, outage := storagetest.OpenWithOutage(t, "postgres")
+	store := &counting{Store: storage.NewTenantStore(db)}
+	var pings atomic.Int64
+	svc := &tenants.Service{Store: store, CacheTTL: 50 * time.Millisecond,
+		Down: func(ctx context.Context) bool {
+			pings.Add(1)
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			return db.Ping(ctx) != nil
+		}}
+	ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
+	if _, err := svc.Create(ctx, tenants.Input{ID: "acme", Name: "Acme", Admins: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Active(ctx, "acme"); err != nil { // remembered
+		t.Fatal(err)
+	}
+	outage.Hang()
+	defer outage.Up()
+	time.Sleep(60 * time.Millisecond)
+	// The caller would wait a minute: the gate waits its own few seconds.
+	long, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	read, stale := tenants.WithStaleMark(long)
+	if got, err := svc.Active(read, "acme"); err != nil || got.ID != "acme" || !stale() {
+		t.Fatalf("a read while the database hangs: %+v, %v, stale %v; want the row as last read, marked stale", got, err, stale())
+	}
+	if long.Err() != nil {
+		t.Fatal("the read waited for the caller's deadline")
+	}
+	// Found down: the next read and write do not ask it.
+	gets, pinged := store.gets.Load(), pings.Load()
+	read, stale = tenants.WithStaleMark(long)
+	if _, err := svc.Active(read, "acme"); err != nil || !stale() {
+		t.Errorf("the next read: %v, stale %v", err, stale())
+	}
+	if _, err := svc.Active(long, "acme"); !errors.Is(err, tenants.ErrDown) {
+		t.Errorf("a write while the database is found down: %v, want ErrDown", err)
+	}
+	if store.gets.Load() != gets || pings.Load() != pinged {
+		t.Errorf("the database was asked again within a second of being found down: %d reads, %d pings",
+			store.gets.Load()-gets, pings.Load()-pinged)
+	}
+	// A second later, concurrent requests: one pings it again, the others go on at once.
+	time.Sleep(1100 * time.Millisecond)
+	pinged = pings.Load()
+	var wg sync.WaitGroup
+	var staleReads atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			read, stale := tenants.WithStaleMark(long)
+			if _, err := svc.Active(read, "acme"); err == nil && stale() {
+				staleReads.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := pings.Load() - pinged; n != 1 || staleReads.Load() != 8 {
+		t.Errorf("8 concurrent reads a second later: %d pings, %d answered from memory; want 1 and 8", n, staleReads.Load())
+	}
+	outage.Up()
+	webtest.Eventually(t, 15*time.Second, "a fresh read once the database answers", func() bool {
+		read, stale := tenants.WithStaleMark(ctx)
+		_, err := svc.Active(read, "acme")
+		return err == nil && !stale()
+	})
+	if _, err := svc.Active(ctx, "acme"); err != nil {
+		t.Errorf("a write once the database answers: %v", err)
 	}
 }

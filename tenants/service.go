@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
@@ -40,6 +41,10 @@ type Service struct {
 	Down func(ctx context.Context) bool
 
 	cache rowCache
+	// downAt is when a ping found the database down (Unix ns), 0 once it answers again; probed
+	// is when a ping last found it down, probing is set while a request pings it again.
+	downAt, probed atomic.Int64
+	probing        atomic.Bool
 }
 
 // Input is what a client sends to create a tenant.

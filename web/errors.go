@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/tenants"
 )
 
 // kindUnsupportedMedia is the one failure of the HTTP layer that no domain kind names: a body
@@ -147,7 +148,10 @@ func errorHandler(log *slog.Logger, ready func(context.Context) error, outage *o
 		}
 		status, code, msg := classify(err)
 		// The database does not answer: said once for the outage, not for every request.
-		dbDown := errors.As(err, new(notReady))
+		// So is a request refused without asking it (found down a moment ago), and one the tenant
+		// gate found it down for (marked stale) that memory could not answer.
+		dbDown := errors.As(err, new(notReady)) || errors.Is(err, tenants.ErrDown) ||
+			(code == string(fault.Unavailable) && tenants.Stale(c.Request().Context()))
 		// A client that went away (context.Canceled) hears nothing: no ping for it.
 		if status == http.StatusInternalServerError && ready != nil && !errors.As(err, new(*echo.HTTPError)) &&
 			!errors.Is(err, context.Canceled) {

@@ -105,11 +105,13 @@ func logRequests(log *slog.Logger, outage *outageLog) echo.MiddlewareFunc {
 			err := next(c)
 			if err != nil {
 				c.Error(err)
+			} else if c.Response().Header().Get(HeaderStale) != "" {
+				outage.answeredStale(requestID(c), c.Request().Method, c.Request().URL.Path)
 			} else if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead && c.Response().Status < 400 &&
-				c.Path() != mcpPath && c.Response().Header().Get(HeaderStale) == "" {
+				c.Path() != mcpPath {
 				// A write went through: the database answers. (An MCP call answers 200 whatever its
 				// tools met, so it says nothing of the database; nor does a search by POST
-				// answered from memory.)
+				// answered from memory, counted above.)
 				outage.ok()
 			}
 			log.Info("request", "requestId", requestID(c), "method", c.Request().Method,

@@ -8,17 +8,20 @@ import (
 )
 
 // outageLog says a database outage once, then at intervals with the count of requests it failed
-// meanwhile, and says when the database answers again: not one error line per failed request
-// (hundreds a second under load) and two per readiness probe.
+// and of reads it answered from memory (marked stale) meanwhile, and says when the database
+// answers again: not one error line per failed request (hundreds a second under load) and two
+// per readiness probe, nor silence while only reads arrive and memory answers them.
 type outageLog struct {
 	log    *slog.Logger
 	active atomic.Bool // for the cheap check of requests that succeed
 
-	mu     sync.Mutex
-	since  time.Time // when the outage was first seen
-	said   time.Time // when it was last said
-	failed int       // requests failed since it was last said
-	total  int       // requests failed in the whole outage
+	mu         sync.Mutex
+	since      time.Time // when the outage was first seen
+	said       time.Time // when it was last said
+	failed     int       // requests failed since it was last said
+	stale      int       // reads answered from memory since it was last said
+	total      int       // requests failed in the whole outage
+	staleTotal int       // reads answered from memory in the whole outage
 }
 
 // outageRepeat is how often an outage is said again while it lasts.
@@ -26,22 +29,43 @@ const outageRepeat = 30 * time.Second
 
 // fail counts a request that failed because the database does not answer.
 func (o *outageLog) fail(err error, requestID, method, path string) {
+	o.note(false, err, requestID, method, path)
+}
+
+// answeredStale counts a read answered from memory because the database does not answer.
+func (o *outageLog) answeredStale(requestID, method, path string) {
+	o.note(true, nil, requestID, method, path)
+}
+
+func (o *outageLog) note(stale bool, err error, requestID, method, path string) {
 	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.failed++
-	o.total++
+	if stale {
+		o.stale++
+		o.staleTotal++
+	} else {
+		o.failed++
+		o.total++
+	}
 	if !o.active.Load() {
 		o.active.Store(true)
-		o.since, o.said, o.failed = now, now, 0
-		o.log.Error("the database does not answer: requests that need it fail with 503 until it does",
-			"requestId", requestID, "method", method, "path", path, "err", err)
+		o.since, o.said, o.failed, o.stale = now, now, 0, 0
+		attrs := []any{"requestId", requestID, "method", method, "path", path}
+		if err != nil {
+			attrs = append(attrs, "err", err)
+		}
+		o.log.Error("the database does not answer: reads that memory holds are answered from it (marked stale), "+
+			"other requests fail with 503 until it does", attrs...)
 		return
 	}
 	if now.Sub(o.said) >= outageRepeat {
-		o.log.Error("the database still does not answer", "failedRequests", o.failed,
-			"for", now.Sub(o.since).Round(time.Second), "err", err)
-		o.said, o.failed = now, 0
+		attrs := []any{"failedRequests", o.failed, "staleAnswers", o.stale, "for", now.Sub(o.since).Round(time.Second)}
+		if err != nil {
+			attrs = append(attrs, "err", err)
+		}
+		o.log.Error("the database still does not answer", attrs...)
+		o.said, o.failed, o.stale = now, 0, 0
 	}
 }
 
@@ -56,6 +80,7 @@ func (o *outageLog) ok() {
 		return
 	}
 	o.active.Store(false)
-	o.log.Info("the database answers again", "after", time.Since(o.since).Round(time.Millisecond), "failedRequests", o.total)
-	o.total, o.failed = 0, 0
+	o.log.Info("the database answers again", "after", time.Since(o.since).Round(time.Millisecond),
+		"failedRequests", o.total, "staleAnswers", o.staleTotal)
+	o.total, o.failed, o.stale, o.staleTotal = 0, 0, 0, 0
 }

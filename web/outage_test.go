@@ -237,3 +237,75 @@ func TestOutageSaidOnceInTheBackground(t *testing.T) {
 	}
 	outage.Up()
 }
+
+// TestOutageHungDatabase: a database that hangs (connections open, nothing answered, as behind
+// an unplugged network) holds reads a few seconds, not the request timeout: the first read the
+// tenant gate waits for finds it down, then reads memory holds are answered from it (marked
+// stale) without asking the database, and the other requests are refused at once with 503 and
+// Retry-After. The log says the outage once, with the reads answered from memory, and its end.
+func TestOutageHungDatabase(t *testing.T) {
+	for _, dialect := range []string{migrations.Postgres, migrations.MySQL} {
+		t.Run(dialect, func(t *testing.T) {
+			db, outage := storagetest.OpenWithOutage(t, dialect)
+			var logged webtest.LogBuffer
+			e := newEnvWith(t, db, envOptions{requestTimeout: time.Minute, log: slog.New(slog.NewTextHandler(&logged, nil))})
+			e.mkTenant("acme", "alice")
+			alice := e.token("alice", "acme", false)
+			for _, id := range []string{"agt1", "agt2"} {
+				expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard(id)), http.StatusCreated)
+			}
+			// agt3 is no answer of the search, so memory never holds it.
+			other := sampleCard("agt3")
+			other["name"], other["description"], other["tags"] = "Translator", "Translates documents.", []string{"language"}
+			other["capabilities"] = []any{map[string]any{"name": "translate", "description": "Translate a text"}}
+			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, other), http.StatusCreated)
+			search := "/v1/tenants/acme/cards?q=review"
+			expect(t, e.do("GET", search, alice, nil), http.StatusOK) // loads the index, holds agt1 and agt2
+
+			outage.Hang()
+			defer outage.Up()
+			time.Sleep(defaultTenantCacheTTL) // the tenant row read before the outage expires
+			start := time.Now()
+			for range 3 {
+				for _, path := range []string{search, "/v1/tenants/acme/cards/agt1"} {
+					r := e.do("GET", path, alice, nil)
+					if r.status != http.StatusOK || r.header.Get(web.HeaderStale) == "" {
+						t.Errorf("GET %s while the database hangs: %d, stale %q; want 200 from memory", path, r.status, r.header.Get(web.HeaderStale))
+					}
+				}
+			}
+			// What memory does not hold, and writes: refused, not held for the request timeout.
+			for _, req := range []struct {
+				method, path string
+				body         any
+			}{
+				{"GET", "/v1/tenants/acme/cards/agt3", nil},
+				{"POST", "/v1/tenants/acme/cards", sampleCard("agt4")},
+				{"PATCH", "/v1/tenants/acme/cards/agt1", map[string]any{"description": "x"}},
+			} {
+				r := e.do(req.method, req.path, alice, req.body)
+				expect(t, r, http.StatusServiceUnavailable, "unavailable")
+				if r.header.Get("Retry-After") == "" {
+					t.Errorf("%s %s: 503 without Retry-After", req.method, req.path)
+				}
+			}
+			// A minute's request timeout would be seen here; the gate's waits are seconds.
+			if d := time.Since(start); d > 30*time.Second {
+				t.Errorf("9 requests while the database hangs took %v", d)
+			}
+			if n := strings.Count(logged.String(), "level=ERROR"); n != 1 || !strings.Contains(logged.String(), "answered from it (marked stale)") {
+				t.Errorf("%d error lines for one outage:\n%s", n, logged.String())
+			}
+
+			outage.Up()
+			webtest.Eventually(t, 15*time.Second, "fresh answers once the database answers", func() bool {
+				r := e.do("GET", "/v1/tenants/acme/cards/agt3", alice, nil)
+				return r.status == http.StatusOK && r.header.Get(web.HeaderStale) == ""
+			})
+			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt4")), http.StatusCreated)
+			if !regexp.MustCompile(`the database answers again.*failedRequests=([3-9]|\d\d).*staleAnswers=([6-9]|\d\d)`).MatchString(logged.String()) {
+				t.Errorf("the end of the outage is not said with its counts:\n%s", logged.String())
+			}
+		})
+	}
+}

@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -114,7 +113,7 @@ func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) 
 	defer ag.close()
 	// serve prints the metrics address after the API's, and proc.Start stops reading at the
 	// API's line: take a free loopback port here and give it to the server.
-	metricsAddr, err := freePort()
+	metricsAddr, err := proc.FreePort()
 	if err != nil {
 		return false, err
 	}
@@ -162,16 +161,6 @@ func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) 
 	}
 	fmt.Fprintf(out, "agent: %d tasks received\n", ag.calls.Load())
 	return report(out, samples), nil
-}
-
-// freePort returns a loopback address nobody listens on (at the moment it is asked).
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := ln.Addr().String()
-	return addr, ln.Close()
 }
 
 // mint makes a token with `bin token`, with the server's dir and env: args name the subject and

@@ -16,6 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/agentcards/agentcards/bench/internal/proc"
 )
 
 // sample is what one interval measured: the server's state at its end (from /metrics), and the
@@ -58,35 +60,17 @@ type scraper struct {
 // profile takes a CPU profile of the server over d, then a heap profile, into dir as
 // cpu-<name>.pprof and heap-<name>.pprof; it says what failed on stderr.
 func (sc *scraper) profile(dir, name string, d time.Duration) {
-	client := &http.Client{Timeout: d + time.Minute}
 	for _, p := range []struct{ kind, query string }{
 		{"cpu", fmt.Sprintf("profile?seconds=%d", int(d.Seconds()))},
 		{"heap", "heap"},
 	} {
 		path := filepath.Join(dir, p.kind+"-"+name+".pprof")
-		if err := fetch(client, sc.pprof+p.query, path); err != nil {
+		if err := proc.Fetch(sc.pprof+p.query, path, d+time.Minute); err != nil {
 			progress("profile %s: %v", path, err)
 			return
 		}
 		progress("profile %s written", path)
 	}
-}
-
-// fetch writes the body of a 200 answer to GET url into path.
-func fetch(client *http.Client, url, path string) error {
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, body, 0o644)
 }
 
 // scrape reads the server's metrics into s (all but the clients' fields).

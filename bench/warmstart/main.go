@@ -56,6 +56,8 @@ type options struct {
 	seed         uint64
 	serverLog    string
 	modes        []mode
+	// profiles is where mode ready's CPU profiles go (the build); empty: none are taken.
+	profiles string
 }
 
 func main() {
@@ -70,6 +72,7 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 0, "wait this long after the seeding before the first restart (the index re-reads the change feed of the last 35 s at a build)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the generated cards")
 	flag.StringVar(&o.serverLog, "serverlog", "warn", "the servers' log.level (their log goes to stderr; info shows the warm start's own timing)")
+	flag.StringVar(&o.profiles, "profiles", "", "directory for a CPU profile of each ready run's first 10 s (the warm build), cpu-<cards>-<round>.pprof (server.pprof)")
 	modeNames := flag.String("modes", "warm,cold,ready,scan", "the modes of each round, comma-separated")
 	flag.Parse()
 	for _, s := range strings.Split(*modeNames, ",") {
@@ -111,6 +114,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(work)
+	if o.profiles != "" {
+		if err := os.MkdirAll(o.profiles, 0o755); err != nil {
+			return err
+		}
+	}
 	bin, err := proc.Build(work)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agentcards/agentcards/bench/internal/proc"
@@ -199,12 +200,34 @@ func (b *bench) measure(ctx context.Context, m mode, round int) error {
 // /ready's 200), sends the first search, and stops the server once the search is recorded.
 func (b *bench) restart(ctx context.Context, m mode) (restart, error) {
 	var r restart
+	env := b.env(m)
+	profile := ""
+	if m == ready && b.o.profiles != "" {
+		addr, err := proc.FreePort()
+		if err != nil {
+			return r, err
+		}
+		env = append(env, "AGENTCARDS_SERVER_METRICS_ADDR="+addr, "AGENTCARDS_SERVER_PPROF=true")
+		profile = addr
+	}
 	start := time.Now()
-	srv, err := proc.Start(b.bin, b.dir, b.env(m))
+	srv, err := proc.Start(b.bin, b.dir, env)
 	if err != nil {
 		return r, err
 	}
 	defer srv.Stop()
+	if profile != "" {
+		// From the server's start (the build began a moment ago), for long enough to hold it.
+		done := make(chan struct{})
+		path := filepath.Join(b.o.profiles, fmt.Sprintf("cpu-%d-%d.pprof", b.res.n, len(b.res.runs[ready])+1))
+		go func() {
+			defer close(done)
+			if err := proc.Profile(profile, 10*time.Second, path); err != nil {
+				progress("profile: %v", err)
+			}
+		}()
+		defer func() { <-done }()
+	}
 	c := newClient(srv.Base, b.token)
 	defer c.close()
 	if err := c.awaitHealth(ctx); err != nil {

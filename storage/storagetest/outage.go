@@ -26,6 +26,12 @@ type Outage struct {
 	mu    sync.Mutex
 	down  bool
 	conns map[net.Conn]bool
+	// hung: connections are held open and nothing passes (Hang); held are the service's side
+	// of them, closed when the relay is mended.
+	hung bool
+	held map[net.Conn]bool
+	// server is the server's side of each relayed connection.
+	server map[net.Conn]bool
 }
 
 // OpenWithOutage is Open for a server dialect (postgres or mysql), with the service's pool
@@ -33,7 +39,7 @@ type Outage struct {
 func OpenWithOutage(t testing.TB, dialect string) (*storage.DB, *Outage) {
 	t.Helper()
 	_, dsn := EmptyDatabase(t, dialect)
-	o := &Outage{conns: map[net.Conn]bool{}}
+	o := &Outage{conns: map[net.Conn]bool{}, held: map[net.Conn]bool{}, server: map[net.Conn]bool{}}
 	relayed, err := relayDSN(dialect, dsn, func(target string) (string, error) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -94,12 +100,31 @@ func (o *Outage) Down() {
 		_ = c.Close()
 	}
 	clear(o.conns)
+	clear(o.server)
+}
+
+// Hang makes the database hang, as behind a network that drops every packet: the service's
+// connections stay open and nothing reaches the server nor comes back, new ones are accepted
+// and never answered. Up mends it (the held connections are then closed).
+func (o *Outage) Hang() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.hung = true
+	for c := range o.conns {
+		if o.server[c] {
+			_ = c.Close() // the relay stops; the service's side is held by relay
+		}
+	}
 }
 
 // Up lets connections through again.
 func (o *Outage) Up() {
 	o.mu.Lock()
-	o.down = false
+	o.down, o.hung = false, false
+	for c := range o.held {
+		_ = c.Close()
+	}
+	clear(o.held)
 	o.mu.Unlock()
 }
 
@@ -120,6 +145,11 @@ func (o *Outage) relay(c net.Conn) {
 		_ = c.Close()
 		return
 	}
+	if o.hung {
+		o.held[c] = true
+		o.mu.Unlock()
+		return
+	}
 	o.mu.Unlock()
 	s, err := net.DialTimeout("tcp", o.target, 10*time.Second)
 	if err != nil {
@@ -134,6 +164,7 @@ func (o *Outage) relay(c net.Conn) {
 		return
 	}
 	o.conns[c], o.conns[s] = true, true
+	o.server[s] = true
 	o.mu.Unlock()
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {
@@ -143,16 +174,23 @@ func (o *Outage) relay(c net.Conn) {
 	go pipe(s, c)
 	go pipe(c, s)
 	<-done
-	_ = c.Close()
 	_ = s.Close()
-	<-done
 	o.mu.Lock()
+	if o.hung && o.conns[c] {
+		// Hung: the service's side stays open, unanswered, until Up.
+		o.held[c] = true
+	} else {
+		_ = c.Close()
+	}
 	delete(o.conns, c)
 	delete(o.conns, s)
+	delete(o.server, s)
 	o.mu.Unlock()
+	<-done
 }
 
 func (o *Outage) close() {
 	_ = o.ln.Close()
 	o.Down()
+	o.Up()
 }
