@@ -4,7 +4,8 @@
 # searches, card GETs, PATCH and PUT of existing cards, registrations and deletions of new cards
 # (their number stays bounded), heartbeats, and sync delegations to a loopback agent the tool
 # serves. Every 10 s it scrapes the server's /metrics and prints one line: requests/s, p50/p99,
-# failures, resident memory, Go heap in use, goroutines, open FDs and the search index's size.
+# failures, resident memory (and the part of it the Go runtime does not hold: SQLite's caches and
+# other C allocations), Go heap in use, goroutines, open FDs and the search index's size.
 # At the end, for each series, the least-squares slope per 10 minutes over the run's second half
 # (the first is warm-up), its noise (sd of the residuals) and a verdict: flat while the rise over
 # that half is within 2x the noise, else GROWS. Exits 1 if any series grows. Takes both cores of

@@ -40,6 +40,8 @@ type cardRow struct {
 	Doc       string    `gorm:"column:doc"`
 	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	// raw is the document as scanCardRow read it, decoded without another copy (Doc is empty).
+	raw []byte
 }
 
 func (cardRow) TableName() string { return "cards" }
@@ -58,7 +60,11 @@ func newCardRow(tenant tenants.ID, c cards.Card) (cardRow, error) {
 
 // card converts the row back: the document, then the server-owned fields from the columns.
 func (r cardRow) card() (cards.Card, error) {
-	c, err := cards.UnmarshalDocument([]byte(r.Doc))
+	doc := r.raw
+	if doc == nil {
+		doc = []byte(r.Doc)
+	}
+	c, err := cards.UnmarshalDocument(doc)
 	if err != nil {
 		return cards.Card{}, fmt.Errorf("card %q: %w", r.AgentID, err)
 	}
@@ -205,14 +211,14 @@ const selectCards = "SELECT agent_id, id, name, revision, doc, created_at, updat
 // scanCardRow scans one row of selectCards (from a *sql.Row or *sql.Rows) of tenant.
 func scanCardRow(r interface{ Scan(...any) error }, tenant tenants.ID) (cardRow, error) {
 	row := cardRow{TenantID: string(tenant)}
-	err := r.Scan(&row.AgentID, &row.ID, &row.Name, &row.Revision, &row.Doc, &row.CreatedAt, &row.UpdatedAt)
+	err := r.Scan(&row.AgentID, &row.ID, &row.Name, &row.Revision, &row.raw, &row.CreatedAt, &row.UpdatedAt)
 	return row, err
 }
 
 // Get returns the card of agentID; cards.ErrNotFound if the tenant has none.
 func (s *CardStore) Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
 	// Every card read and every delegation comes here: prepared once, without reflection.
-	r, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id = ?").queryRow(ctx, string(tenant), agentID)
+	r, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id = ?").queryRow(s.db.bounded(ctx), string(tenant), agentID)
 	if err != nil {
 		return cards.Card{}, fmt.Errorf("get card %q: %w", agentID, err)
 	}
@@ -422,7 +428,7 @@ func (s *CardStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 	for i := range size {
 		args = append(args, ids[min(i, len(ids)-1)])
 	}
-	rs, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id IN (?"+strings.Repeat(", ?", size-1)+")").rows(ctx, args...)
+	rs, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id IN (?"+strings.Repeat(", ?", size-1)+")").rows(s.db.bounded(ctx), args...)
 	if err != nil {
 		return nil, fmt.Errorf("get cards: %w", err)
 	}
@@ -436,6 +442,9 @@ func (s *CardStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 		byID[r.AgentID] = r
 	}
 	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("get cards: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("get cards: %w", err)
 	}
 	for _, id := range ids {

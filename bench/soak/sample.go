@@ -26,6 +26,9 @@ type sample struct {
 	t time.Duration // since the load started
 	// the server's, at the end of the interval
 	rss, heap, goroutines, fds, indexBytes, indexCards float64
+	// goHeld is the memory the Go runtime holds from the system (go_memstats_sys_bytes less
+	// what it released): rss less it is outside Go, SQLite's caches and C allocations.
+	goHeld float64
 	// server5xx is how many answers the server counted 5xx in the interval.
 	server5xx float64
 	// the clients' in the interval: requests answered as expected per second, their p50 and p99
@@ -39,6 +42,8 @@ const (
 	metricFDs        = "process_open_fds"
 	metricGoroutines = "go_goroutines"
 	metricHeap       = "go_memstats_heap_inuse_bytes"
+	metricGoSys      = "go_memstats_sys_bytes"
+	metricReleased   = "go_memstats_heap_released_bytes"
 	metricIndexBytes = "agentcards_index_bytes"
 	metricIndexCards = "agentcards_index_cards"
 	metricRequests   = "agentcards_http_request_duration_seconds"
@@ -76,10 +81,12 @@ func (sc *scraper) profile(dir, name string, d time.Duration) {
 // scrape reads the server's metrics into s (all but the clients' fields).
 func (sc *scraper) scrape(s *sample) error {
 	s.rss, s.heap, s.goroutines, s.fds, s.indexBytes, s.indexCards, s.server5xx = nan(), nan(), nan(), nan(), nan(), nan(), nan()
+	s.goHeld = nan()
 	fams, err := sc.families()
 	if err == nil {
 		s.rss = sc.value(fams, metricRSS)
 		s.heap = sc.value(fams, metricHeap)
+		s.goHeld = sc.value(fams, metricGoSys) - sc.value(fams, metricReleased)
 		s.goroutines = sc.value(fams, metricGoroutines)
 		s.fds = sc.value(fams, metricFDs)
 		// No index family yet: no tenant's index is loaded (before the first search).
@@ -263,12 +270,12 @@ func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, out
 	return samples, nil
 }
 
-const header = "     t   req/s  p50 ms  p99 ms  errs  refused  5xx  rss MiB  heap MiB  goroutines  fds  index MiB  index cards"
+const header = "     t   req/s  p50 ms  p99 ms  errs  refused  5xx  rss MiB  non-Go MiB  heap MiB  goroutines  fds  index MiB  index cards"
 
 func (s sample) line() string {
-	return fmt.Sprintf("%6s  %6s  %6s  %6s  %4s  %7s  %3s  %7s  %8s  %10s  %3s  %9s  %11s",
+	return fmt.Sprintf("%6s  %6s  %6s  %6s  %4s  %7s  %3s  %7s  %10s  %8s  %10s  %3s  %9s  %11s",
 		s.t, num(s.rate, 0), num(s.p50, 2), num(s.p99, 2), num(s.errs, 0), num(s.refused, 0), num(s.server5xx, 0),
-		num(s.rss/mib, 1), num(s.heap/mib, 1), num(s.goroutines, 0), num(s.fds, 0), num(s.indexBytes/mib, 1), num(s.indexCards, 0))
+		num(s.rss/mib, 1), num(s.nonGo()/mib, 1), num(s.heap/mib, 1), num(s.goroutines, 0), num(s.fds, 0), num(s.indexBytes/mib, 1), num(s.indexCards, 0))
 }
 
 const mib = 1 << 20
@@ -309,3 +316,6 @@ func (l *load) summary(out io.Writer) {
 		}
 	}
 }
+
+// nonGo is the resident memory the Go runtime does not hold (NaN when either is unknown).
+func (s sample) nonGo() float64 { return s.rss - s.goHeld }

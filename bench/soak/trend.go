@@ -21,6 +21,7 @@ type series struct {
 
 var trended = []series{
 	{"rss MiB", func(s sample) float64 { return s.rss / mib }, 0, true},
+	{"non-Go MiB", func(s sample) float64 { return s.nonGo() / mib }, 0, true},
 	{"heap MiB", func(s sample) float64 { return s.heap / mib }, 0, true},
 	{"goroutines", func(s sample) float64 { return s.goroutines }, 1, true},
 	{"fds", func(s sample) float64 { return s.fds }, 1, true},

@@ -175,11 +175,11 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 	if err != nil {
 		return err
 	}
-	x := newTenantIndex()
 	ids, err := ix.store.IDs(ctx, tenant)
 	if err != nil {
 		return err
 	}
+	x := newTenantIndexFor(len(ids))
 	if err := loadInBatches(ctx, ix.store, tenant, ids, x.load); err != nil {
 		return err
 	}

@@ -50,6 +50,13 @@ func newTenantIndex() *tenantIndex {
 	return &tenantIndex{byID: map[string]uint32{}, postings: newPostings()}
 }
 
+// newTenantIndexFor is newTenantIndex sized for n cards, as a build knows it will hold: its
+// documents are not copied to a larger array batch after batch.
+func newTenantIndexFor(n int) *tenantIndex {
+	return &tenantIndex{docs: make([]idoc, 0, n), byID: make(map[string]uint32, n), order: make([]uint32, 0, n),
+		alive: make([]uint64, 0, n/64+1), postings: newPostings()}
+}
+
 // upsert indexes c, replacing what was indexed for its agent. The caller holds mu.
 func (x *tenantIndex) upsert(c cards.Card) {
 	x.remove(c.AgentID)
