@@ -805,3 +805,17 @@ func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID, agentIDs ...
 		_ = s.Index.Written(context.WithoutCancel(ctx), tenant, agentIDs...)
 	}
 }
+
+type batchReadKey struct{}
+
+// WithBatchRead marks ctx as an index build's: its GetMany calls read bounded batches, and it
+// checks ctx between them, so a store may run a batch without watching ctx (see storage).
+func WithBatchRead(ctx context.Context) context.Context {
+	return context.WithValue(ctx, batchReadKey{}, true)
+}
+
+// BatchRead reports whether ctx is an index build's (WithBatchRead).
+func BatchRead(ctx context.Context) bool {
+	v, _ := ctx.Value(batchReadKey{}).(bool)
+	return v
+}

@@ -40,7 +40,9 @@ type cardRow struct {
 	Doc       string    `gorm:"column:doc"`
 	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
-	// raw is the document as scanCardRow read it, decoded without another copy (Doc is empty).
+	// raw is the document as scanCardRow read it, decoded as it is (Doc is empty): one copy
+	// fewer where the driver hands bytes (MySQL); go-sqlite3 and pgx hand a string, copied once
+	// either way.
 	raw []byte
 }
 
@@ -218,7 +220,7 @@ func scanCardRow(r interface{ Scan(...any) error }, tenant tenants.ID) (cardRow,
 // Get returns the card of agentID; cards.ErrNotFound if the tenant has none.
 func (s *CardStore) Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
 	// Every card read and every delegation comes here: prepared once, without reflection.
-	r, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id = ?").queryRow(s.db.bounded(ctx), string(tenant), agentID)
+	r, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id = ?").queryRow(ctx, string(tenant), agentID)
 	if err != nil {
 		return cards.Card{}, fmt.Errorf("get card %q: %w", agentID, err)
 	}

@@ -42,6 +42,12 @@ type DB struct {
 	wsql    *sql.DB
 	dialect string
 	dsn     string // for the dedicated LISTEN connection on Postgres
+	// probe is the one connection Alive pings on (Postgres, MySQL), opened at its first ping
+	// with probeDriver and probeDSN.
+	probeOnce             sync.Once
+	probe                 *sql.DB
+	probeErr              error
+	probeDriver, probeDSN string
 	// beforeListen, set only by tests, runs on each LISTEN connection (with its backend's pid)
 	// before the LISTEN statement: a test delays or interrupts it there.
 	beforeListen func(pid uint32)
@@ -68,6 +74,7 @@ var errClosed = errors.New("storage: database closed")
 func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 	var dialector gorm.Dialector
 	readDSN := "" // SQLite's read-only pool; none elsewhere, or for a database in memory
+	probeDriver, probeDSN := "", ""
 	fileDSN := "" // SQLite's file, for the checkpointer
 	switch driver {
 	case migrations.SQLite:
@@ -84,12 +91,14 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 		dialector = sqlite.New(sqlite.Config{DriverName: writerDriver, DSN: d})
 	case migrations.Postgres:
 		dialector = postgres.Open(dsn)
+		probeDriver, probeDSN = "pgx", dsn
 	case migrations.MySQL:
 		d, err := mysqlDSN(dsn)
 		if err != nil {
 			return nil, err
 		}
 		dialector = mysql.Open(d)
+		probeDriver, probeDSN = "mysql", d
 	default:
 		return nil, fmt.Errorf("storage: unknown driver %q (want sqlite, postgres or mysql)", driver)
 	}
@@ -101,7 +110,7 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", driver, err)
 	}
-	db := &DB{gorm: w, sql: wsql, writer: w, wsql: wsql, dialect: driver, dsn: dsn}
+	db := &DB{gorm: w, sql: wsql, writer: w, wsql: wsql, dialect: driver, dsn: dsn, probeDriver: probeDriver, probeDSN: probeDSN}
 	if driver != migrations.SQLite {
 		configurePool(wsql, driver)
 	} else {
@@ -305,6 +314,28 @@ func (db *DB) ReadSQL() *sql.DB { return db.sql }
 // which a queue of writes does not hold up.
 func (db *DB) Ping(ctx context.Context) error { return db.ping(ctx, db.sql) }
 
+// Alive pings the database on a connection of its own (Postgres, MySQL): whether the server
+// answers, even while every connection of the pools is busy (a locked table, a long query),
+// where a ping of the pool would wait for one of them and say the database is down. On SQLite,
+// a local file, it pings the read pool.
+func (db *DB) Alive(ctx context.Context) error {
+	if db.probeDriver == "" {
+		return db.Ping(ctx)
+	}
+	db.probeOnce.Do(func() {
+		db.probe, db.probeErr = sql.Open(db.probeDriver, db.probeDSN)
+		if db.probeErr == nil {
+			configurePool(db.probe, db.dialect)
+			db.probe.SetMaxOpenConns(1)
+			db.probe.SetMaxIdleConns(1)
+		}
+	})
+	if db.probeErr != nil {
+		return fmt.Errorf("storage: ping %s: %w", db.dialect, db.probeErr)
+	}
+	return db.ping(ctx, db.probe)
+}
+
 func (db *DB) ping(ctx context.Context, pool *sql.DB) error {
 	if err := pool.PingContext(ctx); err != nil {
 		return fmt.Errorf("storage: ping %s: %w", db.dialect, err)
@@ -327,6 +358,10 @@ func (db *DB) Close() error {
 		err = db.checkpoints.close()
 	}
 	err = errors.Join(err, db.wsql.Close())
+	db.probeOnce.Do(func() {}) // no probe opened after this
+	if db.probe != nil {
+		err = errors.Join(err, db.probe.Close())
+	}
 	if db.sql != db.wsql {
 		err = errors.Join(err, db.sql.Close())
 	}

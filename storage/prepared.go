@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/migrations"
 
 	"gorm.io/gorm"
@@ -172,15 +173,15 @@ func (p *prepared) queryRow(ctx context.Context, args ...any) (*sql.Row, error) 
 	return stmt.QueryRowContext(ctx, args...), nil
 }
 
-// bounded returns the context for a query whose cost is bounded (a row by key, a batch of at
-// most getManyMax keys): on SQLite one that cannot be cancelled, because go-sqlite3 steps every
-// row of a cancellable query in a goroutine of its own to watch the context (a goroutine and two
-// channel handoffs per row: 100,000 of them in an index build); such a query takes milliseconds
-// on a local file (it cannot hang as a network can), and its caller checks ctx once it returns.
-// Waiting for a free connection is then not cut short by ctx either: on SQLite that is waiting
-// for other reads of local pages to end. Other dialects keep ctx.
+// bounded returns the context for an index build's batch read (cards.WithBatchRead): on
+// SQLite with a read pool, one that cannot be cancelled, because go-sqlite3 steps every row of a
+// cancellable query in a goroutine of its own to watch the context (a goroutine and two channel
+// handoffs per row: 100,000 of them in a build). Such a batch reads at most getManyMax rows of a
+// local file, which cannot hang as a network can, and the build checks its context between
+// batches and GetMany after the query. Every other read, and every read elsewhere, keeps ctx
+// (on a database in memory reads share the writer's connection, and could wait behind writes).
 func (db *DB) bounded(ctx context.Context) context.Context {
-	if db.dialect == migrations.SQLite {
+	if db.dialect == migrations.SQLite && db.sql != db.wsql && cards.BatchRead(ctx) {
 		return context.WithoutCancel(ctx)
 	}
 	return ctx

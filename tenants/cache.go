@@ -3,6 +3,7 @@ package tenants
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,7 +32,7 @@ type cachedRow struct {
 const staleLimit = 5 * time.Minute
 
 // staleWait is how long a read that memory could answer waits for the database's answer before
-// a ping decides whether it is down. Once a ping found it down, requests do not ask it: reads
+// a ping (on a connection of its own) decides whether it is down or only slow. Once a ping found it down, requests do not ask it: reads
 // that memory can answer are answered from it (marked stale), the others refused at once with
 // ErrDown; downMemo after the last failed ping, one request pings it again (the others go on
 // without asking), and the first that answers ends it. So while the database hangs, one read
@@ -57,9 +58,9 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	gen := c.gen
 	c.mu.Unlock()
 	// A read (never a write) of a tenant whose row memory holds, recent enough, may be answered
-	// with that row while the database does not answer (it fails, and a ping fails too); its
-	// answer is awaited staleWait at most, so that a database that hangs (an unplugged network)
-	// holds reads seconds, not the whole request timeout.
+	// with that row while the database does not answer (it fails, and a ping fails too); after
+	// staleWait without an answer a ping decides, so that a database that hangs (an unplugged
+	// network) holds reads seconds, not the whole request timeout.
 	standIn := known && mayBeStale(ctx) && s.Down != nil && now.Sub(last.expires) < staleLimit
 	if s.stillDown(ctx) {
 		// Found down a moment ago: not asked again. Such a read is answered from memory, and
@@ -70,25 +71,35 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 		}
 		return Tenant{}, ErrDown
 	}
-	readCtx, cancel := ctx, context.CancelFunc(func() {})
+	var t Tenant
+	var err error
 	if standIn {
-		readCtx, cancel = context.WithTimeout(ctx, staleWait)
-	}
-	t, err := s.Store.Get(readCtx, id)
-	waited := readCtx.Err() != nil
-	cancel()
-	if err != nil && standIn && fault.KindOf(err) == "" && ctx.Err() == nil {
-		if s.Down(ctx) && ctx.Err() == nil {
-			at := time.Now().UnixNano()
-			s.downAt.Store(at)
-			s.probed.Store(at)
-			if c.current(gen) {
-				MarkStale(ctx)
-				return last.t, nil
+		r := s.startRead(ctx, id)
+		if r.slow() {
+			// No answer within staleWait: a ping on a connection of its own says whether the
+			// database is down (then the row as last read answers) or slow (then the read is
+			// waited for, as any read is; it was never cut short).
+			if s.Down(ctx) && ctx.Err() == nil {
+				s.foundDownNow()
+				if c.current(gen) {
+					MarkStale(ctx)
+					return last.t, nil
+				}
+				return Tenant{}, ErrDown
 			}
-		} else if waited && ctx.Err() == nil {
-			// Slow, not down: the database answers its ping. Wait for the row as any read does.
-			t, err = s.Store.Get(ctx, id)
+		}
+		<-r.done
+		t, err = r.t, r.err
+	} else {
+		t, err = s.Store.Get(ctx, id)
+	}
+	if err != nil && standIn && fault.KindOf(err) == "" && ctx.Err() == nil && !errors.Is(err, ErrNotFound) &&
+		s.Down(ctx) && ctx.Err() == nil {
+		// The read failed and a ping fails too: the database does not answer.
+		s.foundDownNow()
+		if c.current(gen) {
+			MarkStale(ctx)
+			return last.t, nil
 		}
 	}
 	if errors.Is(err, ErrNotFound) {
@@ -113,23 +124,100 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 }
 
 // stillDown reports whether the database was found down and has not been found up since:
-// within downMemo of the last failed ping, or while another request pings it again, without
-// asking; after that, this request pings it (the ping's own short deadline) and says what it
-// found.
+// within the memo of the last failed ping, or while another request pings it again, without
+// asking; after that, this request pings it (the ping's own short deadline, whatever this
+// request's) and says what it found.
 func (s *Service) stillDown(ctx context.Context) bool {
 	if s.Down == nil || s.downAt.Load() == 0 {
 		return false
 	}
-	if time.Since(time.Unix(0, s.probed.Load())) < downMemo || !s.probing.CompareAndSwap(false, true) {
+	if s.memoized() || !s.probing.CompareAndSwap(false, true) {
 		return true
 	}
 	defer s.probing.Store(false)
-	if s.Down(ctx) {
-		s.probed.Store(time.Now().UnixNano())
+	// Another request may have pinged while this one came to the flag.
+	if s.downAt.Load() == 0 {
+		return false
+	}
+	if s.memoized() {
+		return true
+	}
+	if s.Down(context.WithoutCancel(ctx)) {
+		s.probed.Store(sinceEpoch())
 		return true
 	}
 	s.downAt.Store(0)
+	s.answered()
 	return false
+}
+
+// memoized reports whether a ping found the database down within the memo.
+func (s *Service) memoized() bool {
+	memo := s.DownMemo
+	if memo <= 0 {
+		memo = downMemo
+	}
+	return time.Duration(sinceEpoch()-s.probed.Load()) < memo
+}
+
+// OnAnswer registers f, called each time the database answers a ping after it was found down
+// (the web server's outage log says so).
+func (s *Service) OnAnswer(f func()) {
+	s.hooks.Lock()
+	defer s.hooks.Unlock()
+	s.onAnswer = append(s.onAnswer, f)
+}
+
+func (s *Service) answered() {
+	s.hooks.Lock()
+	fs := slices.Clone(s.onAnswer)
+	s.hooks.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// epoch is the origin of the gate's clock: times are kept as durations since it, on the
+// monotonic clock, so that a step of the wall clock neither prolongs nor cuts an outage.
+var epoch = time.Now()
+
+// sinceEpoch is now on the gate's clock, in ns; never 0.
+func sinceEpoch() int64 { return int64(time.Since(epoch)) + 1 }
+
+// pendingRead is a read of a tenant row under way in a goroutine of its own, bound to the
+// request's context (it ends with the request at the latest).
+type pendingRead struct {
+	done chan struct{}
+	t    Tenant
+	err  error
+}
+
+func (s *Service) startRead(ctx context.Context, id ID) *pendingRead {
+	r := &pendingRead{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.t, r.err = s.Store.Get(ctx, id)
+	}()
+	return r
+}
+
+// slow reports whether the read has not answered within staleWait.
+func (r *pendingRead) slow() bool {
+	timer := time.NewTimer(staleWait)
+	defer timer.Stop()
+	select {
+	case <-r.done:
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// foundDownNow notes that a ping found the database down just now.
+func (s *Service) foundDownNow() {
+	at := sinceEpoch()
+	s.probed.Store(at)
+	s.downAt.Store(at)
 }
 
 // current reports whether no row was forgotten since gen was taken: a row read then still

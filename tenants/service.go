@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,10 +42,18 @@ type Service struct {
 	Down func(ctx context.Context) bool
 
 	cache rowCache
-	// downAt is when a ping found the database down (Unix ns), 0 once it answers again; probed
-	// is when a ping last found it down, probing is set while a request pings it again.
+	// DownMemo is how long a ping that found the database down stands for the next requests
+	// before one pings again; 0 means a second. Tests lengthen it.
+	DownMemo time.Duration
+
+	// downAt is when a ping found the database down (on the gate's clock, see sinceEpoch), 0
+	// once it answers again; probed is when a ping last found it down, probing is set while a
+	// request pings it again.
 	downAt, probed atomic.Int64
 	probing        atomic.Bool
+	// onAnswer are called when the database answers again (OnAnswer).
+	hooks    sync.Mutex
+	onAnswer []func()
 }
 
 // Input is what a client sends to create a tenant.

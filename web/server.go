@@ -113,6 +113,9 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	outage := &outageLog{log: log}
+	if d.Tenants != nil {
+		d.Tenants.OnAnswer(outage.ok) // the gate's ping found the database back
+	}
 	e.HTTPErrorHandler = errorHandler(log, d.Ready, outage)
 	// The client address is the TCP peer: no proxy headers are trusted unless configured later.
 	e.IPExtractor = echo.ExtractIPDirect()
@@ -165,7 +168,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 			panic(fmt.Sprintf("web: no handler for the catalogue's request %s", r.Name))
 		}
 		mw := append([]echo.MiddlewareFunc{named(r)}, auth[r.Access]...)
-		if r.ReadOnly() {
+		if r.FromMemory && r.ReadOnly() {
 			mw = append([]echo.MiddlewareFunc{withStaleMark}, mw...)
 		}
 		for _, route := range r.Routes {

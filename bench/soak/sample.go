@@ -233,7 +233,7 @@ func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, out
 	tick := time.NewTicker(o.every)
 	defer tick.Stop()
 	last := start
-	// With -profiles: CPU profiles over the first and the last eighth of the run's second half.
+	// With -profiles: CPU profiles over the first and the last quarter of the run's second half.
 	n := int(o.d / o.every)
 	window := max(1, n/8)
 	var profiling sync.WaitGroup

@@ -180,7 +180,7 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 		return err
 	}
 	x := newTenantIndexFor(len(ids))
-	if err := loadInBatches(ctx, ix.store, tenant, ids, x.load); err != nil {
+	if err := loadInBatches(cards.WithBatchRead(ctx), ix.store, tenant, ids, x.load); err != nil {
 		return err
 	}
 	e.x, e.snapshot, e.lastSeq, e.seen = x, last, last, map[int64]bool{}

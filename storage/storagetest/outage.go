@@ -101,6 +101,10 @@ func (o *Outage) Down() {
 	}
 	clear(o.conns)
 	clear(o.server)
+	for c := range o.held {
+		_ = c.Close()
+	}
+	clear(o.held)
 }
 
 // Hang makes the database hang, as behind a network that drops every packet: the service's
@@ -157,9 +161,13 @@ func (o *Outage) relay(c net.Conn) {
 		return
 	}
 	o.mu.Lock()
-	if o.down {
+	if o.down || o.hung {
+		if o.hung && !o.down {
+			o.held[c] = true
+		} else {
+			_ = c.Close()
+		}
 		o.mu.Unlock()
-		_ = c.Close()
 		_ = s.Close()
 		return
 	}
@@ -176,7 +184,7 @@ func (o *Outage) relay(c net.Conn) {
 	<-done
 	_ = s.Close()
 	o.mu.Lock()
-	if o.hung && o.conns[c] {
+	if o.hung && !o.down && o.conns[c] {
 		// Hung: the service's side stays open, unanswered, until Up.
 		o.held[c] = true
 	} else {

@@ -76,6 +76,10 @@ type Request struct {
 	NotOn string
 	// OpenWorld marks a request that reaches outside the service (an agent, a URL given).
 	OpenWorld bool
+	// FromMemory marks a read that memory may answer while the database does not (README,
+	// "Reads during a database outage"): its REST routes let the tenant gate pass on the row as
+	// last read. Any other request is refused at once once the database is found down.
+	FromMemory bool
 }
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
@@ -170,11 +174,11 @@ var Requests = []Request{
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards/import"}}, Doors: Every},
 	{Name: "cards.refresh", In: typeOf[api.CardsRefresh](), Out: typeOf[api.CardsRefreshed](), Does: "Fetch a card's A2A card again from where it was imported, and apply it if it changed", Caller: "cards:write", OpenWorld: true,
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards/:agentId/refresh"}}, Doors: Every},
-	{Name: "cards.get", In: typeOf[api.CardRef](), Out: typeOf[cards.Card](), Does: "Read one card", Caller: "cards:read",
+	{Name: "cards.get", FromMemory: true, In: typeOf[api.CardRef](), Out: typeOf[cards.Card](), Does: "Read one card", Caller: "cards:read",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
 	{Name: "cards.heartbeat", In: typeOf[api.CardRef](), Out: typeOf[cards.Liveness](), Does: "Report that a card's agent is alive (no revision, no change-feed entry)", Caller: "cards:heartbeat, or the agent with its delegation token",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/cards/:agentId/heartbeat"}}, Doors: Every},
-	{Name: "cards.search", In: typeOf[api.CardsSearch](), Out: typeOf[api.SearchResult](), Does: "Search cards by protocol, capability, tag, name, resource and text", Caller: "cards:read",
+	{Name: "cards.search", FromMemory: true, In: typeOf[api.CardsSearch](), Out: typeOf[api.SearchResult](), Does: "Search cards by protocol, capability, tag, name, resource and text", Caller: "cards:read",
 		Access: Token, Routes: []Route{
 			{Method: "GET", Path: tenantPath + "/cards", Query: SearchQuery},
 			{Method: "POST", Path: tenantPath + "/cards/search"},
@@ -191,19 +195,19 @@ var Requests = []Request{
 	{Name: "secrets.remove", In: typeOf[api.CardRef](), Out: typeOf[api.Empty](), Does: "Remove the secret of a card's endpoint", Caller: "cards:write",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/cards/:agentId/secret"}}, Doors: Every},
 
-	{Name: "roles.list", In: typeOf[api.RolesList](), Out: typeOf[api.RoleList](), Does: "List who has which role", Caller: "policies:manage",
+	{Name: "roles.list", FromMemory: true, In: typeOf[api.RolesList](), Out: typeOf[api.RoleList](), Does: "List who has which role", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/roles"}}, Doors: Every},
 	{Name: "roles.grant", In: typeOf[api.RoleChange](), Out: typeOf[authz.Assignment](), Does: "Give a subject a role", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/roles"}}, Doors: Every},
 	{Name: "roles.revoke", In: typeOf[api.RoleRevoke](), Out: typeOf[api.Empty](), Does: "Take a role from a subject", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/roles", Query: []string{"subject", "role"}}}, Doors: Every},
-	{Name: "policies.list", In: typeOf[api.PoliciesList](), Out: typeOf[api.PolicyList](), Does: "List the tenant's policies, the built-in roles' included", Caller: "policies:manage",
+	{Name: "policies.list", FromMemory: true, In: typeOf[api.PoliciesList](), Out: typeOf[api.PolicyList](), Does: "List the tenant's policies, the built-in roles' included", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/policies"}}, Doors: Every},
 	{Name: "policies.add", In: typeOf[api.PolicyAdd](), Out: typeOf[authz.Policy](), Does: "Add an allow or deny policy", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/policies"}}, Doors: Every},
 	{Name: "policies.remove", In: typeOf[api.PolicyRemove](), Out: typeOf[api.Empty](), Does: "Remove a policy", Caller: "policies:manage",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/policies", Query: []string{"subject", "object", "action", "effect"}}}, Doors: Every},
-	{Name: "access.check", In: typeOf[api.AccessCheck](), Out: typeOf[authz.Decision](), Does: "Say whether a subject may take an action on an object, and which policy decides", Caller: "any member; another subject needs policies:manage",
+	{Name: "access.check", FromMemory: true, In: typeOf[api.AccessCheck](), Out: typeOf[authz.Decision](), Does: "Say whether a subject may take an action on an object, and which policy decides", Caller: "any member; another subject needs policies:manage",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/authorize"}}, Doors: Every},
 
 	{Name: "audit.list", In: typeOf[api.AuditList](), Out: typeOf[api.AuditPage](), Does: "List who changed what in the tenant, newest first", Caller: "policies:manage, or audit:read on audit",
@@ -221,7 +225,7 @@ var Requests = []Request{
 
 	{Name: "a2a.agents", In: typeOf[api.A2AAgents](), Out: typeOf[api.AgentPage](), Does: "List a tenant's public agents with their A2A card URLs", Caller: "anyone",
 		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/agents", Query: []string{"limit", "cursor"}}}, Doors: Every},
-	{Name: "a2a.card", In: typeOf[api.A2ACard](), Out: typeOf[api.A2AAgentCard](), Does: "Read an agent's card in A2A form (1.0, 0.3 or both), signed", Caller: "anyone for public cards, else cards:read",
+	{Name: "a2a.card", FromMemory: true, In: typeOf[api.A2ACard](), Out: typeOf[api.A2AAgentCard](), Does: "Read an agent's card in A2A form (1.0, 0.3 or both), signed", Caller: "anyone for public cards, else cards:read",
 		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/:agentId/.well-known/agent-card.json", Query: []string{"version"}}}, Doors: Every},
 	{Name: "keys.list", In: typeOf[api.KeysList](), Out: typeOf[api.JWKS](), Does: "List the public keys that verify the service's signatures (JWKS)", Caller: "anyone",
 		Access: Open, Routes: []Route{{Method: "GET", Path: "/.well-known/jwks.json"}}, Doors: Every},

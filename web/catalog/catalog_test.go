@@ -9,7 +9,8 @@ import (
 )
 
 // TestNames: every request has one well-formed name, unique on every door, says what it does
-// and who may call it, and says why when a door leaves it out.
+// and who may call it, and says why when a door leaves it out; only reads may be answered from
+// memory.
 func TestNames(t *testing.T) {
 	name := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*\.[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	seen := map[string]string{}
@@ -28,6 +29,9 @@ func TestNames(t *testing.T) {
 		}
 		if (r.Doors != Every) != (r.NotOn != "") {
 			t.Errorf("%s: doors %04b, reason %q: a door left out needs a reason, and only then", r.Name, r.Doors, r.NotOn)
+		}
+		if r.FromMemory && !r.ReadOnly() {
+			t.Errorf("%s: a write marked answerable from memory", r.Name)
 		}
 	}
 }

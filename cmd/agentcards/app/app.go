@@ -150,7 +150,7 @@ func New(o Options) (*App, error) {
 		Down: func(ctx context.Context) bool {
 			ctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
-			return db.Ping(ctx) != nil
+			return db.Alive(ctx) != nil
 		},
 		// A tenant written here drops what was derived from it: its rules and its index.
 		Changed: func(id tenants.ID) {
