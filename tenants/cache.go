@@ -62,12 +62,22 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	// staleWait without an answer a ping decides, so that a database that hangs (an unplugged
 	// network) holds reads seconds, not the whole request timeout.
 	standIn := known && mayBeStale(ctx) && s.Down != nil && now.Sub(last.expires) < staleLimit
+	// fromMemory marks the read stale and gives the row as last read, unless a write here
+	// forgot it since.
+	fromMemory := func() (Tenant, bool) {
+		if !c.current(gen) {
+			return Tenant{}, false
+		}
+		MarkStale(ctx)
+		return last.t, true
+	}
 	if s.stillDown(ctx) {
 		// Found down a moment ago: not asked again. Such a read is answered from memory, and
 		// any other request refused at once.
-		if standIn && c.current(gen) {
-			MarkStale(ctx)
-			return last.t, nil
+		if standIn {
+			if t, ok := fromMemory(); ok {
+				return t, nil
+			}
 		}
 		return Tenant{}, ErrDown
 	}
@@ -81,9 +91,8 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 			// waited for, as any read is; it was never cut short).
 			if s.Down(ctx) && ctx.Err() == nil {
 				s.foundDownNow()
-				if c.current(gen) {
-					MarkStale(ctx)
-					return last.t, nil
+				if t, ok := fromMemory(); ok {
+					return t, nil
 				}
 				return Tenant{}, ErrDown
 			}
@@ -97,9 +106,8 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 		s.Down(ctx) && ctx.Err() == nil {
 		// The read failed and a ping fails too: the database does not answer.
 		s.foundDownNow()
-		if c.current(gen) {
-			MarkStale(ctx)
-			return last.t, nil
+		if t, ok := fromMemory(); ok {
+			return t, nil
 		}
 	}
 	if errors.Is(err, ErrNotFound) {

@@ -128,13 +128,7 @@ func TestStaleRowOnlyForReads(t *testing.T) {
 	db, outage := storagetest.OpenWithOutage(t, "postgres")
 	svc := &tenants.Service{Store: storage.NewTenantStore(db), CacheTTL: 50 * time.Millisecond,
 		Down: func(ctx context.Context) bool { return db.Ping(ctx) != nil }}
-	ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
-	if _, err := svc.Create(ctx, tenants.Input{ID: "acme", Name: "Acme", Admins: []string{}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Active(ctx, "acme"); err != nil { // remembered
-		t.Fatal(err)
-	}
+	ctx := rememberedAcme(t, svc)
 	outage.Down()
 	time.Sleep(60 * time.Millisecond)
 	read, stale := tenants.WithStaleMark(ctx)
@@ -188,13 +182,7 @@ func TestHungDatabaseFoundDownOnce(t *testing.T) {
 			defer cancel()
 			return db.Alive(ctx) != nil
 		}}
-	ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
-	if _, err := svc.Create(ctx, tenants.Input{ID: "acme", Name: "Acme", Admins: []string{}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Active(ctx, "acme"); err != nil { // remembered
-		t.Fatal(err)
-	}
+	ctx := rememberedAcme(t, svc)
 	outage.Hang()
 	defer outage.Up()
 	time.Sleep(60 * time.Millisecond)
@@ -247,4 +235,18 @@ func TestHungDatabaseFoundDownOnce(t *testing.T) {
 	if _, err := svc.Active(ctx, "acme"); err != nil {
 		t.Errorf("a write once the database answers: %v", err)
 	}
+}
+
+// rememberedAcme creates tenant acme through svc and reads it once, so that svc remembers its
+// row; it returns the platform admin's context that did.
+func rememberedAcme(t *testing.T, svc *tenants.Service) context.Context {
+	t.Helper()
+	ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
+	if _, err := svc.Create(ctx, tenants.Input{ID: "acme", Name: "Acme", Admins: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Active(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
 }

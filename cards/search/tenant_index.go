@@ -46,9 +46,7 @@ type idoc struct {
 	verified bool
 }
 
-func newTenantIndex() *tenantIndex {
-	return &tenantIndex{byID: map[string]uint32{}, postings: newPostings()}
-}
+func newTenantIndex() *tenantIndex { return newTenantIndexFor(0) }
 
 // newTenantIndexFor is newTenantIndex sized for n cards, as a build knows it will hold: its
 // documents are not copied to a larger array batch after batch.

@@ -31,14 +31,7 @@ func TestServeMetrics(t *testing.T) {
 	dir := t.TempDir()
 	s := startServe(t, fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\n  metricsAddr: 127.0.0.1:0\nauth:\n  secret: %q\noutbound:\n  allow: [\"127.0.0.0/8\"]\n",
 		dir, webtest.Secret))
-	var base string
-	webtest.Eventually(t, 10*time.Second, "the metrics address printed", func() bool {
-		m := regexp.MustCompile(`metrics on (http://\S+)/metrics`).FindStringSubmatch(s.out.String())
-		if m != nil {
-			base = m[1]
-		}
-		return m != nil
-	})
+	base := metricsBase(t, s)
 	root := webtest.Mint(t, webtest.Tokens(t), "root", "", true)
 	webtest.Expect(t, s.api.Do(t, http.MethodPost, "/v1/tenants", root, map[string]any{"id": "acme", "name": "Acme", "admins": []string{"alice"}}), http.StatusCreated)
 	alice := webtest.Mint(t, webtest.Tokens(t), "alice", "acme", false)
@@ -152,14 +145,7 @@ func TestServePprof(t *testing.T) {
 	dir := t.TempDir()
 	s := startServe(t, fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\n  metricsAddr: 127.0.0.1:0\n  pprof: true\nauth:\n  secret: %q\n",
 		dir, webtest.Secret))
-	var base string
-	webtest.Eventually(t, 10*time.Second, "the metrics address printed", func() bool {
-		m := regexp.MustCompile(`metrics on (http://\S+)/metrics`).FindStringSubmatch(s.out.String())
-		if m != nil {
-			base = m[1]
-		}
-		return m != nil
-	})
+	base := metricsBase(t, s)
 	for path, want := range map[string]string{
 		"/debug/pprof/heap?debug=1":      "heap profile:",
 		"/debug/pprof/goroutine?debug=1": "goroutine profile:",
@@ -175,4 +161,18 @@ func TestServePprof(t *testing.T) {
 		}
 	}
 	webtest.Expect(t, s.api.Do(t, http.MethodGet, "/debug/pprof/heap", "", nil), http.StatusNotFound)
+}
+
+// metricsBase waits for serve to print its metrics address, and returns its base URL.
+func metricsBase(t *testing.T, s served) string {
+	t.Helper()
+	var base string
+	webtest.Eventually(t, 10*time.Second, "the metrics address printed", func() bool {
+		m := regexp.MustCompile(`metrics on (http://\S+)/metrics`).FindStringSubmatch(s.out.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	})
+	return base
 }
