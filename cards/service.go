@@ -44,6 +44,14 @@ type Store interface {
 	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error)
 }
 
+// Version names one stored version of an agent's card: the card's id (new with every create)
+// and its revision (moved on by every write). Two cards with the same version are the same card.
+type Version struct {
+	AgentID  string
+	ID       string
+	Revision int64
+}
+
 // Prepared is a new card with its stored document (MarshalDocument's), which validation encoded
 // to check its size: a batch hands it to the store, which writes it instead of encoding the card
 // again.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -397,6 +398,50 @@ func (s *CardStore) IDs(ctx context.Context, tenant tenants.ID) ([]string, error
 		return nil, fmt.Errorf("list card ids: %w", err)
 	}
 	return ids, nil
+}
+
+// Versions returns the version of each of the tenant's cards, in ascending agent id order (see
+// IDs): what a search index restored from a snapshot compares itself with. It reads them
+// versionsPage at a time, each page after the last agent id of the one before, so that an index
+// build's reads (cards.WithBatchRead) stay bounded as db.bounded wants.
+func (s *CardStore) Versions(ctx context.Context, tenant tenants.ID) ([]cards.Version, error) {
+	out := []cards.Version{}
+	after := ""
+	for {
+		n := len(out)
+		var err error
+		if out, err = s.versionsAfter(ctx, tenant, after, out); err != nil {
+			return nil, fmt.Errorf("list card versions: %w", err)
+		}
+		if len(out)-n < versionsPage {
+			return out, nil
+		}
+		after = out[len(out)-1].AgentID
+	}
+}
+
+// versionsPage is how many versions one query of Versions reads.
+var versionsPage = getManyMax
+
+// versionsAfter appends to out the versions of the tenant's cards after agent id after, a page.
+func (s *CardStore) versionsAfter(ctx context.Context, tenant tenants.ID, after string, out []cards.Version) ([]cards.Version, error) {
+	rs, err := s.db.prepare("SELECT agent_id, id, revision FROM cards WHERE tenant_id = ? AND agent_id > ? ORDER BY agent_id LIMIT "+
+		strconv.Itoa(versionsPage)).rows(s.db.bounded(ctx), string(tenant), after)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var v cards.Version
+		if err := rs.Scan(&v.AgentID, &v.ID, &v.Revision); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	return out, ctx.Err()
 }
 
 // getManyMax is the most ids one GetMany query reads (a power of two, see GetMany).

@@ -264,6 +264,8 @@ func TestCardTenantIsolation(t *testing.T) {
 }
 
 func TestCardIDsByteOrder(t *testing.T) {
+	// Versions reads 3 a query here: 9 cards below, over 4 queries (the last one empty).
+	t.Cleanup(storage.SetVersionsPage(3))
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		t.Parallel()
 		db := storagetest.Open(t, dialect)
@@ -282,6 +284,31 @@ func TestCardIDsByteOrder(t *testing.T) {
 		slices.Sort(want) // byte order: "B" < "a" < "b"
 		if !slices.Equal(got, want) {
 			t.Errorf("IDs = %v, want %v", got, want)
+		}
+		// Versions lists the same cards in the same order, each at its revision and with its id,
+		// a page at a time.
+		if err := s.Replace(ctx, "acme", newCard("a", 2), 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete(ctx, "acme", "Z9", 0); err != nil {
+			t.Fatal(err)
+		}
+		vs, err := s.Versions(ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = slices.DeleteFunc(want, func(id string) bool { return id == "Z9" })
+		if len(vs) != len(want) {
+			t.Fatalf("Versions = %+v, want the cards %v", vs, want)
+		}
+		for i, v := range vs {
+			rev := int64(1)
+			if v.AgentID == "a" {
+				rev = 2
+			}
+			if v.AgentID != want[i] || v.ID != newCard(want[i], 1).ID || v.Revision != rev {
+				t.Errorf("Versions[%d] = %+v, want %s at revision %d", i, v, want[i], rev)
+			}
 		}
 		// "Agent" and "agent" are two cards (no case-insensitive collation anywhere).
 		c, err := s.Get(ctx, "acme", "Agent")

@@ -10,3 +10,10 @@ func SetPruneBatch(n int) func() {
 	pruneBatch = n
 	return func() { pruneBatch = old }
 }
+
+// SetVersionsPage makes Versions read n versions a query, until the returned func restores it.
+func SetVersionsPage(n int) func() {
+	old := versionsPage
+	versionsPage = n
+	return func() { versionsPage = old }
+}

@@ -147,6 +147,10 @@ type envOptions struct {
 	metrics bool
 	// warmReady is search.warmReady (the test runs the warm-up itself).
 	warmReady bool
+	// snapshotDir is search.snapshotDir (empty: off); snapshotMin the cards an index needs to
+	// be written out (0: the default, 1,000).
+	snapshotDir string
+	snapshotMin int
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -194,9 +198,13 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	if o.follow {
 		opts.Search = app.SearchOptions{PollInterval: 500 * time.Millisecond, Listen: true, FeedRetention: time.Hour}
 	}
+	opts.Search.SnapshotDir = o.snapshotDir
 	a, err := app.New(opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.snapshotMin > 0 && a.Index != nil && a.Index.Snapshots != nil {
+		a.Index.Snapshots.MinCards = o.snapshotMin
 	}
 	t.Cleanup(a.Close)
 	if o.follow {

@@ -12,8 +12,10 @@
 //     (GET /health), sends a free-text search (q=-q, limit=10), timed from the start of the
 //     process and from the port's first answer;
 //   - cold: the same with search.warmWindow 0 (no warm start: the search builds the index);
-//   - ready: starts it with search.warmReady on and times /ready's first 200 (the warm build),
+//   - ready: starts it with search.warmReady on and times /ready's first 200 (the warm build,
+//     which reads the index back from the snapshot the last stop wrote: search.snapshotDir),
 //     then one search;
+//   - build: ready with search.snapshotDir none: the index built from the cards;
 //   - scan: with the server stopped, reads the tenant's card documents with plain database/sql,
 //     decodes each and matches the query word case-insensitively as a substring of the name,
 //     the description and the capabilities' names and descriptions, counting the matches: how
@@ -56,8 +58,10 @@ type options struct {
 	seed         uint64
 	serverLog    string
 	modes        []mode
-	// profiles is where mode ready's CPU profiles go (the build); empty: none are taken.
+	// profiles is where modes ready's and build's CPU profiles go; empty: none are taken.
 	profiles string
+	// noSnapshots turns search.snapshotDir off in every mode (build is then ready).
+	noSnapshots bool
 }
 
 func main() {
@@ -72,13 +76,14 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 0, "wait this long after the seeding before the first restart (the index re-reads the change feed of the last 35 s at a build)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the generated cards")
 	flag.StringVar(&o.serverLog, "serverlog", "warn", "the servers' log.level (their log goes to stderr; info shows the warm start's own timing)")
-	flag.StringVar(&o.profiles, "profiles", "", "directory for a CPU profile of each ready run's first 10 s (the warm build), cpu-<cards>-<round>.pprof (server.pprof)")
-	modeNames := flag.String("modes", "warm,cold,ready,scan", "the modes of each round, comma-separated")
+	flag.StringVar(&o.profiles, "profiles", "", "directory for a CPU profile of each ready and build run's first 10 s, cpu-<mode>-<cards>-<round>.pprof (server.pprof)")
+	flag.BoolVar(&o.noSnapshots, "nosnapshots", false, "search.snapshotDir none in every mode: every restart builds from the cards")
+	modeList := flag.String("modes", "warm,cold,ready,build,scan", "the modes of each round, comma-separated")
 	flag.Parse()
-	for _, s := range strings.Split(*modeNames, ",") {
+	for _, s := range strings.Split(*modeList, ",") {
 		m, ok := parseMode(strings.TrimSpace(s))
 		if !ok {
-			log.Fatalf("-modes: %q is not one of warm, cold, ready, scan", s)
+			log.Fatalf("-modes: %q is not one of %s", s, strings.Join(modeNames[:], ", "))
 		}
 		o.modes = append(o.modes, m)
 	}

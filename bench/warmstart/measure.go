@@ -23,18 +23,24 @@ const (
 	cold
 	// ready restarts it with warm start and search.warmReady, and waits for /ready's 200.
 	ready
+	// build is ready with search.snapshotDir none: the index built from the cards, not read
+	// back from its snapshot.
+	build
 	// scan answers the search with plain database/sql while the server is stopped.
 	scan
 	modes
 )
 
 func (m mode) String() string {
-	return [...]string{"warm start", "no warm start", "warmReady", "SQL scan"}[m]
+	return [...]string{"warm start", "no warm start", "warmReady", "build", "SQL scan"}[m]
 }
+
+// modeNames are the modes' flag names.
+var modeNames = [modes]string{"warm", "cold", "ready", "build", "scan"}
 
 // parseMode reads a mode's flag name.
 func parseMode(s string) (mode, bool) {
-	for m, name := range []string{"warm", "cold", "ready", "scan"} {
+	for m, name := range modeNames {
 		if s == name {
 			return mode(m), true
 		}
@@ -81,18 +87,23 @@ type bench struct {
 // env is the server's environment in mode m (AGENTCARDS_* names as cmd/agentcards/config.go
 // derives them from search.warmWindow and search.warmReady). Later entries win over the caller's.
 func (b *bench) env(m mode) []string {
-	window, readyOn := "24h", "false"
+	window, readyOn, snapshots := "24h", "false", "" // "": <dataDir>/index, the default
 	switch m {
 	case cold:
 		window = "0"
 	case ready:
 		readyOn = "true"
+	case build:
+		readyOn, snapshots = "true", "none"
+	}
+	if b.o.noSnapshots {
+		snapshots = "none"
 	}
 	return append(os.Environ(),
 		"AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL="+b.o.serverLog,
 		"AGENTCARDS_DATABASE_DRIVER="+b.o.dialect, "AGENTCARDS_DATABASE_DSN="+b.db.DSN,
 		"AGENTCARDS_AUTH_SECRET=warmstart-bench-secret-0123456789abcdef",
-		"AGENTCARDS_SEARCH_WARM_WINDOW="+window, "AGENTCARDS_SEARCH_WARM_READY="+readyOn)
+		"AGENTCARDS_SEARCH_WARM_WINDOW="+window, "AGENTCARDS_SEARCH_WARM_READY="+readyOn, "AGENTCARDS_SEARCH_SNAPSHOT_DIR="+snapshots)
 }
 
 // measureSize seeds a database of n cards, then runs the rounds.
@@ -188,7 +199,7 @@ func (b *bench) measure(ctx context.Context, m mode, round int) error {
 	b.res.runs[m] = append(b.res.runs[m], r)
 	line := fmt.Sprintf("%d cards, round %d, %-13s: port answered at %s; first search %s from start, %s from port",
 		b.res.n, round+1, m, fmtDur(r.port), fmtDur(r.fromStart), fmtDur(r.fromPort))
-	if m == ready {
+	if m == ready || m == build {
 		line = fmt.Sprintf("%d cards, round %d, %-13s: port answered at %s; /ready 200 at %s from start, %s from port (%d x 503 before); then a search took %s",
 			b.res.n, round+1, m, fmtDur(r.port), fmtDur(r.ready), fmtDur(r.readyFromPort), r.unready, fmtDur(r.fromPort))
 	}
@@ -202,7 +213,7 @@ func (b *bench) restart(ctx context.Context, m mode) (restart, error) {
 	var r restart
 	env := b.env(m)
 	profile := ""
-	if m == ready && b.o.profiles != "" {
+	if (m == ready || m == build) && b.o.profiles != "" {
 		addr, err := proc.FreePort()
 		if err != nil {
 			return r, err
@@ -219,7 +230,7 @@ func (b *bench) restart(ctx context.Context, m mode) (restart, error) {
 	if profile != "" {
 		// From the server's start (the build began a moment ago), for long enough to hold it.
 		done := make(chan struct{})
-		path := filepath.Join(b.o.profiles, fmt.Sprintf("cpu-%d-%d.pprof", b.res.n, len(b.res.runs[ready])+1))
+		path := filepath.Join(b.o.profiles, fmt.Sprintf("cpu-%s-%d-%d.pprof", modeNames[m], b.res.n, len(b.res.runs[m])+1))
 		go func() {
 			defer close(done)
 			if err := proc.Profile(profile, 10*time.Second, path); err != nil {
@@ -235,7 +246,7 @@ func (b *bench) restart(ctx context.Context, m mode) (restart, error) {
 	}
 	port := time.Now()
 	r.port = port.Sub(start)
-	if m == ready {
+	if m == ready || m == build {
 		if r.unready, err = c.awaitReady(ctx); err != nil {
 			return r, err
 		}
@@ -248,7 +259,7 @@ func (b *bench) restart(ctx context.Context, m mode) (restart, error) {
 	}
 	done := time.Now()
 	r.fromStart, r.fromPort = done.Sub(start), done.Sub(port)
-	if m == ready {
+	if m == ready || m == build {
 		r.fromStart, r.fromPort = done.Sub(sent), done.Sub(sent)
 	}
 	if r.total != b.res.total {

@@ -117,7 +117,7 @@ func report(out io.Writer, o options, results []*sizeResult) {
 		"modes run in turn, in an order rotating from round to round; figures are p50 / max over the rounds\n",
 		dialectNames[o.dialect], o.query, o.rounds)
 	for _, res := range results {
-		warmRuns, coldRuns, readyRuns := res.runs[warm], res.runs[cold], res.runs[ready]
+		warmRuns, coldRuns, readyRuns, buildRuns := res.runs[warm], res.runs[cold], res.runs[ready], res.runs[build]
 		scans := make([]time.Duration, len(res.scans))
 		for i, s := range res.scans {
 			scans[i] = s.took
@@ -130,21 +130,22 @@ func report(out io.Writer, o options, results []*sizeResult) {
 			res.n, fmtDur(res.seedTook), res.total, matched)
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "\tfrom process start\tfrom port's first answer\t\n")
-		fmt.Fprintf(tw, "port answers (GET /health 200)\t%s\t\t\n", durs(pick(append(append(slices.Clone(warmRuns), coldRuns...), readyRuns...), portAt)))
+		fmt.Fprintf(tw, "port answers (GET /health 200)\t%s\t\t\n", durs(pick(slices.Concat(warmRuns, coldRuns, readyRuns, buildRuns), portAt)))
 		fmt.Fprintf(tw, "first search, warm start (warmWindow 24h)\t%s\t%s\t\n", durs(pick(warmRuns, fromStart)), durs(pick(warmRuns, fromPort)))
 		fmt.Fprintf(tw, "first search, no warm start (warmWindow 0)\t%s\t%s\t\n", durs(pick(coldRuns, fromStart)), durs(pick(coldRuns, fromPort)))
-		fmt.Fprintf(tw, "build: /ready 200 with warmReady\t%s\t%s\t\n", durs(pick(readyRuns, readyFromStart)), durs(pick(readyRuns, readyFromPort)))
+		fmt.Fprintf(tw, "/ready 200 with warmReady (%s)\t%s\t%s\t\n", snapshotsNote(o), durs(pick(readyRuns, readyFromStart)), durs(pick(readyRuns, readyFromPort)))
+		fmt.Fprintf(tw, "/ready 200 with warmReady, built from the cards (snapshotDir none)\t%s\t%s\t\n", durs(pick(buildRuns, readyFromStart)), durs(pick(buildRuns, readyFromPort)))
 		fmt.Fprintf(tw, "a search once /ready answered 200\t\t%s\t\n", durs(pick(readyRuns, fromPort)))
 		fmt.Fprintf(tw, "SQL scan (database/sql: select, decode, match)\t\t%s\t\n", durs(scans))
 		fmt.Fprintf(tw, "first search / SQL scan, warm start (per round)\t%s\t%s\t\n",
 			ratios(perRound(pick(warmRuns, fromStart), res.scans)), ratios(perRound(pick(warmRuns, fromPort), res.scans)))
 		fmt.Fprintf(tw, "first search / SQL scan, no warm start (per round)\t%s\t%s\t\n",
 			ratios(perRound(pick(coldRuns, fromStart), res.scans)), ratios(perRound(pick(coldRuns, fromPort), res.scans)))
-		fmt.Fprintf(tw, "first search, warm start / the build (per round)\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "first search, warm start / the warm-up (per round)\t%s\t%s\t\n",
 			ratios(divide(pick(warmRuns, fromStart), pick(readyRuns, readyFromStart))), ratios(divide(pick(warmRuns, fromPort), pick(readyRuns, readyFromPort))))
 		_ = tw.Flush()
 		var notes []string
-		for _, r := range readyRuns {
+		for _, r := range slices.Concat(readyRuns, buildRuns) {
 			if r.unready == 0 {
 				notes = append(notes, "/ready answered 200 at its first ask after a start with warmReady: no warm-up was seen")
 				break
@@ -166,15 +167,25 @@ func report(out io.Writer, o options, results []*sizeResult) {
 			port, start := p50(perRound(pick(warmRuns, fromPort), res.scans)), p50(perRound(pick(warmRuns, fromStart), res.scans))
 			fmt.Fprintf(out, "10k: first search / SQL scan <= 2: %.2f from the port's answer: %s; %.2f from process start: %s\n",
 				port, met(port <= 2), start, met(start <= 2))
-		case res.n == 100000 && len(warmRuns) > 0:
-			port, start := dur(p50(secs(pick(warmRuns, fromPort)))), dur(p50(secs(pick(warmRuns, fromStart))))
-			fmt.Fprintf(out, "100k: first search <= 3 s: %s from the port's answer: %s; %s from process start: %s\n",
-				fmtDur(port), met(port <= 3*time.Second), fmtDur(start), met(start <= 3*time.Second))
-			if len(readyRuns) > 0 {
-				port, start := dur(p50(secs(pick(readyRuns, readyFromPort)))), dur(p50(secs(pick(readyRuns, readyFromStart))))
-				fmt.Fprintf(out, "100k: the build <= 3 s (/ready 200 with warmReady): %s from the port's answer: %s; %s from process start: %s\n",
+		case res.n == 100000:
+			if len(warmRuns) > 0 {
+				port, start := dur(p50(secs(pick(warmRuns, fromPort)))), dur(p50(secs(pick(warmRuns, fromStart))))
+				fmt.Fprintf(out, "100k: first search <= 3 s: %s from the port's answer: %s; %s from process start: %s\n",
 					fmtDur(port), met(port <= 3*time.Second), fmtDur(start), met(start <= 3*time.Second))
-				fmt.Fprintf(out, "100k: first search / the build, from process start (per round, p50 / max): %s\n",
+			}
+			for _, b := range []struct {
+				name string
+				runs []restart
+			}{{"the warm-up (/ready 200 with warmReady, " + snapshotsNote(o) + ")", readyRuns}, {"the build from the cards (/ready 200 with warmReady, snapshotDir none)", res.runs[build]}} {
+				if len(b.runs) == 0 {
+					continue
+				}
+				port, start := dur(p50(secs(pick(b.runs, readyFromPort)))), dur(p50(secs(pick(b.runs, readyFromStart))))
+				fmt.Fprintf(out, "100k: %s <= 3 s: %s from the port's answer: %s; %s from process start: %s\n",
+					b.name, fmtDur(port), met(port <= 3*time.Second), fmtDur(start), met(start <= 3*time.Second))
+			}
+			if len(warmRuns) > 0 && len(readyRuns) > 0 {
+				fmt.Fprintf(out, "100k: first search / the warm-up, from process start (per round, p50 / max): %s\n",
 					ratios(divide(pick(warmRuns, fromStart), pick(readyRuns, readyFromStart))))
 			}
 		}
@@ -188,4 +199,12 @@ func report(out io.Writer, o options, results []*sizeResult) {
 	if len(other) > 0 {
 		fmt.Fprintf(out, "(no goal is set at %s cards)\n", strings.Join(other, ", "))
 	}
+}
+
+// snapshotsNote says where mode ready's index comes from.
+func snapshotsNote(o options) string {
+	if o.noSnapshots {
+		return "snapshotDir none: built from the cards"
+	}
+	return "read back from its snapshot"
 }

@@ -33,6 +33,10 @@ type Index struct {
 	// so it does not end with its first searcher's request, but it ends with the server.
 	closed context.Context
 	shut   context.CancelFunc
+	// Snapshots, when set, writes large indexes out and reads them back at their build.
+	Snapshots *Snapshots
+	saving    sync.Mutex
+
 	// synced is when (Unix ns) a round of Follow that began then last brought every loaded
 	// index up to date.
 	synced atomic.Int64
@@ -56,27 +60,35 @@ type TenantSize struct {
 
 // Sizes reports the loaded indexes (built ones), for metrics.
 func (ix *Index) Sizes() []TenantSize {
+	entries := ix.builtEntries()
+	out := make([]TenantSize, 0, len(entries))
+	for t, e := range entries {
+		e.x.mu.RLock()
+		out = append(out, TenantSize{Tenant: t, Cards: e.x.live, Bytes: e.x.approxBytes()})
+		e.x.mu.RUnlock()
+	}
+	return out
+}
+
+// builtEntries returns the loaded indexes whose build has ended well.
+func (ix *Index) builtEntries() map[tenants.ID]*indexEntry {
 	ix.mu.Lock()
 	entries := make(map[tenants.ID]*indexEntry, len(ix.tenants))
 	for t, e := range ix.tenants {
 		entries[t] = e
 	}
 	ix.mu.Unlock()
-	out := make([]TenantSize, 0, len(entries))
 	for t, e := range entries {
 		select {
 		case <-e.built:
+			if e.err == nil && e.x != nil {
+				continue
+			}
 		default:
-			continue
 		}
-		if e.err != nil || e.x == nil {
-			continue
-		}
-		e.x.mu.RLock()
-		out = append(out, TenantSize{Tenant: t, Cards: e.x.live, Bytes: e.x.approxBytes()})
-		e.x.mu.RUnlock()
+		delete(entries, t)
 	}
-	return out
+	return entries
 }
 
 type indexEntry struct {
@@ -91,11 +103,15 @@ type indexEntry struct {
 	// its latest install (guarded by syncMu). See Written.
 	epoch    atomic.Uint64
 	applied  map[string]uint64
-	snapshot int64          // the feed position the build's snapshot of the cards is after
-	builtAt  time.Time      // when the build ended (set before built is closed)
-	lastSeq  int64          // the highest sequence number applied
-	marks    []mark         // lastSeq over the last feedWindow, oldest first
-	seen     map[int64]bool // entries applied at or above the oldest mark
+	snapshot int64     // the feed position the build's snapshot of the cards is after
+	builtAt  time.Time // when the build ended (set before built is closed)
+	// savedGen is x.gen when the index was last written out or read back (see saveSnapshot).
+	savedGen atomic.Uint64
+	// saveQueued: the write of the index after its build is yet to run (see saveQueued).
+	saveQueued atomic.Bool
+	lastSeq    int64          // the highest sequence number applied
+	marks      []mark         // lastSeq over the last feedWindow, oldest first
+	seen       map[int64]bool // entries applied at or above the oldest mark
 }
 
 // NewIndex returns an empty index over store and feed.
@@ -149,6 +165,16 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 		ix.mu.Unlock()
 		return nil, e.err
 	}
+	if ix.Snapshots != nil {
+		// Written out at once, off the searchers' path, so a restart (even after a crash)
+		// finds it; saveSnapshot skips an index read back unchanged or too small.
+		e.saveQueued.Store(true)
+		go func() {
+			if err := ix.saveQueued(tenant, e); err != nil {
+				ix.Snapshots.warn("search index snapshot not written", "tenant", tenant, "err", err)
+			}
+		}()
+	}
 	return e, nil
 }
 
@@ -175,13 +201,22 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 	if err != nil {
 		return err
 	}
-	ids, err := ix.store.IDs(ctx, tenant)
+	x, unchanged, err := ix.restore(ctx, tenant)
 	if err != nil {
 		return err
 	}
-	x := newTenantIndexFor(len(ids))
-	if err := loadInBatches(cards.WithBatchRead(ctx), ix.store, tenant, ids, x.load); err != nil {
-		return err
+	if unchanged {
+		e.savedGen.Store(x.gen)
+	}
+	if x == nil {
+		ids, err := ix.store.IDs(ctx, tenant)
+		if err != nil {
+			return err
+		}
+		x = newTenantIndexFor(len(ids))
+		if err := loadInBatches(cards.WithBatchRead(ctx), ix.store, tenant, ids, x.load); err != nil {
+			return err
+		}
 	}
 	e.x, e.snapshot, e.lastSeq, e.seen = x, last, last, map[int64]bool{}
 	e.marks = []mark{{at: start, seq: floor}}

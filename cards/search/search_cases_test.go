@@ -233,6 +233,12 @@ func serviceSearch(t *testing.T, withIndex bool) func(q Query, hide []string) pa
 // words by removed ones (no compaction), with every list dense enough for bitmaps and scoring
 // split in two: the index's other code paths, on the same answers.
 func churnedIndexSearch(t *testing.T) func(q Query, hide []string) pageAnswer {
+	return churnedIndexSearchOf(t, false)
+}
+
+// churnedIndexSearchOf is churnedIndexSearch, from the index written out as a snapshot and read
+// back if restored.
+func churnedIndexSearchOf(t *testing.T, restored bool) func(q Query, hide []string) pageAnswer {
 	x := newTenantIndex()
 	corpus := handCorpus()
 	for _, c := range corpus[:5] {
@@ -250,6 +256,12 @@ func churnedIndexSearch(t *testing.T) func(q Query, hide []string) pageAnswer {
 	x.upsert(corpus[2]) // alpha again, now after everything else
 	if words := (len(x.docs) + 63) / 64; words < 3 || x.live != len(corpus) {
 		t.Fatalf("setup: %d documents, %d live", len(x.docs), x.live)
+	}
+	if restored {
+		var err error
+		if x, err = decodeSnapshot(encodeSnapshot(x, "t", analyzerStamp(), false), "t", analyzerStamp()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return func(q Query, hide []string) pageAnswer {
 		p, err := q.compile()
@@ -286,6 +298,7 @@ func TestSearchHandWrittenAnswers(t *testing.T) {
 			denseEntries, parallelWords = 1, 2
 			return func() { denseEntries, parallelWords = dense, split }
 		}},
+		{name: "index-churned-read-back", search: func(t *testing.T) func(Query, []string) pageAnswer { return churnedIndexSearchOf(t, true) }},
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {

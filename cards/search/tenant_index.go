@@ -24,6 +24,8 @@ type tenantIndex struct {
 	alive    []uint64 // bitmap of the live documents
 	byID     map[string]uint32
 	order    []uint32 // live documents sorted by agentId: the answer order without q
+	// unordered leaves order as it is while many documents change (see reorder).
+	unordered bool
 
 	postings
 
@@ -140,6 +142,9 @@ func (x *tenantIndex) register(n uint32) {
 	setBit(x.alive, n)
 	agentID := x.docs[n].agentID
 	x.byID[agentID] = n
+	if x.unordered {
+		return
+	}
 	// Loads come in agentId order, so this is nearly always an append.
 	i, _ := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent)
 	x.order = slices.Insert(x.order, i, n)
@@ -164,7 +169,7 @@ func (x *tenantIndex) remove(agentID string) {
 	if x.docs[n].status == cards.StatusDisabled {
 		x.disabled--
 	}
-	if i, found := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent); found {
+	if i, found := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent); found && !x.unordered {
 		x.order = slices.Delete(x.order, i, i+1)
 	}
 	if dead := len(x.docs) - x.live; dead > 1024 && dead > x.live {

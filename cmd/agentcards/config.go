@@ -81,6 +81,9 @@ type SearchConfig struct {
 	// WarmWindow and WarmReady: see app.SearchOptions.
 	WarmWindow time.Duration `koanf:"warmWindow"`
 	WarmReady  bool          `koanf:"warmReady"`
+	// SnapshotDir keeps large indexes on disk between runs (see app.SearchOptions): empty is
+	// <dataDir>/index, none turns it off.
+	SnapshotDir string `koanf:"snapshotDir"`
 }
 
 // DelegationConfig bounds delegations: the server enforces these whatever the caller asks.
@@ -192,6 +195,7 @@ var defaults = map[string]any{
 	"search.feedRetention":       "24h",
 	"search.warmWindow":          "24h",
 	"search.warmReady":           false,
+	"search.snapshotDir":         "",
 	"outbound.allow":             []string{},
 	"outbound.timeout":           outbound.DefaultTimeout.String(),
 	"a2a.cacheMaxAge":            web.Defaults.A2ACacheMaxAge.String(),
@@ -438,6 +442,9 @@ func (c *Config) check() error {
 			errs = append(errs, fmt.Errorf("database.dsn is required for %s", c.Database.Driver))
 		}
 		c.Database.DSN = filepath.Join(c.DataDir, "agentcards.db")
+	}
+	if c.Search.SnapshotDir == "" {
+		c.Search.SnapshotDir = filepath.Join(c.DataDir, "index")
 	}
 	if c.Server.BodyLimit <= 0 {
 		errs = append(errs, errors.New("server.bodyLimit must be positive"))

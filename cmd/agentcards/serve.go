@@ -166,6 +166,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		Search: app.SearchOptions{
 			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
 			WarmWindow: cfg.Search.WarmWindow, WarmReady: cfg.Search.WarmReady,
+			SnapshotDir: snapshotDir(cfg.Search.SnapshotDir),
 		},
 		Delegation: delegation.Config{
 			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout,
@@ -186,4 +187,12 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		return nil, nil, err
 	}
 	return a, db, nil
+}
+
+// snapshotDir is search.snapshotDir as the app takes it: none is off (empty).
+func snapshotDir(dir string) string {
+	if dir == "none" {
+		return ""
+	}
+	return dir
 }

@@ -1,0 +1,381 @@
+package search
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"hash/crc32"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/agentcards/agentcards/cards"
+)
+
+// A snapshot is a tenant index written out whole: its documents and posting lists, so that a
+// restart reads them back instead of reading, decoding and analysing every card again. It is
+// only ever a head start: the index restored from it is compared, card by card, with the
+// versions the database holds (see Index.restore), and what differs is read again.
+//
+// The layout, every number an unsigned varint unless said otherwise:
+//
+//	snapshotMagic
+//	format, stamp, tenant (strings as in the header: length and bytes)
+//	the string section: its length, then the bytes of every string below, one after another
+//	documents: count, then each: agentId, name, cardId, revision (signed varint), flags (alive,
+//	  public, verified), status, resources: count, then each: scheme, host, segments (count,
+//	  then each), wildcard (0 or 1)
+//	order: count, then the document numbers
+//	the entries of every posting list below, in all
+//	protocols, tags, caps, trigrams, terms: each a count of keys, then each key and its list
+//	  (count, then each entry less the one before, modulo 2^32)
+//	a CRC-32C of everything before it (4 bytes, little endian)
+//
+// After the header a string is its length only: its bytes come next in the string section,
+// which a reader turns into one string and slices, and the posting lists are carved out of one
+// array, so reading a snapshot back allocates little besides the maps. vocab3 is not written: it
+// is the terms' keys by prefix.
+const (
+	snapshotMagic  = "agentcards search index\n"
+	snapshotFormat = 2
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errSnapshot is a snapshot that cannot be read back: cut short, corrupt, or of another format.
+var errSnapshot = errors.New("not a readable index snapshot")
+
+// snapshotEncoder appends a snapshot's parts to b, and the bytes of its strings to strs.
+type snapshotEncoder struct{ b, strs []byte }
+
+func (e *snapshotEncoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *snapshotEncoder) count(n int)   { e.uint(uint64(n)) }
+func (e *snapshotEncoder) str(s string) {
+	e.count(len(s))
+	e.strs = append(e.strs, s...)
+}
+
+func (e *snapshotEncoder) list(l []uint32) {
+	e.count(len(l))
+	prev := uint32(0)
+	for _, v := range l {
+		e.uint(uint64(v - prev))
+		prev = v
+	}
+}
+
+// encodeSnapshot writes x out as the snapshot of tenant; sorted writes the maps in key order
+// (for analyzerStamp, which must not depend on map order). The caller holds x.mu (read).
+func encodeSnapshot(x *tenantIndex, tenant, stamp string, sorted bool) []byte {
+	maps := []map[string][]uint32{x.protocols, x.tags, x.caps, x.trigrams}
+	entries := 0
+	for _, m := range maps {
+		for _, l := range m {
+			entries += len(l)
+		}
+	}
+	for _, l := range x.terms {
+		entries += len(*l)
+	}
+	// About two bytes an entry, and a few dozen for each document and key: sized so the
+	// buffers are not copied while they fill.
+	e := &snapshotEncoder{b: make([]byte, 0, 2*entries+len(x.docs)*16+len(x.terms)*4), strs: make([]byte, 0, len(x.docs)*64+len(x.terms)*8)}
+	e.count(len(x.docs))
+	for i := range x.docs {
+		d := &x.docs[i]
+		e.str(d.agentID)
+		e.str(d.name)
+		e.str(d.cardID)
+		e.b = binary.AppendVarint(e.b, d.revision)
+		e.uint(flag(d.alive, 1) | flag(d.public, 2) | flag(d.verified, 4))
+		e.str(string(d.status))
+		e.count(len(d.resources))
+		for _, r := range d.resources {
+			e.str(r.scheme)
+			e.str(r.host)
+			e.count(len(r.segments))
+			for _, s := range r.segments {
+				e.str(s)
+			}
+			e.uint(flag(r.wildcard, 1))
+		}
+	}
+	e.count(len(x.order))
+	for _, n := range x.order {
+		e.uint(uint64(n))
+	}
+	e.count(entries)
+	for _, m := range maps {
+		e.count(len(m))
+		for _, k := range keysOf(m, sorted) {
+			e.str(k)
+			e.list(m[k])
+		}
+	}
+	e.count(len(x.terms))
+	for _, k := range keysOf(x.terms, sorted) {
+		e.str(k)
+		e.list(*x.terms[k])
+	}
+	head := &snapshotEncoder{b: make([]byte, 0, len(snapshotMagic)+64+len(tenant)+len(e.strs)+len(e.b)+4)}
+	head.b = append(head.b, snapshotMagic...)
+	head.uint(snapshotFormat)
+	for _, s := range []string{stamp, tenant} {
+		head.count(len(s))
+		head.b = append(head.b, s...)
+	}
+	head.count(len(e.strs))
+	out := append(append(head.b, e.strs...), e.b...)
+	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+}
+
+func flag(b bool, bit uint64) uint64 {
+	if b {
+		return bit
+	}
+	return 0
+}
+
+// keysOf returns m's keys, sorted if asked (else in map order, which costs nothing to find).
+func keysOf[V any](m map[string]V, sorted bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	if sorted {
+		slices.Sort(keys)
+	}
+	return keys
+}
+
+// snapshotDecoder reads a snapshot's parts from b, and its strings from strs; the first
+// failure sticks (err), and every read after it gives zeros.
+type snapshotDecoder struct {
+	b    []byte
+	strs string
+	// arena holds the posting lists' entries not yet handed out.
+	arena []uint32
+	err   error
+}
+
+func (d *snapshotDecoder) uint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errSnapshot
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *snapshotDecoder) int() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errSnapshot
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a count of items that take at least a byte each, so a corrupt count cannot ask
+// for more memory than the snapshot's size.
+func (d *snapshotDecoder) count() int {
+	n := d.uint()
+	if n > uint64(len(d.b)) {
+		d.err = errSnapshot
+		return 0
+	}
+	return int(n)
+}
+
+// raw reads a string in the header, whose bytes follow its length.
+func (d *snapshotDecoder) raw() string {
+	n := d.count()
+	if d.err != nil {
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// str reads a string's length and takes its bytes from the string section.
+func (d *snapshotDecoder) str() string {
+	n := d.uint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.strs)) {
+		d.err = errSnapshot
+		return ""
+	}
+	s := d.strs[:n]
+	d.strs = d.strs[n:]
+	return s
+}
+
+// list reads a posting list whose entries, shifted right by shift, name documents below docs,
+// into the arena.
+func (d *snapshotDecoder) list(docs int, shift uint) []uint32 {
+	n := d.count()
+	if d.err != nil {
+		return nil
+	}
+	if n > len(d.arena) {
+		d.err = errSnapshot
+		return nil
+	}
+	l := d.arena[:n:n]
+	d.arena = d.arena[n:]
+	b, prev := d.b, uint32(0)
+	for i := range l {
+		// Most entries are a byte: read those without the general decoder.
+		var v uint32
+		if len(b) > 0 && b[0] < 0x80 {
+			v, b = uint32(b[0]), b[1:]
+		} else {
+			x, k := binary.Uvarint(b)
+			if k <= 0 || x > math.MaxUint32 {
+				d.err = errSnapshot
+				return nil
+			}
+			v, b = uint32(x), b[k:]
+		}
+		prev += v
+		if int(prev>>shift) >= docs {
+			d.err = errSnapshot
+			return nil
+		}
+		l[i] = prev
+	}
+	d.b = b
+	return l
+}
+
+// decodeSnapshot reads back a snapshot of tenant written with stamp; any other (or a damaged
+// one) is errSnapshot.
+func decodeSnapshot(b []byte, tenant, stamp string) (*tenantIndex, error) {
+	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
+		return nil, errSnapshot
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, errSnapshot
+	}
+	d := &snapshotDecoder{b: body[len(snapshotMagic):]}
+	if d.uint() != snapshotFormat || d.raw() != stamp || d.raw() != tenant {
+		return nil, errSnapshot
+	}
+	// One string for all the strings: each one read is a part of it.
+	d.strs = d.raw()
+	if d.err != nil {
+		return nil, errSnapshot
+	}
+	n := d.count()
+	x := newTenantIndexFor(n)
+	x.docs = x.docs[:n]
+	for i := range x.docs {
+		doc := &x.docs[i]
+		doc.agentID, doc.name, doc.cardID = d.str(), d.str(), d.str()
+		doc.revision = d.int()
+		flags := d.uint()
+		doc.alive, doc.public, doc.verified = flags&1 != 0, flags&2 != 0, flags&4 != 0
+		doc.status = cards.Status(d.str())
+		if k := d.count(); k > 0 {
+			doc.resources = make([]resourcePattern, k)
+			for j := range doc.resources {
+				r := &doc.resources[j]
+				r.scheme, r.host = d.str(), d.str()
+				r.segments = make([]string, d.count())
+				for s := range r.segments {
+					r.segments[s] = d.str()
+				}
+				r.wildcard = d.uint() == 1
+			}
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+	}
+	x.alive = make([]uint64, (n+63)/64)
+	for i := range x.docs {
+		if doc := &x.docs[i]; doc.alive {
+			setBit(x.alive, uint32(i))
+			x.byID[doc.agentID] = uint32(i)
+			x.live++
+			if doc.status == cards.StatusDisabled {
+				x.disabled++
+			}
+		}
+	}
+	x.order = x.order[:0]
+	for range d.count() {
+		v := d.uint()
+		if v >= uint64(n) || !x.docs[v].alive {
+			return nil, errSnapshot
+		}
+		x.order = append(x.order, uint32(v))
+	}
+	if len(x.order) != x.live || len(x.byID) != x.live {
+		return nil, errSnapshot // an agent twice, or a live document out of the order
+	}
+	d.arena = make([]uint32, d.count())
+	for _, m := range []map[string][]uint32{x.protocols, x.tags, x.caps, x.trigrams} {
+		for range d.count() {
+			k := d.str()
+			m[k] = d.list(n, 0)
+		}
+	}
+	keys := d.count()
+	x.terms = make(map[string]*[]uint32, keys)
+	lists := make([][]uint32, keys) // the terms' list headers, one allocation for them all
+	for i := range keys {
+		k := d.str()
+		lists[i] = d.list(n, 2)
+		x.terms[k] = &lists[i]
+		if len(k) >= minPrefix {
+			x.vocab3[k[:minPrefix]] = append(x.vocab3[k[:minPrefix]], k)
+		}
+	}
+	if d.err != nil || len(d.b) != 0 || len(d.strs) != 0 || len(d.arena) != 0 {
+		return nil, errSnapshot
+	}
+	return x, nil
+}
+
+// analyzerStamp names what a snapshot depends on besides the cards: the snapshot format and
+// the analysis of cards into documents and postings. It is the digest of the snapshot of an
+// index of a few fixed cards, so a change to tokenizing, trigrams, resource parsing or the
+// encoding (anything these cards exercise) makes every older snapshot unreadable, and indexes
+// are built from the cards again.
+var analyzerStamp = sync.OnceValue(func() string {
+	x := newTenantIndex()
+	x.load(stampCards())
+	sum := sha256.Sum256(encodeSnapshot(x, "", "", true))
+	return hex.EncodeToString(sum[:12])
+})
+
+// stampCards are the fixed cards of analyzerStamp: every field search reads, ASCII and other
+// scripts, punctuation, case, resources with and without wildcards.
+func stampCards() []cards.Card {
+	cs := []cards.Card{
+		{AgentID: "agt_reviewer", ID: "c1", Revision: 3, Name: "Code Reviewer", Description: "Reviews pull-requests; flags risky changes (Go, TypeScript) & summarises them.",
+			Protocols: []string{"A2A", "http"}, Tags: []string{"Code", "review"}, Status: cards.StatusActive, Visibility: cards.VisibilityPublic,
+			Capabilities: []cards.Capability{{Name: "review_pr", Title: "Review a PR", Description: "Reads a diff, answers comments."}},
+			Resources:    []cards.Resource{{URI: "https://git.example:443/org/*"}, {URI: "HTTP://Docs.Example:8080/a/../b//c%2Fd"}}},
+		{AgentID: "agt_übersetzer", ID: "c2", Revision: 1, Name: "Übersetzer Straße", Description: "Übersetzt Dokumente ins Deutsche — schnell, genau. 翻訳エージェント",
+			Protocols: []string{"mcp"}, Tags: []string{"Sprache", "i18n"}, Status: cards.StatusDisabled, Visibility: cards.VisibilityTenant,
+			Capabilities: []cards.Capability{{Name: "translate", Description: "DE↔EN, fr-FR; Ünïcödé."}}},
+		{AgentID: "agt_x", ID: "c3", Revision: 7, Name: "x", Description: "", Status: cards.StatusDeprecated, Visibility: cards.VisibilityPrivate},
+	}
+	return slices.SortedFunc(slices.Values(cs), func(a, b cards.Card) int { return cmp.Compare(a.AgentID, b.AgentID) })
+}
