@@ -44,12 +44,15 @@ type Store interface {
 	GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]Card, error)
 }
 
-// Version names one stored version of an agent's card: the card's id (new with every create)
-// and its revision (moved on by every write). Two cards with the same version are the same card.
+// Version names one stored version of an agent's card: the card's id (new with every create),
+// its revision (moved on by every write) and when it was written. Two cards with the same
+// version are the same card; the time tells apart two writes that took the same revision in
+// two histories of the database (one restored from a backup, then written to).
 type Version struct {
-	AgentID  string
-	ID       string
-	Revision int64
+	AgentID   string
+	ID        string
+	Revision  int64
+	UpdatedAt time.Time
 }
 
 // Prepared is a new card with its stored document (MarshalDocument's), which validation encoded

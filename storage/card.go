@@ -425,7 +425,7 @@ var versionsPage = getManyMax
 
 // versionsAfter appends to out the versions of the tenant's cards after agent id after, a page.
 func (s *CardStore) versionsAfter(ctx context.Context, tenant tenants.ID, after string, out []cards.Version) ([]cards.Version, error) {
-	rs, err := s.db.prepare("SELECT agent_id, id, revision FROM cards WHERE tenant_id = ? AND agent_id > ? ORDER BY agent_id LIMIT "+
+	rs, err := s.db.prepare("SELECT agent_id, id, revision, updated_at FROM cards WHERE tenant_id = ? AND agent_id > ? ORDER BY agent_id LIMIT "+
 		strconv.Itoa(versionsPage)).rows(s.db.bounded(ctx), string(tenant), after)
 	if err != nil {
 		return nil, err
@@ -433,9 +433,10 @@ func (s *CardStore) versionsAfter(ctx context.Context, tenant tenants.ID, after 
 	defer rs.Close()
 	for rs.Next() {
 		var v cards.Version
-		if err := rs.Scan(&v.AgentID, &v.ID, &v.Revision); err != nil {
+		if err := rs.Scan(&v.AgentID, &v.ID, &v.Revision, &v.UpdatedAt); err != nil {
 			return nil, err
 		}
+		v.UpdatedAt = v.UpdatedAt.UTC()
 		out = append(out, v)
 	}
 	if err := rs.Err(); err != nil {

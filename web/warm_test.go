@@ -70,7 +70,7 @@ func TestWarmStartFromSnapshot(t *testing.T) {
 		if got := first.search(alice, "acme", "q=review"); got.Total != 12 {
 			t.Fatalf("before the restart: %v", got.ids())
 		}
-		if err := first.index.SaveSnapshots(); err != nil {
+		if err := first.index.SaveSnapshots(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		// Written after the snapshot, as by another replica: this one's index is not told.

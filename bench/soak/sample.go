@@ -26,9 +26,14 @@ type sample struct {
 	t time.Duration // since the load started
 	// the server's, at the end of the interval
 	rss, heap, goroutines, fds, indexBytes, indexCards float64
+	// cachedBytes and cachedCards are the encoded cards the indexes keep (bounded per tenant).
+	cachedBytes, cachedCards float64
 	// goHeld is the memory the Go runtime holds from the system (go_memstats_sys_bytes less
 	// what it released): rss less it is outside Go, SQLite's caches and C allocations.
 	goHeld float64
+	// idle is the heap memory the runtime holds free and has not yet returned to the system
+	// (heap_idle less heap_released); goal is the heap size at which the next GC starts.
+	idle, goal float64
 	// server5xx is how many answers the server counted 5xx in the interval.
 	server5xx float64
 	// the clients' in the interval: requests answered as expected per second, their p50 and p99
@@ -38,15 +43,19 @@ type sample struct {
 
 // Metric names, as the Go and process collectors of client_golang and web/metrics expose them.
 const (
-	metricRSS        = "process_resident_memory_bytes"
-	metricFDs        = "process_open_fds"
-	metricGoroutines = "go_goroutines"
-	metricHeap       = "go_memstats_heap_inuse_bytes"
-	metricGoSys      = "go_memstats_sys_bytes"
-	metricReleased   = "go_memstats_heap_released_bytes"
-	metricIndexBytes = "agentcards_index_bytes"
-	metricIndexCards = "agentcards_index_cards"
-	metricRequests   = "agentcards_http_request_duration_seconds"
+	metricRSS         = "process_resident_memory_bytes"
+	metricFDs         = "process_open_fds"
+	metricGoroutines  = "go_goroutines"
+	metricHeap        = "go_memstats_heap_inuse_bytes"
+	metricGoSys       = "go_memstats_sys_bytes"
+	metricReleased    = "go_memstats_heap_released_bytes"
+	metricIdle        = "go_memstats_heap_idle_bytes"
+	metricNextGC      = "go_memstats_next_gc_bytes"
+	metricIndexBytes  = "agentcards_index_bytes"
+	metricIndexCards  = "agentcards_index_cards"
+	metricCachedBytes = "agentcards_index_cached_bytes"
+	metricCachedCards = "agentcards_index_cached_cards"
+	metricRequests    = "agentcards_http_request_duration_seconds"
 )
 
 // scraper reads the server's /metrics; pid is the server's, for /proc when a process metric is
@@ -81,17 +90,22 @@ func (sc *scraper) profile(dir, name string, d time.Duration) {
 // scrape reads the server's metrics into s (all but the clients' fields).
 func (sc *scraper) scrape(s *sample) error {
 	s.rss, s.heap, s.goroutines, s.fds, s.indexBytes, s.indexCards, s.server5xx = nan(), nan(), nan(), nan(), nan(), nan(), nan()
+	s.cachedBytes, s.cachedCards, s.idle, s.goal = nan(), nan(), nan(), nan()
 	s.goHeld = nan()
 	fams, err := sc.families()
 	if err == nil {
 		s.rss = sc.value(fams, metricRSS)
 		s.heap = sc.value(fams, metricHeap)
 		s.goHeld = sc.value(fams, metricGoSys) - sc.value(fams, metricReleased)
+		s.idle = sc.value(fams, metricIdle) - sc.value(fams, metricReleased)
+		s.goal = sc.value(fams, metricNextGC)
 		s.goroutines = sc.value(fams, metricGoroutines)
 		s.fds = sc.value(fams, metricFDs)
 		// No index family yet: no tenant's index is loaded (before the first search).
 		s.indexBytes = sc.quiet(fams, metricIndexBytes)
 		s.indexCards = sc.quiet(fams, metricIndexCards)
+		s.cachedBytes = sc.quiet(fams, metricCachedBytes)
+		s.cachedCards = sc.quiet(fams, metricCachedCards)
 		if n, ok := count5xx(fams); ok {
 			if sc.seen5xx {
 				s.server5xx = n - sc.last5xx
@@ -270,12 +284,13 @@ func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, out
 	return samples, nil
 }
 
-const header = "     t   req/s  p50 ms  p99 ms  errs  refused  5xx  rss MiB  non-Go MiB  heap MiB  goroutines  fds  index MiB  index cards"
+const header = "     t   req/s  p50 ms  p99 ms  errs  refused  5xx  rss MiB  non-Go MiB  heap MiB  idle MiB  goal MiB  goroutines  fds  index MiB  index cards  cached MiB  cached cards"
 
 func (s sample) line() string {
-	return fmt.Sprintf("%6s  %6s  %6s  %6s  %4s  %7s  %3s  %7s  %10s  %8s  %10s  %3s  %9s  %11s",
+	return fmt.Sprintf("%6s  %6s  %6s  %6s  %4s  %7s  %3s  %7s  %10s  %8s  %8s  %8s  %10s  %3s  %9s  %11s  %10s  %12s",
 		s.t, num(s.rate, 0), num(s.p50, 2), num(s.p99, 2), num(s.errs, 0), num(s.refused, 0), num(s.server5xx, 0),
-		num(s.rss/mib, 1), num(s.nonGo()/mib, 1), num(s.heap/mib, 1), num(s.goroutines, 0), num(s.fds, 0), num(s.indexBytes/mib, 1), num(s.indexCards, 0))
+		num(s.rss/mib, 1), num(s.nonGo()/mib, 1), num(s.heap/mib, 1), num(s.idle/mib, 1), num(s.goal/mib, 1), num(s.goroutines, 0), num(s.fds, 0), num(s.indexBytes/mib, 1), num(s.indexCards, 0),
+		num(s.cachedBytes/mib, 1), num(s.cachedCards, 0))
 }
 
 const mib = 1 << 20

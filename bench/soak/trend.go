@@ -23,10 +23,18 @@ var trended = []series{
 	{"rss MiB", func(s sample) float64 { return s.rss / mib }, 0, true},
 	{"non-Go MiB", func(s sample) float64 { return s.nonGo() / mib }, 0, true},
 	{"heap MiB", func(s sample) float64 { return s.heap / mib }, 0, true},
+	// Free heap the runtime keeps (returned to the system only gradually), and the heap size
+	// the next GC starts at: what the resident memory follows besides the heap in use.
+	{"idle MiB", func(s sample) float64 { return s.idle / mib }, 0, false},
+	{"goal MiB", func(s sample) float64 { return s.goal / mib }, 0, false},
 	{"goroutines", func(s sample) float64 { return s.goroutines }, 1, true},
 	{"fds", func(s sample) float64 { return s.fds }, 1, true},
 	{"index MiB", func(s sample) float64 { return s.indexBytes / mib }, 0, true},
 	{"index cards", func(s sample) float64 { return s.indexCards }, 1, true},
+	// The encoded cards kept for answers grow until each tenant's cache holds its live cards
+	// (or 32 MiB of JSON): reported, not a defect by itself.
+	{"cached MiB", func(s sample) float64 { return s.cachedBytes / mib }, 0, false},
+	{"cached cards", func(s sample) float64 { return s.cachedCards }, 1, false},
 	{"errors", func(s sample) float64 { return s.errs }, 1, true},
 	{"req/s", func(s sample) float64 { return s.rate }, 0, false},
 	{"p99 ms", func(s sample) float64 { return s.p99 }, 0, false},

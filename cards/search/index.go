@@ -56,6 +56,10 @@ type TenantSize struct {
 	Tenant tenants.ID
 	Cards  int
 	Bytes  int64
+	// CachedCards and CachedBytes are the encoded cards kept for answers (renderCache), and
+	// their JSON's size.
+	CachedCards int
+	CachedBytes int64
 }
 
 // Sizes reports the loaded indexes (built ones), for metrics.
@@ -64,8 +68,11 @@ func (ix *Index) Sizes() []TenantSize {
 	out := make([]TenantSize, 0, len(entries))
 	for t, e := range entries {
 		e.x.mu.RLock()
-		out = append(out, TenantSize{Tenant: t, Cards: e.x.live, Bytes: e.x.approxBytes()})
+		size := TenantSize{Tenant: t, Cards: e.x.live, Bytes: e.x.approxBytes()}
 		e.x.mu.RUnlock()
+		n, b := e.cache.size()
+		size.CachedCards, size.CachedBytes = n, int64(b)
+		out = append(out, size)
 	}
 	return out
 }
@@ -156,6 +163,10 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	stop()
 	cancel()
 	e.builtAt = time.Now()
+	// Queued before the build is seen as done, so that a SaveSnapshots that sees it built
+	// takes the queued write over (see saveQueued).
+	queued := e.err == nil && ix.Snapshots != nil
+	e.saveQueued.Store(queued)
 	close(e.built)
 	if e.err != nil {
 		ix.mu.Lock()
@@ -165,10 +176,9 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 		ix.mu.Unlock()
 		return nil, e.err
 	}
-	if ix.Snapshots != nil {
+	if queued {
 		// Written out at once, off the searchers' path, so a restart (even after a crash)
 		// finds it; saveSnapshot skips an index read back unchanged or too small.
-		e.saveQueued.Store(true)
 		go func() {
 			if err := ix.saveQueued(tenant, e); err != nil {
 				ix.Snapshots.warn("search index snapshot not written", "tenant", tenant, "err", err)
@@ -237,17 +247,24 @@ func (ix *Index) Loaded() []tenants.ID {
 // Drop forgets the tenant's index (the tenant was deleted); a later search rebuilds it.
 func (ix *Index) Drop(tenant tenants.ID) {
 	ix.mu.Lock()
+	e := ix.tenants[tenant]
 	delete(ix.tenants, tenant)
 	ix.mu.Unlock()
+	ix.forgetSnapshot(tenant, e)
 }
 
-// dropEntry forgets e if it is still the tenant's index (not a newer one built meanwhile).
+// dropEntry forgets e if it is still the tenant's index (not a newer one built meanwhile): the
+// tenant was deleted.
 func (ix *Index) dropEntry(tenant tenants.ID, e *indexEntry) {
 	ix.mu.Lock()
-	if ix.tenants[tenant] == e {
+	dropped := ix.tenants[tenant] == e
+	if dropped {
 		delete(ix.tenants, tenant)
 	}
 	ix.mu.Unlock()
+	if dropped {
+		ix.forgetSnapshot(tenant, e)
+	}
 }
 
 // search runs a compiled query on the tenant's index. For each card of the page it also returns

@@ -27,7 +27,10 @@ type Snapshots struct {
 	Versions interface {
 		Versions(ctx context.Context, tenant tenants.ID) ([]cards.Version, error)
 	}
-	Log *slog.Logger
+	// Tenants, when set, lists the tenants that exist: the periodic write removes the files of
+	// the others (deleted through another replica while this one did not hold their index).
+	Tenants func(ctx context.Context) ([]tenants.ID, error)
+	Log     *slog.Logger
 	// MinCards is the fewest cards a tenant index must hold to be written out (0:
 	// snapshotMinCards); a smaller one builds in a few milliseconds.
 	MinCards int
@@ -91,8 +94,88 @@ func (s *Snapshots) write(tenant tenants.ID, b []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		return err
 	}
-	return err
+	// The rename itself, made durable: else a crash may bring back the snapshot it replaced.
+	if d, err := os.Open(s.Dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Check makes Dir if need be and writes a file there: an error says snapshots cannot be
+// written (a read-only disk), which the server reports once, at its start.
+func (s *Snapshots) Check() error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.Dir, writingPrefix+"*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// remove deletes the tenant's snapshot, if any.
+func (s *Snapshots) remove(tenant tenants.ID) {
+	if err := os.Remove(s.path(tenant)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.warn("search index snapshot not removed", "tenant", tenant, "err", err)
+	}
+}
+
+// sweep removes the snapshots of tenants that are not in exist and not loaded here.
+func (ix *Index) sweep(ctx context.Context) error {
+	s := ix.Snapshots
+	if s.Tenants == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	list, err := s.Tenants(ctx)
+	if err != nil {
+		return err
+	}
+	exist := make(map[tenants.ID]bool, len(list))
+	for _, t := range list {
+		exist[t] = true
+	}
+	for _, t := range ix.Loaded() {
+		exist[t] = true
+	}
+	for _, de := range entries {
+		name, ok := strings.CutSuffix(de.Name(), ".index")
+		if !ok {
+			continue
+		}
+		if t, err := url.PathUnescape(name); err == nil && !exist[tenants.ID(t)] {
+			ix.saving.Lock()
+			s.remove(tenants.ID(t))
+			ix.saving.Unlock()
+		}
+	}
+	return nil
+}
+
+// forgetSnapshot removes the tenant's snapshot: the tenant was deleted (or created anew), and
+// its index e (nil if none was loaded) dropped; a write of e queued after its build is called
+// off.
+func (ix *Index) forgetSnapshot(tenant tenants.ID, e *indexEntry) {
+	if ix.Snapshots == nil {
+		return
+	}
+	ix.saving.Lock()
+	defer ix.saving.Unlock()
+	if e != nil {
+		e.saveQueued.Store(false)
+	}
+	ix.Snapshots.remove(tenant)
 }
 
 // writingPrefix starts the names of snapshots being written.
@@ -141,8 +224,8 @@ func (ix *Index) restore(ctx context.Context, tenant tenants.ID) (*tenantIndex, 
 	}
 	versionsTook := time.Since(start) - readTook
 	gone, again := x.differences(vs)
-	if len(again) > len(vs)/2 {
-		s.info("search index snapshot not used: most cards changed since; the index is built from the cards", "tenant", tenant, "changed", len(again))
+	if changed := len(gone) + len(again); changed > max(len(vs), x.live)/2 {
+		s.info("search index snapshot not used: most cards changed since; the index is built from the cards", "tenant", tenant, "changed", changed)
 		return nil, false, nil // reading them all in order costs less
 	}
 	defer func() {
@@ -181,7 +264,7 @@ func (x *tenantIndex) differences(vs []cards.Version) (gone, again []string) {
 		if i < len(x.order) && x.docs[x.order[i]].agentID == v.AgentID {
 			d := &x.docs[x.order[i]]
 			i++
-			if d.cardID == v.ID && d.revision == v.Revision {
+			if d.cardID == v.ID && d.revision == v.Revision && d.updated == v.UpdatedAt.UnixMicro() {
 				continue
 			}
 		}
@@ -232,11 +315,17 @@ func (ix *Index) saveQueued(tenant tenants.ID, e *indexEntry) error {
 func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64) error {
 	s := ix.Snapshots
 	e.x.mu.RLock()
-	gen := e.x.gen
+	gen, live := e.x.gen, e.x.live
 	// Each card written moves gen on twice (removed, added again).
 	changed := float64(gen-e.savedGen.Load()) / 2
-	if e.x.live < s.minCards() || changed == 0 || changed < share*float64(e.x.live) {
+	if changed == 0 || changed < share*float64(live) {
 		e.x.mu.RUnlock()
+		return nil
+	}
+	if live < s.minCards() {
+		e.x.mu.RUnlock()
+		s.remove(tenant) // a snapshot of when it held more would only cost its next build
+		e.savedGen.Store(gen)
 		return nil
 	}
 	b := encodeSnapshot(e.x, string(tenant), analyzerStamp(), false)
@@ -251,21 +340,32 @@ func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64) err
 // SaveSnapshots writes out the loaded indexes that changed since they were last written (see
 // Snapshots); the server calls it as it stops. When it returns, every index loaded and built
 // before the call is on disk as it was at some moment during the call (a write under way after
-// a build is waited for). It does nothing without Snapshots.
-func (ix *Index) SaveSnapshots() error { return ix.saveSnapshots(0) }
+// a build is waited for), unless ctx ended first: no write begins after that. It does nothing
+// without Snapshots.
+func (ix *Index) SaveSnapshots(ctx context.Context) error { return ix.saveSnapshots(ctx, 0) }
 
 // SaveChangedSnapshots is SaveSnapshots for the indexes of which a tenth of the cards changed
 // since: what the server writes now and then, so that after a crash a restart reads again at
-// most about that share, without holding writes up for an index that changes a little.
-func (ix *Index) SaveChangedSnapshots() error { return ix.saveSnapshots(0.1) }
+// most about that share, without holding writes up for an index that changes a little. It
+// also removes the snapshots of tenants gone (Snapshots.Tenants).
+func (ix *Index) SaveChangedSnapshots(ctx context.Context) error {
+	err := ix.saveSnapshots(ctx, 0.1)
+	if ix.Snapshots != nil {
+		err = errors.Join(err, ix.sweep(ctx))
+	}
+	return err
+}
 
-func (ix *Index) saveSnapshots(share float64) error {
+func (ix *Index) saveSnapshots(ctx context.Context, share float64) error {
 	if ix.Snapshots == nil {
 		return nil
 	}
 	var errs []error
 	entries := ix.builtEntries()
 	for _, tenant := range slices.Sorted(maps.Keys(entries)) {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
 		if err := ix.saveSnapshot(tenant, entries[tenant], share); err != nil {
 			errs = append(errs, err)
 		}

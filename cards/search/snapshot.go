@@ -24,9 +24,9 @@ import (
 //	snapshotMagic
 //	format, stamp, tenant (strings as in the header: length and bytes)
 //	the string section: its length, then the bytes of every string below, one after another
-//	documents: count, then each: agentId, name, cardId, revision (signed varint), flags (alive,
-//	  public, verified), status, resources: count, then each: scheme, host, segments (count,
-//	  then each), wildcard (0 or 1)
+//	documents: count, then each: agentId, name, cardId, revision and updatedAt (signed
+//	  varints), flags (alive, public, verified), status, resources: count, then each: scheme,
+//	  host, segments (count, then each), wildcard (0 or 1)
 //	order: count, then the document numbers
 //	the entries of every posting list below, in all
 //	protocols, tags, caps, trigrams, terms: each a count of keys, then each key and its list
@@ -39,7 +39,7 @@ import (
 // is the terms' keys by prefix.
 const (
 	snapshotMagic  = "agentcards search index\n"
-	snapshotFormat = 2
+	snapshotFormat = 3
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -89,6 +89,7 @@ func encodeSnapshot(x *tenantIndex, tenant, stamp string, sorted bool) []byte {
 		e.str(d.name)
 		e.str(d.cardID)
 		e.b = binary.AppendVarint(e.b, d.revision)
+		e.b = binary.AppendVarint(e.b, d.updated)
 		e.uint(flag(d.alive, 1) | flag(d.public, 2) | flag(d.verified, 4))
 		e.str(string(d.status))
 		e.count(len(d.resources))
@@ -188,9 +189,12 @@ func (d *snapshotDecoder) int() int64 {
 
 // count reads a count of items that take at least a byte each, so a corrupt count cannot ask
 // for more memory than the snapshot's size.
-func (d *snapshotDecoder) count() int {
+func (d *snapshotDecoder) count() int { return d.countOf(1) }
+
+// countOf is count for items of at least size bytes each.
+func (d *snapshotDecoder) countOf(size int) int {
 	n := d.uint()
-	if n > uint64(len(d.b)) {
+	if n > uint64(len(d.b)/size) {
 		d.err = errSnapshot
 		return 0
 	}
@@ -223,8 +227,8 @@ func (d *snapshotDecoder) str() string {
 	return s
 }
 
-// list reads a posting list whose entries, shifted right by shift, name documents below docs,
-// into the arena.
+// list reads a posting list whose entries, shifted right by shift, name documents below docs
+// in ascending order, each once, into the arena.
 func (d *snapshotDecoder) list(docs int, shift uint) []uint32 {
 	n := d.count()
 	if d.err != nil {
@@ -236,26 +240,28 @@ func (d *snapshotDecoder) list(docs int, shift uint) []uint32 {
 	}
 	l := d.arena[:n:n]
 	d.arena = d.arena[n:]
-	b, prev := d.b, uint32(0)
+	b, prev := d.b, uint64(0)
 	for i := range l {
 		// Most entries are a byte: read those without the general decoder.
-		var v uint32
+		var v uint64
 		if len(b) > 0 && b[0] < 0x80 {
-			v, b = uint32(b[0]), b[1:]
+			v, b = uint64(b[0]), b[1:]
 		} else {
 			x, k := binary.Uvarint(b)
 			if k <= 0 || x > math.MaxUint32 {
 				d.err = errSnapshot
 				return nil
 			}
-			v, b = uint32(x), b[k:]
+			v, b = x, b[k:]
 		}
-		prev += v
-		if int(prev>>shift) >= docs {
+		next := prev + v
+		// Each entry names a later document than the one before (a term's entry carries its
+		// field in the low bits), and no document past the last.
+		if (i > 0 && next>>shift <= prev>>shift) || next>>shift >= uint64(docs) {
 			d.err = errSnapshot
 			return nil
 		}
-		l[i] = prev
+		l[i], prev = uint32(next), next
 	}
 	d.b = b
 	return l
@@ -280,13 +286,13 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*tenantIndex, error) {
 	if d.err != nil {
 		return nil, errSnapshot
 	}
-	n := d.count()
+	n := d.countOf(8) // a document takes 8 bytes at least
 	x := newTenantIndexFor(n)
 	x.docs = x.docs[:n]
 	for i := range x.docs {
 		doc := &x.docs[i]
 		doc.agentID, doc.name, doc.cardID = d.str(), d.str(), d.str()
-		doc.revision = d.int()
+		doc.revision, doc.updated = d.int(), d.int()
 		flags := d.uint()
 		doc.alive, doc.public, doc.verified = flags&1 != 0, flags&2 != 0, flags&4 != 0
 		doc.status = cards.Status(d.str())
@@ -323,6 +329,9 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*tenantIndex, error) {
 		if v >= uint64(n) || !x.docs[v].alive {
 			return nil, errSnapshot
 		}
+		if k := len(x.order); k > 0 && x.docs[x.order[k-1]].agentID >= x.docs[v].agentID {
+			return nil, errSnapshot // out of agent id order
+		}
 		x.order = append(x.order, uint32(v))
 	}
 	if len(x.order) != x.live || len(x.byID) != x.live {
@@ -330,12 +339,16 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*tenantIndex, error) {
 	}
 	d.arena = make([]uint32, d.count())
 	for _, m := range []map[string][]uint32{x.protocols, x.tags, x.caps, x.trigrams} {
-		for range d.count() {
+		keys := d.countOf(2) // a key takes its length and its list's count
+		for range keys {
 			k := d.str()
 			m[k] = d.list(n, 0)
 		}
+		if len(m) != keys {
+			return nil, errSnapshot // a key twice
+		}
 	}
-	keys := d.count()
+	keys := d.countOf(2)
 	x.terms = make(map[string]*[]uint32, keys)
 	lists := make([][]uint32, keys) // the terms' list headers, one allocation for them all
 	for i := range keys {
@@ -346,7 +359,7 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*tenantIndex, error) {
 			x.vocab3[k[:minPrefix]] = append(x.vocab3[k[:minPrefix]], k)
 		}
 	}
-	if d.err != nil || len(d.b) != 0 || len(d.strs) != 0 || len(d.arena) != 0 {
+	if d.err != nil || len(x.terms) != keys || len(d.b) != 0 || len(d.strs) != 0 || len(d.arena) != 0 {
 		return nil, errSnapshot
 	}
 	return x, nil
@@ -360,9 +373,14 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*tenantIndex, error) {
 var analyzerStamp = sync.OnceValue(func() string {
 	x := newTenantIndex()
 	x.load(stampCards())
-	sum := sha256.Sum256(encodeSnapshot(x, "", "", true))
+	sum := sha256.Sum256(encodeSnapshot(x, "", analysisVersion, true))
 	return hex.EncodeToString(sum[:12])
 })
+
+// analysisVersion goes into analyzerStamp: move it on with any change to what the index
+// derives from a card that the stamp's cards might not show (and with any change to how
+// stored cards decode), so that snapshots written before are not read back.
+const analysisVersion = "1"
 
 // stampCards are the fixed cards of analyzerStamp: every field search reads, ASCII and other
 // scripts, punctuation, case, resources with and without wildcards.
@@ -370,12 +388,16 @@ func stampCards() []cards.Card {
 	cs := []cards.Card{
 		{AgentID: "agt_reviewer", ID: "c1", Revision: 3, Name: "Code Reviewer", Description: "Reviews pull-requests; flags risky changes (Go, TypeScript) & summarises them.",
 			Protocols: []string{"A2A", "http"}, Tags: []string{"Code", "review"}, Status: cards.StatusActive, Visibility: cards.VisibilityPublic,
-			Capabilities: []cards.Capability{{Name: "review_pr", Title: "Review a PR", Description: "Reads a diff, answers comments."}},
+			Capabilities: []cards.Capability{{Name: "review_pr", Title: "Review a PR", Description: "Reads a diff, answers comments.", Tags: []string{"Pull-Requests"}}},
 			Resources:    []cards.Resource{{URI: "https://git.example:443/org/*"}, {URI: "HTTP://Docs.Example:8080/a/../b//c%2Fd"}}},
 		{AgentID: "agt_übersetzer", ID: "c2", Revision: 1, Name: "Übersetzer Straße", Description: "Übersetzt Dokumente ins Deutsche — schnell, genau. 翻訳エージェント",
 			Protocols: []string{"mcp"}, Tags: []string{"Sprache", "i18n"}, Status: cards.StatusDisabled, Visibility: cards.VisibilityTenant,
 			Capabilities: []cards.Capability{{Name: "translate", Description: "DE↔EN, fr-FR; Ünïcödé."}}},
 		{AgentID: "agt_x", ID: "c3", Revision: 7, Name: "x", Description: "", Status: cards.StatusDeprecated, Visibility: cards.VisibilityPrivate},
+		{AgentID: "agt_signed", ID: "c4", Revision: 2, Name: "Signed Importer", Description: "Imported, its signature verified.",
+			Protocols: []string{"a2a"}, Visibility: cards.VisibilityPublic,
+			Capabilities: []cards.Capability{{Name: "fetch_docs", Tags: []string{"Docs", "HTTP-fetch"}, Examples: []string{"fetch the README"}}},
+			A2A:          &cards.A2A{Import: &cards.ImportRecord{Format: "1.0", Signature: cards.SignatureCheck{Status: cards.SignatureVerified}}}},
 	}
 	return slices.SortedFunc(slices.Values(cs), func(a, b cards.Card) int { return cmp.Compare(a.AgentID, b.AgentID) })
 }

@@ -43,6 +43,7 @@ type idoc struct {
 	// The version indexed: the card's id and revision, to tell a cached rendering current.
 	cardID   string
 	revision int64
+	updated  int64 // the card's updatedAt, in µs since 1970 (see cards.Version)
 	public   bool
 	status   cards.Status
 	verified bool
@@ -117,7 +118,7 @@ func (x *tenantIndex) load(cs []cards.Card) {
 
 func newIdoc(c cards.Card, d doc) idoc {
 	return idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
-		cardID: c.ID, revision: c.Revision, public: c.Visibility == cards.VisibilityPublic && !c.Disabled(), status: d.status,
+		cardID: c.ID, revision: c.Revision, updated: c.UpdatedAt.UnixMicro(), public: c.Visibility == cards.VisibilityPublic && !c.Disabled(), status: d.status,
 		verified: d.verified}
 }
 
@@ -169,8 +170,10 @@ func (x *tenantIndex) remove(agentID string) {
 	if x.docs[n].status == cards.StatusDisabled {
 		x.disabled--
 	}
-	if i, found := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent); found && !x.unordered {
-		x.order = slices.Delete(x.order, i, i+1)
+	if !x.unordered {
+		if i, found := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent); found {
+			x.order = slices.Delete(x.order, i, i+1)
+		}
 	}
 	if dead := len(x.docs) - x.live; dead > 1024 && dead > x.live {
 		x.compact()

@@ -108,6 +108,9 @@ func TestServeMetrics(t *testing.T) {
 		{"agentcards_outbound_request_duration_seconds", map[string]string{"purpose": "delegation", "outcome": "2xx"}, 1},
 		{"agentcards_index_cards", map[string]string{"tenant": "acme"}, 1},
 		{"agentcards_index_bytes", map[string]string{"tenant": "acme"}, 1},
+		// The card read and the search answered: the card is kept encoded.
+		{"agentcards_index_cached_cards", map[string]string{"tenant": "acme"}, 1},
+		{"agentcards_index_cached_bytes", map[string]string{"tenant": "acme"}, 100},
 		{"agentcards_index_tenants", nil, 1},
 		{"agentcards_build_info", nil, 1},
 		{"go_sql_open_connections", map[string]string{"db_name": "read"}, 0},

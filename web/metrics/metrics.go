@@ -164,6 +164,10 @@ type TenantSize struct {
 	Tenant string
 	Cards  int
 	Bytes  int64
+	// CachedCards and CachedBytes are the encoded cards the index keeps for answers (their
+	// JSON's size).
+	CachedCards int
+	CachedBytes int64
 }
 
 // maxTenantSeries bounds the tenants that get series of their own; the others are summed as
@@ -180,10 +184,12 @@ func (m *Metrics) Indexes(sizes func() []TenantSize, lastSynced func() time.Time
 }
 
 var (
-	indexCards = prometheus.NewDesc(namespace+"_index_cards", "Cards in the loaded search index, by tenant (the largest 20; the rest as _other).", []string{"tenant"}, nil)
-	indexBytes = prometheus.NewDesc(namespace+"_index_bytes", "Approximate memory of the loaded search index, by tenant (as index_cards).", []string{"tenant"}, nil)
-	indexes    = prometheus.NewDesc(namespace+"_index_tenants", "Tenants whose search index is loaded.", nil, nil)
-	feedAge    = prometheus.NewDesc(namespace+"_feed_sync_age_seconds", "Time since the change-feed follower last brought every loaded index up to date.", nil, nil)
+	indexCards  = prometheus.NewDesc(namespace+"_index_cards", "Cards in the loaded search index, by tenant (the largest 20; the rest as _other).", []string{"tenant"}, nil)
+	indexBytes  = prometheus.NewDesc(namespace+"_index_bytes", "Approximate memory of the loaded search index, by tenant (as index_cards).", []string{"tenant"}, nil)
+	cachedCards = prometheus.NewDesc(namespace+"_index_cached_cards", "Encoded cards the loaded search index keeps for answers, by tenant (as index_cards).", []string{"tenant"}, nil)
+	cachedBytes = prometheus.NewDesc(namespace+"_index_cached_bytes", "JSON bytes of the encoded cards the loaded search index keeps, by tenant (as index_cards).", []string{"tenant"}, nil)
+	indexes     = prometheus.NewDesc(namespace+"_index_tenants", "Tenants whose search index is loaded.", nil, nil)
+	feedAge     = prometheus.NewDesc(namespace+"_feed_sync_age_seconds", "Time since the change-feed follower last brought every loaded index up to date.", nil, nil)
 )
 
 type indexCollector struct {
@@ -194,6 +200,8 @@ type indexCollector struct {
 func (c indexCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- indexCards
 	ch <- indexBytes
+	ch <- cachedCards
+	ch <- cachedBytes
 	ch <- indexes
 	ch <- feedAge
 }
@@ -211,18 +219,26 @@ func (c indexCollector) Collect(ch chan<- prometheus.Metric) {
 		if i >= maxTenantSeries {
 			other.Cards += s.Cards
 			other.Bytes += s.Bytes
+			other.CachedCards += s.CachedCards
+			other.CachedBytes += s.CachedBytes
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(indexCards, prometheus.GaugeValue, float64(s.Cards), s.Tenant)
-		ch <- prometheus.MustNewConstMetric(indexBytes, prometheus.GaugeValue, float64(s.Bytes), s.Tenant)
+		s.collect(ch, s.Tenant)
 	}
 	if len(sizes) > maxTenantSeries {
 		// "_other" is no tenant id (they start with a letter or digit), so it never clashes.
-		ch <- prometheus.MustNewConstMetric(indexCards, prometheus.GaugeValue, float64(other.Cards), otherTenants)
-		ch <- prometheus.MustNewConstMetric(indexBytes, prometheus.GaugeValue, float64(other.Bytes), otherTenants)
+		other.collect(ch, otherTenants)
 	}
 	ch <- prometheus.MustNewConstMetric(indexes, prometheus.GaugeValue, float64(len(sizes)))
 	if t := c.lastSynced(); !t.IsZero() {
 		ch <- prometheus.MustNewConstMetric(feedAge, prometheus.GaugeValue, time.Since(t).Seconds())
 	}
+}
+
+// collect sends s's gauges, labelled tenant.
+func (s TenantSize) collect(ch chan<- prometheus.Metric, tenant string) {
+	ch <- prometheus.MustNewConstMetric(indexCards, prometheus.GaugeValue, float64(s.Cards), tenant)
+	ch <- prometheus.MustNewConstMetric(indexBytes, prometheus.GaugeValue, float64(s.Bytes), tenant)
+	ch <- prometheus.MustNewConstMetric(cachedCards, prometheus.GaugeValue, float64(s.CachedCards), tenant)
+	ch <- prometheus.MustNewConstMetric(cachedBytes, prometheus.GaugeValue, float64(s.CachedBytes), tenant)
 }

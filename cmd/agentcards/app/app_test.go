@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -93,4 +94,32 @@ func TestPruneFeedLoop(t *testing.T) {
 			t.Errorf("pruning logged:\n%s", log.String())
 		}
 	})
+}
+
+// TestSnapshotsOffWhenUnwritable: a snapshot directory that cannot be written (here a file
+// stands where it would be made) turns snapshots off with one warning at the start, and the
+// server runs on; a writable one turns them on.
+func TestSnapshotsOffWhenUnwritable(t *testing.T) {
+	db := storagetest.Open(t, "sqlite")
+	blocked := t.TempDir() + "/file"
+	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir string
+		on  bool
+	}{{blocked + "/index", false}, {t.TempDir() + "/index", true}} {
+		var log webtest.LogBuffer
+		a, err := New(Options{DB: db, Keys: webtest.ServiceKeys(t), Log: slog.New(slog.NewTextHandler(&log, nil)), Search: SearchOptions{SnapshotDir: c.dir}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on := a.Index.Snapshots != nil; on != c.on {
+			t.Errorf("%s: snapshots on %v, want %v", c.dir, on, c.on)
+		}
+		if warned := strings.Contains(log.String(), "search index snapshots are off"); warned == c.on {
+			t.Errorf("%s: warned %v:\n%s", c.dir, warned, log.String())
+		}
+		a.Close()
+	}
 }
