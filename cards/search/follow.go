@@ -347,8 +347,38 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
 	if e.applied == nil {
 		e.applied = map[string]uint64{}
 	}
+	now := time.Now()
 	for _, id := range agents {
-		e.applied[id] = e.epoch.Add(1)
+		epoch := e.epoch.Add(1)
+		e.applied[id] = epoch
+		if _, ok := current[id]; !ok {
+			e.removals = append(e.removals, removal{agent: id, epoch: epoch, at: now})
+		}
+	}
+	e.forgetRemovals(now)
+}
+
+// removal is an install that removed the agent's card, at epoch.
+type removal struct {
+	agent string
+	epoch uint64
+	at    time.Time
+}
+
+// forgetRemovals drops from applied the agents whose latest install removed their card more
+// than forgetAfter ago. Written asks applied whether anything was installed for an agent not
+// held since a write began; no write that began before such a removal can still commit, so for
+// every write to come the answer is the same with the entry gone. The caller holds syncMu.
+func (e *indexEntry) forgetRemovals(now time.Time) {
+	n := 0
+	for n < len(e.removals) && now.Sub(e.removals[n].at) > e.forgetAfter {
+		if r := e.removals[n]; e.applied[r.agent] == r.epoch {
+			delete(e.applied, r.agent)
+		}
+		n++
+	}
+	if n > 0 {
+		e.removals = slices.Delete(e.removals, 0, n)
 	}
 }
 

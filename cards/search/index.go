@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,10 @@ type Index struct {
 	// Window is how far back each sync reads the feed again (see defaultFeedWindow); set it to
 	// at least the longest a write's transaction can stay open (server.requestTimeout).
 	Window time.Duration
+	// WriteBound is the longest a card write can take, from its start to its commit (at least
+	// server.requestTimeout); 0 is defaultFeedWindow. Past it, what the index remembers of a
+	// deleted card for writes under way (indexEntry.applied) is forgotten.
+	WriteBound time.Duration
 	// Listening, if set, reports whether notices of every committed write reach Follow now
 	// (Postgres LISTEN in effect); Follow then reads the whole window only now and then.
 	Listening func() bool
@@ -107,11 +112,16 @@ type indexEntry struct {
 
 	syncMu sync.Mutex
 	// epoch counts the installs of cards in the index; applied holds, by agent, the epoch of
-	// its latest install (guarded by syncMu). See Written.
-	epoch    atomic.Uint64
-	applied  map[string]uint64
-	snapshot int64     // the feed position the build's snapshot of the cards is after
-	builtAt  time.Time // when the build ended (set before built is closed)
+	// its latest install (guarded by syncMu). See Written. removals lists, oldest first, the
+	// installs that removed a card: once older than forgetAfter (no write that began before
+	// them can still commit), their agents' entries go, so that agents deleted for good do not
+	// accumulate in applied.
+	epoch       atomic.Uint64
+	applied     map[string]uint64
+	removals    []removal
+	forgetAfter time.Duration
+	snapshot    int64     // the feed position the build's snapshot of the cards is after
+	builtAt     time.Time // when the build ended (set before built is closed)
 	// savedGen is x.gen when the index was last written out or read back (see saveSnapshot).
 	savedGen atomic.Uint64
 	// saveQueued: the write of the index after its build is yet to run (see saveQueued).
@@ -137,7 +147,7 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
 	if !ok {
-		e = &indexEntry{built: make(chan struct{})}
+		e = &indexEntry{built: make(chan struct{}), forgetAfter: cmp.Or(ix.WriteBound, defaultFeedWindow)}
 		ix.tenants[tenant] = e
 	}
 	ix.mu.Unlock()

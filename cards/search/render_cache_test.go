@@ -3,7 +3,9 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
@@ -119,5 +121,61 @@ func TestRenderCacheDistrust(t *testing.T) {
 	rc.put("a", r)
 	if rc.get("a", "id-a", 1) == nil {
 		t.Fatal("a card installed again is not cached")
+	}
+}
+
+// TestDeletedAgentsForgotten: under churn of agent ids (cards registered and deleted for good),
+// what the index remembers of each deletion for writes under way is dropped once no such write
+// can still commit (WriteBound), so it does not grow with every id ever deleted; ids deleted
+// within the bound are still remembered, and so a write that began before their deletion is not
+// installed as written.
+func TestDeletedAgentsForgotten(t *testing.T) {
+	ctx := context.Background()
+	store := &feedModel{cards: map[string]cards.Card{}}
+	ix := NewIndex(store, store)
+	ix.WriteBound = 50 * time.Millisecond
+	e, err := ix.entry(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	churn := func(from, to int) {
+		for i := from; i < to; i++ {
+			id := fmt.Sprintf("agt-%05d", i)
+			c := stored(cards.Card{AgentID: id, Name: "Churned " + id, ID: "id-" + id, Revision: 1})
+			store.mu.Lock()
+			store.cards[id] = c
+			store.mu.Unlock()
+			if err := ix.Wrote(ctx, "t", time.Now(), c); err != nil {
+				t.Fatal(err)
+			}
+			store.mu.Lock()
+			delete(store.cards, id)
+			store.mu.Unlock()
+			if err := ix.Written(ctx, "t", id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	churn(0, 2000)
+	time.Sleep(100 * time.Millisecond)
+	before := time.Now().Add(-time.Millisecond)
+	churn(2000, 2010)
+	e.syncMu.Lock()
+	remembered, removals := len(e.applied), len(e.removals)
+	e.syncMu.Unlock()
+	if remembered != 10 || removals != 10 {
+		t.Fatalf("after 2,010 ids deleted, the last 10 within the bound: %d remembered, %d removals listed", remembered, removals)
+	}
+	// A create of agt-02005 that began before its deletion was installed, committing now: the
+	// index does not take it as written (it reads the store, which has no such card).
+	late := stored(cards.Card{AgentID: "agt-02005", Name: "Late", ID: "id-late", Revision: 1})
+	if err := ix.Wrote(ctx, "t", before, late); err != nil {
+		t.Fatal(err)
+	}
+	e.x.mu.RLock()
+	_, held := e.x.byID["agt-02005"]
+	e.x.mu.RUnlock()
+	if held {
+		t.Fatal("a write older than the deletion was installed as written")
 	}
 }

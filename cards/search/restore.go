@@ -228,11 +228,12 @@ func (ix *Index) restore(ctx context.Context, tenant tenants.ID) (*tenantIndex, 
 		s.info("search index snapshot not used: most cards changed since; the index is built from the cards", "tenant", tenant, "changed", changed)
 		return nil, false, nil // reading them all in order costs less
 	}
-	defer func() {
+	logged := func() {
 		s.info("search index read back from its snapshot", "tenant", tenant, "cards", len(vs), "readAgain", len(again), "removed", len(gone),
 			"took", time.Since(start).Round(time.Millisecond), "read", readTook.Round(time.Millisecond), "versions", versionsTook.Round(time.Millisecond))
-	}()
+	}
 	if len(gone)+len(again) == 0 {
+		logged()
 		return x, true, nil
 	}
 	// The order is put right once at the end: kept up card by card, each change in the middle
@@ -248,6 +249,7 @@ func (ix *Index) restore(ctx context.Context, tenant tenants.ID) (*tenantIndex, 
 		return nil, false, err
 	}
 	x.reorder()
+	logged()
 	return x, false, nil
 }
 

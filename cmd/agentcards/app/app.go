@@ -188,6 +188,9 @@ func New(o Options) (*App, error) {
 			// A write's transaction lasts at most a request: the follower reads that far back.
 			a.Index.Window = o.Web.RequestTimeout + 5*time.Second
 		}
+		if o.Web.RequestTimeout > 0 {
+			a.Index.WriteBound = o.Web.RequestTimeout + 5*time.Second
+		}
 	}
 	fetch := o.Fetch
 	if fetch == nil {
