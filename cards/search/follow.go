@@ -87,7 +87,9 @@ func (ix *Index) Wrote(ctx context.Context, tenant tenants.ID, started time.Time
 				put[c.AgentID] = c
 				agents = append(agents, c.AgentID)
 			}
-		case !held && e.applied[c.AgentID] == 0 && e.builtAt.Before(started):
+		case !held && e.applied[c.AgentID] == 0 && e.builtAt.Before(started) && e.forgotAt.Before(started):
+			// Nothing installed for the agent since the build, nor (as far as applied can tell)
+			// since the write began: what the write made is the newest.
 			put[c.AgentID] = c
 			agents = append(agents, c.AgentID)
 		default:
@@ -120,7 +122,8 @@ func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, 
 	defer e.syncMu.Unlock()
 	var again []string
 	for _, id := range agents {
-		if e.applied[id] > start {
+		// Installed meanwhile, or perhaps (a removal forgotten since the read began).
+		if a := e.applied[id]; a > start || (a == 0 && e.forgotEpoch > start) {
 			again = append(again, id)
 		}
 	}
@@ -347,7 +350,7 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
 	if e.applied == nil {
 		e.applied = map[string]uint64{}
 	}
-	now := time.Now()
+	now := e.now()
 	for _, id := range agents {
 		epoch := e.epoch.Add(1)
 		e.applied[id] = epoch
@@ -366,14 +369,19 @@ type removal struct {
 }
 
 // forgetRemovals drops from applied the agents whose latest install removed their card more
-// than forgetAfter ago. Written asks applied whether anything was installed for an agent not
-// held since a write began; no write that began before such a removal can still commit, so for
-// every write to come the answer is the same with the entry gone. The caller holds syncMu.
+// than forgetAfter ago, and notes the latest such install forgotten (forgotEpoch, forgotAt):
+// Wrote and refresh ask applied whether anything was installed for an agent since a write or a
+// read began, and one that began before a forgotten removal cannot tell, so it reads the card
+// again. forgetAfter is only how long that stays rare. The caller holds syncMu.
 func (e *indexEntry) forgetRemovals(now time.Time) {
 	n := 0
 	for n < len(e.removals) && now.Sub(e.removals[n].at) > e.forgetAfter {
 		if r := e.removals[n]; e.applied[r.agent] == r.epoch {
 			delete(e.applied, r.agent)
+			e.forgotEpoch = max(e.forgotEpoch, r.epoch)
+			if r.at.After(e.forgotAt) {
+				e.forgotAt = r.at
+			}
 		}
 		n++
 	}

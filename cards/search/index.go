@@ -24,10 +24,12 @@ type Index struct {
 	// Window is how far back each sync reads the feed again (see defaultFeedWindow); set it to
 	// at least the longest a write's transaction can stay open (server.requestTimeout).
 	Window time.Duration
-	// WriteBound is the longest a card write can take, from its start to its commit (at least
-	// server.requestTimeout); 0 is defaultFeedWindow. Past it, what the index remembers of a
-	// deleted card for writes under way (indexEntry.applied) is forgotten.
+	// WriteBound is about the longest a card write takes, from its start to its commit
+	// (server.requestTimeout and a margin); 0 is defaultFeedWindow. Past it, what the index
+	// remembers of a deleted card for writes under way (indexEntry.applied) is forgotten; a
+	// write or read older than that re-reads the card (see forgetRemovals).
 	WriteBound time.Duration
+	clock      func() time.Time // time.Now when nil (tests set it)
 	// Listening, if set, reports whether notices of every committed write reach Follow now
 	// (Postgres LISTEN in effect); Follow then reads the whole window only now and then.
 	Listening func() bool
@@ -103,6 +105,13 @@ func (ix *Index) builtEntries() map[tenants.ID]*indexEntry {
 	return entries
 }
 
+func (e *indexEntry) now() time.Time {
+	if e.clock != nil {
+		return e.clock()
+	}
+	return time.Now()
+}
+
 type indexEntry struct {
 	built  chan struct{}
 	err    error
@@ -113,22 +122,27 @@ type indexEntry struct {
 	syncMu sync.Mutex
 	// epoch counts the installs of cards in the index; applied holds, by agent, the epoch of
 	// its latest install (guarded by syncMu). See Written. removals lists, oldest first, the
-	// installs that removed a card: once older than forgetAfter (no write that began before
-	// them can still commit), their agents' entries go, so that agents deleted for good do not
-	// accumulate in applied.
+	// installs that removed a card: once older than forgetAfter, their agents' entries go, so
+	// that agents deleted for good do not accumulate in applied; forgotEpoch and forgotAt are
+	// the latest of those forgotten (see forgetRemovals).
 	epoch       atomic.Uint64
 	applied     map[string]uint64
 	removals    []removal
 	forgetAfter time.Duration
-	snapshot    int64     // the feed position the build's snapshot of the cards is after
-	builtAt     time.Time // when the build ended (set before built is closed)
+	forgotEpoch uint64
+	forgotAt    time.Time
+	// clock is time.Now but in tests.
+	clock    func() time.Time
+	snapshot int64     // the feed position the build's snapshot of the cards is after
+	builtAt  time.Time // when the build ended (set before built is closed)
 	// savedGen is x.gen when the index was last written out or read back (see saveSnapshot).
 	savedGen atomic.Uint64
 	// saveQueued: the write of the index after its build is yet to run (see saveQueued).
-	saveQueued atomic.Bool
-	lastSeq    int64          // the highest sequence number applied
-	marks      []mark         // lastSeq over the last feedWindow, oldest first
-	seen       map[int64]bool // entries applied at or above the oldest mark
+	// dropped: the tenant's index was dropped and its snapshot removed; none is written again.
+	saveQueued, dropped atomic.Bool
+	lastSeq             int64          // the highest sequence number applied
+	marks               []mark         // lastSeq over the last feedWindow, oldest first
+	seen                map[int64]bool // entries applied at or above the oldest mark
 }
 
 // NewIndex returns an empty index over store and feed.
@@ -147,7 +161,7 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
 	if !ok {
-		e = &indexEntry{built: make(chan struct{}), forgetAfter: cmp.Or(ix.WriteBound, defaultFeedWindow)}
+		e = &indexEntry{built: make(chan struct{}), forgetAfter: cmp.Or(ix.WriteBound, defaultFeedWindow), clock: ix.clock}
 		ix.tenants[tenant] = e
 	}
 	ix.mu.Unlock()

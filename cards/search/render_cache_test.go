@@ -125,19 +125,22 @@ func TestRenderCacheDistrust(t *testing.T) {
 }
 
 // TestDeletedAgentsForgotten: under churn of agent ids (cards registered and deleted for good),
-// what the index remembers of each deletion for writes under way is dropped once no such write
-// can still commit (WriteBound), so it does not grow with every id ever deleted; ids deleted
-// within the bound are still remembered, and so a write that began before their deletion is not
-// installed as written.
+// what the index remembers of each deletion for writes under way is dropped once older than
+// WriteBound, so it does not grow with every id ever deleted. A write that began before a
+// deletion is still never installed as written: within the bound the deletion is remembered,
+// past it the index cannot tell and reads the card again.
 func TestDeletedAgentsForgotten(t *testing.T) {
 	ctx := context.Background()
 	store := &feedModel{cards: map[string]cards.Card{}}
 	ix := NewIndex(store, store)
-	ix.WriteBound = 50 * time.Millisecond
+	ix.WriteBound = time.Minute
+	now := time.Unix(1_000_000, 0)
+	ix.clock = func() time.Time { return now }
 	e, err := ix.entry(ctx, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
+	started := now.Add(-time.Second) // the writes began after the build
 	churn := func(from, to int) {
 		for i := from; i < to; i++ {
 			id := fmt.Sprintf("agt-%05d", i)
@@ -145,7 +148,7 @@ func TestDeletedAgentsForgotten(t *testing.T) {
 			store.mu.Lock()
 			store.cards[id] = c
 			store.mu.Unlock()
-			if err := ix.Wrote(ctx, "t", time.Now(), c); err != nil {
+			if err := ix.Wrote(ctx, "t", started, c); err != nil {
 				t.Fatal(err)
 			}
 			store.mu.Lock()
@@ -156,9 +159,11 @@ func TestDeletedAgentsForgotten(t *testing.T) {
 			}
 		}
 	}
+	e.builtAt = now.Add(-time.Hour)
 	churn(0, 2000)
-	time.Sleep(100 * time.Millisecond)
-	before := time.Now().Add(-time.Millisecond)
+	beforeDeletions := now
+	now = now.Add(2 * time.Minute)
+	started = now.Add(-time.Second)
 	churn(2000, 2010)
 	e.syncMu.Lock()
 	remembered, removals := len(e.applied), len(e.removals)
@@ -166,16 +171,33 @@ func TestDeletedAgentsForgotten(t *testing.T) {
 	if remembered != 10 || removals != 10 {
 		t.Fatalf("after 2,010 ids deleted, the last 10 within the bound: %d remembered, %d removals listed", remembered, removals)
 	}
-	// A create of agt-02005 that began before its deletion was installed, committing now: the
-	// index does not take it as written (it reads the store, which has no such card).
-	late := stored(cards.Card{AgentID: "agt-02005", Name: "Late", ID: "id-late", Revision: 1})
-	if err := ix.Wrote(ctx, "t", before, late); err != nil {
+	held := func(id string) bool {
+		e.x.mu.RLock()
+		defer e.x.mu.RUnlock()
+		_, ok := e.x.byID[id]
+		return ok
+	}
+	// Creates that began before the deletions and commit only now, of an agent whose deletion
+	// is remembered and of one whose deletion was forgotten: neither is taken as written (the
+	// store, read again, has no such card).
+	for _, id := range []string{"agt-02005", "agt-00005"} {
+		late := stored(cards.Card{AgentID: id, Name: "Late", ID: "id-late", Revision: 1})
+		if err := ix.Wrote(ctx, "t", beforeDeletions.Add(-time.Second), late); err != nil {
+			t.Fatal(err)
+		}
+		if held(id) {
+			t.Fatalf("%s: a write older than the deletion was installed as written", id)
+		}
+	}
+	// A create that began after them is installed.
+	c := stored(cards.Card{AgentID: "agt-00005", Name: "Anew", ID: "id-anew", Revision: 1})
+	store.mu.Lock()
+	store.cards[c.AgentID] = c
+	store.mu.Unlock()
+	if err := ix.Wrote(ctx, "t", now, c); err != nil {
 		t.Fatal(err)
 	}
-	e.x.mu.RLock()
-	_, held := e.x.byID["agt-02005"]
-	e.x.mu.RUnlock()
-	if held {
-		t.Fatal("a write older than the deletion was installed as written")
+	if !held("agt-00005") {
+		t.Fatal("a create after the deletions was not installed")
 	}
 }

@@ -174,6 +174,7 @@ func (ix *Index) forgetSnapshot(tenant tenants.ID, e *indexEntry) {
 	defer ix.saving.Unlock()
 	if e != nil {
 		e.saveQueued.Store(false)
+		e.dropped.Store(true)
 	}
 	ix.Snapshots.remove(tenant)
 }
@@ -316,6 +317,9 @@ func (ix *Index) saveQueued(tenant tenants.ID, e *indexEntry) error {
 // saveLocked is saveSnapshot; the caller holds ix.saving.
 func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64) error {
 	s := ix.Snapshots
+	if e.dropped.Load() {
+		return nil
+	}
 	e.x.mu.RLock()
 	gen, live := e.x.gen, e.x.live
 	// Each card written moves gen on twice (removed, added again).
@@ -366,6 +370,12 @@ func (ix *Index) saveSnapshots(ctx context.Context, share float64) error {
 	entries := ix.builtEntries()
 	for _, tenant := range slices.Sorted(maps.Keys(entries)) {
 		if err := ctx.Err(); err != nil {
+			// Out of time: the writes queued after builds are called off too.
+			ix.saving.Lock()
+			for _, e := range entries {
+				e.saveQueued.Store(false)
+			}
+			ix.saving.Unlock()
 			return errors.Join(append(errs, err)...)
 		}
 		if err := ix.saveSnapshot(tenant, entries[tenant], share); err != nil {
