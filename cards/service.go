@@ -55,6 +55,29 @@ type Version struct {
 	UpdatedAt time.Time
 }
 
+// Stored is a card as the store keeps it: its document (MarshalDocument's), not decoded, and
+// the server-owned fields the store keeps beside it. A search index keeps its tenant's cards so,
+// to answer reads while the database does not answer.
+type Stored struct {
+	AgentID              string
+	ID                   string
+	Revision             int64
+	CreatedAt, UpdatedAt time.Time
+	Document             []byte
+}
+
+// Card decodes the document and sets the server-owned fields.
+func (s Stored) Card() (Card, error) {
+	c, err := UnmarshalDocument(s.Document)
+	if err != nil {
+		return Card{}, fmt.Errorf("card %q: %w", s.AgentID, err)
+	}
+	c.AgentID = s.AgentID
+	c.ID, c.Revision = s.ID, s.Revision
+	c.CreatedAt, c.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
+	return c, nil
+}
+
 // Prepared is a new card with its stored document (MarshalDocument's), which validation encoded
 // to check its size: a batch hands it to the store, which writes it instead of encoding the card
 // again.

@@ -63,18 +63,16 @@ func newCardRow(tenant tenants.ID, c cards.Card) (cardRow, error) {
 
 // card converts the row back: the document, then the server-owned fields from the columns.
 func (r cardRow) card() (cards.Card, error) {
+	return r.stored().Card()
+}
+
+// stored is the row as the card it holds, its document not decoded.
+func (r cardRow) stored() cards.Stored {
 	doc := r.raw
 	if doc == nil {
 		doc = []byte(r.Doc)
 	}
-	c, err := cards.UnmarshalDocument(doc)
-	if err != nil {
-		return cards.Card{}, fmt.Errorf("card %q: %w", r.AgentID, err)
-	}
-	c.AgentID = r.AgentID
-	c.ID, c.Revision = r.ID, r.Revision
-	c.CreatedAt, c.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
-	return c, nil
+	return cards.Stored{AgentID: r.AgentID, ID: r.ID, Revision: r.Revision, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Document: doc}
 }
 
 // Create inserts a new card: cards.ErrExists if the agent already has one in the tenant,
@@ -441,6 +439,30 @@ func (s *CardStore) versionsAfter(ctx context.Context, tenant tenants.ID, after 
 	}
 	if err := rs.Err(); err != nil {
 		return nil, err
+	}
+	return out, ctx.Err()
+}
+
+// Documents returns up to limit of the tenant's cards after agent id after, in ascending agent
+// id order, their documents not decoded: a search index pages through them to keep a copy of its
+// cards for reads during a database outage.
+func (s *CardStore) Documents(ctx context.Context, tenant tenants.ID, after string, limit int) ([]cards.Stored, error) {
+	rs, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id > ? ORDER BY agent_id LIMIT "+
+		strconv.Itoa(limit)).rows(s.db.bounded(ctx), string(tenant), after)
+	if err != nil {
+		return nil, fmt.Errorf("list card documents: %w", err)
+	}
+	defer rs.Close()
+	out := make([]cards.Stored, 0, limit)
+	for rs.Next() {
+		r, err := scanCardRow(rs, tenant)
+		if err != nil {
+			return nil, fmt.Errorf("list card documents: %w", err)
+		}
+		out = append(out, r.stored())
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("list card documents: %w", err)
 	}
 	return out, ctx.Err()
 }

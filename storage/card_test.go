@@ -310,6 +310,38 @@ func TestCardIDsByteOrder(t *testing.T) {
 				t.Errorf("Versions[%d] = %+v, want %s at revision %d", i, v, want[i], rev)
 			}
 		}
+		// Documents pages through the same cards in the same order, each the card Get reads once
+		// decoded; another tenant's cards are not listed.
+		newTenant(t, db, "other")
+		mustCreate(t, s, "other", newCard("a0", 1))
+		var docs []cards.Stored
+		for after := ""; ; {
+			page, err := s.Documents(ctx, "acme", after, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, page...)
+			if len(page) < 4 {
+				break
+			}
+			after = page[len(page)-1].AgentID
+		}
+		if len(docs) != len(want) {
+			t.Fatalf("Documents listed %d cards, want %v", len(docs), want)
+		}
+		for i, d := range docs {
+			got, err := d.Card()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := s.Get(ctx, "acme", want[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.AgentID != want[i] || !reflect.DeepEqual(got, stored) {
+				t.Errorf("Documents[%d] = %+v, decoded %+v; want %+v", i, d, got, stored)
+			}
+		}
 		// "Agent" and "agent" are two cards (no case-insensitive collation anywhere).
 		c, err := s.Get(ctx, "acme", "Agent")
 		if err != nil || c.AgentID != "Agent" || c.Name != "Agent Agent" {

@@ -151,6 +151,8 @@ type envOptions struct {
 	// be written out (0: the default, 1,000).
 	snapshotDir string
 	snapshotMin int
+	// noCopy keeps no outage copy (search.outageCopyBytes 0); else its default, 64 MiB.
+	noCopy bool
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -199,6 +201,9 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		opts.Search = app.SearchOptions{PollInterval: 500 * time.Millisecond, Listen: true, FeedRetention: time.Hour}
 	}
 	opts.Search.SnapshotDir = o.snapshotDir
+	if !o.noCopy {
+		opts.Search.OutageCopyBytes = 64 << 20
+	}
 	a, err := app.New(opts)
 	if err != nil {
 		t.Fatal(err)

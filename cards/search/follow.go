@@ -336,6 +336,7 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
 			analyzed[id] = analyze(c)
 		}
 	}
+	copied := e.encodeKept(current)
 	e.x.mu.Lock()
 	for _, id := range agents {
 		if c, ok := current[id]; ok {
@@ -347,6 +348,9 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
 	}
 	e.x.mu.Unlock()
 	e.cache.forget(agents)
+	for id, k := range copied {
+		e.cache.keep(id, k)
+	}
 	if e.applied == nil {
 		e.applied = map[string]uint64{}
 	}

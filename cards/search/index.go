@@ -42,7 +42,11 @@ type Index struct {
 	shut   context.CancelFunc
 	// Snapshots, when set, writes large indexes out and reads them back at their build.
 	Snapshots *Snapshots
-	saving    sync.Mutex
+	// Copy, when set, keeps the cards of each loaded index for reads during an outage;
+	// filling counts its fills under way.
+	Copy    *OutageCopy
+	filling sync.WaitGroup
+	saving  sync.Mutex
 
 	// synced is when (Unix ns) a round of Follow that began then last brought every loaded
 	// index up to date.
@@ -67,6 +71,10 @@ type TenantSize struct {
 	// their JSON's size.
 	CachedCards int
 	CachedBytes int64
+	// CopyCards and CopyBytes are the cards of the outage copy (OutageCopy) and the bytes
+	// counted for them.
+	CopyCards int
+	CopyBytes int64
 }
 
 // Sizes reports the loaded indexes (built ones), for metrics.
@@ -79,6 +87,8 @@ func (ix *Index) Sizes() []TenantSize {
 		e.x.mu.RUnlock()
 		n, b := e.cache.size()
 		size.CachedCards, size.CachedBytes = n, int64(b)
+		n, b = e.cache.copySize()
+		size.CopyCards, size.CopyBytes = n, int64(b)
 		out = append(out, size)
 	}
 	return out
@@ -162,6 +172,9 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	e, ok := ix.tenants[tenant]
 	if !ok {
 		e = &indexEntry{built: make(chan struct{}), forgetAfter: cmp.Or(ix.WriteBound, defaultFeedWindow), clock: ix.clock}
+		if ix.Copy != nil {
+			e.cache.copyLimit = ix.Copy.Bytes
+		}
 		ix.tenants[tenant] = e
 	}
 	ix.mu.Unlock()
@@ -199,6 +212,9 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 		}
 		ix.mu.Unlock()
 		return nil, e.err
+	}
+	if ix.Copy != nil && ix.Copy.Bytes > 0 {
+		ix.filling.Go(func() { ix.fillCopy(tenant, e) })
 	}
 	if queued {
 		// Written out at once, off the searchers' path, so a restart (even after a crash)
@@ -315,26 +331,33 @@ func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readabl
 	return page, cached, total, next, nil
 }
 
-// Remembered returns the agent's card as the tenant's loaded index holds it, when its encoded
-// form is in memory (a search returned it, or a read fed it to the index): what a read can be
-// answered with while the database does not answer. The card's liveness is not set.
+// Remembered returns the agent's card as the tenant's loaded index holds it, when memory has
+// that version: its encoded form (a search returned it, or a read fed it to the index), or its
+// document in the outage copy. It is what a read can be answered with while the database does
+// not answer. The card's liveness is not set.
 func (ix *Index) Remembered(tenant tenants.ID, agentID string) (cards.Card, bool) {
 	e, _ := ix.loaded(context.Background(), tenant, false)
 	if e == nil {
 		return cards.Card{}, false
 	}
 	e.x.mu.RLock()
-	defer e.x.mu.RUnlock()
 	n, ok := e.x.byID[agentID]
 	if !ok {
+		e.x.mu.RUnlock()
 		return cards.Card{}, false
 	}
 	d := &e.x.docs[n]
 	r := e.cache.get(agentID, d.cardID, d.revision)
-	if r == nil {
-		return cards.Card{}, false
+	s, copied := e.cache.copyOf(agentID, d)
+	e.x.mu.RUnlock()
+	switch {
+	case r != nil:
+		return r.card, true
+	case copied:
+		c, err := s.Card()
+		return c, err == nil
 	}
-	return r.card, true
+	return cards.Card{}, false
 }
 
 // Keep puts c, just read from the database, in the memory Remembered answers from, if c is the

@@ -51,6 +51,13 @@ type renderCache struct {
 	// may be older than the database (a card deleted), so nothing of theirs is cached until
 	// the index installs them again (forget).
 	distrusted map[string]bool
+
+	// copy is the outage copy (see OutageCopy): by agent, the stored card of the version the
+	// index holds, up to copyLimit bytes (0: none kept); copyFull is set once a card did not fit.
+	copy      map[string]kept
+	copyBytes int
+	copyLimit int
+	copyFull  bool
 }
 
 func (rc *renderCache) get(agentID, cardID string, revision int64) *rendered {
@@ -90,9 +97,10 @@ func (rc *renderCache) put(agentID string, r *rendered) {
 	rc.bytes += len(r.json)
 }
 
-// forget drops the agents' entries: their cards were replaced or deleted. An entry of an old
-// version is never served (get checks it), but it would hold its memory until the bound pushed
-// it out, and an agent id deleted for good never comes back to replace it.
+// forget drops the agents' entries, and their cards in the outage copy: their cards were
+// replaced or deleted. An entry of an old version is never served (get checks it), but it would
+// hold its memory until the bound pushed it out, and an agent id deleted for good never comes
+// back to replace it.
 func (rc *renderCache) forget(agentIDs []string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -100,6 +108,10 @@ func (rc *renderCache) forget(agentIDs []string) {
 		if old := rc.m[id]; old != nil {
 			rc.bytes -= len(old.json)
 			delete(rc.m, id)
+		}
+		if old, ok := rc.copy[id]; ok {
+			rc.copyBytes -= old.size(id)
+			delete(rc.copy, id)
 		}
 		delete(rc.distrusted, id)
 	}

@@ -5,6 +5,7 @@ package search
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"time"
 
@@ -142,9 +143,18 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 		}
 	}
 	if len(missing) > 0 && tenants.Stale(ctx) {
-		// The database did not answer the gate a moment ago: the page needs cards that memory
-		// does not hold, and only the database has them.
-		return Result{}, fault.New(fault.Unavailable, "the database is unavailable, and the cards of this page are not in memory; try again later")
+		// The database did not answer the gate a moment ago: the outage copy has the cards, if
+		// the index keeps one that holds them all; else only the database has them.
+		var lacking []string
+		if s.Index != nil {
+			var recalled map[string]*rendered
+			recalled, lacking = s.Index.recall(tenant, missing)
+			maps.Copy(got, recalled)
+		}
+		if s.Index == nil || len(lacking) > 0 {
+			return Result{}, fault.New(fault.Unavailable, "the database is unavailable, and the cards of this page are not in memory; try again later")
+		}
+		missing = nil
 	}
 	if len(missing) > 0 {
 		found, err := s.Store.GetMany(ctx, tenant, missing)

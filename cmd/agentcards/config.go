@@ -84,6 +84,9 @@ type SearchConfig struct {
 	// SnapshotDir keeps large indexes on disk between runs (see app.SearchOptions): empty is
 	// <dataDir>/index, none turns it off.
 	SnapshotDir string `koanf:"snapshotDir"`
+	// OutageCopyBytes bounds the copy of its cards each loaded index keeps for reads during a
+	// database outage, per tenant (see app.SearchOptions); 0 keeps none.
+	OutageCopyBytes int64 `koanf:"outageCopyBytes"`
 }
 
 // DelegationConfig bounds delegations: the server enforces these whatever the caller asks.
@@ -196,6 +199,7 @@ var defaults = map[string]any{
 	"search.warmWindow":          "24h",
 	"search.warmReady":           false,
 	"search.snapshotDir":         "",
+	"search.outageCopyBytes":     64 << 20,
 	"outbound.allow":             []string{},
 	"outbound.timeout":           outbound.DefaultTimeout.String(),
 	"a2a.cacheMaxAge":            web.Defaults.A2ACacheMaxAge.String(),
@@ -494,6 +498,9 @@ func (c *Config) check() error {
 	}
 	if c.Search.WarmWindow < 0 {
 		errs = append(errs, errors.New("search.warmWindow must not be negative"))
+	}
+	if c.Search.OutageCopyBytes < 0 {
+		errs = append(errs, errors.New("search.outageCopyBytes must not be negative (0 keeps no copy)"))
 	}
 	if c.Search.PollInterval < 10*time.Millisecond {
 		errs = append(errs, errors.New("search.pollInterval must be at least 10ms"))

@@ -90,11 +90,14 @@ func TestServeMetrics(t *testing.T) {
 		return 0, false
 	}
 	var families map[string]*dto.MetricFamily
-	// The follower reports its first round within its interval (500 ms).
-	webtest.Eventually(t, 10*time.Second, "the follower's age", func() bool {
+	// The follower reports its first round within its interval (500 ms); the outage copy is
+	// filled in the background once the index is built.
+	webtest.Eventually(t, 10*time.Second, "the follower's age and the outage copy", func() bool {
 		families = scrape()
 		_, ok := value(families, "agentcards_feed_sync_age_seconds", nil)
-		return ok
+		kept, _ := value(families, "agentcards_index_copy_cards", map[string]string{"tenant": "acme"})
+		indexed, _ := value(families, "agentcards_index_cards", map[string]string{"tenant": "acme"})
+		return ok && kept >= 1 && kept == indexed
 	})
 	for _, c := range []struct {
 		family string
@@ -111,6 +114,8 @@ func TestServeMetrics(t *testing.T) {
 		// The card read and the search answered: the card is kept encoded.
 		{"agentcards_index_cached_cards", map[string]string{"tenant": "acme"}, 1},
 		{"agentcards_index_cached_bytes", map[string]string{"tenant": "acme"}, 100},
+		// Every card of the loaded index is in the outage copy (search.outageCopyBytes).
+		{"agentcards_index_copy_bytes", map[string]string{"tenant": "acme"}, 100},
 		{"agentcards_index_tenants", nil, 1},
 		{"agentcards_build_info", nil, 1},
 		{"go_sql_open_connections", map[string]string{"db_name": "read"}, 0},

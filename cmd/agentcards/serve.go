@@ -166,7 +166,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		Search: app.SearchOptions{
 			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
 			WarmWindow: cfg.Search.WarmWindow, WarmReady: cfg.Search.WarmReady,
-			SnapshotDir: snapshotDir(cfg.Search.SnapshotDir),
+			SnapshotDir: snapshotDir(cfg.Search.SnapshotDir), OutageCopyBytes: cfg.Search.OutageCopyBytes,
 		},
 		Delegation: delegation.Config{
 			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout,

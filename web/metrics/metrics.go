@@ -168,6 +168,10 @@ type TenantSize struct {
 	// JSON's size).
 	CachedCards int
 	CachedBytes int64
+	// CopyCards and CopyBytes are the cards of the outage copy the index keeps for reads during
+	// a database outage, and the bytes counted for them.
+	CopyCards int
+	CopyBytes int64
 }
 
 // maxTenantSeries bounds the tenants that get series of their own; the others are summed as
@@ -188,6 +192,8 @@ var (
 	indexBytes  = prometheus.NewDesc(namespace+"_index_bytes", "Approximate memory of the loaded search index, by tenant (as index_cards).", []string{"tenant"}, nil)
 	cachedCards = prometheus.NewDesc(namespace+"_index_cached_cards", "Encoded cards the loaded search index keeps for answers, by tenant (as index_cards).", []string{"tenant"}, nil)
 	cachedBytes = prometheus.NewDesc(namespace+"_index_cached_bytes", "JSON bytes of the encoded cards the loaded search index keeps, by tenant (as index_cards).", []string{"tenant"}, nil)
+	copyCards   = prometheus.NewDesc(namespace+"_index_copy_cards", "Cards of the outage copy the loaded search index keeps for reads while the database does not answer, by tenant (as index_cards).", []string{"tenant"}, nil)
+	copyBytes   = prometheus.NewDesc(namespace+"_index_copy_bytes", "Bytes of the outage copy (documents and an allowance per card), by tenant (as index_cards); at most search.outageCopyBytes each.", []string{"tenant"}, nil)
 	indexes     = prometheus.NewDesc(namespace+"_index_tenants", "Tenants whose search index is loaded.", nil, nil)
 	feedAge     = prometheus.NewDesc(namespace+"_feed_sync_age_seconds", "Time since the change-feed follower last brought every loaded index up to date.", nil, nil)
 )
@@ -202,6 +208,8 @@ func (c indexCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- indexBytes
 	ch <- cachedCards
 	ch <- cachedBytes
+	ch <- copyCards
+	ch <- copyBytes
 	ch <- indexes
 	ch <- feedAge
 }
@@ -221,6 +229,8 @@ func (c indexCollector) Collect(ch chan<- prometheus.Metric) {
 			other.Bytes += s.Bytes
 			other.CachedCards += s.CachedCards
 			other.CachedBytes += s.CachedBytes
+			other.CopyCards += s.CopyCards
+			other.CopyBytes += s.CopyBytes
 			continue
 		}
 		s.collect(ch, s.Tenant)
@@ -241,4 +251,6 @@ func (s TenantSize) collect(ch chan<- prometheus.Metric, tenant string) {
 	ch <- prometheus.MustNewConstMetric(indexBytes, prometheus.GaugeValue, float64(s.Bytes), tenant)
 	ch <- prometheus.MustNewConstMetric(cachedCards, prometheus.GaugeValue, float64(s.CachedCards), tenant)
 	ch <- prometheus.MustNewConstMetric(cachedBytes, prometheus.GaugeValue, float64(s.CachedBytes), tenant)
+	ch <- prometheus.MustNewConstMetric(copyCards, prometheus.GaugeValue, float64(s.CopyCards), tenant)
+	ch <- prometheus.MustNewConstMetric(copyBytes, prometheus.GaugeValue, float64(s.CopyBytes), tenant)
 }

@@ -86,6 +86,9 @@ type SearchOptions struct {
 	// its build, every search.SnapshotEvery if a tenth of its cards changed, and as the server
 	// stops) and read back at its next build, which then reads only the cards that changed.
 	SnapshotDir string
+	// OutageCopyBytes, when positive, bounds the copy of its cards each loaded index keeps to
+	// answer reads while the database does not answer (search.OutageCopy); 0: no copy.
+	OutageCopyBytes int64
 }
 
 // LivenessOptions say how long a heartbeat keeps a card online (liveness.ttl; 0 is the
@@ -179,6 +182,9 @@ func New(o Options) (*App, error) {
 				a.Index.Snapshots = s
 			}
 		}
+		if o.Search.OutageCopyBytes > 0 {
+			a.Index.Copy = &search.OutageCopy{Store: cardStore, Bytes: int(o.Search.OutageCopyBytes), Log: o.Log}
+		}
 		switch {
 		case db.Dialect() == migrations.SQLite:
 			// One write transaction at a time and AUTOINCREMENT sequence numbers: entries become
@@ -255,7 +261,8 @@ func New(o Options) (*App, error) {
 				sizes := a.Index.Sizes()
 				out := make([]metrics.TenantSize, len(sizes))
 				for i, s := range sizes {
-					out[i] = metrics.TenantSize{Tenant: string(s.Tenant), Cards: s.Cards, Bytes: s.Bytes, CachedCards: s.CachedCards, CachedBytes: s.CachedBytes}
+					out[i] = metrics.TenantSize{Tenant: string(s.Tenant), Cards: s.Cards, Bytes: s.Bytes, CachedCards: s.CachedCards, CachedBytes: s.CachedBytes,
+						CopyCards: s.CopyCards, CopyBytes: s.CopyBytes}
 				}
 				return out
 			}, a.Index.LastSynced)

@@ -1,0 +1,219 @@
+package search
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// OutageCopy keeps, beside each loaded index, the stored document of every card the index holds
+// (up to Bytes per tenant), so that while the database does not answer, a search page or a card
+// read of any card of the tenant is answered from memory (see Remembered and Service.Search),
+// not only one that searches or reads returned lately (the render cache). It is filled from the
+// store in the background once the index is built or read back, and kept current by every
+// install: a card written is encoded once more (MarshalDocument) as the index installs it.
+type OutageCopy struct {
+	// Store pages through a tenant's cards, documents undecoded (storage's CardStore).
+	Store interface {
+		Documents(ctx context.Context, tenant tenants.ID, after string, limit int) ([]cards.Stored, error)
+	}
+	// Bytes bounds one tenant's copy: documents and an allowance per card for what keeps them.
+	// Past it the fill stops and cards not yet kept are not (reads of them need the database).
+	Bytes int
+	Log   *slog.Logger
+}
+
+// copyPage is how many cards one read of the fill takes.
+const copyPage = 1024
+
+// keptOverhead is a kept card's memory beside its document and ids: its map entry and fields.
+const keptOverhead = 96
+
+// kept is a card of the outage copy: the version the index holds and its stored document.
+type kept struct {
+	cardID           string
+	revision         int64
+	created, updated int64 // UnixNano
+	doc              []byte
+}
+
+func keptOf(s cards.Stored) kept {
+	return kept{cardID: s.ID, revision: s.Revision, created: s.CreatedAt.UnixNano(), updated: s.UpdatedAt.UnixNano(), doc: s.Document}
+}
+
+func (k kept) size(agentID string) int {
+	return keptOverhead + len(agentID) + len(k.cardID) + len(k.doc)
+}
+
+// is reports whether k is the version d of the index.
+func (k kept) is(d *idoc) bool {
+	return k.cardID == d.cardID && k.revision == d.revision && k.updated/1000 == d.updated
+}
+
+func (k kept) stored(agentID string) cards.Stored {
+	return cards.Stored{AgentID: agentID, ID: k.cardID, Revision: k.revision,
+		CreatedAt: time.Unix(0, k.created), UpdatedAt: time.Unix(0, k.updated), Document: k.doc}
+}
+
+// keep puts k in the tenant's outage copy, replacing what it held of the agent, unless the agent
+// is distrusted; false when the copy is full (k is not kept).
+func (rc *renderCache) keep(agentID string, k kept) bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.distrusted[agentID] {
+		return true
+	}
+	if old, ok := rc.copy[agentID]; ok {
+		rc.copyBytes -= old.size(agentID)
+		delete(rc.copy, agentID)
+	}
+	if rc.copyBytes+k.size(agentID) > rc.copyLimit {
+		rc.copyFull = true
+		return false
+	}
+	if rc.copy == nil {
+		rc.copy = map[string]kept{}
+	}
+	rc.copy[agentID] = k
+	rc.copyBytes += k.size(agentID)
+	return true
+}
+
+// copyOf returns the outage copy's card of the agent if it is the version d the index holds.
+func (rc *renderCache) copyOf(agentID string, d *idoc) (cards.Stored, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	k, ok := rc.copy[agentID]
+	if !ok || !k.is(d) {
+		return cards.Stored{}, false
+	}
+	return k.stored(agentID), true
+}
+
+// copySize is the number of cards the outage copy holds and the bytes counted for them.
+func (rc *renderCache) copySize() (int, int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.copy), rc.copyBytes
+}
+
+// encodeKept encodes the cards an install puts in the index, for the outage copy (nil when
+// there is none); a card that does not encode is left out (a read of it needs the database).
+func (e *indexEntry) encodeKept(current map[string]cards.Card) map[string]kept {
+	if e.cache.copyLimit == 0 || len(current) == 0 {
+		return nil
+	}
+	out := make(map[string]kept, len(current))
+	for id, c := range current {
+		doc, err := cards.MarshalDocument(c)
+		if err != nil {
+			continue
+		}
+		out[id] = kept{cardID: c.ID, revision: c.Revision, created: c.CreatedAt.UnixNano(), updated: c.UpdatedAt.UnixNano(), doc: doc}
+	}
+	return out
+}
+
+// fillCopy reads the tenant's cards into e's outage copy, a page at a time, keeping each that is
+// the version the index holds (a card written since is kept by its install, and one the fill
+// reads before the index installs it is skipped here and kept by that install). It stops when
+// the copy is full, the index is dropped or closed, or a read fails (the copy then holds the
+// cards read so far and those written since).
+func (ix *Index) fillCopy(tenant tenants.ID, e *indexEntry) {
+	ctx, cancel := context.WithTimeout(cards.WithBatchRead(ix.closed), buildTimeout)
+	defer cancel()
+	start := time.Now()
+	after := ""
+	for {
+		ix.mu.Lock()
+		current := ix.tenants[tenant] == e
+		ix.mu.Unlock()
+		if !current {
+			return
+		}
+		page, err := ix.Copy.Store.Documents(ctx, tenant, after, copyPage)
+		if err != nil {
+			if ix.closed.Err() == nil {
+				ix.Copy.log(slog.LevelWarn, "the outage copy of a search index is incomplete: reading the cards failed", "tenant", tenant, "err", err)
+			}
+			return
+		}
+		full := false
+		e.x.mu.RLock()
+		for _, s := range page {
+			n, ok := e.x.byID[s.AgentID]
+			if !ok {
+				continue
+			}
+			k := keptOf(s)
+			if k.is(&e.x.docs[n]) && !e.cache.keep(s.AgentID, k) {
+				full = true
+				break
+			}
+		}
+		live := e.x.live
+		e.x.mu.RUnlock()
+		if full {
+			n, b := e.cache.copySize()
+			ix.Copy.log(slog.LevelInfo, "the outage copy of a search index is full: reads of the other cards need the database (search.outageCopyBytes)",
+				"tenant", tenant, "kept", n, "cards", live, "bytes", b)
+			return
+		}
+		if len(page) < copyPage {
+			n, b := e.cache.copySize()
+			ix.Copy.log(slog.LevelDebug, "outage copy filled", "tenant", tenant, "kept", n, "bytes", b, "took", time.Since(start))
+			return
+		}
+		after = page[len(page)-1].AgentID
+	}
+}
+
+func (c *OutageCopy) log(level slog.Level, msg string, args ...any) {
+	if c.Log != nil {
+		c.Log.Log(context.Background(), level, msg, args...)
+	}
+}
+
+// recall returns, for each of the agents that the tenant's loaded index holds, its card from the
+// outage copy (rendered) if the copy holds the version the index does; lacking lists the agents
+// the index holds and the copy does not. Agents the index no longer holds are in neither (their
+// cards were removed since a search answered). For answers while the database does not answer.
+func (ix *Index) recall(tenant tenants.ID, agents []string) (got map[string]*rendered, lacking []string) {
+	got = map[string]*rendered{}
+	e, _ := ix.loaded(context.Background(), tenant, false)
+	if e == nil {
+		return got, agents
+	}
+	stored := make([]cards.Stored, 0, len(agents))
+	e.x.mu.RLock()
+	for _, id := range agents {
+		n, ok := e.x.byID[id]
+		if !ok {
+			continue
+		}
+		if s, ok := e.cache.copyOf(id, &e.x.docs[n]); ok {
+			stored = append(stored, s)
+		} else {
+			lacking = append(lacking, id)
+		}
+	}
+	e.x.mu.RUnlock()
+	for _, s := range stored {
+		c, err := s.Card()
+		if err != nil {
+			lacking = append(lacking, s.AgentID)
+			continue
+		}
+		r, err := render(c)
+		if err != nil {
+			lacking = append(lacking, s.AgentID)
+			continue
+		}
+		got[s.AgentID] = r
+		ix.remember(tenant, c, r)
+	}
+	return got, lacking
+}

@@ -1,0 +1,277 @@
+package search_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/bench/cardgen"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// copyCaller is the context of a caller of tenant "t" (allowAll lets it do everything).
+var copyCaller = authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: "t"})
+
+// copyFixture is a SQLite store with n generated cards in tenant "t", the card service over it,
+// and an index over the store with an outage copy bounded to limit bytes.
+func copyFixture(t *testing.T, n, limit int) (*storage.CardStore, *cards.Service, *search.Index) {
+	t.Helper()
+	db := storagetest.Open(t, "sqlite")
+	storagetest.CreateTenant(t, db, "t", time.Now())
+	store := storage.NewCardStore(db)
+	gate := &tenants.Service{Store: storage.NewTenantStore(db)}
+	svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+	for _, doc := range cardgen.Documents(7, n) {
+		if _, err := svc.Register(copyCaller, "t", doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := search.NewIndex(store, store)
+	ix.Copy = &search.OutageCopy{Store: store, Bytes: limit}
+	svc.Index = ix
+	return store, svc, ix
+}
+
+// filled builds the tenant's index and fills its outage copy.
+func filled(t *testing.T, ix *search.Index) {
+	t.Helper()
+	if err := ix.LoadCopy("t"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// staleCaller is caller's context as the tenant gate leaves it when it found the database down.
+func staleCaller() context.Context {
+	ctx, _ := tenants.WithStaleMark(copyCaller)
+	tenants.MarkStale(ctx)
+	return ctx
+}
+
+// TestOutageCopyHoldsEveryCard: once an index is loaded, memory answers a read of any of its
+// cards, at the version the database has, with nothing read before; writes keep the copy
+// current, a delete drops the card, and a card whose write the index could not read back is not
+// answered from it.
+func TestOutageCopyHoldsEveryCard(t *testing.T) {
+	ctx := context.Background()
+	store, svc, ix := copyFixture(t, 300, 64<<20)
+	filled(t, ix)
+	if n, _ := ix.CopySize("t"); n != 300 {
+		t.Fatalf("the copy holds %d cards, want 300", n)
+	}
+	if n := ix.CachedCards("t"); n != 0 {
+		t.Fatalf("the render cache holds %d cards before any read", n)
+	}
+	ids, err := store.IDs(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		want, err := store.Get(ctx, "t", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := ix.Remembered("t", id)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("Remembered(%s) = %+v, %v; want the stored card %+v", id, got, ok, want)
+		}
+	}
+
+	// A PATCH: the copy follows at once, without the render cache (which a write empties).
+	patched, err := svc.Patch(copyCaller, "t", ids[0], []byte(`{"description": "patched while loaded"}`), cards.Precondition{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := ix.Remembered("t", ids[0]); !ok || got.Description != "patched while loaded" || got.Revision != patched.Revision ||
+		!got.UpdatedAt.Equal(patched.UpdatedAt) {
+		t.Fatalf("after a patch Remembered = %+v, %v", got, ok)
+	}
+	// A delete drops the card from the copy.
+	if err := svc.Delete(copyCaller, "t", ids[1], cards.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ix.Remembered("t", ids[1]); ok {
+		t.Fatal("a deleted card is remembered")
+	}
+	if n, _ := ix.CopySize("t"); n != 299 {
+		t.Fatalf("after a delete the copy holds %d cards, want 299", n)
+	}
+	// A card written elsewhere and not yet applied: the copy has the version the index holds.
+	if _, ok := ix.Remembered("t", ids[2]); !ok {
+		t.Fatal("a card is not remembered")
+	}
+	// The index could not read a card back after a write: it keeps nothing of it.
+	ix.Distrust("t", ids[2])
+	if _, ok := ix.Remembered("t", ids[2]); ok {
+		t.Fatal("a distrusted card is remembered")
+	}
+	filled(t, ix)
+	if _, ok := ix.Remembered("t", ids[2]); ok {
+		t.Fatal("the fill kept a distrusted card")
+	}
+	// A copy entry of another version than the index's is never served.
+	ix.CopyOlder("t", ids[3])
+	if _, ok := ix.Remembered("t", ids[3]); ok {
+		t.Fatal("a card of another revision than the index's was answered")
+	}
+}
+
+// TestOutageCopyAnswersSearches: a search while the database is found down is answered from the
+// copy with the cards the database would give, where without a copy it is refused.
+func TestOutageCopyAnswersSearches(t *testing.T) {
+	store, svc, ix := copyFixture(t, 200, 64<<20)
+	filled(t, ix)
+	s := &search.Service{Store: store, Gate: svc.Gate.(*tenants.Service), Authz: allowAll{}, Index: ix}
+	q := search.Query{Q: cardgen.Make(7, 11).Capabilities[0].Name, Page: cards.Page{Limit: new(50)}}
+	stale, err := s.Search(staleCaller(), "t", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := s.Search(copyCaller, "t", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fresh.Items) < 2 {
+		t.Fatalf("the query finds %d cards: too few to tell", len(fresh.Items))
+	}
+	a, _ := json.Marshal(stale)
+	b, _ := json.Marshal(fresh)
+	if string(a) != string(b) {
+		t.Fatalf("from the copy:\n%s\nfrom the database:\n%s", a, b)
+	}
+
+	// The same without a copy, on an index that has not returned those cards: refused.
+	bare := search.NewIndex(store, store)
+	s.Index = bare
+	if _, err := s.Search(copyCaller, "t", search.Query{Q: "nothing"}); err != nil { // loads it
+		t.Fatal(err)
+	}
+	if _, err := s.Search(staleCaller(), "t", q); !errors.Is(err, fault.Unavailable) {
+		t.Fatalf("without a copy: %v, want unavailable", err)
+	}
+}
+
+// TestOutageCopyBounded: the copy stops at its bound, and the cards it could not keep are not
+// answered from memory.
+func TestOutageCopyBounded(t *testing.T) {
+	ctx := context.Background()
+	store, _, ix := copyFixture(t, 100, 0)
+	ids, err := store.IDs(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := store.Get(ctx, "t", ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := cards.MarshalDocument(one)
+	limit := 20 * (len(doc) + search.KeptOverhead + 2*len(one.ID))
+	ix.Copy.Bytes = limit
+	filled(t, ix)
+	n, b := ix.CopySize("t")
+	if n < 10 || n >= 100 || b > limit {
+		t.Fatalf("the copy holds %d cards in %d bytes, bound %d", n, b, limit)
+	}
+	answered := 0
+	for _, id := range ids {
+		if _, ok := ix.Remembered("t", id); ok {
+			answered++
+		}
+	}
+	if answered != n {
+		t.Fatalf("%d cards answered from memory, the copy holds %d", answered, n)
+	}
+	// With no copy, nothing is kept.
+	_, _, ix = copyFixture(t, 10, 0)
+	ix.Copy = nil
+	if err := ix.LoadCopy("t"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ix.CopySize("t"); n != 0 {
+		t.Fatalf("without a copy %d cards are kept", n)
+	}
+}
+
+// BenchmarkOutageCopy measures what the outage copy costs over 10k generated cards in SQLite:
+// the memory the loaded index holds with it and without (heap in use after a GC, the store's
+// own memory subtracted), the time its fill takes, and the time a card write (PATCH, index
+// loaded) takes with it and without, the two setups taking turns in each run. The fill runs
+// here after the build, not beside it as in a server.
+func BenchmarkOutageCopy(b *testing.B) {
+	store, gate := benchStore(b)
+	ctx := benchCaller
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	load := func(copied bool) *search.Index {
+		ix := search.NewIndex(store, store)
+		if copied {
+			ix.Copy = &search.OutageCopy{Store: store, Bytes: 1 << 30}
+		}
+		if err := ix.LoadCopy("bench"); err != nil {
+			b.Fatal(err)
+		}
+		ix.WaitFills()
+		return ix
+	}
+	b.Run("memory", func(b *testing.B) {
+		var without, with float64
+		var build, fill time.Duration
+		for range b.N {
+			before := heap()
+			t0 := time.Now()
+			ix := load(false)
+			build += time.Since(t0)
+			without += float64(heap()) - float64(before)
+			runtime.KeepAlive(ix)
+			ix = nil
+			before = heap()
+			t0 = time.Now()
+			ix = load(true)
+			fill += time.Since(t0)
+			with += float64(heap()) - float64(before)
+			runtime.KeepAlive(ix)
+		}
+		b.ReportMetric(without/float64(b.N)/(1<<20), "index-MiB")
+		b.ReportMetric(with/float64(b.N)/(1<<20), "with-copy-MiB")
+		b.ReportMetric(with/without, "with/without")
+		b.ReportMetric(float64(build.Milliseconds())/float64(b.N), "build-ms")
+		b.ReportMetric(float64(fill.Milliseconds())/float64(b.N), "build+fill-ms")
+	})
+	b.Run("writes", func(b *testing.B) {
+		ids, err := store.IDs(ctx, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		spent := map[bool]time.Duration{}
+		svcs := map[bool]*cards.Service{}
+		for _, copied := range []bool{false, true} {
+			ix := load(copied)
+			svcs[copied] = &cards.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix}
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			copied := i%2 == 1
+			patch := fmt.Appendf(nil, `{"description": "edited %d"}`, i)
+			t0 := time.Now()
+			if _, err := svcs[copied].Patch(ctx, "bench", ids[i%len(ids)], patch, cards.Precondition{}); err != nil {
+				b.Fatal(err)
+			}
+			spent[copied] += time.Since(t0)
+		}
+		b.ReportMetric(float64(spent[true])/float64(spent[false]), "with/without")
+	})
+}
