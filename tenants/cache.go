@@ -31,13 +31,15 @@ type cachedRow struct {
 // database does not answer.
 const staleLimit = 5 * time.Minute
 
-// staleWait is how long a read that memory could answer waits for the database's answer before
-// a ping (on a connection of its own) decides whether it is down or only slow. Once a ping found it down, requests do not ask it: reads
-// that memory can answer are answered from it (marked stale), the others refused at once with
-// ErrDown; downMemo after the last failed ping, one request pings it again (the others go on
-// without asking), and the first that answers ends it. So while the database hangs, one read
-// waits staleWait plus the ping's deadline, a request a second waits for a ping, and the others
-// answer at once; once the database answers again, requests find it within about downMemo.
+// staleWait is how long a request waits for the database's answer to its tenant row before a
+// ping (on a connection of its own) decides whether it is down or only slow. Once a ping found
+// it down, requests do not ask it: reads that memory can answer are answered from it (marked
+// stale), the others (writes too) refused at once with ErrDown; downMemo after the last failed
+// ping, one request pings it again (the others go on without asking), and the first that answers
+// ends it. So while the database hangs, one request waits staleWait plus the ping's deadline, a
+// request a second waits for a ping, and the others answer at once (those that passed the gate
+// on a row still fresh before it was found down wait for the database as before); once the
+// database answers again, requests find it within about downMemo.
 const (
 	staleWait = 2 * time.Second
 	downMemo  = time.Second
@@ -83,16 +85,19 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	}
 	var t Tenant
 	var err error
-	if standIn {
+	if s.Down != nil {
 		r := s.startRead(ctx, id)
 		if r.slow() {
 			// No answer within staleWait: a ping on a connection of its own says whether the
-			// database is down (then the row as last read answers) or slow (then the read is
+			// database is down (then a read memory may answer gets the row as last read, and
+			// any other request, a write too, is refused at once) or slow (then the read is
 			// waited for, as any read is; it was never cut short).
 			if s.Down(ctx) && ctx.Err() == nil {
 				s.foundDownNow()
-				if t, ok := fromMemory(); ok {
-					return t, nil
+				if standIn {
+					if t, ok := fromMemory(); ok {
+						return t, nil
+					}
 				}
 				return Tenant{}, ErrDown
 			}

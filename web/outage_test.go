@@ -292,8 +292,8 @@ func TestOutageSaidOnceInTheBackground(t *testing.T) {
 }
 
 // TestOutageHungDatabase: a database that hangs (connections open, nothing answered, as behind
-// an unplugged network) holds reads a few seconds, not the request timeout: the first read the
-// tenant gate waits for finds it down, then reads memory holds are answered from it (marked
+// an unplugged network) holds requests a few seconds, not the request timeout: the first request
+// (here a write) whose tenant row the gate waits for finds it down, then reads memory holds are answered from it (marked
 // stale) without asking the database, and the other requests are refused at once with 503 and
 // Retry-After. The log says the outage once, with the reads answered from memory, and its end.
 func TestOutageHungDatabase(t *testing.T) {
@@ -323,6 +323,13 @@ func TestOutageHungDatabase(t *testing.T) {
 			defer outage.Up()
 			time.Sleep(defaultTenantCacheTTL) // the tenant row read before the outage expires
 			start := time.Now()
+			// A write comes first: its tenant row does not answer, a ping does not either, and it
+			// is refused (where it would wait for the request timeout, a minute).
+			r := e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt5"))
+			expect(t, r, http.StatusServiceUnavailable, "unavailable")
+			if d := time.Since(start); d > 15*time.Second || r.header.Get("Retry-After") == "" {
+				t.Errorf("the first write while the database hangs: answered after %v, Retry-After %q", d, r.header.Get("Retry-After"))
+			}
 			for range 3 {
 				for _, path := range []string{search, "/v1/tenants/acme/cards/agt1", "/v1/tenants/acme/cards/agt3"} {
 					r := e.do("GET", path, alice, nil)
@@ -348,7 +355,7 @@ func TestOutageHungDatabase(t *testing.T) {
 			}
 			// A minute's request timeout would be seen here; the gate's waits are seconds.
 			if d := time.Since(start); d > 30*time.Second {
-				t.Errorf("12 requests while the database hangs took %v", d)
+				t.Errorf("13 requests while the database hangs took %v", d)
 			}
 			if n := strings.Count(logged.String(), "level=ERROR"); n != 1 || !strings.Contains(logged.String(), "answered from it (marked stale)") {
 				t.Errorf("%d error lines for one outage:\n%s", n, logged.String())
