@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"time"
@@ -63,7 +64,7 @@ func (k kept) stored(agentID string) cards.Stored {
 func (rc *renderCache) keep(agentID string, k kept) bool {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.distrusted[agentID] {
+	if rc.distrusted[agentID] != 0 {
 		return true
 	}
 	if old, ok := rc.copy[agentID]; ok {
@@ -71,7 +72,6 @@ func (rc *renderCache) keep(agentID string, k kept) bool {
 		delete(rc.copy, agentID)
 	}
 	if rc.copyBytes+k.size(agentID) > rc.copyLimit {
-		rc.copyFull = true
 		return false
 	}
 	if rc.copy == nil {
@@ -87,7 +87,7 @@ func (rc *renderCache) copyOf(agentID string, d *idoc) (cards.Stored, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	k, ok := rc.copy[agentID]
-	if !ok || !k.is(d) {
+	if !ok || !k.is(d) || rc.distrusted[agentID] != 0 {
 		return cards.Stored{}, false
 	}
 	return k.stored(agentID), true
@@ -112,6 +112,7 @@ func (e *indexEntry) encodeKept(current map[string]cards.Card) map[string]kept {
 		if err != nil {
 			continue
 		}
+		doc = bytes.Clone(doc) // its buffer had room for the server fields cut off
 		out[id] = kept{cardID: c.ID, revision: c.Revision, created: c.CreatedAt.UnixNano(), updated: c.UpdatedAt.UnixNano(), doc: doc}
 	}
 	return out
@@ -120,26 +121,40 @@ func (e *indexEntry) encodeKept(current map[string]cards.Card) map[string]kept {
 // fillCopy reads the tenant's cards into e's outage copy, a page at a time, keeping each that is
 // the version the index holds (a card written since is kept by its install, and one the fill
 // reads before the index installs it is skipped here and kept by that install). It stops when
-// the copy is full, the index is dropped or closed, or a read fails (the copy then holds the
-// cards read so far and those written since).
+// the copy is full or the index is dropped or closed; a read that fails is tried again, after
+// 1 s, then twice as long each time up to a minute, from where it failed (meanwhile the copy
+// holds the cards read so far and those installed since).
 func (ix *Index) fillCopy(tenant tenants.ID, e *indexEntry) {
-	ctx, cancel := context.WithTimeout(cards.WithBatchRead(ix.closed), buildTimeout)
-	defer cancel()
 	start := time.Now()
 	after := ""
+	wait := time.Duration(0)
 	for {
 		ix.mu.Lock()
 		current := ix.tenants[tenant] == e
 		ix.mu.Unlock()
-		if !current {
+		if !current || ix.closed.Err() != nil {
 			return
 		}
+		ctx, cancel := context.WithTimeout(cards.WithBatchRead(ix.closed), time.Minute)
 		page, err := ix.Copy.Store.Documents(ctx, tenant, after, copyPage)
+		cancel()
 		if err != nil {
-			if ix.closed.Err() == nil {
-				ix.Copy.log(slog.LevelWarn, "the outage copy of a search index is incomplete: reading the cards failed", "tenant", tenant, "err", err)
+			if ix.closed.Err() != nil {
+				return
 			}
-			return
+			if wait == 0 {
+				ix.Copy.log(slog.LevelWarn, "the outage copy of a search index is incomplete: reading the cards failed; trying again", "tenant", tenant, "err", err)
+			}
+			wait = min(max(2*wait, time.Second), time.Minute)
+			select {
+			case <-time.After(wait):
+			case <-ix.closed.Done():
+			}
+			continue
+		}
+		if wait != 0 {
+			ix.Copy.log(slog.LevelInfo, "the outage copy of a search index is being filled again", "tenant", tenant)
+			wait = 0
 		}
 		full := false
 		e.x.mu.RLock()
@@ -212,8 +227,9 @@ func (ix *Index) recall(tenant tenants.ID, agents []string) (got map[string]*ren
 			lacking = append(lacking, s.AgentID)
 			continue
 		}
+		// Not put in the render cache: what a search answers with once the database is back
+		// comes from the database, not from this copy.
 		got[s.AgentID] = r
-		ix.remember(tenant, c, r)
 	}
 	return got, lacking
 }

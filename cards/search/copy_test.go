@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,12 +44,14 @@ func copyFixture(t *testing.T, n, limit int) (*storage.CardStore, *cards.Service
 	return store, svc, ix
 }
 
-// filled builds the tenant's index and fills its outage copy.
+// filled builds the tenant's index and fills its outage copy, and waits for the fill the
+// build started.
 func filled(t *testing.T, ix *search.Index) {
 	t.Helper()
 	if err := ix.LoadCopy("t"); err != nil {
 		t.Fatal(err)
 	}
+	ix.WaitFills()
 }
 
 // staleCaller is caller's context as the tenant gate leaves it when it found the database down.
@@ -65,7 +68,11 @@ func staleCaller() context.Context {
 func TestOutageCopyHoldsEveryCard(t *testing.T) {
 	ctx := context.Background()
 	store, svc, ix := copyFixture(t, 300, 64<<20)
-	filled(t, ix)
+	// The build fills the copy in the background.
+	if err := ix.Load("t"); err != nil {
+		t.Fatal(err)
+	}
+	ix.WaitFills()
 	if n, _ := ix.CopySize("t"); n != 300 {
 		t.Fatalf("the copy holds %d cards, want 300", n)
 	}
@@ -124,6 +131,22 @@ func TestOutageCopyHoldsEveryCard(t *testing.T) {
 	if _, ok := ix.Remembered("t", ids[3]); ok {
 		t.Fatal("a card of another revision than the index's was answered")
 	}
+	// A card changed in the database that the index has not installed yet: a fill reading it
+	// keeps the copy at the index's version, not the database's.
+	held, ok := ix.Remembered("t", ids[4])
+	if !ok {
+		t.Fatal("a card is not remembered")
+	}
+	newer := held
+	newer.Description = "written behind the index's back"
+	newer.Revision++
+	if err := store.Replace(ctx, "t", newer, held.Revision); err != nil {
+		t.Fatal(err)
+	}
+	filled(t, ix)
+	if got, ok := ix.Remembered("t", ids[4]); !ok || !reflect.DeepEqual(got, held) {
+		t.Fatalf("after a fill read a version the index does not hold: %+v, %v; want the index's %+v", got, ok, held)
+	}
 }
 
 // TestOutageCopyAnswersSearches: a search while the database is found down is answered from the
@@ -131,13 +154,19 @@ func TestOutageCopyHoldsEveryCard(t *testing.T) {
 func TestOutageCopyAnswersSearches(t *testing.T) {
 	store, svc, ix := copyFixture(t, 200, 64<<20)
 	filled(t, ix)
-	s := &search.Service{Store: store, Gate: svc.Gate.(*tenants.Service), Authz: allowAll{}, Index: ix}
+	gate := svc.Gate.(*tenants.Service)
+	s := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix}
 	q := search.Query{Q: cardgen.Make(7, 11).Capabilities[0].Name, Page: cards.Page{Limit: new(50)}}
 	stale, err := s.Search(staleCaller(), "t", q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := s.Search(copyCaller, "t", q)
+	if n := ix.CachedCards("t"); n != 0 {
+		t.Fatalf("answers from the copy went to the render cache (%d cards)", n)
+	}
+	// The database's answer, through an index of its own that holds no card.
+	plain := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: search.NewIndex(store, store)}
+	fresh, err := plain.Search(copyCaller, "t", q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +178,9 @@ func TestOutageCopyAnswersSearches(t *testing.T) {
 	if string(a) != string(b) {
 		t.Fatalf("from the copy:\n%s\nfrom the database:\n%s", a, b)
 	}
+	if n := ix.CachedCards("t"); n != 0 {
+		t.Fatalf("the index of the copy holds %d cards of the render cache: the comparison is not with the database", n)
+	}
 
 	// The same without a copy, on an index that has not returned those cards: refused.
 	bare := search.NewIndex(store, store)
@@ -158,6 +190,35 @@ func TestOutageCopyAnswersSearches(t *testing.T) {
 	}
 	if _, err := s.Search(staleCaller(), "t", q); !errors.Is(err, fault.Unavailable) {
 		t.Fatalf("without a copy: %v, want unavailable", err)
+	}
+}
+
+// failing fails the first n reads of documents, then reads the store.
+type failing struct {
+	*storage.CardStore
+	n atomic.Int32
+}
+
+func (f *failing) Documents(ctx context.Context, tenant tenants.ID, after string, limit int) ([]cards.Stored, error) {
+	if f.n.Add(-1) >= 0 {
+		return nil, errors.New("the database does not answer")
+	}
+	return f.CardStore.Documents(ctx, tenant, after, limit)
+}
+
+// TestOutageCopyFillRetries: a fill whose read fails tries again (after 1 s, then 2 s) and
+// ends with every card kept.
+func TestOutageCopyFillRetries(t *testing.T) {
+	store, _, ix := copyFixture(t, 50, 64<<20)
+	f := &failing{CardStore: store}
+	f.n.Store(2)
+	ix.Copy.Store = f
+	if err := ix.Load("t"); err != nil {
+		t.Fatal(err)
+	}
+	ix.WaitFills()
+	if n, _ := ix.CopySize("t"); n != 50 || f.n.Load() >= 0 {
+		t.Fatalf("after two failed reads the copy holds %d cards, want 50 (reads failed still to come: %d)", n, f.n.Load()+1)
 	}
 }
 

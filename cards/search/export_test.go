@@ -22,6 +22,12 @@ func (ix *Index) LoadCopy(tenant tenants.ID) error {
 	return nil
 }
 
+// Load builds the tenant's index, if it is not loaded (its fill runs in the background).
+func (ix *Index) Load(tenant tenants.ID) error {
+	_, err := ix.entry(context.Background(), tenant)
+	return err
+}
+
 // CopySize is the cards of the tenant's outage copy and the bytes counted for them.
 func (ix *Index) CopySize(tenant tenants.ID) (int, int) {
 	e, _ := ix.loaded(context.Background(), tenant, false)
@@ -44,7 +50,7 @@ func (ix *Index) CachedCards(tenant tenants.ID) int {
 // Distrust is what a failed read-back after a write does to the agents' cards in memory.
 func (ix *Index) Distrust(tenant tenants.ID, agentIDs ...string) {
 	if e, _ := ix.loaded(context.Background(), tenant, false); e != nil {
-		e.cache.distrust(agentIDs)
+		e.cache.distrust(agentIDs, e.reads.Load())
 	}
 }
 

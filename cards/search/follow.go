@@ -98,7 +98,7 @@ func (ix *Index) Wrote(ctx context.Context, tenant tenants.ID, started time.Time
 	}
 	e.x.mu.RUnlock()
 	if len(agents) > 0 {
-		e.install(agents, put)
+		e.install(agents, put, 0)
 	}
 	e.syncMu.Unlock()
 	if len(again) == 0 {
@@ -111,11 +111,13 @@ func (ix *Index) Wrote(ctx context.Context, tenant tenants.ID, started time.Time
 // e.syncMu. See Written for why reading outside the lock is safe.
 func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, agents []string) error {
 	start := e.epoch.Load()
+	read := e.reads.Add(1)
 	current, err := ix.read(ctx, tenant, agents)
 	if err != nil {
 		// The index keeps what it held until a later sync, but memory answers no read of these
-		// cards meanwhile (a card deleted just now must not be served from it in an outage).
-		e.cache.distrust(agents)
+		// cards meanwhile (a card deleted just now must not be served from it in an outage),
+		// and takes none of them from an install whose read began before now.
+		e.cache.distrust(agents, e.reads.Load())
 		return err
 	}
 	e.syncMu.Lock()
@@ -130,7 +132,7 @@ func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, 
 	if len(again) > 0 {
 		fresh, err := ix.read(ctx, tenant, again)
 		if err != nil {
-			e.cache.distrust(again)
+			e.cache.distrust(again, e.reads.Load())
 			return err
 		}
 		for _, id := range again {
@@ -141,7 +143,7 @@ func (ix *Index) refresh(ctx context.Context, tenant tenants.ID, e *indexEntry, 
 			}
 		}
 	}
-	e.install(agents, current)
+	e.install(agents, current, read)
 	return nil
 }
 
@@ -327,8 +329,9 @@ func (ix *Index) read(ctx context.Context, tenant tenants.ID, agents []string) (
 }
 
 // install puts the agents' cards of current in the index (removing those absent) and notes
-// when each was installed; the caller holds e.syncMu.
-func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
+// when each was installed; read is the entry's read count when current was read (0: a writer's
+// own cards, not read back; see renderCache.installed). The caller holds e.syncMu.
+func (e *indexEntry) install(agents []string, current map[string]cards.Card, read uint64) {
 	// Analysed before the index's lock is taken: searches wait only for the postings to change.
 	analyzed := make(map[string]doc, len(current))
 	for _, id := range agents {
@@ -347,7 +350,7 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card) {
 		}
 	}
 	e.x.mu.Unlock()
-	e.cache.forget(agents)
+	e.cache.installed(agents, read)
 	for id, k := range copied {
 		e.cache.keep(id, k)
 	}

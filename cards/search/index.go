@@ -135,8 +135,10 @@ type indexEntry struct {
 	// installs that removed a card: once older than forgetAfter, their agents' entries go, so
 	// that agents deleted for good do not accumulate in applied; forgotEpoch and forgotAt are
 	// the latest of those forgotten (see forgetRemovals).
-	epoch       atomic.Uint64
-	applied     map[string]uint64
+	epoch   atomic.Uint64
+	applied map[string]uint64
+	// reads counts the reads of cards that refresh began (see renderCache.distrust).
+	reads       atomic.Uint64
 	removals    []removal
 	forgetAfter time.Duration
 	forgotEpoch uint64

@@ -48,23 +48,23 @@ type renderCache struct {
 	m     map[string]*rendered
 	bytes int
 	// distrusted are agents whose write the index could not read back: what it holds of them
-	// may be older than the database (a card deleted), so nothing of theirs is cached until
-	// the index installs them again (forget).
-	distrusted map[string]bool
+	// may be older than the database (a card deleted), so nothing of theirs is cached or
+	// answered until the index installs them from a read that began after (installed); the
+	// value is the entry's read count when that happened (indexEntry.reads).
+	distrusted map[string]uint64
 
 	// copy is the outage copy (see OutageCopy): by agent, the stored card of the version the
-	// index holds, up to copyLimit bytes (0: none kept); copyFull is set once a card did not fit.
+	// index holds, up to copyLimit bytes (0: none kept).
 	copy      map[string]kept
 	copyBytes int
 	copyLimit int
-	copyFull  bool
 }
 
 func (rc *renderCache) get(agentID, cardID string, revision int64) *rendered {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	r := rc.m[agentID]
-	if r == nil || r.card.ID != cardID || r.card.Revision != revision {
+	if r == nil || r.card.ID != cardID || r.card.Revision != revision || rc.distrusted[agentID] != 0 {
 		return nil
 	}
 	return r
@@ -73,7 +73,7 @@ func (rc *renderCache) get(agentID, cardID string, revision int64) *rendered {
 func (rc *renderCache) put(agentID string, r *rendered) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.distrusted[agentID] {
+	if rc.distrusted[agentID] != 0 {
 		return
 	}
 	if rc.m == nil {
@@ -97,13 +97,25 @@ func (rc *renderCache) put(agentID string, r *rendered) {
 	rc.bytes += len(r.json)
 }
 
-// forget drops the agents' entries, and their cards in the outage copy: their cards were
-// replaced or deleted. An entry of an old version is never served (get checks it), but it would
-// hold its memory until the bound pushed it out, and an agent id deleted for good never comes
-// back to replace it.
-func (rc *renderCache) forget(agentIDs []string) {
+// installed drops the agents' entries, and their cards in the outage copy: the index installed
+// them anew (replaced or deleted). An entry of an old version is never served (get checks it),
+// but it would hold its memory until the bound pushed it out, and an agent id deleted for good
+// never comes back to replace it. An agent distrusted is trusted again if the install comes from
+// a read that began after it was distrusted (read, the entry's read count when it began; 0 for a
+// writer's own card, which was not read back).
+func (rc *renderCache) installed(agentIDs []string, read uint64) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	rc.drop(agentIDs)
+	for _, id := range agentIDs {
+		if at, ok := rc.distrusted[id]; ok && read > at {
+			delete(rc.distrusted, id)
+		}
+	}
+}
+
+// drop removes the agents' entries and copies; the caller holds mu.
+func (rc *renderCache) drop(agentIDs []string) {
 	for _, id := range agentIDs {
 		if old := rc.m[id]; old != nil {
 			rc.bytes -= len(old.json)
@@ -113,20 +125,20 @@ func (rc *renderCache) forget(agentIDs []string) {
 			rc.copyBytes -= old.size(id)
 			delete(rc.copy, id)
 		}
-		delete(rc.distrusted, id)
 	}
 }
 
-// distrust forgets the agents' cards and caches none of theirs until they are installed again.
-func (rc *renderCache) distrust(agentIDs []string) {
-	rc.forget(agentIDs)
+// distrust forgets the agents' cards and keeps none of theirs until an install from a read that
+// began after now (reads is the entry's read count now, at least 1).
+func (rc *renderCache) distrust(agentIDs []string, reads uint64) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	rc.drop(agentIDs)
 	if rc.distrusted == nil {
-		rc.distrusted = map[string]bool{}
+		rc.distrusted = map[string]uint64{}
 	}
 	for _, id := range agentIDs {
-		rc.distrusted[id] = true
+		rc.distrusted[id] = max(reads, 1)
 	}
 }
 

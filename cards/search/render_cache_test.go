@@ -109,7 +109,7 @@ func TestRenderCacheDistrust(t *testing.T) {
 	var rc renderCache
 	r := &rendered{card: cards.Card{AgentID: "a", ID: "id-a", Revision: 1}, json: []byte(`{}`)}
 	rc.put("a", r)
-	rc.distrust([]string{"a"})
+	rc.distrust([]string{"a"}, 5)
 	if rc.get("a", "id-a", 1) != nil {
 		t.Fatal("a distrusted card is still cached")
 	}
@@ -117,7 +117,16 @@ func TestRenderCacheDistrust(t *testing.T) {
 	if rc.get("a", "id-a", 1) != nil {
 		t.Fatal("a distrusted card was cached again")
 	}
-	rc.forget([]string{"a"}) // installed again
+	// Installed from a read that began before it was distrusted, or from a writer's own card:
+	// still distrusted.
+	for _, read := range []uint64{0, 3, 5} {
+		rc.installed([]string{"a"}, read)
+		rc.put("a", r)
+		if rc.get("a", "id-a", 1) != nil {
+			t.Fatalf("a card installed from read %d, before it was distrusted at 5, is cached", read)
+		}
+	}
+	rc.installed([]string{"a"}, 6) // installed again from a later read
 	rc.put("a", r)
 	if rc.get("a", "id-a", 1) == nil {
 		t.Fatal("a card installed again is not cached")

@@ -193,7 +193,7 @@ var (
 	cachedCards = prometheus.NewDesc(namespace+"_index_cached_cards", "Encoded cards the loaded search index keeps for answers, by tenant (as index_cards).", []string{"tenant"}, nil)
 	cachedBytes = prometheus.NewDesc(namespace+"_index_cached_bytes", "JSON bytes of the encoded cards the loaded search index keeps, by tenant (as index_cards).", []string{"tenant"}, nil)
 	copyCards   = prometheus.NewDesc(namespace+"_index_copy_cards", "Cards of the outage copy the loaded search index keeps for reads while the database does not answer, by tenant (as index_cards).", []string{"tenant"}, nil)
-	copyBytes   = prometheus.NewDesc(namespace+"_index_copy_bytes", "Bytes of the outage copy (documents and an allowance per card), by tenant (as index_cards); at most search.outageCopyBytes each.", []string{"tenant"}, nil)
+	copyBytes   = prometheus.NewDesc(namespace+"_index_copy_bytes", "Bytes of the outage copy (documents and an allowance per card), by tenant (as index_cards); at most search.outageCopyBytes each. Fewer copy cards than index cards: past the bound, or a fill under way.", []string{"tenant"}, nil)
 	indexes     = prometheus.NewDesc(namespace+"_index_tenants", "Tenants whose search index is loaded.", nil, nil)
 	feedAge     = prometheus.NewDesc(namespace+"_feed_sync_age_seconds", "Time since the change-feed follower last brought every loaded index up to date.", nil, nil)
 )
