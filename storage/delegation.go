@@ -52,6 +52,9 @@ type delegationRow struct {
 	UpdatedAt     time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 	// Deadline is NULL for records that never waited (refused) or predate the column.
 	Deadline *time.Time `gorm:"column:deadline"`
+	// Task is the task as recorded ('' when none was kept), cut if TaskTruncated.
+	Task          string `gorm:"column:task"`
+	TaskTruncated bool   `gorm:"column:task_truncated"`
 }
 
 func (delegationRow) TableName() string { return "delegations" }
@@ -63,7 +66,7 @@ func newDelegationRow(tenant tenants.ID, d delegation.Delegation, hash string) d
 		AgentLiveness: string(d.AgentLiveness),
 		Depth:         d.Depth, Status: string(d.Status),
 		CallbackHash: hash, Result: string(d.Result), Error: d.Error, LatencyMS: d.LatencyMS,
-		CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt),
+		CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt), Task: d.Task, TaskTruncated: d.TaskTruncated,
 	}
 	if !d.Deadline.IsZero() {
 		at := utc(d.Deadline)
@@ -78,7 +81,7 @@ func (r delegationRow) delegation() delegation.Delegation {
 		Transport: r.Transport, A2A: delegation.Interface{Binding: r.A2ABinding, Version: r.A2AVersion},
 		Depth: r.Depth, Status: delegation.Status(r.Status), Error: r.Error,
 		LatencyMS: r.LatencyMS, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-		AgentLiveness: cards.LivenessState(r.AgentLiveness),
+		AgentLiveness: cards.LivenessState(r.AgentLiveness), Task: r.Task, TaskTruncated: r.TaskTruncated,
 	}
 	if r.Attempts > 1 {
 		d.Attempts = r.Attempts
@@ -99,10 +102,10 @@ func (s *DelegationStore) Create(ctx context.Context, tenant tenants.ID, d deleg
 	entry := audit.New(ctx, "delegations.create", audit.DelegationObject(d.ID), 0, 0)
 	entry.Outcome, entry.Detail = r.Status, "agent "+r.AgentID+" capability "+r.Capability
 	const insertRecord = "INSERT INTO delegations (tenant_id, id, caller, agent_id, capability, mode, transport, a2a_binding, a2a_version, " +
-		"depth, status, callback_hash, result, error, latency_ms, created_at, updated_at, deadline, agent_liveness) " +
-		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		"depth, status, callback_hash, result, error, latency_ms, created_at, updated_at, deadline, agent_liveness, task, task_truncated) " +
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	args := []any{r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.A2ABinding, r.A2AVersion, r.Depth, r.Status,
-		r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, r.Deadline, r.AgentLiveness}
+		r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, r.Deadline, r.AgentLiveness, r.Task, r.TaskTruncated}
 	var err error
 	if s.db.dialect == migrations.Postgres {
 		// One statement in autocommit, the record and its audit entry, as a card create.

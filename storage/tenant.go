@@ -37,6 +37,7 @@ type tenantRow struct {
 	// PolicyRevision is moved only by rule writes (see bumpPolicyRevision).
 	PolicyRevision int64     `gorm:"column:policy_revision"`
 	RefuseOffline  bool      `gorm:"column:refuse_offline_delegation"`
+	HideTasks      bool      `gorm:"column:hide_delegation_tasks"`
 	CreatedAt      time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt      time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
@@ -46,6 +47,7 @@ func (tenantRow) TableName() string { return "tenants" }
 func newTenantRow(t tenants.Tenant) tenantRow {
 	return tenantRow{
 		TenantID: string(t.ID), Name: t.Name, Status: string(t.Status), RefuseOffline: t.RefuseOfflineDelegation,
+		HideTasks: t.HideDelegationTasks,
 		CreatedAt: utc(t.CreatedAt), UpdatedAt: utc(t.UpdatedAt),
 	}
 }
@@ -54,7 +56,7 @@ func (r tenantRow) tenant() tenants.Tenant {
 	return tenants.Tenant{
 		ID: tenants.ID(r.TenantID), Name: r.Name, Status: tenants.Status(r.Status),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), PolicyRevision: r.PolicyRevision,
-		RefuseOfflineDelegation: r.RefuseOffline,
+		RefuseOfflineDelegation: r.RefuseOffline, HideDelegationTasks: r.HideTasks,
 	}
 }
 
@@ -96,13 +98,13 @@ func (s *TenantStore) Create(ctx context.Context, t tenants.Tenant, admins []str
 func (s *TenantStore) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, error) {
 	// Every tenant-scoped request reads its tenant row, so this one query skips GORM's
 	// reflection and is prepared once.
-	r, err := s.db.prepare("SELECT tenant_id, name, status, policy_revision, refuse_offline_delegation, created_at, updated_at FROM tenants WHERE tenant_id = ?").
+	r, err := s.db.prepare("SELECT tenant_id, name, status, policy_revision, refuse_offline_delegation, hide_delegation_tasks, created_at, updated_at FROM tenants WHERE tenant_id = ?").
 		queryRow(ctx, string(id))
 	if err != nil {
 		return tenants.Tenant{}, fmt.Errorf("get tenant %q: %w", string(id), err)
 	}
 	var row tenantRow
-	err = r.Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.RefuseOffline, &row.CreatedAt, &row.UpdatedAt)
+	err = r.Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.RefuseOffline, &row.HideTasks, &row.CreatedAt, &row.UpdatedAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return tenants.Tenant{}, fault.Errorf(fault.NotFound, "tenant %q: not found", string(id))
@@ -148,7 +150,8 @@ func (s *TenantStore) Update(ctx context.Context, t tenants.Tenant) error {
 			return fmt.Errorf("update tenant %q: %w", row.TenantID, err)
 		}
 		err = tx.Model(&tenantRow{}).Where("tenant_id = ?", row.TenantID).
-			Updates(map[string]any{"name": row.Name, "status": row.Status, "refuse_offline_delegation": row.RefuseOffline, "updated_at": row.UpdatedAt}).Error
+			Updates(map[string]any{"name": row.Name, "status": row.Status, "refuse_offline_delegation": row.RefuseOffline,
+				"hide_delegation_tasks": row.HideTasks, "updated_at": row.UpdatedAt}).Error
 		if err != nil {
 			return fmt.Errorf("update tenant %q: %w", row.TenantID, err)
 		}
@@ -168,6 +171,9 @@ func tenantDetail(old, row tenantRow) string {
 	}
 	if old.RefuseOffline != row.RefuseOffline {
 		parts = append(parts, fmt.Sprintf("refuseOfflineDelegation %t", row.RefuseOffline))
+	}
+	if old.HideTasks != row.HideTasks {
+		parts = append(parts, fmt.Sprintf("hideDelegationTasks %t", row.HideTasks))
 	}
 	if len(parts) == 0 {
 		return "no change"

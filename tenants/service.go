@@ -68,6 +68,7 @@ type Patch struct {
 	Name                    *string `json:"name"`
 	Status                  *Status `json:"status"`
 	RefuseOfflineDelegation *bool   `json:"refuseOfflineDelegation"`
+	HideDelegationTasks     *bool   `json:"hideDelegationTasks"`
 	// removed lists the members sent as null, which in a merge patch removes a member; a
 	// tenant's name and status cannot be removed, so Update refuses them.
 	removed []string
@@ -172,6 +173,9 @@ func (s *Service) Update(ctx context.Context, id ID, p Patch) (Tenant, error) {
 	}
 	if p.RefuseOfflineDelegation != nil {
 		t.RefuseOfflineDelegation = *p.RefuseOfflineDelegation
+	}
+	if p.HideDelegationTasks != nil {
+		t.HideDelegationTasks = *p.HideDelegationTasks
 	}
 	if err := t.Validate(); err != nil {
 		return Tenant{}, err

@@ -48,6 +48,9 @@ type Tenant struct {
 	// RefuseOfflineDelegation refuses delegations to cards whose agent is offline (409
 	// agent_offline); without it they are sent, and their record says the card was offline.
 	RefuseOfflineDelegation bool `json:"refuseOfflineDelegation,omitempty"`
+	// HideDelegationTasks keeps the tenant's delegation records without the task text (for
+	// tenants whose tasks are sensitive); without it, records keep delegation.recordTaskBytes of it.
+	HideDelegationTasks bool `json:"hideDelegationTasks,omitempty"`
 	// PolicyRevision counts changes to the tenant's roles and policies; the server owns it.
 	PolicyRevision int64 `json:"-"`
 }

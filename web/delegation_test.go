@@ -16,6 +16,7 @@ import (
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -351,6 +352,86 @@ func TestDelegationAsyncDeadline(t *testing.T) {
 		// Straight from the store: a read through the API would settle the record itself.
 		if s := e.storedDelegation("acme", d.ID); s.Status != delegation.StatusTimeout || s.Result != nil {
 			t.Fatalf("after the late result, with no read before it: %+v", s)
+		}
+	})
+}
+
+// TestDelegationRecordsTask: a record keeps the task as the caller sent it, cut to
+// delegation.recordTaskBytes at a character's start (and says so), on every database; a
+// refused delegation keeps none, a tenant that hides its tasks keeps none, and a server with
+// the setting off (0) keeps none.
+func TestDelegationRecordsTask(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		e := newEnvWith(t, storagetest.Open(t, dialect), envOptions{allowLoopback: true, delegation: delegation.Config{RecordTaskBytes: 20}})
+		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		send := func(token, task string, want int) delegation.Delegation {
+			t.Helper()
+			req := delegate("agt1", "sync")
+			req["task"] = task
+			r := e.do("POST", "/v1/tenants/acme/delegations", token, req)
+			expect(t, r, want)
+			if want != http.StatusOK {
+				var page delegationPage
+				e.do("GET", "/v1/tenants/acme/delegations?status=rejected&limit=1", alice, nil).json(t, &page)
+				if len(page.Items) != 1 {
+					t.Fatalf("no rejected record: %+v", page)
+				}
+				return page.Items[0]
+			}
+			d := decodeDelegation(t, r)
+			// As stored: read back through the API.
+			var stored delegation.Delegation
+			e.do("GET", "/v1/tenants/acme/delegations/"+d.ID, alice, nil).json(t, &stored)
+			if stored.Task != d.Task || stored.TaskTruncated != d.TaskTruncated {
+				t.Fatalf("the record as answered %q/%v, as stored %q/%v", d.Task, d.TaskTruncated, stored.Task, stored.TaskTruncated)
+			}
+			return stored
+		}
+		// "é" takes bytes 20 and 21: the cut falls inside it and goes back to its start.
+		if d := send(olga, "Review PR 12 of acmé/web", http.StatusOK); d.Task != "Review PR 12 of acm" || !d.TaskTruncated {
+			t.Errorf("a long task recorded as %q, truncated %v", d.Task, d.TaskTruncated)
+		}
+		if got, _ := a.received(); got.Task != "Review PR 12 of acmé/web" {
+			t.Errorf("the agent received %q: the cut is the record's only", got.Task)
+		}
+		if d := send(olga, "Lint it", http.StatusOK); d.Task != "Lint it" || d.TaskTruncated {
+			t.Errorf("a short task recorded as %q, truncated %v", d.Task, d.TaskTruncated)
+		}
+		rita := e.token("rita", "acme", false)
+		if d := send(rita, "Spam spam spam", http.StatusForbidden); d.Caller != "rita" || d.Task != "" {
+			t.Errorf("a refused delegation's record: %+v", d)
+		}
+		hide := func(on bool) {
+			t.Helper()
+			r := e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]any{"hideDelegationTasks": on})
+			expect(t, r, http.StatusOK)
+			var ten tenants.Tenant
+			r.json(t, &ten)
+			if ten.HideDelegationTasks != on {
+				t.Fatalf("tenant after PATCH: %+v", ten)
+			}
+		}
+		hide(true)
+		if d := send(olga, "Sensitive", http.StatusOK); d.Task != "" || d.TaskTruncated {
+			t.Errorf("a tenant that hides its tasks: recorded %q", d.Task)
+		}
+		if r := e.do("GET", "/v1/tenants/acme", e.admin(), nil); !strings.Contains(string(r.body), `"hideDelegationTasks":true`) {
+			t.Errorf("GET tenant: %s", r.body)
+		}
+		hide(false)
+		if d := send(olga, "Shown again", http.StatusOK); d.Task != "Shown again" {
+			t.Errorf("after the tenant shows its tasks again: recorded %q", d.Task)
+		}
+		expect(t, e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]any{"hideDelegationTasks": "yes"}), http.StatusBadRequest, "invalid")
+
+		// With the server's setting off, nothing is kept.
+		off := newEnvWith(t, storagetest.Open(t, dialect), envOptions{allowLoopback: true})
+		_, olga = off.delegationSetup("acme", "agt1", a.endpoint())
+		r := off.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
+		expect(t, r, http.StatusOK)
+		if d := decodeDelegation(t, r); d.Task != "" {
+			t.Errorf("delegation.recordTask off: recorded %q", d.Task)
 		}
 	})
 }

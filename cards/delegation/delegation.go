@@ -144,6 +144,11 @@ type Delegation struct {
 	// Attempts is how many tries a rejected record stands for, when more than one: a caller
 	// refused again in the same way within RepeatWindow bumps its record instead of adding one.
 	Attempts int `json:"attempts,omitempty"`
+	// Task is the task as the caller sent it, its first Config.RecordTaskBytes bytes (cut at a
+	// character's start; TaskTruncated then). Empty when none is kept: a refused delegation, a
+	// server with delegation.recordTask off, a tenant that hides its tasks.
+	Task          string `json:"task,omitempty"`
+	TaskTruncated bool   `json:"taskTruncated,omitempty"`
 }
 
 // expired reports whether d waits for an outcome past its deadline.

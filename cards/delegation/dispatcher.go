@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
@@ -83,6 +84,10 @@ type Config struct {
 	// Issuer is the "iss" of delegation tokens; TokenTTL their lifetime beyond the timeout.
 	Issuer   string
 	TokenTTL time.Duration
+	// RecordTaskBytes is how much of its task a delegation's record keeps (cut at a character's
+	// start); 0 keeps none (delegation.recordTask off). A tenant may hide its tasks
+	// (tenants.Tenant.HideDelegationTasks). Refused delegations keep none.
+	RecordTaskBytes int
 }
 
 // Deps are what the dispatcher calls.
@@ -133,11 +138,11 @@ type Dispatcher struct {
 var Defaults = Config{
 	MaxDepth: 5, DefaultTimeout: 30 * time.Second, MaxTimeout: 2 * time.Minute, MaxResultBytes: 1 << 20,
 	BreakerFailures: 5, BreakerCooldown: 30 * time.Second, RatePerSecond: 20, RateBurst: 40,
-	Issuer: "agentcards", TokenTTL: 5 * time.Minute,
+	Issuer: "agentcards", TokenTTL: 5 * time.Minute, RecordTaskBytes: 4096,
 }
 
 // WithDefaults returns c with each zero limit set to its default. A zero rate stays zero (no
-// limit); MaxTimeout is at least DefaultTimeout.
+// limit), and a zero RecordTaskBytes too (no task kept); MaxTimeout is at least DefaultTimeout.
 func (c Config) WithDefaults() Config {
 	d := Defaults
 	set := func(v *time.Duration, def time.Duration) {
@@ -298,6 +303,7 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		}
 	}
 	d.Deadline = now.Add(timeout)
+	d.Task, d.TaskTruncated = x.recordedTask(ctx, tenant, req.Task)
 	call := call{tenant: tenant, d: d, req: req, target: target, timeout: timeout}
 	hash := ""
 	if req.Mode == ModeAsync {
@@ -332,7 +338,29 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	return x.run(bg, call)
 }
 
-// reject records a delegation the server refused to send, and returns the refusal.
+// recordedTask is what of task the record keeps, and whether it was cut.
+func (x *Dispatcher) recordedTask(ctx context.Context, tenant tenants.ID, task string) (string, bool) {
+	n := x.cfg.RecordTaskBytes
+	if n <= 0 {
+		return "", false
+	}
+	if x.d.Tenants != nil {
+		// The row the gate read a moment ago (cached): no query.
+		if t, err := x.d.Tenants.Active(ctx, tenant); err != nil || t.HideDelegationTasks {
+			return "", false
+		}
+	}
+	if len(task) <= n {
+		return task, false
+	}
+	for n > 0 && !utf8.RuneStart(task[n]) {
+		n--
+	}
+	return task[:n], true
+}
+
+// reject records a delegation the server refused to send, and returns the refusal. Its record
+// keeps no task: a caller may not fill the tenant's records with text it was not allowed to send.
 func (x *Dispatcher) reject(ctx context.Context, tenant tenants.ID, d Delegation, cause error) (Delegation, error) {
 	d.Status, d.Error = StatusRejected, cause.Error()
 	x.observe(d.Transport, d.Status)

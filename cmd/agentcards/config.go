@@ -101,6 +101,9 @@ type DelegationConfig struct {
 	RatePerSecond   float64       `koanf:"ratePerSecond"`
 	RateBurst       int           `koanf:"rateBurst"`
 	SecretKey       string        `koanf:"secretKey"`
+	// RecordTask keeps the task text in delegation records, up to RecordTaskBytes of it.
+	RecordTask      bool `koanf:"recordTask"`
+	RecordTaskBytes int  `koanf:"recordTaskBytes"`
 }
 
 // secretKey decodes delegation.secretKey: base64 of 32 bytes, or nil when it is not set.
@@ -214,6 +217,8 @@ var defaults = map[string]any{
 	"delegation.ratePerSecond":   delegation.Defaults.RatePerSecond,
 	"delegation.rateBurst":       delegation.Defaults.RateBurst,
 	"delegation.secretKey":       "",
+	"delegation.recordTask":      true,
+	"delegation.recordTaskBytes": delegation.Defaults.RecordTaskBytes,
 	"liveness.ttl":               liveness.DefaultTTL.String(),
 	"liveness.probe.interval":    "0s",
 	"liveness.probe.failures":    liveness.ProbeDefaults.Failures,
@@ -515,8 +520,8 @@ func (c *Config) check() error {
 		errs = append(errs, fmt.Errorf("outbound.allow: %w", err))
 	}
 	if d := c.Delegation; d.MaxDepth < 1 || d.DefaultTimeout <= 0 || d.MaxTimeout < d.DefaultTimeout ||
-		d.MaxResultBytes <= 0 || d.BreakerFailures < 1 || d.BreakerCooldown <= 0 || d.RatePerSecond < 0 || d.RateBurst < 1 {
-		errs = append(errs, errors.New("delegation: maxDepth, defaultTimeout, maxResultBytes, breakerFailures, breakerCooldown and rateBurst must be positive, maxTimeout at least defaultTimeout, ratePerSecond not negative"))
+		d.MaxResultBytes <= 0 || d.BreakerFailures < 1 || d.BreakerCooldown <= 0 || d.RatePerSecond < 0 || d.RateBurst < 1 || d.RecordTaskBytes < 1 {
+		errs = append(errs, errors.New("delegation: maxDepth, defaultTimeout, maxResultBytes, breakerFailures, breakerCooldown, rateBurst and recordTaskBytes must be positive, maxTimeout at least defaultTimeout, ratePerSecond not negative"))
 	}
 	if _, err := c.Delegation.secretKey(); err != nil {
 		errs = append(errs, err)

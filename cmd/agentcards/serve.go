@@ -171,7 +171,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		Delegation: delegation.Config{
 			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout,
 			MaxResultBytes: d.MaxResultBytes, BreakerFailures: d.BreakerFailures, BreakerCooldown: d.BreakerCooldown,
-			RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst,
+			RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst, RecordTaskBytes: recordTaskBytes(d),
 		},
 		Outbound:       outbound.Config{Allow: allow, Timeout: cfg.Outbound.Timeout},
 		Refresh:        app.RefreshOptions{Interval: cfg.A2A.RefreshInterval},
@@ -187,6 +187,15 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		return nil, nil, err
 	}
 	return a, db, nil
+}
+
+// recordTaskBytes is how much of a task delegation records keep: none with delegation.recordTask
+// off.
+func recordTaskBytes(d DelegationConfig) int {
+	if !d.RecordTask {
+		return 0
+	}
+	return d.RecordTaskBytes
 }
 
 // snapshotDir is search.snapshotDir as the app takes it: none is off (empty).

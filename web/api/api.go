@@ -65,6 +65,7 @@ type TenantsUpdate struct {
 	Status *string `json:"status,omitempty" doc:"active or suspended" enum:"active,suspended"`
 	// RefuseOfflineDelegation is a tenant setting: see tenants.Tenant.
 	RefuseOfflineDelegation *bool `json:"refuseOfflineDelegation,omitempty" doc:"refuse delegations to cards whose agent is offline (409 agent_offline) instead of sending them"`
+	HideDelegationTasks     *bool `json:"hideDelegationTasks,omitempty" doc:"keep the tenant's delegation records without the task text (for sensitive tasks)"`
 }
 
 // TenantList is a list of tenants.
@@ -327,6 +328,8 @@ type Delegation struct {
 	// AgentLiveness is the card's liveness when the delegation was made.
 	AgentLiveness string `json:"agentLiveness,omitempty" doc:"the card's liveness when the delegation was made: online, offline or unknown" enum:"online,offline,unknown"`
 	Attempts      int    `json:"attempts,omitempty" doc:"for a rejected record, how many tries of the same refusal it stands for (absent: one)"`
+	Task          string `json:"task,omitempty" doc:"the task as the caller sent it, its first delegation.recordTaskBytes bytes; absent for refused delegations, when the server keeps none, or when the tenant hides its tasks"`
+	TaskTruncated bool   `json:"taskTruncated,omitempty" doc:"the task was cut to delegation.recordTaskBytes"`
 }
 
 // A2AInterface is the A2A interface a delegation was sent to.

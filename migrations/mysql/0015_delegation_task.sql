@@ -1,0 +1,18 @@
+-- The task a delegation carried, as its caller sent it, cut to delegation.recordTaskBytes
+-- (task_truncated says it was cut); empty where none was kept: refused delegations, a server
+-- with delegation.recordTask off, a tenant that hides its tasks (hide_delegation_tasks), and
+-- records older than this column.
+-- MySQL allows no DEFAULT on TEXT columns: the column is added as NULL, older records given '',
+-- and then made NOT NULL; every insert writes it.
+
+-- +goose Up
+ALTER TABLE delegations ADD COLUMN task MEDIUMTEXT NULL;
+UPDATE delegations SET task = '';
+ALTER TABLE delegations MODIFY task MEDIUMTEXT NOT NULL;
+ALTER TABLE delegations ADD COLUMN task_truncated BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE tenants ADD COLUMN hide_delegation_tasks BOOLEAN NOT NULL DEFAULT FALSE;
+
+-- +goose Down
+ALTER TABLE tenants DROP COLUMN hide_delegation_tasks;
+ALTER TABLE delegations DROP COLUMN task_truncated;
+ALTER TABLE delegations DROP COLUMN task;
