@@ -328,6 +328,10 @@ func (db *DB) Alive(ctx context.Context) error {
 			configurePool(db.probe, db.dialect)
 			db.probe.SetMaxOpenConns(1)
 			db.probe.SetMaxIdleConns(1)
+			// Kept open: a ping that must first dial and authenticate within its second could
+			// take a merely slow network for a database that is down.
+			db.probe.SetConnMaxIdleTime(0)
+			db.probe.SetConnMaxLifetime(0)
 		}
 	})
 	if db.probeErr != nil {

@@ -398,6 +398,17 @@ func TestDelegationRecordsTask(t *testing.T) {
 		if d := send(olga, "Lint it", http.StatusOK); d.Task != "Lint it" || d.TaskTruncated {
 			t.Errorf("a short task recorded as %q, truncated %v", d.Task, d.TaskTruncated)
 		}
+		// A NUL (which Postgres text cannot hold) is recorded as U+FFFD; the agent gets it.
+		if d := send(olga, "nul\x00here", http.StatusOK); d.Task != "nul\uFFFDhere" {
+			t.Errorf("a task with a NUL recorded as %q", d.Task)
+		}
+		if got, _ := a.received(); got.Task != "nul\x00here" {
+			t.Errorf("the agent received %q", got.Task)
+		}
+		// The list shows the tasks too, newest first.
+		if page := e.listDelegations("acme", alice); len(page.Items) != 3 || page.Items[1].Task != "Lint it" {
+			t.Errorf("the list: %+v", page.Items)
+		}
 		rita := e.token("rita", "acme", false)
 		if d := send(rita, "Spam spam spam", http.StatusForbidden); d.Caller != "rita" || d.Task != "" {
 			t.Errorf("a refused delegation's record: %+v", d)

@@ -145,8 +145,9 @@ type Delegation struct {
 	// refused again in the same way within RepeatWindow bumps its record instead of adding one.
 	Attempts int `json:"attempts,omitempty"`
 	// Task is the task as the caller sent it, its first Config.RecordTaskBytes bytes (cut at a
-	// character's start; TaskTruncated then). Empty when none is kept: a refused delegation, a
-	// server with delegation.recordTask off, a tenant that hides its tasks.
+	// character's start; TaskTruncated then; a NUL as U+FFFD). Empty when none is kept: a
+	// delegation refused before it was sent, a server with delegation.recordTask off, a tenant
+	// that hides its tasks.
 	Task          string `json:"task,omitempty"`
 	TaskTruncated bool   `json:"taskTruncated,omitempty"`
 }

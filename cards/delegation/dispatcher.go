@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -86,7 +87,7 @@ type Config struct {
 	TokenTTL time.Duration
 	// RecordTaskBytes is how much of its task a delegation's record keeps (cut at a character's
 	// start); 0 keeps none (delegation.recordTask off). A tenant may hide its tasks
-	// (tenants.Tenant.HideDelegationTasks). Refused delegations keep none.
+	// (tenants.Tenant.HideDelegationTasks). Delegations refused before they are sent keep none.
 	RecordTaskBytes int
 }
 
@@ -345,11 +346,15 @@ func (x *Dispatcher) recordedTask(ctx context.Context, tenant tenants.ID, task s
 		return "", false
 	}
 	if x.d.Tenants != nil {
-		// The row the gate read a moment ago (cached): no query.
+		// The row the gate read a moment ago (cached, unless server.tenantCacheTtl is 0 or it
+		// expired since); a tenant that cannot be read keeps no task.
 		if t, err := x.d.Tenants.Active(ctx, tenant); err != nil || t.HideDelegationTasks {
 			return "", false
 		}
 	}
+	// Postgres text holds no NUL, which a JSON task may carry (\u0000): the record shows the
+	// replacement character instead (the agent is sent the task as it came).
+	task = strings.ReplaceAll(task, "\x00", "\uFFFD")
 	if len(task) <= n {
 		return task, false
 	}

@@ -520,8 +520,8 @@ func (c *Config) check() error {
 		errs = append(errs, fmt.Errorf("outbound.allow: %w", err))
 	}
 	if d := c.Delegation; d.MaxDepth < 1 || d.DefaultTimeout <= 0 || d.MaxTimeout < d.DefaultTimeout ||
-		d.MaxResultBytes <= 0 || d.BreakerFailures < 1 || d.BreakerCooldown <= 0 || d.RatePerSecond < 0 || d.RateBurst < 1 || d.RecordTaskBytes < 1 {
-		errs = append(errs, errors.New("delegation: maxDepth, defaultTimeout, maxResultBytes, breakerFailures, breakerCooldown, rateBurst and recordTaskBytes must be positive, maxTimeout at least defaultTimeout, ratePerSecond not negative"))
+		d.MaxResultBytes <= 0 || d.BreakerFailures < 1 || d.BreakerCooldown <= 0 || d.RatePerSecond < 0 || d.RateBurst < 1 || (d.RecordTask && d.RecordTaskBytes < 1) {
+		errs = append(errs, errors.New("delegation: maxDepth, defaultTimeout, maxResultBytes, breakerFailures, breakerCooldown, rateBurst (and recordTaskBytes with recordTask) must be positive, maxTimeout at least defaultTimeout, ratePerSecond not negative"))
 	}
 	if _, err := c.Delegation.secretKey(); err != nil {
 		errs = append(errs, err)

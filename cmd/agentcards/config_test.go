@@ -380,3 +380,30 @@ func TestTokenCommand(t *testing.T) {
 		t.Fatalf("token created ./data: %v", err)
 	}
 }
+
+// TestRecordTaskConfig: delegation records keep 4,096 bytes of the task by default; with
+// delegation.recordTask off they keep none (recordTaskBytes 0 accepted then), and a bound of 0
+// with it on is refused. The outage copy is on, 64 MiB, and a negative bound is refused.
+func TestRecordTaskConfig(t *testing.T) {
+	t.Chdir(t.TempDir())
+	load := func(env map[string]string) (Config, error) {
+		return loadConfig("", func(k string) string { return env[k] })
+	}
+	cfg, err := load(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := recordTaskBytes(cfg.Delegation); n != 4096 || cfg.Search.OutageCopyBytes != 64<<20 {
+		t.Fatalf("defaults: record %d bytes of a task, outage copy %d", n, cfg.Search.OutageCopyBytes)
+	}
+	cfg, err = load(map[string]string{"AGENTCARDS_DELEGATION_RECORD_TASK": "false", "AGENTCARDS_DELEGATION_RECORD_TASK_BYTES": "0"})
+	if err != nil || recordTaskBytes(cfg.Delegation) != 0 {
+		t.Fatalf("recordTask off: %v, %d bytes", err, recordTaskBytes(cfg.Delegation))
+	}
+	if _, err := load(map[string]string{"AGENTCARDS_DELEGATION_RECORD_TASK_BYTES": "0"}); err == nil || !strings.Contains(err.Error(), "recordTaskBytes") {
+		t.Fatalf("recordTaskBytes 0 with recordTask on: %v", err)
+	}
+	if _, err := load(map[string]string{"AGENTCARDS_SEARCH_OUTAGE_COPY_BYTES": "-1"}); err == nil || !strings.Contains(err.Error(), "search.outageCopyBytes") {
+		t.Fatalf("a negative outage copy: %v", err)
+	}
+}

@@ -1,5 +1,5 @@
 -- The task a delegation carried, as its caller sent it, cut to delegation.recordTaskBytes
--- (task_truncated says it was cut); empty where none was kept: refused delegations, a server
+-- (task_truncated says it was cut); empty where none was kept: delegations refused before they were sent, a server
 -- with delegation.recordTask off, a tenant that hides its tasks (hide_delegation_tasks), and
 -- records older than this column.
 

@@ -328,7 +328,7 @@ type Delegation struct {
 	// AgentLiveness is the card's liveness when the delegation was made.
 	AgentLiveness string `json:"agentLiveness,omitempty" doc:"the card's liveness when the delegation was made: online, offline or unknown" enum:"online,offline,unknown"`
 	Attempts      int    `json:"attempts,omitempty" doc:"for a rejected record, how many tries of the same refusal it stands for (absent: one)"`
-	Task          string `json:"task,omitempty" doc:"the task as the caller sent it, its first delegation.recordTaskBytes bytes; absent for refused delegations, when the server keeps none, or when the tenant hides its tasks"`
+	Task          string `json:"task,omitempty" doc:"the task as the caller sent it, its first delegation.recordTaskBytes bytes; absent for delegations refused before they were sent, when the server keeps none, or when the tenant hides its tasks"`
 	TaskTruncated bool   `json:"taskTruncated,omitempty" doc:"the task was cut to delegation.recordTaskBytes"`
 }
 
