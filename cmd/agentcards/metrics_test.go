@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/agentcards/agentcards/migrations"
+	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -21,16 +23,25 @@ import (
 // API's has no /metrics). After a search, a card read and a delegation to a loopback agent, a
 // scrape parses with Prometheus's text parser and carries each family: requests by route
 // template, searches by shape, delegations by status and transport, outbound calls, the index
-// by tenant, the follower's age, the database pools, the build.
+// by tenant, the follower's age, the database pools, the build. On every database.
 func TestServeMetrics(t *testing.T) {
+	storagetest.ForEachDialect(t, testServeMetrics)
+}
+
+func testServeMetrics(t *testing.T, dialect string) {
 	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"result": "ok"}`))
 	}))
 	defer agent.Close()
 	dir := t.TempDir()
+	database := ""
+	if dialect != migrations.SQLite {
+		_, dsn := storagetest.EmptyDatabase(t, dialect)
+		database = fmt.Sprintf("database:\n  driver: %s\n  dsn: %q\n", dialect, dsn)
+	}
 	s := startServe(t, fmt.Sprintf("dataDir: %q\nserver:\n  addr: 127.0.0.1:0\n  metricsAddr: 127.0.0.1:0\nauth:\n  secret: %q\noutbound:\n  allow: [\"127.0.0.0/8\"]\n",
-		dir, webtest.Secret))
+		dir, webtest.Secret)+database)
 	base := metricsBase(t, s)
 	root := webtest.Mint(t, webtest.Tokens(t), "root", "", true)
 	webtest.Expect(t, s.api.Do(t, http.MethodPost, "/v1/tenants", root, map[string]any{"id": "acme", "name": "Acme", "admins": []string{"alice"}}), http.StatusCreated)
@@ -118,14 +129,22 @@ func TestServeMetrics(t *testing.T) {
 		{"agentcards_index_copy_bytes", map[string]string{"tenant": "acme"}, 100},
 		{"agentcards_index_tenants", nil, 1},
 		{"agentcards_build_info", nil, 1},
-		{"go_sql_open_connections", map[string]string{"db_name": "read"}, 0},
-		{"go_sql_open_connections", map[string]string{"db_name": "write"}, 0},
 		{"go_goroutines", nil, 1},
 		// A refusal is counted under its own status class, not as a server error.
 		{"agentcards_http_request_duration_seconds", map[string]string{"route": "/v1/tenants/:tenant/cards/:agentId", "method": "GET", "code": "4xx"}, 1},
 	} {
 		if v, ok := value(families, c.family, c.labels); !ok || v < c.min {
 			t.Errorf("%s%v: %v (present %v), want at least %v", c.family, c.labels, v, ok, c.min)
+		}
+	}
+	// The database pools: SQLite's read pool and writing connection; one pool elsewhere.
+	pools := []string{"read", "write"}
+	if dialect != migrations.SQLite {
+		pools = []string{"pool"}
+	}
+	for _, name := range pools {
+		if _, ok := value(families, "go_sql_open_connections", map[string]string{"db_name": name}); !ok {
+			t.Errorf("no go_sql_open_connections of the pool %q", name)
 		}
 	}
 	// Profiles are off unless server.pprof turns them on (TestServePprof).
