@@ -97,6 +97,17 @@ func (e *env) delegationSetup(tenant, agentID, endpoint string) (alice, olga str
 	return alice, olga
 }
 
+// patchTenant sets one of the tenant's settings as a platform admin, and returns the tenant
+// the PATCH answered with.
+func (e *env) patchTenant(tenant, setting string, on bool) tenants.Tenant {
+	e.t.Helper()
+	r := e.do("PATCH", "/v1/tenants/"+tenant, e.admin(), map[string]any{setting: on})
+	expect(e.t, r, http.StatusOK)
+	var ten tenants.Tenant
+	r.json(e.t, &ten)
+	return ten
+}
+
 func delegate(agentID string, mode string) map[string]any {
 	return map[string]any{"agentId": agentID, "capability": "review_pr", "task": "Review PR 12 of acme/web",
 		"context": map[string]any{"repo": "acme/web"}, "mode": mode}
@@ -415,11 +426,7 @@ func TestDelegationRecordsTask(t *testing.T) {
 		}
 		hide := func(on bool) {
 			t.Helper()
-			r := e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]any{"hideDelegationTasks": on})
-			expect(t, r, http.StatusOK)
-			var ten tenants.Tenant
-			r.json(t, &ten)
-			if ten.HideDelegationTasks != on {
+			if ten := e.patchTenant("acme", "hideDelegationTasks", on); ten.HideDelegationTasks != on {
 				t.Fatalf("tenant after PATCH: %+v", ten)
 			}
 		}

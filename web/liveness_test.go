@@ -272,11 +272,7 @@ func TestTenantRefusesOfflineDelegation(t *testing.T) {
 		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
 		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
 		setting := func(on bool) {
-			r := e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]any{"refuseOfflineDelegation": on})
-			expect(t, r, http.StatusOK)
-			var ten tenants.Tenant
-			r.json(t, &ten)
-			if ten.RefuseOfflineDelegation != on {
+			if ten := e.patchTenant("acme", "refuseOfflineDelegation", on); ten.RefuseOfflineDelegation != on {
 				t.Fatalf("tenant after PATCH: %+v", ten)
 			}
 		}

@@ -112,8 +112,8 @@ func (e *indexEntry) encodeKept(current map[string]cards.Card) map[string]kept {
 		if err != nil {
 			continue
 		}
-		doc = bytes.Clone(doc) // its buffer had room for the server fields cut off
-		out[id] = kept{cardID: c.ID, revision: c.Revision, created: c.CreatedAt.UnixNano(), updated: c.UpdatedAt.UnixNano(), doc: doc}
+		out[id] = keptOf(cards.Stored{AgentID: id, ID: c.ID, Revision: c.Revision, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+			Document: bytes.Clone(doc)}) // its buffer had room for the server fields cut off
 	}
 	return out
 }
