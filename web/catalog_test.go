@@ -22,14 +22,14 @@ import (
 )
 
 // TestCatalogueIsTheRoutes: the REST door is the catalogue's. Every route the server answers
-// (HEAD aside, which every GET has, and the MCP door's /mcp) is a route of a request in the
+// (HEAD aside, which every GET has, the MCP door's /mcp and the console's files) is a route of a request in the
 // catalogue, and every request the catalogue puts on the REST door has its routes, on a server
 // built with every service.
 func TestCatalogueIsTheRoutes(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
 	served := map[string]bool{}
 	for _, r := range e.echo.Routes() {
-		if r.Method != http.MethodHead && r.Path != web.MCPPath {
+		if r.Method != http.MethodHead && r.Path != web.MCPPath && !isConsole(r.Path) {
 			served[r.Method+" "+r.Path] = true
 		}
 	}

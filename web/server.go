@@ -25,6 +25,7 @@ import (
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/catalog"
+	"github.com/agentcards/agentcards/web/console"
 )
 
 // Config holds the HTTP settings.
@@ -73,6 +74,14 @@ type Deps struct {
 	// Warming, when set, reports that the server is still building the search indexes it warms
 	// at start and was told to be not ready meanwhile (search.warmReady).
 	Warming func() bool
+}
+
+// serveConsole answers a file of the console, or 404.
+func serveConsole(c echo.Context) error {
+	if !console.Serve(c.Response(), c.Request(), c.Param("*")) {
+		return echo.ErrNotFound
+	}
+	return nil
 }
 
 // mcpPath is where the MCP door is served.
@@ -180,6 +189,12 @@ func New(cfg Config, d Deps) *echo.Echo {
 			routes{e: e, mw: auth[catalog.Token]}.add(m, mcpPath, echo.WrapHandler(d.MCP))
 		}
 	}
+	// The console (web/console): its files are open, as they hold no data (the page asks for a
+	// token and sends it with every request). /console alone goes to /console/.
+	e.GET(strings.TrimSuffix(console.Path, "/"), func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, console.Path)
+	}, wholeSegments)
+	routes{e: e}.add(http.MethodGet, console.Path+"*", serveConsole)
 	if len(byName) > 0 {
 		panic(fmt.Sprintf("web: handlers of requests not in the catalogue: %v", slices.Sorted(maps.Keys(byName))))
 	}

@@ -1,0 +1,159 @@
+// The console's pages, by the hash of the location: #/cards, #/cards/{agentId},
+// #/cards/{agentId}/edit, #/access, #/delegations, #/tenants, #/login.
+import { call, decodeClaims, onUnauthenticated, session } from './api.js';
+import { catalogue } from './catalogue.js';
+import { cardPage, editPage } from './card.js';
+import { accessPage } from './access.js';
+import { delegationsPage } from './delegations.js';
+import { tenantsPage } from './tenants.js';
+import { clearNotice, errorText, field, go, h, notice, page } from './ui.js';
+
+// caps are what the signed-in user may do beyond a page's own checks, asked at sign-in to decide
+// which controls to show; the server still decides every request.
+export const caps = { policies: false, platform: false };
+function loginPage(message) {
+  const token = h('textarea', { name: 'token', rows: 4, required: true, autocomplete: 'off', spellcheck: 'false' });
+  const tenant = h('input', { name: 'tenant', autocomplete: 'off' });
+  const status = h('p', { role: 'alert', class: 'error', hidden: !message }, message || '');
+  const form = h('form', { class: 'login', novalidate: true },
+    field('Token', token, 'A bearer token of this service (agentcards token). It is kept in this tab only, until you sign out or close it.'),
+    field('Tenant', tenant, 'Left empty: the tenant your token names. Platform admins may leave it empty.'),
+    status,
+    h('button', { type: 'submit' }, 'Sign in'));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const value = token.value.trim();
+    if (!value) {
+      status.hidden = false;
+      status.textContent = 'Paste a token first.';
+      token.focus();
+      return;
+    }
+    session.signIn(value, tenant.value.trim() || decodeClaims(value).tenant || '');
+    try {
+      await checkSession();
+      go(session.tenant ? '#/cards' : '#/tenants');
+    } catch (err) {
+      session.signOut();
+      status.hidden = false;
+      status.textContent = `Not signed in: ${errorText(err)}`;
+      token.focus();
+    }
+  });
+  page('Sign in', h('p', {}, 'The console does what your token may do, through the same API as any client.'), form);
+}
+
+// checkSession asks the server about the token: in a tenant, whether it may read there (which
+// also proves the token and the tenant); without one (a platform admin), the tenant list.
+async function checkSession() {
+  caps.platform = session.claims.platform_admin === true;
+  if (session.tenant) {
+    // Asking about policies:manage proves the token and the tenant (a foreign or missing tenant
+    // is 404) and says whether to offer the access pages' controls.
+    const { data } = await call('POST', `/v1/tenants/${encodeURIComponent(session.tenant)}/authorize`,
+      { body: { action: 'policies:manage', object: 'policies' } });
+    caps.policies = Boolean(data && data.allowed);
+  } else if (caps.platform) {
+    await call('GET', '/v1/tenants');
+  } else {
+    throw new Error('the token names no tenant: give one');
+  }
+  showWho();
+}
+
+function showWho() {
+  const who = document.getElementById('who');
+  const nav = document.getElementById('nav');
+  if (!session.token) {
+    who.replaceChildren();
+    nav.hidden = true;
+    return;
+  }
+  const c = session.claims;
+  nav.hidden = false;
+  for (const a of nav.querySelectorAll('[data-page]')) {
+    if (a.dataset.page !== 'tenants') { a.closest('li').hidden = !session.tenant; }
+  }
+  document.getElementById('nav-tenants').hidden = !caps.platform;
+  who.replaceChildren(...[
+    h('span', { id: 'who-subject' }, c.sub || '(no subject)'),
+    session.tenant ? h('span', {}, ' in ', h('strong', { id: 'who-tenant' }, session.tenant)) : null,
+    caps.platform ? h('span', { class: 'badge platform' }, 'platform admin') : null,
+    h('button', { type: 'button', id: 'sign-out', onclick: () => { session.signOut(); showWho(); go('#/login'); } }, 'Sign out'),
+  ].filter(Boolean));
+}
+
+let signedIn = null;
+
+// ensureSession checks a token kept from earlier in this tab once per page load.
+async function ensureSession() {
+  if (!session.token) { return false; }
+  if (!signedIn) {
+    signedIn = checkSession().then(() => true, (err) => {
+      session.signOut();
+      signedIn = null;
+      loginPage(`Signed out: ${errorText(err)}`);
+      return false;
+    });
+  }
+  return signedIn;
+}
+
+// switchTenant makes a platform admin act in another tenant.
+export async function switchTenant(tenant) {
+  session.tenant = tenant;
+  signedIn = null;
+  await ensureSession();
+}
+
+const routes = [
+  [/^#\/cards\/([^/?]+)\/edit$/, (m) => editPage(decodeURIComponent(m[1]))],
+  [/^#\/cards\/([^/?]+)$/, (m) => cardPage(decodeURIComponent(m[1]))],
+  [/^#\/cards(\?.*)?$/, () => catalogue()],
+  [/^#\/access$/, () => accessPage()],
+  [/^#\/delegations(\?.*)?$/, () => delegationsPage()],
+  [/^#\/tenants$/, () => tenantsPage()],
+];
+
+async function route() {
+  const hash = location.hash;
+  if (hash && !hash.startsWith('#/')) { return; } // an in-page anchor, not a page
+  if (hash !== '#/login' && hash !== '' && hash !== '#/') { clearNotice(); }
+  if (!session.token || hash === '#/login') {
+    showWho();
+    loginPage();
+    return;
+  }
+  if (!(await ensureSession())) { return; }
+  for (const a of document.querySelectorAll('#nav a')) {
+    if (hash.startsWith(a.getAttribute('href'))) { a.setAttribute('aria-current', 'page'); } else { a.removeAttribute('aria-current'); }
+  }
+  for (const [re, render] of routes) {
+    const m = hash.match(re);
+    if (m) {
+      try {
+        await render(m);
+      } catch (err) {
+        if (err.status === 401) { return; } // the sign-in page is up already
+        page('Something went wrong', h('p', { class: 'error', role: 'alert' }, errorText(err)));
+      }
+      return;
+    }
+  }
+  go(session.tenant ? '#/cards' : '#/tenants');
+}
+
+onUnauthenticated((err) => {
+  session.signOut();
+  signedIn = null;
+  showWho();
+  loginPage(`Your token was refused: ${err.message}. Sign in again.`);
+  notice('Signed out: the server refused the token.', 'error');
+});
+
+document.getElementById('skip').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  document.getElementById('main').focus();
+});
+window.addEventListener('hashchange', route);
+route();
