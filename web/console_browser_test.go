@@ -171,6 +171,21 @@ func (b *browser) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 func (b *browser) open(hash string) {
 	b.t.Helper()
 	b.do("open "+hash, chromedp.Navigate(b.base+console.Path+hash))
+	b.loaded(hash)
+}
+
+// loaded waits until the console has rendered the page of hash.
+func (b *browser) loaded(hash string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, patienceUI)
+	defer cancel()
+	want, _ := json.Marshal(hash)
+	ok, err := chromedp.Run(ctx, chromedp.Poll[bool](
+		`(() => { const m = document.getElementById('main'); return m.dataset.route === `+string(want)+` && m.getAttribute('aria-busy') === 'false'; })()`,
+		chromedp.WithPollingTimeout(patienceUI)))
+	if err != nil || !ok {
+		b.t.Fatalf("waiting for the page %q: %v (the page shows %q)", hash, err, b.textNow("#main"))
+	}
 }
 
 // signIn opens the console and signs in with token (and tenant, when given).

@@ -143,3 +143,103 @@ func TestConsoleFiles(t *testing.T) {
 	expect(t, e.do("GET", console.Path+"app.js?x=1", "", nil), http.StatusBadRequest, "invalid")
 	expect(t, e.do("POST", console.Path+"app.js", "", nil), http.StatusMethodNotAllowed)
 }
+
+// TestConsoleEditCard: an admin edits a card in the form. The API's validation message shows at
+// the field it names; a card changed by someone else meanwhile is explained (412) and the edits
+// are kept, then saved over the new revision; a delete asks first.
+func TestConsoleEditCard(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	alice, _ := consoleTenant(t, e)
+	b := newBrowser(t, e)
+	b.signIn(alice, "acme")
+
+	b.open("#/cards/translator-05")
+	b.do("edit", chromedp.Click(chromedp.ID("edit-card")))
+	b.waitText("#base-revision", "Editing revision 1")
+
+	// An invalid name and protocol: the server's messages, at their fields.
+	b.submit("save an invalid card", map[string]string{"#f-name": "  ", "#f-protocols": "a2a, Not A Protocol"}, "#save")
+	b.waitText("#f-name-error", "name: is required")
+	b.waitText("#f-protocols-error", "protocols[1]")
+	b.waitText("#form-errors", "2 problems")
+	if got := b.textNow(`#f-name[aria-invalid="true"]`); got != "" || b.count(`#f-name[aria-invalid="true"]`) != 1 {
+		t.Errorf("the name field is not marked invalid")
+	}
+	if c := e.card(t, alice, "translator-05"); c.Revision != 1 || c.Name != "Translator 5" {
+		t.Fatalf("an invalid save changed the card: %+v", c)
+	}
+
+	// Someone else changes the card while the form is open: the save is refused with 412, the
+	// form keeps the user's edits, takes the other's change of a field the user left alone, and
+	// shows the other's value of a field both changed.
+	b.fill("edit", "#f-protocols", "a2a, http")
+	b.fill("edit", "#f-name", "Translator Prime")
+	b.fill("edit", "#f-version", "2.0.0")
+	expect(t, e.do("PATCH", "/v1/tenants/acme/cards/translator-05", alice,
+		map[string]any{"description": "Changed by someone else.", "version": "1.5.0"}), http.StatusOK)
+	b.do("save over a stale revision", chromedp.Click(chromedp.ID("save")))
+	b.waitText("#stale", "You started from revision 1; someone saved revision 2 since")
+	b.waitText("#stale", "fields you had not touched are now in the form: description")
+	b.waitText("#stale", "You both changed version")
+	b.waitText(`[data-field="version"] .now-stored`, "1.5.0")
+	for sel, want := range map[string]string{"#f-name": "Translator Prime", "#f-version": "2.0.0", "#f-description": "Changed by someone else."} {
+		if got := b.value(sel); got != want {
+			t.Errorf("after the 412 %s holds %q, want %q", sel, got, want)
+		}
+	}
+	if c := e.card(t, alice, "translator-05"); c.Revision != 2 || c.Name != "Translator 5" {
+		t.Fatalf("a stale save changed the card: %+v", c)
+	}
+	b.do("save again", chromedp.Click(chromedp.ID("save")))
+	b.waitText("#notice", "Saved translator-05: revision 3")
+	b.waitText("#page-title", "Translator Prime")
+	c := e.card(t, alice, "translator-05")
+	if c.Revision != 3 || c.Name != "Translator Prime" || c.Version != "2.0.0" || c.Description != "Changed by someone else." {
+		t.Errorf("after the second save: revision %d, name %q, version %q, description %q; want 3, the user's name and version, the other's description",
+			c.Revision, c.Name, c.Version, c.Description)
+	}
+
+	// Delete: cancelled, then confirmed.
+	b.open("#/cards/summarizer-01")
+	b.waitText("#page-title", "Summarizer 1")
+	b.do("delete", chromedp.Click(chromedp.ID("delete-card")))
+	b.confirmDialog(false)
+	expect(t, e.do("GET", "/v1/tenants/acme/cards/summarizer-01", alice, nil), http.StatusOK)
+	b.do("delete", chromedp.Click(chromedp.ID("delete-card")))
+	b.confirmDialog(true)
+	b.waitText("#notice", "Deleted summarizer-01")
+	b.waitText("#total", "24 cards match")
+	expect(t, e.do("GET", "/v1/tenants/acme/cards/summarizer-01", alice, nil), http.StatusNotFound, "not_found")
+}
+
+// TestConsoleReader: a reader sees cards but no edit or delete controls, and a save they try
+// anyway (the edit page by its address) is refused by the server and changes nothing.
+func TestConsoleReader(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	alice, rita := consoleTenant(t, e)
+	b := newBrowser(t, e)
+	b.signIn(rita, "")
+	b.waitText("#total", "25 cards match")
+	b.open("#/cards/translator-01")
+	b.waitText("#page-title", "Translator 1")
+	b.waitText("#history", "needs policies:manage or audit:read")
+	if n := b.count("#edit-card, #delete-card"); n != 0 {
+		t.Errorf("a reader sees %d edit or delete controls", n)
+	}
+	b.open("#/cards/translator-01/edit")
+	b.waitText("#not-allowed", "does not allow changing this card")
+	b.submit("save as a reader", map[string]string{"#f-name": "Renamed by a reader"}, "#save")
+	b.waitText("#form-errors", "Refused: your token may not change this card")
+	if c := e.card(t, alice, "translator-01"); c.Name != "Translator 1" || c.Revision != 1 {
+		t.Errorf("a reader's save changed the card: %+v", c)
+	}
+	b.open("#/access")
+	b.waitText("#roles-refused", "policies:manage")
+	if n := b.count("#policies"); n != 0 {
+		t.Errorf("a reader sees the policies section")
+	}
+	b.fill("ask", "#check-action", "cards:write")
+	b.fill("ask", "#check-object", "cards/translator-01")
+	b.do("ask", chromedp.Click(chromedp.CSS("#check button[type=submit]")))
+	b.waitText("#check-answer", "Refused")
+}

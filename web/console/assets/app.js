@@ -6,7 +6,7 @@ import { cardPage, editPage } from './card.js';
 import { accessPage } from './access.js';
 import { delegationsPage } from './delegations.js';
 import { tenantsPage } from './tenants.js';
-import { clearNotice, errorText, field, go, h, notice, page } from './ui.js';
+import { errorText, field, go, h, notice, page, pageNotice } from './ui.js';
 
 // caps are what the signed-in user may do beyond a page's own checks, asked at sign-in to decide
 // which controls to show; the server still decides every request.
@@ -115,10 +115,23 @@ const routes = [
   [/^#\/tenants$/, () => tenantsPage()],
 ];
 
+// route renders the page of the location's hash. The main area is aria-busy while it loads, and
+// says which route it shows once done (data-route), which tests wait for.
 async function route() {
   const hash = location.hash;
   if (hash && !hash.startsWith('#/')) { return; } // an in-page anchor, not a page
-  if (hash !== '#/login' && hash !== '' && hash !== '#/') { clearNotice(); }
+  const main = document.getElementById('main');
+  main.setAttribute('aria-busy', 'true');
+  try {
+    await render(hash);
+  } finally {
+    main.dataset.route = hash;
+    main.setAttribute('aria-busy', 'false');
+  }
+}
+
+async function render(hash) {
+  if (hash !== '#/login' && hash !== '' && hash !== '#/') { pageNotice(); }
   if (!session.token || hash === '#/login') {
     showWho();
     loginPage();
@@ -128,11 +141,11 @@ async function route() {
   for (const a of document.querySelectorAll('#nav a')) {
     if (hash.startsWith(a.getAttribute('href'))) { a.setAttribute('aria-current', 'page'); } else { a.removeAttribute('aria-current'); }
   }
-  for (const [re, render] of routes) {
+  for (const [re, show] of routes) {
     const m = hash.match(re);
     if (m) {
       try {
-        await render(m);
+        await show(m);
       } catch (err) {
         if (err.status === 401) { return; } // the sign-in page is up already
         page('Something went wrong', h('p', { class: 'error', role: 'alert' }, errorText(err)));

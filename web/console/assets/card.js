@@ -3,7 +3,7 @@
 // at the fields they name and keeps the user's edits through a stale revision (412).
 import { call, cardPath, may, session, tenantPath } from './api.js';
 import { verifyCard } from './sig.js';
-import { badge, confirm, errorText, failure, field, go, h, list, notice, page, when } from './ui.js';
+import { badge, confirm, errorText, failure, field, goWith, h, list, notice, page, when } from './ui.js';
 
 export async function cardPage(agentId) {
   let res;
@@ -153,8 +153,7 @@ async function removeCard(c) {
   if (!(await confirm(`Delete the card ${c.agentId} (${c.name})? Its agent can no longer be found or delegated to.`, 'Delete'))) { return; }
   try {
     await call('DELETE', cardPath(c.agentId), { headers: { 'If-Match': `"${c.revision}"` } });
-    go('#/cards');
-    notice(`Deleted ${c.agentId}.`, 'ok');
+    goWith('#/cards', `Deleted ${c.agentId}.`);
   } catch (err) {
     const why = err.status === 412
       ? `The card changed since this page loaded it (it is past revision ${c.revision}), so it was not deleted. Reload it, look, and delete again if you still mean to.`
@@ -269,17 +268,17 @@ export async function editPage(agentId) {
 
   // patch is the merge patch from the base card to the form: only the members changed.
   function patch() {
-    const now = Object.fromEntries(Object.entries(controls).map(([k, c]) => [k, c.value]));
+    const now = edited();
     const was = formValues(base);
     const p = {};
-    for (const k of TEXT) { if (now[k].trim() !== was[k]) { p[k] = now[k].trim(); } }
-    for (const k of LISTS) { if (list(now[k]).join(', ') !== was[k]) { p[k] = list(now[k]); } }
+    for (const k of TEXT) { if (now[k] !== was[k]) { p[k] = now[k]; } }
+    for (const k of LISTS) { if (now[k] !== was[k]) { p[k] = list(now[k]); } }
     if (now.visibility !== was.visibility) { p.visibility = now.visibility; }
     if (now.status !== was.status) { p.status = now.status; }
     if (now.deprecationMessage !== was.deprecationMessage || now.deprecationSuccessor !== was.deprecationSuccessor || p.status) {
       const dep = {};
-      if (now.deprecationMessage.trim()) { dep.message = now.deprecationMessage.trim(); }
-      if (now.deprecationSuccessor.trim()) { dep.successor = now.deprecationSuccessor.trim(); }
+      if (now.deprecationMessage) { dep.message = now.deprecationMessage; }
+      if (now.deprecationSuccessor) { dep.successor = now.deprecationSuccessor; }
       if (now.status === 'deprecated' && Object.keys(dep).length) { p.deprecation = dep; } else if (base.deprecation) { p.deprecation = null; }
     }
     if (now.capabilities !== was.capabilities) {
@@ -294,9 +293,18 @@ export async function editPage(agentId) {
     return { patch: p };
   }
 
-  // rebase explains a 412: the card moved on while the user edited. Their edits stay in the
-  // form; under each field the current value is shown where it changed, and the next save goes
-  // over the new revision.
+  // edited are the form's values in formValues' shape, as the user left them.
+  function edited() {
+    const now = Object.fromEntries(Object.entries(controls).map(([k, c]) => [k, c.value]));
+    for (const k of [...TEXT, 'deprecationMessage', 'deprecationSuccessor']) { now[k] = now[k].trim(); }
+    for (const k of LISTS) { now[k] = list(now[k]).join(', '); }
+    return now;
+  }
+
+  // rebase explains a 412: the card moved on while the user edited. A field the user left alone
+  // takes the new stored value (so the next save does not undo the other change); a field they
+  // edited keeps their edit, with the value now stored shown under it. The next save goes over
+  // the new revision and sends only the user's edits.
   async function rebase(tried) {
     let current;
     try {
@@ -309,18 +317,26 @@ export async function editPage(agentId) {
     }
     const was = formValues(base);
     const now = formValues(current);
-    const changed = Object.keys(now).filter((k) => now[k] !== was[k]);
+    const mine = edited();
+    const taken = [];
+    const both = [];
     for (const el of form.querySelectorAll('.now-stored')) { el.remove(); }
-    for (const k of changed) {
-      const holder = controls[k].closest('.field');
-      holder.append(h('p', { class: 'now-stored' }, 'Now stored: ', h('code', {}, now[k] || '(empty)')));
+    for (const k of Object.keys(now)) {
+      if (now[k] === was[k]) { continue; }
+      if (mine[k] === was[k]) {
+        controls[k].value = now[k];
+        taken.push(k);
+      } else if (mine[k] !== now[k]) {
+        both.push(k);
+        controls[k].closest('.field').append(h('p', { class: 'now-stored' }, 'Now stored: ', h('code', {}, now[k] || '(empty)')));
+      }
     }
     stale.replaceChildren(
       h('p', {}, h('strong', {}, 'Not saved: the card changed while you were editing it. '),
-        `You started from revision ${tried}; someone saved revision ${current.revision} since. `,
-        'Your edits are still in the form. ',
-        changed.length ? `What changed meanwhile is shown under ${changed.length === 1 ? 'its field' : 'each field'} as "Now stored". ` : 'None of the fields here changed. ',
-        `Save again to apply your edits to revision ${current.revision}, or cancel to keep theirs.`));
+        `You started from revision ${tried}; someone saved revision ${current.revision} since. Your edits are still in the form.`),
+      taken.length ? h('p', {}, `Their changes to fields you had not touched are now in the form: ${taken.join(', ')}.`) : null,
+      both.length ? h('p', {}, `You both changed ${both.join(', ')}: your value is in the form, theirs is shown under it as "Now stored".`) : null,
+      h('p', {}, `Save again to apply your edits to revision ${current.revision}, or cancel to keep the card as it is.`));
     stale.hidden = false;
     base = current;
     revision.textContent = `Editing revision ${base.revision} (your edits kept from revision ${tried}).`;
@@ -341,8 +357,7 @@ export async function editPage(agentId) {
       const { data } = await call('PATCH', cardPath(agentId), {
         body: p, contentType: 'application/merge-patch+json', headers: { 'If-Match': `"${tried}"` },
       });
-      go(`#/cards/${encodeURIComponent(agentId)}`);
-      notice(`Saved ${agentId}: revision ${data.revision}.`, 'ok');
+      goWith(`#/cards/${encodeURIComponent(agentId)}`, `Saved ${agentId}: revision ${data.revision}.`);
     } catch (err) {
       if (err.status === 412) {
         await rebase(tried);

@@ -57,7 +57,21 @@ export function notice(text, kind = 'info') {
   el.textContent = text;
 }
 
-export function clearNotice() { notice('', 'info'); }
+// flash is a notice to show on the next page (set by goWith).
+let flash = null;
+
+// pageNotice clears the notice when a page changes, or shows the one goWith left for it.
+export function pageNotice() {
+  const f = flash;
+  flash = null;
+  notice(f ? f.text : '', f ? f.kind : 'info');
+}
+
+// goWith goes to a page and shows a notice there.
+export function goWith(hash, text, kind = 'ok') {
+  flash = { text, kind };
+  go(hash);
+}
 
 // errorText says what went wrong with a request, with the request id a support question needs.
 export function errorText(err) {
