@@ -157,6 +157,14 @@ func (b *browser) screenshot(name string) {
 	b.t.Logf("screenshot of the page: %s", file)
 }
 
+// shot saves a screenshot of the page when AGENTCARDS_CONSOLE_SHOTS names a directory (the
+// README's pictures are taken so).
+func (b *browser) shot(name string) {
+	if os.Getenv("AGENTCARDS_CONSOLE_SHOTS") != "" {
+		b.screenshot(name)
+	}
+}
+
 // do runs actions, failing the test (naming the step) on an error or after patienceUI.
 func (b *browser) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()

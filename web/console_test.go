@@ -71,6 +71,7 @@ func TestConsoleCatalogue(t *testing.T) {
 	if n := b.count("ol.results > li"); n != 10 {
 		t.Errorf("page 1 shows %d results, want 10", n)
 	}
+	b.shot("catalogue")
 	if n := b.count("ol.results > li mark"); n != 10 {
 		t.Errorf("%d results mark a matched capability, want 10", n)
 	}
@@ -104,6 +105,7 @@ func TestConsoleCatalogue(t *testing.T) {
 		b.waitText("#a2a-signature", "Signature verified in this browser")
 	}
 	b.waitText("#history-table", "cards.register_batch")
+	b.shot("card")
 }
 
 // TestConsoleFiles: the console is served from the binary with its security headers, and
@@ -242,4 +244,129 @@ func TestConsoleReader(t *testing.T) {
 	b.fill("ask", "#check-object", "cards/translator-01")
 	b.do("ask", chromedp.Click(chromedp.CSS("#check button[type=submit]")))
 	b.waitText("#check-answer", "Refused")
+}
+
+// TestConsoleAccess: an admin grants a role, asks whether its holder may do something, adds a
+// policy and revokes the role, each change seen through the API.
+func TestConsoleAccess(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	alice, _ := consoleTenant(t, e)
+	b := newBrowser(t, e)
+	b.signIn(alice, "")
+	b.open("#/access")
+	b.waitText("#roles", "rita")
+
+	b.submit("grant", map[string]string{"#grant-subject": "carol", "#grant-role": "editor"}, `#roles form button[type=submit]`)
+	b.waitText("#notice", "Granted editor to carol")
+	b.waitText("#roles", "carol")
+	roles := e.do("GET", "/v1/tenants/acme/roles", alice, nil)
+	expect(t, roles, http.StatusOK)
+	if !strings.Contains(string(roles.body), `{"subject":"carol","role":"editor"}`) {
+		t.Errorf("the API does not list the role granted: %s", roles.body)
+	}
+
+	b.submit("ask for carol", map[string]string{"#check-subject": "carol", "#check-action": "cards:write", "#check-object": "cards/translator-01"},
+		"#check button[type=submit]")
+	b.waitText("#check-answer", "Allowed")
+	b.submit("ask for dave", map[string]string{"#check-subject": "dave"}, "#check button[type=submit]")
+	b.waitText("#check-answer", "Refused")
+
+	// A deny policy wins over carol's role.
+	b.submit("add a policy", map[string]string{"#policy-subject": "carol", "#policy-object": "cards/translator-01",
+		"#policy-action": "cards:write", "#policy-effect": "deny"}, `#policies form button[type=submit]`)
+	b.waitText("#notice", "Policy added")
+	b.submit("ask for carol again", map[string]string{"#check-subject": "carol", "#check-action": "cards:write", "#check-object": "cards/translator-01"},
+		"#check button[type=submit]")
+	b.waitText("#check-answer", "Refused")
+
+	b.do("revoke", chromedp.Click(chromedp.CSS(`tr[data-subject="carol"][data-role="editor"] button`)))
+	b.confirmDialog(true)
+	b.waitText("#notice", "Revoked editor from carol")
+	if n := b.count(`tr[data-subject="carol"]`); n != 0 {
+		t.Errorf("carol is still listed after the revoke")
+	}
+	roles = e.do("GET", "/v1/tenants/acme/roles", alice, nil)
+	if strings.Contains(string(roles.body), `"carol"`) {
+		t.Errorf("the API still lists carol: %s", roles.body)
+	}
+}
+
+// TestConsoleDelegations: the delegation page charts the records' outcomes and latency, with
+// the numbers in a table, and filters the records.
+func TestConsoleDelegations(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	ok := newAgent(t, reply(http.StatusOK, `{"status": "completed", "result": {"ok": true}}`))
+	failing := newAgent(t, reply(http.StatusUnprocessableEntity, `the repository is archived`))
+	alice, olga := e.delegationSetup("acme", "reviewer", ok.endpoint())
+	card := sampleCard("broken")
+	card["endpoint"] = failing.endpoint()
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
+	for range 5 {
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("reviewer", "sync")), http.StatusOK)
+	}
+	for range 2 {
+		e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("broken", "sync"))
+	}
+
+	b := newBrowser(t, e)
+	b.signIn(alice, "")
+	b.open("#/delegations")
+	b.waitText("#charted", "7 delegations")
+	if n := b.count(`#outcomes-chart rect[data-status="completed"]`); n == 0 {
+		t.Error("the outcome chart has no bar of completed delegations")
+	}
+	if n := b.count(`#outcomes-chart rect[data-status="failed"]`); n == 0 {
+		t.Error("the outcome chart has no bar of failed delegations")
+	}
+	if n := b.count(`#latency-chart circle.p50`) + b.count(`#latency-chart circle.p95`); n < 2 {
+		t.Errorf("the latency chart has %d points, want p50 and p95", n)
+	}
+	b.waitText(`#chart-numbers td[data-total="completed"]`, "5")
+	b.waitText(`#chart-numbers td[data-total="failed"]`, "2")
+	b.shot("delegations")
+	if n := b.count("#records-table tbody tr"); n != 7 {
+		t.Errorf("the records table has %d rows, want 7", n)
+	}
+
+	b.submit("filter", map[string]string{"#filter-status": "failed"}, `form[aria-label="Filter delegations"] button[type=submit]`)
+	b.loaded("#/delegations?status=failed")
+	b.waitText("#charted", "2 delegations")
+	if n := b.count("#records-table tbody tr"); n != 2 {
+		t.Errorf("filtered by failed, the records table has %d rows, want 2", n)
+	}
+	b.waitText("#records-table", "the repository is archived")
+}
+
+// TestConsoleTenants: a platform admin, whose token names no tenant, lists, creates, suspends
+// and reactivates tenants, and acts in one.
+func TestConsoleTenants(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	consoleTenant(t, e)
+	root := e.admin()
+	b := newBrowser(t, e)
+	b.signIn(root, "")
+	b.loaded("#/tenants")
+	b.waitText("#tenants-table", "acme")
+
+	b.submit("create", map[string]string{"#tenant-id": "beta", "#tenant-name": "Beta Inc", "#tenant-admins": "zed, yan"}, `form button[type=submit]`)
+	b.waitText("#notice", "Created beta")
+	b.waitText("#tenants-table", "Beta Inc")
+	roles := e.do("GET", "/v1/tenants/beta/roles", root, nil)
+	expect(t, roles, http.StatusOK)
+	if !strings.Contains(string(roles.body), `"zed"`) || !strings.Contains(string(roles.body), `"yan"`) {
+		t.Errorf("beta's admins are not zed and yan: %s", roles.body)
+	}
+
+	b.do("suspend", chromedp.Click(chromedp.CSS(`tr[data-tenant="beta"] button.danger`)))
+	b.confirmDialog(true)
+	b.waitText("#notice", "beta is suspended now")
+	b.waitText(`tr[data-tenant="beta"]`, "suspended")
+	expect(t, e.do("GET", "/v1/tenants/beta/cards", e.token("zed", "beta", false), nil), http.StatusForbidden, "tenant_suspended")
+	b.do("reactivate", chromedp.Click(chromedp.CSS(`tr[data-tenant="beta"] button[aria-label="Reactivate beta"]`)))
+	b.waitText("#notice", "beta is active now")
+	expect(t, e.do("GET", "/v1/tenants/beta/cards", e.token("zed", "beta", false), nil), http.StatusOK)
+
+	b.do("act in acme", chromedp.Click(chromedp.CSS(`tr[data-tenant="acme"] button[aria-label="Act in acme"]`)))
+	b.waitText("#who-tenant", "acme")
+	b.waitText("#total", "25 cards match")
 }

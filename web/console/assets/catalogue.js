@@ -114,7 +114,7 @@ function result(hit) {
     h('p', { class: 'meta' },
       h('code', {}, c.agentId),
       c.status && c.status !== 'active' ? badge(c.status) : null,
-      badge(live, `live-${live}`),
+      badge(live === 'unknown' ? 'never heard from' : live, `live-${live}`),
       hit.score !== undefined ? h('span', { class: 'score' }, `score ${hit.score.toFixed(2)}`) : null,
       c.protocols && c.protocols.length ? h('span', {}, c.protocols.join(', ')) : null),
     c.description ? h('p', { class: 'desc' }, c.description) : null,

@@ -128,7 +128,7 @@ function axes(max, unit, bs, size) {
   for (const f of [0, 0.5, 1]) {
     const y = PAD.t + plotH * (1 - f);
     g.append(s('line', { x1: PAD.l, x2: W - PAD.r, y1: y, y2: y, class: 'grid' }),
-      s('text', { x: PAD.l - 6, y: y + 4, 'text-anchor': 'end' }, `${Math.round(max * f)}${unit}`));
+      s('text', { x: PAD.l - 6, y: y + 4, 'text-anchor': 'end' }, `${tick(max * f)}${unit}`));
   }
   const step = Math.max(1, Math.ceil(bs.length / 6));
   bs.forEach((b, i) => {
@@ -138,6 +138,15 @@ function axes(max, unit, bs, size) {
   });
   return g;
 }
+
+// tick is an axis value: whole above 10, else with a decimal.
+function tick(v) {
+  return v >= 10 || Number.isInteger(v) ? String(Math.round(v)) : v.toFixed(1);
+}
+
+// barW is a bar's width in a band, barX its left edge: bars stay narrow when there are few.
+function barW(n) { return Math.max(1, Math.min(bandW(n) - 4, 48)); }
+function barX(i, n) { return xOf(i, n) + (bandW(n) - barW(n)) / 2; }
 
 function bandW(n) { return (W - PAD.l - PAD.r) / n; }
 function xOf(i, n) { return PAD.l + i * bandW(n); }
@@ -155,7 +164,7 @@ function outcomeChart(bs, size) {
       if (!n) { continue; }
       const hgt = (n / max) * plotH;
       y -= hgt;
-      svg.append(s('rect', { x: xOf(i, bs.length) + 2, y, width: Math.max(1, bandW(bs.length) - 4), height: hgt, class: `bar status-${st}`, 'data-status': st, 'data-count': n },
+      svg.append(s('rect', { x: barX(i, bs.length), y, width: barW(bs.length), height: hgt, class: `bar status-${st}`, 'data-status': st, 'data-count': n },
         s('title', {}, `${label(b.at, size)}: ${n} ${st}`)));
     }
   });
