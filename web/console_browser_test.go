@@ -194,6 +194,23 @@ func (b *browser) loaded(hash string) {
 	if err != nil || !ok {
 		b.t.Fatalf("waiting for the page %q: %v (the page shows %q)", hash, err, b.textNow("#main"))
 	}
+	b.checkLabels(hash)
+}
+
+// checkLabels fails the test for a form control of the page that has no label.
+func (b *browser) checkLabels(hash string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, patienceUI)
+	defer cancel()
+	unlabelled, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('input, select, textarea, button')]
+		.filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !(el.tagName === 'BUTTON' && el.textContent.trim()))
+		.map((el) => el.outerHTML.slice(0, 80))`))
+	if err != nil {
+		b.t.Fatalf("checking labels: %v", err)
+	}
+	for _, el := range unlabelled {
+		b.t.Errorf("page %q: a control without a label: %s", hash, el)
+	}
 }
 
 // signIn opens the console and signs in with token (and tenant, when given).
@@ -223,6 +240,24 @@ func (b *browser) textNow(sel string) string {
 	defer cancel()
 	s, _ := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {textContent: ""}).textContent`, sel)))
 	return s
+}
+
+// evalString evaluates a JavaScript expression whose value is a string.
+func (b *browser) evalString(expr string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, patienceUI)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		b.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return s
+}
+
+// focused is the id of the element that has the focus.
+func (b *browser) focused() string {
+	b.t.Helper()
+	return b.evalString(`document.activeElement ? document.activeElement.id : ''`)
 }
 
 // count is the number of elements of a CSS selector.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/storage/storagetest"
@@ -106,6 +107,54 @@ func TestConsoleCatalogue(t *testing.T) {
 	}
 	b.waitText("#history-table", "cards.register_batch")
 	b.shot("card")
+}
+
+// TestConsoleSignIn: a token the server refuses, or a tenant not the token's, is said so on the
+// sign-in page; a keyboard alone signs in and searches; signing out forgets the token.
+func TestConsoleSignIn(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	alice, _ := consoleTenant(t, e)
+	b := newBrowser(t, e)
+	b.open("")
+	b.submit("a wrong token", map[string]string{"#f-token": "not.a.token", "#f-tenant": "acme"}, `form.login button[type=submit]`)
+	b.waitText("form.login .error", "Not signed in")
+	b.waitText("form.login .error", "401")
+	b.submit("another tenant", map[string]string{"#f-token": alice, "#f-tenant": "globex"}, `form.login button[type=submit]`)
+	b.waitText("form.login .error", "404")
+	if stored := b.evalString(`sessionStorage.getItem('agentcards.token') || ''`); stored != "" {
+		t.Errorf("a refused token is kept in sessionStorage")
+	}
+
+	// The keyboard alone: Tab from the top reaches the skip link, the token, the tenant and
+	// the button; Enter signs in; the focus lands on the page's heading, and the next Tab on
+	// the search box.
+	b.open("")
+	for _, want := range []string{"skip", "f-token", "f-tenant"} {
+		b.do("tab", chromedp.KeyEvent(kb.Tab))
+		if got := b.focused(); got != want {
+			t.Fatalf("Tab reached %q, want %q", got, want)
+		}
+		if want == "f-token" {
+			b.do("type the token", chromedp.KeyEvent(alice))
+		}
+	}
+	b.do("tab to the button and press Enter", chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
+	b.loaded("#/cards")
+	if got := b.focused(); got != "page-title" {
+		t.Errorf("after signing in the focus is on %q, want the page's heading", got)
+	}
+	b.do("search by keyboard", chromedp.KeyEvent(kb.Tab))
+	if got := b.focused(); got != "f-q" {
+		t.Fatalf("Tab from the heading reached %q, want the search box", got)
+	}
+	b.do("type and submit", chromedp.KeyEvent("summar"), chromedp.KeyEvent(kb.Enter))
+	b.waitText("#total", "13 cards match")
+
+	b.do("sign out", chromedp.Click(chromedp.ID("sign-out")))
+	b.loaded("#/login")
+	if stored := b.evalString(`sessionStorage.getItem('agentcards.token') || ''`); stored != "" {
+		t.Errorf("signing out left the token in sessionStorage")
+	}
 }
 
 // TestConsoleFiles: the console is served from the binary with its security headers, and

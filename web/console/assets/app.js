@@ -157,6 +157,7 @@ async function render(hash) {
 }
 
 onUnauthenticated((err) => {
+  if (!signedIn) { return; } // signing in: the sign-in form says why
   session.signOut();
   signedIn = null;
   showWho();

@@ -39,14 +39,16 @@ function append(el, children) {
   }
 }
 
-// page replaces the main area's content, names the page in the title, and moves the focus to its
-// heading, so keyboard and screen-reader users start at the top of what changed.
+// page replaces the main area's content and names the page in the title. After the first page
+// of a load it moves the focus to the new heading, so keyboard and screen-reader users start at
+// the top of what changed (the first page leaves the focus where a fresh page has it, before
+// the skip link).
 export function page(title, ...children) {
   const main = document.getElementById('main');
   const heading = h('h1', { tabindex: '-1', id: 'page-title' }, title);
   main.replaceChildren(heading, ...children.flat(Infinity).filter(Boolean));
   document.title = `${title} · agentcards console`;
-  heading.focus();
+  if (main.dataset.route !== undefined) { heading.focus(); }
   return main;
 }
 
