@@ -40,7 +40,7 @@ type browser struct {
 	requests []sentRequest
 }
 
-type sentRequest struct{ method, url string }
+type sentRequest struct{ method, url, body string }
 
 // chromium finds the browser. CI installs it (.ci/run), so there a missing one fails the test;
 // elsewhere the test is skipped with the command that installs it.
@@ -127,13 +127,23 @@ func (b *browser) listen(ev any) {
 			b.errors = append(b.errors, fmt.Sprintf("%s: %s", ev.Entry.Source, ev.Entry.Text))
 		}
 	case *network.EventRequestWillBeSent:
-		b.requests = append(b.requests, sentRequest{ev.Request.Method, ev.Request.URL})
+		var body []byte
+		for _, e := range ev.Request.PostDataEntries {
+			body = append(body, e.Bytes...)
+		}
+		b.requests = append(b.requests, sentRequest{ev.Request.Method, ev.Request.URL, string(body)})
 	}
 }
 
 // screenshot saves the page as it is into AGENTCARDS_CONSOLE_SHOTS (a temporary directory
 // when unset) and logs where.
 func (b *browser) screenshot(name string) {
+	file := strings.NewReplacer("/", "_", " ", "_").Replace(b.t.Name()) + "-" + name + ".png"
+	b.screenshotOf(file, chromedp.FullScreenshot(100))
+}
+
+// screenshotOf saves what take captures (the whole page, or what the window shows) as name.
+func (b *browser) screenshotOf(name string, take chromedp.Action[[]byte]) {
 	dir := os.Getenv("AGENTCARDS_CONSOLE_SHOTS")
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "agentcards-console-shots")
@@ -144,12 +154,12 @@ func (b *browser) screenshot(name string) {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(ctx, take)
 	if err != nil {
 		b.t.Logf("screenshot: %v", err)
 		return
 	}
-	file := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(b.t.Name())+"-"+name+".png")
+	file := filepath.Join(dir, name)
 	if err := os.WriteFile(file, png, 0o644); err != nil {
 		b.t.Logf("screenshot: %v", err)
 		return
@@ -161,7 +171,7 @@ func (b *browser) screenshot(name string) {
 // README's pictures are taken so).
 func (b *browser) shot(name string) {
 	if os.Getenv("AGENTCARDS_CONSOLE_SHOTS") != "" {
-		b.screenshot(name)
+		b.screenshotOf(name+".png", chromedp.CaptureScreenshot())
 	}
 }
 
@@ -213,12 +223,27 @@ func (b *browser) checkLabels(hash string) {
 	}
 }
 
-// signIn opens the console and signs in with token (and tenant, when given).
-func (b *browser) signIn(token, tenant string) {
+// signIn opens the console, signs in with token (and tenant, when given) and waits for the
+// page it lands on (#/cards, or #/tenants for a platform admin without a tenant).
+func (b *browser) signIn(token, tenant, landing string) {
 	b.t.Helper()
 	b.open("")
 	b.submit("sign in", map[string]string{"#f-token": token, "#f-tenant": tenant}, `form.login button[type=submit]`)
 	b.do("signed in", chromedp.WaitVisible(chromedp.ID("sign-out")))
+	b.loaded(landing)
+}
+
+// sent are the requests the page sent to paths ending with suffix, by method.
+func (b *browser) sent(method, suffix string) []sentRequest {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []sentRequest
+	for _, r := range b.requests {
+		if u, err := url.Parse(r.url); err == nil && r.method == method && strings.HasSuffix(u.Path, suffix) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // waitText waits until the element of the CSS selector exists and its text contains want.
@@ -248,6 +273,18 @@ func (b *browser) evalString(expr string) string {
 	ctx, cancel := context.WithTimeout(b.ctx, patienceUI)
 	defer cancel()
 	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		b.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return s
+}
+
+// evalAsync evaluates a JavaScript expression whose value is a promise of a string.
+func (b *browser) evalAsync(expr string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, patienceUI)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
 		b.t.Fatalf("evaluating %s: %v", expr, err)
 	}

@@ -111,7 +111,10 @@ async function renderPolicies(section) {
     h('td', {}, h('button', {
       type: 'button', class: 'danger small', 'aria-label': `Remove ${p.effect} ${p.action} on ${p.object} for ${p.subject}`,
       onclick: async () => {
-        if (!(await confirm(`Remove the policy: ${p.effect} ${p.subject} ${p.action} on ${p.object}?`, 'Remove'))) { return; }
+        const builtIn = ROLES.includes(p.subject)
+          ? ` This is a policy of the built-in role ${p.subject}: every member of the role loses it${p.action === 'policies:manage' ? ', and without it nobody but a platform admin can manage roles and policies here' : ''}.`
+          : '';
+        if (!(await confirm(`Remove the policy: ${p.effect} ${p.subject} ${p.action} on ${p.object}?${builtIn}`, 'Remove'))) { return; }
         try {
           await call('DELETE', tenantPath('/policies'), { query: p });
           notice('Policy removed.', 'ok');

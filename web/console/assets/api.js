@@ -13,7 +13,8 @@ export const session = {
   // claims are the token's payload as sent, not verified here (the server verifies every call).
   get claims() { return decodeClaims(this.token); },
   signIn(token, tenant) { sessionStorage.setItem(TOKEN, token); this.tenant = tenant; },
-  signOut() { sessionStorage.removeItem(TOKEN); sessionStorage.removeItem(TENANT); },
+  // signOut forgets the token and everything else the console kept in this tab.
+  signOut() { sessionStorage.clear(); },
 };
 
 // decodeClaims reads a JWT's payload, or {} for anything that is not one.

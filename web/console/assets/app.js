@@ -6,11 +6,11 @@ import { cardPage, editPage } from './card.js';
 import { accessPage } from './access.js';
 import { delegationsPage } from './delegations.js';
 import { tenantsPage } from './tenants.js';
-import { errorText, field, go, h, notice, page, pageNotice } from './ui.js';
+import { errorText, field, go, h, nextRoute, notice, page, pageNotice, ticket } from './ui.js';
 
 // caps are what the signed-in user may do beyond a page's own checks, asked at sign-in to decide
 // which controls to show; the server still decides every request.
-export const caps = { policies: false, platform: false };
+export const caps = { platform: false };
 function loginPage(message) {
   const token = h('textarea', { name: 'token', rows: 4, required: true, autocomplete: 'off', spellcheck: 'false' });
   const tenant = h('input', { name: 'tenant', autocomplete: 'off' });
@@ -32,6 +32,7 @@ function loginPage(message) {
     session.signIn(value, tenant.value.trim() || decodeClaims(value).tenant || '');
     try {
       await checkSession();
+      signedIn = Promise.resolve(true);
       go(session.tenant ? '#/cards' : '#/tenants');
     } catch (err) {
       session.signOut();
@@ -46,17 +47,20 @@ function loginPage(message) {
 // checkSession asks the server about the token: in a tenant, whether it may read there (which
 // also proves the token and the tenant); without one (a platform admin), the tenant list.
 async function checkSession() {
-  caps.platform = session.claims.platform_admin === true;
+  // A platform admin is one by the token's claim or by the server's configuration
+  // (auth.platformAdmins): the tenant list, which only they may read, tells.
+  caps.platform = await call('GET', '/v1/tenants').then(() => true, (err) => {
+    if (err.status === 403) { return false; }
+    throw err;
+  });
   if (session.tenant) {
-    // Asking about policies:manage proves the token and the tenant (a foreign or missing tenant
-    // is 404) and says whether to offer the access pages' controls.
-    const { data } = await call('POST', `/v1/tenants/${encodeURIComponent(session.tenant)}/authorize`,
+    // Asking a question proves the token in the tenant: a foreign or missing one is 404.
+    await call('POST', `/v1/tenants/${encodeURIComponent(session.tenant)}/authorize`,
       { body: { action: 'policies:manage', object: 'policies' } });
-    caps.policies = Boolean(data && data.allowed);
-  } else if (caps.platform) {
-    await call('GET', '/v1/tenants');
-  } else {
-    throw new Error('the token names no tenant: give one');
+  } else if (!caps.platform) {
+    const err = new Error('the token names no tenant: give one');
+    err.noTenant = true;
+    throw err;
   }
   showWho();
 }
@@ -90,9 +94,15 @@ async function ensureSession() {
   if (!session.token) { return false; }
   if (!signedIn) {
     signedIn = checkSession().then(() => true, (err) => {
-      session.signOut();
       signedIn = null;
-      loginPage(`Signed out: ${errorText(err)}`);
+      if ([401, 403, 404].includes(err.status) || err.noTenant) {
+        // The token or the tenant is refused: forget them.
+        session.signOut();
+        loginPage(`Signed out: ${errorText(err)}`);
+      } else {
+        // The server failed or was not reached: keep the token and say so.
+        page('The server did not answer', h('p', { class: 'error', role: 'alert' }, `${errorText(err)}. Reload the page to try again.`));
+      }
       return false;
     });
   }
@@ -120,13 +130,17 @@ const routes = [
 async function route() {
   const hash = location.hash;
   if (hash && !hash.startsWith('#/')) { return; } // an in-page anchor, not a page
+  nextRoute();
+  const live = ticket();
   const main = document.getElementById('main');
   main.setAttribute('aria-busy', 'true');
   try {
     await render(hash);
   } finally {
-    main.dataset.route = hash;
-    main.setAttribute('aria-busy', 'false');
+    if (live()) {
+      main.dataset.route = hash;
+      main.setAttribute('aria-busy', 'false');
+    }
   }
 }
 

@@ -1,20 +1,23 @@
 // A card: its fields, liveness and status, its A2A renderings with their signature checked,
 // its history from the audit trail; and the edit form, which shows the API's validation messages
 // at the fields they name and keeps the user's edits through a stale revision (412).
-import { call, cardPath, may, session, tenantPath } from './api.js';
+import { allPages, call, cardPath, may, session, tenantPath } from './api.js';
 import { verifyCard } from './sig.js';
-import { badge, confirm, errorText, failure, field, goWith, h, list, notice, page, when } from './ui.js';
+import { badge, confirm, errorText, failure, field, goWith, h, list, notice, page, ticket, when } from './ui.js';
 
 export async function cardPage(agentId) {
+  const live = ticket();
   let res;
   try {
     res = await call('GET', cardPath(agentId));
   } catch (err) {
+    if (!live()) { return; }
     page(`Card ${agentId}`, failure(err, 'The card could not be read: '), h('p', {}, h('a', { href: '#/cards' }, 'Back to the catalogue')));
     return;
   }
   const c = res.data;
   const [canWrite, canDelete] = await Promise.all([may('cards:write', `cards/${agentId}`), may('cards:delete', `cards/${agentId}`)]);
+  if (!live()) { return; }
   const actions = h('div', { class: 'actions' });
   if (canWrite) { actions.append(h('a', { class: 'button', id: 'edit-card', href: `#/cards/${encodeURIComponent(agentId)}/edit` }, 'Edit')); }
   if (canDelete) {
@@ -104,15 +107,19 @@ function renderA2A(section, c) {
   section.append(choose, out);
   const path = `/a2a/${encodeURIComponent(session.tenant)}/${encodeURIComponent(c.agentId)}/.well-known/agent-card.json`;
   section.append(h('p', { class: 'hint' }, 'Served at ', h('code', {}, path), ' (public cards without a token).'));
+  let shown = 0;
   async function show(version) {
+    const mine = ++shown;
     out.replaceChildren(h('p', {}, 'Loading…'));
     try {
       const { data } = await call('GET', path, { query: { version } });
       const check = await verifyCard(data);
+      if (mine !== shown) { return; } // another version was chosen meanwhile
       out.replaceChildren(
         h('p', { id: 'a2a-signature', class: `sig sig-${check.state}`, 'data-state': check.state }, check.text),
         h('pre', { id: 'a2a-json', tabindex: '0', 'aria-label': `A2A ${version || 'default'} card` }, JSON.stringify(data, null, 2)));
     } catch (err) {
+      if (mine !== shown) { return; }
       out.replaceChildren(err.code === 'version_not_supported'
         ? h('p', { id: 'a2a-signature', 'data-state': 'none' }, `No A2A ${version} card: ${err.message}`)
         : failure(err, 'The A2A card could not be read: '));
@@ -123,8 +130,9 @@ function renderA2A(section, c) {
 
 async function renderHistory(section, c) {
   try {
-    const { data } = await call('GET', tenantPath('/audit'), { query: { object: `cards/${c.agentId}`, limit: 100 } });
-    const mine = data.items.filter((e) => e.object === `cards/${c.agentId}` || e.object.startsWith(`cards/${c.agentId}/`));
+    // The object filter is a prefix: cards/foo also finds cards/foo-bar's entries, left out here.
+    const { items } = await allPages(tenantPath('/audit'), { object: `cards/${c.agentId}` }, 500);
+    const mine = items.filter((e) => e.object === `cards/${c.agentId}` || e.object.startsWith(`cards/${c.agentId}/`));
     if (!mine.length) {
       section.append(h('p', {}, 'No changes recorded.'));
       return;
@@ -167,13 +175,16 @@ async function removeCard(c) {
 const TEXT = ['name', 'description', 'version', 'endpoint'];
 const LISTS = ['protocols', 'tags'];
 
+// formValues are a card's values as the form shows them, normalised as edited() reads the form
+// (trimmed, line ends as a textarea keeps them), so that a field nobody touched compares equal.
 function formValues(c) {
+  const text = (v) => String(v || '').replace(/\r\n?/g, '\n').trim();
   return {
-    name: c.name || '', description: c.description || '', version: c.version || '', endpoint: c.endpoint || '',
+    name: text(c.name), description: text(c.description), version: text(c.version), endpoint: text(c.endpoint),
     protocols: (c.protocols || []).join(', '), tags: (c.tags || []).join(', '),
     visibility: c.visibility || 'tenant', status: c.status || 'active',
-    deprecationMessage: (c.deprecation && c.deprecation.message) || '',
-    deprecationSuccessor: (c.deprecation && c.deprecation.successor) || '',
+    deprecationMessage: text(c.deprecation && c.deprecation.message),
+    deprecationSuccessor: text(c.deprecation && c.deprecation.successor),
     capabilities: JSON.stringify(c.capabilities || [], null, 2),
   };
 }
@@ -197,15 +208,18 @@ export function problems(message) {
 }
 
 export async function editPage(agentId) {
+  const live = ticket();
   let res;
   try {
     res = await call('GET', cardPath(agentId));
   } catch (err) {
+    if (!live()) { return; }
     page(`Edit ${agentId}`, failure(err, 'The card could not be read: '));
     return;
   }
   let base = res.data;
   const allowed = await may('cards:write', `cards/${agentId}`);
+  if (!live()) { return; }
   const v = formValues(base);
   const controls = {
     name: h('input', { name: 'name', value: v.name, required: true, maxlength: 200 }),
@@ -220,6 +234,13 @@ export async function editPage(agentId) {
     deprecationSuccessor: h('input', { name: 'deprecationSuccessor', value: v.deprecationSuccessor }),
     capabilities: h('textarea', { name: 'capabilities', rows: 12, spellcheck: 'false', class: 'code' }, v.capabilities),
   };
+  // touched are the fields the user changed: only they go into the patch, so a save never
+  // rewrites a field the user did not edit.
+  const touched = new Set();
+  for (const [k, c] of Object.entries(controls)) {
+    c.addEventListener('input', () => touched.add(k));
+    c.addEventListener('change', () => touched.add(k));
+  }
   const summary = h('div', { id: 'form-errors', role: 'alert', tabindex: '-1', hidden: true });
   const stale = h('div', { id: 'stale', role: 'alert', tabindex: '-1', hidden: true });
   const revision = h('p', { id: 'base-revision' }, `Editing revision ${base.revision}.`);
@@ -266,29 +287,38 @@ export async function editPage(agentId) {
     (first || summary).focus();
   }
 
-  // patch is the merge patch from the base card to the form: only the members changed.
+  // patch is the merge patch of the user's edits: the touched fields whose value differs from
+  // the base card's.
   function patch() {
     const now = edited();
     const was = formValues(base);
+    const changed = (k) => touched.has(k) && now[k] !== was[k];
     const p = {};
-    for (const k of TEXT) { if (now[k] !== was[k]) { p[k] = now[k]; } }
-    for (const k of LISTS) { if (now[k] !== was[k]) { p[k] = list(now[k]); } }
-    if (now.visibility !== was.visibility) { p.visibility = now.visibility; }
-    if (now.status !== was.status) { p.status = now.status; }
-    if (now.deprecationMessage !== was.deprecationMessage || now.deprecationSuccessor !== was.deprecationSuccessor || p.status) {
-      const dep = {};
-      if (now.deprecationMessage) { dep.message = now.deprecationMessage; }
-      if (now.deprecationSuccessor) { dep.successor = now.deprecationSuccessor; }
-      if (now.status === 'deprecated' && Object.keys(dep).length) { p.deprecation = dep; } else if (base.deprecation) { p.deprecation = null; }
+    for (const k of TEXT) { if (changed(k)) { p[k] = now[k]; } }
+    for (const k of LISTS) { if (changed(k)) { p[k] = list(now[k]); } }
+    if (changed('visibility')) { p.visibility = now.visibility; }
+    if (changed('status')) { p.status = now.status; }
+    const status = now.status;
+    const depChanged = changed('deprecationMessage') || changed('deprecationSuccessor');
+    if (status === 'deprecated') {
+      if (depChanged) {
+        // Members of a merge patch merge: a cleared one is sent as null to remove it.
+        p.deprecation = { message: now.deprecationMessage || null, successor: now.deprecationSuccessor || null };
+      }
+    } else if (depChanged && (now.deprecationMessage || now.deprecationSuccessor)) {
+      const field = changed('deprecationMessage') ? 'deprecationMessage' : 'deprecationSuccessor';
+      return { errors: [{ field, path: field === 'deprecationMessage' ? 'deprecation.message' : 'deprecation.successor', text: 'only a deprecated card has one: set the status to deprecated' }] };
+    } else if (base.deprecation && (changed('status') || depChanged)) {
+      p.deprecation = null;
     }
-    if (now.capabilities !== was.capabilities) {
+    if (changed('capabilities')) {
       let caps;
       try {
         caps = JSON.parse(now.capabilities);
       } catch (err) {
         return { errors: [{ field: 'capabilities', path: 'capabilities', text: `not JSON: ${err.message}` }] };
       }
-      if (JSON.stringify(caps) !== JSON.stringify(base.capabilities || [])) { p.capabilities = caps; }
+      p.capabilities = caps;
     }
     return { patch: p };
   }
@@ -296,7 +326,7 @@ export async function editPage(agentId) {
   // edited are the form's values in formValues' shape, as the user left them.
   function edited() {
     const now = Object.fromEntries(Object.entries(controls).map(([k, c]) => [k, c.value]));
-    for (const k of [...TEXT, 'deprecationMessage', 'deprecationSuccessor']) { now[k] = now[k].trim(); }
+    for (const k of [...TEXT, 'deprecationMessage', 'deprecationSuccessor']) { now[k] = now[k].replace(/\r\n?/g, '\n').trim(); }
     for (const k of LISTS) { now[k] = list(now[k]).join(', '); }
     return now;
   }
@@ -320,23 +350,31 @@ export async function editPage(agentId) {
     const mine = edited();
     const taken = [];
     const both = [];
-    for (const el of form.querySelectorAll('.now-stored')) { el.remove(); }
+    for (const el of form.querySelectorAll('.now-stored')) {
+      const control = el.closest('.field').querySelector('input, select, textarea');
+      control.setAttribute('aria-describedby', control.getAttribute('aria-describedby').replace(` ${el.id}`, ''));
+      el.remove();
+    }
     for (const k of Object.keys(now)) {
       if (now[k] === was[k]) { continue; }
-      if (mine[k] === was[k]) {
+      if (!touched.has(k) || mine[k] === was[k]) {
         controls[k].value = now[k];
+        touched.delete(k);
         taken.push(k);
       } else if (mine[k] !== now[k]) {
         both.push(k);
-        controls[k].closest('.field').append(h('p', { class: 'now-stored' }, 'Now stored: ', h('code', {}, now[k] || '(empty)')));
+        const hint = h('p', { class: 'now-stored', id: `${controls[k].id}-now` }, 'Now stored: ', h('code', {}, now[k] || '(empty)'));
+        controls[k].closest('.field').append(hint);
+        controls[k].setAttribute('aria-describedby', `${controls[k].getAttribute('aria-describedby')} ${hint.id}`);
       }
     }
-    stale.replaceChildren(
+    stale.replaceChildren(...[
       h('p', {}, h('strong', {}, 'Not saved: the card changed while you were editing it. '),
         `You started from revision ${tried}; someone saved revision ${current.revision} since. Your edits are still in the form.`),
       taken.length ? h('p', {}, `Their changes to fields you had not touched are now in the form: ${taken.join(', ')}.`) : null,
       both.length ? h('p', {}, `You both changed ${both.join(', ')}: your value is in the form, theirs is shown under it as "Now stored".`) : null,
-      h('p', {}, `Save again to apply your edits to revision ${current.revision}, or cancel to keep the card as it is.`));
+      h('p', {}, `Save again to apply your edits to revision ${current.revision}, or cancel to keep the card as it is.`),
+    ].filter(Boolean));
     stale.hidden = false;
     base = current;
     revision.textContent = `Editing revision ${base.revision} (your edits kept from revision ${tried}).`;
@@ -353,6 +391,8 @@ export async function editPage(agentId) {
       return;
     }
     const tried = base.revision;
+    const save = document.getElementById('save');
+    save.disabled = true;
     try {
       const { data } = await call('PATCH', cardPath(agentId), {
         body: p, contentType: 'application/merge-patch+json', headers: { 'If-Match': `"${tried}"` },
@@ -372,6 +412,8 @@ export async function editPage(agentId) {
         summary.hidden = false;
         summary.focus();
       }
+    } finally {
+      save.disabled = false;
     }
   });
   page(`Edit ${base.name}`, h('p', { class: 'meta' }, h('code', {}, agentId)), form);

@@ -1,14 +1,27 @@
 // The catalogue: the card search with the API's filters, ranked results with the matched
 // capabilities marked, cursor paging and the total.
 import { call, tenantPath } from './api.js';
-import { badge, errorText, field, go, h, hashQuery, list, page } from './ui.js';
+import { badge, errorText, field, go, h, hashQuery, list, page, ticket } from './ui.js';
 
 const STATUSES = ['active', 'deprecated', 'disabled'];
 
-// trail remembers the cursors of the pages before this one, per search, for "Previous page".
-let trail = { key: '', cursors: [] };
+// trail remembers the cursors of the pages before this one, for the last search, for "Previous
+// page"; it is kept in the tab's sessionStorage, so a reload keeps it.
+const TRAIL = 'agentcards.trail';
+let trail = loadTrail();
+
+function loadTrail() {
+  try {
+    const t = JSON.parse(sessionStorage.getItem(TRAIL) || 'null');
+    if (t && typeof t.key === 'string' && Array.isArray(t.cursors)) { return t; }
+  } catch { /* a trail that does not read is no trail */ }
+  return { key: '', cursors: [] };
+}
+
+function saveTrail() { sessionStorage.setItem(TRAIL, JSON.stringify(trail)); }
 
 export async function catalogue() {
+  const live = ticket();
   const q = hashQuery();
   const get = (k) => q.get(k) || '';
   const statuses = q.getAll('status');
@@ -67,10 +80,12 @@ export async function catalogue() {
     results.append(h('p', { class: 'error', role: 'alert' }, `The search failed: ${errorText(err)}`));
     return;
   }
+  if (!live()) { return; }
   trail.cursors[pageNo - 1] = query.cursor;
+  saveTrail();
   results.append(h('p', { id: 'total', 'aria-live': 'polite' },
     `${data.total} ${data.total === 1 ? 'card matches' : 'cards match'}`, data.total > 0 ? ` · page ${pageNo}` : ''));
-  const ol = h('ol', { class: 'results', start: 1 });
+  const ol = h('ol', { class: 'results', start: (pageNo - 1) * (Number(query.limit) || 20) + 1 });
   for (const hit of data.items) { ol.append(result(hit)); }
   results.append(ol);
 

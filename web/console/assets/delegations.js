@@ -182,9 +182,19 @@ function latencyChart(bs, size) {
     const pts = [];
     bs.forEach((b, i) => {
       if (b[key] === null) { return; }
-      pts.push([xOf(i, bs.length) + bandW(bs.length) / 2, PAD.t + plotH * (1 - b[key] / max), b]);
+      pts.push([xOf(i, bs.length) + bandW(bs.length) / 2, PAD.t + plotH * (1 - b[key] / max), b, i]);
     });
-    if (pts.length > 1) { svg.append(s('polyline', { points: pts.map((p) => `${p[0]},${p[1]}`).join(' '), class: `line ${key}` })); }
+    // Lines join neighbouring steps only: a step without finished delegations is a gap.
+    let run = [];
+    const flush = () => {
+      if (run.length > 1) { svg.append(s('polyline', { points: run.map((p) => `${p[0]},${p[1]}`).join(' '), class: `line ${key}` })); }
+      run = [];
+    };
+    for (const p of pts) {
+      if (run.length && p[3] !== run[run.length - 1][3] + 1) { flush(); }
+      run.push(p);
+    }
+    flush();
     for (const [x, y, b] of pts) {
       svg.append(s('circle', { cx: x, cy: y, r: 3, class: `point ${key}`, 'data-ms': b[key] }, s('title', {}, `${label(b.at, size)}: ${key} ${b[key]} ms`)));
     }

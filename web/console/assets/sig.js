@@ -26,13 +26,17 @@ export async function verifyCard(card) {
     return { state: 'unchecked', text: 'Signed, but not checked here: this browser offers no WebCrypto on a page that is not served over HTTPS.' };
   }
   try {
-    if (!jwks) { jwks = (await call('GET', '/.well-known/jwks.json')).data; }
+    const keys = async (fresh) => {
+      if (!jwks || fresh) { jwks = (await call('GET', '/.well-known/jwks.json')).data; }
+      return jwks.keys || [];
+    };
     const { signatures, ...rest } = card;
     const payload = toBase64URL(new TextEncoder().encode(canonical(rest)));
     for (const sig of sigs) {
       const header = JSON.parse(new TextDecoder().decode(fromBase64URL(sig.protected)));
       const alg = ALGORITHMS[header.alg];
-      const jwk = (jwks.keys || []).find((k) => k.kid === header.kid);
+      // A key not known yet may be a new one (keys rotate): the set is read again once.
+      const jwk = (await keys(false)).find((k) => k.kid === header.kid) || (await keys(true)).find((k) => k.kid === header.kid);
       if (!alg || !jwk) { continue; }
       const key = await crypto.subtle.importKey('jwk', jwk, alg.importAs, false, ['verify']);
       const ok = await crypto.subtle.verify(alg.verifyAs, key, fromBase64URL(sig.signature),

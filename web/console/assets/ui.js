@@ -59,6 +59,20 @@ export function notice(text, kind = 'info') {
   el.textContent = text;
 }
 
+// route counts the pages rendered: a page that loads data before it draws itself takes a
+// ticket first, and draws nothing if the user has moved on meanwhile (a slow answer must not
+// replace a newer page).
+let route = 0;
+
+// nextRoute starts rendering a new page.
+export function nextRoute() { route += 1; return route; }
+
+// ticket reports, when called later, whether the page being rendered then is still the last.
+export function ticket() {
+  const mine = route;
+  return () => mine === route;
+}
+
 // flash is a notice to show on the next page (set by goWith).
 let flash = null;
 
