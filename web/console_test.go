@@ -41,7 +41,9 @@ func consoleTenant(t *testing.T, e *env) (alice, rita string) {
 	expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "rita", "role": "reader"}), http.StatusCreated)
 	var batch []any
 	for i := range 12 {
-		batch = append(batch, consoleCard(fmt.Sprintf("translator-%02d", i), fmt.Sprintf("Translator %d", i), "translate_text"))
+		c := consoleCard(fmt.Sprintf("translator-%02d", i), fmt.Sprintf("Translator %d", i), "translate_text")
+		c["resources"] = []any{map[string]any{"uri": "https://docs.example.com/*", "access": "read"}}
+		batch = append(batch, c)
 	}
 	for i := range 13 {
 		batch = append(batch, consoleCard(fmt.Sprintf("summarizer-%02d", i), fmt.Sprintf("Summarizer %d", i), "summarize"))
@@ -94,6 +96,9 @@ func TestConsoleCatalogue(t *testing.T) {
 	b.waitText("#total", "13 cards match")
 	b.open("#/cards?capability=summarize&status=deprecated")
 	b.waitText("#total", "0 cards match")
+	b.open("#/cards")
+	b.submit("resource", map[string]string{"#f-resource": "https://docs.example.com/guide"}, `form[role=search] button[type=submit]`)
+	b.waitText("#total", "12 cards match")
 
 	// A card: its fields, liveness, and its A2A card in both versions, signed by the service.
 	b.open("#/cards/translator-03")

@@ -31,6 +31,7 @@ export async function catalogue() {
     protocol: h('input', { name: 'protocol', value: get('protocol') }),
     capability: h('input', { name: 'capability', value: get('capability') }),
     tag: h('input', { name: 'tag', value: get('tag') }),
+    resource: h('input', { name: 'resource', value: get('resource') }),
     online: h('select', { name: 'online' },
       option('', 'any', get('online')), option('true', 'online', get('online')), option('false', 'offline or never heard from', get('online'))),
     verified: h('select', { name: 'verified' },
@@ -46,6 +47,7 @@ export async function catalogue() {
       field('Protocols', inputs.protocol, 'Comma-separated; the card speaks all.'),
       field('Capabilities', inputs.capability, 'Exact names, comma-separated; the card has all.'),
       field('Tags', inputs.tag, 'Comma-separated; the card has all.'),
+      field('Resources', inputs.resource, 'URIs, comma-separated; the card\'s resources cover all.'),
       h('fieldset', { class: 'field' }, h('legend', {}, 'Status'), ...boxes),
       field('Liveness', inputs.online),
       field('Signature', inputs.verified),
@@ -54,7 +56,7 @@ export async function catalogue() {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const next = new URLSearchParams();
-    for (const k of ['q', 'name', 'protocol', 'capability', 'tag', 'online', 'verified']) {
+    for (const k of ['q', 'name', 'protocol', 'capability', 'tag', 'resource', 'online', 'verified']) {
       if (inputs[k].value.trim()) { next.set(k, inputs[k].value.trim()); }
     }
     const checked = boxes.map((b) => b.querySelector('input')).filter((b) => b.checked).map((b) => b.value);
@@ -68,6 +70,7 @@ export async function catalogue() {
 
   const query = {
     q: get('q'), name: get('name'), protocol: list(get('protocol')), capability: list(get('capability')), tag: list(get('tag')),
+    resource: list(get('resource')),
     status: statuses, online: get('online'), verified: get('verified'), limit: get('limit'), cursor: get('cursor'),
   };
   const key = JSON.stringify({ ...query, cursor: undefined });
