@@ -141,6 +141,13 @@ func TestEndToEnd(t *testing.T) {
 		return m
 	}
 	api.CreateTenant(t, token, "acme", "alice")
+	// The binary serves the console from its embedded files, with their security policy.
+	page := api.Do(t, "GET", "/console/", "", nil)
+	webtest.Expect(t, page, 200)
+	if !strings.Contains(string(page.Body), `<script type="module" src="app.js">`) || !strings.HasPrefix(page.Header.Get("Content-Security-Policy"), "default-src 'none'; script-src 'self'") {
+		t.Fatalf("GET /console/: %v %.200s", page.Header, page.Body)
+	}
+	webtest.Expect(t, api.Do(t, "GET", "/console/app.js", "", nil), 200)
 	card := map[string]any{"agentId": "reviewer", "name": "Code Reviewer", "protocols": []string{"http"},
 		"endpoint": "https://agents.example.com/review", "capabilities": []any{map[string]any{"name": "review_pr"}}}
 	call("POST", "/v1/tenants/acme/cards", card, 201)
