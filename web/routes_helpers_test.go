@@ -22,7 +22,8 @@ type routeFixture struct {
 	root, alice string
 	// agent is the card's agent; it holds the delegation token it was called with.
 	agent *agent
-	// params fills each path parameter (":tenant", ":agentId", ":id") with an existing value.
+	// params fills each path parameter (":tenant", ":agentId", ":id", and the console's "*")
+	// with an existing value.
 	params map[string]string
 }
 
@@ -42,7 +43,7 @@ func newRouteFixture(t *testing.T) routeFixture {
 		ID string `json:"id"`
 	}
 	r.json(t, &d)
-	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "id": d.ID}
+	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "id": d.ID, "*": "index.html"}
 	f.agent = a
 	return f
 }
@@ -60,7 +61,11 @@ func fill(t testing.TB, route string, values map[string]string) string {
 			}
 			segs[i] = v
 		} else if strings.Contains(s, "*") {
-			t.Fatalf("route %s: a wildcard route; the test does not know what to put there", route)
+			v, ok := values[s]
+			if !ok || s != "*" {
+				t.Fatalf("route %s: a wildcard route; the test does not know what to put there", route)
+			}
+			segs[i] = v
 		} else {
 			segs[i] = strings.ReplaceAll(s, `\:`, ":") // an escaped colon is a colon
 		}

@@ -191,9 +191,10 @@ func New(cfg Config, d Deps) *echo.Echo {
 	}
 	// The console (web/console): its files are open, as they hold no data (the page asks for a
 	// token and sends it with every request). /console alone goes to /console/.
-	e.GET(strings.TrimSuffix(console.Path, "/"), func(c echo.Context) error {
+	routes{e: e}.add(http.MethodGet, strings.TrimSuffix(console.Path, "/"), func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderContentLength, "0") // HEAD's too, as GET's
 		return c.Redirect(http.StatusMovedPermanently, console.Path)
-	}, wholeSegments)
+	})
 	routes{e: e}.add(http.MethodGet, console.Path+"*", serveConsole)
 	if len(byName) > 0 {
 		panic(fmt.Sprintf("web: handlers of requests not in the catalogue: %v", slices.Sorted(maps.Keys(byName))))
