@@ -19,10 +19,33 @@ const seedCard = `{"agentId": "rev", "name": "Code Reviewer", "description": "Re
 // that UnmarshalDocument reads as encoding/json does.
 func FuzzDecodeCard(f *testing.F) {
 	for _, s := range []string{seedCard, `{}`, `[]`, `{"agentId": 1}`, `{"agentId": "a", "name": "b", "id": "x", "revision": 3}`,
-		`{"agentId": "a", "name": "b", "capabilities": [{"name": "c", "inputSchema": null}]}`, `{"agentId": "a\u0000"}`} {
+		`{"agentId": "a", "name": "b", "capabilities": [{"name": "c", "inputSchema": null}]}`, `{"agentId": "a\u0000"}`,
+		// Where two decoders could part: case, repeated members, escapes, raw values, nulls.
+		`{"agentId": "a", "name": "b", "capabilities": [{"NAME": "x", "Tags": ["t"]}]}`,
+		`{"agentId": "a", "name": "b", "metadata": { "k" : [1, 2.50, 1e3, "\u00e9"] }}`,
+		`{"agentId": "a", "name": "\ud800x\udc00"}`,
+		`{"agentId": "a", "name": "b", "authRequirements": {"type": "bearer"}, "authRequirements": {"scopes": ["s"]}}`,
+		`{"agentId": "a", "name": "b", "capabilities": [{"name": "c", "tags": null, "examples": [null]}]}`,
+		`{"agentId": "a", "tags": ["x"], "tags": null}`,
+		`{"agentId": "a", "name": "b", "a2a": {"streaming": true, "skillSecurityRequirements": {"c": [{"s": []}]}, "provider": null}}`,
+		`{"agentId": "a", "name": "\u00e9\t\/"}`,
+		`{"agentId": "a", "deprecation": {"message": "m"}, "deprecation": {"successor": "s"}}`,
+		`{"agentId": "a", "capabilities": [{"name": "c"}], "capabilities": [{"title": "t"}]}`,
+		`{"agentId": "a", "a2a": {"streaming": 1}}`, `{"agentId": "a", "tags": [1]}`, `{"agentId": "a", "name": "b", "capabilities": {}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Clients' documents: the fast decoder takes only what encoding/json takes, and reads it
+		// the same.
+		if fast, ok := decodeCardFast(data); ok && plainClientObject(data) {
+			std, err := decodeCard(data)
+			if err != nil {
+				t.Fatalf("the fast decoder takes a document encoding/json refuses (%v):\n%s", err, data)
+			}
+			if !reflect.DeepEqual(fast, std) {
+				t.Fatalf("the fast decoder reads a document otherwise than encoding/json:\n%#v\n%#v\n%s", fast, std, data)
+			}
+		}
 		c, err := Decode(data)
 		if err != nil {
 			return
