@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
+	"unicode/utf8"
 )
 
 // seedCard is a valid card document, the fuzzers' starting point.
@@ -50,6 +52,7 @@ func FuzzDecodeCard(f *testing.F) {
 		if err != nil {
 			return
 		}
+		sameEncoding(t, c)
 		doc, err := prepare(&c)
 		if err != nil {
 			return
@@ -89,7 +92,35 @@ func FuzzMergePatch(f *testing.F) {
 	f.Add([]byte(`{"a": [1, 2]}`), []byte(`{"a": {"b": 1}}`))
 	f.Add([]byte(`{}`), []byte(`null`))
 	f.Add([]byte(`{"a": 1}`), []byte(`[1]`))
+	// Where the merge of written members could part from the merge of decoded values: names
+	// repeated or escaped, nulls at depth, objects replacing other values and the reverse.
+	f.Add([]byte(seedCard), []byte(`{"metadata": {"a": 1}, "metadata": {"b": null, "c": {"d": null}}}`))
+	f.Add([]byte(seedCard), []byte(`{"na\u006de": "x", "tags": ["a", null], "description": null, "a2a": {"provider": {"organization": "o", "url": null}}}`))
+	f.Add([]byte(`{"agentId": "a", "name": "b", "metadata": {"k": 1, "k": {"x": 1}, "\u003c": [null]}}`), []byte(`{"metadata": {"k": {"y": 2}, "<": null}}`))
+	f.Add([]byte(`{"agentId": "a", "name": "b", "metadata": {"k": [1]}}`), []byte(`{"metadata": {"k": {"y": null, "z": 1.50}}, "capabilities": {"x": 1}}`))
+	f.Add([]byte(seedCard), []byte("{\"name\": \"\xff\"}"))
+	f.Add([]byte(seedCard), []byte(`{"Name": "x", "id": "y"}`))
+	f.Add([]byte(seedCard), []byte(`{"version": "2", "version": null, "metadata": {"new": {"a": 1}, "new": null}}`))
+	seedDoc := func() []byte {
+		c, err := Decode([]byte(seedCard))
+		if err != nil {
+			f.Fatal(err)
+		}
+		doc, err := prepare(&c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return doc
+	}()
 	f.Fuzz(func(t *testing.T, doc, patch []byte) {
+		// A card's document patched as Service.Patch does (mergeDocument) gives the JSON value
+		// MergePatch gives, and a card from it as MergePatch's does.
+		sameMerge(t, seedDoc, patch)
+		if c, err := Decode(doc); err == nil {
+			if stored, err := prepare(&c); err == nil {
+				sameMerge(t, stored, patch)
+			}
+		}
 		once, err := MergePatch(doc, patch)
 		if err != nil {
 			return
@@ -105,6 +136,56 @@ func FuzzMergePatch(f *testing.F) {
 			t.Fatalf("not idempotent:\n%s\n%s", once, twice)
 		}
 	})
+}
+
+// sameEncoding: Marshal encodes c, with server fields or without, as encoding/json does.
+func sameEncoding(t *testing.T, c Card) {
+	t.Helper()
+	for _, server := range []bool{false, true} {
+		if server {
+			at := time.Date(2026, 12, 3, 8, 0, 0, 123456000, time.UTC)
+			c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = "id-1", 7, at, at.Add(time.Hour)
+			c.Liveness = &Liveness{State: Online, LastSeenAt: &at}
+		}
+		fast, ferr := Marshal(c)
+		std, serr := json.Marshal(c)
+		if (ferr == nil) != (serr == nil) || !bytes.Equal(fast, std) {
+			t.Fatalf("Marshal encodes a card otherwise than encoding/json (%v, %v):\n%s\n%s", ferr, serr, fast, std)
+		}
+	}
+}
+
+// sameMerge: mergeDocument, where it applies, gives MergePatch's JSON value and card.
+func sameMerge(t *testing.T, doc, patch []byte) {
+	t.Helper()
+	fast, ok := mergeDocument(doc, patch)
+	std, err := MergePatch(doc, patch)
+	if !ok {
+		if err == nil && utf8.Valid(patch) {
+			t.Fatalf("mergeDocument declines a valid patch that MergePatch applies:\n%s\n%s", doc, patch)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("mergeDocument applies a patch MergePatch refuses (%v):\n%s\n%s", err, doc, patch)
+	}
+	if !jsonEqual(t, fast, std) {
+		t.Fatalf("mergeDocument and MergePatch part:\n%s\n%s\n%s\n%s", doc, patch, fast, std)
+	}
+	// The same card, but free-form members (metadata, schemas) keep their members in the order
+	// written where MergePatch sorts them: compared as JSON values.
+	fc, ferr := Decode(fast)
+	sc, serr := Decode(std)
+	if (ferr == nil) != (serr == nil) || (ferr != nil && ferr.Error() != serr.Error()) {
+		t.Fatalf("the two merges decode otherwise (%v, %v):\n%s\n%s", ferr, serr, fast, std)
+	}
+	if ferr == nil {
+		fdoc, _ := Marshal(fc)
+		sdoc, _ := Marshal(sc)
+		if !jsonEqual(t, fdoc, sdoc) {
+			t.Fatalf("the two merges decode to other cards:\n%s\n%s", fdoc, sdoc)
+		}
+	}
 }
 
 func jsonEqual(t *testing.T, a, b []byte) bool {

@@ -34,11 +34,44 @@ func TestMergePatchRFC7396(t *testing.T) {
 			t.Fatalf("%s + %s: %v", c.target, c.patch, err)
 		}
 		webtest.JSONEqual(t, c.target+" + "+c.patch, got, []byte(c.want))
+		// Service.Patch's merge of written members gives the same.
+		fast, ok := mergeDocument([]byte(c.target), []byte(c.patch))
+		if !ok {
+			t.Fatalf("%s + %s: mergeDocument declines", c.target, c.patch)
+		}
+		webtest.JSONEqual(t, "mergeDocument "+c.target+" + "+c.patch, fast, []byte(c.want))
 	}
 	for _, bad := range []string{`[1]`, `"x"`, `{"a":`, `{} {}`} {
 		if _, err := MergePatch([]byte(`{}`), []byte(bad)); !errors.Is(err, ErrMalformed) {
 			t.Errorf("patch %s: %v, want ErrMalformed", bad, err)
 		}
+	}
+}
+
+// TestPatchKeepsMembersAsWritten: a PATCH leaves what it does not name as it was written, the
+// member order of free-form objects (metadata, schemas) included; members it merges into keep
+// their places and new ones follow.
+func TestPatchKeepsMembersAsWritten(t *testing.T) {
+	c, err := Decode([]byte(`{"agentId": "a", "name": "n", "capabilities": [{"name": "c", "inputSchema": {"type": "object", "required": ["z"], "properties": {"z": {}}}}],
+		"metadata": {"zone": "eu", "team": {"name": "web", "lead": "kim"}, "a": 1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := prepare(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, ok := mergeDocument(doc, []byte(`{"description": "d", "metadata": {"team": {"lead": null, "size": 4}, "a": null, "b": [null]}}`))
+	if !ok {
+		t.Fatal("mergeDocument declines")
+	}
+	got, err := Decode(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Metadata) != `{"zone":"eu","team":{"name":"web","size":4},"b":[null]}` ||
+		string(got.Capabilities[0].InputSchema) != `{"type":"object","required":["z"],"properties":{"z":{}}}` || got.Description != "d" {
+		t.Fatalf("merged %s", merged)
 	}
 }
 

@@ -694,9 +694,11 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		if err != nil {
 			return Card{}, err
 		}
-		merged, err := MergePatch(doc, patch)
-		if err != nil {
-			return Card{}, err
+		merged, ok := mergeDocument(doc, patch)
+		if !ok {
+			if merged, err = MergePatch(doc, patch); err != nil {
+				return Card{}, err
+			}
 		}
 		c, err := Decode(merged)
 		if err != nil {

@@ -83,7 +83,12 @@ func cardLocation(c echo.Context, card cards.Card) string {
 
 func writeCard(c echo.Context, status int, card cards.Card) error {
 	c.Response().Header().Set("ETag", etag(card.Revision))
-	return c.JSON(status, card)
+	// As c.JSON writes it (a line), by the card's own encoder, which is faster.
+	b, err := cards.Marshal(card)
+	if err != nil {
+		return err
+	}
+	return c.JSONBlob(status, append(b, '\n'))
 }
 
 // registerBatch creates up to cards.MaxBatch cards from a JSON array, all or none.
