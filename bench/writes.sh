@@ -2,7 +2,7 @@
 # Writes under load (issue 11), from outside: the real binary on a loopback port, N concurrent
 # HTTP clients (1, 16, 64) registering a card and patching it in turn, in a tenant with no index
 # and in one of 2,000 cards whose index a search loaded, against a baseline measured in the same
-# run and database: the same card and change-feed rows written with plain database/sql and the
+# run and database: the same card, change-feed and audit rows written with plain database/sql and the
 # server's connection settings, one transaction per write. Server and baseline phases alternate
 # over the rounds. Then 64 clients send 70% free-text searches and 30% writes to a loaded tenant,
 # and the same mix again with the writes made by the baseline (the database's floor under that

@@ -5,23 +5,31 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 )
 
 // baseline writes with plain database/sql, no GORM and no HTTP, exactly the rows the server
-// writes for each operation (storage/card.go, storage/change.go; the columns are the
-// migrations'): a registration inserts the card and its change-feed entry in one transaction, a
-// patch updates the card (conditionally on its revision, as the server does) and inserts its
-// entry in one transaction. On Postgres each transaction also sends a pg_notify, as the server's
+// writes for each operation (storage/card.go, storage/change.go, storage/audit.go; the columns
+// are the migrations'): a registration inserts the card, its change-feed entry and its audit
+// entry in one transaction, a patch updates the card (conditionally on its revision, as the
+// server does) and inserts its two entries in one transaction. On Postgres each transaction also sends a pg_notify, as the server's
 // does, to a channel of its own so that the server does not wake for the baseline's writes.
 type baseline struct {
 	db      *sql.DB
 	dialect string
 
-	insertTenant, insertCard, updateCard, touchCard, insertChange, notify string
+	insertTenant, insertCard, updateCard, touchCard, insertChange, insertAudit, notify string
 }
+
+// The audit entry's principal and request id, as long as the server's for the bench's token
+// (subject "bench") and its request ids (24 hexadecimal digits).
+const (
+	auditPrincipal = "bench"
+	requestIDChars = 24
+)
 
 // notifyChannel is the baseline's own channel; a notification costs the sender the same whether
 // anyone listens or not (it is queued at commit either way).
@@ -37,7 +45,9 @@ func newBaseline(db *sql.DB, dialect string) *baseline {
 			"WHERE tenant_id = ? AND agent_id = ? AND revision = ?"),
 		touchCard:    q("UPDATE cards SET name = ?, doc = ?, revision = revision + 1, updated_at = ? WHERE tenant_id = ? AND agent_id = ?"),
 		insertChange: q("INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) VALUES (?, ?, ?, ?, ?)"),
-		notify:       "SELECT pg_notify($1, current_schema() || ' ' || $2)",
+		insertAudit: q("INSERT INTO audit_entries (tenant_id, written_at, principal, request_id, action, object, detail, revision_before, revision_after, outcome, attempts) " +
+			"VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, 'ok', 1)"),
+		notify: "SELECT pg_notify($1, current_schema() || ' ' || $2)",
 	}
 }
 
@@ -67,7 +77,7 @@ func (b *baseline) createTenant(ctx context.Context, tenant string, seed []card)
 // dropTenant removes what createTenant and the writers left.
 func (b *baseline) dropTenant(ctx context.Context, tenant string) error {
 	return b.tx(ctx, func(tx *sql.Tx) error {
-		for _, table := range []string{"card_changes", "cards", "tenants"} {
+		for _, table := range []string{"audit_entries", "card_changes", "cards", "tenants"} {
 			if _, err := tx.ExecContext(ctx, rebind(b.dialect, "DELETE FROM "+table+" WHERE tenant_id = ?"), tenant); err != nil {
 				return err
 			}
@@ -80,6 +90,9 @@ func (b *baseline) dropTenant(ctx context.Context, tenant string) error {
 func (b *baseline) register(ctx context.Context, tenant string, c card, id string, t time.Time) error {
 	return b.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, b.insertCard, tenant, c.agentID, id, c.name, 1, string(c.doc), t, t); err != nil {
+			return err
+		}
+		if err := b.audit(ctx, tx, tenant, "cards.register", c.agentID, 0, 1, t); err != nil {
 			return err
 		}
 		return b.change(ctx, tx, tenant, c.agentID, "create", 1, t)
@@ -97,6 +110,9 @@ func (b *baseline) update(ctx context.Context, tenant string, c card, id string,
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("update %s: %d rows, %v", c.agentID, n, err)
 		}
+		if err := b.audit(ctx, tx, tenant, "cards.update", c.agentID, prev, prev+1, t); err != nil {
+			return err
+		}
 		return b.change(ctx, tx, tenant, c.agentID, "update", prev+1, t)
 	})
 }
@@ -109,8 +125,18 @@ func (b *baseline) touch(ctx context.Context, tenant string, c card) error {
 		if _, err := tx.ExecContext(ctx, b.touchCard, c.name, string(c.doc), t, tenant, c.agentID); err != nil {
 			return err
 		}
+		if err := b.audit(ctx, tx, tenant, "cards.update", c.agentID, 0, 0, t); err != nil {
+			return err
+		}
 		return b.change(ctx, tx, tenant, c.agentID, "update", 0, t)
 	})
+}
+
+// audit inserts the write's audit entry, as the server's does in the write's transaction.
+func (b *baseline) audit(ctx context.Context, tx *sql.Tx, tenant, action, agentID string, before, after int64, t time.Time) error {
+	requestID := strings.ReplaceAll(uuid.NewString(), "-", "")[:requestIDChars]
+	_, err := tx.ExecContext(ctx, b.insertAudit, tenant, t, auditPrincipal, requestID, action, "cards/"+agentID, before, after)
+	return err
 }
 
 func (b *baseline) change(ctx context.Context, tx *sql.Tx, tenant, agentID, op string, rev int64, t time.Time) error {

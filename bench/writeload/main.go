@@ -3,7 +3,7 @@
 // clients (-writers, default 1, 16 and 64) register new cards and patch them in turn over HTTP,
 // in a fresh tenant never searched ("none") and in one of -cards cards whose search index a
 // search loaded ("loaded"). Against each it measures a baseline in the same run and database:
-// N goroutines writing the same rows (card and change-feed entry, one transaction per write)
+// N goroutines writing the same rows (card, change-feed and audit entries, one transaction per write)
 // with plain database/sql and the server's connection settings. Server and baseline phases
 // alternate, -rounds times, each in tenants of its own. Then (-mixed) 64 clients send 70% free-
 // text searches and 30% writes to one loaded tenant, and the same mix again with each write made
