@@ -1,10 +1,13 @@
 package web_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/agentcards/agentcards/cards"
 )
 
 // TestCardBatch: POST .../cards:batch registers every card of the array at once, searchable at
@@ -35,6 +38,16 @@ func TestCardBatch(t *testing.T) {
 		r.json(t, &created)
 		if created.Total != 3 || created.Items[2].AgentID != "b3" || created.Items[2].Revision != 1 {
 			t.Fatalf("created %+v", created)
+		}
+		// The answer is written as encoding/json writes it, byte for byte.
+		var answered struct {
+			Items []cards.Card `json:"items"`
+			Total int          `json:"total"`
+		}
+		r.json(t, &answered)
+		if std, err := json.Marshal(map[string]any{"items": answered.Items, "total": answered.Total}); err != nil ||
+			string(append(std, '\n')) != string(r.body) {
+			t.Fatalf("the batch's answer is not encoding/json's (%v):\n%s\n%s", err, r.body, std)
 		}
 		var page struct{ Total int }
 		e.do("GET", "/v1/tenants/acme/cards?tag=github", alice, nil).json(t, &page)

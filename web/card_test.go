@@ -53,6 +53,12 @@ func TestCardLifecycle(t *testing.T) {
 		if c.Revision != 1 || c.ID == "" || c.Visibility != "tenant" || c.CreatedAt == "" || c.CreatedAt != c.UpdatedAt {
 			t.Fatalf("created card %+v", c)
 		}
+		// A card is answered as encoding/json writes it, byte for byte.
+		var whole cards.Card
+		r.json(t, &whole)
+		if std, err := json.Marshal(whole); err != nil || string(append(std, '\n')) != string(r.body) {
+			t.Fatalf("the card's answer is not encoding/json's (%v):\n%s\n%s", err, r.body, std)
+		}
 		expect(t, e.do("POST", base, alice, sampleCard("agt_abc123")), http.StatusConflict, "conflict")
 
 		r = e.do("GET", base+"/agt_abc123", alice, nil)

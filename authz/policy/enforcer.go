@@ -6,6 +6,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/casbin/casbin/v2"
@@ -82,33 +83,66 @@ type cachedEnforcer struct {
 	enf       *casbin.SyncedEnforcer
 	version   authz.PolicyVersion
 	decisions *decisions
-	reads     *readShape
+	cards     *cardShape
 }
 
-// readShape is whether every cards:read rule of the loaded policy names "cards/*": then one
-// check answers for every card. Computed once per loaded policy.
-type readShape struct {
-	once    sync.Once
-	uniform bool
-	err     error
+// cardShape says, per action, whether the loaded policy decides it alike for every card: when
+// each rule about the action names "cards/*" or an object no card's can match (a name with no
+// glob character, outside "cards/"), a card's object takes no part in the matcher's outcome
+// (its other terms are the subject, its roles, the tenant and the action), and one decision,
+// casbin's for the first card asked about, answers for every card. A batch of new cards then
+// costs one evaluation instead of one a card, and ReadFilter one for a whole search. Computed
+// once per loaded policy and action (a loaded enforcer's rules never change: a change loads
+// another).
+type cardShape struct {
+	mu      sync.RWMutex
+	uniform map[string]bool
 }
 
-func (r *readShape) get(enf *casbin.SyncedEnforcer) (bool, error) {
-	r.once.Do(func() {
-		rules, err := enf.GetFilteredPolicy(3, authz.ActCardsRead)
-		if err != nil {
-			r.err = err
-			return
+func (s *cardShape) get(enf *casbin.SyncedEnforcer, act string) (bool, error) {
+	s.mu.RLock()
+	u, ok := s.uniform[act]
+	s.mu.RUnlock()
+	if ok {
+		return u, nil
+	}
+	rules, err := enf.GetFilteredPolicy(3, act)
+	if err != nil {
+		return false, err
+	}
+	u = true
+	for _, rule := range rules {
+		if len(rule) < 3 || !cardBlind(rule[2]) {
+			u = false
+			break
 		}
-		r.uniform = true
-		for _, rule := range rules {
-			if len(rule) > 2 && rule[2] != authz.ObjAllCards {
-				r.uniform = false
-				return
-			}
-		}
-	})
-	return r.uniform, r.err
+	}
+	s.mu.Lock()
+	if s.uniform == nil {
+		s.uniform = map[string]bool{}
+	}
+	s.uniform[act] = u
+	s.mu.Unlock()
+	return u, nil
+}
+
+// cardBlind reports whether the object pattern of a rule matches every card's object alike:
+// "cards/*" matches all of them (globMatch's "*" takes one whole path segment, and an agent id is
+// one); a pattern whose first segment is a plain name other than "cards" matches none. Anything
+// else ("cards/a*", "cards/x", "*/*", "**", ...) may tell cards apart.
+func cardBlind(pattern string) bool {
+	first, _, _ := strings.Cut(pattern, "/")
+	return pattern == authz.ObjAllCards || (first != "cards" && !strings.ContainsAny(first, "*?[]{}\\"))
+}
+
+// cardsPrefix begins the object of every card (authz.CardObject).
+const cardsPrefix = "cards/"
+
+// cardObject reports whether obj is a card's object, "cards/" and one non-empty segment, which
+// "cards/*" matches.
+func cardObject(obj string) bool {
+	id, ok := strings.CutPrefix(obj, cardsPrefix)
+	return ok && id != "" && !strings.Contains(id, "/")
 }
 
 // maxDecisions bounds the decisions remembered per tenant; past it, checks are evaluated anew.
@@ -204,7 +238,7 @@ func (e *Enforcers) cached(ctx context.Context, tenant string) (cachedEnforcer, 
 	if err := enf.LoadFilteredPolicy(Filter{Tenant: tenant}); err != nil {
 		return cachedEnforcer{}, fmt.Errorf("load policy of tenant %q: %w", tenant, err)
 	}
-	loaded := cachedEnforcer{enf: enf, version: want, decisions: &decisions{m: map[decisionKey]bool{}}, reads: &readShape{}}
+	loaded := cachedEnforcer{enf: enf, version: want, decisions: &decisions{m: map[decisionKey]bool{}}, cards: &cardShape{}}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -225,6 +259,15 @@ func (e *Enforcers) enforce(ctx context.Context, tenant, subject, obj, act strin
 		return false, err
 	}
 	k := decisionKey{sub: subject, obj: obj, act: act}
+	if cardObject(obj) {
+		uniform, err := c.cards.get(c.enf, act)
+		if err != nil {
+			return false, err
+		}
+		if uniform {
+			k.obj = authz.ObjAllCards // one decision for every card (cardShape)
+		}
+	}
 	if allowed, ok := c.decisions.get(k); ok {
 		return allowed, nil
 	}
@@ -260,8 +303,8 @@ func (e *Enforcers) Check(ctx context.Context, tenant, obj, act string) error {
 }
 
 // ReadFilter says which of the tenant's cards the caller may read: nil means all of them. When
-// every rule about cards:read names the object "cards/*", the answer is the same for every card
-// and is decided once; otherwise each card is checked, against one snapshot of the policy.
+// the rules about cards:read decide alike for every card (cardShape), the answer is decided once;
+// otherwise each card is checked, against one snapshot of the policy.
 func (e *Enforcers) ReadFilter(ctx context.Context, tenant string) (func(agentID string) bool, error) {
 	p, ok := authz.PrincipalFrom(ctx)
 	if !ok {
@@ -274,7 +317,7 @@ func (e *Enforcers) ReadFilter(ctx context.Context, tenant string) (func(agentID
 	if err != nil {
 		return nil, err
 	}
-	uniform, err := c.reads.get(c.enf)
+	uniform, err := c.cards.get(c.enf, authz.ActCardsRead)
 	if err != nil {
 		return nil, err
 	}
