@@ -75,6 +75,22 @@ func TestPatchKeepsMembersAsWritten(t *testing.T) {
 	}
 }
 
+// TestMergeDocumentDepth: a patch nested deeper than maxMergeDepth goes to MergePatch (each
+// level of mergeDocument reads what lies below it again: 9,990 levels of a 1 MB patch took it
+// seconds); one at the bound is merged.
+func TestMergeDocumentDepth(t *testing.T) {
+	nested := func(depth int) []byte { // its deepest value, 0, at depth (the patch's own at 0)
+		return []byte(`{"metadata":` + strings.Repeat(`{"a":`, depth-1) + `0` + strings.Repeat(`}`, depth-1) + `}`)
+	}
+	doc := []byte(`{"agentId":"a","name":"n"}`)
+	if _, ok := mergeDocument(doc, nested(maxMergeDepth)); !ok {
+		t.Errorf("a patch %d deep is not merged", maxMergeDepth)
+	}
+	if _, ok := mergeDocument(doc, nested(maxMergeDepth+1)); ok {
+		t.Errorf("a patch %d deep is merged", maxMergeDepth+1)
+	}
+}
+
 func TestDecodeNamesTheField(t *testing.T) {
 	cases := []struct {
 		doc      string

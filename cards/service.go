@@ -694,20 +694,8 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		if err != nil {
 			return Card{}, err
 		}
-		merged, ok := mergeDocument(doc, patch)
-		if !ok {
-			if merged, err = MergePatch(doc, patch); err != nil {
-				return Card{}, err
-			}
-		}
-		c, err := Decode(merged)
+		c, err := applyPatch(doc, patch, agentID)
 		if err != nil {
-			return Card{}, err
-		}
-		if c.AgentID != agentID {
-			return Card{}, fault.Errorf(fault.Invalid, "agentId cannot be changed (it is %q): invalid", agentID)
-		}
-		if _, err := prepare(&c); err != nil {
 			return Card{}, err
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, s.now()
