@@ -206,8 +206,12 @@ func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []card
 	return nil
 }
 
-// selectCards reads the columns scanCardRow scans, for the prepared card queries.
-const selectCards = "SELECT agent_id, id, name, revision, doc, created_at, updated_at FROM cards "
+// cardColumns are the columns scanCardRow scans; selectCards reads them, for the prepared card
+// queries.
+const (
+	cardColumns = "agent_id, id, name, revision, doc, created_at, updated_at"
+	selectCards = "SELECT " + cardColumns + " FROM cards "
+)
 
 // scanCardRow scans one row of selectCards (from a *sql.Row or *sql.Rows) of tenant.
 func scanCardRow(r interface{ Scan(...any) error }, tenant tenants.ID) (cardRow, error) {
@@ -486,19 +490,9 @@ func (s *CardStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 	if len(ids) == 0 {
 		return out, nil
 	}
-	// Index builds and search pages come here: a prepared query without GORM, its IN list
-	// padded (with the last id again) to a power of two so a handful of statements serve every
-	// batch size.
-	size := 1
-	for size < len(ids) {
-		size *= 2
-	}
-	args := make([]any, 0, size+1)
-	args = append(args, string(tenant))
-	for i := range size {
-		args = append(args, ids[min(i, len(ids)-1)])
-	}
-	rs, err := s.db.prepare(selectCards+"WHERE tenant_id = ? AND agent_id IN (?"+strings.Repeat(", ?", size-1)+")").rows(s.db.bounded(ctx), args...)
+	// Index builds and search pages come here: a prepared query without GORM (see cardsByAgent).
+	query, args := s.db.cardsByAgent(cardColumns, string(tenant), ids)
+	rs, err := s.db.prepare(query).rows(s.db.bounded(ctx), args...)
 	if err != nil {
 		return nil, fmt.Errorf("get cards: %w", err)
 	}

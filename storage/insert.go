@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -152,9 +153,38 @@ func (r changeRow) appendValues(values []any) []any {
 // maxLookup is the most agent ids one query of takenAgents binds (with the tenant, under maxBinds).
 const maxLookup = 2048
 
-// takenAgents returns those of ids that already have a card in tenant, read on tx. Each query's
-// IN list is padded (with its last id again) to a power of two, so that a handful of prepared
-// statements serve every batch size.
+// cardsByAgent returns the query of columns (of the cards table, comma-separated) for the cards
+// of tenant whose agent ids are in ids, and its arguments; a card comes once for each time its
+// id is in ids, or once, in no particular order.
+//
+// On Postgres the query looks each id up on its own by the cards' key, for an array of ids (one
+// statement for every size). Postgres plans a list (agent_id IN (...)) from its statistics of
+// how many cards the tenant holds: for a tenant its statistics do not know yet (a new one, or
+// one that grew since; they are gathered in the background, after a tenth of the table has
+// changed) it guesses a few dozen, and then reads every card of the tenant, the list as a
+// filter, rather than descend the index once per id. So registering batches into a new tenant
+// read, for each batch, every card registered before (129 ms a batch once the tenant held
+// 30,000 cards). A lookup by the whole key finds at most one row whatever the statistics say,
+// so each id costs one descent. With statistics up to date both forms take the same time for
+// up to a few hundred ids; at 2,000 the list was faster (GetMany 13.8-14.1 against 16.2-18.1
+// ms here). SQLite and MySQL descend the index once per id of a list; the list is padded (with
+// its last id again) to a power of two, so that a handful of prepared statements serve every
+// size.
+func (db *DB) cardsByAgent(columns, tenant string, ids []string) (string, []any) {
+	if db.dialect == migrations.Postgres {
+		return "SELECT c.* FROM unnest(?::text[]) AS k(agent_id) CROSS JOIN LATERAL (SELECT " + columns +
+			" FROM cards WHERE tenant_id = ? AND agent_id = k.agent_id LIMIT 1) c", []any{ids, tenant}
+	}
+	size := 1 << bits.Len(uint(len(ids)-1))
+	args := make([]any, 0, size+1)
+	args = append(args, tenant)
+	for i := range size {
+		args = append(args, ids[min(i, len(ids)-1)])
+	}
+	return "SELECT " + columns + " FROM cards WHERE tenant_id = ? AND agent_id IN (?" + strings.Repeat(", ?", size-1) + ")", args
+}
+
+// takenAgents returns those of ids that already have a card in tenant, read on tx.
 func (db *DB) takenAgents(tx *gorm.DB, tenant string, ids []string) ([]string, error) {
 	var taken []string
 	scan := func(rs *sql.Rows) error {
@@ -168,13 +198,7 @@ func (db *DB) takenAgents(tx *gorm.DB, tenant string, ids []string) ([]string, e
 	for len(ids) > 0 {
 		part := ids[:min(len(ids), maxLookup)]
 		ids = ids[len(part):]
-		size := 1 << bits.Len(uint(len(part)-1))
-		args := make([]any, 0, size+1)
-		args = append(args, tenant)
-		for i := range size {
-			args = append(args, part[min(i, len(part)-1)])
-		}
-		query := "SELECT agent_id FROM cards WHERE tenant_id = ? AND agent_id IN (?" + strings.Repeat(", ?", size-1) + ")"
+		query, args := db.cardsByAgent("agent_id", tenant, part)
 		if err := db.prepare(query).each(tx, scan, args...); err != nil {
 			return nil, fmt.Errorf("look up the batch's cards: %w", err)
 		}
