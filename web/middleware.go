@@ -208,7 +208,7 @@ func readBody(c echo.Context, allowed ...string) ([]byte, error) {
 	if err != nil || !contains(allowed, strings.ToLower(mt)) {
 		return nil, fault.Errorf(kindUnsupportedMedia, "Content-Type must be %s: unsupported media type", strings.Join(allowed, " or "))
 	}
-	body, err := readAll(c.Request())
+	body, err := io.ReadAll(c.Request().Body)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case err == nil:
@@ -221,22 +221,6 @@ func readBody(c echo.Context, allowed ...string) ([]byte, error) {
 	}
 	// The cause (net/http's words, maybe addresses) stays out of the message.
 	return nil, fault.New(fault.Malformed, "the body could not be read as sent (malformed chunked encoding, or cut short): malformed request")
-}
-
-// presizeMax bounds the buffer readAll allocates before reading, whatever Content-Length says
-// (limitBody refuses bodies over server.bodyLimit before a handler reads them).
-const presizeMax = 16 << 20
-
-// readAll reads r's body. A body whose length the request states is read into a buffer of that
-// size: io.ReadAll grows its buffer by doubling, copying and clearing a 500 KB batch of cards
-// about ten times over (a fifth of a batch request's CPU in its handler).
-func readAll(r *http.Request) ([]byte, error) {
-	if r.ContentLength <= 0 {
-		return io.ReadAll(r.Body)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, min(r.ContentLength, presizeMax)+bytes.MinRead))
-	_, err := buf.ReadFrom(r.Body)
-	return buf.Bytes(), err
 }
 
 // readObject is readBody for routes whose body is a JSON object. Any other JSON value is
