@@ -86,9 +86,10 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 	now := utc(s.db.writer.NowFunc())
 	entry := audit.New(ctx, "cards.register", audit.CardObject(c.AgentID), 0, 0)
 	if s.db.dialect == migrations.Postgres {
-		// One statement, in autocommit: the tombstone row locked, the row, its feed entry, its
-		// audit entry and the notification, in one round trip instead of seven (BEGIN, four
-		// statements, NOTIFY, COMMIT).
+		// One statement, in autocommit: the tombstone row locked, the row, its feed entry and
+		// its audit entry, in one round trip instead of six (BEGIN, four statements, COMMIT);
+		// then the notification (see notifyAfter).
+		var notice string
 		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
 			write := "INSERT INTO cards (tenant_id, agent_id, id, name, revision, doc, created_at, updated_at) " +
 				"SELECT ?, ?, ?, ?, t.revision + 1, ?, ?, ? FROM t RETURNING tenant_id, agent_id, revision"
@@ -96,8 +97,11 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 				strings.TrimPrefix(pgWithChange(write, opCreate), "WITH ")
 			args := append([]any{row.TenantID, row.AgentID, row.TenantID, row.AgentID, row.ID, row.Name, row.Doc, row.CreatedAt, row.UpdatedAt, now},
 				pgAuditArgs(row.TenantID, now, entry)...)
-			return s.db.prepare(q).each(tx, func(rs *sql.Rows) error { return rs.Scan(&row.Revision, new(any)) }, args...)
+			return s.db.prepare(q).each(tx, func(rs *sql.Rows) error { return rs.Scan(&row.Revision, &notice) }, args...)
 		})
+		if err == nil {
+			s.db.notifyAfter(notice)
+		}
 	} else {
 		err = s.db.transact(ctx, func(tx *gorm.DB) error {
 			last, err := s.db.lastRevisions(tx, row.TenantID, []string{row.AgentID})
@@ -131,13 +135,14 @@ func (s *CardStore) Create(ctx context.Context, tenant tenants.ID, c cards.Card)
 // pgWithChange wraps write, a Postgres INSERT or UPDATE of one card returning its tenant_id,
 // agent_id and revision, into one statement that also appends the change-feed entry (op, with
 // changed_at the parameter after write's) and the audit entry (pgAudit, its parameters last),
-// and notifies the feed entry (see notifyEntry), answering its revision. The statement writes
-// neither entry when write touched no row.
+// answering the card's revision and the notification of its feed entry (the payload
+// notifyEntry would send), for notifyAfter. The statement writes neither entry, and answers no
+// row, when write touched no row.
 func pgWithChange(write, op string) string {
 	return "WITH w AS (" + write + "), " +
 		"f AS (INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) SELECT tenant_id, agent_id, '" + op + "', revision, ? FROM w " +
 		"RETURNING tenant_id, seq, op, revision, agent_id), " + pgAudit + " " +
-		"SELECT revision, pg_notify('" + notifyChannel + "', current_schema() || ' ' || tenant_id || ' ' || seq || ' ' || op || ' ' || revision || ' ' || agent_id) FROM f"
+		"SELECT revision, current_schema() || ' ' || tenant_id || ' ' || seq || ' ' || op || ' ' || revision || ' ' || agent_id FROM f"
 }
 
 // CreateMany inserts new cards in one transaction, all or none, with their change-feed entries
@@ -270,17 +275,20 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 		return true, nil
 	}
 	if s.db.dialect == migrations.Postgres {
-		// One statement, in autocommit, as in Create.
+		// One statement, in autocommit, then the notification, as in Create.
 		var affected int64
+		var notice string
 		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
 			args = append(append(args, now), pgAuditArgs(row.TenantID, now, entry)...)
-			res, err := s.db.prepare(pgWithChange(update+" RETURNING tenant_id, agent_id, revision", opUpdate)).exec(tx, args...)
-			if err != nil {
-				return err
-			}
-			affected, err = res.RowsAffected()
-			return err
+			affected = 0
+			return s.db.prepare(pgWithChange(update+" RETURNING tenant_id, agent_id, revision", opUpdate)).each(tx, func(rs *sql.Rows) error {
+				affected++
+				return rs.Scan(new(int64), &notice)
+			}, args...)
 		})
+		if err == nil && affected > 0 {
+			s.db.notifyAfter(notice)
+		}
 		if err != nil || affected > 0 {
 			return wrapReplace(c.AgentID, err)
 		}

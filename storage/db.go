@@ -52,6 +52,8 @@ type DB struct {
 	// before the LISTEN statement: a test delays or interrupts it there.
 	beforeListen func(pid uint32)
 	group        grouper
+	// notes sends the notifications of card writes after they commit (Postgres; see notifyAfter).
+	notes notifier
 	// checkpoints copies SQLite's log into its file in the background (see checkpoint.go);
 	// nil for other dialects and for a database in memory.
 	checkpoints *checkpointer
@@ -357,6 +359,7 @@ func (db *DB) Close() error {
 	db.listeners = nil
 	db.mu.Unlock()
 	db.running.Wait()
+	db.stopNotifier()
 	var err error
 	if db.checkpoints != nil {
 		err = db.checkpoints.close()

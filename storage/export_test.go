@@ -17,3 +17,11 @@ func SetVersionsPage(n int) func() {
 	versionsPage = n
 	return func() { versionsPage = old }
 }
+
+// QueueNoticeQuietly adds notice to the notifications db sends after card writes, without waking
+// its sender: as a notice queued just as the sender finished a round, which only Close sends.
+func QueueNoticeQuietly(db *DB, notice string) {
+	db.notes.mu.Lock()
+	defer db.notes.mu.Unlock()
+	db.notes.pending = append(db.notes.pending, notice)
+}

@@ -249,3 +249,56 @@ func (allowAll) ReadFilter(context.Context, string) (func(string) bool, error) {
 
 // execErr keeps the error of an Exec.
 func execErr(_ sql.Result, err error) error { return err }
+
+// TestCardWritesNotifiedAfterCommit: on Postgres a card's create and replace are notified with
+// their feed entries once committed (sent after the write by the writing DB's notifier, not in
+// its transaction), in the order written, and a notification still pending when the writing DB
+// closes is sent before Close returns.
+func TestCardWritesNotifiedAfterCommit(t *testing.T) {
+	dbs := storagetest.OpenShared(t, "postgres", 2)
+	writer, listener := dbs[0], dbs[1]
+	newTenant(t, writer, "acme")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan search.Notice, 64)
+	if err := listener.Listen(ctx, out, nil, func(err error) { t.Log(err) }); err != nil {
+		t.Fatal(err)
+	}
+	s := storage.NewCardStore(writer)
+	rev, err := s.Create(ctx, "acme", newCard("agt1", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nextNotification(t, out, "create")
+	if n.Tenant != "acme" || n.AgentID != "agt1" || n.Op != "create" || n.Revision != rev || n.Seq == 0 {
+		t.Fatalf("create notified as %+v, want agt1 create at revision %d", n, rev)
+	}
+	c := newCard("agt1", rev+1)
+	if err := s.Replace(ctx, "acme", c, rev); err != nil {
+		t.Fatal(err)
+	}
+	if u := nextNotification(t, out, "replace"); u.AgentID != "agt1" || u.Op != "update" || u.Revision != rev+1 || u.Seq <= n.Seq {
+		t.Fatalf("replace notified as %+v after %+v", u, n)
+	}
+	// In the order written, and a notice still queued when the writer closes (as one queued
+	// just after its sender's last round) is sent before Close returns.
+	for _, id := range []string{"agt2", "agt3", "agt4"} {
+		mustCreate(t, s, "acme", newCard(id, 1))
+	}
+	for _, want := range []string{"agt2", "agt3", "agt4"} {
+		if got := nextNotification(t, out, want); got.AgentID != want || got.Op != "create" {
+			t.Fatalf("notified %+v, want %s created", got, want)
+		}
+	}
+	var schema string
+	if err := writer.SQL().QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	storage.QueueNoticeQuietly(writer, schema+" acme 999999 create 1 agt5")
+	if err := writer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := nextNotification(t, out, "agt5"); got.AgentID != "agt5" {
+		t.Fatalf("notified %+v, want agt5", got)
+	}
+}

@@ -15,8 +15,8 @@ import (
 // writes for each operation (storage/card.go, storage/change.go, storage/audit.go; the columns
 // are the migrations'): a registration inserts the card, its change-feed entry and its audit
 // entry in one transaction, a patch updates the card (conditionally on its revision, as the
-// server does) and inserts its two entries in one transaction. On Postgres each transaction also sends a pg_notify, as the server's
-// does, to a channel of its own so that the server does not wake for the baseline's writes.
+// server does) and inserts its two entries in one transaction. On Postgres each write then sends a pg_notify once committed, as the
+// server's does, to a channel of its own so that the server does not wake for the baseline's writes.
 type baseline struct {
 	db      *sql.DB
 	dialect string
@@ -47,7 +47,7 @@ func newBaseline(db *sql.DB, dialect string) *baseline {
 		insertChange: q("INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) VALUES (?, ?, ?, ?, ?)"),
 		insertAudit: q("INSERT INTO audit_entries (tenant_id, written_at, principal, request_id, action, object, detail, revision_before, revision_after, outcome, attempts) " +
 			"VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, 'ok', 1)"),
-		notify: "SELECT pg_notify($1, current_schema() || ' ' || $2)",
+		notify: "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, current_schema() || ' ' || $2)",
 	}
 }
 
@@ -88,7 +88,7 @@ func (b *baseline) dropTenant(ctx context.Context, tenant string) error {
 
 // register writes a new card at revision 1: what a registration writes.
 func (b *baseline) register(ctx context.Context, tenant string, c card, id string, t time.Time) error {
-	return b.tx(ctx, func(tx *sql.Tx) error {
+	return b.write(ctx, tenant, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, b.insertCard, tenant, c.agentID, id, c.name, 1, string(c.doc), t, t); err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func (b *baseline) register(ctx context.Context, tenant string, c card, id strin
 // update rewrites the card at revision prev to prev+1: what a patch writes.
 func (b *baseline) update(ctx context.Context, tenant string, c card, id string, created time.Time, prev int64) error {
 	t := now()
-	return b.tx(ctx, func(tx *sql.Tx) error {
+	return b.write(ctx, tenant, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, b.updateCard, id, c.name, prev+1, string(c.doc), created, t, tenant, c.agentID, prev)
 		if err != nil {
 			return err
@@ -121,7 +121,7 @@ func (b *baseline) update(ctx context.Context, tenant string, c card, id string,
 // write under the mixed load writes, without the read of the card before it.
 func (b *baseline) touch(ctx context.Context, tenant string, c card) error {
 	t := now()
-	return b.tx(ctx, func(tx *sql.Tx) error {
+	return b.write(ctx, tenant, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, b.touchCard, c.name, string(c.doc), t, tenant, c.agentID); err != nil {
 			return err
 		}
@@ -140,11 +140,19 @@ func (b *baseline) audit(ctx context.Context, tx *sql.Tx, tenant, action, agentI
 }
 
 func (b *baseline) change(ctx context.Context, tx *sql.Tx, tenant, agentID, op string, rev int64, t time.Time) error {
-	if _, err := tx.ExecContext(ctx, b.insertChange, tenant, agentID, op, rev, t); err != nil {
+	_, err := tx.ExecContext(ctx, b.insertChange, tenant, agentID, op, rev, t)
+	return err
+}
+
+// write runs fn, a card write of tenant, in a transaction, then on Postgres sends its
+// notification once it has committed, as the server does (storage.notifyAfter), but in the
+// writer's own round trip where the server sends it from a goroutine of its own, with others.
+func (b *baseline) write(ctx context.Context, tenant string, fn func(*sql.Tx) error) error {
+	if err := b.tx(ctx, fn); err != nil {
 		return err
 	}
 	if b.dialect == "postgres" {
-		_, err := tx.ExecContext(ctx, b.notify, notifyChannel, tenant)
+		_, err := b.db.ExecContext(ctx, b.notify, notifyChannel, tenant)
 		return err
 	}
 	return nil
