@@ -275,21 +275,19 @@ func (s *CardStore) Replace(ctx context.Context, tenant tenants.ID, c cards.Card
 		return true, nil
 	}
 	if s.db.dialect == migrations.Postgres {
-		// One statement, in autocommit, then the notification, as in Create.
-		var affected int64
+		// One statement, in autocommit, then the notification, as in Create. The statement
+		// answers the notification's payload only when it updated the card.
 		var notice string
 		err = s.db.grouped(ctx, func(tx *gorm.DB) error {
 			args = append(append(args, now), pgAuditArgs(row.TenantID, now, entry)...)
-			affected = 0
 			return s.db.prepare(pgWithChange(update+" RETURNING tenant_id, agent_id, revision", opUpdate)).each(tx, func(rs *sql.Rows) error {
-				affected++
 				return rs.Scan(new(int64), &notice)
 			}, args...)
 		})
-		if err == nil && affected > 0 {
-			s.db.notifyAfter(notice)
+		if err == nil {
+			s.db.notifyAfter(notice) // none if it updated nothing
 		}
-		if err != nil || affected > 0 {
+		if err != nil || notice != "" {
 			return wrapReplace(c.AgentID, err)
 		}
 		// Postgres counts a matched row as changed: the revision moved on, or the card went,

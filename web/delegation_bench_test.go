@@ -66,18 +66,37 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 	// agent, with no checks, no records and no signature. Its ratio to the direct call is the
 	// ceiling of this machine for a server in the middle.
 	relayClient := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
+	// callAgent sends body on to the agent, with authorization if set, and returns its answer.
+	callAgent := func(r *http.Request, body []byte, authorization string) (int, []byte, error) {
+		req, err := http.NewRequestWithContext(r.Context(), "POST", a.endpoint(), bytes.NewReader(body))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+		res, err := relayClient.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer res.Body.Close()
+		out, err := io.ReadAll(res.Body)
+		return res.StatusCode, out, err
+	}
+	answer := func(w http.ResponseWriter, status int, out []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(out)
+	}
 	relay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		res, err := relayClient.Post(a.endpoint(), "application/json", bytes.NewReader(body))
+		status, out, err := callAgent(r, body, "")
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
-		defer res.Body.Close()
-		out, _ := io.ReadAll(res.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(res.StatusCode)
-		_, _ = w.Write(out)
+		answer(w, status, out)
 	}))
 	b.Cleanup(relay.Close)
 	b.Cleanup(relayClient.CloseIdleConnections)
@@ -110,25 +129,18 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		req, _ := http.NewRequestWithContext(r.Context(), "POST", a.endpoint(), bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+tok)
-		res, err := relayClient.Do(req)
+		status, out, err := callAgent(r, body, "Bearer "+tok)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
-		defer res.Body.Close()
-		out, _ := io.ReadAll(res.Body)
 		err = records.Update(r.Context(), "acme", d.ID, []delegation.Status{delegation.StatusRunning},
 			delegation.Outcome{Status: delegation.StatusCompleted, Result: out, At: time.Now(), LatencyMS: 1})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(res.StatusCode)
-		_, _ = w.Write(out)
+		answer(w, status, out)
 	}))
 	b.Cleanup(recording.Close)
 	direct := func() error { return post(a.endpoint(), "", task, http.StatusOK) }
