@@ -250,3 +250,176 @@ func rememberedAcme(t *testing.T, svc *tenants.Service) context.Context {
 	}
 	return ctx
 }
+
+// gated is the real tenant store, counting its reads; while a gate is set (hold), each read
+// says on read that it has read its row and then waits for the gate to close before it answers.
+type gated struct {
+	tenants.Store
+	gets atomic.Int32
+	read chan struct{}
+	mu   sync.Mutex
+	gate chan struct{}
+}
+
+func (g *gated) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, error) {
+	g.gets.Add(1)
+	t, err := g.Store.Get(ctx, id)
+	g.mu.Lock()
+	gate := g.gate
+	g.mu.Unlock()
+	if gate != nil {
+		g.read <- struct{}{}
+		<-gate
+	}
+	return t, err
+}
+
+// hold makes the reads from now on wait for the gate it returns; unhold lets later reads
+// through (those waiting still wait for their gate).
+func (g *gated) hold() chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gate = make(chan struct{})
+	return g.gate
+}
+
+func (g *gated) unhold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gate = nil
+}
+
+// TestTenantReadsShared: requests that find a tenant's row expired share one read of it; a row
+// past half its TTL is read again ahead while requests go on with it; a read is shared only by
+// requests that come less than the TTL after it started, and never across a write here.
+func TestTenantReadsShared(t *testing.T) {
+	db := storagetest.Open(t, "sqlite")
+	store := &gated{Store: storage.NewTenantStore(db), read: make(chan struct{}, 64)}
+	svc := &tenants.Service{Store: store, CacheTTL: time.Second}
+	base := time.Now()
+	var offset atomic.Int64
+	tenants.SetCacheClock(svc, func() time.Time { return base.Add(time.Duration(offset.Load())) })
+	at := func(d time.Duration) { offset.Store(int64(d)) }
+	ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
+	if _, err := svc.Create(ctx, tenants.Input{ID: "acme", Name: "Acme", Admins: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	active := func() error { _, err := svc.Active(ctx, "acme"); return err }
+	// soon runs active and fails the test unless it answers without waiting for a held read.
+	soon := func(what string) error {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- active() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still waiting after 10s, for a read it should not wait for", what)
+			return nil
+		}
+	}
+	// started waits for a held read to have read its row.
+	started := func(what string) {
+		t.Helper()
+		select {
+		case <-store.read:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no read of the tenant row within 10s", what)
+		}
+	}
+	reads := func(want int32) {
+		t.Helper()
+		if got := store.gets.Load(); got != want {
+			t.Fatalf("%d reads of the tenant row so far, want %d", got, want)
+		}
+	}
+	if err := active(); err != nil {
+		t.Fatal(err)
+	}
+	reads(1)
+
+	// The row expired: concurrent requests share one read.
+	at(2 * time.Second)
+	gate := store.hold()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() { errs <- active() })
+	}
+	started("the row expired")
+	time.Sleep(50 * time.Millisecond) // let the others come to the read (else they find its row)
+	store.unhold()
+	close(gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads(2)
+
+	// Past half its TTL the row is read again ahead: the request goes on with the row, and so
+	// does the next while that read runs, without starting another.
+	at(2600 * time.Millisecond)
+	gate = store.hold()
+	if err := soon("past half the TTL"); err != nil {
+		t.Fatal(err)
+	}
+	started("past half the TTL") // the read ahead has read the row and is held
+	at(2700 * time.Millisecond)
+	if err := soon("while the read ahead runs"); err != nil {
+		t.Fatal(err)
+	}
+	reads(3)
+	// Once the row expired, a request waits for that read (it started less than the TTL ago).
+	// Should the request come only after the read answered, the row it finds is not past half
+	// its TTL yet (it expires at 3.6 s) and is used as it is.
+	at(3050 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- active() }()
+	store.unhold()
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	reads(3)
+
+	// A read that started the TTL ago or more is not waited for: a request starts its own.
+	at(5 * time.Second)
+	gate = store.hold()
+	go func() { done <- active() }()
+	started("the row expired again")
+	at(6100 * time.Millisecond)
+	later := make(chan error, 1)
+	go func() { later <- active() }()
+	started("a TTL after the read started") // a second read
+	store.unhold()
+	close(gate)
+	if err, err2 := <-done, <-later; err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
+	reads(5)
+
+	// A write through the Service: a request after it does not wait for a read from before it
+	// (the read holds the active row), and that read is not remembered.
+	at(10 * time.Second)
+	gate = store.hold()
+	go func() { done <- active() }()
+	started("before the write")
+	store.unhold()
+	suspended := tenants.StatusSuspended
+	if _, err := svc.Update(ctx, "acme", tenants.Patch{Status: &suspended}); err != nil {
+		t.Fatal(err)
+	}
+	if err := soon("after a write"); !errors.Is(err, tenants.ErrSuspended) {
+		t.Fatalf("after a suspension through the Service: %v", err)
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatalf("the request from before the write: %v", err)
+	}
+	if err := active(); !errors.Is(err, tenants.ErrSuspended) {
+		t.Fatalf("a read from before the suspension was remembered: %v", err)
+	}
+}

@@ -42,6 +42,8 @@ type Service struct {
 	Down func(ctx context.Context) bool
 
 	cache rowCache
+	// clock is the row cache's clock, time.Now unless a test sets it (export_test.go).
+	clock func() time.Time
 	// DownMemo is how long a ping that found the database down stands for the next requests
 	// before one pings again; 0 means a second. Tests lengthen it.
 	DownMemo time.Duration
