@@ -1,0 +1,230 @@
+package search_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// countingStore is the real card store, counting the cards GetMany reads.
+type countingStore struct {
+	*storage.CardStore
+	read atomic.Int64
+}
+
+func (s *countingStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]cards.Card, error) {
+	s.read.Add(int64(len(ids)))
+	return s.CardStore.GetMany(ctx, tenant, ids)
+}
+
+// TestWrittenCardsAnsweredFromMemory: a search after a write on this replica answers the card
+// written from memory, without reading it back, and exactly as a search that reads it from the
+// database answers it (card, its JSON, matched capabilities), on every database.
+func TestWrittenCardsAnsweredFromMemory(t *testing.T) {
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			ctx := benchCaller
+			db := storagetest.Open(t, d)
+			if err := storage.NewTenantStore(db).Create(ctx, tenants.Tenant{ID: "bench", Name: "Bench", Status: tenants.StatusActive,
+				CreatedAt: time.Now(), UpdatedAt: time.Now()}, nil); err != nil {
+				t.Fatal(err)
+			}
+			real := storage.NewCardStore(db)
+			store := &countingStore{CardStore: real}
+			gate := &tenants.Service{Store: storage.NewTenantStore(db)}
+			ix := search.NewIndex(real, real)
+			t.Cleanup(ix.Close)
+			svc := &cards.Service{Store: real, Gate: gate, Authz: allowAll{}, Index: ix}
+			for i := range 3 {
+				doc := fmt.Appendf(nil, `{"agentId": "agent-%d", "name": "Agent %d", "protocols": ["a2a"],
+					"capabilities": [{"name": "translate", "description": "Translates <documents> & mail"}]}`, i, i)
+				if _, err := svc.Register(ctx, "bench", doc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix}
+			q := search.Query{Q: "translate"}
+			if _, err := s.Search(ctx, "bench", q); err != nil { // loads the index
+				t.Fatal(err)
+			}
+			// Written as clients write: spaces and characters JSON may escape, a metadata object
+			// in an order of its own, times the database rounds.
+			if _, err := svc.Patch(ctx, "bench", "agent-0", []byte(`{"description": "Now <b>bold</b> & more",
+				"metadata": {"z": 1,  "a": [1, 2, {"k": "<v>"}]}}`), cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := svc.Put(ctx, "bench", "agent-1", []byte(`{"name": "Agent one", "protocols": ["a2a", "mcp"],
+				"capabilities": [{"name": "translate", "description": "Translates \u00e9t\u00e9 text"}], "tags": ["x"]}`), cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			before := store.read.Load()
+			warm, err := s.Search(ctx, "bench", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := store.read.Load() - before; n != 0 {
+				t.Errorf("the search after the writes read %d cards from the database, want none", n)
+			}
+			// A replica that never saw the writes reads every card from the database.
+			cold := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: search.NewIndex(real, real)}
+			fresh, err := cold.Search(ctx, "bench", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warm.Items) != 3 || len(fresh.Items) != 3 {
+				t.Fatalf("%d and %d hits, want 3", len(warm.Items), len(fresh.Items))
+			}
+			for i := range warm.Items {
+				w, f := warm.Items[i], fresh.Items[i]
+				wj, err := w.CardJSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fj, err := f.CardJSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(wj, fj) {
+					t.Errorf("hit %d from memory:\n%s\nread from the database:\n%s", i, wj, fj)
+				}
+				if !reflect.DeepEqual(w.Card, f.Card) || !reflect.DeepEqual(w.MatchedCapabilities, f.MatchedCapabilities) {
+					t.Errorf("hit %d from memory: %+v %v\nread from the database: %+v %v", i, w.Card, w.MatchedCapabilities, f.Card, f.MatchedCapabilities)
+				}
+			}
+		})
+	}
+}
+
+// getCounting is the real card store, counting Get.
+type getCounting struct {
+	*storage.CardStore
+	gets atomic.Int64
+}
+
+func (s *getCounting) Get(ctx context.Context, tenant tenants.ID, agentID string) (cards.Card, error) {
+	s.gets.Add(1)
+	return s.CardStore.Get(ctx, tenant, agentID)
+}
+
+// TestWritesGuessFromMemory: a replace or patch of a card the loaded index holds goes over the
+// card memory holds, without reading the database; when memory is behind the database (another
+// replica wrote since), the write still goes over the database's card: nothing the other wrote
+// is lost, and preconditions are decided on the database's revision, never on memory's.
+func TestWritesGuessFromMemory(t *testing.T) {
+	for _, d := range storagetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			ctx := benchCaller
+			db := storagetest.Open(t, d)
+			if err := storage.NewTenantStore(db).Create(ctx, tenants.Tenant{ID: "bench", Name: "Bench", Status: tenants.StatusActive,
+				CreatedAt: time.Now(), UpdatedAt: time.Now()}, nil); err != nil {
+				t.Fatal(err)
+			}
+			real := storage.NewCardStore(db)
+			store := &getCounting{CardStore: real}
+			gate := &tenants.Service{Store: storage.NewTenantStore(db)}
+			ix := search.NewIndex(real, real) // no follower: it learns only this replica's writes
+			t.Cleanup(ix.Close)
+			svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix, Memory: ix}
+			other := &cards.Service{Store: real, Gate: gate, Authz: allowAll{}} // another replica
+			s := &search.Service{Store: real, Gate: gate, Authz: allowAll{}, Index: ix}
+			if _, err := s.Search(ctx, "bench", search.Query{}); err != nil { // loads the index
+				t.Fatal(err)
+			}
+			register := func(id string) {
+				t.Helper()
+				if _, err := svc.Register(ctx, "bench", fmt.Appendf(nil, `{"agentId": %q, "name": "Agent", "protocols": ["a2a"]}`, id)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gets := func(what string, want int64) {
+				t.Helper()
+				if got := store.gets.Swap(0); got != want {
+					t.Errorf("%s: %d reads of the card from the database, want %d", what, got, want)
+				}
+			}
+			register("a")
+			store.gets.Store(0)
+			c, err := svc.Patch(ctx, "bench", "a", []byte(`{"description": "one"}`), cards.Precondition{IfMatch: []int64{1}})
+			if err != nil || c.Revision != 2 {
+				t.Fatalf("patch: %+v, %v", c, err)
+			}
+			gets("a patch of a card memory holds", 0)
+			c, _, err = svc.Put(ctx, "bench", "a", []byte(`{"name": "Agent", "protocols": ["a2a"], "description": "two"}`), cards.Precondition{})
+			if err != nil || c.Revision != 3 {
+				t.Fatalf("put: %+v, %v", c, err)
+			}
+			gets("a replace of a card memory holds", 0)
+
+			// Another replica writes: memory holds revision 3, the database 4.
+			if _, err := other.Patch(ctx, "bench", "a", []byte(`{"tags": ["other"]}`), cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Patch(ctx, "bench", "a", []byte(`{"description": "stale"}`), cards.Precondition{IfMatch: []int64{3}}); !errors.Is(err, cards.ErrStale) {
+				t.Fatalf("If-Match the revision memory holds, not the database's: %v, want stale", err)
+			}
+			c, err = svc.Patch(ctx, "bench", "a", []byte(`{"description": "three"}`), cards.Precondition{IfMatch: []int64{4}})
+			if err != nil || c.Revision != 5 || c.Description != "three" || !slices.Equal(c.Tags, []string{"other"}) {
+				t.Fatalf("If-Match the database's revision: %+v, %v; want revision 5 with the other replica's tags", c, err)
+			}
+			got, err := real.Get(ctx, "bench", "a")
+			if err != nil || got.Revision != 5 || !slices.Equal(got.Tags, []string{"other"}) {
+				t.Fatalf("stored: %+v, %v", got, err)
+			}
+			if _, err := other.Patch(ctx, "bench", "a", []byte(`{"version": "9"}`), cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			c, err = svc.Patch(ctx, "bench", "a", []byte(`{"description": "four"}`), cards.Precondition{})
+			if err != nil || c.Revision != 7 || c.Version != "9" || c.Description != "four" {
+				t.Fatalf("a patch over a guess behind the database: %+v, %v; want revision 7 with the other replica's version", c, err)
+			}
+			if _, _, err := other.Put(ctx, "bench", "a", []byte(`{"name": "Agent", "protocols": ["a2a"], "description": "five"}`), cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := svc.Put(ctx, "bench", "a", []byte(`{"name": "Agent", "protocols": ["a2a"]}`), cards.Precondition{IfMatch: []int64{7}}); !errors.Is(err, cards.ErrStale) {
+				t.Fatalf("a replace If-Match the revision memory holds: %v, want stale", err)
+			}
+
+			// Deleted by the other replica: a replace over memory's card creates it anew; one
+			// that asks for a new card is refused only if the database has the card.
+			register("b")
+			if err := other.Delete(ctx, "bench", "b", cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			c, created, err := svc.Put(ctx, "bench", "b", []byte(`{"name": "Agent b", "protocols": ["a2a"]}`), cards.Precondition{})
+			if err != nil || !created {
+				t.Fatalf("a replace of a card deleted elsewhere: created %v, %v", created, err)
+			}
+			if _, _, err := svc.Put(ctx, "bench", "b", []byte(`{"name": "Agent b", "protocols": ["a2a"]}`), cards.Precondition{IfNoneMatchAny: true}); !errors.Is(err, cards.ErrStale) {
+				t.Fatalf("If-None-Match * on a card that exists: %v, want stale", err)
+			}
+			register("c")
+			if err := other.Delete(ctx, "bench", "c", cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := svc.Put(ctx, "bench", "c", []byte(`{"name": "Agent c", "protocols": ["a2a"]}`), cards.Precondition{IfNoneMatchAny: true}); err != nil {
+				t.Fatalf("If-None-Match * on a card deleted elsewhere that memory still holds: %v", err)
+			}
+			if _, err := other.Patch(ctx, "bench", "a", []byte(`{"version": "10"}`), cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := other.Delete(ctx, "bench", "a", cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Patch(ctx, "bench", "a", []byte(`{"description": "gone"}`), cards.Precondition{}); !errors.Is(err, cards.ErrNotFound) {
+				t.Fatalf("a patch of a card deleted elsewhere: %v, want not found", err)
+			}
+		})
+	}
+}
