@@ -593,7 +593,8 @@ func contended(agentID string) error {
 // base returns the card a replace or patch writes over, checked against pre: whether it exists
 // (mayBeMissing: a card not found is not an error), and whether it was guessed from memory. With
 // guess, it is first the card memory holds of the version the tenant's loaded index has (see
-// Memory), when memory holds one and pre holds on it; else, and always on a later attempt, the
+// Memory: the index's outage copy, kept by every install, or a card a search or read answered),
+// when memory holds one and pre holds on it; else, and always on a later attempt, the
 // database's. A guess saves the write a read of the database, a round trip and a connection of
 // the pool taken and given back, and is safe because the write is conditional: the store
 // replaces the card only if it is still the card and revision read (a card's content never

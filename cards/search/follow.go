@@ -75,19 +75,6 @@ func (ix *Index) Wrote(ctx context.Context, tenant tenants.ID, started time.Time
 	if e == nil {
 		return err
 	}
-	// Each card written is also rendered as a search answers it, before the tenant's lock, and
-	// cached once installed: the searches that find it next answer it from memory instead of
-	// reading it back from the database (under a mixed load of searches and writes, most reads
-	// of cards were of cards written since the last search that returned them). It is rendered
-	// from its stored document, as a read from the database would be, so that the card answered
-	// is that card to the byte (a free-form member keeps the client's spacing in the card the
-	// write made, where the stored document has it compacted).
-	renders := make(map[string]*rendered, len(written))
-	for _, c := range written {
-		if r, err := renderStored(c); err == nil {
-			renders[c.AgentID] = r
-		}
-	}
 	put := make(map[string]cards.Card, len(written))
 	var agents, again []string
 	e.syncMu.Lock()
@@ -114,13 +101,6 @@ func (ix *Index) Wrote(ctx context.Context, tenant tenants.ID, started time.Time
 		e.install(agents, put, 0)
 	}
 	e.syncMu.Unlock()
-	// A later install may have replaced one of them already: the cache never answers a version
-	// other than the index's (renderCache.get).
-	for _, id := range agents {
-		if r := renders[id]; r != nil {
-			e.cache.put(id, r)
-		}
-	}
 	if len(again) == 0 {
 		return nil
 	}

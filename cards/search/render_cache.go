@@ -38,19 +38,6 @@ func render(c cards.Card) (*rendered, error) {
 	return &rendered{card: c, json: b}, nil
 }
 
-// renderStored renders c as it reads back from its stored document.
-func renderStored(c cards.Card) (*rendered, error) {
-	doc, err := cards.MarshalDocument(c)
-	if err != nil {
-		return nil, err
-	}
-	read, err := cards.Stored{AgentID: c.AgentID, ID: c.ID, Revision: c.Revision, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Document: doc}.Card()
-	if err != nil {
-		return nil, err
-	}
-	return render(read)
-}
-
 // renderCacheBytes bounds the encoded cards one tenant's cache holds.
 const renderCacheBytes = 32 << 20
 
