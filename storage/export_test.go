@@ -25,3 +25,6 @@ func QueueNoticeQuietly(db *DB, notice string) {
 	defer db.notes.mu.Unlock()
 	db.notes.pending = append(db.notes.pending, notice)
 }
+
+// NotifyAfter queues notice as a card write's notification (see notifyAfter).
+func NotifyAfter(db *DB, notice string) { db.notifyAfter(notice) }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,6 +61,7 @@ func (db *DB) notifyAfter(notice string) {
 	n.mu.Lock()
 	if n.closed || len(n.pending) >= notifyMaxPending {
 		n.mu.Unlock()
+		n.dropped.Add(1)
 		return
 	}
 	n.pending = append(n.pending, notice)
@@ -79,7 +81,16 @@ type notifier struct {
 	// wake tells sendNotices some are pending; stop asks it to send the last and end; done is
 	// closed when it has.
 	wake, stop, done chan struct{}
+	// dropped counts the notifications not sent: more than notifyMaxPending waiting, queued
+	// after Close, or in a statement that failed (see NotificationsDropped).
+	dropped atomic.Uint64
 }
+
+// NotificationsDropped returns how many notifications of card writes were not sent (Postgres; 0
+// elsewhere): none is lost for good, as followers read the whole feed window every few seconds,
+// but while some are dropped other replicas see this one's writes seconds later instead of at
+// once, and this count (the metric notifications_dropped_total) is where that shows.
+func (db *DB) NotificationsDropped() uint64 { return db.notes.dropped.Load() }
 
 // notifyMaxPending bounds the notifications waiting to be sent; beyond, they are dropped.
 const notifyMaxPending = 10000
@@ -116,7 +127,9 @@ func (db *DB) flushNotices() {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
 	const send = "SELECT set_config('synchronous_commit', 'off', true), pg_notify(?, n) FROM unnest(?::text[]) AS n"
-	_, _ = db.prepare(send).exec(db.writer.WithContext(ctx), notifyChannel, batch)
+	if _, err := db.prepare(send).exec(db.writer.WithContext(ctx), notifyChannel, batch); err != nil {
+		n.dropped.Add(uint64(len(batch)))
+	}
 }
 
 // stopNotifier sends the notifications still pending and stops their goroutine (Close).
@@ -127,10 +140,14 @@ func (db *DB) stopNotifier() {
 	stopped := n.closed
 	n.closed = true
 	n.mu.Unlock()
-	if n.stop != nil && !stopped {
-		close(n.stop)
-		<-n.done
+	if n.stop == nil {
+		return
 	}
+	if !stopped {
+		close(n.stop)
+	}
+	// A second Close waits for the first's last send too: the pool closes after it.
+	<-n.done
 }
 
 // notifyEntry is notifyChange for a write of the one entry c.

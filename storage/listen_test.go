@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -300,5 +301,41 @@ func TestCardWritesNotifiedAfterCommit(t *testing.T) {
 	}
 	if got := nextNotification(t, out, "agt5"); got.AgentID != "agt5" {
 		t.Fatalf("notified %+v, want agt5", got)
+	}
+}
+
+// TestDroppedNotificationsCounted: a notification the writer could not send (its statement
+// failed: here a payload over Postgres's limit) or queued after Close is counted, and the sender
+// goes on with the next ones.
+func TestDroppedNotificationsCounted(t *testing.T) {
+	dbs := storagetest.OpenShared(t, "postgres", 2)
+	writer, listener := dbs[0], dbs[1]
+	newTenant(t, writer, "acme")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan search.Notice, 64)
+	if err := listener.Listen(ctx, out, nil, func(err error) { t.Log(err) }); err != nil {
+		t.Fatal(err)
+	}
+	var schema string
+	if err := writer.SQL().QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	storage.NotifyAfter(writer, schema+" acme 1 create 1 "+strings.Repeat("x", 9000)) // over 8,000 bytes
+	for deadline := time.Now().Add(10 * time.Second); writer.NotificationsDropped() != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d notifications counted as dropped 10s after one failed, want 1", writer.NotificationsDropped())
+		}
+	}
+	mustCreate(t, storage.NewCardStore(writer), "acme", newCard("agt1", 1))
+	if n := nextNotification(t, out, "the write after"); n.AgentID != "agt1" {
+		t.Fatalf("notified %+v, want agt1", n)
+	}
+	if err := writer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	storage.NotifyAfter(writer, schema+" acme 2 create 1 agt2")
+	if got := writer.NotificationsDropped(); got != 2 {
+		t.Fatalf("%d notifications counted as dropped after one queued past Close, want 2", got)
 	}
 }

@@ -128,6 +128,8 @@ func testServeMetrics(t *testing.T, dialect string) {
 		// Every card of the loaded index is in the outage copy (search.outageCopyBytes).
 		{"agentcards_index_copy_bytes", map[string]string{"tenant": "acme"}, 100},
 		{"agentcards_index_tenants", nil, 1},
+		// Present on every database; none dropped in this run.
+		{"agentcards_notifications_dropped_total", nil, 0},
 		{"agentcards_build_info", nil, 1},
 		{"go_goroutines", nil, 1},
 		// A refusal is counted under its own status class, not as a server error.

@@ -159,6 +159,15 @@ func (m *Metrics) DB(pool *sql.DB, name string) {
 	m.Registry.MustRegister(collectors.NewDBStatsCollector(pool, name))
 }
 
+// NotificationsDropped registers the count of change notifications the database layer did not
+// send (storage.DB.NotificationsDropped), read at each scrape.
+func (m *Metrics) NotificationsDropped(count func() uint64) {
+	m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: namespace, Name: "notifications_dropped_total",
+		Help: "Change notifications of card writes not sent to other replicas (Postgres; they then see the writes at their next full feed read, within seconds).",
+	}, func() float64 { return float64(count()) }))
+}
+
 // TenantSize is one tenant's search index: its cards and the bytes it holds, about.
 type TenantSize struct {
 	Tenant string

@@ -262,6 +262,7 @@ func New(o Options) (*App, error) {
 		} else {
 			m.DB(db.SQL(), "pool")
 		}
+		m.NotificationsDropped(db.NotificationsDropped)
 		if a.Index != nil {
 			m.Indexes(func() []metrics.TenantSize {
 				sizes := a.Index.Sizes()
