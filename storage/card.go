@@ -160,6 +160,7 @@ func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []card
 		values = preparedRow(tenant, p).appendValues(values)
 		sizes[i], ids[i], at[p.Card.AgentID] = len(p.Document), p.Card.AgentID, i
 	}
+	var notice string
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		taken, err := s.db.takenAgents(tx, string(tenant), ids)
 		if err != nil {
@@ -195,8 +196,12 @@ func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []card
 		if err := s.db.recordAll(tx, string(tenant), entries); err != nil {
 			return err
 		}
-		return notifyChange(tx, string(tenant))
+		notice, err = tenantNotice(tx, string(tenant))
+		return err
 	})
+	if err == nil {
+		s.db.notifyAfter(notice) // once committed, as a single card's (see notifyAfter)
+	}
 	switch {
 	case fault.KindOf(err) == fault.Conflict:
 		return err

@@ -37,6 +37,17 @@ func notifyChange(tx *gorm.DB, tenant string) error {
 	return tx.Exec("SELECT pg_notify(?, current_schema() || ' ' || ?)", notifyChannel, tenant).Error
 }
 
+// tenantNotice returns, on Postgres, the payload of a notification naming only the tenant (its
+// followers read the feed from where they are), for notifyAfter once tx commits; "" elsewhere.
+func tenantNotice(tx *gorm.DB, tenant string) (string, error) {
+	if tx.Dialector.Name() != "postgres" {
+		return "", nil
+	}
+	var notice string
+	err := tx.Raw("SELECT current_schema() || ' ' || ?", tenant).Row().Scan(&notice)
+	return notice, err
+}
+
 // notifyAfter has notice, a notification's payload (see pgWithChange), sent once the write it
 // tells of has committed, on Postgres: by a goroutine of the DB, with the others waiting, in one
 // statement, so that the write is answered without waiting for it. A NOTIFY inside the write's

@@ -291,6 +291,13 @@ func TestCardWritesNotifiedAfterCommit(t *testing.T) {
 			t.Fatalf("notified %+v, want %s created", got, want)
 		}
 	}
+	// A batch: one notice naming the tenant, sent once it committed.
+	if err := s.CreateMany(ctx, "acme", prepared(t, newCard("b1", 1), newCard("b2", 1))); err != nil {
+		t.Fatal(err)
+	}
+	if got := nextNotification(t, out, "a batch"); got.Tenant != "acme" || got.Seq != 0 || got.AgentID != "" {
+		t.Fatalf("a batch notified as %+v, want the tenant alone", got)
+	}
 	var schema string
 	if err := writer.SQL().QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 		t.Fatal(err)
