@@ -722,11 +722,17 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 			return Card{}, err
 		}
 		doc, err := cur.document()
-		if err != nil {
-			return Card{}, err
+		var c Card
+		if err == nil {
+			c, err = applyPatch(doc, patch, agentID)
 		}
-		c, err := applyPatch(doc, patch, agentID)
 		if err != nil {
+			if guessed {
+				// A patch refused on a guess is decided on the database's card, as a
+				// precondition is: memory may be behind it.
+				attempt--
+				continue
+			}
 			return Card{}, err
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, s.now()

@@ -126,6 +126,15 @@ func TestWritesGuessFromMemory(t *testing.T) {
 			if _, _, err := svc.Put(ctx, "bench", "c", []byte(`{"name": "Agent c", "protocols": ["a2a"]}`), cards.Precondition{IfNoneMatchAny: true}); err != nil {
 				t.Fatalf("If-None-Match * on a card deleted elsewhere that memory still holds: %v", err)
 			}
+			// A patch that is valid only over the database's card (memory's lacks the type it
+			// names scopes for) is decided there.
+			register("d")
+			if _, err := other.Patch(ctx, "bench", "d", []byte(`{"authRequirements": {"type": "bearer"}}`), cards.Precondition{}); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := svc.Patch(ctx, "bench", "d", []byte(`{"authRequirements": {"scopes": ["x"]}}`), cards.Precondition{}); err != nil || c.Revision != 3 {
+				t.Fatalf("a patch valid over the database's card, not memory's: %+v, %v", c, err)
+			}
 			if _, err := other.Patch(ctx, "bench", "a", []byte(`{"version": "10"}`), cards.Precondition{}); err != nil {
 				t.Fatal(err)
 			}
