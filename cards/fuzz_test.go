@@ -57,6 +57,7 @@ func FuzzDecodeCard(f *testing.F) {
 		if err != nil {
 			return
 		}
+		sameAnswer(t, c, doc)
 		again, err := Decode(doc)
 		if err != nil {
 			t.Fatalf("a stored document does not decode: %v\n%s", err, doc)
@@ -83,6 +84,25 @@ func FuzzDecodeCard(f *testing.F) {
 			t.Fatalf("the document changed on the way back:\n%s\n%s", doc, doc2)
 		}
 	})
+}
+
+// sameAnswer fails t unless AppendMarshal, given the card's stored document, appends what Marshal
+// gives, for the card with server fields, and with liveness (which the document does not hold).
+func sameAnswer(t *testing.T, c Card, doc []byte) {
+	t.Helper()
+	c.ID, c.Revision = "0190c3a4-5b6d-7e8f-9a0b-1c2d3e4f5a6b", int64(len(doc))
+	c.CreatedAt, c.UpdatedAt = time.Unix(1700000000, 123456789).UTC(), time.Unix(1700000000+int64(len(doc)), 0).In(time.FixedZone("x", 3600))
+	for _, live := range []*Liveness{nil, {State: Online}} {
+		c.Liveness = live
+		want, err := Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := AppendMarshal([]byte("[1,"), c, doc)
+		if err != nil || string(got) != "[1,"+string(want) {
+			t.Fatalf("AppendMarshal over the stored document: %v\n%s\nwant Marshal's\n[1,%s", err, got, want)
+		}
+	}
 }
 
 // FuzzMergePatch: applying a merge patch never panics, gives JSON, and applying the same patch

@@ -234,6 +234,26 @@ var serverSuffix = func() []byte {
 // outage copy, the answer). FuzzDecodeCard compares the two encoders on every card it decodes.
 func Marshal(c Card) ([]byte, error) { return segjson.Marshal(c) }
 
+// AppendMarshal appends Marshal(c) to b, doc being c's stored document (MarshalDocument of c):
+// the document's client fields as they are, and the server fields encoded on their own, which is
+// what Marshal writes, byte for byte (the server fields come last), without encoding the card
+// again. A card with liveness, which its document does not hold, is encoded whole.
+func AppendMarshal(b []byte, c Card, doc []byte) ([]byte, error) {
+	if c.Liveness != nil || len(doc) < 2 || doc[len(doc)-1] != '}' {
+		m, err := Marshal(c)
+		return append(b, m...), err
+	}
+	server, err := Marshal(Card{ID: c.ID, Revision: c.Revision, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
+	if err != nil {
+		return b, err
+	}
+	at := bytes.Index(server, serverSuffix[:len(`,"id":`)])
+	if at < 0 {
+		return b, errors.New("card answer: the server fields are not the card's last")
+	}
+	return append(append(b, doc[:len(doc)-1]...), server[at:]...), nil
+}
+
 // MarshalDocument returns the stored form of c: its client fields as compact JSON.
 func MarshalDocument(c Card) ([]byte, error) { return c.document() }
 

@@ -460,8 +460,9 @@ func splitArray(body []byte) ([]json.RawMessage, error) {
 // transaction with one change-feed write. A body that is not a JSON array is refused as a whole;
 // otherwise a card that is malformed, invalid, not the caller's to write, repeated in the batch
 // or already registered fails the whole batch, and the error names it by its index
-// ("cards[3]: ...").
-func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []byte) ([]Card, error) {
+// ("cards[3]: ..."). It returns the cards created, each with its stored document (for
+// AppendMarshal); body is not kept.
+func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []byte) ([]Prepared, error) {
 	ctx, err := s.enter(ctx, tenant)
 	if err != nil {
 		return nil, err
@@ -485,7 +486,7 @@ func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []b
 		cs[i] = p.Card
 	}
 	s.applyWritten(ctx, tenant, started, cs...)
-	return cs, nil
+	return ps, nil
 }
 
 // prepareBatch decodes, validates and authorizes the cards of a batch and gives them their

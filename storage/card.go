@@ -157,7 +157,7 @@ func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []card
 	ids := make([]string, len(cs))
 	at := make(map[string]int, len(cs))
 	for i, p := range cs {
-		values = preparedRow(tenant, p).appendValues(values)
+		values = s.db.appendPrepared(values, tenant, p)
 		sizes[i], ids[i], at[p.Card.AgentID] = len(p.Document), p.Card.AgentID, i
 	}
 	var notice string

@@ -65,6 +65,52 @@ func TestCreateMany(t *testing.T) {
 			}
 		}
 
+		// As stored: each document text, byte for byte as validation encoded it (SQLite binds
+		// it as bytes and casts it, see insertRows), and one audit entry per card, in order.
+		docs := prepared(t, batch...)
+		rows, err := db.SQL().Query("SELECT agent_id, doc FROM cards WHERE tenant_id = 'acme' AND agent_id LIKE 'agt!_%' ESCAPE '!' ORDER BY agent_id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		for ; rows.Next(); n++ {
+			var id, doc string
+			if err := rows.Scan(&id, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if n >= len(docs) || id != ids[n] || doc != string(docs[n].Document) {
+				t.Fatalf("stored row %d: card %q, its document %.80q...; want %q, %.80q...", n, id, doc, ids[min(n, len(ids)-1)], docs[min(n, len(ids)-1)].Document)
+			}
+		}
+		if err := rows.Err(); err != nil || n != len(docs) {
+			t.Fatalf("stored documents: %d, %v; want %d", n, err, len(docs))
+		}
+		rows.Close()
+		if dialect == "sqlite" {
+			var notText int
+			if err := db.SQL().QueryRow("SELECT COUNT(*) FROM cards WHERE typeof(doc) <> 'text'").Scan(&notText); err != nil || notText != 0 {
+				t.Fatalf("documents not stored as text: %d, %v", notText, err)
+			}
+		}
+		rows, err = db.SQL().Query("SELECT object, revision_before, revision_after, outcome FROM audit_entries WHERE tenant_id = 'acme' AND action = 'cards.register_batch' ORDER BY seq")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n = 0; rows.Next(); n++ {
+			var object, outcome string
+			var before, after int64
+			if err := rows.Scan(&object, &before, &after, &outcome); err != nil {
+				t.Fatal(err)
+			}
+			if n >= len(ids) || object != "cards/"+ids[n] || before != 0 || after != 1 || outcome != "ok" {
+				t.Fatalf("audit entry %d of the batch: %s %d -> %d %s", n, object, before, after, outcome)
+			}
+		}
+		if err := rows.Err(); err != nil || n != len(ids) {
+			t.Fatalf("audit entries of the batch: %d, %v; want %d", n, err, len(ids))
+		}
+		rows.Close()
+
 		stored := count(t, db, "cards", "acme")
 		feed = len(feedAfter)
 		fresh := func(ids ...string) []cards.Card {

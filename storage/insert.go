@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -28,36 +29,108 @@ const maxInsertBytes = 1 << 20
 type rowsInsert struct {
 	table   string
 	columns []string
-	// texts holds the statement text for each number of rows (a power of two), built once.
+	// textBytes is the column whose values may come as []byte, to be stored as text (-1: none);
+	// on SQLite only (see insertRows).
+	textBytes int
+	// texts holds the statement text for each form (rowsForm), built once.
 	texts sync.Map
+}
+
+// rowsForm is the shape of one statement of a rowsInsert: its rows (a power of two), the
+// columns whose one value serves every row (a bit per column), and whether textBytes comes as
+// bytes.
+type rowsForm struct {
+	rows   int
+	shared uint64
+	bytes  bool
 }
 
 // The multi-row inserts of CreateMany, in the columns of cardRow and changeRow.
 var (
-	insertCards = &rowsInsert{table: "cards",
+	insertCards = &rowsInsert{table: "cards", textBytes: docColumn,
 		columns: []string{"tenant_id", "agent_id", "id", "name", "revision", "doc", "created_at", "updated_at"}}
-	insertChanges = &rowsInsert{table: "card_changes",
+	insertChanges = &rowsInsert{table: "card_changes", textBytes: -1,
 		columns: []string{"tenant_id", "agent_id", "op", "revision", "changed_at"}}
 )
 
-// revisionColumn is the place of the revision in a row of insertCards.
-const revisionColumn = 4
+// The places of the revision and the document in a row of insertCards.
+const (
+	revisionColumn = 4
+	docColumn      = 5
+)
 
-// text returns the statement that inserts rows rows.
-func (ins *rowsInsert) text(rows int) string {
-	if t, ok := ins.texts.Load(rows); ok {
+// text returns the statement of form f. With shared columns or bytes (SQLite only) the
+// parameters are numbered: the shared columns' first (?1, ?2, ...), then the others row after
+// row; textBytes as bytes is cast to TEXT.
+func (ins *rowsInsert) text(f rowsForm) string {
+	if t, ok := ins.texts.Load(f); ok {
 		return t.(string)
 	}
-	row := "(?" + strings.Repeat(", ?", len(ins.columns)-1) + ")"
 	var b strings.Builder
-	b.Grow(32 + 16*len(ins.columns) + rows*(len(row)+2))
-	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES %s", ins.table, strings.Join(ins.columns, ", "), row)
-	for range rows - 1 {
-		b.WriteString(", ")
+	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES ", ins.table, strings.Join(ins.columns, ", "))
+	if f.shared == 0 && !f.bytes {
+		row := "(?" + strings.Repeat(", ?", len(ins.columns)-1) + ")"
+		b.Grow(f.rows * (len(row) + 2))
 		b.WriteString(row)
+		for range f.rows - 1 {
+			b.WriteString(", ")
+			b.WriteString(row)
+		}
+	} else {
+		param := make([]int, len(ins.columns)) // a shared column's number
+		next := 1
+		for c := range ins.columns {
+			if f.shared&(1<<c) != 0 {
+				param[c] = next
+				next++
+			}
+		}
+		for r := range f.rows {
+			if r > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('(')
+			for c := range ins.columns {
+				if c > 0 {
+					b.WriteString(", ")
+				}
+				n := param[c]
+				if n == 0 {
+					n = next
+					next++
+				}
+				if f.bytes && c == ins.textBytes {
+					fmt.Fprintf(&b, "CAST(?%d AS TEXT)", n)
+				} else {
+					fmt.Fprintf(&b, "?%d", n)
+				}
+			}
+			b.WriteByte(')')
+		}
 	}
-	t, _ := ins.texts.LoadOrStore(rows, b.String())
+	t, _ := ins.texts.LoadOrStore(f, b.String())
 	return t.(string)
+}
+
+// sharedColumns returns the columns (a bit each) of the rows in args (width values a row) that
+// hold one value, a string, integer or time, in every row.
+func sharedColumns(args []any, width int) uint64 {
+	var mask uint64
+	for c := range width {
+		switch args[c].(type) {
+		case string, int64, int, time.Time:
+		default:
+			continue
+		}
+		same := true
+		for i := c + width; i < len(args) && same; i += width {
+			same = args[i] == args[c]
+		}
+		if same {
+			mask |= 1 << c
+		}
+	}
+	return mask
 }
 
 // insertRows inserts rows on tx (a transaction's connection), args holding their values one row
@@ -65,15 +138,48 @@ func (ins *rowsInsert) text(rows int) string {
 // maxBinds allows and the rows' sizes (size(i) is row i's bytes; nil if they are small) keep
 // under maxInsertBytes: a handful of statements, each prepared once per connection, serve every
 // number of rows.
+//
+// On SQLite, whose one writing connection runs every write (see group.go), a value that every
+// row holds (the tenant, the time, the action of a batch's audit entries) is bound once, and the
+// column textBytes may come as []byte, bound without the copy go-sqlite3 makes of a string and
+// stored as TEXT all the same: each value bound is a call into C and, for text, a copy on each
+// side of it. Registering batches of 200 over HTTP, that binding was a quarter of the writing
+// connection's time in statements (a profile of the server under bench/writes.sh).
 func (db *DB) insertRows(tx *gorm.DB, ins *rowsInsert, args []any, size func(i int) int) error {
 	width := len(ins.columns)
 	n := len(args) / width
+	var shared uint64
+	asBytes := false
+	if db.dialect == migrations.SQLite && n > 0 {
+		if n > 1 {
+			shared = sharedColumns(args, width)
+		}
+		if ins.textBytes >= 0 {
+			_, asBytes = args[ins.textBytes].([]byte)
+		}
+	}
+	var packed []any
 	for done := 0; done < n; {
 		rows := 1 << (bits.Len(uint(min(n-done, maxBinds/width))) - 1)
 		for size != nil && rows > 1 && bytesOf(size, done, done+rows) > maxInsertBytes {
 			rows /= 2
 		}
-		if _, err := db.prepare(ins.text(rows)).exec(tx, args[done*width:(done+rows)*width]...); err != nil {
+		values := args[done*width : (done+rows)*width]
+		if shared != 0 {
+			packed = packed[:0]
+			for c := range width {
+				if shared&(1<<c) != 0 {
+					packed = append(packed, values[c])
+				}
+			}
+			for i, v := range values {
+				if shared&(1<<(i%width)) == 0 {
+					packed = append(packed, v)
+				}
+			}
+			values = packed
+		}
+		if _, err := db.prepare(ins.text(rowsForm{rows, shared, asBytes})).exec(tx, values...); err != nil {
 			return err
 		}
 		done += rows
@@ -131,18 +237,16 @@ func scanAll(rs *sql.Rows, scan func(*sql.Rows) error) error {
 	return rs.Err()
 }
 
-// preparedRow is newCardRow for a card whose document is already encoded.
-func preparedRow(tenant tenants.ID, p cards.Prepared) cardRow {
+// appendPrepared appends the values of p's row in tenant, in the columns of insertCards: its
+// document as the bytes validation encoded where insertRows takes them (SQLite), else as a
+// string, which every driver binds to a text column.
+func (db *DB) appendPrepared(values []any, tenant tenants.ID, p cards.Prepared) []any {
 	c := p.Card
-	return cardRow{
-		TenantID: string(tenant), AgentID: c.AgentID, ID: c.ID, Name: c.Name, Revision: c.Revision,
-		Doc: string(p.Document), CreatedAt: utc(c.CreatedAt), UpdatedAt: utc(c.UpdatedAt),
+	var doc any = p.Document
+	if db.dialect != migrations.SQLite {
+		doc = string(p.Document)
 	}
-}
-
-// appendValues appends the row's values in the columns of insertCards.
-func (r cardRow) appendValues(values []any) []any {
-	return append(values, r.TenantID, r.AgentID, r.ID, r.Name, r.Revision, r.Doc, r.CreatedAt, r.UpdatedAt)
+	return append(values, string(tenant), c.AgentID, c.ID, c.Name, c.Revision, doc, utc(c.CreatedAt), utc(c.UpdatedAt))
 }
 
 // appendValues appends the row's values in the columns of insertChanges (seq is the database's).

@@ -203,24 +203,50 @@ func acceptQuery(names []string) echo.MiddlewareFunc {
 // it is over the limit (413) or its time ran out first (503 timeout): the request's deadline,
 // which does not interrupt a read but is checked after one fails, or the server's read timeout.
 func readBody(c echo.Context, allowed ...string) ([]byte, error) {
+	if err := acceptMedia(c, allowed); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return nil, bodyError(c, err)
+	}
+	return body, nil
+}
+
+// readBodyInto is readBody into buf (emptied first), for the large bodies of batches.
+func readBodyInto(c echo.Context, buf *bytes.Buffer, allowed ...string) error {
+	if err := acceptMedia(c, allowed); err != nil {
+		return err
+	}
+	buf.Reset()
+	if _, err := buf.ReadFrom(c.Request().Body); err != nil {
+		return bodyError(c, err)
+	}
+	return nil
+}
+
+// acceptMedia refuses a body whose Content-Type is none of allowed.
+func acceptMedia(c echo.Context, allowed []string) error {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || !contains(allowed, strings.ToLower(mt)) {
-		return nil, fault.Errorf(kindUnsupportedMedia, "Content-Type must be %s: unsupported media type", strings.Join(allowed, " or "))
+		return fault.Errorf(kindUnsupportedMedia, "Content-Type must be %s: unsupported media type", strings.Join(allowed, " or "))
 	}
-	body, err := io.ReadAll(c.Request().Body)
+	return nil
+}
+
+// bodyError is the error of a body that could not be read: too large, too slow, or cut short.
+func bodyError(c echo.Context, err error) error {
 	var tooLarge *http.MaxBytesError
 	switch {
-	case err == nil:
-		return body, nil
 	case errors.As(err, &tooLarge):
-		return nil, fault.Errorf(fault.TooLarge, "the body is over %d bytes: request body is too large", tooLarge.Limit)
+		return fault.Errorf(fault.TooLarge, "the body is over %d bytes: request body is too large", tooLarge.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(c.Request().Context().Err(), context.DeadlineExceeded):
-		return nil, fault.Wrap(err, fault.Timeout, "the body was not received in time")
+		return fault.Wrap(err, fault.Timeout, "the body was not received in time")
 	}
 	// The cause (net/http's words, maybe addresses) stays out of the message.
-	return nil, fault.New(fault.Malformed, "the body could not be read as sent (malformed chunked encoding, or cut short): malformed request")
+	return fault.New(fault.Malformed, "the body could not be read as sent (malformed chunked encoding, or cut short): malformed request")
 }
 
 // readObject is readBody for routes whose body is a JSON object. Any other JSON value is
