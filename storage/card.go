@@ -196,7 +196,7 @@ func (s *CardStore) CreateMany(ctx context.Context, tenant tenants.ID, cs []card
 		if err := s.db.recordAll(tx, string(tenant), entries); err != nil {
 			return err
 		}
-		notice, err = tenantNotice(tx, string(tenant))
+		notice, err = s.db.notice(tx, string(tenant), "")
 		return err
 	})
 	if err == nil {
@@ -331,7 +331,8 @@ func wrapReplace(agentID string, err error) error {
 // Delete removes the card if its revision is rev, or whatever its revision when rev is 0.
 func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID string, rev int64) error {
 	entry := audit.New(ctx, "cards.remove", audit.CardObject(agentID), 0, 0)
-	return s.db.transact(ctx, func(tx *gorm.DB) error {
+	var notice string
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		if err := s.db.lockTombstone(tx, string(tenant), agentID); err != nil {
 			return fmt.Errorf("delete card %q: %w", agentID, err)
 		}
@@ -371,8 +372,13 @@ func (s *CardStore) Delete(ctx context.Context, tenant tenants.ID, agentID strin
 		if err := s.db.record(tx, string(tenant), entry); err != nil {
 			return err
 		}
-		return appendChange(tx, string(tenant), agentID, opDelete, cur)
+		notice, err = s.db.appendChange(tx, string(tenant), agentID, opDelete, cur)
+		return err
 	})
+	if err == nil {
+		s.db.notifyAfter(notice) // once committed, as a write's (see notifyAfter)
+	}
+	return err
 }
 
 // currentVersion reads the stored id and revision of a card inside a transaction.

@@ -1,11 +1,10 @@
 package storage
 
 import (
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/agentcards/agentcards/cards/search"
 )
 
 // The operations the change feed records.
@@ -31,22 +30,21 @@ type changeRow struct {
 
 func (changeRow) TableName() string { return "card_changes" }
 
-// appendChange records a write in the change feed, inside the transaction tx.
-func appendChange(tx *gorm.DB, tenant, agentID, op string, revision int64) error {
+// appendChange records a write in the change feed inside the transaction tx, and returns the
+// notification of it to send once tx commits (db.notifyAfter; "" but on Postgres).
+func (db *DB) appendChange(tx *gorm.DB, tenant, agentID, op string, revision int64) (string, error) {
 	row := changeRow{TenantID: tenant, AgentID: agentID, Op: op, Revision: revision, ChangedAt: utc(tx.NowFunc())}
 	if err := tx.Create(&row).Error; err != nil {
-		return err
+		return "", err
 	}
-	return notifyEntry(tx, tenant, search.Change{Seq: row.Seq, AgentID: agentID, Op: op, Revision: revision})
+	return db.notice(tx, tenant, fmt.Sprintf("%d %s %d %s", row.Seq, op, revision, agentID))
 }
 
 // appendChangeAt records a write in the change feed inside tx, changed at now, with a prepared
-// statement (the card writes' path); Postgres's card writes use pgWithChange instead.
+// statement (the card writes' path on SQLite and MySQL; Postgres's card writes use pgWithChange,
+// and followers there hear of them by notifyAfter).
 func appendChangeAt(tx *gorm.DB, db *DB, tenant, agentID, op string, revision int64, now time.Time) error {
 	_, err := db.prepare("INSERT INTO card_changes (tenant_id, agent_id, op, revision, changed_at) VALUES (?, ?, ?, ?, ?)").
 		exec(tx, tenant, agentID, op, revision, now)
-	if err != nil {
-		return err
-	}
-	return notifyChange(tx, tenant)
+	return err
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -54,6 +55,8 @@ type DB struct {
 	group        grouper
 	// notes sends the notifications of card writes after they commit (Postgres; see notifyAfter).
 	notes notifier
+	// schema is the Postgres schema the pool writes in, once read (see currentSchema).
+	schema atomic.Pointer[string]
 	// checkpoints copies SQLite's log into its file in the background (see checkpoint.go);
 	// nil for other dialects and for a database in memory.
 	checkpoints *checkpointer

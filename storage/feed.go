@@ -28,24 +28,36 @@ var _ search.Feed = (*CardStore)(nil)
 // With the entry in hand a follower needs no read of the feed.
 const notifyChannel = "agentcards_changes"
 
-// notifyChange wakes the followers of other replicas on Postgres; the notification is delivered
-// when tx commits, and not at all if it rolls back. Elsewhere followers poll.
-func notifyChange(tx *gorm.DB, tenant string) error {
-	if tx.Dialector.Name() != "postgres" {
-		return nil
-	}
-	return tx.Exec("SELECT pg_notify(?, current_schema() || ' ' || ?)", notifyChannel, tenant).Error
-}
-
-// tenantNotice returns, on Postgres, the payload of a notification naming only the tenant (its
-// followers read the feed from where they are), for notifyAfter once tx commits; "" elsewhere.
-func tenantNotice(tx *gorm.DB, tenant string) (string, error) {
-	if tx.Dialector.Name() != "postgres" {
+// notice returns, on Postgres, the payload of a notification of tenant's feed (see
+// notifyChannel): with entry (its sequence number, operation, revision and agent, separated by
+// spaces) when not "", else naming the tenant alone, whose followers then read the feed from
+// where they are. "" elsewhere, where followers poll. It is sent by notifyAfter once tx commits.
+func (db *DB) notice(tx *gorm.DB, tenant, entry string) (string, error) {
+	if db.dialect != migrations.Postgres {
 		return "", nil
 	}
-	var notice string
-	err := tx.Raw("SELECT current_schema() || ' ' || ?", tenant).Row().Scan(&notice)
-	return notice, err
+	schema, err := db.currentSchema(tx)
+	if err != nil {
+		return "", err
+	}
+	if entry == "" {
+		return schema + " " + tenant, nil
+	}
+	return schema + " " + tenant + " " + entry, nil
+}
+
+// currentSchema returns the schema this DB's connections write in (Postgres), read once, on tx.
+// Every connection of the pool has the search path of the one DSN.
+func (db *DB) currentSchema(tx *gorm.DB) (string, error) {
+	if s := db.schema.Load(); s != nil {
+		return *s, nil
+	}
+	var schema string
+	if err := tx.Raw("SELECT current_schema()").Row().Scan(&schema); err != nil {
+		return "", err
+	}
+	db.schema.Store(&schema)
+	return schema, nil
 }
 
 // notifyAfter has notice, a notification's payload (see pgWithChange), sent once the write it
@@ -159,15 +171,6 @@ func (db *DB) stopNotifier() {
 	}
 	// A second Close waits for the first's last send too: the pool closes after it.
 	<-n.done
-}
-
-// notifyEntry is notifyChange for a write of the one entry c.
-func notifyEntry(tx *gorm.DB, tenant string, c search.Change) error {
-	if tx.Dialector.Name() != "postgres" {
-		return nil
-	}
-	payload := fmt.Sprintf("%s %d %s %d %s", tenant, c.Seq, c.Op, c.Revision, c.AgentID)
-	return tx.Exec("SELECT pg_notify(?, current_schema() || ' ' || ?)", notifyChannel, payload).Error
 }
 
 // notified reads a notification's payload: the tenant and the entry, if the write was made in

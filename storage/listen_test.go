@@ -251,20 +251,33 @@ func (allowAll) ReadFilter(context.Context, string) (func(string) bool, error) {
 // execErr keeps the error of an Exec.
 func execErr(_ sql.Result, err error) error { return err }
 
-// TestCardWritesNotifiedAfterCommit: on Postgres a card's create and replace are notified with
-// their feed entries once committed (sent after the write by the writing DB's notifier, not in
-// its transaction), in the order written, and a notification still pending when the writing DB
-// closes is sent before Close returns.
-func TestCardWritesNotifiedAfterCommit(t *testing.T) {
+// listening opens two DBs of one Postgres schema with the tenant acme, the second listening:
+// it returns the first, the notices the second hears, and the schema.
+func listening(t *testing.T) (*storage.DB, <-chan search.Notice, string) {
+	t.Helper()
 	dbs := storagetest.OpenShared(t, "postgres", 2)
 	writer, listener := dbs[0], dbs[1]
 	newTenant(t, writer, "acme")
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	out := make(chan search.Notice, 64)
 	if err := listener.Listen(ctx, out, nil, func(err error) { t.Log(err) }); err != nil {
 		t.Fatal(err)
 	}
+	var schema string
+	if err := writer.SQL().QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	return writer, out, schema
+}
+
+// TestCardWritesNotifiedAfterCommit: on Postgres a card's create, replace and delete and a
+// tenant's deletion are notified with their feed entries (a batch with its tenant) once committed (sent after the write by the writing DB's notifier, not in
+// its transaction), in the order written, and a notification still pending when the writing DB
+// closes is sent before Close returns.
+func TestCardWritesNotifiedAfterCommit(t *testing.T) {
+	writer, out, schema := listening(t)
+	ctx := context.Background()
 	s := storage.NewCardStore(writer)
 	rev, err := s.Create(ctx, "acme", newCard("agt1", 1))
 	if err != nil {
@@ -298,9 +311,20 @@ func TestCardWritesNotifiedAfterCommit(t *testing.T) {
 	if got := nextNotification(t, out, "a batch"); got.Tenant != "acme" || got.Seq != 0 || got.AgentID != "" {
 		t.Fatalf("a batch notified as %+v, want the tenant alone", got)
 	}
-	var schema string
-	if err := writer.SQL().QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+	// A delete, with its entry, and a tenant's deletion (a purge, which names no agent: heard as
+	// naming the tenant), each once committed.
+	if err := s.Delete(ctx, "acme", "agt2", 0); err != nil {
 		t.Fatal(err)
+	}
+	if got := nextNotification(t, out, "a delete"); got.AgentID != "agt2" || got.Op != "delete" || got.Revision != 1 || got.Seq == 0 {
+		t.Fatalf("a delete notified as %+v, want agt2 deleted at revision 1", got)
+	}
+	newTenant(t, writer, "gone")
+	if err := storage.NewTenantStore(writer).Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if got := nextNotification(t, out, "a purge"); got.Tenant != "gone" || got.AgentID != "" {
+		t.Fatalf("a tenant's deletion notified as %+v, want the tenant (its followers then read the purge)", got)
 	}
 	storage.QueueNoticeQuietly(writer, schema+" acme 999999 create 1 agt5")
 	if err := writer.Close(); err != nil {
@@ -315,19 +339,7 @@ func TestCardWritesNotifiedAfterCommit(t *testing.T) {
 // failed: here a payload over Postgres's limit) or queued after Close is counted, and the sender
 // goes on with the next ones.
 func TestDroppedNotificationsCounted(t *testing.T) {
-	dbs := storagetest.OpenShared(t, "postgres", 2)
-	writer, listener := dbs[0], dbs[1]
-	newTenant(t, writer, "acme")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out := make(chan search.Notice, 64)
-	if err := listener.Listen(ctx, out, nil, func(err error) { t.Log(err) }); err != nil {
-		t.Fatal(err)
-	}
-	var schema string
-	if err := writer.SQL().QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
-		t.Fatal(err)
-	}
+	writer, out, schema := listening(t)
 	storage.NotifyAfter(writer, schema+" acme 1 create 1 "+strings.Repeat("x", 9000)) // over 8,000 bytes
 	for deadline := time.Now().Add(10 * time.Second); writer.NotificationsDropped() != 1; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -192,7 +192,8 @@ func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 func (s *TenantStore) delete(ctx context.Context, tenant string) error {
 	// The tenant's trail outlives it (see archiveTrail), its deletion last.
 	entry := audit.New(ctx, "tenants.delete", audit.TenantObject, 0, 0)
-	return s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
+	var notice string
+	err := s.db.writing(ctx).Transaction(func(tx *gorm.DB) error {
 		// The agents' tombstones first, as a card create or delete takes them (a create then
 		// checks its foreign key on the tenant row): taken after the tenant row, they made a
 		// cycle with a create on Postgres. A create that comes after this still waits for the
@@ -228,9 +229,13 @@ func (s *TenantStore) delete(ctx context.Context, tenant string) error {
 		if err := s.db.record(tx, archived, entry); err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
-		if err := appendChange(tx, tenant, "", opPurge, 0); err != nil {
+		if notice, err = s.db.appendChange(tx, tenant, "", opPurge, 0); err != nil {
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
 		return nil
 	})
+	if err == nil {
+		s.db.notifyAfter(notice) // once committed, as a card write's (see notifyAfter)
+	}
+	return err
 }
