@@ -154,8 +154,10 @@ func (db *DB) insertRows(tx *gorm.DB, ins *rowsInsert, args []any, size func(i i
 		if n > 1 {
 			shared = sharedColumns(args, width)
 		}
-		if ins.textBytes >= 0 {
-			_, asBytes = args[ins.textBytes].([]byte)
+		// Any row's bytes make every statement cast the column (a string cast to TEXT is
+		// itself).
+		for i := ins.textBytes; i >= 0 && i < len(args) && !asBytes; i += width {
+			_, asBytes = args[i].([]byte)
 		}
 	}
 	var packed []any
