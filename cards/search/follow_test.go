@@ -530,3 +530,132 @@ func TestFollowWhileListening(t *testing.T) {
 		<-done
 	}
 }
+
+// TestWroteConcurrently: writes of this replica applied by many writers at once (one leads and
+// applies every write waiting in one install; see wroteQueue) are each in the index when their
+// Wrote returns, the highest revision of a card that several write wins whatever order their
+// applies come in, and a card of an agent created anew while another write of it waits in the
+// same batch is read back from the store. First the index's lock is held while the writers
+// queue, so that writes are applied together; then they run free.
+func TestWroteConcurrently(t *testing.T) {
+	ctx := context.Background()
+	store := &feedModel{cards: map[string]cards.Card{}}
+	ix := NewIndex(store, store)
+	e, err := ix.entry(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().Add(time.Second) // every write began after the build
+	holds := func(id string) (string, int64) {
+		e.x.mu.RLock()
+		defer e.x.mu.RUnlock()
+		if n, ok := e.x.byID[id]; ok {
+			return e.x.docs[n].cardID, e.x.docs[n].revision
+		}
+		return "", 0
+	}
+	var common sync.Mutex // the store's card of the agent every writer writes
+	commonRev := int64(0)
+	write := func(w, i int) {
+		own := stored(cards.Card{AgentID: fmt.Sprintf("w%02d", w), Name: "Own", ID: fmt.Sprintf("id-w%02d", w), Revision: int64(i + 1)})
+		common.Lock()
+		commonRev++
+		shared := stored(cards.Card{AgentID: "common", Name: "Common", ID: "id-common", Revision: commonRev})
+		store.mu.Lock()
+		store.cards[own.AgentID], store.cards["common"] = own, shared
+		store.mu.Unlock()
+		common.Unlock()
+		if err := ix.Wrote(ctx, "t", started, own, shared); err != nil {
+			t.Error(err)
+			return
+		}
+		if id, rev := holds(own.AgentID); id != own.ID || rev < own.Revision {
+			t.Errorf("Wrote of %s@%d returned with %s@%d in the index", own.AgentID, own.Revision, id, rev)
+		}
+		if _, rev := holds("common"); rev < shared.Revision {
+			t.Errorf("Wrote of common@%d returned with revision %d in the index", shared.Revision, rev)
+		}
+	}
+	const writers = 16
+	var wg sync.WaitGroup
+	e.syncMu.Lock()
+	for w := range writers {
+		wg.Go(func() { write(w, 0) })
+	}
+	for queued := 0; queued < writers-1; time.Sleep(time.Millisecond) {
+		e.wrote.mu.Lock()
+		queued = len(e.wrote.queue)
+		e.wrote.mu.Unlock()
+	}
+	e.syncMu.Unlock()
+	wg.Wait()
+	if e.wrote.most < writers-1 {
+		t.Fatalf("the writes queued behind the lock were applied %d at most together, want %d", e.wrote.most, writers-1)
+	}
+	for w := range writers {
+		wg.Go(func() {
+			for i := 1; i < 50; i++ {
+				write(w, i)
+			}
+		})
+	}
+	wg.Wait()
+	for w := range writers {
+		if id, rev := holds(fmt.Sprintf("w%02d", w)); id != fmt.Sprintf("id-w%02d", w) || rev != 50 {
+			t.Errorf("w%02d: the index holds %s@%d, want revision 50", w, id, rev)
+		}
+	}
+	if _, rev := holds("common"); rev != commonRev {
+		t.Errorf("common: the index holds revision %d, want the last written, %d", rev, commonRev)
+	}
+
+	// A batch with the agent's card created anew behind a write of its old one: the new card is
+	// read back from the store (which has a later revision of it by then), not installed over the
+	// old one by its revision. A write of another agent leads and waits for the lock while the
+	// two queue behind it, in order; then the next leader applies them together.
+	old := stored(cards.Card{AgentID: "re", Name: "Old", ID: "id-old", Revision: 7})
+	anew := stored(cards.Card{AgentID: "re", Name: "New", ID: "id-new", Revision: 8})
+	later := stored(cards.Card{AgentID: "re", Name: "Later", ID: "id-new", Revision: 9})
+	store.mu.Lock()
+	store.cards["re"] = later
+	store.mu.Unlock()
+	queued := func(n int) {
+		for {
+			e.wrote.mu.Lock()
+			q := len(e.wrote.queue)
+			e.wrote.mu.Unlock()
+			if q >= n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	e.syncMu.Lock()
+	e.wrote.most = 0
+	wg.Go(func() { write(0, 50) }) // leads, then waits for the lock with its batch
+	for {
+		e.wrote.mu.Lock()
+		leading, q := e.wrote.leading, len(e.wrote.queue)
+		e.wrote.mu.Unlock()
+		if leading && q == 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for i, c := range []cards.Card{old, anew} {
+		wg.Go(func() {
+			if err := ix.Wrote(ctx, "t", started, c); err != nil {
+				t.Error(err)
+			}
+		})
+		queued(i + 1)
+	}
+	e.syncMu.Unlock()
+	wg.Wait()
+	if e.wrote.most != 2 {
+		t.Fatalf("the two writes of re were applied %d at most together, want 2", e.wrote.most)
+	}
+	if id, rev := holds("re"); id != "id-new" || rev != 9 {
+		t.Fatalf("re: the index holds %s@%d, want the store's card, id-new@9", id, rev)
+	}
+}

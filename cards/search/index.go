@@ -130,6 +130,8 @@ type indexEntry struct {
 	online onlineCache
 
 	syncMu sync.Mutex
+	// wrote holds the writes of this replica waiting to be applied (see Wrote).
+	wrote wroteQueue
 	// epoch counts the installs of cards in the index; applied holds, by agent, the epoch of
 	// its latest install (guarded by syncMu). See Written. removals lists, oldest first, the
 	// installs that removed a card: once older than forgetAfter, their agents' entries go, so
