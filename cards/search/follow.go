@@ -79,6 +79,7 @@ func (ix *Index) Wrote(ctx context.Context, tenant tenants.ID, started time.Time
 	w := &wroteReq{written: written, started: started, done: make(chan struct{})}
 	e.wrote.mu.Lock()
 	e.wrote.queue = append(e.wrote.queue, w)
+	e.wrote.entered++
 	lead := !e.wrote.leading
 	e.wrote.leading = true
 	e.wrote.mu.Unlock()
@@ -107,8 +108,9 @@ type wroteQueue struct {
 	mu      sync.Mutex
 	queue   []*wroteReq
 	leading bool
-	// most is the most writes applied together (for tests); leaders, one at a time, set it.
-	most int
+	// entered counts the writes queued, and most is the most applied together (for tests;
+	// leaders, one at a time, set most).
+	entered, most int
 }
 
 // wroteReq is one call of Wrote: its cards, when its writes began, and (once done is closed
@@ -128,8 +130,9 @@ func (e *indexEntry) applyWrote(own *wroteReq) {
 	var batch []*wroteReq
 	defer func() {
 		if r := recover(); r != nil {
-			// The writes of a batch whose install failed are read back by their writers, and
-			// the lead goes on: the panic fails this request only, as it would have before.
+			// The writes of a batch whose install failed are read back by their writers and the
+			// lead goes on; the panic goes on in the leader's request, whichever write of the
+			// batch caused it.
 			for _, w := range batch {
 				w.again, w.served = nil, true
 				for _, c := range w.written {
