@@ -175,6 +175,17 @@ func openGorm(dialector gorm.Dialector) (*gorm.DB, error) {
 	})
 }
 
+// SetMaxConns sets the most connections the pool of a Postgres or MySQL server opens, all kept
+// idle as configurePool keeps its default's (database.maxConns); on SQLite it does nothing (one
+// writing connection, a read pool of its own size).
+func (db *DB) SetMaxConns(n int) {
+	if db.dialect == migrations.SQLite || n <= 0 {
+		return
+	}
+	db.wsql.SetMaxOpenConns(n)
+	db.wsql.SetMaxIdleConns(n)
+}
+
 // configurePool sizes the connection pool for the dialect.
 func configurePool(db *sql.DB, driver string) {
 	switch driver {

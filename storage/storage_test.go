@@ -283,3 +283,21 @@ func sameLines(t *testing.T, what string, got, want []string) {
 		t.Errorf("%s: %d lines, want %d", what, len(got), len(want))
 	}
 }
+
+// TestSetMaxConns: database.maxConns sizes a server's pool, open and idle; SQLite's pools keep
+// their own sizes (one writing connection).
+func TestSetMaxConns(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		before := db.SQL().Stats().MaxOpenConnections
+		db.SetMaxConns(24)
+		got := db.SQL().Stats().MaxOpenConnections
+		switch {
+		case dialect == "sqlite" && got != before:
+			t.Fatalf("SQLite's pool went from %d to %d connections", before, got)
+		case dialect != "sqlite" && (before != 10 || got != 24):
+			t.Fatalf("the pool: %d connections by default, %d after SetMaxConns(24); want 10 and 24", before, got)
+		}
+	})
+}

@@ -147,6 +147,9 @@ type DatabaseConfig struct {
 	Driver  string `koanf:"driver"`
 	DSN     string `koanf:"dsn"`
 	Migrate bool   `koanf:"migrate"`
+	// MaxConns is the most connections to a Postgres or MySQL server each replica opens (and
+	// keeps idle); 0 is storage's default, 10.
+	MaxConns int `koanf:"maxConns"`
 }
 
 // AuthConfig is how JWTs are checked and minted.
@@ -183,6 +186,7 @@ var defaults = map[string]any{
 	"database.driver":            "sqlite",
 	"database.dsn":               "",
 	"database.migrate":           true,
+	"database.maxConns":          0,
 	"auth.algorithm":             "HS256",
 	"auth.secret":                "",
 	"auth.secretFile":            "",
@@ -445,6 +449,12 @@ func (c *Config) check() error {
 	var errs []error
 	if !slices.Contains([]string{"sqlite", "postgres", "mysql"}, c.Database.Driver) {
 		errs = append(errs, fmt.Errorf("database.driver %q must be sqlite, postgres or mysql", c.Database.Driver))
+	}
+	switch {
+	case c.Database.MaxConns < 0:
+		errs = append(errs, fmt.Errorf("database.maxConns %d must be 0 (the default) or more", c.Database.MaxConns))
+	case c.Database.MaxConns > 0 && c.Database.Driver == "sqlite":
+		errs = append(errs, errors.New("database.maxConns applies to postgres and mysql: SQLite writes on one connection and sizes its own read pool"))
 	}
 	if c.Database.DSN == "" {
 		if c.Database.Driver != "sqlite" {

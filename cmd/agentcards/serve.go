@@ -144,6 +144,9 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 	if err != nil {
 		return nil, nil, err
 	}
+	if cfg.Database.MaxConns > 0 {
+		db.SetMaxConns(cfg.Database.MaxConns)
+	}
 	if cfg.Database.Migrate {
 		if err := db.Migrate(ctx); err != nil {
 			db.Close()
