@@ -33,7 +33,7 @@ const (
 )
 
 // insertAudit is the multi-row insert of entries.
-var insertAudit = &rowsInsert{table: "audit_entries", textBytes: -1,
+var insertAudit = &rowsInsert{table: "audit_entries",
 	columns: []string{"tenant_id", "written_at", "principal", "request_id", "action", "object", "detail", "revision_before", "revision_after", "outcome", "attempts"}}
 
 // clipped is e with its text cut to what its columns hold (migration 13).

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,9 +30,9 @@ const maxInsertBytes = 1 << 20
 type rowsInsert struct {
 	table   string
 	columns []string
-	// textBytes is the column whose values may come as []byte, to be stored as text (-1: none);
-	// on SQLite only (see insertRows).
-	textBytes int
+	// textBytes names the column whose values may come as []byte, to be stored as text ("":
+	// none); on SQLite only (see insertRows).
+	textBytes string
 	// texts holds the statement text for each form (rowsForm), built once.
 	texts sync.Map
 }
@@ -47,17 +48,14 @@ type rowsForm struct {
 
 // The multi-row inserts of CreateMany, in the columns of cardRow and changeRow.
 var (
-	insertCards = &rowsInsert{table: "cards", textBytes: docColumn,
+	insertCards = &rowsInsert{table: "cards", textBytes: "doc",
 		columns: []string{"tenant_id", "agent_id", "id", "name", "revision", "doc", "created_at", "updated_at"}}
-	insertChanges = &rowsInsert{table: "card_changes", textBytes: -1,
+	insertChanges = &rowsInsert{table: "card_changes",
 		columns: []string{"tenant_id", "agent_id", "op", "revision", "changed_at"}}
 )
 
-// The places of the revision and the document in a row of insertCards.
-const (
-	revisionColumn = 4
-	docColumn      = 5
-)
+// revisionColumn is the place of the revision in a row of insertCards.
+const revisionColumn = 4
 
 // text returns the statement of form f. With shared columns or bytes (SQLite only) the
 // parameters are numbered: the shared columns' first (?1, ?2, ...), then the others row after
@@ -99,7 +97,7 @@ func (ins *rowsInsert) text(f rowsForm) string {
 					n = next
 					next++
 				}
-				if f.bytes && c == ins.textBytes {
+				if f.bytes && ins.columns[c] == ins.textBytes {
 					fmt.Fprintf(&b, "CAST(?%d AS TEXT)", n)
 				} else {
 					fmt.Fprintf(&b, "?%d", n)
@@ -156,7 +154,7 @@ func (db *DB) insertRows(tx *gorm.DB, ins *rowsInsert, args []any, size func(i i
 		}
 		// Any row's bytes make every statement cast the column (a string cast to TEXT is
 		// itself).
-		for i := ins.textBytes; i >= 0 && i < len(args) && !asBytes; i += width {
+		for i := slices.Index(ins.columns, ins.textBytes); i >= 0 && i < len(args) && !asBytes; i += width {
 			_, asBytes = args[i].([]byte)
 		}
 	}

@@ -97,8 +97,7 @@ func (h *handlers) registerBatch(c echo.Context) error {
 	body := batchBodies.Get().(*bytes.Buffer)
 	defer func() {
 		if body.Cap() <= maxPooledBatch {
-			body.Reset()
-			batchBodies.Put(body)
+			batchBodies.Put(body) // emptied by its next read
 		}
 	}()
 	if err := readBodyInto(c, body, mediaJSON); err != nil {

@@ -123,45 +123,40 @@ type wroteReq struct {
 	done    chan struct{}
 }
 
-// applyWrote applies, as the leader, the writes waiting until its own, own, is applied, and then
-// hands the lead on. A write's done is closed once: when it is applied, or when it is handed the
-// lead (unapplied: it then applies itself, and closes no done of its own).
+// applyWrote applies, as the leader, the writes waiting (own among them: a leader's write is
+// queued until it leads), and then hands the lead on. A write's done is closed once: when it is
+// applied, or when it is handed the lead (unapplied: it then applies itself, and closes no done
+// of its own).
 func (e *indexEntry) applyWrote(own *wroteReq) {
-	var batch []*wroteReq
+	e.wrote.mu.Lock()
+	batch := e.wrote.queue
+	e.wrote.queue = nil
+	e.wrote.mu.Unlock()
 	defer func() {
-		if r := recover(); r != nil {
-			// The writes of a batch whose install failed are read back by their writers and the
-			// lead goes on; the panic goes on in the leader's request, whichever write of the
-			// batch caused it.
+		r := recover()
+		if r != nil {
+			// A batch whose install failed is read back by its writers; the panic goes on in
+			// the leader's request, whichever write of the batch caused it.
 			for _, w := range batch {
-				w.again, w.served = nil, true
+				w.again = w.again[:0]
 				for _, c := range w.written {
 					w.again = append(w.again, c.AgentID)
 				}
-				if w != own {
-					close(w.done)
-				}
 			}
-			e.handOn()
-			panic(r)
 		}
-	}()
-	for !own.served {
-		e.wrote.mu.Lock()
-		batch = e.wrote.queue
-		e.wrote.queue = nil
-		e.wrote.mu.Unlock()
-		e.installWrote(batch)
-		e.wrote.most = max(e.wrote.most, len(batch))
 		for _, w := range batch {
 			w.served = true
 			if w != own {
 				close(w.done)
 			}
 		}
-		batch = nil
-	}
-	e.handOn()
+		e.handOn()
+		if r != nil {
+			panic(r)
+		}
+	}()
+	e.installWrote(batch)
+	e.wrote.most = max(e.wrote.most, len(batch))
 }
 
 // handOn gives the lead to the first write waiting, or leaves it if none waits.

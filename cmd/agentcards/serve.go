@@ -144,9 +144,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 	if err != nil {
 		return nil, nil, err
 	}
-	if cfg.Database.MaxConns > 0 {
-		db.SetMaxConns(cfg.Database.MaxConns)
-	}
+	db.SetMaxConns(cfg.Database.MaxConns) // 0 keeps storage's default
 	if cfg.Database.Migrate {
 		if err := db.Migrate(ctx); err != nil {
 			db.Close()
