@@ -15,7 +15,8 @@ import (
 // read of any card of the tenant is answered from memory (see Remembered and Service.Search),
 // not only one that searches or reads returned lately (the render cache). It is filled from the
 // store in the background once the index is built or read back, and kept current by every
-// install: a card written is encoded once more (MarshalDocument) as the index installs it.
+// install: a card written is encoded once more (MarshalDocument), by its writer before the index
+// installs it (see wroteQueue), or as the index installs it when it was read back.
 type OutageCopy struct {
 	// Store pages through a tenant's cards, documents undecoded (storage's CardStore).
 	Store interface {
@@ -108,14 +109,21 @@ func (e *indexEntry) encodeKept(current map[string]cards.Card) map[string]kept {
 	}
 	out := make(map[string]kept, len(current))
 	for id, c := range current {
-		doc, err := cards.MarshalDocument(c)
-		if err != nil {
-			continue
+		if k, ok := keepCard(c); ok {
+			out[id] = k
 		}
-		out[id] = keptOf(cards.Stored{AgentID: id, ID: c.ID, Revision: c.Revision, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-			Document: bytes.Clone(doc)}) // its buffer had room for the server fields cut off
 	}
 	return out
+}
+
+// keepCard encodes c for the outage copy; false if it does not encode.
+func keepCard(c cards.Card) (kept, bool) {
+	doc, err := cards.MarshalDocument(c)
+	if err != nil {
+		return kept{}, false
+	}
+	return keptOf(cards.Stored{AgentID: c.AgentID, ID: c.ID, Revision: c.Revision, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		Document: bytes.Clone(doc)}), true // its buffer had room for the server fields cut off
 }
 
 // fillCopy reads the tenant's cards into e's outage copy, a page at a time, keeping each that is

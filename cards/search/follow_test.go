@@ -632,24 +632,62 @@ func TestWroteConcurrently(t *testing.T) {
 	store.mu.Lock()
 	store.cards["re"] = later
 	store.mu.Unlock()
-	e.syncMu.Lock()
-	e.wrote.most = 0
-	wg.Go(func() { write(0, 50) }) // leads, then waits for the lock with its batch
-	waitFor("a leader", func(q *wroteQueue) bool { return q.leading && len(q.queue) == 0 })
-	for i, c := range []cards.Card{old, anew} {
-		wg.Go(func() {
-			if err := ix.Wrote(ctx, "t", started, c); err != nil {
-				t.Error(err)
-			}
-		})
-		waitFor("the writes of re queued", func(q *wroteQueue) bool { return len(q.queue) == i+1 })
+	// behindLeader has writer w's next write lead and wait for the lock with its batch while
+	// each of cs, one write each, queues behind it in order; then the next leader applies them
+	// together.
+	behindLeader := func(w int, cs ...cards.Card) {
+		t.Helper()
+		e.syncMu.Lock()
+		e.wrote.most = 0
+		wg.Go(func() { write(w, 50) })
+		waitFor("a leader", func(q *wroteQueue) bool { return q.leading && len(q.queue) == 0 })
+		for i, c := range cs {
+			wg.Go(func() {
+				if err := ix.Wrote(ctx, "t", started, c); err != nil {
+					t.Error(err)
+				}
+			})
+			waitFor("the writes queued", func(q *wroteQueue) bool { return len(q.queue) == i+1 })
+		}
+		e.syncMu.Unlock()
+		wg.Wait()
+		if e.wrote.most != len(cs) {
+			t.Fatalf("the %d writes queued behind the leader were applied %d at most together", len(cs), e.wrote.most)
+		}
 	}
-	e.syncMu.Unlock()
-	wg.Wait()
-	if e.wrote.most != 2 {
-		t.Fatalf("the two writes of re were applied %d at most together, want 2", e.wrote.most)
-	}
+	behindLeader(0, old, anew)
 	if id, rev := holds("re"); id != "id-new" || rev != 9 {
 		t.Fatalf("re: the index holds %s@%d, want the store's card, id-new@9", id, rev)
+	}
+
+	// A batch with two revisions of one card: the later is installed with its own analysis and
+	// outage copy, which its writer made before it queued, not with the earlier's.
+	e.cache.copyLimit = 1 << 20
+	first := stored(cards.Card{AgentID: "two", Name: "Alpha", ID: "id-two", Revision: 1})
+	second := stored(cards.Card{AgentID: "two", Name: "Bravo", ID: "id-two", Revision: 2})
+	first.UpdatedAt, second.UpdatedAt = time.Unix(1000, 0), time.Unix(2000, 0) // a version the copy can tell
+	behindLeader(1, first, second)
+	if id, rev := holds("two"); id != "id-two" || rev != 2 {
+		t.Fatalf("two: the index holds %s@%d, want id-two@2", id, rev)
+	}
+	// posted tells whether the token's list holds the agent's current document.
+	posted := func(tok, agent string) bool {
+		e.x.mu.RLock()
+		defer e.x.mu.RUnlock()
+		n := e.x.byID[agent]
+		if l := e.x.terms[tok]; l != nil {
+			for _, v := range *l {
+				if v>>2 == n {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !posted("bravo", "two") || posted("alpha", "two") {
+		t.Fatalf("two@2 is listed under bravo: %v, under alpha: %v; want its own name's token only", posted("bravo", "two"), posted("alpha", "two"))
+	}
+	if c, ok := ix.Remembered("t", "two"); !ok || c.Name != "Bravo" || c.Revision != 2 {
+		t.Fatalf("the outage copy answers two as %q@%d (%v), want Bravo@2", c.Name, c.Revision, ok)
 	}
 }
