@@ -605,6 +605,10 @@ func TestWroteConcurrently(t *testing.T) {
 	if e.wrote.most < writers/2 {
 		t.Fatalf("the writes queued behind the lock were applied %d at most together, want %d or more", e.wrote.most, writers/2)
 	}
+	// The first leader applied the writes that queued behind it too, not handing the lead on.
+	if e.wrote.led != 1 {
+		t.Fatalf("%d writes led, want 1: the first leader applies what queued behind it", e.wrote.led)
+	}
 	for w := range writers {
 		wg.Go(func() {
 			for i := 1; i < 50; i++ {
@@ -638,7 +642,7 @@ func TestWroteConcurrently(t *testing.T) {
 	behindLeader := func(w int, cs ...cards.Card) {
 		t.Helper()
 		e.syncMu.Lock()
-		e.wrote.most = 0
+		e.wrote.most, e.wrote.led = 0, 0
 		wg.Go(func() { write(w, 50) })
 		waitFor("a leader", func(q *wroteQueue) bool { return q.leading && len(q.queue) == 0 })
 		for i, c := range cs {
@@ -651,8 +655,8 @@ func TestWroteConcurrently(t *testing.T) {
 		}
 		e.syncMu.Unlock()
 		wg.Wait()
-		if e.wrote.most != len(cs) {
-			t.Fatalf("the %d writes queued behind the leader were applied %d at most together", len(cs), e.wrote.most)
+		if e.wrote.most != len(cs) || e.wrote.led != 1 {
+			t.Fatalf("the %d writes queued behind the leader were applied %d at most together, %d writes leading; want them together, by the leader", len(cs), e.wrote.most, e.wrote.led)
 		}
 	}
 	behindLeader(0, old, anew)
