@@ -598,7 +598,7 @@ func TestWroteConcurrently(t *testing.T) {
 		wg.Go(func() { write(w, 0) })
 	}
 	// All queued: the first leader waits for the lock with the writes it took, k of them, and
-	// the others wait for it; the next leader takes those 16-k together.
+	// the others wait for it; it then takes those 16-k together, as its next batch.
 	waitFor("all writes queued", func(q *wroteQueue) bool { return q.entered == writers })
 	e.syncMu.Unlock()
 	wg.Wait()
@@ -629,7 +629,7 @@ func TestWroteConcurrently(t *testing.T) {
 	// A batch with the agent's card created anew behind a write of its old one: the new card is
 	// read back from the store (which has a later revision of it by then), not installed over the
 	// old one by its revision. A write of another agent leads and waits for the lock while the
-	// two queue behind it, in order; then the next leader applies them together.
+	// two queue behind it, in order; then it applies them together, as its next batch.
 	old := stored(cards.Card{AgentID: "re", Name: "Old", ID: "id-old", Revision: 7})
 	anew := stored(cards.Card{AgentID: "re", Name: "New", ID: "id-new", Revision: 8})
 	later := stored(cards.Card{AgentID: "re", Name: "Later", ID: "id-new", Revision: 9})
@@ -637,8 +637,8 @@ func TestWroteConcurrently(t *testing.T) {
 	store.cards["re"] = later
 	store.mu.Unlock()
 	// behindLeader has writer w's next write lead and wait for the lock with its batch while
-	// each of cs, one write each, queues behind it in order; then the next leader applies them
-	// together.
+	// each of cs, one write each, queues behind it in order; then the leader applies them
+	// together, as its next batch.
 	behindLeader := func(w int, cs ...cards.Card) {
 		t.Helper()
 		e.syncMu.Lock()
