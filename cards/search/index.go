@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,11 @@ type Index struct {
 	// synced is when (Unix ns) a round of Follow that began then last brought every loaded
 	// index up to date.
 	synced atomic.Int64
+
+	// searching holds a token for each search running inside an index: GOMAXPROCS of them at
+	// most (see search). inside and mostInside count them, for tests.
+	searching          chan struct{}
+	inside, mostInside atomic.Int32
 }
 
 // LastSynced is when the last round of Follow that brought every loaded index up to date began
@@ -162,7 +168,8 @@ type indexEntry struct {
 // NewIndex returns an empty index over store and feed.
 func NewIndex(store cards.Store, feed Feed) *Index {
 	closed, shut := context.WithCancel(context.Background())
-	return &Index{store: store, feed: feed, tenants: map[tenants.ID]*indexEntry{}, Window: defaultFeedWindow, closed: closed, shut: shut}
+	return &Index{store: store, feed: feed, tenants: map[tenants.ID]*indexEntry{}, Window: defaultFeedWindow, closed: closed, shut: shut,
+		searching: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
 // Close ends the builds in progress and refuses new ones (the server is stopping): a warm-up
@@ -318,6 +325,23 @@ func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readabl
 	if err != nil {
 		return nil, nil, 0, nil, err
 	}
+	// A search holds the index's read lock while it runs, and a write waiting for the lock
+	// (installWrote) waits for every search already holding it. Let any number of searches in
+	// and, under a load of many searchers on few cores, a write waits for each of them to get
+	// a core and finish; so at most as many searches as there are cores run inside the indexes
+	// at once, and the others wait for a turn outside, holding no lock.
+	select {
+	case ix.searching <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, 0, nil, ctx.Err()
+	}
+	for n, most := ix.inside.Add(1), ix.mostInside.Load(); n > most && !ix.mostInside.CompareAndSwap(most, n); {
+		most = ix.mostInside.Load()
+	}
+	defer func() {
+		ix.inside.Add(-1)
+		<-ix.searching
+	}()
 	e.x.mu.RLock()
 	defer e.x.mu.RUnlock()
 	var online *onlineSet
