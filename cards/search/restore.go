@@ -320,22 +320,22 @@ func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64) err
 	if e.dropped.Load() {
 		return nil
 	}
-	e.x.mu.RLock()
+	e.x.rlockLong()
 	gen, live := e.x.gen, e.x.live
 	// Each card written moves gen on twice (removed, added again).
 	changed := float64(gen-e.savedGen.Load()) / 2
 	if changed == 0 || changed < share*float64(live) {
-		e.x.mu.RUnlock()
+		e.x.runlockLong()
 		return nil
 	}
 	if live < s.minCards() {
-		e.x.mu.RUnlock()
+		e.x.runlockLong()
 		s.remove(tenant) // a snapshot of when it held more would only cost its next build
 		e.savedGen.Store(gen)
 		return nil
 	}
 	b := encodeSnapshot(e.x, string(tenant), analyzerStamp(), false)
-	e.x.mu.RUnlock()
+	e.x.runlockLong()
 	if err := s.write(tenant, b); err != nil {
 		return fmt.Errorf("write the search index snapshot of %s: %w", tenant, err)
 	}

@@ -1,10 +1,12 @@
 package search
 
 import (
+	"context"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/agentcards/agentcards/cards"
@@ -15,9 +17,13 @@ import (
 // changed card is removed and added again, so posting lists stay sorted by appending, and removed
 // documents are skipped until a compaction renumbers everything.
 type tenantIndex struct {
-	mu   sync.RWMutex
-	docs []idoc
-	live int
+	mu sync.RWMutex
+	// writing is closed when the write that last asked for mu is through (see lock).
+	writing atomic.Pointer[chan struct{}]
+	// longReads counts the readers that hold mu for long or are about to (see rlockLong).
+	longReads atomic.Int32
+	docs      []idoc
+	live      int
 	// disabled counts the live disabled cards: while there are none, a search for the default
 	// statuses needs no check of them.
 	disabled int
@@ -47,6 +53,53 @@ type idoc struct {
 	public   bool
 	status   cards.Status
 	verified bool
+}
+
+// lock takes mu for a write; unlock lets it go. Every write takes mu through them, one at a time
+// (the writer holds its entry's syncMu), so that a search that finds mu taken or asked for can
+// wait for the write in waitWrite, holding no lock.
+func (x *tenantIndex) lock() {
+	done := make(chan struct{})
+	x.writing.Store(&done)
+	x.mu.Lock()
+}
+
+func (x *tenantIndex) unlock() {
+	x.mu.Unlock()
+	close(*x.writing.Load())
+}
+
+// rlockLong takes mu for a long read (a snapshot being encoded); runlockLong lets it go. A search
+// that finds a write waiting while a long read holds mu waits for the write without its turn
+// (see Index.search). The count goes up before mu is taken, so that it is never 0 while such a
+// read holds mu.
+func (x *tenantIndex) rlockLong() {
+	x.longReads.Add(1)
+	x.mu.RLock()
+}
+
+func (x *tenantIndex) runlockLong() {
+	x.mu.RUnlock()
+	x.longReads.Add(-1)
+}
+
+// waitWrite waits until the write holding or asking for mu when it is called is through, or ctx
+// ends. It holds no lock meanwhile: searches waiting in mu.RLock instead would all take the read
+// lock at once when the write lets go, and the next write would wait for each of them.
+func (x *tenantIndex) waitWrite(ctx context.Context) error {
+	w := x.writing.Load()
+	if w == nil { // mu taken by other means than lock: not done, but waited for all the same
+		x.mu.RLock()
+		//lint:ignore SA2001 the wait is the point
+		x.mu.RUnlock()
+		return nil
+	}
+	select {
+	case <-*w:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func newTenantIndex() *tenantIndex { return newTenantIndexFor(0) }

@@ -93,3 +93,150 @@ func TestSearchesTakeTurns(t *testing.T) {
 		t.Fatalf("%d searches inside after all returned, want 0", n)
 	}
 }
+
+// TestSearchWaitsForAWriteWithoutATurn: while a write waits for a tenant's index behind a long
+// reader (a snapshot being written), the searches of that tenant wait without a turn, and the
+// searches of another tenant run meanwhile; behind searches alone, they wait in line.
+func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
+	store := &feedModel{cards: map[string]cards.Card{}}
+	for _, c := range handCorpus() {
+		store.cards[c.AgentID] = c
+	}
+	ix := NewIndex(store, store)
+	s := &Service{Store: store, Gate: admitAll{}, Index: ix, Authz: hiding(nil)}
+	q := Query{Q: "review"}
+	want, err := s.Search(caller, "t", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(caller, "u", q); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Items) == 0 {
+		t.Fatal("the query finds nothing: it tests nothing")
+	}
+	e, err := ix.entry(caller, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A long reader holds t's index, and a write waits for it.
+	e.x.rlockLong()
+	wrote := make(chan struct{})
+	go func() {
+		e.x.lock()
+		close(wrote)
+		e.x.unlock()
+	}()
+	for e.x.mu.TryRLock() { // until the write waits
+		e.x.mu.RUnlock()
+		time.Sleep(time.Millisecond)
+	}
+
+	// As many searches of t as there are turns: each gives its turn back to wait.
+	turns := cap(ix.searching)
+	done := make(chan error, turns)
+	for range turns {
+		go func() {
+			res, err := s.Search(caller, "t", q)
+			if err == nil && len(res.Items) != len(want.Items) {
+				err = errors.New("a different answer")
+			}
+			done <- err
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for ix.yielded.Load() < int64(turns) {
+		if time.Now().After(deadline) {
+			e.x.runlockLong()
+			t.Fatalf("%d of %d searches waiting for a write gave their turn back", ix.yielded.Load(), turns)
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	// Meanwhile another tenant's search runs.
+	other := make(chan error, 1)
+	go func() {
+		_, err := s.Search(caller, "u", q)
+		other <- err
+	}()
+	select {
+	case err := <-other:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("another tenant's search waits for the write too")
+	}
+	select {
+	case err := <-done:
+		t.Errorf("a search of t ran while a write waited for its index (%v)", err)
+	default:
+	}
+	// And a search of t whose request ends while it waits for the write answers with that.
+	ctx, cancel := context.WithTimeout(caller, 20*time.Millisecond)
+	defer cancel()
+	late := make(chan error, 1)
+	go func() {
+		_, err := s.Search(ctx, "t", q)
+		late <- err
+	}()
+	select {
+	case err := <-late:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a search past its deadline while waiting for a write: %v, want the deadline's error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a search past its deadline still waits for the write")
+	}
+
+	// The reader ends, the write goes, and the searches of t answer in full.
+	e.x.runlockLong()
+	<-wrote
+	for range turns {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-late:
+	default:
+	}
+
+	// Behind a short reader (a search), a search of t waits for the write in line, keeping
+	// its turn.
+	e.x.mu.RLock()
+	wrote = make(chan struct{})
+	go func() {
+		e.x.lock()
+		close(wrote)
+		e.x.unlock()
+	}()
+	for e.x.mu.TryRLock() {
+		e.x.mu.RUnlock()
+		time.Sleep(time.Millisecond)
+	}
+	yielded := ix.yielded.Load()
+	go func() {
+		res, err := s.Search(caller, "t", q)
+		if err == nil && len(res.Items) != len(want.Items) {
+			err = errors.New("a different answer")
+		}
+		done <- err
+	}()
+	for deadline := time.Now().Add(5 * time.Second); len(ix.searching) == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n, y := len(ix.searching), ix.yielded.Load(); n != 1 || y != yielded {
+		t.Errorf("a search waiting for a write behind searches holds %d turns and gave %d back, want 1 and 0", n, y-yielded)
+	}
+	e.x.mu.RUnlock()
+	<-wrote
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.inside.Load(); n != 0 {
+		t.Fatalf("%d searches inside after all returned, want 0", n)
+	}
+}
