@@ -515,7 +515,7 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card, rea
 // installAnalyzed is install with the cards of current analysed (analyzed) and encoded for the
 // outage copy (copied: those it keeps).
 func (e *indexEntry) installAnalyzed(agents []string, current map[string]cards.Card, read uint64, analyzed map[string]doc, copied map[string]kept) {
-	e.x.lock()
+	done := e.x.lock()
 	for _, id := range agents {
 		if c, ok := current[id]; ok {
 			e.x.remove(id)
@@ -524,7 +524,7 @@ func (e *indexEntry) installAnalyzed(agents []string, current map[string]cards.C
 			e.x.remove(id)
 		}
 	}
-	e.x.unlock()
+	e.x.unlock(done)
 	e.cache.installed(agents, read)
 	for id, k := range copied {
 		e.cache.keep(id, k)

@@ -55,18 +55,19 @@ type idoc struct {
 	verified bool
 }
 
-// lock takes mu for a write; unlock lets it go. Every write takes mu through them, one at a time
-// (the writer holds its entry's syncMu), so that a search that finds mu taken or asked for can
-// wait for the write in waitWrite, holding no lock.
-func (x *tenantIndex) lock() {
+// lock takes mu for a write, and unlock lets it go (with what lock returned). Every write takes
+// mu through them, so that a search that finds mu taken or asked for can wait for the write in
+// waitWrite, holding no lock. Writes come one at a time (the writer holds its entry's syncMu).
+func (x *tenantIndex) lock() chan struct{} {
 	done := make(chan struct{})
 	x.writing.Store(&done)
 	x.mu.Lock()
+	return done
 }
 
-func (x *tenantIndex) unlock() {
+func (x *tenantIndex) unlock(done chan struct{}) {
 	x.mu.Unlock()
-	close(*x.writing.Load())
+	close(done)
 }
 
 // rlockLong takes mu for a long read (a snapshot being encoded); runlockLong lets it go. A search

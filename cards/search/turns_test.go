@@ -124,9 +124,9 @@ func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
 	e.x.rlockLong()
 	wrote := make(chan struct{})
 	go func() {
-		e.x.lock()
+		w := e.x.lock()
 		close(wrote)
-		e.x.unlock()
+		e.x.unlock(w)
 	}()
 	for e.x.mu.TryRLock() { // until the write waits
 		e.x.mu.RUnlock()
@@ -208,9 +208,9 @@ func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
 	e.x.mu.RLock()
 	wrote = make(chan struct{})
 	go func() {
-		e.x.lock()
+		w := e.x.lock()
 		close(wrote)
-		e.x.unlock()
+		e.x.unlock(w)
 	}()
 	for e.x.mu.TryRLock() {
 		e.x.mu.RUnlock()
