@@ -55,9 +55,11 @@ type idoc struct {
 	verified bool
 }
 
-// lock takes mu for a write, and unlock lets it go (with what lock returned). Every write takes
-// mu through them, so that a search that finds mu taken or asked for can wait for the write in
-// waitWrite, holding no lock. Writes come one at a time (the writer holds its entry's syncMu).
+// lock takes mu for a write, and unlock lets it go (with what lock returned). Every write must
+// take mu through them, one at a time (the writer holds its entry's syncMu), so that a search
+// that finds mu taken or asked for can wait for the write in waitWrite, holding no lock: a write
+// that did not would leave writing at a finished write's closed channel, and such searches would
+// take and give back turns until it let go.
 func (x *tenantIndex) lock() chan struct{} {
 	done := make(chan struct{})
 	x.writing.Store(&done)
@@ -84,12 +86,12 @@ func (x *tenantIndex) runlockLong() {
 	x.longReads.Add(-1)
 }
 
-// waitWrite waits until the write holding or asking for mu when it is called is through, or ctx
-// ends. It holds no lock meanwhile: searches waiting in mu.RLock instead would all take the read
+// waitWrite waits until the write whose channel it finds in writing is through (the one holding
+// or asking for mu when it is called, or a later one), or ctx ends. It holds no lock meanwhile: searches waiting in mu.RLock instead would all take the read
 // lock at once when the write lets go, and the next write would wait for each of them.
 func (x *tenantIndex) waitWrite(ctx context.Context) error {
 	w := x.writing.Load()
-	if w == nil { // mu taken by other means than lock: not done, but waited for all the same
+	if w == nil { // no write ever took mu through lock: wait for the lock itself
 		x.mu.RLock()
 		//lint:ignore SA2001 the wait is the point
 		x.mu.RUnlock()
