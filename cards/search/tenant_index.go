@@ -87,8 +87,9 @@ func (x *tenantIndex) runlockLong() {
 }
 
 // waitWrite waits until the write whose channel it finds in writing is through (the one holding
-// or asking for mu when it is called, or a later one), or ctx ends. It holds no lock meanwhile: searches waiting in mu.RLock instead would all take the read
-// lock at once when the write lets go, and the next write would wait for each of them.
+// or asking for mu when it is called, or a later one), or ctx ends. It holds no lock meanwhile:
+// searches waiting in mu.RLock instead would all take the read lock at once when the write lets
+// go, and the next write would wait for each of them.
 func (x *tenantIndex) waitWrite(ctx context.Context) error {
 	w := x.writing.Load()
 	if w == nil { // no write ever took mu through lock: wait for the lock itself

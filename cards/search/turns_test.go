@@ -14,24 +14,8 @@ import (
 // turns for (GOMAXPROCS); the others wait outside, holding no lock, so that a write can take the
 // index's lock meanwhile; a search whose request ends while it waits answers with that.
 func TestSearchesTakeTurns(t *testing.T) {
-	store := &feedModel{cards: map[string]cards.Card{}}
-	for _, c := range handCorpus() {
-		store.cards[c.AgentID] = c
-	}
-	ix := NewIndex(store, store)
-	s := &Service{Store: store, Gate: admitAll{}, Index: ix, Authz: hiding(nil)}
-	q := Query{Q: "review"}
-	want, err := s.Search(caller, "t", q) // builds the index
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want.Items) == 0 {
-		t.Fatal("the query finds nothing: it tests nothing")
-	}
-	e, err := ix.entry(caller, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newTurnsFixture(t)
+	ix, s, q, want, e := f.ix, f.s, f.q, f.want, f.e
 
 	// Every turn taken: a search waits, and holds no lock while it does.
 	turns := cap(ix.searching)
@@ -39,13 +23,7 @@ func TestSearchesTakeTurns(t *testing.T) {
 		ix.searching <- struct{}{}
 	}
 	done := make(chan error, 1)
-	go func() {
-		res, err := s.Search(caller, "t", q)
-		if err == nil && len(res.Items) != len(want.Items) {
-			err = errors.New("a different answer")
-		}
-		done <- err
-	}()
+	go f.searchT(done)
 	select {
 	case err := <-done:
 		t.Fatalf("a search ran with every turn taken (%v)", err)
@@ -98,52 +76,21 @@ func TestSearchesTakeTurns(t *testing.T) {
 // reader (a snapshot being written), the searches of that tenant wait without a turn, and the
 // searches of another tenant run meanwhile; behind searches alone, they wait in line.
 func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
-	store := &feedModel{cards: map[string]cards.Card{}}
-	for _, c := range handCorpus() {
-		store.cards[c.AgentID] = c
-	}
-	ix := NewIndex(store, store)
-	s := &Service{Store: store, Gate: admitAll{}, Index: ix, Authz: hiding(nil)}
-	q := Query{Q: "review"}
-	want, err := s.Search(caller, "t", q)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newTurnsFixture(t)
+	ix, s, q, e := f.ix, f.s, f.q, f.e
 	if _, err := s.Search(caller, "u", q); err != nil {
-		t.Fatal(err)
-	}
-	if len(want.Items) == 0 {
-		t.Fatal("the query finds nothing: it tests nothing")
-	}
-	e, err := ix.entry(caller, "t")
-	if err != nil {
 		t.Fatal(err)
 	}
 
 	// A long reader holds t's index, and a write waits for it.
 	e.x.rlockLong()
-	wrote := make(chan struct{})
-	go func() {
-		w := e.x.lock()
-		close(wrote)
-		e.x.unlock(w)
-	}()
-	for e.x.mu.TryRLock() { // until the write waits
-		e.x.mu.RUnlock()
-		time.Sleep(time.Millisecond)
-	}
+	wrote := writeWhenFree(e.x)
 
 	// As many searches of t as there are turns: each gives its turn back to wait.
 	turns := cap(ix.searching)
 	done := make(chan error, turns)
 	for range turns {
-		go func() {
-			res, err := s.Search(caller, "t", q)
-			if err == nil && len(res.Items) != len(want.Items) {
-				err = errors.New("a different answer")
-			}
-			done <- err
-		}()
+		go f.searchT(done)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for ix.yielded.Load() < int64(turns) {
@@ -206,24 +153,9 @@ func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
 	// Behind a short reader (a search), a search of t waits for the write in line, keeping
 	// its turn.
 	e.x.mu.RLock()
-	wrote = make(chan struct{})
-	go func() {
-		w := e.x.lock()
-		close(wrote)
-		e.x.unlock(w)
-	}()
-	for e.x.mu.TryRLock() {
-		e.x.mu.RUnlock()
-		time.Sleep(time.Millisecond)
-	}
+	wrote = writeWhenFree(e.x)
 	yielded := ix.yielded.Load()
-	go func() {
-		res, err := s.Search(caller, "t", q)
-		if err == nil && len(res.Items) != len(want.Items) {
-			err = errors.New("a different answer")
-		}
-		done <- err
-	}()
+	go f.searchT(done)
 	for deadline := time.Now().Add(5 * time.Second); len(ix.searching) == 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
@@ -239,4 +171,60 @@ func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
 	if n := ix.inside.Load(); n != 0 {
 		t.Fatalf("%d searches inside after all returned, want 0", n)
 	}
+}
+
+// turnsFixture is an index of the hand corpus with tenant t's index built, and the answer of a
+// query that finds cards in it.
+type turnsFixture struct {
+	ix   *Index
+	s    *Service
+	q    Query
+	want Result
+	e    *indexEntry
+}
+
+func newTurnsFixture(t *testing.T) *turnsFixture {
+	t.Helper()
+	store := &feedModel{cards: map[string]cards.Card{}}
+	for _, c := range handCorpus() {
+		store.cards[c.AgentID] = c
+	}
+	f := &turnsFixture{ix: NewIndex(store, store), q: Query{Q: "review"}}
+	f.s = &Service{Store: store, Gate: admitAll{}, Index: f.ix, Authz: hiding(nil)}
+	var err error
+	if f.want, err = f.s.Search(caller, "t", f.q); err != nil { // builds the index
+		t.Fatal(err)
+	}
+	if len(f.want.Items) == 0 {
+		t.Fatal("the query finds nothing: it tests nothing")
+	}
+	if f.e, err = f.ix.entry(caller, "t"); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// searchT runs the query on tenant t and sends done its error, or one if the answer differs.
+func (f *turnsFixture) searchT(done chan<- error) {
+	res, err := f.s.Search(caller, "t", f.q)
+	if err == nil && len(res.Items) != len(f.want.Items) {
+		err = errors.New("a different answer")
+	}
+	done <- err
+}
+
+// writeWhenFree starts a write of x and returns once it waits for x's lock; the channel it
+// returns is closed when the write holds the lock.
+func writeWhenFree(x *tenantIndex) chan struct{} {
+	wrote := make(chan struct{})
+	go func() {
+		w := x.lock()
+		close(wrote)
+		x.unlock(w)
+	}()
+	for x.mu.TryRLock() { // until the write waits
+		x.mu.RUnlock()
+		time.Sleep(time.Millisecond)
+	}
+	return wrote
 }
