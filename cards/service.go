@@ -139,8 +139,9 @@ type Memory interface {
 
 // Read reads the agent's card: from m if the tenant gate found the database down for this
 // request (it marked the request stale, after a ping), or tenants.ErrDown if m does not hold
-// the card; else from store, handing m the card read to keep. m may be nil. Every read of a card a door answers with goes
-// through it (cards.Service.Get, the A2A card).
+// the card; else from store, handing m the card read to keep, or from m after all if that read
+// fails and the gate finds the database down (tenants.FoundDown). m may be nil. Every read of a
+// card a door answers with goes through it (cards.Service.Get, the A2A card).
 func Read(ctx context.Context, store Store, m Memory, tenant tenants.ID, agentID string) (Card, error) {
 	if m != nil && ctx.Err() == nil && tenants.Stale(ctx) {
 		if c, ok := m.Remembered(tenant, agentID); ok {
@@ -153,6 +154,13 @@ func Read(ctx context.Context, store Store, m Memory, tenant tenants.ID, agentID
 	c, err := store.Get(ctx, tenant, agentID)
 	if err == nil && m != nil {
 		m.Keep(tenant, c)
+	}
+	if err != nil && m != nil && tenants.FoundDown(ctx, err) {
+		// The database stopped answering since the gate let the request in.
+		if c, ok := m.Remembered(tenant, agentID); ok {
+			return c, nil
+		}
+		return Card{}, tenants.ErrDown
 	}
 	return c, err
 }

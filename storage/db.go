@@ -330,6 +330,19 @@ func (db *DB) ReadSQL() *sql.DB { return db.sql }
 // which a queue of writes does not hold up.
 func (db *DB) Ping(ctx context.Context) error { return db.ping(ctx, db.sql) }
 
+// DropIdle closes the idle connections of the pool (Postgres, MySQL): once the database answers
+// again after an outage, those it held were opened to a server that went away or restarted, and
+// a statement sent on one fails. Requests open new ones. On SQLite it does nothing.
+func (db *DB) DropIdle() {
+	if db.dialect == migrations.SQLite {
+		return
+	}
+	// As many are kept idle as may be open (configurePool, SetMaxConns).
+	n := db.wsql.Stats().MaxOpenConnections
+	db.wsql.SetMaxIdleConns(0)
+	db.wsql.SetMaxIdleConns(n)
+}
+
 // Alive pings the database on a connection of its own (Postgres, MySQL): whether the server
 // answers, even while every connection of the pools is busy (a locked table, a long query),
 // where a ping of the pool would wait for one of them and say the database is down. On SQLite,
@@ -352,6 +365,9 @@ func (db *DB) Alive(ctx context.Context) error {
 	})
 	if db.probeErr != nil {
 		return fmt.Errorf("storage: ping %s: %w", db.dialect, db.probeErr)
+	}
+	if db.probe == nil { // closed before the first ping
+		return fmt.Errorf("storage: ping %s: %w", db.dialect, sql.ErrConnDone)
 	}
 	return db.ping(ctx, db.probe)
 }

@@ -3,7 +3,6 @@ package tenants
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"time"
 
@@ -51,7 +50,8 @@ const staleLimit = 5 * time.Minute
 // ends it. So while the database hangs, one request waits staleWait plus the ping's deadline, a
 // request a second waits for a ping, and the others answer at once (those that passed the gate
 // on a row still fresh before it was found down wait for the database as before); once the
-// database answers again, requests find it within about downMemo.
+// database answers again, requests find it within about downMemo, or at once when another ping
+// (the readiness probe's) finds it answering (see Check).
 const (
 	staleWait = 2 * time.Second
 	downMemo  = time.Second
@@ -61,6 +61,7 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	if s.CacheTTL <= 0 {
 		return s.Store.Get(ctx, id)
 	}
+	s.admitted(ctx)
 	c := &s.cache
 	now := time.Now()
 	if s.clock != nil {
@@ -68,7 +69,8 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	}
 	c.mu.Lock()
 	last, known := c.rows[id]
-	if known && now.Before(last.expires) {
+	fresh := known && now.Before(last.expires)
+	if fresh && !s.Down() {
 		if last.expires.Sub(now) < s.CacheTTL/2 {
 			s.readLocked(ctx, id, now) // ahead: this request goes on with the row it has
 		}
@@ -81,7 +83,7 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 	// with that row while the database does not answer (it fails, and a ping fails too); after
 	// staleWait without an answer a ping decides, so that a database that hangs (an unplugged
 	// network) holds reads seconds, not the whole request timeout.
-	standIn := known && mayBeStale(ctx) && s.Down != nil && now.Sub(last.expires) < staleLimit
+	standIn := known && mayBeStale(ctx) && s.Ping != nil && now.Sub(last.expires) < staleLimit
 	// fromMemory marks the read stale and gives the row as last read, unless a write here
 	// forgot it since.
 	fromMemory := func() (Tenant, bool) {
@@ -101,17 +103,20 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 		}
 		return Tenant{}, ErrDown
 	}
+	if fresh {
+		// The database was found back since the check above: the row stands.
+		return last.t, nil
+	}
 	c.mu.Lock()
 	r := s.readLocked(ctx, id, now)
 	c.mu.Unlock()
-	if s.Down != nil {
+	if s.Ping != nil {
 		if r.slow(ctx) {
 			// No answer within staleWait: a ping on a connection of its own says whether the
 			// database is down (then a read memory may answer gets the row as last read, and
 			// any other request, a write too, is refused at once) or slow (then the read is
 			// waited for, as any read is; it was never cut short).
-			if s.Down(ctx) && ctx.Err() == nil {
-				s.foundDownNow()
+			if s.confirmDown(ctx) && ctx.Err() == nil {
 				if standIn {
 					if t, ok := fromMemory(); ok {
 						return t, nil
@@ -122,77 +127,16 @@ func (s *Service) lookup(ctx context.Context, id ID) (Tenant, error) {
 		}
 	}
 	t, err := r.wait(ctx)
-	if err != nil && standIn && fault.KindOf(err) == "" && ctx.Err() == nil && !errors.Is(err, ErrNotFound) &&
-		s.Down(ctx) && ctx.Err() == nil {
-		// The read failed and a ping fails too: the database does not answer.
-		s.foundDownNow()
-		if t, ok := fromMemory(); ok {
-			return t, nil
+	if err != nil && standIn && fault.KindOf(err) == "" && ctx.Err() == nil && !errors.Is(err, ErrNotFound) {
+		if s.confirmDown(ctx) && ctx.Err() == nil {
+			// The read failed and a ping fails too: the database does not answer.
+			if t, ok := fromMemory(); ok {
+				return t, nil
+			}
 		}
 	}
 	return t, err
 }
-
-// stillDown reports whether the database was found down and has not been found up since:
-// within the memo of the last failed ping, or while another request pings it again, without
-// asking; after that, this request pings it (the ping's own short deadline, whatever this
-// request's) and says what it found.
-func (s *Service) stillDown(ctx context.Context) bool {
-	if s.Down == nil || s.downAt.Load() == 0 {
-		return false
-	}
-	if s.memoized() || !s.probing.CompareAndSwap(false, true) {
-		return true
-	}
-	defer s.probing.Store(false)
-	// Another request may have pinged while this one came to the flag.
-	if s.downAt.Load() == 0 {
-		return false
-	}
-	if s.memoized() {
-		return true
-	}
-	if s.Down(context.WithoutCancel(ctx)) {
-		s.probed.Store(sinceEpoch())
-		return true
-	}
-	s.downAt.Store(0)
-	s.answered()
-	return false
-}
-
-// memoized reports whether a ping found the database down within the memo.
-func (s *Service) memoized() bool {
-	memo := s.DownMemo
-	if memo <= 0 {
-		memo = downMemo
-	}
-	return time.Duration(sinceEpoch()-s.probed.Load()) < memo
-}
-
-// OnAnswer registers f, called each time the database answers a ping after it was found down
-// (the web server's outage log says so).
-func (s *Service) OnAnswer(f func()) {
-	s.hooks.Lock()
-	defer s.hooks.Unlock()
-	s.onAnswer = append(s.onAnswer, f)
-}
-
-func (s *Service) answered() {
-	s.hooks.Lock()
-	fs := slices.Clone(s.onAnswer)
-	s.hooks.Unlock()
-	for _, f := range fs {
-		f()
-	}
-}
-
-// epoch is the origin of the gate's clock: times are kept as durations since it, on the
-// monotonic clock, so that a step of the wall clock neither prolongs nor cuts an outage.
-var epoch = time.Now()
-
-// sinceEpoch is now on the gate's clock, in ns; never 0.
-func sinceEpoch() int64 { return int64(time.Since(epoch)) + 1 }
 
 // pendingRead is a read of a tenant row under way in a goroutine of its own, shared by the
 // requests that need the row while it runs. Its row is remembered when it answers, unless a
@@ -276,13 +220,6 @@ func (r *pendingRead) slow(ctx context.Context) bool {
 	}
 }
 
-// foundDownNow notes that a ping found the database down just now.
-func (s *Service) foundDownNow() {
-	at := sinceEpoch()
-	s.probed.Store(at)
-	s.downAt.Store(at)
-}
-
 // current reports whether no row was forgotten since gen was taken: a row read then still
 // stands.
 func (c *rowCache) current(gen uint64) bool {
@@ -290,10 +227,6 @@ func (c *rowCache) current(gen uint64) bool {
 	defer c.mu.Unlock()
 	return c.gen == gen
 }
-
-// ErrDown refuses a request that needs the database while it is found down (stillDown): it
-// fails at once, where it would wait for a database that may hang.
-var ErrDown = fault.New(fault.Unavailable, "the database is unavailable; try again later")
 
 // Forget drops the remembered row of a tenant whose row or rules were just written.
 func (s *Service) Forget(id ID) {

@@ -37,9 +37,14 @@ type Service struct {
 	// 0 reads it on every request. It bounds how late a suspension or a policy change made on
 	// another replica is seen here; changes made through this Service are seen at once.
 	CacheTTL time.Duration
-	// Down, when set, reports whether the database does not answer (a ping with a short
-	// deadline fails): only then may a read be answered with the tenant row as last read.
-	Down func(ctx context.Context) bool
+	// Ping, when set, pings the database on a connection of its own with a short deadline: the
+	// gate finds the database down when it fails, and only then may a read be answered with the
+	// tenant row as last read (see Down).
+	Ping func(ctx context.Context) error
+	// Reconnect, when set, is called when a ping finds the database answering after it was found
+	// down, before any request passes the gate on it: the pool drops the connections it held
+	// from before the outage, on which the first statements would fail.
+	Reconnect func()
 
 	cache rowCache
 	// clock is the row cache's clock, time.Now unless a test sets it (export_test.go).
@@ -49,12 +54,20 @@ type Service struct {
 	DownMemo time.Duration
 
 	// downAt is when a ping found the database down (on the gate's clock, see sinceEpoch), 0
-	// once it answers again; probed is when a ping last found it down, probing is set while a
-	// request pings it again.
+	// once it answers again; probed is when a ping last found it down; pinging is the gate's
+	// ping under way, if any (see ping).
 	downAt, probed atomic.Int64
-	probing        atomic.Bool
-	// onAnswer are called when the database answers again (OnAnswer).
+	pingMu         sync.Mutex
+	pinging        *pingCall
+	// watching is set while watch runs, closed once Close was called (both under pingMu); stop
+	// is closed by Close.
+	watching, closed bool
+	stopOnce         sync.Once
+	stop             chan struct{}
+	// onDown and onAnswer are called when the database is found down, and answers again
+	// (OnDown, OnAnswer).
 	hooks    sync.Mutex
+	onDown   []func(error)
 	onAnswer []func()
 }
 

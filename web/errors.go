@@ -161,7 +161,7 @@ func errorHandler(log *slog.Logger, ready func(context.Context) error, outage *o
 				status, code, msg = statuses[fault.Unavailable], string(fault.Unavailable), "the database is unavailable; try again later"
 				dbDown = true
 			} else {
-				outage.ok()
+				outage.wrote()
 			}
 			cancel()
 		}

@@ -29,6 +29,10 @@ import (
 
 const requestIDKey = "requestId"
 
+// fromMemoryKey marks a request that memory may answer (withStaleMark): its success says nothing
+// of the database.
+const fromMemoryKey = "fromMemory"
+
 // incomingRequestID accepts a caller's X-Request-Id only when it is short and plain, so it is safe
 // to echo into logs and headers.
 var incomingRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
@@ -53,6 +57,7 @@ func withStaleMark(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, stale := tenants.WithStaleMark(c.Request().Context())
 		c.SetRequest(c.Request().WithContext(ctx))
+		c.Set(fromMemoryKey, true)
 		res := c.Response()
 		res.Before(func() {
 			if stale() && res.Status < http.StatusBadRequest {
@@ -108,11 +113,11 @@ func logRequests(log *slog.Logger, outage *outageLog) echo.MiddlewareFunc {
 			} else if c.Response().Header().Get(HeaderStale) != "" {
 				outage.answeredStale(requestID(c), c.Request().Method, c.Request().URL.Path)
 			} else if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead && c.Response().Status < 400 &&
-				c.Path() != mcpPath {
+				c.Path() != mcpPath && c.Get(fromMemoryKey) == nil {
 				// A write went through: the database answers. (An MCP call answers 200 whatever its
-				// tools met, so it says nothing of the database; nor does a search by POST
-				// answered from memory, counted above.)
-				outage.ok()
+				// tools met, so it says nothing of the database; nor does a read by POST that
+				// memory may answer, such as a search.)
+				outage.wrote()
 			}
 			log.Info("request", "requestId", requestID(c), "method", c.Request().Method,
 				"path", c.Request().URL.Path, "status", c.Response().Status,

@@ -11,8 +11,14 @@ import (
 // and of reads it answered from memory (marked stale) meanwhile, and says when the database
 // answers again: not one error line per failed request (hundreds a second under load) and two
 // per readiness probe, nor silence while only reads arrive and memory answers them.
+//
+// With a tenant gate that pings the database (gated), the outage is the gate's: it starts when
+// the gate finds the database down and ends when a ping of the gate's answers (begin and ok,
+// from the gate's hooks), and requests only count. Without one (SQLite), the first request
+// failed for it starts it and the first write or readiness probe that succeeds ends it.
 type outageLog struct {
 	log    *slog.Logger
+	gated  bool
 	active atomic.Bool // for the cheap check of requests that succeed
 
 	mu         sync.Mutex
@@ -37,27 +43,58 @@ func (o *outageLog) answeredStale(requestID, method, path string) {
 	o.note(true, nil, requestID, method, path)
 }
 
+// begin says the outage the gate found, once.
+func (o *outageLog) begin(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.active.Load() {
+		return
+	}
+	o.start(time.Now(), err)
+}
+
+// start says a new outage; o.mu is held.
+func (o *outageLog) start(now time.Time, err error, attrs ...any) {
+	o.active.Store(true)
+	o.since, o.said = now, now
+	o.failed, o.stale, o.total, o.staleTotal = 0, 0, 0, 0
+	if err != nil {
+		attrs = append(attrs, "err", err)
+	}
+	o.log.Error("the database does not answer: reads that memory holds are answered from it (marked stale), "+
+		"other requests fail with 503 until it does", attrs...)
+}
+
+// wrote notes that a write or a readiness probe went through: without a gate, the end of an
+// outage, if one was going on (with one, only the gate's ping ends it).
+func (o *outageLog) wrote() {
+	if !o.gated {
+		o.ok()
+	}
+}
+
 func (o *outageLog) note(stale bool, err error, requestID, method, path string) {
 	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if !o.active.Load() {
+		if o.gated {
+			return // the gate found it answering since: not a new outage
+		}
+		o.start(now, err, "requestId", requestID, "method", method, "path", path)
+		if stale {
+			o.stale, o.staleTotal = 1, 1
+		} else {
+			o.failed, o.total = 1, 1
+		}
+		return
+	}
 	if stale {
 		o.stale++
 		o.staleTotal++
 	} else {
 		o.failed++
 		o.total++
-	}
-	if !o.active.Load() {
-		o.active.Store(true)
-		o.since, o.said, o.failed, o.stale = now, now, 0, 0
-		attrs := []any{"requestId", requestID, "method", method, "path", path}
-		if err != nil {
-			attrs = append(attrs, "err", err)
-		}
-		o.log.Error("the database does not answer: reads that memory holds are answered from it (marked stale), "+
-			"other requests fail with 503 until it does", attrs...)
-		return
 	}
 	if now.Sub(o.said) >= outageRepeat {
 		attrs := []any{"failedRequests", o.failed, "staleAnswers", o.stale, "for", now.Sub(o.since).Round(time.Second)}

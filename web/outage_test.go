@@ -59,8 +59,9 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 			}
 
 			outage.Up()
-			webtest.Eventually(t, 15*time.Second, "the card served again after the outage", func() bool {
-				return e.do("GET", "/v1/tenants/acme/cards/agt1", alice, nil).status == http.StatusOK
+			webtest.Eventually(t, 15*time.Second, "the card served fresh again after the outage", func() bool {
+				r := e.do("GET", "/v1/tenants/acme/cards/agt1", alice, nil)
+				return r.status == http.StatusOK && r.header.Get(web.HeaderStale) == ""
 			})
 			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("agt2")), http.StatusCreated)
 			expect(t, e.do("GET", "/ready", "", nil), http.StatusOK)

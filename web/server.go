@@ -122,8 +122,17 @@ func New(cfg Config, d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	outage := &outageLog{log: log}
-	if d.Tenants != nil {
-		d.Tenants.OnAnswer(outage.ok) // the gate's ping found the database back
+	if d.Tenants != nil && d.Tenants.Ping != nil {
+		// The outage is the gate's: said when its ping finds the database down, and when it
+		// finds it back.
+		outage.gated = true
+		d.Tenants.OnDown(outage.begin)
+		d.Tenants.OnAnswer(outage.ok)
+	}
+	if ready, gate := d.Ready, d.Tenants; ready != nil && gate != nil {
+		// The readiness probe and the check of a failed request ask the gate too, so that
+		// neither says the database answers while the gate refuses writes for it.
+		d.Ready = func(ctx context.Context) error { return gate.Check(ctx, ready(ctx)) }
 	}
 	e.HTTPErrorHandler = errorHandler(log, d.Ready, outage)
 	// The client address is the TCP peer: no proxy headers are trusted unless configured later.
@@ -272,7 +281,7 @@ func (h *handlers) ready(c echo.Context) error {
 		return c.JSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: string(fault.Unavailable),
 			Message: "the search indexes of recently searched tenants are being built; try again shortly", RequestID: requestID(c)}})
 	}
-	h.outage.ok()
+	h.outage.wrote()
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 }
 

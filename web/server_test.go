@@ -27,6 +27,7 @@ import (
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/metrics"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -60,6 +61,8 @@ type env struct {
 	dispatcher *delegation.Dispatcher
 	// conns are the server's side of every connection it accepted.
 	conns *connList
+	// gate is the server's tenant gate, which keeps whether the database answers.
+	gate *tenants.Service
 }
 
 type connList struct {
@@ -232,7 +235,8 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
-		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober, refresher: a.Refresher, warmer: a.Warmer}
+		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober, refresher: a.Refresher, warmer: a.Warmer,
+		gate: a.Tenants}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

@@ -82,9 +82,24 @@ func (s *Service) publicFromIndex(ctx context.Context, tenant tenants.ID, after 
 	if err != nil {
 		return PublicPage{}, err
 	}
-	found, err := s.Store.GetMany(ctx, tenant, ids)
-	if err != nil {
-		return PublicPage{}, err
+	var found []cards.Card
+	if !tenants.Stale(ctx) {
+		if found, err = s.Store.GetMany(ctx, tenant, ids); err != nil && !tenants.FoundDown(ctx, err) {
+			return PublicPage{}, err
+		}
+		// Else the database stopped answering since the gate let the request in: memory
+		// answers, as below.
+	}
+	if tenants.Stale(ctx) {
+		// The database did not answer the gate: memory answers, if it holds every card of the
+		// page (the outage copy, or the cards read before).
+		for _, id := range ids {
+			c, ok := s.Index.Remembered(tenant, id)
+			if !ok {
+				return PublicPage{}, errNotInMemory
+			}
+			found = append(found, c)
+		}
 	}
 	page := PublicPage{Cards: []cards.Card{}}
 	for _, c := range found {

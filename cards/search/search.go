@@ -142,6 +142,15 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 			missing = append(missing, c.agentID)
 		}
 	}
+	var found []cards.Card
+	if len(missing) > 0 && !tenants.Stale(ctx) {
+		var err error
+		if found, err = s.Store.GetMany(ctx, tenant, missing); err != nil && !tenants.FoundDown(ctx, err) {
+			return Result{}, err
+		}
+		// Else the database stopped answering since the gate let the request in: memory
+		// answers, as below.
+	}
 	if len(missing) > 0 && tenants.Stale(ctx) {
 		// The database did not answer the gate a moment ago: the outage copy has the cards, if
 		// the index keeps one that holds them all; else only the database has them.
@@ -152,15 +161,11 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 			maps.Copy(got, recalled)
 		}
 		if s.Index == nil || len(lacking) > 0 {
-			return Result{}, fault.New(fault.Unavailable, "the database is unavailable, and the cards of this page are not in memory; try again later")
+			return Result{}, errNotInMemory
 		}
 		missing = nil
 	}
 	if len(missing) > 0 {
-		found, err := s.Store.GetMany(ctx, tenant, missing)
-		if err != nil {
-			return Result{}, err
-		}
 		for _, c := range found {
 			r, err := render(c)
 			if err != nil {
@@ -227,3 +232,7 @@ func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable
 	page, next := p.page(all)
 	return page, len(all), next, nil
 }
+
+// errNotInMemory refuses a page while the database does not answer when memory lacks a card of
+// it.
+var errNotInMemory = fault.New(fault.Unavailable, "the database is unavailable, and the cards of this page are not in memory; try again later")

@@ -242,8 +242,12 @@ func runRequest(ctx context.Context, r catalog.Request, args []string, stdout, s
 		}
 	}
 	out := reflect.New(r.Out)
+	ctx, stale := client.WatchStale(ctx)
 	if err := cl.Call(ctx, r.Name, in.Interface(), out.Interface()); err != nil {
 		return err
+	}
+	if note := stale(); note != "" {
+		fmt.Fprintf(stderr, "agentcards: %s: answered from memory (%s); it may miss recent writes\n", r.Name, note)
 	}
 	var answer any = out.Interface()
 	if view != nil {

@@ -223,7 +223,7 @@ var Requests = []Request{
 		Access: ResultToken, Routes: []Route{{Method: "POST", Path: "/callbacks/delegations/:tenant/:id", Query: []string{"token"}}},
 		Doors: REST, NotOn: "agents report results over HTTP to the callback URL they were given, not through a user's door"},
 
-	{Name: "a2a.agents", In: typeOf[api.A2AAgents](), Out: typeOf[api.AgentPage](), Does: "List a tenant's public agents with their A2A card URLs", Caller: "anyone",
+	{Name: "a2a.agents", FromMemory: true, In: typeOf[api.A2AAgents](), Out: typeOf[api.AgentPage](), Does: "List a tenant's public agents with their A2A card URLs", Caller: "anyone",
 		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/agents", Query: []string{"limit", "cursor"}}}, Doors: Every},
 	{Name: "a2a.card", FromMemory: true, In: typeOf[api.A2ACard](), Out: typeOf[api.A2AAgentCard](), Does: "Read an agent's card in A2A form (1.0, 0.3 or both), signed", Caller: "anyone for public cards, else cards:read",
 		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/:agentId/.well-known/agent-card.json", Query: []string{"version"}}}, Doors: Every},

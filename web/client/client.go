@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentcards/agentcards/web/api"
@@ -383,6 +384,7 @@ func (c *Client) once(ctx context.Context, r catalog.Request, e encoded, out any
 		}
 		return false, 0, e
 	}
+	noteStale(ctx, resp)
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return false, 0, nil
 	}
@@ -395,6 +397,34 @@ func (c *Client) once(ctx context.Context, r catalog.Request, e encoded, out any
 			Message: "the answer is not the JSON expected: " + err.Error()}
 	}
 	return false, 0, nil
+}
+
+// headerStale is the service's mark of an answer made of what it held in memory while its
+// database did not answer (web.HeaderStale).
+const headerStale = "X-Agentcards-Stale"
+
+type staleKey struct{}
+
+// WatchStale returns a context whose calls note when the service answered from memory while its
+// database did not (it may miss writes made meanwhile), and the function that returns the
+// service's note of the last such answer, or "" if none was.
+func WatchStale(ctx context.Context) (context.Context, func() string) {
+	var note atomic.Pointer[string]
+	return context.WithValue(ctx, staleKey{}, &note), func() string {
+		if p := note.Load(); p != nil {
+			return *p
+		}
+		return ""
+	}
+}
+
+// noteStale records a stale answer's note for WatchStale.
+func noteStale(ctx context.Context, resp *http.Response) {
+	if v := resp.Header.Get(headerStale); v != "" {
+		if note, ok := ctx.Value(staleKey{}).(*atomic.Pointer[string]); ok {
+			note.Store(&v)
+		}
+	}
 }
 
 func answerError(name string, resp *http.Response, data []byte) *Error {

@@ -185,6 +185,7 @@ func handler(r catalog.Request, clientFor ClientFor) sdk.ToolHandler {
 			}
 		}
 		out := reflect.New(r.Out)
+		ctx, stale := client.WatchStale(ctx)
 		if err := c.Call(ctx, r.Name, in.Interface(), out.Interface()); err != nil {
 			return toolError(err), nil
 		}
@@ -192,9 +193,23 @@ func handler(r catalog.Request, clientFor ClientFor) sdk.ToolHandler {
 		if r.Name == "cards.search" {
 			answer = api.Compact(*out.Interface().(*api.SearchResult), view)
 		}
-		return result(answer, "")
+		res, err := result(answer, "")
+		if note := stale(); note != "" && err == nil {
+			// As REST's X-Agentcards-Stale: a text first, for clients that read only text, and
+			// the note under _meta.
+			res.Content = append([]sdk.Content{&sdk.TextContent{Text: staleNotice + note}}, res.Content...)
+			res.Meta = sdk.Meta{StaleMeta: note}
+		}
+		return res, err
 	}
 }
+
+// StaleMeta is the _meta key of a tool's answer made of what the service held in memory while its
+// database did not answer (REST's X-Agentcards-Stale); its value is the service's note.
+const StaleMeta = "agentcards/stale"
+
+// staleNotice opens the text that says so.
+const staleNotice = "Answered from memory, it may miss recent writes: "
 
 // decodeArgs reads a tool's arguments strictly: an unknown or mistyped field is invalid, as on
 // REST.

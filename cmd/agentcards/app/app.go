@@ -154,11 +154,12 @@ func New(o Options) (*App, error) {
 	a.Tenants = &tenants.Service{
 		Store:    storage.NewTenantStore(db),
 		CacheTTL: o.TenantCacheTTL,
-		Down: func(ctx context.Context) bool {
+		Ping: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
-			return db.Alive(ctx) != nil
+			return db.Alive(ctx)
 		},
+		Reconnect: db.DropIdle,
 		// A tenant written here drops what was derived from it: its rules and its index.
 		Changed: func(id tenants.ID) {
 			a.Enforcers.Invalidate(string(id))
@@ -172,7 +173,7 @@ func New(o Options) (*App, error) {
 		// A local file is never down as a server behind a network is: its only "ping" would
 		// wait for the read pool, which a burst of reads can hold past the ping's second, and
 		// take a busy database for a dead one (refusing writes). A request that fails, fails.
-		a.Tenants.Down = nil
+		a.Tenants.Ping = nil
 	}
 	a.Enforcers = policy.NewEnforcers(storage.NewRuleStore(db), a.Tenants)
 	a.Audit = &audit.Service{Store: storage.NewAuditStore(db), Gate: a.Tenants, Authz: a.Enforcers, Log: o.Log}
@@ -360,9 +361,14 @@ func (a *App) Start(ctx context.Context) {
 	}
 	// Heartbeats and probe results taken by other replicas arrive at the same pace as their
 	// card writes.
+	// A background read that fails asks the tenant gate to ping the database, so that an outage
+	// is found while every request is answered from memory.
 	liveFailed := quiet(log, "reading other replicas' liveness failed; retrying every interval")
 	a.background.Go(func() {
-		a.Liveness.Follow(ctx, o.Search.PollInterval, func(err error) { liveFailed("err", err) })
+		a.Liveness.Follow(ctx, o.Search.PollInterval, func(err error) {
+			liveFailed("err", err)
+			a.Tenants.Suspect(ctx)
+		})
 	})
 	if o.Refresh.Interval > 0 {
 		a.background.Go(func() {
@@ -383,7 +389,10 @@ func (a *App) Start(ctx context.Context) {
 	}
 	notify := make(chan search.Notice, 64)
 	indexFailed := quiet(log, "index sync failed; retrying next round")
-	syncFailed := func(t tenants.ID, err error) { indexFailed("tenant", t, "err", err) }
+	syncFailed := func(t tenants.ID, err error) {
+		indexFailed("tenant", t, "err", err)
+		a.Tenants.Suspect(ctx)
+	}
 	if o.Search.Listen {
 		// Each (re)established LISTEN first syncs every loaded tenant: what was notified while
 		// none was in effect reached nobody.
@@ -415,6 +424,7 @@ func (a *App) Start(ctx context.Context) {
 func (a *App) Close() {
 	a.Dispatcher.Wait()
 	a.stop()
+	a.Tenants.Close()
 	if a.Index != nil {
 		a.Index.Close() // a warm-up build in progress ends now
 	}

@@ -1,0 +1,239 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcards/agentcards/migrations"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/mcp"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// TestOutageStartsAndEndsOnce: under a steady load of reads, writes and readiness probes, a
+// database that goes away and comes back makes one outage, as the gate sees it and as the log
+// says it (one "does not answer", one "answers again"): from the moment it is found down every
+// read that memory answers is marked stale (the public agent list included; the read that finds
+// it down is answered from memory too) and no probe says
+// ready (the MCP door passes the mark on); from the moment a ping finds it back, no write is
+// refused and nothing is marked. On
+// Postgres and MySQL with the connection cut by a relay, and on a private Postgres server
+// stopped and started.
+func TestOutageStartsAndEndsOnce(t *testing.T) {
+	for _, name := range []string{"postgres", "mysql", "postgres-stopped"} {
+		t.Run(name, func(t *testing.T) {
+			var db *storage.DB
+			var down, up func()
+			switch name {
+			case "postgres-stopped":
+				pg := storagetest.StartPrivatePostgres(t)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				var err error
+				if db, err = storage.Open(ctx, migrations.Postgres, pg.DSN); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = db.Close() })
+				if err := db.Migrate(ctx); err != nil {
+					t.Fatal(err)
+				}
+				down, up = pg.Stop, pg.Start
+			default:
+				var outage *storagetest.Outage
+				db, outage = storagetest.OpenWithOutage(t, name)
+				down, up = outage.Down, outage.Up
+			}
+			testOutageOnce(t, db, down, up)
+		})
+	}
+}
+
+// outageCall is one request of the load and what it met.
+type outageCall struct {
+	kind         string // "read", "write" or "ready"
+	what         string
+	start, end   time.Time
+	status       int
+	stale, store bool // marked stale; Cache-Control: no-store
+}
+
+func testOutageOnce(t *testing.T, db *storage.DB, down, up func()) {
+	var logged webtest.LogBuffer
+	e := newEnvWith(t, db, envOptions{follow: true, log: slog.New(slog.NewTextHandler(&logged, nil))})
+	var mu sync.Mutex
+	var downs, ups []time.Time
+	e.gate.OnDown(func(error) { mu.Lock(); downs = append(downs, time.Now()); mu.Unlock() })
+	e.gate.OnAnswer(func() { mu.Lock(); ups = append(ups, time.Now()); mu.Unlock() })
+
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	for _, id := range []string{"agt1", "agt2", "agt3"} {
+		card := sampleCard(id)
+		card["visibility"] = "public"
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
+	}
+	expect(t, e.do("GET", "/v1/tenants/acme/cards?q=review", alice, nil), http.StatusOK) // loads the index
+	webtest.Eventually(t, 10*time.Second, "the outage copy filled", func() bool {
+		sizes := e.index.Sizes()
+		return len(sizes) == 1 && sizes[0].CopyCards == 3
+	})
+
+	// Every read that memory may answer, a write and the readiness probe, in a loop each.
+	type request struct{ kind, method, path, body string }
+	requests := []request{
+		{"read", "GET", "/v1/tenants/acme/cards?q=review", ""},
+		{"read", "GET", "/v1/tenants/acme/cards?limit=10", ""},
+		{"read", "POST", "/v1/tenants/acme/cards/search", `{"q": "pull request"}`},
+		{"read", "GET", "/v1/tenants/acme/cards/agt2", ""},
+		{"read", "GET", "/a2a/acme/agents", ""},
+		{"read", "GET", "/a2a/acme/agt1/.well-known/agent-card.json", ""},
+		{"read", "GET", "/v1/tenants/acme/roles", ""},
+		{"write", "PATCH", "/v1/tenants/acme/cards/agt3", `{"description": "Reviews."}`},
+		{"ready", "GET", "/ready", ""},
+	}
+	var calls []outageCall
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var stopOnce sync.Once
+	stopLoad := func() {
+		stopOnce.Do(func() { close(stop) })
+		wg.Wait()
+	}
+	t.Cleanup(stopLoad) // also when the test stops early
+	client := e.srv.Client()
+	for _, r := range requests {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req, err := http.NewRequest(r.method, e.srv.URL+r.path, strings.NewReader(r.body))
+				if err != nil {
+					panic(err)
+				}
+				req.Header.Set("Authorization", "Bearer "+alice)
+				if r.body != "" {
+					req.Header.Set("Content-Type", "application/json")
+					if r.method == "PATCH" {
+						req.Header.Set("Content-Type", "application/merge-patch+json")
+					}
+				}
+				c := outageCall{kind: r.kind, what: r.method + " " + r.path, start: time.Now()}
+				res, err := client.Do(req)
+				c.end = time.Now()
+				if err == nil {
+					var body bytes.Buffer
+					_, _ = body.ReadFrom(res.Body)
+					_ = res.Body.Close()
+					c.status = res.StatusCode
+					c.stale = res.Header.Get(web.HeaderStale) != ""
+					c.store = res.Header.Get("Cache-Control") == "no-store"
+					if c.status == http.StatusOK && r.path == "/a2a/acme/agents" {
+						var page struct{ Items []json.RawMessage }
+						if json.Unmarshal(body.Bytes(), &page) != nil || len(page.Items) != 3 {
+							c.status = -1 // a page that lost cards counts as a failure
+						}
+					}
+				}
+				mu.Lock()
+				calls = append(calls, c)
+				mu.Unlock()
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	down()
+	cut := time.Now()
+	time.Sleep(2 * time.Second)
+	// The MCP door passes the mark on: a text first, and the note under _meta.
+	session := mustSession(t, e, alice)
+	res, err := session.CallTool(context.Background(), &sdk.CallToolParams{Name: "cards_search", Arguments: map[string]any{"q": "review"}})
+	if err != nil || res.IsError || res.Meta[mcp.StaleMeta] == nil || len(res.Content) < 2 {
+		t.Errorf("an MCP search during the outage: %v, %+v; want its answer marked", err, res)
+	} else if text, ok := res.Content[0].(*sdk.TextContent); !ok || !strings.HasPrefix(text.Text, "Answered from memory") {
+		t.Errorf("an MCP search during the outage: its first text is %+v; want the notice", res.Content[0])
+	}
+	time.Sleep(time.Second)
+	up()
+	back := time.Now()
+	webtest.Eventually(t, 15*time.Second, "the outage ended", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ups) > 0
+	})
+	time.Sleep(time.Second)
+	stopLoad()
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(downs) != 1 || len(ups) != 1 {
+		t.Fatalf("the gate found the database down %d times and back %d times in one outage", len(downs), len(ups))
+	}
+	log := logged.String()
+	if n, m := strings.Count(log, "the database does not answer"), strings.Count(log, "the database answers again"); n != 1 || m != 1 {
+		t.Errorf("one outage said %d times and its end %d times:\n%s", n, m, log)
+	}
+	foundDown, foundUp := downs[0], ups[0]
+	if late := foundUp.Sub(back); late > 3*time.Second {
+		t.Errorf("the database was found back %s after it was", late)
+	}
+	var duringReads, duringWrites, afterWrites int
+	// A broken server fails most calls: the first few say enough.
+	var failed int
+	fail := func(format string, args ...any) {
+		t.Helper()
+		if failed++; failed <= 10 {
+			t.Errorf(format, args...)
+		}
+	}
+	for _, c := range calls {
+		during := c.start.After(foundDown) && c.end.Before(foundUp)
+		after := c.start.After(foundUp)
+		switch {
+		case c.kind == "read" && c.start.After(cut) && c.end.Before(foundUp) && c.status != http.StatusOK:
+			// The read that finds the outage is answered from memory too.
+			fail("%s %s after the database went away: %d, want 200 from memory", c.what, c.start.Sub(cut), c.status)
+		case during && c.kind == "read":
+			duringReads++
+			if c.status != http.StatusOK || !c.stale || !c.store {
+				fail("%s during the outage: %d, stale %v, no-store %v; want 200 from memory, marked", c.what, c.status, c.stale, c.store)
+			}
+		case during && c.kind == "write":
+			duringWrites++
+			if c.status != http.StatusServiceUnavailable {
+				fail("%s during the outage: %d, want 503", c.what, c.status)
+			}
+		case during && c.kind == "ready":
+			if c.status == http.StatusOK {
+				fail("/ready answered 200 while the gate refused writes (%s after the database was found down)", c.start.Sub(foundDown))
+			}
+		case after && c.kind == "write":
+			afterWrites++
+			if c.status != http.StatusOK {
+				fail("%s %s after the database was found back: %d", c.what, c.start.Sub(foundUp), c.status)
+			}
+		case after && c.status == http.StatusOK && c.stale:
+			fail("%s %s after the database was found back: marked stale", c.what, c.start.Sub(foundUp))
+		}
+	}
+	if failed > 10 {
+		t.Errorf("and %d more", failed-10)
+	}
+	if duringReads < 20 || duringWrites < 2 || afterWrites < 2 {
+		t.Errorf("the load sent %d reads and %d writes during the outage and %d writes after it: too few to tell", duringReads, duringWrites, afterWrites)
+	}
+}
