@@ -206,11 +206,11 @@ func sameMerge(t *testing.T, doc, patch []byte) {
 	if derr != nil {
 		t.Fatalf("the document does not read back: %v\n%s", derr, doc)
 	}
-	fc, ferr := applyPatch(doc, patch, cur.AgentID)
+	fc, ferr := applyPatch(doc, patch, cur.AgentID, DefaultMaxJSONDepth)
 	var sc Card
 	serr := err
 	if err == nil {
-		sc, serr = patchedCard(std, cur.AgentID)
+		sc, serr = patchedCard(std, cur.AgentID, DefaultMaxJSONDepth)
 	}
 	if (ferr == nil) != (serr == nil) || (ferr != nil && ferr.Error() != serr.Error()) {
 		t.Fatalf("applyPatch and MergePatch part (%v, %v):\n%s\n%s", ferr, serr, doc, patch)

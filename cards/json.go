@@ -17,14 +17,27 @@ import (
 	"github.com/agentcards/agentcards/authz/fault"
 )
 
-// Decode parses a card document as a client sends it. Unknown top-level fields are rejected by
-// name, server-owned fields are dropped, and a wrong type names the field it was found in.
-func Decode(data []byte) (Card, error) {
+// Decode parses a card document as a client sends it, its free-form values nested at most
+// DefaultMaxJSONDepth levels (see DecodeWithin).
+func Decode(data []byte) (Card, error) { return DecodeWithin(data, DefaultMaxJSONDepth) }
+
+// DecodeWithin parses a card document as a client sends it. Unknown top-level fields are
+// rejected by name, server-owned fields are dropped, and a wrong type names the field it was
+// found in. A free-form value (metadata, a capability's inputSchema) nested more than maxDepth
+// levels is refused, naming its field, before any decoder walks it.
+func DecodeWithin(data []byte, maxDepth int) (Card, error) {
 	// Most documents name client fields only, exactly as the card does: for them the strict
 	// decoding below is all the work, and the map that checks the names would cost as much
 	// again. Any other document, or one the decoder refuses, goes the general way, which reads
-	// the same card from it or names its problem.
-	if plainClientObject(data) {
+	// the same card from it or names its problem. The pass that tells a plain document also
+	// measures how deeply its members nest; the depth of any other is measured on its own.
+	plain, depth := scanClientObject(data)
+	if !plain || depth > maxDepth {
+		if err := checkCardDepth(data, maxDepth); err != nil {
+			return Card{}, err
+		}
+	}
+	if plain {
 		if c, ok := decodeCardFast(data); ok {
 			return c, nil
 		}
@@ -194,6 +207,49 @@ func (c *Card) dropNulls() {
 		c.A2A.SecuritySchemes = NonNull(c.A2A.SecuritySchemes)
 		c.A2A.SecurityRequirements = NonNull(c.A2A.SecurityRequirements)
 	}
+}
+
+// validUTF8 makes the card's free-form values valid UTF-8 (ValidUTF8), as its strings are once
+// decoded: its document is stored as text, which Postgres and MySQL refuse otherwise, and then
+// reads the same on every database.
+func (c *Card) validUTF8() {
+	c.Metadata = ValidUTF8(c.Metadata)
+	for i := range c.Capabilities {
+		c.Capabilities[i].InputSchema = ValidUTF8(c.Capabilities[i].InputSchema)
+		c.Capabilities[i].OutputSchema = ValidUTF8(c.Capabilities[i].OutputSchema)
+	}
+	if c.AuthRequirements != nil {
+		c.AuthRequirements.Flows = ValidUTF8(c.AuthRequirements.Flows)
+	}
+	if a := c.A2A; a != nil {
+		a.Extensions, a.Interfaces = ValidUTF8(a.Extensions), ValidUTF8(a.Interfaces)
+		a.SecuritySchemes, a.SecurityRequirements = ValidUTF8(a.SecuritySchemes), ValidUTF8(a.SecurityRequirements)
+		for k, v := range a.SkillSecurityRequirements {
+			if !utf8.Valid(v) {
+				a.SkillSecurityRequirements[k] = ValidUTF8(v)
+			}
+		}
+	}
+}
+
+// ValidUTF8 returns raw JSON text with each byte that is not part of a UTF-8 character replaced
+// by U+FFFD, which is how encoding/json reads such a byte in a string (the only place valid JSON
+// may hold one); raw itself when it is valid.
+func ValidUTF8(raw []byte) []byte {
+	if utf8.Valid(raw) {
+		return raw
+	}
+	out := make([]byte, 0, len(raw)+8)
+	for len(raw) > 0 {
+		r, n := utf8.DecodeRune(raw)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, raw[:n]...)
+		}
+		raw = raw[n:]
+	}
+	return out
 }
 
 // NonNull returns raw, or nil when it is empty or the JSON null: a null in a free-form field

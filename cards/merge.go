@@ -10,14 +10,14 @@ import (
 )
 
 // applyPatch merges the JSON merge patch into doc, a card's document as Marshal writes it, and
-// returns the card it makes, decoded, of the agent agentID and validated. The merge of written
-// members (mergeDocument) is taken when it applies and its card is valid; anything else, errors
-// included, is as MergePatch's document makes it: the two write members in other orders (so a
-// decoder names another field first) and free-form values in other forms (so documents differ
-// in size), and a patch's errors are best told once, the same way.
-func applyPatch(doc, patch []byte, agentID string) (Card, error) {
+// returns the card it makes, decoded (DecodeWithin maxDepth), of the agent agentID and validated.
+// The merge of written members (mergeDocument) is taken when it applies and its card is valid;
+// anything else, errors included, is as MergePatch's document makes it: the two write members in
+// other orders (so a decoder names another field first) and free-form values in other forms (so
+// documents differ in size), and a patch's errors are best told once, the same way.
+func applyPatch(doc, patch []byte, agentID string, maxDepth int) (Card, error) {
 	if merged, ok := mergeDocument(doc, patch); ok {
-		if c, err := patchedCard(merged, agentID); err == nil {
+		if c, err := patchedCard(merged, agentID, maxDepth); err == nil {
 			return c, nil
 		}
 	}
@@ -25,12 +25,13 @@ func applyPatch(doc, patch []byte, agentID string) (Card, error) {
 	if err != nil {
 		return Card{}, err
 	}
-	return patchedCard(merged, agentID)
+	return patchedCard(merged, agentID, maxDepth)
 }
 
-// patchedCard decodes and validates a patched document of the agent agentID.
-func patchedCard(merged []byte, agentID string) (Card, error) {
-	c, err := Decode(merged)
+// patchedCard decodes (DecodeWithin maxDepth) and validates a patched document of the agent
+// agentID.
+func patchedCard(merged []byte, agentID string, maxDepth int) (Card, error) {
+	c, err := DecodeWithin(merged, maxDepth)
 	if err != nil {
 		return Card{}, err
 	}

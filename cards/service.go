@@ -123,9 +123,20 @@ type Service struct {
 	// Memory, when set, keeps the cards read and answers a read with them while the database
 	// does not (search's Index).
 	Memory Memory
+	// MaxJSONDepth bounds how deeply a card's free-form values (metadata, a capability's
+	// inputSchema) nest, on every write (DecodeWithin); 0 is DefaultMaxJSONDepth.
+	MaxJSONDepth int
 	// Now and NewID are injected so tests can pin them.
 	Now   func() time.Time
 	NewID func() string
+}
+
+// JSONDepth is the bound on the nesting of free-form values that s enforces (MaxJSONDepth).
+func (s *Service) JSONDepth() int {
+	if s.MaxJSONDepth > 0 {
+		return s.MaxJSONDepth
+	}
+	return DefaultMaxJSONDepth
 }
 
 // Memory holds cards as a loaded search index has them, for reads while the database does not
@@ -224,9 +235,11 @@ func (s *Service) newID() string {
 	return uuid.NewString()
 }
 
-// prepare validates a decoded card and returns its stored form, whose size it checked.
+// prepare validates a decoded card and returns its stored form, whose size it checked, in
+// valid UTF-8 (validUTF8).
 func prepare(c *Card) ([]byte, error) {
 	c.normalize()
+	c.validUTF8()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -246,7 +259,7 @@ func (s *Service) Register(ctx context.Context, tenant tenants.ID, body []byte) 
 	if err != nil {
 		return Card{}, err
 	}
-	c, err := Decode(body)
+	c, err := DecodeWithin(body, s.JSONDepth())
 	if err != nil {
 		return Card{}, err
 	}
@@ -515,7 +528,7 @@ func (s *Service) prepareBatch(ctx context.Context, tenant tenants.ID, body []by
 	}
 	ps := make([]Prepared, len(docs))
 	errs := make([]error, len(docs))
-	decodeEach(docs, ps, errs)
+	decodeEach(docs, ps, errs, s.JSONDepth())
 	seen := make(map[string]int, len(docs))
 	now := s.now()
 	for i := range ps {
@@ -536,10 +549,11 @@ func (s *Service) prepareBatch(ctx context.Context, tenant tenants.ID, body []by
 	return ps, nil
 }
 
-// decodeEach decodes and prepares each document of a batch into ps, or its error into errs.
-// Decoding is most of a batch's CPU and each card is independent of the others, so a large batch
-// is shared among the processors; the caller still meets the cards and their errors in order.
-func decodeEach(docs []json.RawMessage, ps []Prepared, errs []error) {
+// decodeEach decodes (DecodeWithin maxDepth) and prepares each document of a batch into ps, or
+// its error into errs. Decoding is most of a batch's CPU and each card is independent of the
+// others, so a large batch is shared among the processors; the caller still meets the cards and
+// their errors in order.
+func decodeEach(docs []json.RawMessage, ps []Prepared, errs []error, maxDepth int) {
 	one := func(i int) {
 		// On a goroutine of its own a panic would end the process, past the server's recovery.
 		defer func() {
@@ -547,7 +561,7 @@ func decodeEach(docs []json.RawMessage, ps []Prepared, errs []error) {
 				errs[i] = fmt.Errorf("decode the card: panic: %v", p)
 			}
 		}()
-		c, err := Decode(docs[i])
+		c, err := DecodeWithin(docs[i], maxDepth)
 		if err == nil {
 			ps[i].Document, err = prepare(&c)
 		}
@@ -638,7 +652,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 	if err := ValidateAgentID(agentID); err != nil {
 		return Card{}, false, err
 	}
-	in, err := Decode(body)
+	in, err := DecodeWithin(body, s.JSONDepth())
 	if err != nil {
 		return Card{}, false, err
 	}
@@ -717,6 +731,10 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 	if err := ValidateAgentID(agentID); err != nil {
 		return Card{}, fault.Errorf(fault.NotFound, "card %q: not found", agentID)
 	}
+	// A patch too deep is refused before the merge decodes it.
+	if err := checkCardDepth(patch, s.JSONDepth()); err != nil {
+		return Card{}, err
+	}
 	if err := s.Authz.Check(ctx, string(tenant), authz.CardObject(agentID), authz.ActCardsWrite); err != nil {
 		return Card{}, err
 	}
@@ -733,7 +751,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		doc, err := cur.document()
 		var c Card
 		if err == nil {
-			c, err = applyPatch(doc, patch, agentID)
+			c, err = applyPatch(doc, patch, agentID, s.JSONDepth())
 		}
 		if err != nil {
 			if guessed {

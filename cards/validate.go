@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentcards/agentcards/authz/fault"
@@ -65,6 +66,14 @@ const (
 	maxURLLength         = 2048
 )
 
+// plainText reports whether s is UTF-8 without control characters (C0, DEL, C1): what text stored
+// in a column of its own, such as a card's name, may hold. Postgres text holds neither a NUL nor
+// a byte that is not UTF-8, and a control character in a name only garbles lists and logs; text
+// kept inside the card's document (a description, metadata) is escaped there and may hold them.
+func plainText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
+}
+
 // ValidateAgentID checks an agent id as used in paths and policy objects.
 func ValidateAgentID(id string) error {
 	if !agentIDPattern.MatchString(id) {
@@ -101,6 +110,8 @@ func (c Card) Validate() error {
 		p.addf("name: is required")
 	case utf8.RuneCountInString(c.Name) > maxNameLength:
 		p.addf("name: longer than %d characters", maxNameLength)
+	case !plainText(c.Name):
+		p.addf("name: must not contain control characters (such as NUL or a line break)")
 	}
 	p.text("description", c.Description, maxDescriptionLength)
 	p.text("version", c.Version, MaxShortText)

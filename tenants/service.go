@@ -157,7 +157,20 @@ func (s *Service) Get(ctx context.Context, id ID) (Tenant, error) {
 	if err := authz.RequirePlatformAdmin(ctx); err != nil {
 		return Tenant{}, err
 	}
+	if err := wellFormed(id); err != nil {
+		return Tenant{}, err
+	}
 	return s.Store.Get(ctx, id)
+}
+
+// wellFormed answers an id that is not a tenant slug as a missing tenant, without a query: no
+// tenant can have it, and the databases differ over ids they cannot store (Postgres refuses a
+// NUL or a byte that is not UTF-8 in a query, where the others find nothing).
+func wellFormed(id ID) error {
+	if ValidateID(id) != nil {
+		return fault.Errorf(fault.NotFound, "tenant %q: not found", string(id))
+	}
+	return nil
 }
 
 // List returns every tenant, ordered by id, to a platform admin.
@@ -175,6 +188,9 @@ func (s *Service) Update(ctx context.Context, id ID, p Patch) (Tenant, error) {
 	}
 	if len(p.removed) > 0 {
 		return Tenant{}, fault.Errorf(fault.Invalid, "%s: a tenant's %s cannot be removed (null)", p.removed[0], p.removed[0])
+	}
+	if err := wellFormed(id); err != nil {
+		return Tenant{}, err
 	}
 	t, err := s.Store.Get(ctx, id)
 	if err != nil {
@@ -207,6 +223,9 @@ func (s *Service) Update(ctx context.Context, id ID, p Patch) (Tenant, error) {
 // Delete removes a tenant with its cards, roles and policies.
 func (s *Service) Delete(ctx context.Context, id ID) error {
 	if err := authz.RequirePlatformAdmin(ctx); err != nil {
+		return err
+	}
+	if err := wellFormed(id); err != nil {
 		return err
 	}
 	err := s.Store.Delete(ctx, id)

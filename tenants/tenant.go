@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentcards/agentcards/authz"
@@ -85,6 +86,11 @@ func validateName(name string) error {
 	}
 	if utf8.RuneCountInString(name) > MaxNameLength {
 		return fault.Errorf(fault.Invalid, "name is longer than %d characters: invalid", MaxNameLength)
+	}
+	// Stored in a column of its own: Postgres text holds neither a NUL nor a byte that is not
+	// UTF-8, and a control character in a name only garbles lists and logs.
+	if !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return fault.New(fault.Invalid, "name must not contain control characters (such as NUL or a line break): invalid")
 	}
 	return nil
 }

@@ -156,6 +156,8 @@ type envOptions struct {
 	snapshotMin int
 	// noCopy keeps no outage copy (search.outageCopyBytes 0); else its default, 64 MiB.
 	noCopy bool
+	// maxJSONDepth is server.maxJsonDepth; 0 means its default.
+	maxJSONDepth int
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -182,10 +184,11 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		NoIndex:        o.noIndex,
 		Delegation:     o.delegation,
 		// Imports reach nothing but loopback, and only where a test allows it (allowLoopback).
-		Fetch:    loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
-		Now:      o.now,
-		Liveness: app.LivenessOptions{TTL: o.livenessTTL, Now: o.livenessNow, Probe: o.probe},
-		Refresh:  app.RefreshOptions{Interval: o.refreshInterval, Now: o.refreshNow},
+		Fetch:        loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
+		Now:          o.now,
+		Liveness:     app.LivenessOptions{TTL: o.livenessTTL, Now: o.livenessNow, Probe: o.probe},
+		Refresh:      app.RefreshOptions{Interval: o.refreshInterval, Now: o.refreshNow},
+		MaxJSONDepth: o.maxJSONDepth,
 	}
 	if o.noSecrets {
 		opts.SecretKey = nil

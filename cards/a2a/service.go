@@ -78,6 +78,9 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 			return cards.Card{}, err
 		}
 	}
+	if err := s.checkDepth(raw); err != nil {
+		return cards.Card{}, err
+	}
 	a, format, err := ParseCard(raw)
 	if err != nil {
 		return cards.Card{}, err
@@ -90,6 +93,18 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 	c := ToCard(req.AgentID, a)
 	c.Visibility = req.Visibility
 	return s.Cards.CreateImported(ctx, tenant, c, cards.ImportRecord{Format: format, URL: req.URL, Signature: check})
+}
+
+// cardShape is the structure of an A2A card above its free-form values (see cards.Shape): every
+// other member, each member of a skill and each extension of its capabilities are counted on
+// their own, as the registry card's values they become are.
+var cardShape = cards.Shape{"skills": {}, "capabilities": {"extensions": {}}}
+
+// checkDepth refuses an A2A card, sent or fetched, with a value nested deeper than the registry
+// takes in a card (cards.Service.JSONDepth), naming it ("card.securitySchemes"), before the
+// schema, the signature check and the mapping walk it.
+func (s *Service) checkDepth(raw []byte) error {
+	return cards.CheckDepth(raw, "card", cardShape, s.Cards.JSONDepth())
 }
 
 // RefreshRequest is the body of a refresh: the keys that verify the card's signatures, before
@@ -146,6 +161,9 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 	url := cur.Source.URL
 	raw, err := fetchJSON(ctx, s.Fetch, "source", url, MaxImportBytes)
 	if err != nil {
+		return Refreshed{}, err
+	}
+	if err := s.checkDepth(raw); err != nil {
 		return Refreshed{}, err
 	}
 	a, format, err := ParseCard(raw)

@@ -6,6 +6,7 @@ package delegation
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/agentcards/agentcards/authz/fault"
@@ -164,6 +165,16 @@ type Outcome struct {
 	Error     string
 	LatencyMS int64
 	At        time.Time
+}
+
+// storable is o as a record keeps it: a NUL in its error as U+FFFD (as in a recorded task), and
+// its error and result in valid UTF-8 (cards.ValidUTF8). Agents write both; Postgres text holds
+// neither a NUL nor a byte that is not UTF-8, MySQL's no such byte, and this way every database
+// keeps the same record.
+func (o Outcome) storable() Outcome {
+	o.Error = strings.ToValidUTF8(strings.ReplaceAll(o.Error, "\x00", "\uFFFD"), "\uFFFD")
+	o.Result = cards.ValidUTF8(o.Result)
+	return o
 }
 
 // Filter selects delegation records; empty fields select everything. Callers of List set Status

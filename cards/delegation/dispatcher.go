@@ -89,6 +89,9 @@ type Config struct {
 	// start); 0 keeps none (delegation.recordTask off). A tenant may hide its tasks
 	// (tenants.Tenant.HideDelegationTasks). Delegations refused before they are sent keep none.
 	RecordTaskBytes int
+	// MaxJSONDepth bounds how deeply a request's context and a callback's result nest, as
+	// cards.Service.MaxJSONDepth bounds a card's free-form values; 0 is cards.DefaultMaxJSONDepth.
+	MaxJSONDepth int
 }
 
 // Deps are what the dispatcher calls.
@@ -116,7 +119,8 @@ type Deps struct {
 	Blocked func(error) bool
 	// Log receives the causes of calls the server failed to prepare; nil means slog.Default().
 	Log *slog.Logger
-	// Now and NewID are injected so tests can pin them; NewID must return ids that sort by time.
+	// Now and NewID are injected so tests can pin them; NewID must return ids that sort by time,
+	// UUIDs in their canonical lowercase form (wellFormedID).
 	Now   func() time.Time
 	NewID func() string
 }
@@ -139,7 +143,7 @@ type Dispatcher struct {
 var Defaults = Config{
 	MaxDepth: 5, DefaultTimeout: 30 * time.Second, MaxTimeout: 2 * time.Minute, MaxResultBytes: 1 << 20,
 	BreakerFailures: 5, BreakerCooldown: 30 * time.Second, RatePerSecond: 20, RateBurst: 40,
-	Issuer: "agentcards", TokenTTL: 5 * time.Minute, RecordTaskBytes: 4096,
+	Issuer: "agentcards", TokenTTL: 5 * time.Minute, RecordTaskBytes: 4096, MaxJSONDepth: cards.DefaultMaxJSONDepth,
 }
 
 // WithDefaults returns c with each zero limit set to its default. A zero rate stays zero (no
@@ -167,6 +171,9 @@ func (c Config) WithDefaults() Config {
 		c.Issuer = d.Issuer
 	}
 	set(&c.TokenTTL, d.TokenTTL)
+	if c.MaxJSONDepth <= 0 {
+		c.MaxJSONDepth = d.MaxJSONDepth
+	}
 	return c
 }
 
@@ -242,6 +249,9 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 		return Delegation{}, err
 	}
 	if err := req.normalize(); err != nil {
+		return Delegation{}, err
+	}
+	if err := cards.CheckDepth(req.Context, "context", nil, x.cfg.MaxJSONDepth); err != nil {
 		return Delegation{}, err
 	}
 	if err := cards.ValidateAgentID(req.AgentID); err != nil {
@@ -456,6 +466,7 @@ func (x *Dispatcher) run(ctx context.Context, c call) (Delegation, error) {
 		out = Outcome{Status: StatusFailed, Error: "the agent could not be reached"}
 	}
 	out.LatencyMS, out.At = time.Since(start).Milliseconds(), x.now()
+	out = out.storable()
 	err = x.d.Store.Update(ctx, c.tenant, c.d.ID, from, out)
 	if errors.Is(err, ErrConflict) {
 		// A callback recorded the outcome first: that one stands.

@@ -61,12 +61,39 @@ func (x *Dispatcher) settle(ctx context.Context, tenant tenants.ID, d Delegation
 	return d, nil
 }
 
+// wellFormedID reports whether id has the form of a delegation id: a UUID as NewID writes it
+// (36 characters, lowercase hexadecimal digits in groups of 8-4-4-4-12). Any other id is
+// answered as a missing delegation without a query: none can have it, and the databases differ
+// over ids they cannot store (Postgres refuses a NUL or a byte that is not UTF-8 in a query, where
+// the others find nothing).
+func wellFormedID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := range len(id) {
+		switch c := id[i]; i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Get returns one record to its caller, or to whoever may read the tenant's delegations; to
 // anyone else it looks missing.
 func (x *Dispatcher) Get(ctx context.Context, tenant tenants.ID, id string) (Delegation, error) {
 	ctx, p, err := x.enter(ctx, tenant)
 	if err != nil {
 		return Delegation{}, err
+	}
+	if !wellFormedID(id) {
+		return Delegation{}, fault.Errorf(fault.NotFound, "delegation %q: not found", id)
 	}
 	d, err := x.d.Store.Get(ctx, tenant, id)
 	if err != nil {
@@ -119,7 +146,7 @@ func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter, page
 		if err := cards.DecodeCursor(delegationsList, page.Cursor, &f.Before); err != nil {
 			return nil, "", err
 		}
-		if f.Before == "" {
+		if !wellFormedID(f.Before) {
 			return nil, "", cards.ErrCursor
 		}
 	}
@@ -159,12 +186,16 @@ type callbackBody struct {
 	Error  string          `json:"error,omitempty"`
 }
 
+// callbackShape makes each member of a callback body (its result) a value of its own, whose
+// nesting is bounded (cards.CheckDepth).
+var callbackShape = cards.Shape{}
+
 // Complete records the result an agent posted for an async delegation. A wrong token looks like
 // a missing delegation; a result for a delegation that already has its outcome is ErrConflict,
 // one after the delegation's deadline ErrExpired (and the delegation a timeout).
 func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token string, body []byte) error {
 	notFound := fault.Errorf(fault.NotFound, "delegation %q: not found", id)
-	if token == "" || tenants.ValidateID(tenant) != nil {
+	if token == "" || tenants.ValidateID(tenant) != nil || !wellFormedID(id) {
 		return notFound
 	}
 	// A suspended tenant refuses every request, its agents' results too: the delegation then
@@ -190,6 +221,9 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 	if int64(len(body)) > x.cfg.MaxResultBytes {
 		return fault.Errorf(fault.TooLarge, "over %d bytes: result is too large", x.cfg.MaxResultBytes)
 	}
+	if err := cards.CheckDepth(body, "", callbackShape, x.cfg.MaxJSONDepth); err != nil {
+		return err
+	}
 	var cb callbackBody
 	if err := cards.DecodeStrict(body, &cb); err != nil {
 		return fault.New(fault.Invalid, "callback body: invalid")
@@ -214,7 +248,7 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 		return fault.Errorf(fault.Expired, "delegation %q: its deadline %s has passed: delegation deadline passed", id, d.Deadline.Format(time.RFC3339))
 	}
 	out := Outcome{Status: cb.Status, Result: cb.Result, Error: errorText([]byte(cb.Error)), At: now,
-		LatencyMS: now.Sub(d.CreatedAt).Milliseconds()}
+		LatencyMS: now.Sub(d.CreatedAt).Milliseconds()}.storable()
 	// An agent may post its result before the dispatcher has recorded its 202.
 	if err := x.d.Store.Update(ctx, tenant, id, []Status{StatusPending, StatusRunning, StatusAccepted}, out); err != nil {
 		return err

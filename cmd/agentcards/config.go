@@ -19,6 +19,7 @@ import (
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/outbound"
@@ -140,6 +141,9 @@ type ServerConfig struct {
 	MetricsAddr string `koanf:"metricsAddr"`
 	// Pprof serves Go's runtime profiles (/debug/pprof/) beside the metrics, on their listener.
 	Pprof bool `koanf:"pprof"`
+	// MaxJSONDepth bounds how deeply free-form JSON (a card's metadata, a capability's
+	// inputSchema, a delegation's context) nests, on every door.
+	MaxJSONDepth int `koanf:"maxJsonDepth"`
 }
 
 // DatabaseConfig selects the database.
@@ -183,6 +187,7 @@ var defaults = map[string]any{
 	"server.tenantCacheTtl":      "250ms",
 	"server.metricsAddr":         "127.0.0.1:9464",
 	"server.pprof":               false,
+	"server.maxJsonDepth":        cards.DefaultMaxJSONDepth,
 	"database.driver":            "sqlite",
 	"database.dsn":               "",
 	"database.migrate":           true,
@@ -445,6 +450,13 @@ func splitList(s string) []string {
 	return out
 }
 
+// The range of server.maxJsonDepth: the A2A cards of the spec and its SDKs nest five levels
+// deep, and encoding/json refuses JSON nested more than 10,000 levels anyway.
+const (
+	minJSONDepth = 8
+	maxJSONDepth = 10000
+)
+
 func (c *Config) check() error {
 	var errs []error
 	if !slices.Contains([]string{"sqlite", "postgres", "mysql"}, c.Database.Driver) {
@@ -473,6 +485,9 @@ func (c *Config) check() error {
 	}
 	if c.Server.TenantCacheTTL < 0 || c.Server.TenantCacheTTL > 500*time.Millisecond {
 		errs = append(errs, errors.New("server.tenantCacheTtl must be between 0 and 500ms (policy changes must reach every replica within 1 s)"))
+	}
+	if d := c.Server.MaxJSONDepth; d < minJSONDepth || d > maxJSONDepth {
+		errs = append(errs, fmt.Errorf("server.maxJsonDepth %d must be between %d and %d", d, minJSONDepth, maxJSONDepth))
 	}
 	if c.Server.Pprof && c.Server.MetricsAddr == "" {
 		errs = append(errs, errors.New("server.pprof needs server.metricsAddr: the profiles are served on the metrics listener, never the API's"))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/token"
+	"github.com/agentcards/agentcards/cards"
 )
 
 func TestEnvName(t *testing.T) {
@@ -405,5 +407,30 @@ func TestRecordTaskConfig(t *testing.T) {
 	}
 	if _, err := load(map[string]string{"AGENTCARDS_SEARCH_OUTAGE_COPY_BYTES": "-1"}); err == nil || !strings.Contains(err.Error(), "search.outageCopyBytes") {
 		t.Fatalf("a negative outage copy: %v", err)
+	}
+}
+
+// TestMaxJSONDepthConfig: free-form JSON may nest cards.DefaultMaxJSONDepth levels by default;
+// server.maxJsonDepth takes any bound from 8 to 10,000 and refuses one outside, naming itself.
+func TestMaxJSONDepthConfig(t *testing.T) {
+	t.Chdir(t.TempDir())
+	load := func(depth string) (Config, error) {
+		return loadConfig("", func(k string) string {
+			return map[string]string{"AGENTCARDS_SERVER_MAX_JSON_DEPTH": depth}[k]
+		})
+	}
+	cfg, err := load("")
+	if err != nil || cfg.Server.MaxJSONDepth != cards.DefaultMaxJSONDepth {
+		t.Fatalf("default: %d, %v", cfg.Server.MaxJSONDepth, err)
+	}
+	for _, ok := range []int{8, 32, 10000} {
+		if cfg, err := load(strconv.Itoa(ok)); err != nil || cfg.Server.MaxJSONDepth != ok {
+			t.Fatalf("server.maxJsonDepth %d: %d, %v", ok, cfg.Server.MaxJSONDepth, err)
+		}
+	}
+	for _, bad := range []string{"0", "7", "-1", "10001"} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "server.maxJsonDepth") {
+			t.Fatalf("server.maxJsonDepth %s: %v", bad, err)
+		}
 	}
 }

@@ -178,6 +178,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		Refresh:        app.RefreshOptions{Interval: cfg.A2A.RefreshInterval},
 		Metrics:        m,
 		AuditRetention: cfg.Audit.Retention,
+		MaxJSONDepth:   cfg.Server.MaxJSONDepth,
 		Liveness: app.LivenessOptions{TTL: cfg.Liveness.TTL, Probe: liveness.ProbeConfig{
 			Interval: pr.Interval, Failures: pr.Failures, Timeout: pr.Timeout,
 			Concurrency: pr.Concurrency, PerTenant: pr.PerTenant, Path: pr.Path,

@@ -71,6 +71,10 @@ type Options struct {
 	Fetch a2a.Doer
 	// AuditRetention is how long audit entries are kept (audit.retention; 0 keeps them).
 	AuditRetention time.Duration
+	// MaxJSONDepth bounds how deeply free-form JSON nests in cards, imports and delegations
+	// (server.maxJsonDepth); 0 is cards.DefaultMaxJSONDepth. Delegation.MaxJSONDepth, when set,
+	// bounds delegations instead.
+	MaxJSONDepth int
 }
 
 // SearchOptions say how each replica follows the others' writes (see Start).
@@ -224,7 +228,7 @@ func New(o Options) (*App, error) {
 	probeCfg := o.Liveness.Probe.WithDefaults()
 	a.Prober = liveness.NewProber(probeCfg, livenessStore, cardStore,
 		timed("probe", outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: probeCfg.Timeout})), a.Liveness)
-	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Liveness: a.Liveness}
+	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Liveness: a.Liveness, MaxJSONDepth: o.MaxJSONDepth}
 	if a.Index != nil { // a nil *search.Index in the interface would not compare nil
 		a.Cards.Index = a.Index
 		a.Cards.Memory = a.Index
@@ -276,7 +280,11 @@ func New(o Options) (*App, error) {
 			}, a.Index.LastSynced)
 		}
 	}
-	a.Dispatcher = delegation.NewDispatcher(o.Delegation, deps)
+	dcfg := o.Delegation
+	if dcfg.MaxJSONDepth == 0 {
+		dcfg.MaxJSONDepth = o.MaxJSONDepth
+	}
+	a.Dispatcher = delegation.NewDispatcher(dcfg, deps)
 	// A rule written here makes the next request re-read the tenant row (and its revision).
 	a.Enforcers.Changed = func(t string) { a.Tenants.Forget(tenants.ID(t)) }
 	wcfg := o.Web
