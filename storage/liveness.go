@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -17,9 +18,12 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// LivenessStore keeps the liveness records of cards (card_liveness).
+// LivenessStore keeps the liveness records of cards (card_liveness), and the log of their
+// writes that other replicas read them back by (card_liveness_writes, see liveness_writes.go).
 type LivenessStore struct {
 	db *DB
+	// prunedAt is when this store last deleted the log's old entries (Unix nanoseconds).
+	prunedAt atomic.Int64
 }
 
 var _ liveness.Store = (*LivenessStore)(nil)
@@ -75,11 +79,16 @@ func (s *LivenessStore) SaveBeats(ctx context.Context, beats []liveness.Record) 
 				return err
 			}
 		}
-		return nil
+		ws := make([]written, len(beats))
+		for i, b := range beats {
+			ws[i] = written{string(b.Tenant), b.AgentID, b.UpdatedAt}
+		}
+		return logWrites(tx, ws)
 	})
 	if err != nil {
 		return fmt.Errorf("save heartbeats: %w", err)
 	}
+	s.pruneWrites(ctx)
 	return nil
 }
 
@@ -89,11 +98,6 @@ const livenessColumns = `tenant_id, agent_id, card_id, seen_at, probed_at, down_
 // Load reads every record of the tenant.
 func (s *LivenessStore) Load(ctx context.Context, tenant tenants.ID) ([]liveness.Record, error) {
 	return s.query(ctx, "SELECT "+livenessColumns+" FROM card_liveness WHERE tenant_id = ?", string(tenant))
-}
-
-// Since reads the records of every tenant written at or after t.
-func (s *LivenessStore) Since(ctx context.Context, t time.Time) ([]liveness.Record, error) {
-	return s.query(ctx, "SELECT "+livenessColumns+" FROM card_liveness WHERE updated_at >= ?", utc(t))
 }
 
 func (s *LivenessStore) query(ctx context.Context, q string, args ...any) ([]liveness.Record, error) {
@@ -278,7 +282,7 @@ func (s *LivenessStore) SaveProbes(ctx context.Context, results []liveness.Probe
 	// In key order, as claims lock them, and again after a deadlock with another replica's claim.
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b liveness.ProbeResult) int { return byKey(a.Tenant, a.AgentID, b.Tenant, b.AgentID) })
-	written := utc(at)
+	stamp := utc(at)
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		for _, r := range results {
 			checked := utc(r.At)
@@ -293,15 +297,20 @@ func (s *LivenessStore) SaveProbes(ctx context.Context, results []liveness.Probe
 				}
 			}
 			if err := tx.Exec(stmt, string(r.Tenant), r.AgentID, r.CardID, checked, probed, down, fails, r.LatencyMs,
-				truncateRunes(r.Error, 300), written, string(r.Tenant), r.AgentID, r.CardID, failures).Error; err != nil {
+				truncateRunes(r.Error, 300), stamp, string(r.Tenant), r.AgentID, r.CardID, failures).Error; err != nil {
 				return err
 			}
 		}
-		return nil
+		ws := make([]written, len(results))
+		for i, r := range results {
+			ws[i] = written{string(r.Tenant), r.AgentID, stamp}
+		}
+		return logWrites(tx, ws)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("save probes: %w", err)
 	}
+	s.pruneWrites(ctx)
 	for _, r := range results {
 		byTenant[r.Tenant] = append(byTenant[r.Tenant], r.AgentID)
 	}

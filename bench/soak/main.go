@@ -1,12 +1,14 @@
 // Command soak runs the real binary under mixed load for a long time (default 30 minutes) and
-// watches it for leaks: every -every (10 s) it scrapes the server's Prometheus endpoint for its
-// resident memory, Go heap in use, goroutines, open file descriptors and search index size, and
-// prints them on one line with the interval's request rate, latency and errors. At the end it
-// prints each series' trend over the run's second half (the first half is warm-up: caches,
-// indexes, pools): the least-squares slope per 10 minutes, the rise it makes over that half, the
-// noise (standard deviation of the residuals), and a verdict: "flat" when the rise is within 2x
-// the noise, else "GROWS". It exits 1 if any series grows. Not for CI: it takes the machine for
-// the whole run.
+// watches it for leaks and slowdowns: every -every (10 s) it scrapes the server's Prometheus
+// endpoint for its resident memory, Go heap in use, goroutines, open file descriptors and search
+// index size, and prints them on one line with the interval's request rate, latency and errors
+// and the machine's load average (other work on the machine slows the run too).
+// At the end it prints each series' trend over the run's second half (the first half is
+// warm-up: caches, indexes, pools): the least-squares slope per 10 minutes, the rise it makes
+// over that half, the noise (standard deviation of the residuals), and a verdict: "flat" when
+// the rise is within 2x the noise, else "GROWS" (memory and the like, or the p99 latency) or
+// "FALLS" (the request rate). It exits 1 if any series grows or falls so. Not for CI: it takes
+// the machine for the whole run.
 //
 //	go run ./bench/soak -d 30m -every 10s -clients 32
 //
@@ -18,9 +20,14 @@
 // act as tenant users, not as the platform admin, so every request goes through the policy
 // checks: an editor writes and sends heartbeats, an orchestrator searches, reads and delegates.
 //
-// SQLite (a temporary file) by default; -dialect postgres or mysql creates a schema (database)
-// of its own on the server named by -dsn, or AGENTCARDS_TEST_POSTGRES_DSN /
-// AGENTCARDS_TEST_MYSQL_DSN, and drops it at the end.
+// SQLite (a temporary file) by default. -dialect postgres runs, unless -dsn names a server, on a
+// Postgres cluster of its own with the settings of a fresh initdb (autovacuum on, as a
+// production server has it), which it creates, starts and removes (it needs the Postgres server
+// binaries and a postgres user; see storage/storagetest/privatepg); -dsn aims it at another
+// server instead, such as the shared test server, to compare. -dialect mysql uses the server of
+// -dsn, else AGENTCARDS_TEST_MYSQL_DSN, else the local test server. On a server the run creates
+// a schema (database) of its own and drops it at the end. On Postgres it also prints what the
+// run cost each table (pg_stat_user_tables): HOT updates, dead rows, sequential scans, growth.
 package main
 
 import (
@@ -30,6 +37,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -38,8 +46,11 @@ import (
 	"syscall"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
+
 	"github.com/agentcards/agentcards/bench/internal/proc"
 	"github.com/agentcards/agentcards/bench/internal/scratch"
+	"github.com/agentcards/agentcards/storage/storagetest/privatepg"
 )
 
 // options are the flags.
@@ -57,7 +68,7 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.dialect, "dialect", "sqlite", "sqlite, postgres or mysql")
-	flag.StringVar(&o.dsn, "dsn", "", "Postgres or MySQL server to make a scratch schema on (default $AGENTCARDS_TEST_POSTGRES_DSN or $AGENTCARDS_TEST_MYSQL_DSN, else the local test server)")
+	flag.StringVar(&o.dsn, "dsn", "", "Postgres or MySQL server to make a scratch schema on (default: for postgres a private cluster with default settings that the run starts; for mysql $AGENTCARDS_TEST_MYSQL_DSN, else the local test server)")
 	flag.DurationVar(&o.d, "d", 30*time.Minute, "length of the load")
 	flag.DurationVar(&o.every, "every", 10*time.Second, "sampling interval")
 	flag.IntVar(&o.clients, "clients", 32, "closed-loop clients")
@@ -70,24 +81,25 @@ func main() {
 	if o.d < 2*o.every || o.every <= 0 || o.clients < 1 || o.tenants < 1 || o.cards < 1 || o.keep < 1 {
 		log.Fatal("want -d at least 2 x -every, and positive -every, -clients, -tenants, -cards, -keep")
 	}
-	if o.dsn == "" {
+	if o.dsn == "" && o.dialect != "postgres" {
 		o.dsn = scratch.DefaultServer(o.dialect)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	grows, err := run(ctx, o, os.Stdout)
+	failed, err := run(ctx, o, os.Stdout)
 	stop()
 	if err != nil {
 		log.Fatal(err)
 	}
-	if grows {
+	if failed {
 		os.Exit(1)
 	}
 }
 
 // run sets up the database, the agent and the server, seeds the tenants, runs the load while
-// sampling, and prints the samples and the trend to out. It reports whether a series grows.
-// Whatever happens, it stops the server and drops the scratch database.
-func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) {
+// sampling, and prints the samples and the trend to out. It reports whether a series grew or
+// fell beyond its noise. Whatever happens, it stops the server and drops the scratch database
+// (and removes a private cluster).
+func run(ctx context.Context, o options, out io.Writer) (failed bool, err error) {
 	work, err := os.MkdirTemp("", "agentcards-soak")
 	if err != nil {
 		return false, err
@@ -96,6 +108,22 @@ func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) 
 	bin, err := proc.Build(work)
 	if err != nil {
 		return false, err
+	}
+	where := ""
+	if o.dsn != "" {
+		where = redact(o.dialect, o.dsn)
+	}
+	if o.dialect == "postgres" && o.dsn == "" {
+		c, err := startPrivatePostgres()
+		if err != nil {
+			return false, err
+		}
+		defer func() {
+			if rerr := c.Remove(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+		o.dsn, where = c.DSN, "a private cluster (initdb defaults), log "+c.Log()
 	}
 	db, err := scratch.New(ctx, o.dialect, work, o.dsn, "soak")
 	if err != nil {
@@ -106,6 +134,17 @@ func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) 
 			err = derr
 		}
 	}()
+	var pg *pgWatch
+	if o.dialect == "postgres" {
+		if pg, err = newPGWatch(ctx, db.DSN); err != nil {
+			return false, err
+		}
+		defer pg.close()
+		where += ", autovacuum " + pg.autovacuum
+		if pg.autovacuum != "on" {
+			where += " (dead rows pile up: not a production setting)"
+		}
+	}
 	ag, err := startAgent()
 	if err != nil {
 		return false, err
@@ -139,6 +178,9 @@ func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) 
 	}
 	fmt.Fprintf(out, "soak: %s, %d tenants x %d cards, %d clients, %s, a sample every %s; server pid %d, API %s, metrics http://%s/metrics, agent %s\n",
 		o.dialect, o.tenants, o.cards, o.clients, o.d, o.every, srv.Pid(), srv.Base, metricsAddr, ag.base)
+	if where != "" {
+		fmt.Fprintf(out, "database: %s\n", where)
+	}
 	ts := make([]*tenant, o.tenants)
 	for i := range ts {
 		t, err := setupTenant(a, bin, work, env, admin, ttl, i, o.cards, ag.base)
@@ -155,12 +197,49 @@ func run(ctx context.Context, o options, out io.Writer) (grows bool, err error) 
 		}
 		sc.pprof = "http://" + metricsAddr + "/debug/pprof/"
 	}
-	samples, err := soak(ctx, o, a, ts, sc, out)
+	samples, err := soak(ctx, o, a, ts, sc, pg, out)
 	if err != nil {
 		return false, err
 	}
 	fmt.Fprintf(out, "agent: %d tasks received\n", ag.calls.Load())
+	if pg != nil {
+		pg.report(out)
+	}
 	return report(out, samples), nil
+}
+
+// startPrivatePostgres creates and starts a Postgres cluster with the settings of a fresh
+// initdb, for the run alone.
+func startPrivatePostgres() (*privatepg.Cluster, error) {
+	const hint = "; or aim the run at a server with -dsn"
+	if err := privatepg.Available(); err != nil {
+		return nil, fmt.Errorf("%w%s", err, hint)
+	}
+	c, err := privatepg.Init()
+	if err != nil {
+		return nil, fmt.Errorf("%w%s", err, hint)
+	}
+	if err := c.Start(); err != nil {
+		_ = c.Remove()
+		return nil, fmt.Errorf("%w%s", err, hint)
+	}
+	progress("started a private Postgres cluster (%s)", c.Log())
+	return c, nil
+}
+
+// redact hides the password of a server's DSN (a Postgres URL or a MySQL DSN), for printing;
+// a DSN of another form is not printed.
+func redact(dialect, dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		return u.Redacted()
+	}
+	if cfg, err := gomysql.ParseDSN(dsn); err == nil && dialect == "mysql" {
+		if cfg.Passwd != "" {
+			cfg.Passwd = "xxxxx"
+		}
+		return cfg.FormatDSN()
+	}
+	return "the server of -dsn"
 }
 
 // mint makes a token with `bin token`, with the server's dir and env: args name the subject and

@@ -39,6 +39,9 @@ type sample struct {
 	// the clients' in the interval: requests answered as expected per second, their p50 and p99
 	// in ms, failures and expected refusals.
 	rate, p50, p99, errs, refused float64
+	// load is the machine's 1-minute load average: work beside the run's (other tests on a
+	// shared machine) slows it down as much as anything the server does.
+	load float64
 }
 
 // Metric names, as the Go and process collectors of client_golang and web/metrics expose them.
@@ -92,6 +95,7 @@ func (sc *scraper) scrape(s *sample) error {
 	s.rss, s.heap, s.goroutines, s.fds, s.indexBytes, s.indexCards, s.server5xx = nan(), nan(), nan(), nan(), nan(), nan(), nan()
 	s.cachedBytes, s.cachedCards, s.idle, s.goal = nan(), nan(), nan(), nan()
 	s.goHeld = nan()
+	s.load = loadAverage()
 	fams, err := sc.families()
 	if err == nil {
 		s.rss = sc.value(fams, metricRSS)
@@ -209,6 +213,23 @@ func procRSS(pid int) float64 {
 	return nan()
 }
 
+// loadAverage is the 1-minute load average of /proc/loadavg.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nan()
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return nan()
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return nan()
+	}
+	return v
+}
+
 // procFDs counts /proc/<pid>/fd.
 func procFDs(pid int) float64 {
 	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
@@ -222,8 +243,9 @@ func nan() float64 { return math.NaN() }
 
 // soak runs the load for o.d with o.clients clients and samples every o.every, printing each
 // sample as it is taken; it returns the samples (the first, at 0, taken before the load starts).
+// pg, when set, takes the database's statistics at the first sample under load and the last.
 // An interrupt ends it early, with the samples so far.
-func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, out io.Writer) ([]sample, error) {
+func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, pg *pgWatch, out io.Writer) ([]sample, error) {
 	l := newLoad(a, ts, o.keep)
 	fmt.Fprintln(out, header)
 	var samples []sample
@@ -260,6 +282,9 @@ func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, out
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(out, "interrupted")
+			if pg != nil {
+				pg.mark(false)
+			}
 			return samples, nil
 		case <-tick.C:
 		}
@@ -276,6 +301,9 @@ func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, out
 		s.errs, s.refused = float64(iv.errs), float64(iv.refused)
 		samples = append(samples, s)
 		fmt.Fprintln(out, s.line())
+		if pg != nil && (i == 0 || i == n-1) {
+			pg.mark(i == 0) // under load: the statistics lag by a second at most
+		}
 	}
 	profiling.Wait() // the last profile ends with the load, not after it
 	stop()
@@ -284,13 +312,13 @@ func soak(ctx context.Context, o options, a *api, ts []*tenant, sc *scraper, out
 	return samples, nil
 }
 
-const header = "     t   req/s  p50 ms  p99 ms  errs  refused  5xx  rss MiB  non-Go MiB  heap MiB  idle MiB  goal MiB  goroutines  fds  index MiB  index cards  cached MiB  cached cards"
+const header = "     t   req/s  p50 ms  p99 ms  errs  refused  5xx  rss MiB  non-Go MiB  heap MiB  idle MiB  goal MiB  goroutines  fds  index MiB  index cards  cached MiB  cached cards  load"
 
 func (s sample) line() string {
-	return fmt.Sprintf("%6s  %6s  %6s  %6s  %4s  %7s  %3s  %7s  %10s  %8s  %8s  %8s  %10s  %3s  %9s  %11s  %10s  %12s",
+	return fmt.Sprintf("%6s  %6s  %6s  %6s  %4s  %7s  %3s  %7s  %10s  %8s  %8s  %8s  %10s  %3s  %9s  %11s  %10s  %12s  %4s",
 		s.t, num(s.rate, 0), num(s.p50, 2), num(s.p99, 2), num(s.errs, 0), num(s.refused, 0), num(s.server5xx, 0),
 		num(s.rss/mib, 1), num(s.nonGo()/mib, 1), num(s.heap/mib, 1), num(s.idle/mib, 1), num(s.goal/mib, 1), num(s.goroutines, 0), num(s.fds, 0), num(s.indexBytes/mib, 1), num(s.indexCards, 0),
-		num(s.cachedBytes/mib, 1), num(s.cachedCards, 0))
+		num(s.cachedBytes/mib, 1), num(s.cachedCards, 0), num(s.load, 1))
 }
 
 const mib = 1 << 20
