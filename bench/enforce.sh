@@ -4,4 +4,4 @@
 # Usage: bench/enforce.sh [N]
 set -eu
 cd "$(dirname "$0")/.."
-go test -run '^$' -bench '^BenchmarkEnforcePolicies$' -benchtime "${1:-2000}x" -count "${COUNT:-3}" ./authz/
+go test -run '^$' -bench '^BenchmarkEnforcePolicies$' -benchtime "${1:-2000}x" -count "${COUNT:-3}" ./authz/policy/

@@ -100,7 +100,7 @@ func importSignatureEnv(t *testing.T) (*env, func(id string, body map[string]any
 }
 
 // TestA2AImportJKUFailures: a signature whose jku cannot give its key leaves the card
-// "unverified" (README: verified|unverified|invalid; only invalid is refused), whatever the cause,
+// "unverified" (docs/a2a.md: verified|unverified|invalid; only invalid is refused), whatever the cause,
 // and a jku the outbound guard refuses is never fetched.
 func TestA2AImportJKUFailures(t *testing.T) {
 	e, imp, priv, keys := importSignatureEnv(t)
@@ -285,7 +285,7 @@ func TestA2AImportSeveralSignatures(t *testing.T) {
 	}
 }
 
-// TestA2AImportFetchFailures: a card URL that cannot be reached is a 502 fetch_failed (README
+// TestA2AImportFetchFailures: a card URL that cannot be reached is a 502 fetch_failed (docs/a2a.md
 // errors table); one that answers, but not with a card, is a 400.
 func TestA2AImportFetchFailures(t *testing.T) {
 	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -333,7 +333,7 @@ func TestA2AImportFetchFailures(t *testing.T) {
 	expect(t, e.getCard("acme", "fetch"), http.StatusNotFound)
 }
 
-// TestA2AImportRedirects: a card URL may redirect within its host (README: "redirects only within
+// TestA2AImportRedirects: a card URL may redirect within its host (docs/a2a.md: "redirects only within
 // the same host"); a redirect to another host, even an allowed one, is refused unfetched.
 func TestA2AImportRedirects(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(samplesDir, "a2a-samples__adk_currency_agent__agent_card.json"))

@@ -44,7 +44,7 @@ func withUnknownMembers(t *testing.T) map[string]any {
 }
 
 // TestA2AImportIgnoresUnknownMembers: members no schema describes are accepted and left out of
-// the card (README "Import"), wherever they are; the free-form params of an extension are the
+// the card (docs/a2a.md, Import), wherever they are; the free-form params of an extension are the
 // card's own and kept. A signature is checked over the card as it came, unknown members included.
 func TestA2AImportIgnoresUnknownMembers(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
@@ -226,7 +226,7 @@ func TestA2AImportHybridCard(t *testing.T) {
 // TestA2AImportHybridInterface: the 0.3 members of a 1.0 card (url, preferredTransport,
 // protocolVersion) add a 0.3 interface when they describe one the card does not list: same URL,
 // binding and 0.3 version, "0.3" and "0.3.x" being the same version. The interface keeps the
-// version as the card wrote it (README "Import").
+// version as the card wrote it (docs/a2a.md, Import).
 func TestA2AImportHybridInterface(t *testing.T) {
 	const u, other = "https://echo.example.com/a2a/jsonrpc", "https://echo.example.com/a2a/v03"
 	iface := func(url, binding, version string) map[string]any {

@@ -46,7 +46,7 @@ func patched(base, p map[string]any) map[string]any {
 }
 
 // TestA2AImportV03Members imports small 0.3 cards, one member at a time, and compares what is
-// stored and served with answers written by hand (README "Import": converted to 1.0, mapped onto
+// stored and served with answers written by hand (docs/a2a.md, Import: converted to 1.0, mapped onto
 // the registry card, served back as that 1.0 card).
 func TestA2AImportV03Members(t *testing.T) {
 	oauthFlows := map[string]any{"clientCredentials": map[string]any{"tokenUrl": "https://auth.example/token", "scopes": map[string]any{"read": "r"}}}
@@ -72,7 +72,7 @@ func TestA2AImportV03Members(t *testing.T) {
 			auth: map[string]any{"type": "none"}},
 		{name: "0.2-era, without protocolVersion",
 			in: map[string]any{"protocolVersion": nil},
-			// Read as 0.3 (README); the interface says "0.3", the version a2av0 converts from.
+			// Read as 0.3 (docs/a2a.md); the interface says "0.3", the version a2av0 converts from.
 			want: map[string]any{"supportedInterfaces": []any{map[string]any{"url": "https://a.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}}},
 			auth: map[string]any{"type": "none"}},
 		{name: "additionalInterfaces repeating url",
@@ -99,7 +99,7 @@ func TestA2AImportV03Members(t *testing.T) {
 			in: map[string]any{"capabilities": map[string]any{"streaming": false, "pushNotifications": false},
 				"supportsAuthenticatedExtendedCard": false},
 			// The 1.0 proto's capability flags are optional (they have presence), so a false
-			// said is kept, as for a 1.0 card or a registry card (README "Field presence").
+			// said is kept, as for a 1.0 card or a registry card (docs/api.md, field presence).
 			want: map[string]any{"capabilities": map[string]any{"streaming": false, "pushNotifications": false, "extendedAgentCard": false}},
 			auth: map[string]any{"type": "none"}},
 		{name: "extensions",
@@ -260,7 +260,7 @@ func v03SampleWant(t *testing.T, file string) map[string]any {
 		}
 	case "a2a-samples__a2a_mcp__air_ticketing_agent.json":
 		// A 0.2-era card: no protocolVersion and no preferredTransport. It is read as 0.3
-		// (README), so its one interface is JSONRPC (0.3's default transport) and says "0.3",
+		// (docs/a2a.md), so its one interface is JSONRPC (0.3's default transport) and says "0.3",
 		// the version a2av0 converts from; stateTransitionHistory is gone in 1.0.
 		want = map[string]any{
 			"name": "Air Ticketing Agent", "description": "Helps book air tickets given a criteria", "version": "1.0.0",

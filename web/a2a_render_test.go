@@ -17,7 +17,7 @@ func a2aServer(t *testing.T, e *env, maxAge time.Duration) webtest.Client {
 }
 
 // TestA2ARendersRESTCards registers small REST-native cards and compares the whole 1.0 and 0.3
-// cards served for them, signatures aside, with documents written by hand from the README's
+// cards served for them, signatures aside, with documents written by hand from docs/a2a.md's
 // "A2A" mapping table; and the default card: the 1.0 one with every declared interface, or, for
 // a card with a 0.3 interface, the hybrid whose halves are those two documents.
 func TestA2ARendersRESTCards(t *testing.T) {

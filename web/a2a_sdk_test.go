@@ -91,7 +91,7 @@ func normalScopes(reqs a2a.SecurityRequirementsOptions) a2a.SecurityRequirements
 //     with a *json.UnmarshalTypeError. This is a2a-go's defect, not our rendering's:
 //     https://github.com/a2aproject/a2a-go/issues/430 (open; fixes proposed in #432 and #437).
 //   - pbconv refuses a card without interfaces or without skills: the proto marks both REQUIRED
-//     and an empty repeated field is absent in proto3. The README serves `"supportedInterfaces":
+//     and an empty repeated field is absent in proto3. docs/a2a.md serves `"supportedInterfaces":
 //     []` for a card with neither an endpoint nor a2a.interfaces.
 //
 // Every card is read by at least one way.
@@ -197,7 +197,7 @@ func sameView(t *testing.T, what string, got, want a2aGoView) {
 }
 
 // a2aGoWants is what a2a-go must read of each card of a2aCorpus, written by hand from the corpus
-// and the README's mapping.
+// and docs/a2a.md's mapping.
 func a2aGoWants() map[string]a2aGoView {
 	reviewer := a2a.AgentInterface{URL: "https://agents.example.com/code-reviewer", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}
 	bearer := a2a.NamedSecuritySchemes{"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}}

@@ -150,7 +150,7 @@ func TestA2AServedCardsValidateAndVerify(t *testing.T) {
 }
 
 // declaredInterfaces are the interfaces a corpus card declares: its a2a.interfaces, else one
-// 1.0 JSON-RPC interface at its endpoint (README).
+// 1.0 JSON-RPC interface at its endpoint (docs/a2a.md).
 func declaredInterfaces(doc map[string]any) []a2a.AgentInterface {
 	var out []a2a.AgentInterface
 	block, _ := doc["a2a"].(map[string]any)

@@ -168,7 +168,7 @@ func (b *browser) screenshotOf(name string, take chromedp.Action[[]byte]) {
 }
 
 // shot saves a screenshot of the page when AGENTCARDS_CONSOLE_SHOTS names a directory (the
-// README's pictures are taken so).
+// pictures of docs/console.md are taken so).
 func (b *browser) shot(name string) {
 	if os.Getenv("AGENTCARDS_CONSOLE_SHOTS") != "" {
 		b.screenshotOf(name+".png", chromedp.CaptureScreenshot())

@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkHeartbeat: what a heartbeat costs the process, against a plain authenticated GET of
-// a card, over loopback HTTP with 1,000 agents' cards, on SQLite, many callers at once (32 per
+// a card, over loopback HTTP with 1,000 agents' cards, on each database, many callers at once (32 per
 // core). cpu-µs/op is the process's CPU time (server and the benchmark's own client) per
 // request; core-share is that cost at 1,000 agents beating every 10 s (100 heartbeats a second),
 // as a share of one core. Heartbeats wait for the shared write of their batch (about 50 ms), so

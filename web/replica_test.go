@@ -17,7 +17,7 @@ import (
 // written, changed or removed through one is found (or no longer found) through the other within
 // the follower's interval. In the "round" mode nothing follows by itself: one round of B's
 // follower (what it does every search.pollInterval) runs after each write and must have applied
-// it, which is the README's bound ("within that interval") checked without a clock. In "poll" B's
+// it, which is docs/search.md's bound ("within that interval") checked without a clock. In "poll" B's
 // follower polls; on Postgres, "listen" also listens for notifications, with polls an hour apart.
 func TestTwoReplicas(t *testing.T) {
 	for _, d := range storagetest.Dialects() {

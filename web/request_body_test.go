@@ -91,7 +91,7 @@ func TestBodyReadPastTheDeadline(t *testing.T) {
 }
 
 // TestNonObjectBodies: every route whose body is a JSON object refuses null, an array, a string,
-// a number or a boolean with 400 malformed_json, as the README says, and stores nothing.
+// a number or a boolean with 400 malformed_json, as docs/api.md says, and stores nothing.
 func TestNonObjectBodies(t *testing.T) {
 	f := newRouteFixture(t)
 	before := f.snapshot(t)

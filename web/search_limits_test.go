@@ -12,7 +12,7 @@ import (
 // matchCorpus is 30 cards that match both tag=match and q=needle, and 5 that match neither.
 // "needle" is a capability name (best field) in m-00, m-03, ..., m-27, in the name of m-01,
 // m-04, ..., m-28, and in the description of m-02, m-05, ..., m-29; ranked is the order the
-// README's ranking gives them for q=needle (every score 1; capability, then name, then
+// docs/search.md's ranking gives them for q=needle (every score 1; capability, then name, then
 // description; then agentId), and sorted their agentId order.
 func matchCorpus() (docs []map[string]any, sorted, ranked []string) {
 	var byField [3][]string
@@ -72,7 +72,7 @@ func pageThrough(t *testing.T, e *env, tok, query string, size, total int) []str
 }
 
 // TestSearchTotalAndLimits: total counts every match, not the page, for filters and for q; the
-// limit defaults to 20 and may be at most 100 (README, Search): 0 or 101 is a 400 naming limit.
+// limit defaults to 20 and may be at most 100 (docs/search.md): 0 or 101 is a 400 naming limit.
 func TestSearchTotalAndLimits(t *testing.T) {
 	forEachDialectAndIndex(t, func(t *testing.T, e *env) {
 		e.mkTenant("acme", "alice")
@@ -135,7 +135,7 @@ func TestSearchTotalAndLimits(t *testing.T) {
 	})
 }
 
-// TestSearchQueryWords: q may hold at most 32 distinct tokens (README, Search); repeating a word
+// TestSearchQueryWords: q may hold at most 32 distinct tokens (docs/search.md); repeating a word
 // does not count it again, each token counts in the score, and a compound counts as its parts
 // and itself.
 func TestSearchQueryWords(t *testing.T) {

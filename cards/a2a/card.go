@@ -16,7 +16,7 @@ const (
 	Version03 = "0.3"
 )
 
-// Defaults for what A2A 1.0 requires and a card may lack; the README lists them.
+// Defaults for what A2A 1.0 requires and a card may lack; docs/a2a.md lists them.
 const (
 	DefaultVersion       = "0.0.0"      // version of a card that has none
 	DefaultProtocolBind  = "JSONRPC"    // binding of the interface made from endpoint

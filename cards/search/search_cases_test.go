@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // stored returns c as a store hands it back: its document read again, which normalizes it, with
@@ -68,7 +69,7 @@ func handCorpus() []cards.Card {
 	}
 }
 
-// searchCase is one query over handCorpus with its answer worked out by hand from the README's
+// searchCase is one query over handCorpus with its answer worked out by hand from docs/search.md's
 // rules: pages lists every page in order (a cursor must lead from each to the next, and the last
 // has none), total the matches. hits, for a q search, gives "score [matchedCapabilities]" of
 // agents. hide names the cards the caller may not read.
@@ -86,14 +87,14 @@ func searchCases() []searchCase {
 	return []searchCase{
 		// Without q: agentId byte order, upper case first; the default limit (20) holds all ten.
 		{name: "everything", pages: [][]string{all}, total: 10},
-		{name: "limit 3 pages", q: Query{Page: cards.Page{Limit: new(3)}}, total: 10,
+		{name: "limit 3 pages", q: Query{Page: paging.Page{Limit: new(3)}}, total: 10,
 			pages: [][]string{{"Hotel", "Zed", "alpha"}, {"bravo", "charlie", "delta"}, {"echo", "foxtrot", "golf"}, {"india"}}},
 		// Ten cards in pages of five: two pages, and no cursor to an empty third.
-		{name: "limit 5 pages", q: Query{Page: cards.Page{Limit: new(5)}}, total: 10,
+		{name: "limit 5 pages", q: Query{Page: paging.Page{Limit: new(5)}}, total: 10,
 			pages: [][]string{{"Hotel", "Zed", "alpha", "bravo", "charlie"}, {"delta", "echo", "foxtrot", "golf", "india"}}},
-		{name: "limit 9 pages", q: Query{Page: cards.Page{Limit: new(9)}}, total: 10, pages: [][]string{all[:9], {"india"}}},
-		{name: "limit 10", q: Query{Page: cards.Page{Limit: new(10)}}, total: 10, pages: [][]string{all}},
-		{name: "limit 1 protocol mcp", q: Query{Page: cards.Page{Limit: new(1)}, Protocols: []string{"mcp"}}, total: 2, pages: [][]string{{"delta"}, {"echo"}}},
+		{name: "limit 9 pages", q: Query{Page: paging.Page{Limit: new(9)}}, total: 10, pages: [][]string{all[:9], {"india"}}},
+		{name: "limit 10", q: Query{Page: paging.Page{Limit: new(10)}}, total: 10, pages: [][]string{all}},
+		{name: "limit 1 protocol mcp", q: Query{Page: paging.Page{Limit: new(1)}, Protocols: []string{"mcp"}}, total: 2, pages: [][]string{{"delta"}, {"echo"}}},
 
 		// Filters: protocols and tags ignore case, capabilities do not; all values must match.
 		{name: "protocol HTTP", q: Query{Protocols: []string{"HTTP"}}, total: 6,
@@ -122,7 +123,7 @@ func searchCases() []searchCase {
 		// (2) of Hotel and charlie, in the description (1) of bravo and india; delta has only
 		// "reviewer", a prefix match of the word being typed, so it comes last although its
 		// field is the name. Ties go by agentId, Hotel before charlie. Pages of two cut each tie.
-		{name: "q review", q: Query{Q: "review", Page: cards.Page{Limit: new(2)}}, total: 8,
+		{name: "q review", q: Query{Q: "review", Page: paging.Page{Limit: new(2)}}, total: 8,
 			pages: [][]string{{"alpha", "echo"}, {"foxtrot", "Hotel"}, {"charlie", "bravo"}, {"india", "delta"}},
 			// Only a capability's name or description makes it matched, not its title (echo).
 			hits: map[string]string{"alpha": "1 [review]", "echo": "1 []", "foxtrot": "1 [review]", "Hotel": "1 []", "delta": "1 []"}},
@@ -155,7 +156,7 @@ func searchCases() []searchCase {
 		{name: "q zebra", q: Query{Q: "zebra"}, total: 0, pages: [][]string{{}}},
 
 		// q with filters.
-		{name: "q review protocol http", q: Query{Q: "review", Protocols: []string{"http"}, Page: cards.Page{Limit: new(2)}}, total: 5,
+		{name: "q review protocol http", q: Query{Q: "review", Protocols: []string{"http"}, Page: paging.Page{Limit: new(2)}}, total: 5,
 			pages: [][]string{{"alpha", "foxtrot"}, {"charlie", "bravo"}, {"india"}}},
 		{name: "q review tag code", q: Query{Q: "review", Tags: []string{"code"}}, total: 2, pages: [][]string{{"alpha", "echo"}}},
 		{name: "q review capability translate", q: Query{Q: "review", Capabilities: []string{"translate"}}, total: 1, pages: [][]string{{"echo"}}},
@@ -163,13 +164,13 @@ func searchCases() []searchCase {
 
 		// Only readable cards are found and counted; a private card (foxtrot) is found like any
 		// other by a caller who may read it, above.
-		{name: "hidden", q: Query{Page: cards.Page{Limit: new(3)}}, hide: []string{"foxtrot", "Zed"}, total: 8,
+		{name: "hidden", q: Query{Page: paging.Page{Limit: new(3)}}, hide: []string{"foxtrot", "Zed"}, total: 8,
 			pages: [][]string{{"Hotel", "alpha", "bravo"}, {"charlie", "delta", "echo"}, {"golf", "india"}}},
 		{name: "hidden protocol http", q: Query{Protocols: []string{"http"}}, hide: []string{"foxtrot", "Zed"}, total: 5,
 			pages: [][]string{{"alpha", "bravo", "charlie", "golf", "india"}}},
-		{name: "hidden q review", q: Query{Q: "review", Page: cards.Page{Limit: new(3)}}, hide: []string{"foxtrot", "Zed"}, total: 7,
+		{name: "hidden q review", q: Query{Q: "review", Page: paging.Page{Limit: new(3)}}, hide: []string{"foxtrot", "Zed"}, total: 7,
 			pages: [][]string{{"alpha", "echo", "Hotel"}, {"charlie", "bravo", "india"}, {"delta"}}},
-		{name: "hidden name o", q: Query{Name: "o", Page: cards.Page{Limit: new(2)}}, hide: []string{"foxtrot", "Zed"}, total: 4,
+		{name: "hidden name o", q: Query{Name: "o", Page: paging.Page{Limit: new(2)}}, hide: []string{"foxtrot", "Zed"}, total: 4,
 			pages: [][]string{{"Hotel", "bravo"}, {"echo", "golf"}}},
 	}
 }

@@ -26,7 +26,7 @@ func generated(t testing.TB, seed uint64, n int) []cards.Card {
 
 // naiveSearch is the reference: evaluate every live card and page the result. It shares
 // plan.evaluate and plan.page with the scan (search.index: none), so it checks the index against
-// those, not those against the README; TestSearchHandWrittenAnswers does that.
+// those, not those against docs/search.md; TestSearchHandWrittenAnswers does that.
 func naiveSearch(live map[string]doc, p *plan, readable func(string) bool) ([]candidate, int, *position) {
 	var all []candidate
 	for _, d := range live {

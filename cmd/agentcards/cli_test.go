@@ -380,7 +380,7 @@ func TestCLIFlagsAreTheFields(t *testing.T) {
 	}
 }
 
-// shellWords splits a command line as sh would for the README's examples: words at blanks,
+// shellWords splits a command line as sh would for the docs' examples: words at blanks,
 // single and double quotes kept together, a backslash before a newline joining lines.
 func shellWords(t *testing.T, line string) []string {
 	t.Helper()
@@ -417,17 +417,17 @@ func shellWords(t *testing.T, line string) []string {
 	return words
 }
 
-// TestREADMECLIExamples runs the README's CLI examples as written, in order, against a real
+// TestDocsCLIExamples runs the CLI examples of docs/doors.md as written, in order, against a real
 // server: each must exit 0.
-func TestREADMECLIExamples(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+func TestDocsCLIExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "doors.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, block, _ := strings.Cut(string(readme), "<!-- cli examples: run by cmd/agentcards TestREADMECLIExamples -->\n```sh\n")
+	_, block, _ := strings.Cut(string(readme), "<!-- cli examples: run by cmd/agentcards TestDocsCLIExamples -->\n```sh\n")
 	block, _, ok := strings.Cut(block, "```\n<!-- end of cli examples -->")
 	if !ok {
-		t.Fatal("README: no CLI examples between their markers")
+		t.Fatal("docs/doors.md: no CLI examples between their markers")
 	}
 	e := newCLIEnv(t, true)
 	e.ok(t, e.root, nil, "tenants", "create", "--id", "acme", "--name", "Acme", "--admins", "alice")
@@ -457,7 +457,7 @@ func TestREADMECLIExamples(t *testing.T) {
 		}
 		words := shellWords(t, line)
 		if words[0] != "agentcards" {
-			t.Fatalf("README: %q is not a command the test knows", line)
+			t.Fatalf("docs/doors.md: %q is not a command the test knows", line)
 		}
 		args, out := words[1:], ""
 		if n := len(args); n >= 2 && args[n-2] == ">" {
@@ -469,7 +469,7 @@ func TestREADMECLIExamples(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		if code := cli(context.Background(), args, &stdout, &stderr, env); code != 0 {
-			t.Fatalf("README: %s\nexit %d\n%s%s", line, code, stdout.String(), stderr.String())
+			t.Fatalf("docs/doors.md: %s\nexit %d\n%s%s", line, code, stdout.String(), stderr.String())
 		}
 		if out != "" {
 			if err := os.WriteFile(out, stdout.Bytes(), 0o600); err != nil {
@@ -479,6 +479,6 @@ func TestREADMECLIExamples(t *testing.T) {
 		ran++
 	}
 	if ran < 5 {
-		t.Fatalf("README: only %d CLI examples ran", ran)
+		t.Fatalf("docs/doors.md: only %d CLI examples ran", ran)
 	}
 }

@@ -130,13 +130,13 @@ func TestExampleConfigDocumentsEveryKey(t *testing.T) {
 			t.Errorf("config.example.yaml does not document %q", key)
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for key := range defaults {
 		if !strings.Contains(string(readme), "`"+key+"`") {
-			t.Errorf("the README's configuration table does not name %q", key)
+			t.Errorf("the configuration table of docs/configuration.md does not name %q", key)
 		}
 	}
 }

@@ -76,7 +76,7 @@ type Request struct {
 	NotOn string
 	// OpenWorld marks a request that reaches outside the service (an agent, a URL given).
 	OpenWorld bool
-	// FromMemory marks a read that memory may answer while the database does not (README,
+	// FromMemory marks a read that memory may answer while the database does not (docs/storage.md,
 	// "Reads during a database outage"): its REST routes let the tenant gate pass on the row as
 	// last read. Any other request is refused at once once the database is found down.
 	FromMemory bool
@@ -153,7 +153,7 @@ const (
 	probeOnly  = "a probe for load balancers and process supervisors, not a user's request"
 )
 
-// Requests is every request of the service, in the order of the README's table.
+// Requests is every request of the service, in the order of the table in docs/api.md.
 var Requests = []Request{
 	{Name: "tenants.create", In: typeOf[api.TenantsCreate](), Out: typeOf[tenants.Tenant](), Does: "Create a tenant with its admins and built-in roles", Caller: "platform admin",
 		Access: Token, Routes: []Route{{Method: "POST", Path: "/v1/tenants"}}, Doors: Every},

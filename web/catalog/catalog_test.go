@@ -43,10 +43,10 @@ func TestDoorNames(t *testing.T) {
 	}
 }
 
-// readmeTable is the README's table of requests, from the catalogue: each request's name, what
+// apiTable is docs/api.md's table of requests, from the catalogue: each request's name, what
 // it does, who may call it, its REST routes, MCP tool and CLI command (a dash where the request
 // is not on that door).
-func readmeTable() string {
+func apiTable() string {
 	param := regexp.MustCompile(`:([A-Za-z]+)`)
 	var b strings.Builder
 	b.WriteString("| request | what it does | who may call it | REST | MCP tool | CLI command |\n|---|---|---|---|---|---|\n")
@@ -69,10 +69,10 @@ func readmeTable() string {
 	return b.String()
 }
 
-// TestREADMEListsEveryRequest: the README's table of requests, between its markers, is the
+// TestAPIPageListsEveryRequest: docs/api.md's table of requests, between its markers, is the
 // catalogue's, row for row.
-func TestREADMEListsEveryRequest(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestAPIPageListsEveryRequest(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/api.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +80,9 @@ func TestREADMEListsEveryRequest(t *testing.T) {
 	_, rest, ok := strings.Cut(string(readme), begin)
 	table, _, ok2 := strings.Cut(rest, end)
 	if !ok || !ok2 {
-		t.Fatalf("README: no table of requests between %q and %q", begin, end)
+		t.Fatalf("docs/api.md: no table of requests between %q and %q", begin, end)
 	}
-	if want := readmeTable(); table != want {
-		t.Errorf("README: the table of requests is not the catalogue's; it should read:\n%s", want)
+	if want := apiTable(); table != want {
+		t.Errorf("docs/api.md: the table of requests is not the catalogue's; it should read:\n%s", want)
 	}
 }
