@@ -624,8 +624,8 @@ func contended(agentID string) error {
 // changes without its revision), so a guess older than the database fails the write with
 // ErrStale (or ErrNotFound), which then reads the database and starts again. A precondition
 // that fails on a guess is checked again on the database's card, never answered from memory.
-// From a mixed load of searches and writes on Postgres, writes queued for the pool's
-// connections most of their time, half of them for that read.
+// Under a mixed load of searches and writes on Postgres, writes spend most of their time waiting
+// for the pool's connections, so a read saved is a wait saved.
 func (s *Service) base(ctx context.Context, tenant tenants.ID, agentID string, pre Precondition, guess, mayBeMissing bool) (cur Card, exists, guessed bool, err error) {
 	if guess && s.Memory != nil && !tenants.Stale(ctx) {
 		if c, ok := s.Memory.Remembered(tenant, agentID); ok && pre.check(true, c.Revision) == nil {

@@ -203,8 +203,7 @@ func configurePool(db *sql.DB, driver string) {
 		db.SetMaxOpenConns(10)
 		// As many kept idle as may be open: with fewer, a connection returned while the idle
 		// ones are full is closed, so under load requests open and close connections all the
-		// time (writes at 16 writers ran 20% slower with 5). ConnMaxIdleTime closes them when
-		// the load is gone.
+		// time, which slows writes. ConnMaxIdleTime closes them when the load is gone.
 		db.SetMaxIdleConns(10)
 		// Recycle connections so that, behind a load balancer or after a failover, they spread
 		// to the current servers instead of sticking to the old ones.

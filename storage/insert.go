@@ -141,8 +141,8 @@ func sharedColumns(args []any, width int) uint64 {
 // row holds (the tenant, the time, the action of a batch's audit entries) is bound once, and the
 // column textBytes may come as []byte, bound without the copy go-sqlite3 makes of a string and
 // stored as TEXT all the same: each value bound is a call into C and, for text, a copy on each
-// side of it. Registering batches of 200 over HTTP, that binding was a quarter of the writing
-// connection's time in statements (a profile of the server under bench/writes.sh).
+// side of it, and binding is a large share of the writing connection's time when batches of
+// cards are registered.
 func (db *DB) insertRows(tx *gorm.DB, ins *rowsInsert, args []any, size func(i int) int) error {
 	width := len(ins.columns)
 	n := len(args) / width
@@ -266,14 +266,13 @@ const maxLookup = 2048
 // how many cards the tenant holds: for a tenant its statistics do not know yet (a new one, or
 // one that grew since; they are gathered in the background, after a tenth of the table has
 // changed) it guesses a few dozen, and then reads every card of the tenant, the list as a
-// filter, rather than descend the index once per id. So registering batches into a new tenant
-// read, for each batch, every card registered before (129 ms a batch once the tenant held
-// 30,000 cards). A lookup by the whole key finds at most one row whatever the statistics say,
-// so each id costs one descent. With statistics up to date both forms take the same time for
-// up to a few hundred ids; at 2,000 the list was faster (GetMany 13.8-14.1 against 16.2-18.1
-// ms here). SQLite and MySQL descend the index once per id of a list; the list is padded (with
-// its last id again) to a power of two, so that a handful of prepared statements serve every
-// size.
+// filter, rather than descend the index once per id, so that registering batches into a new
+// tenant would read, for each batch, every card registered before. A lookup by the whole key
+// finds at most one row whatever the statistics say, so each id costs one descent. With
+// statistics up to date the two forms take about the same time for up to a few hundred ids,
+// and a list of thousands is somewhat faster. SQLite and MySQL descend the index once per id of
+// a list; the list is padded (with its last id again) to a power of two, so that a handful of
+// prepared statements serve every size.
 func (db *DB) cardsByAgent(columns, tenant string, ids []string) (string, []any) {
 	if db.dialect == migrations.Postgres {
 		return "SELECT c.* FROM unnest(?::text[]) AS k(agent_id) CROSS JOIN LATERAL (SELECT " + columns +

@@ -17,12 +17,10 @@ import (
 // One read of a tenant's row is under way at a time, shared by the requests that need it
 // (reads), and a row past half its ttl is read again ahead, in the background, by the first
 // request that finds it so while that request and the next go on with the row they hold. Under
-// load a row therefore never expires: requests do not wait for it. Before, every request that
-// found the row expired read it on its own: with 64 clients (3,000 requests a second on
-// Postgres) each expiry (every 250 ms by default) sent some hundred reads of the same row at
-// the database at once, which queued in the pool (10 connections) before the card reads and
-// writes of those requests (a goroutine dump of the mixed load of bench/writes.sh: 30 of 64
-// handlers waiting for that row or for a connection behind those reads).
+// load a row therefore never expires: requests do not wait for it. Were every request that
+// finds the row expired to read it on its own, each expiry would send as many reads of the same
+// row at the database at once as there are requests in flight, queued in the pool ahead of the
+// card reads and writes of those requests.
 type rowCache struct {
 	mu   sync.Mutex
 	rows map[ID]cachedRow

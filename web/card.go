@@ -132,8 +132,8 @@ func (h *handlers) registerBatch(c echo.Context) error {
 
 // batchBodies and batchAnswers hold the buffers of batch registrations' bodies and answers, a
 // few hundred kB each for 200 cards, for the next batch. Read with io.ReadAll and built anew,
-// the two were a third of the bytes the server allocated while 16 clients registered batches of
-// 200 (a heap profile under bench/writes.sh), and the collector's work grows with them. Neither
+// they would be most of the bytes the server allocates while clients register batches, and the
+// collector's work grows with them. Neither
 // outlives its request: the cards decoded from a body copy what they hold of it, and an answer
 // is written before its handler returns.
 var (

@@ -98,23 +98,18 @@ func (ix *Index) Wrote(ctx context.Context, tenant tenants.ID, started time.Time
 }
 
 // wroteQueue holds the writes of this replica waiting to be applied to a tenant's index, and
-// whether a writer is applying them. Writers used to apply their own, each taking syncMu in turn:
-// under the mixed load (bench/writes.sh, SQLite, 64 clients on 2 cores) a write held it ~0.3 ms
-// and waited ~6 ms for it, as each handed it to a writer that then waited for a core to run on.
-// Now one writer, the leader, applies every write waiting, in one install, and wakes their
-// writers; then it applies the writes that queued meanwhile, batch after batch, up to
-// leadBatches, before it hands the lead to the first writer still waiting (or leaves it when none
-// waits), so that no writer applies others' writes for long. Handing the lead on after each
-// batch, as it first did, made the writes queued behind it wait for the new leader to get a core
-// as well as for their own wake-up (Postgres mixed load, 15 s phases, 3 runs a side: write p99 /
-// search p99 2.10-2.26 with a hand-on after every batch, 1.86-2.17 with up to 8 batches a lead).
+// whether a writer is applying them. One writer, the leader, applies every write waiting, in one
+// install, and wakes their writers; then it applies the writes that queued meanwhile, batch after
+// batch, up to leadBatches, before it hands the lead to the first writer still waiting (or leaves
+// it when none waits), so that no writer applies others' writes for long. Applying writes in
+// batches spares each writer a turn at syncMu, and keeping the lead for several batches spares
+// the writes queued behind a leader from waiting for a new leader to get a core as well as for
+// their own wake-up; under many writers on few cores both waits are longer than the install.
 //
 // Each writer analyses its cards (and encodes them for the outage copy) before it queues, in its
 // own time, so that a leader does only what needs the lock: the shorter the leader's turn, the
-// fewer writes find one under way and wait for it (under the Postgres mixed load, where writes
-// arrive from many connections at once, a leader's turn took 0.5-0.9 ms for 2.5-3.9 writes,
-// about a third of it analysing them, and each write that waited for it waited again for a core
-// once woken).
+// fewer writes find one under way and wait for it, and each write that waits for it waits again
+// for a core once woken.
 type wroteQueue struct {
 	mu      sync.Mutex
 	queue   []*wroteReq

@@ -340,9 +340,9 @@ func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readabl
 	// that cannot take the lock while a long reader is counted (holding mu, or about to) gives
 	// its turn back, waits for the write without it, and takes a turn again. This is best
 	// effort: a search that found no long reader and is descheduled before its RLock may find
-	// one there when it runs, and wait behind it with its turn. (Giving turns back on every
-	// write waited for made writes under the mixed load slower at p50: 15-20 ms against 11-13,
-	// 3 runs a side, as the searches woken together after each write went ahead of them.)
+	// one there when it runs, and wait behind it with its turn. Turns are not given back for
+	// every write waited for: the searches woken together after each write would then go ahead
+	// of the writes queued behind it.
 	for {
 		select {
 		case ix.searching <- struct{}{}:

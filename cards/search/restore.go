@@ -291,8 +291,8 @@ func (x *tenantIndex) reorder() {
 
 // saveSnapshot writes the tenant's index out if it holds enough cards and changed since it
 // was last written (or read back): at all, or if share > 0, by about that share of its cards.
-// Encoding holds the index's read lock (~0.26 s at 100k cards, BenchmarkSnapshot), which a
-// write waits for, and searches behind that write.
+// Encoding holds the index's read lock for a time that grows with the index (BenchmarkSnapshot
+// measures it), which a write waits for, and searches behind that write.
 func (ix *Index) saveSnapshot(tenant tenants.ID, e *indexEntry, share float64) error {
 	ix.saving.Lock() // one at a time: each holds an encoded index in memory
 	defer ix.saving.Unlock()
