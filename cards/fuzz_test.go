@@ -241,27 +241,3 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	}
 	return norm(a) == norm(b)
 }
-
-// FuzzDecodeCursor: a cursor that decodes encodes back to one that decodes to the same value.
-func FuzzDecodeCursor(f *testing.F) {
-	type pos struct {
-		AgentID string `json:"a"`
-		N       int    `json:"n"`
-	}
-	f.Add(EncodeCursor("search", pos{AgentID: "rev", N: 3}))
-	f.Add("")
-	f.Add("not a cursor")
-	f.Fuzz(func(t *testing.T, s string) {
-		var p pos
-		if DecodeCursor("search", s, &p) != nil {
-			return
-		}
-		var q pos
-		if err := DecodeCursor("search", EncodeCursor("search", p), &q); err != nil || q != p {
-			t.Fatalf("%+v encodes to a cursor that decodes to %+v (%v)", p, q, err)
-		}
-		if DecodeCursor("delegations", s, &q) == nil {
-			t.Fatalf("a search cursor decodes as another list's")
-		}
-	})
-}

@@ -8,9 +8,9 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 )
 
 // The audit trail (package authz/audit): every write of this package appends its entry with

@@ -10,18 +10,18 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 )
 
 // asAlice is a request of alice's, as a door tags it.
 func asAlice(name string) context.Context {
 	ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: "a"})
-	return audit.WithRequest(ctx, audit.Request{Name: name, ID: "req-" + name, Write: true})
+	return authz.WithRequest(ctx, authz.Request{Name: name, ID: "req-" + name, Write: true})
 }
 
 // trail reads the tenant's whole trail, oldest first, as "action object before→after outcome".
@@ -117,7 +117,7 @@ func TestAuditEntriesCommitWithTheirWrites(t *testing.T) {
 			t.Fatal("a second outcome was taken")
 		}
 		// The service's own job, and a write whose context says nothing.
-		job := audit.AsJob(asAlice("cards.get"), "expire", "delegations.expire")
+		job := authz.AsJob(asAlice("cards.get"), "expire", "delegations.expire")
 		d.ID = "d2"
 		if err := ds.Create(context.Background(), "a", d, ""); err != nil {
 			t.Fatal(err)
@@ -209,7 +209,7 @@ func TestAuditListFilters(t *testing.T) {
 		newTenant(t, db, "a")
 		newTenant(t, db, "b")
 		cs := storage.NewCardStore(db)
-		bob := audit.WithRequest(authz.WithPrincipal(context.Background(), authz.Principal{Subject: "bob"}), audit.Request{Name: "cards.register"})
+		bob := authz.WithRequest(authz.WithPrincipal(context.Background(), authz.Principal{Subject: "bob"}), authz.Request{Name: "cards.register"})
 		for _, id := range []string{"x", "xy", "y"} {
 			if _, err := cs.Create(asAlice("cards.register"), "a", newCard(id, 1)); err != nil {
 				t.Fatal(err)
@@ -270,7 +270,7 @@ func TestAuditRefusalsCount(t *testing.T) {
 		store := storage.NewAuditStore(db)
 		refuse := func(who, obj string) {
 			t.Helper()
-			ctx := audit.WithRequest(authz.WithPrincipal(context.Background(), authz.Principal{Subject: who}), audit.Request{Name: "cards.update", ID: "r-" + who, Write: true})
+			ctx := authz.WithRequest(authz.WithPrincipal(context.Background(), authz.Principal{Subject: who}), authz.Request{Name: "cards.update", ID: "r-" + who, Write: true})
 			e := audit.New(ctx, "", obj, 0, 0)
 			e.Detail = authz.ActCardsWrite
 			if err := store.Refused(ctx, "a", e); err != nil {

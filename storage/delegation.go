@@ -10,12 +10,12 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 )
 
 // DelegationStore keeps delegation records.

@@ -14,8 +14,8 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/policy"
+	"github.com/agentcards/agentcards/tenants/audit"
 )
 
 // RuleStore is the casbin adapter over the migration-managed casbin_rules table, with

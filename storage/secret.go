@@ -10,10 +10,10 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 )
 
 // SecretStore keeps sealed endpoint secrets (table endpoint_secrets), apart from the card

@@ -12,10 +12,10 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 )
 
 // TenantStore keeps tenants. Creating a tenant seeds its rules, and deleting one removes

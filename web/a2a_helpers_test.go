@@ -13,7 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/agentcards/agentcards/cards/outbound"
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // loopbackOnly refuses, without dialing, any request to a host that is not a loopback address,

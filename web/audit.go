@@ -6,8 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentcards/agentcards/authz/audit"
+	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/tenants/audit"
 	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/catalog"
 )
@@ -49,7 +50,7 @@ func named(r catalog.Request) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
-			c.SetRequest(req.WithContext(audit.WithRequest(req.Context(), audit.Request{Name: r.Name, ID: requestID(c), Write: write})))
+			c.SetRequest(req.WithContext(authz.WithRequest(req.Context(), authz.Request{Name: r.Name, ID: requestID(c), Write: write})))
 			return next(c)
 		}
 	}

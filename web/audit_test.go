@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agentcards/agentcards/authz/audit"
+	"github.com/agentcards/agentcards/tenants/audit"
 	"github.com/agentcards/agentcards/web/api"
 )
 

@@ -6,14 +6,14 @@ import (
 	"strconv"
 
 	"github.com/agentcards/agentcards/authz/fault"
-	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // pageQuery reads the limit and cursor query parameters of a list into the page asked for: each
 // at most once, limit a whole number, cursor not empty. Whether the limit is in range and the
-// cursor one of the list's is the list's to say (cards.Page).
-func pageQuery(q url.Values) (cards.Page, error) {
-	var p cards.Page
+// cursor one of the list's is the list's to say (paging.Page).
+func pageQuery(q url.Values) (paging.Page, error) {
+	var p paging.Page
 	if values, ok := q["limit"]; ok {
 		var s string
 		if err := single("limit", values, &s); err != nil {

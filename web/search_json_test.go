@@ -13,6 +13,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/paging"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -47,7 +48,7 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 		{Card: cs[0]},
 		{Card: cs[1], Score: &score, MatchedCapabilities: []string{`a"b`, "é"}},
 	}}
-	found, err := (&search.Service{Store: store, Gate: gate, Authz: allowEverything{}}).Search(ctx, "acme", search.Query{Page: cards.Page{Limit: new(1)}})
+	found, err := (&search.Service{Store: store, Gate: gate, Authz: allowEverything{}}).Search(ctx, "acme", search.Query{Page: paging.Page{Limit: new(1)}})
 	if err != nil || len(found.Items) != 1 {
 		t.Fatalf("search: %d hits, %v", len(found.Items), err)
 	}

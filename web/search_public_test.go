@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // publicCorpusSize is enough cards for the listing without an index to read several batches
@@ -98,7 +98,7 @@ func TestA2AAgentsLastPageHasNoCursor(t *testing.T) {
 			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, map[string]any{"agentId": id, "name": "Agent " + id, "visibility": vis}), http.StatusCreated)
 		}
 		// The cursor after p2, as the list (cards/a2a names it "agents") writes it.
-		afterP2 := cards.EncodeCursor("agents", "p2")
+		afterP2 := paging.EncodeCursor("agents", "p2")
 		for _, c := range []struct {
 			query string
 			want  string

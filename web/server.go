@@ -15,7 +15,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/authz/token"
@@ -24,6 +23,7 @@ import (
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 	"github.com/agentcards/agentcards/web/catalog"
 	"github.com/agentcards/agentcards/web/console"
 )
@@ -43,7 +43,7 @@ type Config struct {
 	PublicURL string
 	// ListenAddr is the address the server listens on (host:port), used as above.
 	ListenAddr string
-	// Metrics, when set, times every request (see web/metrics).
+	// Metrics, when set, times every request (see cmd/agentcards/app/metrics).
 	Metrics echo.MiddlewareFunc
 }
 

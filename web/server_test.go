@@ -22,14 +22,14 @@ import (
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
-	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
+	"github.com/agentcards/agentcards/cmd/agentcards/app/metrics"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
-	"github.com/agentcards/agentcards/web/metrics"
+	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants/paging"
 	"github.com/agentcards/agentcards/web/catalog"
 	"github.com/agentcards/agentcards/web/webtest"
 )
@@ -197,7 +197,7 @@ func textExchanges(t *testing.T, alice, admin string) []exchange {
 	}
 	a2a := sampleV1(t)
 	a2a["name"] = "Geo\u0000Route"
-	cursor := cards.EncodeCursor("delegations", "\u0000")
+	cursor := paging.EncodeCursor("delegations", "\u0000")
 	const cardName, tenantName = "name: must not contain control characters", "name must not contain control characters"
 	return []exchange{
 		{method: "POST", path: "/v1/tenants/acme/cards", token: alice, body: card("agt2", "a\u0000b"), status: http.StatusBadRequest, says: cardName},
@@ -224,11 +224,11 @@ func textExchanges(t *testing.T, alice, admin string) []exchange {
 		{method: "GET", path: "/v1/tenants/acme/delegations?status=%ff", token: alice, status: http.StatusBadRequest},
 		{method: "GET", path: "/v1/tenants/acme/audit?principal=%ff", token: alice, status: http.StatusBadRequest},
 		{method: "GET", path: "/v1/tenants/acme/audit?object=cards/%00", token: alice, status: http.StatusBadRequest},
-		{method: "GET", path: "/v1/tenants/acme/audit?cursor=" + cards.EncodeCursor("audit", "\u0000"), token: alice, status: http.StatusBadRequest},
+		{method: "GET", path: "/v1/tenants/acme/audit?cursor=" + paging.EncodeCursor("audit", "\u0000"), token: alice, status: http.StatusBadRequest},
 		{method: "GET", path: "/v1/tenants/acme/cards?name=%00", token: alice, status: http.StatusOK},
 		{method: "GET", path: "/v1/tenants/acme/cards?tag=%ff", token: alice, status: http.StatusOK},
-		{method: "GET", path: "/v1/tenants/acme/cards?cursor=" + cards.EncodeCursor("search", map[string]any{"a": "\u0000"}), token: alice, status: http.StatusBadRequest},
-		{method: "GET", path: "/a2a/acme/agents?cursor=" + cards.EncodeCursor("agents", "\u0000"), status: http.StatusBadRequest},
+		{method: "GET", path: "/v1/tenants/acme/cards?cursor=" + paging.EncodeCursor("search", map[string]any{"a": "\u0000"}), token: alice, status: http.StatusBadRequest},
+		{method: "GET", path: "/a2a/acme/agents?cursor=" + paging.EncodeCursor("agents", "\u0000"), status: http.StatusBadRequest},
 		{method: "DELETE", path: "/v1/tenants/acme/roles?subject=%ff&role=reader", token: alice},
 		{method: "DELETE", path: "/v1/tenants/acme/roles?subject=a%00&role=reader", token: alice, status: http.StatusBadRequest},
 		{method: "DELETE", path: "/v1/tenants/acme/policies?subject=%ff&object=cards/%ff&action=cards:read&effect=allow", token: alice},

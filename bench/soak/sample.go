@@ -44,7 +44,7 @@ type sample struct {
 	load float64
 }
 
-// Metric names, as the Go and process collectors of client_golang and web/metrics expose them.
+// Metric names, as the Go and process collectors of client_golang and cmd/agentcards/app/metrics expose them.
 const (
 	metricRSS         = "process_resident_memory_bytes"
 	metricFDs         = "process_open_fds"

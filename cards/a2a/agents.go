@@ -7,6 +7,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // AgentSummary is one entry of a tenant's public agent directory.
@@ -30,7 +31,7 @@ const agentsList = "agents"
 
 // PublicAgents lists one page of a tenant's public cards; it needs no caller, and a tenant that
 // does not exist or is suspended lists none. The cursor holds the last agentId shown.
-func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, p cards.Page) (AgentPage, error) {
+func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, p paging.Page) (AgentPage, error) {
 	if err := authz.Visitor(ctx); err != nil {
 		return AgentPage{}, err
 	}
@@ -47,7 +48,7 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, p cards.P
 		page.Items = append(page.Items, AgentSummary{AgentID: c.AgentID, Name: c.Name, Description: c.Description})
 	}
 	if public.Next != "" {
-		page.NextCursor = cards.EncodeCursor(agentsList, public.Next)
+		page.NextCursor = paging.EncodeCursor(agentsList, public.Next)
 	}
 	return page, nil
 }
@@ -56,7 +57,7 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, p cards.P
 // use (search.DefaultLimit, at most search.MaxLimit) and the agentId to start after. The API
 // checks a request for a tenant that does not exist with it too, so that such a request answers
 // exactly like one for a tenant without public cards.
-func CheckAgentsQuery(p cards.Page) (int, string, error) {
+func CheckAgentsQuery(p paging.Page) (int, string, error) {
 	limit, err := p.Check(search.DefaultLimit, search.MaxLimit)
 	if err != nil {
 		return 0, "", err
@@ -65,11 +66,11 @@ func CheckAgentsQuery(p cards.Page) (int, string, error) {
 		return limit, "", nil
 	}
 	var after string
-	if err := cards.DecodeCursor(agentsList, p.Cursor, &after); err != nil {
+	if err := paging.DecodeCursor(agentsList, p.Cursor, &after); err != nil {
 		return 0, "", err
 	}
 	if cards.ValidateAgentID(after) != nil {
-		return 0, "", cards.ErrCursor
+		return 0, "", paging.ErrCursor
 	}
 	return limit, after, nil
 }

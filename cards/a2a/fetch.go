@@ -8,13 +8,13 @@ import (
 	"net/http"
 
 	"github.com/agentcards/agentcards/authz/fault"
-	"github.com/agentcards/agentcards/cards/outbound"
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // MaxImportBytes bounds a fetched card or key set.
 const MaxImportBytes = 1 << 20
 
-// Doer sends HTTP requests; the SSRF-guarded client of cards/outbound is the one the service uses.
+// Doer sends HTTP requests; the SSRF-guarded client of web/outbound is the one the service uses.
 type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/tenants"
@@ -126,7 +125,7 @@ func (r *Refresher) Round(ctx context.Context) (RefreshStats, error) {
 	var wg sync.WaitGroup
 	// A refresh once begun runs to its end; none begins once ctx ends (the server stopping) or
 	// the lease has run out (another replica may hold it by then).
-	sys := audit.AsJob(authz.WithPrincipal(context.WithoutCancel(ctx), refresher), "refresh", "cards.refresh")
+	sys := authz.AsJob(authz.WithPrincipal(context.WithoutCancel(ctx), refresher), "refresh", "cards.refresh")
 	lease := until.Sub(now)
 	began := time.Now()
 	for _, j := range jobs {

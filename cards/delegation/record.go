@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // Page limits of List.
@@ -48,7 +48,7 @@ func (x *Dispatcher) settle(ctx context.Context, tenant tenants.ID, d Delegation
 	out := Outcome{Status: StatusTimeout, Error: "no result before the deadline", At: now,
 		LatencyMS: d.Deadline.Sub(d.CreatedAt).Milliseconds()}
 	// Whoever's read found it late, the service records the timeout.
-	ctx = audit.AsJob(ctx, "expire", "delegations.expire")
+	ctx = authz.AsJob(ctx, "expire", "delegations.expire")
 	err := x.d.Store.Update(ctx, tenant, d.ID, []Status{StatusPending, StatusRunning, StatusAccepted}, out)
 	if errors.Is(err, ErrConflict) {
 		return x.d.Store.Get(ctx, tenant, d.ID)
@@ -125,7 +125,7 @@ const delegationsList = "delegations"
 
 // List returns a page of the records f selects, newest first, and the cursor of the next page
 // ("" at the end). A caller sees its own; those who may read all see all.
-func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter, page cards.Page) ([]Delegation, string, error) {
+func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter, page paging.Page) ([]Delegation, string, error) {
 	ctx, p, err := x.enter(ctx, tenant)
 	if err != nil {
 		return nil, "", err
@@ -143,11 +143,11 @@ func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter, page
 	}
 	f.Before = ""
 	if page.Cursor != "" {
-		if err := cards.DecodeCursor(delegationsList, page.Cursor, &f.Before); err != nil {
+		if err := paging.DecodeCursor(delegationsList, page.Cursor, &f.Before); err != nil {
 			return nil, "", err
 		}
 		if !wellFormedID(f.Before) {
-			return nil, "", cards.ErrCursor
+			return nil, "", paging.ErrCursor
 		}
 	}
 	all := false
@@ -169,7 +169,7 @@ func (x *Dispatcher) List(ctx context.Context, tenant tenants.ID, f Filter, page
 	next := ""
 	if len(list) > limit {
 		list = list[:limit]
-		next = cards.EncodeCursor(delegationsList, list[limit-1].ID)
+		next = paging.EncodeCursor(delegationsList, list[limit-1].ID)
 	}
 	for i := range list {
 		if list[i], err = x.settle(ctx, tenant, list[i]); err != nil {
@@ -236,7 +236,7 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 		return err
 	}
 	// The token proved the caller is the agent the task went to: its writes are the agent's.
-	ctx = audit.As(ctx, authz.AgentSubject(d.AgentID))
+	ctx = authz.As(ctx, authz.AgentSubject(d.AgentID))
 	if d.Status.Terminal() && d.Status != StatusTimeout {
 		return fault.Errorf(fault.Conflict, "delegation %q is %s: delegation already finished", id, d.Status)
 	}

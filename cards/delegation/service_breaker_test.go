@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards/delegation"
-	"github.com/agentcards/agentcards/cards/outbound"
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // switchAgent is a loopback agent whose answer the test switches: a status code, or (slow) no

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // TestServiceWait: Wait lasts until the async delegation in flight has its outcome, and after it
@@ -46,7 +46,7 @@ func TestServiceWait(t *testing.T) {
 	if !errors.Is(err, delegation.ErrClosed) {
 		t.Fatalf("async delegation after Wait: %+v, %v; want ErrClosed", d, err)
 	}
-	list, _, err := f.x.List(f.ctx, "acme", delegation.Filter{}, cards.Page{})
+	list, _, err := f.x.List(f.ctx, "acme", delegation.Filter{}, paging.Page{})
 	if err != nil || len(list) != 1 || list[0].ID != first.ID {
 		t.Fatalf("records after Wait: %+v, %v; want only %s", list, err, first.ID)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // copyCaller is the context of a caller of tenant "t" (allowAll lets it do everything).
@@ -156,7 +157,7 @@ func TestOutageCopyAnswersSearches(t *testing.T) {
 	filled(t, ix)
 	gate := svc.Gate.(*tenants.Service)
 	s := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix}
-	q := search.Query{Q: cardgen.Make(7, 11).Capabilities[0].Name, Page: cards.Page{Limit: new(50)}}
+	q := search.Query{Q: cardgen.Make(7, 11).Capabilities[0].Name, Page: paging.Page{Limit: new(50)}}
 	stale, err := s.Search(staleCaller(), "t", q)
 	if err != nil {
 		t.Fatal(err)

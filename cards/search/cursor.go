@@ -1,6 +1,8 @@
 package search
 
-import "github.com/agentcards/agentcards/cards"
+import (
+	"github.com/agentcards/agentcards/tenants/paging"
+)
 
 // position is where a page ends, in the order of the answer (see less). Without q, only agentId
 // counts.
@@ -21,15 +23,15 @@ func (p position) before(c candidate) bool {
 // cursor of another query is refused by its fingerprint (Query).
 const cursorList = "search"
 
-func encodePosition(p position) string { return cards.EncodeCursor(cursorList, p) }
+func encodePosition(p position) string { return paging.EncodeCursor(cursorList, p) }
 
 func decodePosition(s string) (position, error) {
 	var p position
-	if err := cards.DecodeCursor(cursorList, s, &p); err != nil {
+	if err := paging.DecodeCursor(cursorList, s, &p); err != nil {
 		return position{}, err
 	}
 	if p.AgentID == "" || p.Matched < 0 || p.Matched > 32 || p.Exact < 0 || p.Exact > p.Matched || p.Weight < 0 || p.Weight > 3*p.Matched {
-		return position{}, cards.ErrCursor
+		return position{}, paging.ErrCursor
 	}
 	return p, nil
 }

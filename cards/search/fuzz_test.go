@@ -3,7 +3,7 @@ package search
 import (
 	"testing"
 
-	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // FuzzQuery: a query of any text compiles or is refused, never panics; one that compiles
@@ -13,7 +13,7 @@ func FuzzQuery(f *testing.F) {
 	f.Add("a_b c-d", "%_*", "Code", "mcp://x", "not a cursor")
 	f.Add("", "", "", "", "")
 	f.Fuzz(func(t *testing.T, q, name, tag, resource, cursor string) {
-		query := Query{Q: q, Name: name, Tags: []string{tag}, Resources: []string{resource}, Page: cards.Page{Cursor: cursor}}
+		query := Query{Q: q, Name: name, Tags: []string{tag}, Resources: []string{resource}, Page: paging.Page{Cursor: cursor}}
 		p, err := query.compile()
 		if err != nil {
 			return

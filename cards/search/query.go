@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // Query is a search over one tenant's cards. Every filter is all-of; an empty query lists every
@@ -34,7 +35,7 @@ type Query struct {
 	// offline or never heard of (false).
 	Online *bool `json:"online"`
 	// Page is the page asked for: DefaultLimit and MaxLimit bound it.
-	cards.Page
+	paging.Page
 }
 
 // plan is a validated query in the form the matchers use.

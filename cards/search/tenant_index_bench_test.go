@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 var (
@@ -34,10 +35,10 @@ func benchCorpus(b *testing.B, n int) ([]cards.Card, *tenantIndex) {
 func benchQueries(cs []cards.Card) map[string]Query {
 	c := cs[len(cs)/2]
 	return map[string]Query{
-		"capability":          {Capabilities: []string{c.Capabilities[0].Name}, Page: cards.Page{Limit: new(20)}},
-		"protocol+capability": {Protocols: []string{c.Protocols[0]}, Capabilities: []string{c.Capabilities[0].Name}, Page: cards.Page{Limit: new(20)}},
-		"q-3-words":           {Q: "invoice forecast summar", Page: cards.Page{Limit: new(20)}},
-		"name-substring":      {Name: "careful image", Page: cards.Page{Limit: new(20)}},
+		"capability":          {Capabilities: []string{c.Capabilities[0].Name}, Page: paging.Page{Limit: new(20)}},
+		"protocol+capability": {Protocols: []string{c.Protocols[0]}, Capabilities: []string{c.Capabilities[0].Name}, Page: paging.Page{Limit: new(20)}},
+		"q-3-words":           {Q: "invoice forecast summar", Page: paging.Page{Limit: new(20)}},
+		"name-substring":      {Name: "careful image", Page: paging.Page{Limit: new(20)}},
 	}
 }
 

@@ -22,8 +22,8 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
-	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // Config is everything the binary reads: defaults, then the YAML file, then AGENTCARDS_* variables.

@@ -14,11 +14,11 @@ import (
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
-	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
+	"github.com/agentcards/agentcards/cmd/agentcards/app/metrics"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/web"
-	"github.com/agentcards/agentcards/web/metrics"
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // serve runs the API until ctx ends (SIGTERM or SIGINT), then drains in-flight requests and

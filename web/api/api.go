@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 )
 
 // Scope names the tenant of a tenant's request. Left empty, a door fills in the tenant of the

@@ -6,9 +6,9 @@ import (
 	"iter"
 
 	"github.com/agentcards/agentcards/authz"
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 	"github.com/agentcards/agentcards/web/api"
 )
 

@@ -15,21 +15,21 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/agentcards/agentcards/authz/audit"
 	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
-	"github.com/agentcards/agentcards/cards/outbound"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/cmd/agentcards/app/metrics"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/mcp"
-	"github.com/agentcards/agentcards/web/metrics"
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // Options are the settings of one server, resolved from the configuration into the types the

@@ -15,6 +15,7 @@ import (
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/paging"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -147,7 +148,7 @@ func delegationEntries(a *App) []entry {
 			return err
 		}},
 		{"delegation.List", func(ctx context.Context, tn tenants.ID) error {
-			_, _, err := a.Dispatcher.List(ctx, tn, delegation.Filter{}, cards.Page{})
+			_, _, err := a.Dispatcher.List(ctx, tn, delegation.Filter{}, paging.Page{})
 			return err
 		}},
 	}
@@ -259,7 +260,7 @@ func TestGatesWithoutHTTP(t *testing.T) {
 					if _, err := a.A2A.GetA2A(ctx, tn, "agt1"); !errors.Is(err, cards.ErrNotFound) {
 						t.Errorf("GetA2A in %s: %v", tn, err)
 					}
-					page, err := a.A2A.PublicAgents(ctx, tn, cards.Page{})
+					page, err := a.A2A.PublicAgents(ctx, tn, paging.Page{})
 					if err != nil || len(page.Items) != 0 {
 						t.Errorf("PublicAgents in %s: %d agents, %v", tn, len(page.Items), err)
 					}
@@ -272,7 +273,7 @@ func TestGatesWithoutHTTP(t *testing.T) {
 			if _, err := a.A2A.GetA2A(agent, "acme", "agt1"); !errors.Is(err, authz.ErrUnauthenticated) {
 				t.Errorf("GetA2A with a delegation token: %v", err)
 			}
-			if _, err := a.A2A.PublicAgents(agent, "acme", cards.Page{}); !errors.Is(err, authz.ErrUnauthenticated) {
+			if _, err := a.A2A.PublicAgents(agent, "acme", paging.Page{}); !errors.Is(err, authz.ErrUnauthenticated) {
 				t.Errorf("PublicAgents with a delegation token: %v", err)
 			}
 			// The search service's own list, which PublicAgents asks, passes the same gate.

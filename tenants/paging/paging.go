@@ -1,4 +1,8 @@
-package cards
+// Package paging is how every list of the service pages: at most a limit of items, and an opaque
+// keyset cursor bound to its list. Searches, the A2A agent directory, delegations and the audit
+// trail all take a Page, so every door reads limit and cursor once and every list refuses the
+// same values in the same words.
+package paging
 
 import (
 	"bytes"
@@ -10,9 +14,7 @@ import (
 )
 
 // Page asks a list for one page: at most Limit items (nil: the list's default), after the
-// position Cursor names ("": from the start). Every list the service pages (searches, the A2A
-// agent directory, delegations) takes one, so every door reads limit and cursor once and every
-// list refuses the same values in the same words.
+// position Cursor names ("": from the start).
 type Page struct {
 	// Limit is a pointer so that an explicit 0 is refused rather than taken for the default.
 	Limit  *int   `json:"limit"`
@@ -42,7 +44,7 @@ func EncodeCursor(list string, v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Positions are ids and plain structs of ours: this is a bug, not a request's fault.
-		panic("cards.EncodeCursor: " + err.Error())
+		panic("paging.EncodeCursor: " + err.Error())
 	}
 	return base64.RawURLEncoding.EncodeToString(append([]byte(list+":"), b...))
 }

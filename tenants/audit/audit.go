@@ -4,9 +4,9 @@
 // stands for a write that did not land; the stores write them (package storage). A write refused
 // by policy leaves an entry too (outcome "denied"), written on its own since nothing else was.
 //
-// Who and why come from the context: the principal of the request (authz.PrincipalFrom), or the
-// service's own job (AsJob); the request's catalogue name and id (WithRequest), which the doors
-// set for every request.
+// Who and why come from the context (authz.Actor): the principal of the request, or the
+// service's own job (authz.AsJob); the request's catalogue name and id (authz.WithRequest), which
+// the doors set for every request.
 package audit
 
 import (
@@ -20,8 +20,8 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/fault"
-	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // Outcomes of an entry. A committed write is OK; a delegation record's entry carries the
@@ -67,69 +67,9 @@ type Entry struct {
 	Attempts int `json:"attempts,omitempty"`
 }
 
-// Request is what the door tells of the request a write belongs to.
-type Request struct {
-	// Name is the request's catalogue name (cards.update).
-	Name string
-	// ID is the request's id.
-	ID string
-	// Write marks a request that changes something: only its refusals are recorded.
-	Write bool
-}
-
-type requestKey struct{}
-type jobKey struct{}
-type principalKey struct{}
-
-// job is the service's own work that writes.
-type job struct{ name, action string }
-
-// WithRequest returns a context that carries r.
-func WithRequest(ctx context.Context, r Request) context.Context {
-	return context.WithValue(ctx, requestKey{}, r)
-}
-
-// RequestFrom returns the request carried by ctx.
-func RequestFrom(ctx context.Context) (Request, bool) {
-	r, ok := ctx.Value(requestKey{}).(Request)
-	return r, ok
-}
-
-// AsJob returns a context for the service's own job named name (refresh, expire), doing what
-// the request action does: its writes are recorded as principal agentcards:<name> with action.
-func AsJob(ctx context.Context, name, action string) context.Context {
-	return context.WithValue(ctx, jobKey{}, job{name: name, action: action})
-}
-
-// As returns a context whose writes are recorded as principal's: a caller that proved who it
-// is without a token (an agent reporting a result with its delegation's callback token).
-func As(ctx context.Context, principal string) context.Context {
-	return context.WithValue(ctx, principalKey{}, principal)
-}
-
-// Actor returns who writes in ctx and the action: the job's (AsJob), else the request's
-// principal (As, or the token's) and name; fallback names the action when ctx says none (a
-// store's name for the write), and agentcards:service is the principal when ctx carries none.
-func Actor(ctx context.Context, fallback string) (principal, action, requestID string) {
-	if j, ok := ctx.Value(jobKey{}).(job); ok {
-		return JobPrefix + j.name, j.action, ""
-	}
-	action = fallback
-	if r, ok := RequestFrom(ctx); ok {
-		action, requestID = r.Name, r.ID
-	}
-	principal = JobPrefix + "service"
-	if p, ok := ctx.Value(principalKey{}).(string); ok {
-		principal = p
-	} else if p, ok := authz.PrincipalFrom(ctx); ok {
-		principal = p.Subject
-	}
-	return principal, action, requestID
-}
-
 // New returns the entry of a committed write in ctx; the store sets Seq and At.
 func New(ctx context.Context, fallback, object string, before, after int64) Entry {
-	p, action, rid := Actor(ctx, fallback)
+	p, action, rid := authz.Actor(ctx, fallback)
 	return Entry{Principal: p, Action: action, RequestID: rid, Object: object, RevisionBefore: before, RevisionAfter: after, Outcome: OK}
 }
 
@@ -203,7 +143,7 @@ type Service struct {
 // out: heartbeats are not in the trail at all, and a refused delegation is recorded as a rejected
 // delegation record, with its own entry. The refusal stands whether or not its entry is written.
 func (s *Service) Refused(ctx context.Context, tenant, obj, act string) {
-	r, ok := RequestFrom(ctx)
+	r, ok := authz.RequestFrom(ctx)
 	if !ok || !r.Write || act == authz.ActDelegate || act == authz.ActCardsHeartbeat {
 		return
 	}
@@ -229,7 +169,7 @@ const maxFilterLength = 512
 // List returns a page of the tenant's entries that f selects, newest first, and the cursor of the
 // next page ("" at the end). Those who manage the tenant's policies may, and those granted
 // audit:read on audit.
-func (s *Service) List(ctx context.Context, tenant tenants.ID, f Filter, page cards.Page) ([]Entry, string, error) {
+func (s *Service) List(ctx context.Context, tenant tenants.ID, f Filter, page paging.Page) ([]Entry, string, error) {
 	if _, err := authz.Caller(ctx); err != nil {
 		return nil, "", err
 	}
@@ -255,11 +195,11 @@ func (s *Service) List(ctx context.Context, tenant tenants.ID, f Filter, page ca
 	}
 	f.Before = 0
 	if page.Cursor != "" {
-		if err := cards.DecodeCursor(auditList, page.Cursor, &f.Before); err != nil {
+		if err := paging.DecodeCursor(auditList, page.Cursor, &f.Before); err != nil {
 			return nil, "", err
 		}
 		if f.Before <= 0 {
-			return nil, "", cards.ErrCursor
+			return nil, "", paging.ErrCursor
 		}
 	}
 	limit := f.Limit
@@ -271,7 +211,7 @@ func (s *Service) List(ctx context.Context, tenant tenants.ID, f Filter, page ca
 	next := ""
 	if len(list) > limit {
 		list = list[:limit]
-		next = cards.EncodeCursor(auditList, list[limit-1].Seq)
+		next = paging.EncodeCursor(auditList, list[limit-1].Seq)
 	}
 	return list, next, nil
 }

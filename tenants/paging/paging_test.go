@@ -1,4 +1,4 @@
-package cards
+package paging
 
 import (
 	"encoding/base64"
@@ -20,7 +20,7 @@ func TestPageCheck(t *testing.T) {
 		if c.ok && (err != nil || got != c.want) {
 			t.Errorf("limit %v: %d, %v; want %d", c.limit, got, err, c.want)
 		}
-		if !c.ok && (!errors.Is(err, ErrInvalid) || fault.MessageOf(err) != "limit: must be between 1 and 100") {
+		if !c.ok && (!errors.Is(err, fault.Invalid) || fault.MessageOf(err) != "limit: must be between 1 and 100") {
 			t.Errorf("limit %d: %d, %v; want invalid", *c.limit, got, err)
 		}
 	}
@@ -60,4 +60,28 @@ func TestCursor(t *testing.T) {
 	if err := DecodeCursor("ids", EncodeCursor("ids", "0190c0de"), &id); err != nil || id != "0190c0de" {
 		t.Errorf("a string position: %q, %v", id, err)
 	}
+}
+
+// FuzzDecodeCursor: a cursor that decodes encodes back to one that decodes to the same value.
+func FuzzDecodeCursor(f *testing.F) {
+	type pos struct {
+		AgentID string `json:"a"`
+		N       int    `json:"n"`
+	}
+	f.Add(EncodeCursor("search", pos{AgentID: "rev", N: 3}))
+	f.Add("")
+	f.Add("not a cursor")
+	f.Fuzz(func(t *testing.T, s string) {
+		var p pos
+		if DecodeCursor("search", s, &p) != nil {
+			return
+		}
+		var q pos
+		if err := DecodeCursor("search", EncodeCursor("search", p), &q); err != nil || q != p {
+			t.Fatalf("%+v encodes to a cursor that decodes to %+v (%v)", p, q, err)
+		}
+		if DecodeCursor("delegations", s, &q) == nil {
+			t.Fatalf("a search cursor decodes as another list's")
+		}
+	})
 }
