@@ -244,41 +244,94 @@ type CallbackURL func(id, token string) string
 // Delegate checks the request against the card, the policy and the server's limits, records it,
 // and sends it (at once for sync; in the background for async, answering with the pending record).
 func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Request, callback CallbackURL) (Delegation, error) {
+	ctx, c, rejected, err := x.check(ctx, tenant, req)
+	if err != nil {
+		return rejected, err
+	}
+	if err := x.record(ctx, &c, callback); err != nil {
+		return Delegation{}, err
+	}
+	// The call outlives neither its own timeout nor the server, but does outlive the request:
+	// a caller that goes away must not leave the record running forever.
+	bg := context.WithoutCancel(ctx)
+	if c.req.Mode == ModeAsync {
+		go func() {
+			defer x.running.Done()
+			_, _ = x.run(bg, c)
+		}()
+		return c.d, nil
+	}
+	return x.run(bg, c)
+}
+
+// check admits the caller and checks the request against the card, the policy and the server's
+// limits, and returns the tenant's context and the call to make. A refusal that refusal finds is
+// recorded (reject), and check returns that record with it; any other error leaves no record and
+// comes with a zero Delegation.
+func (x *Dispatcher) check(ctx context.Context, tenant tenants.ID, req Request) (context.Context, call, Delegation, error) {
+	ctx, c, card, err := x.prepare(ctx, tenant, req)
+	if err != nil {
+		return ctx, call{}, Delegation{}, err
+	}
+	cause, err := x.refusal(ctx, &c, card)
+	if err != nil {
+		return ctx, call{}, Delegation{}, err
+	}
+	if cause != nil {
+		rejected, err := x.reject(ctx, tenant, c.d, cause)
+		return ctx, call{}, rejected, err
+	}
+	return ctx, c, Delegation{}, nil
+}
+
+// prepare admits the caller, checks the request, and checks that its card exists, declares the
+// capability and can be called with the transport; it returns the call with its record (not yet
+// stored) and the card. Its errors leave no record.
+func (x *Dispatcher) prepare(ctx context.Context, tenant tenants.ID, req Request) (context.Context, call, cards.Card, error) {
 	ctx, p, err := x.enter(ctx, tenant)
 	if err != nil {
-		return Delegation{}, err
+		return ctx, call{}, cards.Card{}, err
 	}
 	if err := req.normalize(); err != nil {
-		return Delegation{}, err
+		return ctx, call{}, cards.Card{}, err
 	}
 	if err := cards.CheckDepth(req.Context, "context", nil, x.cfg.MaxJSONDepth); err != nil {
-		return Delegation{}, err
+		return ctx, call{}, cards.Card{}, err
 	}
 	if err := cards.ValidateAgentID(req.AgentID); err != nil {
-		return Delegation{}, fault.Errorf(fault.NotFound, "card %q: not found", req.AgentID)
+		return ctx, call{}, cards.Card{}, fault.Errorf(fault.NotFound, "card %q: not found", req.AgentID)
 	}
 	card, err := x.d.Cards.Get(ctx, tenant, req.AgentID)
 	if err != nil {
-		return Delegation{}, err
+		return ctx, call{}, cards.Card{}, err
 	}
 	if !slices.ContainsFunc(card.Capabilities, func(c cards.Capability) bool { return c.Name == req.Capability }) {
-		return Delegation{}, fault.Errorf(fault.Invalid, "card %q declares no capability %q: invalid", req.AgentID, req.Capability)
+		return ctx, call{}, cards.Card{}, fault.Errorf(fault.Invalid, "card %q declares no capability %q: invalid", req.AgentID, req.Capability)
 	}
 	target, err := targetOf(card, req.Transport)
 	if err != nil {
-		return Delegation{}, err
+		return ctx, call{}, cards.Card{}, err
 	}
 	now := x.now()
 	d := Delegation{
 		ID: x.d.NewID(), Caller: p.Subject, AgentID: req.AgentID, Capability: req.Capability,
 		Mode: req.Mode, Transport: req.Transport, A2A: target.iface, Depth: p.Depth + 1, CreatedAt: now, UpdatedAt: now,
 	}
-	obj := authz.CardObject(req.AgentID) + "/capabilities/" + req.Capability
+	return ctx, call{tenant: tenant, d: d, req: req, target: target}, card, nil
+}
+
+// refusal asks, in this order, the policy, the card's status, the agent's liveness (where the
+// tenant refuses offline agents), the chain's depth and the tenant's rate whether the call may go
+// out. It returns the first refusal as cause, which the record keeps, or as err a failure to ask
+// the policy, which it does not. It sets the agent's liveness on the call's record.
+func (x *Dispatcher) refusal(ctx context.Context, c *call, card cards.Card) (cause, err error) {
+	tenant, d := c.tenant, &c.d
+	obj := authz.CardObject(d.AgentID) + "/capabilities/" + d.Capability
 	if err := x.d.Authz.Check(ctx, string(tenant), obj, authz.ActDelegate); err != nil {
 		if errors.Is(err, authz.ErrForbidden) {
-			return x.reject(ctx, tenant, d, err)
+			return err, nil
 		}
-		return Delegation{}, err
+		return nil, err
 	}
 	if x.d.Liveness != nil {
 		// Read once the caller may delegate to the card (a refusal's record says nothing of it).
@@ -289,64 +342,66 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	}
 	if card.Disabled() {
 		// Told only to a caller allowed to delegate to it, who may know the card's status.
-		return x.reject(ctx, tenant, d, fault.Errorf(fault.CardDisabled, "card %q is disabled: not delegated to", req.AgentID))
+		return fault.Errorf(fault.CardDisabled, "card %q is disabled: not delegated to", d.AgentID), nil
 	}
 	if d.AgentLiveness == cards.Offline && x.d.Tenants != nil {
 		if t, err := x.d.Tenants.Active(ctx, tenant); err == nil && t.RefuseOfflineDelegation {
-			return x.reject(ctx, tenant, d, fault.Errorf(fault.AgentOffline, "card %q is offline, and tenant %q refuses delegations to offline agents: not delegated to", req.AgentID, string(tenant)))
+			return fault.Errorf(fault.AgentOffline, "card %q is offline, and tenant %q refuses delegations to offline agents: not delegated to", d.AgentID, string(tenant)), nil
 		}
 	}
 	if d.Depth > x.cfg.MaxDepth {
-		return x.reject(ctx, tenant, d, fault.Errorf(fault.DepthExceeded, "depth %d is over the maximum of %d: delegation chain too deep", d.Depth, x.cfg.MaxDepth))
+		return fault.Errorf(fault.DepthExceeded, "depth %d is over the maximum of %d: delegation chain too deep", d.Depth, x.cfg.MaxDepth), nil
 	}
 	// The rate is spent only by delegations that would otherwise go out, so refused attempts
 	// cannot use up a tenant's budget.
-	if !x.limiters.allow(string(tenant), now) {
-		return x.reject(ctx, tenant, d, fault.Errorf(fault.RateLimited, "tenant %q: too many delegations", string(tenant)))
+	if !x.limiters.allow(string(tenant), d.CreatedAt) {
+		return fault.Errorf(fault.RateLimited, "tenant %q: too many delegations", string(tenant)), nil
 	}
-	timeout := x.cfg.DefaultTimeout
-	if req.TimeoutMS > 0 {
-		// Capped in milliseconds, before the conversion: a timeoutMs above ~292 years would
-		// overflow a Duration into a negative one, a deadline in the past.
-		timeout = x.cfg.MaxTimeout
-		if req.TimeoutMS < x.cfg.MaxTimeout.Milliseconds() {
-			timeout = time.Duration(req.TimeoutMS) * time.Millisecond
-		}
-	}
-	d.Deadline = now.Add(timeout)
-	d.Task, d.TaskTruncated = x.recordedTask(ctx, tenant, req.Task)
-	call := call{tenant: tenant, d: d, req: req, target: target, timeout: timeout}
+	return nil, nil
+}
+
+// record sets the call's timeout, its record's deadline and the task the record keeps, and
+// stores the record: running for sync; pending for async, which first takes its place among the
+// calls Wait waits for (given back if the record cannot be stored) and the single-use token of
+// its callback URL, of which the record keeps only the hash.
+func (x *Dispatcher) record(ctx context.Context, c *call, callback CallbackURL) error {
+	c.timeout = x.callTimeout(c.req.TimeoutMS)
+	c.d.Deadline = c.d.CreatedAt.Add(c.timeout)
+	c.d.Task, c.d.TaskTruncated = x.recordedTask(ctx, c.tenant, c.req.Task)
 	hash := ""
-	if req.Mode == ModeAsync {
+	if c.req.Mode == ModeAsync {
 		if err := x.start(); err != nil {
-			return Delegation{}, err
+			return err
 		}
 		token := newToken()
 		sum := sha256.Sum256([]byte(token))
 		hash = hex.EncodeToString(sum[:])
-		call.callbackURL = callback(d.ID, token)
-		d.Status = StatusPending
+		c.callbackURL = callback(c.d.ID, token)
+		c.d.Status = StatusPending
 	} else {
-		d.Status = StatusRunning
+		c.d.Status = StatusRunning
 	}
-	if err := x.d.Store.Create(ctx, tenant, d, hash); err != nil {
-		if req.Mode == ModeAsync {
+	if err := x.d.Store.Create(ctx, c.tenant, c.d, hash); err != nil {
+		if c.req.Mode == ModeAsync {
 			x.running.Done()
 		}
-		return Delegation{}, err
+		return err
 	}
-	call.d = d
-	// The call outlives neither its own timeout nor the server, but does outlive the request:
-	// a caller that goes away must not leave the record running forever.
-	bg := context.WithoutCancel(ctx)
-	if req.Mode == ModeAsync {
-		go func() {
-			defer x.running.Done()
-			_, _ = x.run(bg, call)
-		}()
-		return d, nil
+	return nil
+}
+
+// callTimeout is how long a call waits for its answer: the caller's timeoutMs, capped at
+// MaxTimeout, or DefaultTimeout when it names none.
+func (x *Dispatcher) callTimeout(ms int64) time.Duration {
+	if ms <= 0 {
+		return x.cfg.DefaultTimeout
 	}
-	return x.run(bg, call)
+	// Capped in milliseconds, before the conversion: a timeoutMs above ~292 years would
+	// overflow a Duration into a negative one, a deadline in the past.
+	if ms < x.cfg.MaxTimeout.Milliseconds() {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return x.cfg.MaxTimeout
 }
 
 // recordedTask is what of task the record keeps, and whether it was cut.

@@ -166,22 +166,45 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 	if err != nil {
 		return RoundStats{}, err
 	}
+	// A lease a little shorter than the interval: the next round, an interval later, finds it
+	// run out.
+	lease := p.cfg.Interval - p.cfg.Interval/10
+	jobs, failed := p.claim(ctx, byTenant, lease)
+	p.schedule(jobs)
+
+	// Results are saved as they come, a batch at a time, so other replicas read them within
+	// their poll interval, not at the end of the round.
+	results := make(chan ProbeResult, saveChunk)
+	saved := make(chan error, 1)
+	stats := RoundStats{}
+	go func() { saved <- p.save(results, &stats) }()
+	stats.Claimed = p.probeAll(ctx, jobs, lease, results)
+	close(results)
+	if err := <-saved; err != nil {
+		return stats, err
+	}
+	return stats, failed
+}
+
+// probeJob is one card a round claimed: the URL it is probed at, and when in the round.
+type probeJob struct {
+	c   Candidate
+	url string
+	at  time.Duration
+}
+
+// claim leases the next probe of the given cards to this round for lease, a chunk at a time,
+// and returns a job for each card it got. A tenant whose cards cannot be claimed gets no more
+// jobs while the others go on; the error returned is the first such failure.
+func (p *Prober) claim(ctx context.Context, byTenant map[tenants.ID][]Candidate, lease time.Duration) ([]probeJob, error) {
 	p.mu.Lock()
 	p.rounds++
 	owner := fmt.Sprintf("%s/%d", p.replica, p.rounds)
 	p.mu.Unlock()
 	now := p.tracker.clock()
-	// A lease a little shorter than the interval: the next round, an interval later, finds it
-	// run out.
-	lease := p.cfg.Interval - p.cfg.Interval/10
 	until := now.Add(lease)
-	type job struct {
-		c   Candidate
-		url string
-		at  time.Duration
-	}
-	var jobs []job
-	var failed error // the first tenant whose cards could not be claimed; the others go on
+	var jobs []probeJob
+	var failed error
 	for tenant, cs := range byTenant {
 		for start := 0; start < len(cs); start += claimChunk {
 			chunk := cs[start:min(len(cs), start+claimChunk)]
@@ -192,11 +215,16 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 			}
 			for _, c := range chunk {
 				if slices.Contains(got, c.AgentID) {
-					jobs = append(jobs, job{c: c, url: p.url(c)})
+					jobs = append(jobs, probeJob{c: c, url: p.url(c)})
 				}
 			}
 		}
 	}
+	return jobs, failed
+}
+
+// schedule gives each job a random time within the round's spread and sorts the jobs by it.
+func (p *Prober) schedule(jobs []probeJob) {
 	spread := p.cfg.Spread
 	if spread == 0 {
 		spread = p.cfg.Interval / 2
@@ -206,19 +234,18 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 			jobs[i].at = rand.N(spread)
 		}
 	}
-	slices.SortFunc(jobs, func(a, b job) int { return int(a.at - b.at) })
+	slices.SortFunc(jobs, func(a, b probeJob) int { return int(a.at - b.at) })
+}
 
-	// Results are saved as they come, a batch at a time, so other replicas read them within
-	// their poll interval, not at the end of the round.
-	results := make(chan ProbeResult, saveChunk)
-	saved := make(chan error, 1)
-	stats := RoundStats{}
-	go func() { saved <- p.save(results, &stats) }()
-
+// probeAll starts each job at its time, sending to results what the probes find, and returns
+// how many it started once they all ended. It starts none after ctx ends or the lease runs out.
+func (p *Prober) probeAll(ctx context.Context, jobs []probeJob, lease time.Duration, results chan<- ProbeResult) int {
 	global := make(chan struct{}, p.cfg.Concurrency)
 	perTenant := map[tenants.ID]chan struct{}{}
 	var wg sync.WaitGroup
 	began := time.Now()
+	expired := func() bool { return time.Since(began) >= lease }
+	started := 0
 	for _, j := range jobs {
 		if d := j.at - time.Since(began); d > 0 {
 			select {
@@ -226,7 +253,7 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 			case <-ctx.Done():
 			}
 		}
-		if ctx.Err() != nil || time.Since(began) >= lease {
+		if ctx.Err() != nil || expired() {
 			break
 		}
 		sem := perTenant[j.c.Tenant]
@@ -234,36 +261,37 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 			sem = make(chan struct{}, p.cfg.PerTenant)
 			perTenant[j.c.Tenant] = sem
 		}
-		stats.Claimed++
+		started++
 		// Each probe waits for its tenant's slot in a goroutine of its own, and only then for
 		// a global one: a tenant whose agents hang holds up neither the others nor the schedule.
-		wg.Go(func() {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-sem }()
-			select {
-			case global <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-global }()
-			if ctx.Err() != nil || time.Since(began) >= lease {
-				return
-			}
-			if r, ok := p.probe(ctx, j.c, j.url); ok {
-				results <- r
-			}
-		})
+		wg.Go(func() { p.probeInSlots(ctx, j, sem, global, expired, results) })
 	}
 	wg.Wait()
-	close(results)
-	if err := <-saved; err != nil {
-		return stats, err
+	return started
+}
+
+// probeInSlots takes a slot of the job's tenant, then a global one, and probes the card unless
+// ctx ended or the lease ran out meanwhile; a probe that says something of the agent goes to
+// results.
+func (p *Prober) probeInSlots(ctx context.Context, j probeJob, tenant, global chan struct{}, expired func() bool, results chan<- ProbeResult) {
+	select {
+	case tenant <- struct{}{}:
+	case <-ctx.Done():
+		return
 	}
-	return stats, failed
+	defer func() { <-tenant }()
+	select {
+	case global <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-global }()
+	if ctx.Err() != nil || expired() {
+		return
+	}
+	if r, ok := p.probe(ctx, j.c, j.url); ok {
+		results <- r
+	}
 }
 
 // save records the results of a round as they come, a chunk at a time or at least every

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +27,6 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/audit"
 	"github.com/agentcards/agentcards/web"
-	"github.com/agentcards/agentcards/web/mcp"
 	"github.com/agentcards/agentcards/web/outbound"
 )
 
@@ -147,24 +145,51 @@ type App struct {
 	stop       context.CancelFunc
 }
 
-// New builds the graph. It starts nothing: Start runs the background work.
+// New builds the graph, one step after another: each service holds those built before it, and
+// the tenant gate's and the enforcers' callbacks reach the services built after them. It starts
+// nothing: Start runs the background work.
 func New(o Options) (*App, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	db := o.DB
 	a := &App{opts: o, stop: func() {}}
-	// The tenant gate: every service entry point scoped to a tenant passes it.
+	a.buildTenants()
+	a.buildPolicy()
+	cardStore := storage.NewCardStore(o.DB)
+	a.buildIndex(cardStore)
+	fetch := a.importClient()
+	livenessStore := storage.NewLivenessStore(o.DB)
+	a.buildLiveness(livenessStore, cardStore)
+	a.buildCards(cardStore)
+	a.buildA2A(cardStore, livenessStore, fetch)
+	if err := a.buildSecrets(cardStore); err != nil {
+		return nil, err
+	}
+	deps := a.delegationDeps(cardStore)
+	a.observe(&deps)
+	a.buildDispatcher(deps)
+	// A rule written here makes the next request re-read the tenant row (and its revision).
+	a.Enforcers.Changed = func(t string) { a.Tenants.Forget(tenants.ID(t)) }
+	if err := a.buildHandler(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// buildTenants builds the tenant gate: every service entry point scoped to a tenant passes it.
+// A tenant written through it drops what was derived from it elsewhere: its rules, its index
+// and its cards' liveness.
+func (a *App) buildTenants() {
+	db := a.opts.DB
 	a.Tenants = &tenants.Service{
 		Store:    storage.NewTenantStore(db),
-		CacheTTL: o.TenantCacheTTL,
+		CacheTTL: a.opts.TenantCacheTTL,
 		Ping: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
 			return db.Alive(ctx)
 		},
 		Reconnect: db.DropIdle,
-		// A tenant written here drops what was derived from it: its rules and its index.
 		Changed: func(id tenants.ID) {
 			a.Enforcers.Invalidate(string(id))
 			if a.Index != nil {
@@ -179,166 +204,89 @@ func New(o Options) (*App, error) {
 		// take a busy database for a dead one (refusing writes). A request that fails, fails.
 		a.Tenants.Ping = nil
 	}
+}
+
+// buildPolicy builds the tenants' rule enforcers and the audit trail, which records the writes
+// the enforcers refuse.
+func (a *App) buildPolicy() {
+	db := a.opts.DB
 	a.Enforcers = policy.NewEnforcers(storage.NewRuleStore(db), a.Tenants)
-	a.Audit = &audit.Service{Store: storage.NewAuditStore(db), Gate: a.Tenants, Authz: a.Enforcers, Log: o.Log}
+	a.Audit = &audit.Service{Store: storage.NewAuditStore(db), Gate: a.Tenants, Authz: a.Enforcers, Log: a.opts.Log}
 	a.Enforcers.Refused = a.Audit.Refused
-	cardStore := storage.NewCardStore(db)
-	if !o.NoIndex {
-		a.Index = search.NewIndex(cardStore, cardStore)
-		if o.Search.SnapshotDir != "" {
-			s := &search.Snapshots{Dir: o.Search.SnapshotDir, Versions: cardStore, Log: o.Log, Tenants: tenantIDs(storage.NewTenantStore(db))}
-			if err := s.Check(); err != nil {
-				o.Log.Warn("search index snapshots are off: their directory cannot be written; every index builds from the cards", "dir", s.Dir, "err", err)
-			} else {
-				a.Index.Snapshots = s
-			}
-		}
-		if o.Search.OutageCopyBytes > 0 {
-			a.Index.Copy = &search.OutageCopy{Store: cardStore, Bytes: int(o.Search.OutageCopyBytes), Log: o.Log}
-		}
-		switch {
-		case db.Dialect() == migrations.SQLite:
-			// One write transaction at a time and AUTOINCREMENT sequence numbers: entries become
-			// visible in sequence order, so a sync reads only what is new.
-			a.Index.Window = 0
-		case o.Web.RequestTimeout > 0:
-			// A write's transaction lasts at most a request: the follower reads that far back.
-			a.Index.Window = o.Web.RequestTimeout + 5*time.Second
-		}
-		if o.Web.RequestTimeout > 0 {
-			a.Index.WriteBound = o.Web.RequestTimeout + 5*time.Second
-		}
-	}
-	fetch := o.Fetch
+}
+
+// importClient returns the client that fetches cards imported by URL: Fetch when set, otherwise
+// the guarded client, which follows redirects only within the same host.
+func (a *App) importClient() a2a.Doer {
+	fetch := a.opts.Fetch
 	if fetch == nil {
-		fetch = outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout, FollowSameHostRedirects: true})
+		o := a.opts.Outbound
+		fetch = outbound.New(outbound.Config{Allow: o.Allow, Timeout: o.Timeout, FollowSameHostRedirects: true})
 	}
-	m := o.Metrics
-	// timed wraps a client of user-registered URLs so its calls are timed, when metrics are on.
-	timed := func(purpose string, d metrics.Doer) metrics.Doer {
-		if m == nil {
-			return d
-		}
-		return m.Outbound(purpose, d)
+	return a.timed("import", fetch)
+}
+
+// timed wraps a client of user-registered URLs so its calls are timed, when metrics are on.
+func (a *App) timed(purpose string, d metrics.Doer) metrics.Doer {
+	if a.opts.Metrics == nil {
+		return d
 	}
-	fetch = timed("import", fetch)
-	livenessStore := storage.NewLivenessStore(db)
+	return a.opts.Metrics.Outbound(purpose, d)
+}
+
+// buildLiveness builds the tracker of the cards' heartbeats and the prober of agents. Probes go
+// through the guarded client, as every call to a URL users registered does.
+func (a *App) buildLiveness(livenessStore *storage.LivenessStore, cardStore *storage.CardStore) {
+	o := a.opts
 	a.Liveness = liveness.New(livenessStore, o.Liveness.TTL, o.Liveness.Now)
-	// Probes go through the guarded client, as every call to a URL users registered does.
 	probeCfg := o.Liveness.Probe.WithDefaults()
 	a.Prober = liveness.NewProber(probeCfg, livenessStore, cardStore,
-		timed("probe", outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: probeCfg.Timeout})), a.Liveness)
-	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Liveness: a.Liveness, MaxJSONDepth: o.MaxJSONDepth}
+		a.timed("probe", outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: probeCfg.Timeout})), a.Liveness)
+}
+
+// buildCards builds the card and search services. With an index, the card service keeps it
+// current as cards are written, and the warmer remembers which tenants search, to warm their
+// indexes at the next start.
+func (a *App) buildCards(cardStore *storage.CardStore) {
+	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Liveness: a.Liveness, MaxJSONDepth: a.opts.MaxJSONDepth}
 	if a.Index != nil { // a nil *search.Index in the interface would not compare nil
 		a.Cards.Index = a.Index
 		a.Cards.Memory = a.Index
 	}
 	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness}
 	if a.Index != nil {
-		a.Warmer = &search.Warmer{Store: storage.NewActivityStore(db), Index: a.Index, Log: o.Log}
+		a.Warmer = &search.Warmer{Store: storage.NewActivityStore(a.opts.DB), Index: a.Index, Log: a.opts.Log}
 		a.Search.Activity = a.Warmer
 	}
-	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
-	a.Refresher = a2a.NewRefresher(o.Refresh.Interval, a.A2A, livenessStore, cardStore, o.Refresh.Now)
-	if o.SecretKey != nil {
-		secrets, err := delegation.NewEndpointSecrets(o.SecretKey, storage.NewSecretStore(db), cardStore, a.Tenants, a.Enforcers, nil)
-		if err != nil {
-			return nil, err
-		}
-		a.Secrets = secrets
-	}
-	deps := delegation.Deps{
-		Store: storage.NewDelegationStore(db), Cards: cardStore, Gate: a.Tenants, Authz: a.Enforcers,
-		// The guarded client's own timeout is the longest a delegation may take; each call's
-		// context carries the shorter one.
-		Doer:   timed("delegation", outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Delegation.WithDefaults().MaxTimeout})),
-		Signer: o.Keys, Blocked: outbound.Blocked, Log: o.Log, Liveness: a.Liveness, Tenants: a.Tenants,
-	}
-	if a.Secrets != nil {
-		deps.Secrets = a.Secrets.Opener()
-	}
-	if m != nil {
-		deps.Observe = func(transport string, s delegation.Status) { m.Delegation(transport, string(s)) }
-		deps.BreakerChanged = m.Breaker
-		a.Search.Observe = m.Search
-		if db.ReadSQL() != db.SQL() {
-			m.DB(db.ReadSQL(), "read")
-			m.DB(db.SQL(), "write")
-		} else {
-			m.DB(db.SQL(), "pool")
-		}
-		m.NotificationsDropped(db.NotificationsDropped)
-		if a.Index != nil {
-			m.Indexes(func() []metrics.TenantSize {
-				sizes := a.Index.Sizes()
-				out := make([]metrics.TenantSize, len(sizes))
-				for i, s := range sizes {
-					out[i] = metrics.TenantSize{Tenant: string(s.Tenant), Cards: s.Cards, Bytes: s.Bytes, CachedCards: s.CachedCards, CachedBytes: s.CachedBytes,
-						CopyCards: s.CopyCards, CopyBytes: s.CopyBytes}
-				}
-				return out
-			}, a.Index.LastSynced)
-		}
-	}
-	dcfg := o.Delegation
-	if dcfg.MaxJSONDepth == 0 {
-		dcfg.MaxJSONDepth = o.MaxJSONDepth
-	}
-	a.Dispatcher = delegation.NewDispatcher(dcfg, deps)
-	// A rule written here makes the next request re-read the tenant row (and its revision).
-	a.Enforcers.Changed = func(t string) { a.Tenants.Forget(tenants.ID(t)) }
-	wcfg := o.Web
-	wcfg.Logger = o.Log
-	if m != nil {
-		wcfg.Metrics = m.Middleware()
-	}
-	// The MCP door's tools call the REST handler in process with the caller's token (web/mcp); it
-	// is served by that same handler at /mcp, so it is bound once both exist.
-	var mcpDoor http.Handler
-	a.Handler = web.New(wcfg, web.Deps{
-		MCP:         http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mcpDoor.ServeHTTP(w, r) }),
-		Tenants:     a.Tenants,
-		Cards:       a.Cards,
-		Search:      a.Search,
-		A2A:         a.A2A,
-		Enforcers:   a.Enforcers,
-		Tokens:      o.Tokens,
-		ServiceKeys: o.Keys,
-		Delegations: a.Dispatcher,
-		Secrets:     a.Secrets,
-		Audit:       a.Audit,
-		Ready:       db.Ping,
-		Warming:     func() bool { return o.Search.WarmReady && a.Warmer != nil && !a.Warmer.Done() },
-	})
-	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.Handler.ServeHTTP(w, r.WithContext(web.InProcess(r.Context())))
-	})
-	door, err := mcp.HTTPHandler(rest, mcp.Options{Version: o.Version, Now: o.Now})
-	if err != nil {
-		return nil, err
-	}
-	mcpDoor = door
-	return a, nil
 }
 
-// ConfigureServer sets the HTTP server's handler and its limits: the API, the connection context
-// the API reads (for TCP_CORK), and the time a client may take. Reading a whole request, body
-// included, is bounded by the request timeout: otherwise a client (even one without a token)
-// that announces a body and trickles it holds the connection for ever, also after its request
-// was answered, while the server drains the body.
-func (a *App) ConfigureServer(s *http.Server) {
-	s.Handler = a.Handler
-	s.ConnContext = web.ConnContext
-	s.ReadHeaderTimeout = 10 * time.Second
-	s.ReadTimeout = a.opts.Web.WithDefaults().RequestTimeout
-	s.IdleTimeout = 2 * time.Minute
-	// A search index build in progress (a warm-up, or a first search) ends as soon as the
-	// shutdown begins: the requests waiting for it answer 503 instead of holding the drain.
-	s.RegisterOnShutdown(func() {
-		if a.Index != nil {
-			a.Index.Close()
-		}
-	})
+// buildA2A builds the A2A service, which imports cards with fetch and writes them through the
+// card service, and the refresher that imports them again from their source on schedule.
+func (a *App) buildA2A(cardStore *storage.CardStore, livenessStore *storage.LivenessStore, fetch a2a.Doer) {
+	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
+	a.Refresher = a2a.NewRefresher(a.opts.Refresh.Interval, a.A2A, livenessStore, cardStore, a.opts.Refresh.Now)
+}
+
+// observe tells the metrics, when they are on, of delegations and breakers (through deps), of
+// searches, and of the database pools and the search indexes, which they read when scraped.
+func (a *App) observe(deps *delegation.Deps) {
+	m, db := a.opts.Metrics, a.opts.DB
+	if m == nil {
+		return
+	}
+	deps.Observe = func(transport string, s delegation.Status) { m.Delegation(transport, string(s)) }
+	deps.BreakerChanged = m.Breaker
+	a.Search.Observe = m.Search
+	if db.ReadSQL() != db.SQL() {
+		m.DB(db.ReadSQL(), "read")
+		m.DB(db.SQL(), "write")
+	} else {
+		m.DB(db.SQL(), "pool")
+	}
+	m.NotificationsDropped(db.NotificationsDropped)
+	if a.Index != nil {
+		m.Indexes(a.indexSizes, a.Index.LastSynced)
+	}
 }
 
 // followLine is logged when the follower listens on Postgres besides polling.
@@ -442,42 +390,6 @@ func (a *App) Close() {
 		defer cancel()
 		if err := a.Index.SaveSnapshots(ctx); err != nil {
 			a.opts.Log.Warn("search index snapshots not written", "err", err)
-		}
-	}
-}
-
-// snapshotsAtStop bounds the writing of the indexes' snapshots as the server stops: none begins
-// after it (a 100k-card index takes about half a second).
-const snapshotsAtStop = 15 * time.Second
-
-// tenantIDs lists the tenants' ids, for the sweep of snapshots of tenants gone.
-func tenantIDs(ts *storage.TenantStore) func(context.Context) ([]tenants.ID, error) {
-	return func(ctx context.Context) ([]tenants.ID, error) {
-		list, err := ts.List(ctx)
-		if err != nil {
-			return nil, err
-		}
-		ids := make([]tenants.ID, len(list))
-		for i, t := range list {
-			ids[i] = t.ID
-		}
-		return ids, nil
-	}
-}
-
-// saveSnapshots writes out the indexes of which a tenth changed every search.SnapshotEvery,
-// until ctx ends.
-func saveSnapshots(ctx context.Context, ix *search.Index, log *slog.Logger) {
-	t := time.NewTicker(search.SnapshotEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := ix.SaveChangedSnapshots(ctx); err != nil {
-				log.Warn("search index snapshots not written; retrying next round", "err", err)
-			}
 		}
 	}
 }
