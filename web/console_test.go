@@ -307,6 +307,31 @@ func TestConsoleEditCard(t *testing.T) {
 	expect(t, e.do("GET", "/v1/tenants/acme/cards/summarizer-01", alice, nil), http.StatusNotFound, "not_found")
 }
 
+// TestConsoleConfirmAnswersEachQuestion: the dialog's answer goes to the question it answers.
+// The dialog's close event is dispatched as a task of its own, after a click that may already
+// have asked the next question (the browser may run input first): here the first question is
+// cancelled and the second asked and confirmed before that event runs, so each must get its own
+// button's answer, not the event's.
+func TestConsoleConfirmAnswersEachQuestion(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	alice, _ := consoleTenant(t, e)
+	b := newBrowser(t, e)
+	b.signIn(alice, "", "#/cards")
+	got := b.evalAsync(`(async () => {
+		const ui = await import('./ui.js');
+		const first = ui.confirm('First?');
+		document.getElementById('confirm-cancel').click();
+		const second = ui.confirm('Second?');
+		document.getElementById('confirm-ok').click();
+		const escaped = ui.confirm('Third?');
+		document.getElementById('confirm').close();
+		return JSON.stringify([await first, await second, await escaped]);
+	})()`)
+	if got != "[false,true,false]" {
+		t.Fatalf("cancel, confirm, close answered %s; want [false,true,false]", got)
+	}
+}
+
 // TestConsoleReader: a reader sees cards but no edit or delete controls, and a save they try
 // anyway (the edit page by its address) is refused by the server and changes nothing.
 func TestConsoleReader(t *testing.T) {

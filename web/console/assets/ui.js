@@ -103,14 +103,38 @@ export function failure(err, prefix = '') {
   return h('p', { class: 'error', role: 'alert' }, prefix, errorText(err));
 }
 
+// asking resolves the question the dialog asks now; null when it asks none.
+let asking = null;
+
+// answer resolves the question being asked, once.
+function answer(yes) {
+  const resolve = asking;
+  asking = null;
+  if (resolve) { resolve(yes); }
+}
+
+// wireConfirm listens to the dialog once. The buttons answer as they are clicked: the dialog's
+// close event comes later, as a task of its own, and may be dispatched only after the next
+// question has opened the dialog again (a click is an input event, which the browser may run
+// first), so it answers only a question still open when the dialog is closed (Escape).
+function wireConfirm(dialog) {
+  if (dialog.dataset.wired) { return; }
+  dialog.dataset.wired = 'true';
+  document.getElementById('confirm-ok').addEventListener('click', () => answer(true));
+  document.getElementById('confirm-cancel').addEventListener('click', () => answer(false));
+  dialog.addEventListener('close', () => { if (!dialog.open) { answer(dialog.returnValue === 'ok'); } });
+}
+
 // confirm asks a yes/no question in the page's dialog; it resolves to true on Confirm.
 export function confirm(text, action = 'Confirm') {
   const dialog = document.getElementById('confirm');
+  wireConfirm(dialog);
+  answer(false); // a question the dialog was still asking is answered no
   document.getElementById('confirm-text').textContent = text;
   document.getElementById('confirm-ok').textContent = action;
   dialog.returnValue = '';
   return new Promise((resolve) => {
-    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
+    asking = resolve;
     dialog.showModal();
     document.getElementById('confirm-cancel').focus();
   });
