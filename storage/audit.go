@@ -13,7 +13,7 @@ import (
 	"github.com/agentcards/agentcards/tenants/audit"
 )
 
-// The audit trail (package authz/audit): every write of this package appends its entry with
+// The audit trail (package tenants/audit): every write of this package appends its entry with
 // record (or, for a batch, recordAll) on the write's own transaction, so that the write and its
 // entry commit together or not at all. Postgres's one-statement card writes carry theirs in the
 // statement (pgAudit).
