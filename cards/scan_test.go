@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -197,12 +198,11 @@ func FuzzBatchNotAnArray(f *testing.F) {
 var batchCaller = authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: "acme"})
 
 func batchService() *Service {
-	return &Service{Store: acceptAll{}, Gate: acceptAll{}, Authz: acceptAll{}}
+	return &Service{Store: acceptAll{}, Gate: acceptAll{}, Authz: authztest.AllowAll{}}
 }
 
-// acceptAll lets every caller in, allows everything, and stores batches nowhere.
+// acceptAll lets every caller in and stores batches nowhere.
 type acceptAll struct{ Store }
 
 func (acceptAll) Enter(ctx context.Context, _ string) (context.Context, error) { return ctx, nil }
-func (acceptAll) Check(context.Context, string, string, string) error          { return nil }
 func (acceptAll) CreateMany(context.Context, tenants.ID, []Prepared) error     { return nil }

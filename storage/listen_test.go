@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
@@ -184,7 +185,7 @@ func TestListenResyncCatchesUpTheIndex(t *testing.T) {
 	newTenant(t, db, "acme", "alice")
 	store := storage.NewCardStore(db)
 	index := search.NewIndex(store, store)
-	svc := &search.Service{Store: store, Gate: &tenants.Service{Store: storage.NewTenantStore(db)}, Authz: allowAll{}, Index: index}
+	svc := &search.Service{Store: store, Gate: &tenants.Service{Store: storage.NewTenantStore(db)}, Authz: authztest.AllowAll{}, Index: index}
 	ctx, cancel := context.WithCancel(authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: "acme"}))
 	defer cancel()
 	found := func() int {
@@ -240,13 +241,6 @@ func TestListenResyncCatchesUpTheIndex(t *testing.T) {
 		t.Fatalf("after the resync the index finds %d cards, want the one written during the gap", n)
 	}
 }
-
-// allowAll lets every caller do everything; these tests are about the feed, not policy.
-type allowAll struct{}
-
-func (allowAll) Check(context.Context, string, string, string) error { return nil }
-
-func (allowAll) ReadFilter(context.Context, string) (func(string) bool, error) { return nil, nil }
 
 // execErr keeps the error of an Exec.
 func execErr(_ sql.Result, err error) error { return err }

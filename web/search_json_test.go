@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
@@ -16,15 +17,6 @@ import (
 	"github.com/agentcards/agentcards/tenants/paging"
 	"github.com/agentcards/agentcards/web/webtest"
 )
-
-// allowEverything lets the caller do everything: these tests are about encoding.
-type allowEverything struct{}
-
-func (allowEverything) Check(context.Context, string, string, string) error { return nil }
-
-func (allowEverything) ReadFilter(context.Context, string) (func(string) bool, error) {
-	return nil, nil
-}
 
 // TestAppendResultMatchesEncodingJSON: a search answer written by appendResult is what
 // encoding/json makes of it, for hits that carry only their card and for one that a search
@@ -37,7 +29,7 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 	gate := &tenants.Service{Store: storage.NewTenantStore(db)}
 	var cs []cards.Card
 	for _, doc := range cardgen.Documents(3, 3) {
-		c, err := (&cards.Service{Store: store, Gate: gate, Authz: allowEverything{}}).Register(ctx, "acme", doc)
+		c, err := (&cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}).Register(ctx, "acme", doc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +40,7 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 		{Card: cs[0]},
 		{Card: cs[1], Score: &score, MatchedCapabilities: []string{`a"b`, "é"}},
 	}}
-	found, err := (&search.Service{Store: store, Gate: gate, Authz: allowEverything{}}).Search(ctx, "acme", search.Query{Page: paging.Page{Limit: new(1)}})
+	found, err := (&search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}).Search(ctx, "acme", search.Query{Page: paging.Page{Limit: new(1)}})
 	if err != nil || len(found.Items) != 1 {
 		t.Fatalf("search: %d hits, %v", len(found.Items), err)
 	}

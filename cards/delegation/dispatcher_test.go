@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
@@ -20,11 +21,6 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/webtest"
 )
-
-// allowAll is a policy that allows every action; these tests are about what happens after it.
-type allowAll struct{}
-
-func (allowAll) Check(context.Context, string, string, string) error { return nil }
 
 // secretsFunc lets a test decide how the endpoint-secret read behaves.
 type secretsFunc func(ctx context.Context) (string, error)
@@ -77,7 +73,7 @@ func newDispatcherFixtureAt(t *testing.T, cfg delegation.Config, secrets delegat
 	log := &webtest.LogBuffer{}
 	gate := &tenants.Service{Store: storage.NewTenantStore(db)}
 	x := delegation.NewDispatcher(cfg, delegation.Deps{
-		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: allowAll{},
+		Store: storage.NewDelegationStore(db), Cards: cardStore, Authz: authztest.AllowAll{},
 		Gate: gate,
 		Doer: http.DefaultClient, Signer: keys, Secrets: secrets,
 		Log: slog.New(slog.NewTextHandler(log, nil)),

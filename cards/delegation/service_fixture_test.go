@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
@@ -17,11 +18,11 @@ import (
 )
 
 // serviceDeps are the dependencies a service-level test chooses when newDispatcherFixtureAt's
-// (one tenant, allowAll, the plain HTTP client) are not the ones under test.
+// (one tenant, authztest.AllowAll, the plain HTTP client) are not the ones under test.
 type serviceDeps struct {
 	tenants  []tenants.ID // each gets the card agt1 at endpoint; "acme" when empty
 	endpoint string
-	authz    delegation.Authorizer // allowAll when nil
+	authz    delegation.Authorizer // authztest.AllowAll when nil
 	doer     delegation.Doer       // http.DefaultClient when nil
 	blocked  func(error) bool
 }
@@ -35,7 +36,7 @@ func newServiceDispatcher(t *testing.T, cfg delegation.Config, deps serviceDeps)
 		deps.tenants = []tenants.ID{"acme"}
 	}
 	if deps.authz == nil {
-		deps.authz = allowAll{}
+		deps.authz = authztest.AllowAll{}
 	}
 	if deps.doer == nil {
 		deps.doer = http.DefaultClient

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
@@ -22,7 +23,7 @@ import (
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
-// copyCaller is the context of a caller of tenant "t" (allowAll lets it do everything).
+// copyCaller is the context of a caller of tenant "t" (authztest.AllowAll lets it do everything).
 var copyCaller = authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: "t"})
 
 // copyFixture is a SQLite store with n generated cards in tenant "t", the card service over it,
@@ -33,7 +34,7 @@ func copyFixture(t *testing.T, n, limit int) (*storage.CardStore, *cards.Service
 	storagetest.CreateTenant(t, db, "t", time.Now())
 	store := storage.NewCardStore(db)
 	gate := &tenants.Service{Store: storage.NewTenantStore(db)}
-	svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+	svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 	for _, doc := range cardgen.Documents(7, n) {
 		if _, err := svc.Register(copyCaller, "t", doc); err != nil {
 			t.Fatal(err)
@@ -156,7 +157,7 @@ func TestOutageCopyAnswersSearches(t *testing.T) {
 	store, svc, ix := copyFixture(t, 200, 64<<20)
 	filled(t, ix)
 	gate := svc.Gate.(*tenants.Service)
-	s := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix}
+	s := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: ix}
 	q := search.Query{Q: cardgen.Make(7, 11).Capabilities[0].Name, Page: paging.Page{Limit: new(50)}}
 	stale, err := s.Search(staleCaller(), "t", q)
 	if err != nil {
@@ -166,7 +167,7 @@ func TestOutageCopyAnswersSearches(t *testing.T) {
 		t.Fatalf("answers from the copy went to the render cache (%d cards)", n)
 	}
 	// The database's answer, through an index of its own that holds no card.
-	plain := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: search.NewIndex(store, store)}
+	plain := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: search.NewIndex(store, store)}
 	fresh, err := plain.Search(copyCaller, "t", q)
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +323,7 @@ func BenchmarkOutageCopy(b *testing.B) {
 		svcs := map[bool]*cards.Service{}
 		for _, copied := range []bool{false, true} {
 			ix := load(copied)
-			svcs[copied] = &cards.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix}
+			svcs[copied] = &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: ix}
 		}
 		b.ResetTimer()
 		for i := range b.N {

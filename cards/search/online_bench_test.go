@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/liveness"
@@ -28,7 +29,7 @@ func BenchmarkSearchOnline(b *testing.B) {
 	}
 	store := storage.NewCardStore(db)
 	gate := &tenants.Service{Store: storage.NewTenantStore(db), CacheTTL: 250 * time.Millisecond}
-	svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+	svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 	docs := cardgen.Documents(42, n)
 	for start := 0; start < n; start += cards.MaxBatch {
 		body := append([]byte("["), bytes.Join(docs[start:min(n, start+cards.MaxBatch)], []byte(","))...)
@@ -59,7 +60,7 @@ func BenchmarkSearchOnline(b *testing.B) {
 		}
 	}
 	tracker := liveness.New(lstore, time.Hour, nil)
-	finder := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: search.NewIndex(store, store), Liveness: tracker}
+	finder := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: search.NewIndex(store, store), Liveness: tracker}
 	middle := cardgen.Make(42, n/2)
 	online := true
 	for _, q := range []struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
@@ -16,13 +17,6 @@ import (
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 )
-
-// allowAll lets the benchmark caller do everything: authorization is measured elsewhere.
-type allowAll struct{}
-
-func (allowAll) Check(context.Context, string, string, string) error { return nil }
-
-func (allowAll) ReadFilter(context.Context, string) (func(string) bool, error) { return nil, nil }
 
 // benchCaller is the context of a caller of tenant "bench" (allowAll lets it do everything).
 var benchCaller = authz.WithPrincipal(context.Background(), authz.Principal{Subject: "bench", Tenant: "bench"})
@@ -41,7 +35,7 @@ func benchStoreOf(b *testing.B, n int) (*storage.CardStore, *tenants.Service) {
 	}
 	store := storage.NewCardStore(db)
 	gate := &tenants.Service{Store: storage.NewTenantStore(db), CacheTTL: 250 * time.Millisecond}
-	svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+	svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 	for _, doc := range cardgen.Documents(42, n) {
 		if _, err := svc.Register(ctx, "bench", doc); err != nil {
 			b.Fatal(err)
@@ -66,7 +60,7 @@ func BenchmarkSearchModes(b *testing.B) {
 		{"name-substring", search.Query{Name: "careful image"}},
 	}
 	for _, mode := range []string{"memory", "none"} {
-		svc := &search.Service{Store: store, Gate: gate, Authz: allowAll{}}
+		svc := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 		if mode == "memory" {
 			svc.Index = search.NewIndex(store, store)
 		}
@@ -102,7 +96,7 @@ func BenchmarkIndexBuildFromStore(b *testing.B) {
 	q := search.Query{Capabilities: []string{cardgen.Make(42, 50_000).Capabilities[0].Name}}
 	b.ResetTimer()
 	for range b.N {
-		svc := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: search.NewIndex(store, store)}
+		svc := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: search.NewIndex(store, store)}
 		t0, cpu0 := time.Now(), cpuTime()
 		if _, err := svc.Search(ctx, "bench", q); err != nil { // the first search builds
 			b.Fatal(err)
@@ -121,14 +115,14 @@ func BenchmarkSearchStatus(b *testing.B) {
 	ctx := benchCaller
 	for _, disabled := range []int{0, 100} {
 		store, gate := benchStore(b)
-		svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+		svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 		for i := range disabled {
 			id := cardgen.Make(42, i*97).AgentID
 			if _, err := svc.Patch(ctx, "bench", id, []byte(`{"status": "disabled"}`), cards.Precondition{}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		finder := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: search.NewIndex(store, store)}
+		finder := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: search.NewIndex(store, store)}
 		middle := cardgen.Make(42, 5_000)
 		for _, q := range []struct {
 			name string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
@@ -30,12 +31,12 @@ func BenchmarkLoneWriter(b *testing.B) {
 	p50 := map[string]time.Duration{}
 	for _, mode := range []string{"none", "unloaded", "loaded"} {
 		b.Run(mode, func(b *testing.B) {
-			svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+			svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 			if mode != "none" {
 				ix := search.NewIndex(store, store)
 				svc.Index = ix
 				if mode == "loaded" {
-					s := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix}
+					s := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: ix}
 					if _, err := s.Search(ctx, "bench", search.Query{}); err != nil {
 						b.Fatal(err)
 					}
@@ -81,11 +82,11 @@ func BenchmarkConcurrentWriters(b *testing.B) {
 	rate := map[string]float64{}
 	for _, mode := range []string{"none", "loaded"} {
 		b.Run(mode, func(b *testing.B) {
-			svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+			svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 			if mode == "loaded" {
 				ix := search.NewIndex(store, store)
 				svc.Index = ix
-				s := &search.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix}
+				s := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: ix}
 				if _, err := s.Search(ctx, "bench", search.Query{}); err != nil {
 					b.Fatal(err)
 				}
@@ -129,7 +130,7 @@ func BenchmarkRegisterBatch(b *testing.B) {
 	db := storagetest.Open(b, "sqlite")
 	store := storage.NewCardStore(db)
 	gate := &tenants.Service{Store: storage.NewTenantStore(db), CacheTTL: 250 * time.Millisecond}
-	svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}}
+	svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 	docs := cardgen.Documents(7, 1000)
 	body := append([]byte("["), bytes.Join(docs, []byte(","))...)
 	body = append(body, ']')

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage"
@@ -46,9 +47,9 @@ func TestWritesGuessFromMemory(t *testing.T) {
 			ix := search.NewIndex(real, real)                         // no follower: it learns only this replica's writes
 			ix.Copy = &search.OutageCopy{Store: real, Bytes: 1 << 20} // as the server keeps (search.outageCopyBytes)
 			t.Cleanup(ix.Close)
-			svc := &cards.Service{Store: store, Gate: gate, Authz: allowAll{}, Index: ix, Memory: ix}
-			other := &cards.Service{Store: real, Gate: gate, Authz: allowAll{}} // another replica
-			s := &search.Service{Store: real, Gate: gate, Authz: allowAll{}, Index: ix}
+			svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: ix, Memory: ix}
+			other := &cards.Service{Store: real, Gate: gate, Authz: authztest.AllowAll{}} // another replica
+			s := &search.Service{Store: real, Gate: gate, Authz: authztest.AllowAll{}, Index: ix}
 			if _, err := s.Search(ctx, "bench", search.Query{}); err != nil { // loads the index
 				t.Fatal(err)
 			}
