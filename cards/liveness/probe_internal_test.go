@@ -1,0 +1,77 @@
+package liveness
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/cards"
+)
+
+// TestProbeURL: where a card is probed, for each shape of card.
+func TestProbeURL(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		card     cards.Card
+		path     string
+		want     string
+		wantPath string // with path "/health"
+	}{
+		{name: "endpoint", card: cards.Card{Endpoint: "https://agent.example.com:8443/v1/rpc?key=1#top"},
+			want: "https://agent.example.com:8443/.well-known/agent-card.json", wantPath: "https://agent.example.com:8443/health"},
+		{name: "imported", card: cards.Card{Endpoint: "https://agent.example.com/rpc", Source: &cards.Source{URL: "https://cards.example.org/a.json"}},
+			want: "https://cards.example.org/a.json", wantPath: "https://agent.example.com/health"},
+		{name: "imported, no endpoint", card: cards.Card{Source: &cards.Source{URL: "https://cards.example.org/a.json"}},
+			want: "https://cards.example.org/a.json", wantPath: ""},
+		{name: "imported, source without URL", card: cards.Card{Endpoint: "http://10.0.0.7/rpc", Source: &cards.Source{}},
+			want: "http://10.0.0.7/.well-known/agent-card.json", wantPath: "http://10.0.0.7/health"},
+		{name: "disabled", card: cards.Card{Endpoint: "https://agent.example.com/rpc", Status: cards.StatusDisabled,
+			Source: &cards.Source{URL: "https://cards.example.org/a.json"}}},
+		{name: "deprecated", card: cards.Card{Endpoint: "http://agent.example.com/rpc", Status: cards.StatusDeprecated},
+			want: "http://agent.example.com/.well-known/agent-card.json", wantPath: "http://agent.example.com/health"},
+		{name: "no endpoint", card: cards.Card{}},
+		{name: "not HTTP", card: cards.Card{Endpoint: "grpc://agent.example.com:50051"}},
+		{name: "no host", card: cards.Card{Endpoint: "http:///rpc"}},
+		{name: "not a URL", card: cards.Card{Endpoint: "http://[::1"}},
+	} {
+		if got := probeURL(c.card, ""); got != c.want {
+			t.Errorf("%s: probed at %q, want %q", c.name, got, c.want)
+		}
+		if got := probeURL(c.card, "/health"); got != c.wantPath {
+			t.Errorf("%s, with path /health: probed at %q, want %q", c.name, got, c.wantPath)
+		}
+	}
+}
+
+// TestTruncate: a probe's error is cut to a byte bound, never inside a character.
+func TestTruncate(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"answered 503", 200, "answered 503"},
+		{"answered 503", 8, "answered"},
+		{"héllo", 2, "h"}, // é is bytes 1 and 2: cutting at 2 would split it
+		{"héllo", 3, "hé"},
+		{"日本", 5, "日"},
+		{"", 0, ""},
+	} {
+		if got := truncate(c.s, c.n); got != c.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}
+
+// TestProbeConfigDefaults: the settings left zero (or below) take the defaults; those set, and
+// the interval, path and spread, are kept.
+func TestProbeConfigDefaults(t *testing.T) {
+	got := ProbeConfig{Interval: time.Minute, Failures: -1, Path: "/health", Spread: -1}.WithDefaults()
+	want := ProbeConfig{Interval: time.Minute, Failures: 3, Timeout: 5 * time.Second, Concurrency: 32, PerTenant: 8, Path: "/health", Spread: -1}
+	if got != want {
+		t.Errorf("defaults: %+v, want %+v", got, want)
+	}
+	set := ProbeConfig{Failures: 5, Timeout: time.Second, Concurrency: 4, PerTenant: 2}
+	if got := set.WithDefaults(); got != set {
+		t.Errorf("settings given: %+v, want them kept: %+v", got, set)
+	}
+}

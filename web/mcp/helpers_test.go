@@ -1,0 +1,154 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentcards/agentcards/web/client"
+	"github.com/agentcards/agentcards/web/mcp"
+	"github.com/agentcards/agentcards/web/webtest"
+)
+
+// beforeTheDay is a moment the old names still answer at; theDay the one they stop.
+var (
+	theDay       = time.Date(2027, time.March, 1, 0, 0, 0, 0, time.UTC)
+	beforeTheDay = theDay.Add(-time.Second)
+)
+
+// sent is a request as the scripted REST door received it.
+type sent struct {
+	Method, Target, Body string
+	Header               http.Header
+}
+
+// restDoor is a REST door whose answers the test scripts: answer gets each request and how many
+// came before it.
+type restDoor struct {
+	mu     sync.Mutex
+	got    []sent
+	answer func(w http.ResponseWriter, r *http.Request, n int)
+}
+
+func (d *restDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(r.Body)
+	}
+	d.mu.Lock()
+	n := len(d.got)
+	d.got = append(d.got, sent{Method: r.Method, Target: r.URL.RequestURI(), Body: string(body), Header: r.Header.Clone()})
+	d.mu.Unlock()
+	d.answer(w, r, n)
+}
+
+func (d *restDoor) requests() []sent {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]sent(nil), d.got...)
+}
+
+// reply answers status with a JSON body and the header pairs given.
+func reply(w http.ResponseWriter, status int, body string, header ...string) {
+	w.Header().Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		w.Header().Set(header[i], header[i+1])
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+// session serves the tool set over the go-sdk's in-memory transports, each call made with the Go
+// client, with alice's token (tenant acme), over real HTTP to door; now is the old names' clock.
+func session(t *testing.T, door http.Handler, now time.Time) (*sdk.ClientSession, string) {
+	t.Helper()
+	srv := httptest.NewServer(door)
+	t.Cleanup(srv.Close)
+	tok := webtest.Mint(t, webtest.Tokens(t), "alice", "acme", false)
+	server, err := mcp.NewServer(func(context.Context, *sdk.CallToolRequest) (*client.Client, error) {
+		return client.New(srv.URL, client.WithToken(tok))
+	}, mcp.Options{Version: "1.2.3", Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := server.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, tok
+}
+
+// call calls a tool with arguments given as JSON.
+func call(t *testing.T, s *sdk.ClientSession, name, args string) *sdk.CallToolResult {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// texts are a result's text contents.
+func texts(res *sdk.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return out
+}
+
+// structured is a result's structuredContent as JSON.
+func structured(t *testing.T, res *sdk.CallToolResult) []byte {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("a tool error: %s", strings.Join(texts(res), "\n"))
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// toolError checks that res is a tool error whose last text is want, the REST error body.
+func toolError(t *testing.T, res *sdk.CallToolResult, want string) {
+	t.Helper()
+	tx := texts(res)
+	if !res.IsError || len(tx) == 0 {
+		t.Fatalf("want a tool error, got %v", tx)
+	}
+	webtest.JSONEqual(t, "tool error", []byte(tx[len(tx)-1]), []byte(want))
+}
+
+// errorCode is the code of a tool error's REST error body.
+func errorCode(t *testing.T, res *sdk.CallToolResult) string {
+	t.Helper()
+	tx := texts(res)
+	if !res.IsError || len(tx) == 0 {
+		t.Fatalf("want a tool error, got %v", tx)
+	}
+	var body struct {
+		Error struct{ Code string }
+	}
+	if err := json.Unmarshal([]byte(tx[len(tx)-1]), &body); err != nil {
+		t.Fatalf("tool error %q is not the REST error body", tx[len(tx)-1])
+	}
+	return body.Error.Code
+}
