@@ -17,65 +17,9 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/agentcards/agentcards/storage/storagetest"
-	"github.com/agentcards/agentcards/web/webtest"
 )
 
 const samplesDir = "testdata/a2a-samples"
-
-func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(samplesDir, "*.json"))
-	if err != nil || len(files) != 7 {
-		t.Fatalf("samples: %v %v", files, err)
-	}
-	v1, _ := cardSchemas(t)
-	forEachDialect(t, func(t *testing.T, e *env) {
-		e.mkTenant("acme", "alice")
-		alice := e.token("alice", "acme", false)
-		for i, f := range files {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want map[string]any
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatal(err)
-			}
-			format := "1.0"
-			if _, ok := want["supportedInterfaces"]; !ok {
-				format = "0.3"
-				want = v03SampleWant(t, filepath.Base(f))
-			} else if filepath.Base(f) == hybridSample {
-				want = hybridSampleWant()
-			}
-			id := "sample-" + string(rune('a'+i))
-			r := e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": id, "card": json.RawMessage(raw), "visibility": "public"})
-			expect(t, r, http.StatusCreated)
-			var rest struct {
-				Protocols []string
-				A2A       struct {
-					Import struct {
-						Format    string
-						Signature struct{ Status, Reason string }
-					}
-				}
-			}
-			r.json(t, &rest)
-			if rest.A2A.Import.Format != format || rest.Protocols[0] != "a2a" || rest.A2A.Import.Signature.Status != "unverified" {
-				t.Fatalf("%s: REST form %+v", f, rest)
-			}
-
-			got := e.do("GET", "/a2a/acme/"+id+"/.well-known/agent-card.json", "", nil)
-			expect(t, got, http.StatusOK)
-			// A card with a 0.3 interface is served as the hybrid default: its 1.0 half is checked.
-			served := only10(t, got.body)
-			validateJSON(t, v1, jsonOf(t, served))
-			// The served card carries the service's signature, not the original's.
-			delete(served, "signatures")
-			delete(want, "signatures")
-			webtest.SameJSON(t, filepath.Base(f), served, want)
-		}
-	})
-}
 
 // signEd25519 signs card (a JSON object) as an A2A 1.0 signature with jku and kid in the header.
 func signEd25519(t *testing.T, priv ed25519.PrivateKey, kid, jku string, card map[string]any) map[string]any {

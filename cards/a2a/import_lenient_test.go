@@ -1,19 +1,20 @@
-package web_test
+package a2a_test
 
 import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-jose/go-jose/v4"
 
-	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -47,59 +48,44 @@ func withUnknownMembers(t *testing.T) map[string]any {
 // the card (docs/a2a.md, Import), wherever they are; the free-form params of an extension are the
 // card's own and kept. A signature is checked over the card as it came, unknown members included.
 func TestA2AImportIgnoresUnknownMembers(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, e *env) {
-		e.mkTenant("acme", "alice")
-		alice := e.token("alice", "acme", false)
+	forEachDialect(t, func(t *testing.T, f *fixture) {
 		pub, priv, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
 			t.Fatal(err)
 		}
 		keys := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "k1", Algorithm: "EdDSA"}}}
-		card := signEd25519(t, priv, "k1", "", withUnknownMembers(t))
-		r := e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "lenient", "card": card, "keys": keys, "visibility": "public"})
-		expect(t, r, http.StatusCreated)
-		if got := importedCheck(t, r); got.Status != "verified" {
-			t.Fatalf("signature over the card as sent: %+v", got)
+		card := signEd25519(t, priv, "k1", withUnknownMembers(t))
+		c := f.mustImport(map[string]any{"agentId": "lenient", "card": card, "keys": keys, "visibility": "public"})
+		if c.A2A.Import == nil || c.A2A.Import.Signature.Status != cards.SignatureVerified {
+			t.Fatalf("signature over the card as sent: %s", jsonOf(t, c.A2A.Import))
 		}
 
-		stored := e.getCard("acme", "lenient")
-		expect(t, stored, http.StatusOK)
-		if strings.Contains(string(stored.body), unknownMarker) || !strings.Contains(string(stored.body), "zzKeep") {
-			t.Fatalf("stored card: %s", stored.body)
+		if stored := string(f.stored("lenient")); strings.Contains(stored, unknownMarker) || !strings.Contains(stored, "zzKeep") {
+			t.Fatalf("stored card: %s", stored)
 		}
-		// The sample declares only 1.0 interfaces, so it has no 0.3 form (TestA2AVersionForms).
-		for _, version := range []string{"", "1.0"} {
-			var headers []string
-			if version != "" {
-				headers = []string{"A2A-Version", version}
-			}
-			got := e.do("GET", "/a2a/acme/lenient/.well-known/agent-card.json", "", nil, headers...)
-			expect(t, got, http.StatusOK)
-			if strings.Contains(string(got.body), unknownMarker) {
-				t.Fatalf("served card (version %q) carries an unknown member: %s", version, got.body)
-			}
-			if version != "1.0" {
-				continue
-			}
-			var served map[string]any
-			got.json(t, &served)
-			delete(served, "signatures")
-			want := sampleV1(t)
-			delete(want, "signatures")
-			want["capabilities"].(map[string]any)["extensions"] = []any{map[string]any{"uri": "https://x.example/ext", "params": map[string]any{"zzKeep": 1}}}
-			webtest.SameJSON(t, "served 1.0 card", served, want)
+		// The sample declares only 1.0 interfaces, so it has no 0.3 form (TestA2ARenderVersionForms).
+		if got := f.mustRender("lenient", a2a.VersionDefault); strings.Contains(string(got), unknownMarker) {
+			t.Fatalf("default card carries an unknown member: %s", got)
 		}
+		want := sampleV1(t)
+		delete(want, "signatures")
+		want["capabilities"].(map[string]any)["extensions"] = []any{map[string]any{"uri": "https://x.example/ext", "params": map[string]any{"zzKeep": 1}}}
+		webtest.SameJSON(t, "1.0 card", decodeCard(t, f.mustRender("lenient", a2a.Version10)), want)
 	})
 }
 
 // TestA2AImportKnownMemberOfWrongType: ignoring unknown members does not loosen the known ones:
-// a wrong type is a 400 naming its path, and the unknown members next to it are not reported.
+// a wrong type is fault.Invalid naming its path, and the unknown members next to it are not
+// reported.
 func TestA2AImportKnownMemberOfWrongType(t *testing.T) {
-	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	e.mkTenant("acme", "alice")
-	alice := e.token("alice", "acme", false)
-	imp := func(card map[string]any) response {
-		return e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "typed", "card": card})
+	f := newFixture(t, "sqlite")
+	imp := func(card map[string]any) error {
+		t.Helper()
+		_, err := f.importCard(map[string]any{"agentId": "typed", "card": card})
+		if !errors.Is(err, fault.Invalid) {
+			t.Fatalf("import: %v, want invalid", err)
+		}
+		return err
 	}
 
 	bad := withUnknownMembers(t)
@@ -107,15 +93,14 @@ func TestA2AImportKnownMemberOfWrongType(t *testing.T) {
 	bad["securitySchemes"].(map[string]any)["google"].(map[string]any)["openIdConnectSecurityScheme"].(map[string]any)["openIdConnectUrl"] = true
 	bad["skills"].([]any)[0].(map[string]any)["tags"] = "maps"
 	bad["capabilities"].(map[string]any)["extensions"].([]any)[0].(map[string]any)["required"] = "yes"
-	r := imp(bad)
-	expect(t, r, http.StatusBadRequest, "invalid")
+	msg := fault.MessageOf(imp(bad))
 	for _, path := range []string{"/supportedInterfaces/1/url", "/securitySchemes/google/openIdConnectSecurityScheme/openIdConnectUrl", "/skills/0/tags", "/capabilities/extensions/0/required"} {
-		if !strings.Contains(string(r.body), path) {
-			t.Errorf("400 does not name %s: %s", path, r.body)
+		if !strings.Contains(msg, path) {
+			t.Errorf("message does not name %s: %s", path, msg)
 		}
 	}
-	if strings.Contains(string(r.body), unknownMarker) {
-		t.Errorf("400 reports an unknown member: %s", r.body)
+	if strings.Contains(msg, unknownMarker) {
+		t.Errorf("message reports an unknown member: %s", msg)
 	}
 
 	// The 0.3 members of a 1.0 card are read (they may add an interface), so their types count.
@@ -123,97 +108,54 @@ func TestA2AImportKnownMemberOfWrongType(t *testing.T) {
 		c := withUnknownMembers(t)
 		c["url"], c["preferredTransport"], c["protocolVersion"] = "https://a.example/v03", "JSONRPC", "0.3"
 		c[name] = value
-		r := imp(c)
-		expect(t, r, http.StatusBadRequest, "invalid")
-		if !strings.Contains(string(r.body), "/"+name+": must be a string") {
-			t.Errorf("%s: 400 does not name it: %s", name, r.body)
+		if msg := fault.MessageOf(imp(c)); !strings.Contains(msg, "/"+name+": must be a string") {
+			t.Errorf("%s: message does not name it: %s", name, msg)
 		}
 	}
-	expect(t, e.getCard("acme", "typed"), http.StatusNotFound)
-}
-
-// hybridSampleWant is the 1.0 card that importing the a2a-sdk 1.1 hybrid sample serves back,
-// written by hand: the sample without its 0.3 members (url, preferredTransport, protocolVersion,
-// security, and the OpenAPI-style members of its scheme), which describe the 0.3 interface it
-// already lists.
-func hybridSampleWant() map[string]any {
-	return map[string]any{
-		"name": "PyEcho Agent", "description": "Echoes text back; a real A2A agent built with the a2a-sdk Python SDK.",
-		"supportedInterfaces": []any{
-			map[string]any{"url": "https://echo.example.com/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-			map[string]any{"url": "https://echo.example.com/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}},
-		"provider": map[string]any{"url": "https://example.com/a2apy", "organization": "A2A Interop Tests"},
-		"version":  "1.2.3", "documentationUrl": "https://example.com/a2apy/docs", "iconUrl": "https://example.com/a2apy/icon.png",
-		"capabilities": map[string]any{"streaming": true, "pushNotifications": false},
-		"securitySchemes": map[string]any{"bearer": map[string]any{"httpAuthSecurityScheme": map[string]any{
-			"description": "agentcards delegation JWT", "scheme": "Bearer", "bearerFormat": "JWT"}}},
-		"securityRequirements": []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{}}}},
-		"defaultInputModes":    []any{"text/plain"}, "defaultOutputModes": []any{"text/plain", "application/json"},
-		"skills": []any{
-			map[string]any{"id": "echo", "name": "Echo", "description": "Echoes the text it is sent.", "tags": []any{"echo", "test"},
-				"examples": []any{"hello there", "msg: reply as a message"}, "inputModes": []any{"text/plain"}, "outputModes": []any{"text/plain"}},
-			map[string]any{"id": "summarize", "name": "Summarize text", "description": "Pretends to summarize (echoes).",
-				"tags": []any{"text", "summary"}, "examples": []any{"summarize this paragraph"}}},
+	if _, err := f.cards.Get(alice, acme, "typed"); !errors.Is(err, cards.ErrNotFound) {
+		t.Fatalf("a refused import left a card: %v", err)
 	}
 }
-
-const hybridSample = "a2a-python-1.1-hybrid-agent-card.json"
 
 // TestA2AImportHybridCard imports the card an a2a-sdk 1.1 agent with a 0.3 interface serves, by
 // body and by URL: it is read as 1.0, its interfaces are the 1.0 and the 0.3 one it lists, and
 // its 0.3 members are neither stored nor served.
 func TestA2AImportHybridCard(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(samplesDir, hybridSample))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readSample(t, hybridSample)
 	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(raw)
 	}))
 	defer agent.Close()
-	forEachDialect(t, func(t *testing.T, e *env) {
-		e.mkTenant("acme", "alice")
-		alice := e.token("alice", "acme", false)
-		e.allowLoopback()
+	forEachDialect(t, func(t *testing.T, f *fixture) {
+		f.allowLoopback()
 		for id, body := range map[string]map[string]any{
 			"by-body": {"card": json.RawMessage(raw)},
 			"by-url":  {"url": agent.URL + "/.well-known/agent-card.json"},
 		} {
 			body["agentId"], body["visibility"] = id, "public"
-			r := e.do("POST", "/v1/tenants/acme/cards/import", alice, body)
-			expect(t, r, http.StatusCreated)
-			var rest struct {
-				Endpoint         string
-				AuthRequirements struct{ Type string }
-				A2A              struct {
-					Interfaces json.RawMessage
-					Import     struct{ Format string }
-				}
+			c := f.mustImport(body)
+			if c.Endpoint != "https://echo.example.com/a2a/jsonrpc" || c.AuthRequirements == nil || c.AuthRequirements.Type != cards.AuthBearer ||
+				c.A2A.Import == nil || c.A2A.Import.Format != a2a.Version10 {
+				t.Fatalf("%s: registry card %s", id, jsonOf(t, c))
 			}
-			r.json(t, &rest)
-			if rest.Endpoint != "https://echo.example.com/a2a/jsonrpc" || rest.AuthRequirements.Type != "bearer" || rest.A2A.Import.Format != "1.0" {
-				t.Fatalf("%s: registry card %s", id, r.body)
-			}
-			webtest.SameJSON(t, id+": a2a.interfaces", rest.A2A.Interfaces, hybridSampleWant()["supportedInterfaces"])
+			webtest.SameJSON(t, id+": a2a.interfaces", c.A2A.Interfaces, hybridSampleWant()["supportedInterfaces"])
 			var stored struct{ A2A json.RawMessage }
-			e.getCard("acme", id).json(t, &stored)
+			if err := json.Unmarshal(f.stored(id), &stored); err != nil {
+				t.Fatal(err)
+			}
 			for _, member := range []string{`"preferredTransport"`, `"security"`, `"type"`} {
 				if strings.Contains(string(stored.A2A), member) {
 					t.Fatalf("%s: stored a2a block has %s: %s", id, member, stored.A2A)
 				}
 			}
 
-			got := e.do("GET", "/a2a/acme/"+id+"/.well-known/agent-card.json", "", nil)
-			expect(t, got, http.StatusOK)
 			// The default card of an agent with a 0.3 interface is the hybrid: its 1.0 half.
-			served := only10(t, got.body)
-			delete(served, "signatures")
-			webtest.SameJSON(t, id+": served 1.0 card", served, hybridSampleWant())
+			got := f.mustRender(id, a2a.VersionDefault)
+			webtest.SameJSON(t, id+": served 1.0 card", only10(t, got), hybridSampleWant())
 			// Its 0.3 half gives a 0.3 client what the agent's own card gave it; the version is
 			// written 0.3.0, as 0.3 cards write it, where the SDK wrote 0.3.
-			served03, sample03 := only03(t, got.body), only03(t, raw)
-			delete(served03, "signatures")
+			served03, sample03 := only03(t, got), only03(t, raw)
 			if served03["protocolVersion"] != "0.3.0" {
 				t.Fatalf("%s: served 0.3 protocolVersion %v", id, served03["protocolVersion"])
 			}
@@ -277,25 +219,13 @@ func TestA2AImportHybridInterface(t *testing.T) {
 			want:   []any{v10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-			e.mkTenant("acme", "alice")
-			raw, err := os.ReadFile(filepath.Join(samplesDir, hybridSample))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var card map[string]any
-			if err := json.Unmarshal(raw, &card); err != nil {
-				t.Fatal(err)
-			}
+			f := newFixture(t, "sqlite")
+			card := decodeCard(t, readSample(t, hybridSample))
 			card["supportedInterfaces"] = tc.listed
 			card = patched(card, tc.legacy)
-			r := e.do("POST", "/v1/tenants/acme/cards/import", e.token("alice", "acme", false),
-				map[string]any{"agentId": "h", "card": card, "visibility": "public"})
-			expect(t, r, http.StatusCreated)
-			got := e.do("GET", "/a2a/acme/h/.well-known/agent-card.json", "", nil)
-			expect(t, got, http.StatusOK)
+			f.mustImport(map[string]any{"agentId": "h", "card": card, "visibility": "public"})
 			// The default card lists every declared interface (the hybrid's 1.0 half).
-			webtest.SameJSON(t, "supportedInterfaces", only10(t, got.body)["supportedInterfaces"], tc.want)
+			webtest.SameJSON(t, "supportedInterfaces", only10(t, f.mustRender("h", a2a.VersionDefault))["supportedInterfaces"], tc.want)
 		})
 	}
 }
@@ -319,21 +249,13 @@ func TestA2AImportV03IgnoresUnknownMembers(t *testing.T) {
 		"securitySchemes":      map[string]any{"b": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "bearer"}}},
 		"securityRequirements": []any{map[string]any{"schemes": map[string]any{"b": map[string]any{}}}},
 	})
-	forEachDialect(t, func(t *testing.T, e *env) {
-		e.mkTenant("acme", "alice")
-		r := e.do("POST", "/v1/tenants/acme/cards/import", e.token("alice", "acme", false),
-			map[string]any{"agentId": "v03", "card": card, "visibility": "public"})
-		expect(t, r, http.StatusCreated)
-		var rest struct{ AuthRequirements struct{ Type string } }
-		r.json(t, &rest)
-		stored := e.getCard("acme", "v03")
-		if rest.AuthRequirements.Type != "bearer" || strings.Contains(string(stored.body), unknownMarker) || strings.Contains(string(stored.body), "Basic") {
-			t.Fatalf("stored card: %s", stored.body)
+	forEachDialect(t, func(t *testing.T, f *fixture) {
+		c := f.mustImport(map[string]any{"agentId": "v03", "card": card, "visibility": "public"})
+		stored := f.stored("v03")
+		if c.AuthRequirements == nil || c.AuthRequirements.Type != cards.AuthBearer || strings.Contains(string(stored), unknownMarker) || strings.Contains(string(stored), "Basic") {
+			t.Fatalf("stored card: %s", stored)
 		}
-		got := e.do("GET", "/a2a/acme/v03/.well-known/agent-card.json", "", nil)
-		expect(t, got, http.StatusOK)
-		served := only10(t, got.body) // the hybrid default's 1.0 half
-		delete(served, "signatures")
+		served := only10(t, f.mustRender("v03", a2a.VersionDefault)) // the hybrid default's 1.0 half
 		webtest.SameJSON(t, "served 1.0 card", served, want)
 	})
 }
@@ -343,9 +265,7 @@ func TestA2AImportV03IgnoresUnknownMembers(t *testing.T) {
 // with proto names imports as the same card written with JSON names; given both, the JSON name's
 // value is the one kept.
 func TestA2AImportProtoFieldNames(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, e *env) {
-		e.mkTenant("acme", "alice")
-		alice := e.token("alice", "acme", false)
+	forEachDialect(t, func(t *testing.T, f *fixture) {
 		want := sampleV1(t)
 		delete(want, "signatures")
 		card := sampleV1(t)
@@ -362,12 +282,7 @@ func TestA2AImportProtoFieldNames(t *testing.T) {
 			delete(i, "protocolVersion")
 		}
 		card["default_output_modes"] = []any{"application/x-repeat"} // beside defaultOutputModes
-		r := e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "proto", "card": card, "visibility": "public"})
-		expect(t, r, http.StatusCreated)
-		got := e.do("GET", "/a2a/acme/proto/.well-known/agent-card.json", "", nil)
-		expect(t, got, http.StatusOK)
-		served := only10(t, got.body)
-		delete(served, "signatures")
-		webtest.SameJSON(t, "served card", served, want)
+		f.mustImport(map[string]any{"agentId": "proto", "card": card, "visibility": "public"})
+		webtest.SameJSON(t, "served card", decodeCard(t, f.mustRender("proto", a2a.VersionDefault)), want)
 	})
 }

@@ -1,0 +1,212 @@
+package a2a_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/authztest"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/outbound"
+)
+
+// samplesDir holds the A2A cards published by the spec and the SDKs, which the web tests read
+// too.
+var samplesDir = filepath.Join("..", "..", "web", "testdata", "a2a-samples")
+
+// acme is the fixture's tenant, and alice a caller of it.
+const acme tenants.ID = "acme"
+
+var alice = authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: string(acme)})
+
+// fixture is the A2A service as the server builds it, over a real store holding the tenant acme,
+// with authztest.AllowAll: these tests are about what becomes of a card, not who may see it.
+type fixture struct {
+	t     *testing.T
+	a2a   *a2a.Service
+	cards *cards.Service
+}
+
+// newFixture builds the service over a fresh database of dialect. Fetches, when the test allows
+// them (allowLoopback), reach loopback addresses only.
+func newFixture(t *testing.T, dialect string) *fixture {
+	t.Helper()
+	db := storagetest.Open(t, dialect)
+	storagetest.CreateTenant(t, db, acme, time.Now().UTC(), "alice")
+	store := storage.NewCardStore(db)
+	gate := &tenants.Service{Store: storage.NewTenantStore(db)}
+	cs := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
+	ss := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
+	return &fixture{t: t, cards: cs, a2a: &a2a.Service{Store: store, Authz: authztest.AllowAll{}, Cards: cs, Search: ss}}
+}
+
+// forEachDialect runs fn with a fixture on each database.
+func forEachDialect(t *testing.T, fn func(t *testing.T, f *fixture)) {
+	t.Helper()
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) { fn(t, newFixture(t, dialect)) })
+}
+
+// loopbackOnly refuses, without dialing, any request to a host that is not a loopback address,
+// so no test can reach the network whatever URL a card or signature names.
+type loopbackOnly struct{ inner outbound.Doer }
+
+func (l loopbackOnly) Do(r *http.Request) (*http.Response, error) {
+	a, err := netip.ParseAddr(r.URL.Hostname())
+	if err != nil || !a.IsLoopback() {
+		return nil, fmt.Errorf("test guard: %s is not a loopback address", r.URL.Host)
+	}
+	return l.inner.Do(r)
+}
+
+// allowLoopback lets the fixture's imports fetch from 127.0.0.0/8, as outbound.allow would,
+// through the guarded client the server uses.
+func (f *fixture) allowLoopback() {
+	f.a2a.Fetch = loopbackOnly{outbound.New(outbound.Config{
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Timeout: 5 * time.Second, FollowSameHostRedirects: true,
+	})}
+}
+
+// put writes a registry card as its REST PUT would, and fails the test if it is refused.
+func (f *fixture) put(agentID string, card map[string]any) cards.Card {
+	f.t.Helper()
+	c, _, err := f.cards.Put(alice, acme, agentID, jsonOf(f.t, card), cards.Precondition{})
+	if err != nil {
+		f.t.Fatalf("put %s: %v", agentID, err)
+	}
+	return c
+}
+
+// importCard imports an A2A card with an import request body (a2a.ImportRequest).
+func (f *fixture) importCard(body map[string]any) (cards.Card, error) {
+	f.t.Helper()
+	return f.a2a.Import(alice, acme, jsonOf(f.t, body))
+}
+
+// mustImport is importCard for a card that must be accepted.
+func (f *fixture) mustImport(body map[string]any) cards.Card {
+	f.t.Helper()
+	c, err := f.importCard(body)
+	if err != nil {
+		f.t.Fatalf("import %v: %v", body["agentId"], err)
+	}
+	return c
+}
+
+// stored is the registry card of agentID as the API answers it.
+func (f *fixture) stored(agentID string) []byte {
+	f.t.Helper()
+	c, err := f.cards.Get(alice, acme, agentID)
+	if err != nil {
+		f.t.Fatalf("get %s: %v", agentID, err)
+	}
+	b, err := cards.Marshal(c)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
+// render is the A2A card of agentID in the form version (a2a.VersionDefault, a2a.Version10,
+// a2a.Version03), as an anonymous client is given it, unsigned; the error is Render's.
+func (f *fixture) render(agentID, version string) ([]byte, error) {
+	f.t.Helper()
+	c, err := f.a2a.GetA2A(context.Background(), acme, agentID)
+	if err != nil {
+		f.t.Fatalf("GetA2A %s: %v", agentID, err)
+	}
+	form, err := a2a.Render(c, version)
+	if err != nil {
+		return nil, err
+	}
+	return jsonOf(f.t, form), nil
+}
+
+// mustRender is render for a form the card has.
+func (f *fixture) mustRender(agentID, version string) []byte {
+	f.t.Helper()
+	b, err := f.render(agentID, version)
+	if err != nil {
+		f.t.Fatalf("render %s in %q: %v", agentID, version, err)
+	}
+	return b
+}
+
+// patched returns base with the members of p set, a nil value removing the member.
+func patched(base, p map[string]any) map[string]any {
+	out := maps.Clone(base)
+	for k, v := range p {
+		if v == nil {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// jsonOf is v as JSON.
+func jsonOf(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func decodeCard(t testing.TB, body []byte) map[string]any {
+	t.Helper()
+	var c map[string]any
+	if err := json.Unmarshal(body, &c); err != nil || c == nil {
+		t.Fatalf("card %s: %v", body, err)
+	}
+	return c
+}
+
+// readSample is the sample file as it is published.
+func readSample(t testing.TB, file string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(samplesDir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// sampleV1 is the spec's 1.0 sample card.
+func sampleV1(t testing.TB) map[string]any {
+	t.Helper()
+	return decodeCard(t, readSample(t, "spec-v1.0-georoute-agent-card.json"))
+}
+
+// signEd25519 signs card (a JSON object) as an A2A 1.0 signature with kid in its header, with
+// JCS as the spec says, independently of the product's signer.
+func signEd25519(t testing.TB, priv ed25519.PrivateKey, kid string, card map[string]any) map[string]any {
+	t.Helper()
+	delete(card, "signatures")
+	payload, err := jcs.Transform(jsonOf(t, card))
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected := base64.RawURLEncoding.EncodeToString(jsonOf(t, map[string]any{"alg": "EdDSA", "kid": kid, "typ": "JOSE"}))
+	sig := ed25519.Sign(priv, []byte(protected+"."+base64.RawURLEncoding.EncodeToString(payload)))
+	card["signatures"] = []any{map[string]any{"protected": protected, "signature": base64.RawURLEncoding.EncodeToString(sig)}}
+	return card
+}
