@@ -69,6 +69,21 @@ func add(counter [][]uint64, w int, v uint64) {
 func (x *tenantIndex) rankedBits(p *plan, cand []uint32, accept func(uint32) bool, s *scratch, online *onlineSet) ([]candidate, int, *position) {
 	pl := &s.planes
 	pl.size((len(x.docs) + 63) / 64)
+	x.scorable(p, pl, cand, online)
+	x.score(p, pl)
+	if accept != nil {
+		pl.refuse(accept)
+	}
+	total := count(pl.union)
+	x.afterCursor(p, pl)
+	need := pl.narrow(p.limit + 1)
+	res, next := p.cut(x.pageOf(pl, need))
+	return res, total, next
+}
+
+// scorable sets pl.filt to the documents worth scoring: the live ones among cand (every live
+// one when cand is nil), narrowed by liveness when the plan filters on it.
+func (x *tenantIndex) scorable(p *plan, pl *planes, cand []uint32, online *onlineSet) {
 	if cand == nil {
 		copy(pl.filt, x.alive)
 	} else {
@@ -88,102 +103,123 @@ func (x *tenantIndex) rankedBits(p *plan, cand []uint32, accept func(uint32) boo
 			}
 		}
 	}
-	// Score the documents in two halves at once on a large index: each half sets and adds
-	// bits only in its own words, so the halves share nothing.
-	if pl.words >= parallelWords {
-		mid := pl.words / 2
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			x.scoreWords(p, pl, mid, pl.words)
-		}()
-		x.scoreWords(p, pl, 0, mid)
-		wg.Wait()
-	} else {
-		x.scoreWords(p, pl, 0, pl.words)
-	}
-	if accept != nil {
-		for w, u := range pl.union {
-			for m := u; m != 0; m &= m - 1 {
-				n := uint32(w*64 + bits.TrailingZeros64(m))
-				if !accept(n) {
-					pl.union[w] &^= 1 << (n & 63)
-				}
-			}
-		}
-	}
-	total := count(pl.union)
+}
 
-	// Eligible: after the cursor in answer order.
-	copy(pl.c, pl.union)
-	if p.after != nil {
-		k := uint32(p.after.Matched)<<13 | uint32(p.after.Exact)<<7 | uint32(p.after.Weight)
-		for w := range pl.words {
-			u := pl.union[w]
-			if u == 0 {
-				continue
+// score scores every scorable document into the key planes and sets pl.union to the matches.
+// On a large index the two halves are scored at once: each half sets and adds bits only in its
+// own words, so the halves share nothing.
+func (x *tenantIndex) score(p *plan, pl *planes) {
+	if pl.words < parallelWords {
+		x.scoreWords(p, pl, 0, pl.words)
+		return
+	}
+	mid := pl.words / 2
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		x.scoreWords(p, pl, mid, pl.words)
+	}()
+	x.scoreWords(p, pl, 0, mid)
+	wg.Wait()
+}
+
+// refuse drops from the matches the documents accept refuses. It runs after scoring, so the
+// check is made on matches only.
+func (pl *planes) refuse(accept func(uint32) bool) {
+	for w, u := range pl.union {
+		for m := u; m != 0; m &= m - 1 {
+			n := uint32(w*64 + bits.TrailingZeros64(m))
+			if !accept(n) {
+				pl.union[w] &^= 1 << (n & 63)
 			}
-			lt, eq := uint64(0), u
-			for i := range keyPlanes {
-				plane := pl.key[i][w]
-				if k>>(keyPlanes-1-i)&1 == 1 {
-					lt |= eq &^ plane
-					eq &= plane
-				} else {
-					eq &^= plane
-				}
-			}
-			// Equal keys continue after the cursor's agentId.
-			for m := eq; m != 0; m &= m - 1 {
-				n := uint32(w*64 + bits.TrailingZeros64(m))
-				if x.docs[n].agentID <= p.after.AgentID {
-					eq &^= 1 << (n & 63)
-				}
-			}
-			pl.c[w] = lt | eq
 		}
 	}
-	// Narrow to the best limit+1: a collects documents surely on the page, c those tied at the
-	// threshold key, of which the first `need` by agentId join them.
-	need := p.limit + 1
-	if count(pl.c) > need {
-		for i := range keyPlanes {
-			plane := pl.key[i]
-			hits := 0
-			for w, c := range pl.c {
-				hits += bits.OnesCount64(c & plane[w])
-			}
-			if hits >= need {
-				for w := range pl.c {
-					pl.c[w] &= plane[w]
-				}
-				continue
-			}
-			for w := range pl.c {
-				pl.a[w] |= pl.c[w] & plane[w]
-				pl.c[w] &^= plane[w]
-			}
-			need -= hits
+}
+
+// afterCursor sets pl.c to the matches eligible for the page: all of them, or with a cursor those
+// after it in answer order (a lower key, or the same key and a greater agentId).
+func (x *tenantIndex) afterCursor(p *plan, pl *planes) {
+	copy(pl.c, pl.union)
+	if p.after == nil {
+		return
+	}
+	k := uint32(p.after.Matched)<<13 | uint32(p.after.Exact)<<7 | uint32(p.after.Weight)
+	for w := range pl.words {
+		u := pl.union[w]
+		if u == 0 {
+			continue
 		}
-	} else {
+		lt, eq := uint64(0), u
+		for i := range keyPlanes {
+			plane := pl.key[i][w]
+			if k>>(keyPlanes-1-i)&1 == 1 {
+				lt |= eq &^ plane
+				eq &= plane
+			} else {
+				eq &^= plane
+			}
+		}
+		// Equal keys continue after the cursor's agentId.
+		for m := eq; m != 0; m &= m - 1 {
+			n := uint32(w*64 + bits.TrailingZeros64(m))
+			if x.docs[n].agentID <= p.after.AgentID {
+				eq &^= 1 << (n & 63)
+			}
+		}
+		pl.c[w] = lt | eq
+	}
+}
+
+// narrow finds the best need eligible documents, plane by plane from the most significant bit
+// of the key: pl.a collects the documents surely on the page, pl.c keeps those tied at the
+// threshold key. It returns how many of the tied ones the page still takes (the first by
+// agentId).
+func (pl *planes) narrow(need int) int {
+	if count(pl.c) <= need {
 		copy(pl.a, pl.c)
 		clear(pl.c)
-		need = 0
+		return 0
 	}
-	// keyOf reads a document's key off the planes, in packKey's layout.
-	keyOf := func(n uint32) uint32 {
-		var k uint32
-		for i := range keyPlanes {
-			k = k<<1 | uint32(pl.key[i][n>>6]>>(n&63)&1)
+	for i := range keyPlanes {
+		plane := pl.key[i]
+		hits := 0
+		for w, c := range pl.c {
+			hits += bits.OnesCount64(c & plane[w])
 		}
-		return packKey(int(k>>13), int(k>>7&63), int(k&127))
+		if hits >= need {
+			for w := range pl.c {
+				pl.c[w] &= plane[w]
+			}
+			continue
+		}
+		for w := range pl.c {
+			pl.a[w] |= pl.c[w] & plane[w]
+			pl.c[w] &^= plane[w]
+		}
+		need -= hits
 	}
+	return need
+}
+
+// keyOf reads a document's key off the planes, in packKey's layout.
+func (pl *planes) keyOf(n uint32) uint32 {
+	var k uint32
+	for i := range keyPlanes {
+		k = k<<1 | uint32(pl.key[i][n>>6]>>(n&63)&1)
+	}
+	return packKey(int(k>>13), int(k>>7&63), int(k&127))
+}
+
+// pageOf returns the page narrow selected, in answer order: the documents of pl.a sorted by
+// key, then the first need of the tied ones in pl.c by agentId. Only the page's keys are ever
+// read off the planes.
+func (x *tenantIndex) pageOf(pl *planes, need int) []candidate {
 	var page []keyed
 	for w, a := range pl.a {
 		for m := a; m != 0; m &= m - 1 {
 			n := uint32(w*64 + bits.TrailingZeros64(m))
-			page = append(page, keyed{keyOf(n), n})
+			page = append(page, keyed{pl.keyOf(n), n})
 		}
 	}
 	slices.SortFunc(page, func(a, b keyed) int {
@@ -196,14 +232,13 @@ func (x *tenantIndex) rankedBits(p *plan, cand []uint32, accept func(uint32) boo
 		return 0
 	})
 	if need > 0 {
-		page = append(page, x.firstByAgent(pl.c, need, keyOf)...)
+		page = append(page, x.firstByAgent(pl.c, need, pl.keyOf)...)
 	}
 	out := make([]candidate, len(page))
 	for i, e := range page {
 		out[i] = candidate{agentID: x.docs[e.n].agentID, matched: int(e.key >> 16), exact: int(e.key >> 8 & 0xff), weight: int(e.key & 0xff)}
 	}
-	res, next := p.cut(out)
-	return res, total, next
+	return out
 }
 
 func count(b []uint64) int {
@@ -244,83 +279,18 @@ var parallelWords = 512
 
 // scoreWords scores the documents of words [wlo, whi): for each term, its bitmaps from the
 // postings that fall in the range, then the bit-sliced additions into the key planes.
+//
+// The additions stay in this loop rather than in a helper: add inlines into it, and the
+// counters are built once per call rather than once per term.
 func (x *tenantIndex) scoreWords(p *plan, pl *planes, wlo, whi int) {
 	// Counters, least significant plane first.
 	matched := [][]uint64{pl.key[5], pl.key[4], pl.key[3], pl.key[2], pl.key[1], pl.key[0]}
 	exact := [][]uint64{pl.key[11], pl.key[10], pl.key[9], pl.key[8], pl.key[7], pl.key[6]}
 	weight := [][]uint64{pl.key[18], pl.key[17], pl.key[16], pl.key[15], pl.key[14], pl.key[13], pl.key[12]}
-	tp, te, tf0, tf1 := pl.tp[wlo:whi], pl.te[wlo:whi], pl.tf[0][wlo:whi], pl.tf[1][wlo:whi]
-	lo, hi := uint32(wlo*64), uint32(whi*64)
-	// inRange cuts a posting list (sorted by document) to the range.
-	inRange := func(list []uint32) []uint32 {
-		a, _ := slices.BinarySearch(list, lo<<2)
-		b, _ := slices.BinarySearch(list, hi<<2)
-		return list[a:b]
-	}
 	for _, t := range p.terms {
-		clear(tp)
-		clear(te)
-		clear(tf0)
-		clear(tf1)
-		if l := x.terms[t.text]; l != nil {
-			if b := x.denseBits(t.text, *l); b != nil {
-				copy(tp, b.present[wlo:whi])
-				copy(te, b.present[wlo:whi])
-				copy(tf0, b.f0[wlo:whi])
-				copy(tf1, b.f1[wlo:whi])
-			} else {
-				for _, e := range inRange(*l) {
-					n, f := e>>2, e&3
-					setBit(pl.tp, n)
-					setBit(pl.te, n)
-					if f&1 != 0 {
-						setBit(pl.tf[0], n)
-					}
-					if f&2 != 0 {
-						setBit(pl.tf[1], n)
-					}
-				}
-			}
-		}
+		x.termWords(pl, t.text, wlo, whi)
 		if t.prefix {
-			for _, tok := range x.vocab3[t.text[:minPrefix]] {
-				if tok == t.text || !strings.HasPrefix(tok, t.text) {
-					continue
-				}
-				if b := x.denseBits(tok, *x.terms[tok]); b != nil {
-					// The best field so far and this word's, both 2-bit numbers sliced into two
-					// planes: keep the larger (a document without the word counts as 0).
-					for w := range tp {
-						a1, a0 := tf1[w], tf0[w]
-						b1, b0 := b.f1[wlo+w], b.f0[wlo+w]
-						tf0[w] = ^(a1^b1)&(a0|b0) | a1&^b1&a0 | b1&^a1&b0
-						tf1[w] = a1 | b1
-						tp[w] |= b.present[wlo+w]
-					}
-					continue
-				}
-				for _, e := range inRange(*x.terms[tok]) {
-					n, f := e>>2, e&3
-					old := uint32(0)
-					if hasBit(pl.tf[0], n) {
-						old |= 1
-					}
-					if hasBit(pl.tf[1], n) {
-						old |= 2
-					}
-					setBit(pl.tp, n)
-					if f > old {
-						if f&1 != 0 {
-							setBit(pl.tf[0], n)
-						} else {
-							pl.tf[0][n>>6] &^= 1 << (n & 63)
-						}
-						if f&2 != 0 {
-							setBit(pl.tf[1], n)
-						}
-					}
-				}
-			}
+			x.prefixWords(pl, t.text, wlo, whi)
 		}
 		for w := wlo; w < whi; w++ {
 			v := pl.tp[w] & pl.filt[w]
@@ -332,6 +302,101 @@ func (x *tenantIndex) scoreWords(p *plan, pl *planes, wlo, whi int) {
 			add(exact, w, pl.te[w]&v)
 			add(weight, w, pl.tf[0][w]&v)
 			add(weight[1:], w, pl.tf[1][w]&v)
+		}
+	}
+}
+
+// inRange cuts a posting list (sorted by document) to the documents of words [wlo, whi).
+func inRange(list []uint32, wlo, whi int) []uint32 {
+	a, _ := slices.BinarySearch(list, uint32(wlo*64)<<2)
+	b, _ := slices.BinarySearch(list, uint32(whi*64)<<2)
+	return list[a:b]
+}
+
+// termWords sets the term bitmaps of words [wlo, whi) (pl.tp, pl.te, pl.tf) to the word tok as a
+// whole token: copied from its bitmaps when it is in many cards, else set entry by entry.
+func (x *tenantIndex) termWords(pl *planes, tok string, wlo, whi int) {
+	tp, te, tf0, tf1 := pl.tp[wlo:whi], pl.te[wlo:whi], pl.tf[0][wlo:whi], pl.tf[1][wlo:whi]
+	clear(tp)
+	clear(te)
+	clear(tf0)
+	clear(tf1)
+	l := x.terms[tok]
+	if l == nil {
+		return
+	}
+	if b := x.denseBits(tok, *l); b != nil {
+		copy(tp, b.present[wlo:whi])
+		copy(te, b.present[wlo:whi])
+		copy(tf0, b.f0[wlo:whi])
+		copy(tf1, b.f1[wlo:whi])
+		return
+	}
+	for _, e := range inRange(*l, wlo, whi) {
+		n, f := e>>2, e&3
+		setBit(pl.tp, n)
+		setBit(pl.te, n)
+		if f&1 != 0 {
+			setBit(pl.tf[0], n)
+		}
+		if f&2 != 0 {
+			setBit(pl.tf[1], n)
+		}
+	}
+}
+
+// prefixWords adds to the term bitmaps of words [wlo, whi) the longer words that start with the
+// prefix: each document that holds one is present, with the best field of any.
+func (x *tenantIndex) prefixWords(pl *planes, prefix string, wlo, whi int) {
+	for _, tok := range x.vocab3[prefix[:minPrefix]] {
+		if tok == prefix || !strings.HasPrefix(tok, prefix) {
+			continue
+		}
+		l := *x.terms[tok]
+		if b := x.denseBits(tok, l); b != nil {
+			pl.widenBits(b, wlo, whi)
+		} else {
+			pl.widenEntries(inRange(l, wlo, whi))
+		}
+	}
+}
+
+// widenBits adds a word found in many cards to the term bitmaps of words [wlo, whi), from its
+// bitmaps. The best field so far and this word's are 2-bit numbers sliced into two planes: each
+// document keeps the larger (a document without the word counts as 0).
+func (pl *planes) widenBits(b *termBits, wlo, whi int) {
+	tp, tf0, tf1 := pl.tp[wlo:whi], pl.tf[0][wlo:whi], pl.tf[1][wlo:whi]
+	for w := range tp {
+		a1, a0 := tf1[w], tf0[w]
+		b1, b0 := b.f1[wlo+w], b.f0[wlo+w]
+		tf0[w] = ^(a1^b1)&(a0|b0) | a1&^b1&a0 | b1&^a1&b0
+		tf1[w] = a1 | b1
+		tp[w] |= b.present[wlo+w]
+	}
+}
+
+// widenEntries adds a word to the term bitmaps entry by entry, from its posting list cut to the
+// range: each document is present and keeps the better of its field so far and this word's.
+func (pl *planes) widenEntries(list []uint32) {
+	for _, e := range list {
+		n, f := e>>2, e&3
+		old := uint32(0)
+		if hasBit(pl.tf[0], n) {
+			old |= 1
+		}
+		if hasBit(pl.tf[1], n) {
+			old |= 2
+		}
+		setBit(pl.tp, n)
+		if f > old {
+			if f&1 != 0 {
+				setBit(pl.tf[0], n)
+			} else {
+				pl.tf[0][n>>6] &^= 1 << (n & 63)
+			}
+			if f&2 != 0 {
+				setBit(pl.tf[1], n)
+			}
 		}
 	}
 }

@@ -94,11 +94,10 @@ func (s *Service) Search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 	return res, err
 }
 
+// search is Search without the metrics: it admits the caller, compiles the query, finds the
+// page's matches and builds the answer from their cards.
 func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Result, error) {
-	if _, err := authz.Caller(ctx); err != nil {
-		return Result{}, err
-	}
-	ctx, err := s.Gate.Enter(ctx, string(tenant))
+	ctx, err := s.admit(ctx, tenant)
 	if err != nil {
 		return Result{}, err
 	}
@@ -106,34 +105,80 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 	if err != nil {
 		return Result{}, err
 	}
+	var l liveness.Lookup
+	readable, lookup, err := s.policy(ctx, tenant, &p, &l)
+	if err != nil {
+		return Result{}, err
+	}
+	m, err := s.matches(ctx, tenant, &p, readable, lookup)
+	if err != nil {
+		return Result{}, err
+	}
+	// The map stays in this frame: filled by pageCards, read by buildResult.
+	got := make(map[string]*rendered, len(m.page))
+	if err := s.pageCards(ctx, tenant, m.page, m.cached, got); err != nil {
+		return Result{}, err
+	}
+	return buildResult(&p, m, got, lookup), nil
+}
+
+// admit lets an authenticated caller into the tenant through the gate, and returns the context
+// that carries the tenant's policy version.
+func (s *Service) admit(ctx context.Context, tenant tenants.ID) (context.Context, error) {
+	if _, err := authz.Caller(ctx); err != nil {
+		return nil, err
+	}
+	return s.Gate.Enter(ctx, string(tenant))
+}
+
+// policy returns what the search must hold to: the caller's read filter (nil: every card), and
+// the tenant's liveness when the server keeps it, read into l (nil otherwise). A plan that
+// filters on liveness is invalid on a server that keeps none. l belongs to the caller so that
+// the lookup stays in the caller's frame.
+func (s *Service) policy(ctx context.Context, tenant tenants.ID, p *plan, l *liveness.Lookup) (func(string) bool, *liveness.Lookup, error) {
 	readable, err := s.Authz.ReadFilter(ctx, string(tenant))
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
-	var page []candidate
-	var cached []*rendered
-	var total int
-	var next *position
-	var lookup *liveness.Lookup
-	if s.Liveness != nil {
-		l, err := s.Liveness.Lookup(ctx, tenant)
-		if err != nil {
-			return Result{}, err
+	if s.Liveness == nil {
+		if p.online != 0 {
+			return nil, nil, fault.New(fault.Invalid, "online: this server keeps no liveness: invalid")
 		}
-		lookup = &l
-	} else if p.online != 0 {
-		return Result{}, fault.New(fault.Invalid, "online: this server keeps no liveness: invalid")
+		return readable, nil, nil
 	}
+	if *l, err = s.Liveness.Lookup(ctx, tenant); err != nil {
+		return nil, nil, err
+	}
+	return readable, l, nil
+}
+
+// matchPage is one page of matches: the page in answer order, the cards the index's cache holds
+// for it (by position, nil without an index), the count of every match and the next page's
+// position.
+type matchPage struct {
+	page   []candidate
+	cached []*rendered
+	total  int
+	next   *position
+}
+
+// matches finds the page of p's matches: from the index when there is one, else by reading and
+// filtering every card of the tenant.
+func (s *Service) matches(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool, lookup *liveness.Lookup) (matchPage, error) {
+	var m matchPage
+	var err error
 	if s.Index != nil {
-		page, cached, total, next, err = s.Index.search(ctx, tenant, &p, readable, s.Liveness)
+		m.page, m.cached, m.total, m.next, err = s.Index.search(ctx, tenant, p, readable, s.Liveness)
 	} else {
-		page, total, next, err = s.scan(ctx, tenant, &p, readable, lookup)
+		m.page, m.total, m.next, err = s.scan(ctx, tenant, p, readable, lookup)
 	}
-	if err != nil {
-		return Result{}, err
-	}
-	// Cards the cache does not hold in the indexed version come from the database.
-	got := make(map[string]*rendered, len(page))
+	return m, err
+}
+
+// pageCards puts into got the rendered cards of the page by agentId: those the index's cache
+// holds in the indexed version, the others from the database, or from the outage copy when the
+// database does not answer. A card removed since the page was found stays absent.
+func (s *Service) pageCards(ctx context.Context, tenant tenants.ID, page []candidate, cached []*rendered, got map[string]*rendered) error {
 	var missing []string
 	for i, c := range page {
 		if cached != nil && cached[i] != nil {
@@ -142,43 +187,55 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 			missing = append(missing, c.agentID)
 		}
 	}
+	if len(missing) == 0 {
+		return nil
+	}
 	var found []cards.Card
-	if len(missing) > 0 && !tenants.Stale(ctx) {
+	if !tenants.Stale(ctx) {
 		var err error
 		if found, err = s.Store.GetMany(ctx, tenant, missing); err != nil && !tenants.FoundDown(ctx, err) {
-			return Result{}, err
+			return err
 		}
 		// Else the database stopped answering since the gate let the request in: memory
 		// answers, as below.
 	}
-	if len(missing) > 0 && tenants.Stale(ctx) {
-		// The database did not answer the gate a moment ago: the outage copy has the cards, if
-		// the index keeps one that holds them all; else only the database has them.
-		var lacking []string
+	if tenants.Stale(ctx) {
+		return s.recallCards(got, tenant, missing)
+	}
+	for _, c := range found {
+		r, err := render(c)
+		if err != nil {
+			return err
+		}
+		got[c.AgentID] = r
 		if s.Index != nil {
-			var recalled map[string]*rendered
-			recalled, lacking = s.Index.recall(tenant, missing)
-			maps.Copy(got, recalled)
-		}
-		if s.Index == nil || len(lacking) > 0 {
-			return Result{}, errNotInMemory
-		}
-		missing = nil
-	}
-	if len(missing) > 0 {
-		for _, c := range found {
-			r, err := render(c)
-			if err != nil {
-				return Result{}, err
-			}
-			got[c.AgentID] = r
-			if s.Index != nil {
-				s.Index.remember(tenant, c, r)
-			}
+			s.Index.remember(tenant, c, r)
 		}
 	}
-	res := Result{Total: total, Items: make([]Hit, 0, len(page))}
-	for _, c := range page {
+	return nil
+}
+
+// recallCards adds the missing cards to got from the outage copy, for a request the database
+// did not answer a moment ago. The copy answers only if the index keeps one that holds them all;
+// else only the database has them.
+func (s *Service) recallCards(got map[string]*rendered, tenant tenants.ID, missing []string) error {
+	if s.Index == nil {
+		return errNotInMemory
+	}
+	recalled, lacking := s.Index.recall(tenant, missing)
+	maps.Copy(got, recalled)
+	if len(lacking) > 0 {
+		return errNotInMemory
+	}
+	return nil
+}
+
+// buildResult builds the answer: a hit per card of the page still in got, with its liveness, and
+// for a q search its score and matched capabilities, for a search by resource the resources
+// that matched.
+func buildResult(p *plan, m matchPage, got map[string]*rendered, lookup *liveness.Lookup) Result {
+	res := Result{Total: m.total, Items: make([]Hit, 0, len(m.page))}
+	for _, c := range m.page {
 		r, ok := got[c.agentID]
 		if !ok {
 			continue // removed since the index answered
@@ -198,10 +255,10 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 		}
 		res.Items = append(res.Items, h)
 	}
-	if next != nil {
-		res.NextCursor = encodePosition(*next)
+	if m.next != nil {
+		res.NextCursor = encodePosition(*m.next)
 	}
-	return res, nil
+	return res
 }
 
 // scan is search.index: none, the reference systems' approach: read every card of the tenant
