@@ -1,38 +1,20 @@
 package web_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/agentcards/agentcards/web/outbound"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 )
-
-// loopbackOnly refuses, without dialing, any request to a host that is not a loopback address,
-// so no test can reach the network whatever URL a card or signature names.
-type loopbackOnly struct{ inner outbound.Doer }
-
-func (l loopbackOnly) Do(r *http.Request) (*http.Response, error) {
-	a, err := netip.ParseAddr(r.URL.Hostname())
-	if err != nil || !a.IsLoopback() {
-		return nil, fmt.Errorf("test guard: %s is not a loopback address", r.URL.Host)
-	}
-	return l.inner.Do(r)
-}
 
 // allowLoopback lets the env's imports reach 127.0.0.0/8, as outbound.allow would.
 func (e *env) allowLoopback() {
-	e.a2a.Fetch = loopbackOnly{outbound.New(outbound.Config{
-		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Timeout: 5 * time.Second, FollowSameHostRedirects: true,
-	})}
+	e.a2a.Fetch = a2atest.LoopbackFetch()
 }
 
 // schemaDir holds the spec's schemas as the repository carries them.
@@ -57,17 +39,6 @@ func cardSchemas(t *testing.T) (v1, v03 *jsonschema.Schema) {
 		}
 	}
 	return c.MustCompile("a2a-v1.schema.json#/$defs/AgentCard"), c.MustCompile("a2a-v0.3.0.schema.json#/definitions/AgentCard")
-}
-
-func validateJSON(t *testing.T, s *jsonschema.Schema, body []byte) {
-	t.Helper()
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Validate(inst); err != nil {
-		t.Fatalf("schema: %v\n%s", err, body)
-	}
 }
 
 // requireV1 checks the 1.0 required fields the JSON Schema does not list.

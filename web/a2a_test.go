@@ -9,6 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
@@ -104,13 +105,13 @@ func TestA2AServedCardsValidateAndVerify(t *testing.T) {
 				t.Fatalf("%s: default card's signature: %v", id, err)
 			}
 			if has["0.3"] {
-				half10 := jsonOf(t, only10(t, r.body))
-				validateJSON(t, v1, half10)
+				half10 := jsonOf(t, a2atest.Only10(t, r.body))
+				a2atest.ValidateJSON(t, v1, half10)
 				requireV1(t, half10)
-				validateJSON(t, v03, jsonOf(t, only03(t, r.body)))
+				a2atest.ValidateJSON(t, v03, jsonOf(t, a2atest.Only03(t, r.body)))
 				hybridReads(t, id, r.body, want, declared)
 			} else {
-				validateJSON(t, v1, r.body)
+				a2atest.ValidateJSON(t, v1, r.body)
 				requireV1(t, r.body)
 				a2aGoReads(t, id, r.body, want)
 			}
@@ -120,7 +121,7 @@ func TestA2AServedCardsValidateAndVerify(t *testing.T) {
 				expect(t, r10, http.StatusBadRequest, "version_not_supported")
 			} else {
 				expect(t, r10, http.StatusOK)
-				validateJSON(t, v1, r10.body)
+				a2atest.ValidateJSON(t, v1, r10.body)
 				requireV1(t, r10.body)
 				if err := webtest.VerifyCard(jwks, r10.body); err != nil {
 					t.Fatalf("%s: 1.0 signature: %v", id, err)
@@ -134,7 +135,7 @@ func TestA2AServedCardsValidateAndVerify(t *testing.T) {
 				continue
 			}
 			expect(t, r03, http.StatusOK)
-			validateJSON(t, v03, r03.body)
+			a2atest.ValidateJSON(t, v03, r03.body)
 			if err := webtest.VerifyCard(jwks, r03.body); err != nil {
 				t.Fatalf("%s: 0.3 signature: %v", id, err)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentcards/agentcards/authz/policy"
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/search"
@@ -184,7 +185,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		NoIndex:        o.noIndex,
 		Delegation:     o.delegation,
 		// Imports reach nothing but loopback, and only where a test allows it (allowLoopback).
-		Fetch:        loopbackOnly{outbound.New(outbound.Config{Timeout: 5 * time.Second})},
+		Fetch:        a2atest.LoopbackOnly{Inner: outbound.New(outbound.Config{Timeout: 5 * time.Second})},
 		Now:          o.now,
 		Liveness:     app.LivenessOptions{TTL: o.livenessTTL, Now: o.livenessNow, Probe: o.probe},
 		Refresh:      app.RefreshOptions{Interval: o.refreshInterval, Now: o.refreshNow},

@@ -5,10 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"maps"
-	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,11 +17,11 @@ import (
 	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
-	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // samplesDir holds the A2A cards published by the spec and the SDKs, which the web tests read
@@ -63,24 +60,10 @@ func forEachDialect(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) { fn(t, newFixture(t, dialect)) })
 }
 
-// loopbackOnly refuses, without dialing, any request to a host that is not a loopback address,
-// so no test can reach the network whatever URL a card or signature names.
-type loopbackOnly struct{ inner outbound.Doer }
-
-func (l loopbackOnly) Do(r *http.Request) (*http.Response, error) {
-	a, err := netip.ParseAddr(r.URL.Hostname())
-	if err != nil || !a.IsLoopback() {
-		return nil, fmt.Errorf("test guard: %s is not a loopback address", r.URL.Host)
-	}
-	return l.inner.Do(r)
-}
-
 // allowLoopback lets the fixture's imports fetch from 127.0.0.0/8, as outbound.allow would,
 // through the guarded client the server uses.
 func (f *fixture) allowLoopback() {
-	f.a2a.Fetch = loopbackOnly{outbound.New(outbound.Config{
-		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Timeout: 5 * time.Second, FollowSameHostRedirects: true,
-	})}
+	f.a2a.Fetch = a2atest.LoopbackFetch()
 }
 
 // put writes a registry card as its REST PUT would, and fails the test if it is refused.
@@ -171,15 +154,6 @@ func jsonOf(t testing.TB, v any) []byte {
 	return b
 }
 
-func decodeCard(t testing.TB, body []byte) map[string]any {
-	t.Helper()
-	var c map[string]any
-	if err := json.Unmarshal(body, &c); err != nil || c == nil {
-		t.Fatalf("card %s: %v", body, err)
-	}
-	return c
-}
-
 // readSample is the sample file as it is published.
 func readSample(t testing.TB, file string) []byte {
 	t.Helper()
@@ -193,7 +167,7 @@ func readSample(t testing.TB, file string) []byte {
 // sampleV1 is the spec's 1.0 sample card.
 func sampleV1(t testing.TB) map[string]any {
 	t.Helper()
-	return decodeCard(t, readSample(t, "spec-v1.0-georoute-agent-card.json"))
+	return a2atest.DecodeCard(t, readSample(t, "spec-v1.0-georoute-agent-card.json"))
 }
 
 // signEd25519 signs card (a JSON object) as an A2A 1.0 signature with kid in its header, with

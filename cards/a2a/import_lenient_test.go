@@ -15,6 +15,7 @@ import (
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -70,7 +71,7 @@ func TestA2AImportIgnoresUnknownMembers(t *testing.T) {
 		want := sampleV1(t)
 		delete(want, "signatures")
 		want["capabilities"].(map[string]any)["extensions"] = []any{map[string]any{"uri": "https://x.example/ext", "params": map[string]any{"zzKeep": 1}}}
-		webtest.SameJSON(t, "1.0 card", decodeCard(t, f.mustRender("lenient", a2a.Version10)), want)
+		webtest.SameJSON(t, "1.0 card", a2atest.DecodeCard(t, f.mustRender("lenient", a2a.Version10)), want)
 	})
 }
 
@@ -152,10 +153,10 @@ func TestA2AImportHybridCard(t *testing.T) {
 
 			// The default card of an agent with a 0.3 interface is the hybrid: its 1.0 half.
 			got := f.mustRender(id, a2a.VersionDefault)
-			webtest.SameJSON(t, id+": served 1.0 card", only10(t, got), hybridSampleWant())
+			webtest.SameJSON(t, id+": served 1.0 card", a2atest.Only10(t, got), hybridSampleWant())
 			// Its 0.3 half gives a 0.3 client what the agent's own card gave it; the version is
 			// written 0.3.0, as 0.3 cards write it, where the SDK wrote 0.3.
-			served03, sample03 := only03(t, got), only03(t, raw)
+			served03, sample03 := a2atest.Only03(t, got), a2atest.Only03(t, raw)
 			if served03["protocolVersion"] != "0.3.0" {
 				t.Fatalf("%s: served 0.3 protocolVersion %v", id, served03["protocolVersion"])
 			}
@@ -220,12 +221,12 @@ func TestA2AImportHybridInterface(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, "sqlite")
-			card := decodeCard(t, readSample(t, hybridSample))
+			card := a2atest.DecodeCard(t, readSample(t, hybridSample))
 			card["supportedInterfaces"] = tc.listed
 			card = patched(card, tc.legacy)
 			f.mustImport(map[string]any{"agentId": "h", "card": card, "visibility": "public"})
 			// The default card lists every declared interface (the hybrid's 1.0 half).
-			webtest.SameJSON(t, "supportedInterfaces", only10(t, f.mustRender("h", a2a.VersionDefault))["supportedInterfaces"], tc.want)
+			webtest.SameJSON(t, "supportedInterfaces", a2atest.Only10(t, f.mustRender("h", a2a.VersionDefault))["supportedInterfaces"], tc.want)
 		})
 	}
 }
@@ -255,7 +256,7 @@ func TestA2AImportV03IgnoresUnknownMembers(t *testing.T) {
 		if c.AuthRequirements == nil || c.AuthRequirements.Type != cards.AuthBearer || strings.Contains(string(stored), unknownMarker) || strings.Contains(string(stored), "Basic") {
 			t.Fatalf("stored card: %s", stored)
 		}
-		served := only10(t, f.mustRender("v03", a2a.VersionDefault)) // the hybrid default's 1.0 half
+		served := a2atest.Only10(t, f.mustRender("v03", a2a.VersionDefault)) // the hybrid default's 1.0 half
 		webtest.SameJSON(t, "served 1.0 card", served, want)
 	})
 }
@@ -283,6 +284,6 @@ func TestA2AImportProtoFieldNames(t *testing.T) {
 		}
 		card["default_output_modes"] = []any{"application/x-repeat"} // beside defaultOutputModes
 		f.mustImport(map[string]any{"agentId": "proto", "card": card, "visibility": "public"})
-		webtest.SameJSON(t, "served card", decodeCard(t, f.mustRender("proto", a2a.VersionDefault)), want)
+		webtest.SameJSON(t, "served card", a2atest.DecodeCard(t, f.mustRender("proto", a2a.VersionDefault)), want)
 	})
 }

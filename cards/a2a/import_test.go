@@ -1,7 +1,6 @@
 package a2a_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -29,7 +29,7 @@ func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := decodeCard(t, raw)
+			want := a2atest.DecodeCard(t, raw)
 			format := a2a.Version10
 			if _, ok := want["supportedInterfaces"]; !ok {
 				format = a2a.Version03
@@ -44,8 +44,8 @@ func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
 			}
 
 			// A card with a 0.3 interface is served as the hybrid default: its 1.0 half is checked.
-			served := only10(t, f.mustRender(id, a2a.VersionDefault))
-			validateJSON(t, v1, jsonOf(t, served))
+			served := a2atest.Only10(t, f.mustRender(id, a2a.VersionDefault))
+			a2atest.ValidateJSON(t, v1, jsonOf(t, served))
 			// The original's signatures are not served: the service signs what it serves.
 			delete(want, "signatures")
 			webtest.SameJSON(t, filepath.Base(file), served, want)
@@ -99,15 +99,4 @@ func schemaV1(t *testing.T) *jsonschema.Schema {
 		t.Fatal(err)
 	}
 	return c.MustCompile(name + "#/$defs/AgentCard")
-}
-
-func validateJSON(t *testing.T, s *jsonschema.Schema, body []byte) {
-	t.Helper()
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Validate(inst); err != nil {
-		t.Fatalf("schema: %v\n%s", err, body)
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -173,7 +174,7 @@ func TestA2AImportV03Members(t *testing.T) {
 			webtest.SameJSON(t, "capabilities", c.Capabilities, capabilities)
 
 			// The default card of a 0.3 agent is the hybrid: its 1.0 half is the conversion.
-			served := only10(t, f.mustRender("v03", a2a.VersionDefault))
+			served := a2atest.Only10(t, f.mustRender("v03", a2a.VersionDefault))
 			webtest.SameJSON(t, "served 1.0 card", served, patched(v10OfBase(), tc.want))
 		})
 	}

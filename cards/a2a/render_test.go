@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -200,11 +201,11 @@ func TestA2ARendersRESTCards(t *testing.T) {
 				if want10 == nil {
 					want10 = patched(v10, tc.want10)
 				}
-				webtest.SameJSON(t, "1.0 half of the hybrid", only10(t, got), patched(want10, map[string]any{"supportedInterfaces": all}))
+				webtest.SameJSON(t, "1.0 half of the hybrid", a2atest.Only10(t, got), patched(want10, map[string]any{"supportedInterfaces": all}))
 				if len(want03["additionalInterfaces"].([]any)) < 2 {
 					want03 = patched(want03, map[string]any{"additionalInterfaces": nil})
 				}
-				webtest.SameJSON(t, "0.3 half of the hybrid", only03(t, got), want03)
+				webtest.SameJSON(t, "0.3 half of the hybrid", a2atest.Only03(t, got), want03)
 			}
 		})
 	}

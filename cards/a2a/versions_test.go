@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -49,18 +50,18 @@ func TestA2ARenderVersionForms(t *testing.T) {
 		}
 
 		// A card with both: each explicit form lists only its own interface.
-		c03 := decodeCard(t, f.mustRender("both", a2a.Version03))
+		c03 := a2atest.DecodeCard(t, f.mustRender("both", a2a.Version03))
 		webtest.SameJSON(t, "0.3 interfaces", map[string]any{"url": c03["url"], "preferredTransport": c03["preferredTransport"], "additionalInterfaces": c03["additionalInterfaces"]},
 			map[string]any{"url": "https://agents.example.com/v03", "preferredTransport": "JSONRPC",
 				"additionalInterfaces": []any{map[string]any{"url": "https://agents.example.com/v03", "transport": "JSONRPC"}}})
-		webtest.SameJSON(t, "1.0 interfaces", decodeCard(t, f.mustRender("both", a2a.Version10))["supportedInterfaces"], []any{i10})
+		webtest.SameJSON(t, "1.0 interfaces", a2atest.DecodeCard(t, f.mustRender("both", a2a.Version10))["supportedInterfaces"], []any{i10})
 		// ... and the default card lists both, with the 0.3 members of the 0.3 one.
-		cd := decodeCard(t, f.mustRender("both", a2a.VersionDefault))
+		cd := a2atest.DecodeCard(t, f.mustRender("both", a2a.VersionDefault))
 		webtest.SameJSON(t, "default interfaces", map[string]any{"supportedInterfaces": cd["supportedInterfaces"], "url": cd["url"], "protocolVersion": cd["protocolVersion"]},
 			map[string]any{"supportedInterfaces": []any{i10, i03}, "url": "https://agents.example.com/v03", "protocolVersion": "0.3.0"})
 		// A card without a 0.3 interface has the pure 1.0 card as its default.
-		plain := decodeCard(t, f.mustRender("only10", a2a.VersionDefault))
-		for _, k := range members03 {
+		plain := a2atest.DecodeCard(t, f.mustRender("only10", a2a.VersionDefault))
+		for _, k := range a2atest.Members03 {
 			if _, ok := plain[k]; ok {
 				t.Errorf("the default card of a 1.0-only agent has the 0.3 member %s", k)
 			}
@@ -88,7 +89,7 @@ func TestA2AHybridDefaultCard(t *testing.T) {
 				"skillSecurityRequirements": map[string]any{"echo": []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{"list": []any{"echo"}}}}}},
 			}}
 		f.put("echo", card)
-		webtest.SameJSON(t, "hybrid card", decodeCard(t, f.mustRender("echo", a2a.VersionDefault)), map[string]any{
+		webtest.SameJSON(t, "hybrid card", a2atest.DecodeCard(t, f.mustRender("echo", a2a.VersionDefault)), map[string]any{
 			// 1.0
 			"name": "Echo", "description": "Echoes text.", "version": "1.2.3",
 			"supportedInterfaces": card["a2a"].(map[string]any)["interfaces"],

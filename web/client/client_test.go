@@ -92,7 +92,7 @@ func TestRequestsOnTheWire(t *testing.T) {
 					w.WriteHeader(http.StatusNoContent)
 					return
 				}
-				reply(w, http.StatusOK, c.answer)
+				webtest.Reply(w, http.StatusOK, c.answer)
 			})
 			tok := aliceToken(t)
 			cl, err := client.New(s.srv.URL, client.WithToken(tok), client.WithUserAgent("test-agent/1"))
@@ -133,7 +133,7 @@ func TestRequestsOnTheWire(t *testing.T) {
 // given with WithTenant, else the token's tenant claim; with neither it is refused unsent. An
 // input that names one goes there.
 func TestTenantOfRequests(t *testing.T) {
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { reply(w, http.StatusOK, `{}`) })
+	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
 	ctx := context.Background()
 	target := func(c *client.Client, in api.CardRef) string {
 		t.Helper()
@@ -174,7 +174,7 @@ func TestTenantOfRequests(t *testing.T) {
 // is sent: a required field left empty, a value outside a field's enum (alone or in a list), an
 // input of another request's type, a request the Go client does not make.
 func TestRefusedUnsent(t *testing.T) {
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { reply(w, http.StatusOK, `{}`) })
+	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
 	c := newClient(t, s)
 	ctx := context.Background()
 	for _, r := range []struct {
@@ -223,7 +223,7 @@ func TestNew(t *testing.T) {
 			t.Errorf("New(%q) accepted", base)
 		}
 	}
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { reply(w, http.StatusOK, `{}`) })
+	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
 	c, err := client.New(s.srv.URL+"/", client.WithToken(aliceToken(t)))
 	if err != nil {
 		t.Fatal(err)

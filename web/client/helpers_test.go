@@ -49,16 +49,6 @@ func (s *script) requests() []exchange {
 	return append([]exchange(nil), s.got...)
 }
 
-// reply answers status with body (JSON unless it says otherwise) and the header pairs given.
-func reply(w http.ResponseWriter, status int, body string, header ...string) {
-	w.Header().Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(header); i += 2 {
-		w.Header().Set(header[i], header[i+1])
-	}
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, body)
-}
-
 // aliceToken is a token of alice in tenant acme, as the service mints them.
 func aliceToken(t *testing.T) string {
 	return webtest.Mint(t, webtest.Tokens(t), "alice", "acme", false)

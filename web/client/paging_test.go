@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/client"
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 // pagedSearch answers a search of five cards two to a page, by the cursor asked; failAt, when
@@ -24,10 +25,10 @@ func pagedSearch(t *testing.T, failAt string) *script {
 	return newScript(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		cursor := r.URL.Query().Get("cursor")
 		if cursor == failAt && failAt != "" {
-			reply(w, http.StatusBadRequest, `{"error": {"code": "invalid", "message": "cursor: not a cursor of this list"}}`)
+			webtest.Reply(w, http.StatusBadRequest, `{"error": {"code": "invalid", "message": "cursor: not a cursor of this list"}}`)
 			return
 		}
-		reply(w, http.StatusOK, pages[cursor])
+		webtest.Reply(w, http.StatusOK, pages[cursor])
 	})
 }
 
@@ -89,10 +90,10 @@ func TestPaging(t *testing.T) {
 	// The audit trail pages the same way, with its own query.
 	trail := newScript(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		if r.URL.Query().Get("cursor") == "" {
-			reply(w, http.StatusOK, `{"items": [{"seq": 9, "action": "cards.update"}], "nextCursor": "s9"}`)
+			webtest.Reply(w, http.StatusOK, `{"items": [{"seq": 9, "action": "cards.update"}], "nextCursor": "s9"}`)
 			return
 		}
-		reply(w, http.StatusOK, `{"items": [{"seq": 4, "action": "cards.update"}]}`)
+		webtest.Reply(w, http.StatusOK, `{"items": [{"seq": 4, "action": "cards.update"}]}`)
 	})
 	var seqs []int64
 	for e, err := range newClient(t, trail).Audit.ListAll(ctx, api.AuditList{Action: "cards.update", Limit: 1}) {
@@ -156,10 +157,10 @@ func TestInProcess(t *testing.T) {
 func TestWatchStale(t *testing.T) {
 	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 		if n == 1 {
-			reply(w, http.StatusOK, `{}`, "X-Agentcards-Stale", "database unreachable since 10:00:00Z")
+			webtest.Reply(w, http.StatusOK, `{}`, "X-Agentcards-Stale", "database unreachable since 10:00:00Z")
 			return
 		}
-		reply(w, http.StatusOK, `{}`)
+		webtest.Reply(w, http.StatusOK, `{}`)
 	})
 	c := newClient(t, s)
 	ctx, stale := client.WatchStale(context.Background())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/client"
+	"github.com/agentcards/agentcards/web/webtest"
 )
 
 // retryCalls are a request of each kind the retry rule tells apart.
@@ -57,10 +58,10 @@ func TestRetryWhichRequests(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 				if n == 0 {
-					reply(w, http.StatusServiceUnavailable, `{"error": {"code": "unavailable", "message": "busy"}}`)
+					webtest.Reply(w, http.StatusServiceUnavailable, `{"error": {"code": "unavailable", "message": "busy"}}`)
 					return
 				}
-				reply(w, http.StatusOK, `{}`)
+				webtest.Reply(w, http.StatusOK, `{}`)
 			})
 			err := c.call(context.Background(), newClient(t, s, client.WithRetry(3)))
 			got := s.requests()
@@ -79,7 +80,7 @@ func TestRetryWhichRequests(t *testing.T) {
 				}
 			}
 			once := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
-				reply(w, http.StatusServiceUnavailable, `{"error": {"code": "unavailable", "message": "busy"}}`)
+				webtest.Reply(w, http.StatusServiceUnavailable, `{"error": {"code": "unavailable", "message": "busy"}}`)
 			})
 			if err := c.call(context.Background(), newClient(t, once)); err == nil || len(once.requests()) != 1 {
 				t.Errorf("without WithRetry: %d requests, %v; want one, failed", len(once.requests()), err)
@@ -94,10 +95,10 @@ func TestRetryWhichStatuses(t *testing.T) {
 	for status, retried := range map[int]bool{429: true, 502: true, 503: true, 504: true, 500: false, 400: false, 404: false, 409: false, 412: false} {
 		s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 			if n == 0 {
-				reply(w, status, `{"error": {"code": "some_code", "message": "first"}}`)
+				webtest.Reply(w, status, `{"error": {"code": "some_code", "message": "first"}}`)
 				return
 			}
-			reply(w, http.StatusOK, `{}`)
+			webtest.Reply(w, http.StatusOK, `{}`)
 		})
 		_, err := newClient(t, s, client.WithRetry(1)).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"})
 		if n := len(s.requests()); retried && (n != 2 || err != nil) || !retried && (n != 1 || err == nil) {
@@ -105,7 +106,7 @@ func TestRetryWhichStatuses(t *testing.T) {
 		}
 	}
 	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
-		reply(w, http.StatusBadGateway, `{"error": {"code": "unavailable", "message": "try `+string(rune('0'+n))+`"}}`)
+		webtest.Reply(w, http.StatusBadGateway, `{"error": {"code": "unavailable", "message": "try `+string(rune('0'+n))+`"}}`)
 	})
 	_, err := newClient(t, s, client.WithRetry(2)).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"})
 	var ce *client.Error
@@ -119,10 +120,10 @@ func TestRetryWhichStatuses(t *testing.T) {
 func TestRetryAfterAndDrops(t *testing.T) {
 	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 		if n == 0 {
-			reply(w, http.StatusTooManyRequests, `{"error": {"code": "rate_limited", "message": "slow down"}}`, "Retry-After", "1")
+			webtest.Reply(w, http.StatusTooManyRequests, `{"error": {"code": "rate_limited", "message": "slow down"}}`, "Retry-After", "1")
 			return
 		}
-		reply(w, http.StatusOK, `{}`)
+		webtest.Reply(w, http.StatusOK, `{}`)
 	})
 	if _, err := newClient(t, s, client.WithRetry(1)).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"}); err != nil {
 		t.Fatal(err)
@@ -139,7 +140,7 @@ func TestRetryAfterAndDrops(t *testing.T) {
 			}
 			return
 		}
-		reply(w, http.StatusOK, `{}`)
+		webtest.Reply(w, http.StatusOK, `{}`)
 	}
 	get := newScript(t, drop)
 	if _, err := newClient(t, get, client.WithRetry(1)).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"}); err != nil || len(get.requests()) != 2 {
@@ -157,7 +158,7 @@ func TestRetryAfterAndDrops(t *testing.T) {
 // ends, answering both the last failure and the context's error.
 func TestRetryStopsWithTheContext(t *testing.T) {
 	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
-		reply(w, http.StatusServiceUnavailable, `{"error": {"code": "unavailable", "message": "down"}}`, "Retry-After", "3600")
+		webtest.Reply(w, http.StatusServiceUnavailable, `{"error": {"code": "unavailable", "message": "down"}}`, "Retry-After", "3600")
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -18,7 +18,7 @@ import (
 // structuredContent and as the same JSON in text.
 func TestToolCallForwards(t *testing.T) {
 	door := &restDoor{answer: func(w http.ResponseWriter, r *http.Request, _ int) {
-		reply(w, http.StatusOK, `{"agentId": "rev", "name": "Reviewer", "protocols": ["http"], "capabilities": [], "resources": [],
+		webtest.Reply(w, http.StatusOK, `{"agentId": "rev", "name": "Reviewer", "protocols": ["http"], "capabilities": [], "resources": [],
 			"tags": [], "visibility": "tenant", "id": "c-1", "revision": 3, "createdAt": "2026-05-04T10:00:00Z", "updatedAt": "2026-05-04T11:00:00Z"}`)
 	}}
 	s, tok := session(t, door, beforeTheDay)
@@ -50,7 +50,7 @@ func TestToolCallForwards(t *testing.T) {
 // is unavailable.
 func TestToolErrors(t *testing.T) {
 	door := &restDoor{answer: func(w http.ResponseWriter, _ *http.Request, _ int) {
-		reply(w, http.StatusNotFound, `{"error": {"code": "not_found", "message": "card \"nope\" not found", "requestId": "req-9"}}`)
+		webtest.Reply(w, http.StatusNotFound, `{"error": {"code": "not_found", "message": "card \"nope\" not found", "requestId": "req-9"}}`)
 	}}
 	s, _ := session(t, door, beforeTheDay)
 	toolError(t, call(t, s, "cards_get", `{"agentId": "nope"}`),
@@ -97,10 +97,10 @@ func TestToolErrors(t *testing.T) {
 func TestStaleAnswer(t *testing.T) {
 	door := &restDoor{answer: func(w http.ResponseWriter, _ *http.Request, n int) {
 		if n == 0 {
-			reply(w, http.StatusOK, `{"state": "online"}`, "X-Agentcards-Stale", "database unreachable since 10:00:00Z")
+			webtest.Reply(w, http.StatusOK, `{"state": "online"}`, "X-Agentcards-Stale", "database unreachable since 10:00:00Z")
 			return
 		}
-		reply(w, http.StatusOK, `{"state": "online"}`)
+		webtest.Reply(w, http.StatusOK, `{"state": "online"}`)
 	}}
 	s, _ := session(t, door, beforeTheDay)
 	res := call(t, s, "cards_heartbeat", `{"agentId": "rev"}`)

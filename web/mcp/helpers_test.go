@@ -56,16 +56,6 @@ func (d *restDoor) requests() []sent {
 	return append([]sent(nil), d.got...)
 }
 
-// reply answers status with a JSON body and the header pairs given.
-func reply(w http.ResponseWriter, status int, body string, header ...string) {
-	w.Header().Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(header); i += 2 {
-		w.Header().Set(header[i], header[i+1])
-	}
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, body)
-}
-
 // session serves the tool set over the go-sdk's in-memory transports, each call made with the Go
 // client, with alice's token (tenant acme), over real HTTP to door; now is the old names' clock.
 func session(t *testing.T, door http.Handler, now time.Time) (*sdk.ClientSession, string) {

@@ -35,10 +35,10 @@ func (h header) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestHTTPHandler(t *testing.T) {
 	door := &restDoor{answer: func(w http.ResponseWriter, r *http.Request, _ int) {
 		if r.Header.Get("Authorization") == "" {
-			reply(w, http.StatusUnauthorized, `{"error": {"code": "unauthorized", "message": "authentication required"}}`)
+			webtest.Reply(w, http.StatusUnauthorized, `{"error": {"code": "unauthorized", "message": "authentication required"}}`)
 			return
 		}
-		reply(w, http.StatusOK, `{"state": "online"}`)
+		webtest.Reply(w, http.StatusOK, `{"state": "online"}`)
 	}}
 	h, err := mcp.HTTPHandler(door, mcp.Options{})
 	if err != nil {

@@ -26,26 +26,26 @@ func oldDoor() *restDoor {
 	return &restDoor{answer: func(w http.ResponseWriter, r *http.Request, _ int) {
 		switch r.Method + " " + r.URL.Path {
 		case "POST /v1/tenants/acme/cards", "GET /v1/tenants/acme/cards/finance-agent":
-			reply(w, http.StatusOK, financeCard)
+			webtest.Reply(w, http.StatusOK, financeCard)
 		case "GET /v1/tenants/acme/cards/quiet":
-			reply(w, http.StatusOK, `{"agentId": "quiet", "name": "Quiet", "capabilities": []}`)
+			webtest.Reply(w, http.StatusOK, `{"agentId": "quiet", "name": "Quiet", "capabilities": []}`)
 		case "DELETE /v1/tenants/acme/cards/finance-agent":
 			w.WriteHeader(http.StatusNoContent)
 		case "POST /v1/tenants/acme/delegations":
-			reply(w, http.StatusOK, `{"id": "d-1", "caller": "alice", "agentId": "finance-agent", "capability": "expense_approval",
+			webtest.Reply(w, http.StatusOK, `{"id": "d-1", "caller": "alice", "agentId": "finance-agent", "capability": "expense_approval",
 				"mode": "sync", "transport": "http", "depth": 0, "status": "completed", "result": "approved", "latencyMs": 12,
 				"createdAt": "2026-05-04T10:00:00Z", "updatedAt": "2026-05-04T10:00:01Z"}`)
 		case "GET /v1/tenants/acme/cards":
 			switch r.URL.Query().Get("cursor") {
 			case "":
-				reply(w, http.StatusOK, `{"total": 3, "nextCursor": "p2", "items": [
+				webtest.Reply(w, http.StatusOK, `{"total": 3, "nextCursor": "p2", "items": [
 					{"card": `+financeCard+`, "score": 1.5, "matchedCapabilities": ["budget"]},
 					{"card": {"agentId": "ledger", "name": "Ledger", "capabilities": [{"name": "budget"}]}}]}`)
 			default:
-				reply(w, http.StatusOK, `{"total": 3, "items": [{"card": {"agentId": "payroll", "name": "Payroll", "capabilities": []}}]}`)
+				webtest.Reply(w, http.StatusOK, `{"total": 3, "items": [{"card": {"agentId": "payroll", "name": "Payroll", "capabilities": []}}]}`)
 			}
 		default:
-			reply(w, http.StatusNotFound, `{"error": {"code": "not_found", "message": "no such route"}}`)
+			webtest.Reply(w, http.StatusNotFound, `{"error": {"code": "not_found", "message": "no such route"}}`)
 		}
 	}}
 }

@@ -23,7 +23,7 @@ const searchPage = `{"total": 9, "nextCursor": "next-1", "items": [
 // pick one and call it: no empty member, the status only of a card that is not active); fields
 // chooses other members, card for the whole card; the view is the door's, never sent on.
 func TestSearchCompact(t *testing.T) {
-	door := &restDoor{answer: func(w http.ResponseWriter, _ *http.Request, _ int) { reply(w, http.StatusOK, searchPage) }}
+	door := &restDoor{answer: func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, searchPage) }}
 	s, _ := session(t, door, beforeTheDay)
 	webtest.JSONEqual(t, "the default view", structured(t, call(t, s, "cards_search", `{"q": "review", "limit": 2}`)), []byte(`{
 		"total": 9, "nextCursor": "next-1", "items": [

@@ -132,3 +132,14 @@ func (c Client) CreateTenant(t testing.TB, adminToken, id string, admins ...stri
 	r := c.Do(t, http.MethodPost, "/v1/tenants", adminToken, map[string]any{"id": id, "name": "Tenant " + id, "admins": admins})
 	Expect(t, r, http.StatusCreated)
 }
+
+// Reply answers status with body (JSON unless the header pairs given say otherwise), for the
+// scripted servers of tests.
+func Reply(w http.ResponseWriter, status int, body string, header ...string) {
+	w.Header().Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		w.Header().Set(header[i], header[i+1])
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
