@@ -6,10 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== 1. the in-memory index alone, 10k and 100k cards (p50/p99 per query)"
-go test -run '^$' -bench 'BenchmarkIndexSearch' -benchtime 2000x ./cards/search/ | grep '^Benchmark'
+go test -run '^$' -bench 'BenchmarkIndexSearch' -benchtime 2000x ./cards/search/index/ | grep '^Benchmark'
 
 echo "== 4. building the index of 100k cards: from decoded cards (and its heap), and from SQLite as a first search does"
-go test -run '^$' -bench 'BenchmarkIndexBuild$' -benchtime 1x ./cards/search/ | grep '^Benchmark'
+go test -run '^$' -bench 'BenchmarkIndexBuild$' -benchtime 1x ./cards/search/index/ | grep '^Benchmark'
 go test -run '^$' -bench 'BenchmarkIndexBuildFromStore' -benchtime 1x -timeout 30m ./cards/search/ | grep '^Benchmark'
 
 echo "== 2. search.index memory vs none, 10k cards in SQLite, through the service"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search/index"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -50,9 +51,9 @@ func (k kept) size(agentID string) int {
 	return keptOverhead + len(agentID) + len(k.cardID) + len(k.doc)
 }
 
-// is reports whether k is the version d of the index.
-func (k kept) is(d *idoc) bool {
-	return k.cardID == d.cardID && k.revision == d.revision && k.updated/1000 == d.updated
+// is reports whether k is the version h the index holds.
+func (k kept) is(h index.Held) bool {
+	return k.cardID == h.CardID && k.revision == h.Revision && k.updated/1000 == h.Updated
 }
 
 func (k kept) stored(agentID string) cards.Stored {
@@ -83,12 +84,12 @@ func (rc *renderCache) keep(agentID string, k kept) bool {
 	return true
 }
 
-// copyOf returns the outage copy's card of the agent if it is the version d the index holds.
-func (rc *renderCache) copyOf(agentID string, d *idoc) (cards.Stored, bool) {
+// copyOf returns the outage copy's card of the agent if it is the version h the index holds.
+func (rc *renderCache) copyOf(agentID string, h index.Held) (cards.Stored, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	k, ok := rc.copy[agentID]
-	if !ok || !k.is(d) || rc.distrusted[agentID] != 0 {
+	if !ok || !k.is(h) || rc.distrusted[agentID] != 0 {
 		return cards.Stored{}, false
 	}
 	return k.stored(agentID), true
@@ -165,20 +166,20 @@ func (ix *Index) fillCopy(tenant tenants.ID, e *indexEntry) {
 			wait = 0
 		}
 		full := false
-		e.x.mu.RLock()
+		e.x.RLock()
 		for _, s := range page {
-			n, ok := e.x.byID[s.AgentID]
+			h, ok := e.x.Held(s.AgentID)
 			if !ok {
 				continue
 			}
 			k := keptOf(s)
-			if k.is(&e.x.docs[n]) && !e.cache.keep(s.AgentID, k) {
+			if k.is(h) && !e.cache.keep(s.AgentID, k) {
 				full = true
 				break
 			}
 		}
-		live := e.x.live
-		e.x.mu.RUnlock()
+		live := e.x.Live()
+		e.x.RUnlock()
 		if full {
 			n, b := e.cache.copySize()
 			ix.Copy.log(slog.LevelInfo, "the outage copy of a search index is full: reads of the other cards need the database (search.outageCopyBytes)",
@@ -211,19 +212,19 @@ func (ix *Index) recall(tenant tenants.ID, agents []string) (got map[string]*ren
 		return got, agents
 	}
 	stored := make([]cards.Stored, 0, len(agents))
-	e.x.mu.RLock()
+	e.x.RLock()
 	for _, id := range agents {
-		n, ok := e.x.byID[id]
+		h, ok := e.x.Held(id)
 		if !ok {
 			continue
 		}
-		if s, ok := e.cache.copyOf(id, &e.x.docs[n]); ok {
+		if s, ok := e.cache.copyOf(id, h); ok {
 			stored = append(stored, s)
 		} else {
 			lacking = append(lacking, id)
 		}
 	}
-	e.x.mu.RUnlock()
+	e.x.RUnlock()
 	for _, s := range stored {
 		c, err := s.Card()
 		if err != nil {

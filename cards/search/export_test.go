@@ -60,10 +60,10 @@ func (ix *Index) CopyOlder(tenant tenants.ID, agentID string) {
 	if e == nil {
 		return
 	}
-	e.x.mu.RLock()
-	d := e.x.docs[e.x.byID[agentID]]
-	e.x.mu.RUnlock()
-	s, ok := e.cache.copyOf(agentID, &d)
+	e.x.RLock()
+	h, _ := e.x.Held(agentID)
+	e.x.RUnlock()
+	s, ok := e.cache.copyOf(agentID, h)
 	if !ok {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search/index"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -205,7 +206,7 @@ func (e *indexEntry) installWrote(batch []*wroteReq) {
 	var agents []string
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
-	e.x.mu.RLock()
+	e.x.RLock()
 	for _, w := range batch {
 		for i, c := range w.written {
 			if p, ok := put[c.AgentID]; ok {
@@ -219,10 +220,10 @@ func (e *indexEntry) installWrote(batch []*wroteReq) {
 				}
 				continue
 			}
-			n, held := e.x.byID[c.AgentID]
+			h, held := e.x.Held(c.AgentID)
 			switch {
-			case held && e.x.docs[n].cardID == c.ID:
-				if e.x.docs[n].revision < c.Revision {
+			case held && h.CardID == c.ID:
+				if h.Revision < c.Revision {
 					put[c.AgentID], ready[c.AgentID] = c, w.ready[i]
 					agents = append(agents, c.AgentID)
 				}
@@ -236,11 +237,11 @@ func (e *indexEntry) installWrote(batch []*wroteReq) {
 			}
 		}
 	}
-	e.x.mu.RUnlock()
+	e.x.RUnlock()
 	if len(agents) == 0 {
 		return
 	}
-	analyzed := make(map[string]doc, len(agents))
+	analyzed := make(map[string]index.Doc, len(agents))
 	copied := make(map[string]kept, len(agents))
 	for _, id := range agents {
 		r := ready[id]
@@ -255,7 +256,7 @@ func (e *indexEntry) installWrote(batch []*wroteReq) {
 // readyCard is a written card as an install puts it in the index: its analysis and, when the
 // index keeps an outage copy and the card encodes, its copy (keep).
 type readyCard struct {
-	doc  doc
+	doc  index.Doc
 	kept kept
 	keep bool
 }
@@ -264,7 +265,7 @@ type readyCard struct {
 func (e *indexEntry) ready(written []cards.Card) []readyCard {
 	out := make([]readyCard, len(written))
 	for i, c := range written {
-		out[i].doc = analyze(c)
+		out[i].doc = index.Analyze(c)
 		if e.cache.copyLimit > 0 {
 			out[i].kept, out[i].keep = keepCard(c)
 		}
@@ -435,14 +436,14 @@ func (ix *Index) applyChanges(ctx context.Context, tenant tenants.ID, e *indexEn
 		}
 	}
 	var agents []string
-	e.x.mu.RLock()
+	e.x.RLock()
 	for _, c := range fresh {
 		if c.Op == OpPurge {
 			if c.Seq <= e.snapshot {
 				// The tenant was deleted and created again before this index's snapshot.
 				continue
 			}
-			e.x.mu.RUnlock()
+			e.x.RUnlock()
 			e.syncMu.Unlock()
 			ix.dropEntry(tenant, e)
 			return nil
@@ -451,12 +452,12 @@ func (ix *Index) applyChanges(ctx context.Context, tenant tenants.ID, e *indexEn
 		// card re-read by an earlier sync) needs no re-read. A delete always does: a new card's
 		// entries cannot be numbered before the delete that made way for it committed (and an
 		// agent id deleted before migration 12 starts its revisions again at 1).
-		if n, ok := e.x.byID[c.AgentID]; ok && c.Op != OpDelete && c.Revision <= e.x.docs[n].revision {
+		if h, ok := e.x.Held(c.AgentID); ok && c.Op != OpDelete && c.Revision <= h.Revision {
 			continue
 		}
 		agents = append(agents, c.AgentID)
 	}
-	e.x.mu.RUnlock()
+	e.x.RUnlock()
 	e.syncMu.Unlock()
 	if len(fresh) == 0 {
 		return nil
@@ -498,10 +499,10 @@ func (ix *Index) read(ctx context.Context, tenant tenants.ID, agents []string) (
 // own cards, not read back; see renderCache.installed). The caller holds e.syncMu.
 func (e *indexEntry) install(agents []string, current map[string]cards.Card, read uint64) {
 	// Analysed before the index's lock is taken: searches wait only for the postings to change.
-	analyzed := make(map[string]doc, len(current))
+	analyzed := make(map[string]index.Doc, len(current))
 	for _, id := range agents {
 		if c, ok := current[id]; ok {
-			analyzed[id] = analyze(c)
+			analyzed[id] = index.Analyze(c)
 		}
 	}
 	e.installAnalyzed(agents, current, read, analyzed, e.encodeKept(current))
@@ -509,17 +510,8 @@ func (e *indexEntry) install(agents []string, current map[string]cards.Card, rea
 
 // installAnalyzed is install with the cards of current analysed (analyzed) and encoded for the
 // outage copy (copied: those it keeps).
-func (e *indexEntry) installAnalyzed(agents []string, current map[string]cards.Card, read uint64, analyzed map[string]doc, copied map[string]kept) {
-	done := e.x.lock()
-	for _, id := range agents {
-		if c, ok := current[id]; ok {
-			e.x.remove(id)
-			e.x.add(c, analyzed[id])
-		} else {
-			e.x.remove(id)
-		}
-	}
-	e.x.unlock(done)
+func (e *indexEntry) installAnalyzed(agents []string, current map[string]cards.Card, read uint64, analyzed map[string]index.Doc, copied map[string]kept) {
+	e.x.Install(agents, current, analyzed)
 	e.cache.installed(agents, read)
 	for id, k := range copied {
 		e.cache.keep(id, k)
@@ -707,13 +699,13 @@ func (ix *Index) unheldNotices(tenant tenants.ID, notices []Notice) bool {
 	if e == nil {
 		return false
 	}
-	e.x.mu.RLock()
-	defer e.x.mu.RUnlock()
+	e.x.RLock()
+	defer e.x.RUnlock()
 	for _, c := range notices {
 		if c.Op == "" {
 			continue // not an entry: read from the feed
 		}
-		if n, ok := e.x.byID[c.AgentID]; !ok || c.Op == OpDelete || c.Revision > e.x.docs[n].revision {
+		if h, ok := e.x.Held(c.AgentID); !ok || c.Op == OpDelete || c.Revision > h.Revision {
 			return true
 		}
 	}
@@ -735,4 +727,10 @@ func (ix *Index) syncFollowed(ctx context.Context, tenant tenants.ID, onError fu
 	if err := ix.sync(ctx, tenant, false); err != nil && ctx.Err() == nil && onError != nil {
 		onError(tenant, err)
 	}
+}
+
+// sortedSet sorts s and drops its repeated values.
+func sortedSet(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
 }

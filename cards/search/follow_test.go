@@ -6,11 +6,13 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/cardstest"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -356,10 +358,10 @@ func syncModel(t *testing.T, m modelRun, seeds uint64) {
 		installed := map[string]uint64{}
 		forward := func() {
 			for _, a := range f.agents {
-				n, ok := e.x.byID[a]
+				v, ok := e.x.Held(a)
 				held := "gone"
 				if ok {
-					held = fmt.Sprintf("%s@%d", e.x.docs[n].cardID, e.x.docs[n].revision)
+					held = fmt.Sprintf("%s@%d", v.CardID, v.Revision)
 				}
 				if r, read := f.absentReads[a]; read && !ok && e.applied[a] != installed[a] {
 					pos[a] = max(pos[a], r)
@@ -449,8 +451,8 @@ func syncModel(t *testing.T, m modelRun, seeds uint64) {
 		}
 		forward()
 		got := map[string]string{}
-		for a, n := range e.x.byID {
-			got[a] = fmt.Sprintf("%s@%d", e.x.docs[n].cardID, e.x.docs[n].revision)
+		for a, h := range e.x.All() {
+			got[a] = fmt.Sprintf("%s@%d", h.CardID, h.Revision)
 		}
 		want := map[string]string{}
 		for a, c := range f.cards {
@@ -547,20 +549,20 @@ func TestWroteConcurrently(t *testing.T) {
 	}
 	started := time.Now().Add(time.Second) // every write began after the build
 	holds := func(id string) (string, int64) {
-		e.x.mu.RLock()
-		defer e.x.mu.RUnlock()
-		if n, ok := e.x.byID[id]; ok {
-			return e.x.docs[n].cardID, e.x.docs[n].revision
+		e.x.RLock()
+		defer e.x.RUnlock()
+		if h, ok := e.x.Held(id); ok {
+			return h.CardID, h.Revision
 		}
 		return "", 0
 	}
 	var common sync.Mutex // the store's card of the agent every writer writes
 	commonRev := int64(0)
 	write := func(w, i int) {
-		own := stored(cards.Card{AgentID: fmt.Sprintf("w%02d", w), Name: "Own", ID: fmt.Sprintf("id-w%02d", w), Revision: int64(i + 1)})
+		own := cardstest.Stored(cards.Card{AgentID: fmt.Sprintf("w%02d", w), Name: "Own", ID: fmt.Sprintf("id-w%02d", w), Revision: int64(i + 1)})
 		common.Lock()
 		commonRev++
-		shared := stored(cards.Card{AgentID: "common", Name: "Common", ID: "id-common", Revision: commonRev})
+		shared := cardstest.Stored(cards.Card{AgentID: "common", Name: "Common", ID: "id-common", Revision: commonRev})
 		store.mu.Lock()
 		store.cards[own.AgentID], store.cards["common"] = own, shared
 		store.mu.Unlock()
@@ -630,9 +632,9 @@ func TestWroteConcurrently(t *testing.T) {
 	// read back from the store (which has a later revision of it by then), not installed over the
 	// old one by its revision. A write of another agent leads and waits for the lock while the
 	// two queue behind it, in order; then it applies them together, as its next batch.
-	old := stored(cards.Card{AgentID: "re", Name: "Old", ID: "id-old", Revision: 7})
-	anew := stored(cards.Card{AgentID: "re", Name: "New", ID: "id-new", Revision: 8})
-	later := stored(cards.Card{AgentID: "re", Name: "Later", ID: "id-new", Revision: 9})
+	old := cardstest.Stored(cards.Card{AgentID: "re", Name: "Old", ID: "id-old", Revision: 7})
+	anew := cardstest.Stored(cards.Card{AgentID: "re", Name: "New", ID: "id-new", Revision: 8})
+	later := cardstest.Stored(cards.Card{AgentID: "re", Name: "Later", ID: "id-new", Revision: 9})
 	store.mu.Lock()
 	store.cards["re"] = later
 	store.mu.Unlock()
@@ -667,26 +669,18 @@ func TestWroteConcurrently(t *testing.T) {
 	// A batch with two revisions of one card: the later is installed with its own analysis and
 	// outage copy, which its writer made before it queued, not with the earlier's.
 	e.cache.copyLimit = 1 << 20
-	first := stored(cards.Card{AgentID: "two", Name: "Alpha", ID: "id-two", Revision: 1})
-	second := stored(cards.Card{AgentID: "two", Name: "Bravo", ID: "id-two", Revision: 2})
+	first := cardstest.Stored(cards.Card{AgentID: "two", Name: "Alpha", ID: "id-two", Revision: 1})
+	second := cardstest.Stored(cards.Card{AgentID: "two", Name: "Bravo", ID: "id-two", Revision: 2})
 	first.UpdatedAt, second.UpdatedAt = time.Unix(1000, 0), time.Unix(2000, 0) // a version the copy can tell
 	behindLeader(1, first, second)
 	if id, rev := holds("two"); id != "id-two" || rev != 2 {
 		t.Fatalf("two: the index holds %s@%d, want id-two@2", id, rev)
 	}
-	// posted tells whether the token's list holds the agent's current document.
-	posted := func(tok, agent string) bool {
-		e.x.mu.RLock()
-		defer e.x.mu.RUnlock()
-		n := e.x.byID[agent]
-		if l := e.x.terms[tok]; l != nil {
-			for _, v := range *l {
-				if v>>2 == n {
-					return true
-				}
-			}
-		}
-		return false
+	// posted tells whether the word's list holds the agent's current document.
+	posted := func(word, agent string) bool {
+		e.x.RLock()
+		defer e.x.RUnlock()
+		return strings.Contains(e.x.Contents()[agent], "w:"+word+":")
 	}
 	if !posted("bravo", "two") || posted("alpha", "two") {
 		t.Fatalf("two@2 is listed under bravo: %v, under alpha: %v; want its own name's token only", posted("bravo", "two"), posted("alpha", "two"))

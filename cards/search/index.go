@@ -11,6 +11,7 @@ import (
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/liveness"
+	"github.com/agentcards/agentcards/cards/search/index"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -90,9 +91,9 @@ func (ix *Index) Sizes() []TenantSize {
 	entries := ix.builtEntries()
 	out := make([]TenantSize, 0, len(entries))
 	for t, e := range entries {
-		e.x.mu.RLock()
-		size := TenantSize{Tenant: t, Cards: e.x.live, Bytes: e.x.approxBytes()}
-		e.x.mu.RUnlock()
+		e.x.RLock()
+		size := TenantSize{Tenant: t, Cards: e.x.Live(), Bytes: e.x.ApproxBytes()}
+		e.x.RUnlock()
 		n, b := e.cache.size()
 		size.CachedCards, size.CachedBytes = n, int64(b)
 		n, b = e.cache.copySize()
@@ -133,7 +134,7 @@ func (e *indexEntry) now() time.Time {
 type indexEntry struct {
 	built  chan struct{}
 	err    error
-	x      *tenantIndex
+	x      *index.Tenant
 	cache  renderCache
 	online onlineCache
 
@@ -269,15 +270,15 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 		return err
 	}
 	if unchanged {
-		e.savedGen.Store(x.gen)
+		e.savedGen.Store(x.Gen())
 	}
 	if x == nil {
 		ids, err := ix.store.IDs(ctx, tenant)
 		if err != nil {
 			return err
 		}
-		x = newTenantIndexFor(len(ids))
-		if err := loadInBatches(cards.WithBatchRead(ctx), ix.store, tenant, ids, x.load); err != nil {
+		x = index.NewFor(len(ids))
+		if err := loadInBatches(cards.WithBatchRead(ctx), ix.store, tenant, ids, x.Load); err != nil {
 			return err
 		}
 	}
@@ -322,7 +323,7 @@ func (ix *Index) dropEntry(tenant tenants.ID, e *indexEntry) {
 
 // search runs a compiled query on the tenant's index. For each card of the page it also returns
 // the cached rendering of the indexed version, when there is one (nil otherwise).
-func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool, tr *liveness.Tracker) ([]candidate, []*rendered, int, *position, error) {
+func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *index.Plan, readable func(string) bool, tr *liveness.Tracker) ([]index.Candidate, []*rendered, int, *index.Position, error) {
 	e, err := ix.entry(ctx, tenant)
 	if err != nil {
 		return nil, nil, 0, nil, err
@@ -349,16 +350,16 @@ func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readabl
 		case <-ctx.Done():
 			return nil, nil, 0, nil, ctx.Err()
 		}
-		if e.x.mu.TryRLock() {
+		if e.x.TryRLock() {
 			break
 		}
-		if e.x.longReads.Load() == 0 {
-			e.x.mu.RLock()
+		if !e.x.LongRead() {
+			e.x.RLock()
 			break
 		}
 		<-ix.searching
 		ix.yielded.Add(1)
-		if err := e.x.waitWrite(ctx); err != nil {
+		if err := e.x.WaitWrite(ctx); err != nil {
 			return nil, nil, 0, nil, err
 		}
 	}
@@ -366,21 +367,21 @@ func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *plan, readabl
 		most = ix.mostInside.Load()
 	}
 	defer func() {
-		e.x.mu.RUnlock()
+		e.x.RUnlock()
 		ix.inside.Add(-1)
 		<-ix.searching
 	}()
-	var online *onlineSet
-	if p.online != 0 {
+	var online *index.Online
+	if p.AsksOnline() {
 		if online, err = e.onlineSet(ctx, tenant, tr); err != nil {
 			return nil, nil, 0, nil, err
 		}
 	}
-	page, total, next := e.x.search(p, readable, online)
+	page, total, next := e.x.Search(p, readable, online)
 	cached := make([]*rendered, len(page))
 	for i, c := range page {
-		d := &e.x.docs[e.x.byID[c.agentID]]
-		cached[i] = e.cache.get(c.agentID, d.cardID, d.revision)
+		h, _ := e.x.Held(c.AgentID())
+		cached[i] = e.cache.get(c.AgentID(), h.CardID, h.Revision)
 	}
 	return page, cached, total, next, nil
 }
@@ -394,16 +395,15 @@ func (ix *Index) Remembered(tenant tenants.ID, agentID string) (cards.Card, bool
 	if e == nil {
 		return cards.Card{}, false
 	}
-	e.x.mu.RLock()
-	n, ok := e.x.byID[agentID]
+	e.x.RLock()
+	h, ok := e.x.Held(agentID)
 	if !ok {
-		e.x.mu.RUnlock()
+		e.x.RUnlock()
 		return cards.Card{}, false
 	}
-	d := &e.x.docs[n]
-	r := e.cache.get(agentID, d.cardID, d.revision)
-	s, copied := e.cache.copyOf(agentID, d)
-	e.x.mu.RUnlock()
+	r := e.cache.get(agentID, h.CardID, h.Revision)
+	s, copied := e.cache.copyOf(agentID, h)
+	e.x.RUnlock()
 	switch {
 	case r != nil:
 		return r.card, true
@@ -421,10 +421,10 @@ func (ix *Index) Keep(tenant tenants.ID, c cards.Card) {
 	if e == nil || e.cache.get(c.AgentID, c.ID, c.Revision) != nil {
 		return
 	}
-	e.x.mu.RLock()
-	n, ok := e.x.byID[c.AgentID]
-	held := ok && e.x.docs[n].cardID == c.ID && e.x.docs[n].revision == c.Revision
-	e.x.mu.RUnlock()
+	e.x.RLock()
+	h, ok := e.x.Held(c.AgentID)
+	held := ok && h.CardID == c.ID && h.Revision == c.Revision
+	e.x.RUnlock()
 	if !held {
 		return // the index holds another version: nothing to encode
 	}
@@ -443,10 +443,9 @@ func (ix *Index) remember(tenant tenants.ID, c cards.Card, r *rendered) {
 	if e == nil {
 		return
 	}
-	e.x.mu.RLock()
-	defer e.x.mu.RUnlock()
-	n, ok := e.x.byID[c.AgentID]
-	if ok && e.x.docs[n].cardID == c.ID && e.x.docs[n].revision == c.Revision {
+	e.x.RLock()
+	defer e.x.RUnlock()
+	if h, ok := e.x.Held(c.AgentID); ok && h.CardID == c.ID && h.Revision == c.Revision {
 		e.cache.put(c.AgentID, r)
 	}
 }

@@ -120,20 +120,8 @@ func (ix *Index) publicAfter(ctx context.Context, tenant tenants.ID, after strin
 	if err != nil {
 		return nil, false, err
 	}
-	x := e.x
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	start, _ := slices.BinarySearchFunc(x.order, after, x.cmpAgent)
-	var ids []string
-	for _, n := range x.order[start:] {
-		d := &x.docs[n]
-		if !d.public || d.agentID == after {
-			continue
-		}
-		if len(ids) == limit {
-			return ids, true, nil
-		}
-		ids = append(ids, d.agentID)
-	}
-	return ids, false, nil
+	e.x.RLock()
+	defer e.x.RUnlock()
+	ids, more := e.x.PublicAfter(after, limit)
+	return ids, more, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/cardstest"
 )
 
 // TestPublicPages pages through a tenant's public cards with and without an index, against
@@ -19,7 +20,7 @@ func TestPublicPages(t *testing.T) {
 		"d": cards.VisibilityTenant, "e": cards.VisibilityPublic, "f": cards.VisibilityPrivate,
 		"g": cards.VisibilityTenant,
 	} {
-		store.cards[id] = stored(cards.Card{AgentID: id, Name: "Agent " + id, Visibility: vis, ID: "id-" + id, Revision: 1})
+		store.cards[id] = cardstest.Stored(cards.Card{AgentID: id, Name: "Agent " + id, Visibility: vis, ID: "id-" + id, Revision: 1})
 	}
 	cases := []struct {
 		after string

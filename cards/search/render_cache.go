@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search/index"
 )
 
 // rendered is a card as the API returns it, encoded once.
@@ -18,15 +19,7 @@ type rendered struct {
 
 // capabilityTerms tokenizes the card's capabilities once, for matchedCapabilities.
 func (r *rendered) capabilityTerms() []map[string]uint8 {
-	r.termsOnce.Do(func() {
-		r.capTerms = make([]map[string]uint8, len(r.card.Capabilities))
-		for i, cp := range r.card.Capabilities {
-			terms := map[string]uint8{}
-			tokenize(cp.Name, func(tok string, _ bool) { terms[tok] = 1 })
-			tokenize(cp.Description, func(tok string, _ bool) { terms[tok] = 1 })
-			r.capTerms[i] = terms
-		}
-	})
+	r.termsOnce.Do(func() { r.capTerms = index.CapabilityTerms(r.card) })
 	return r.capTerms
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/cardstest"
 )
 
 // TestRenderCacheForgetsWrittenCards: the encoded cards a search cached go when their cards are
@@ -17,7 +18,7 @@ func TestRenderCacheForgetsWrittenCards(t *testing.T) {
 	ctx := context.Background()
 	store := &feedModel{cards: map[string]cards.Card{}}
 	for _, id := range []string{"a", "b", "c"} {
-		store.cards[id] = stored(cards.Card{AgentID: id, Name: "Agent " + id, ID: "id-" + id, Revision: 1})
+		store.cards[id] = cardstest.Stored(cards.Card{AgentID: id, Name: "Agent " + id, ID: "id-" + id, Revision: 1})
 	}
 	ix := NewIndex(store, store)
 	s := &Service{Store: store, Gate: admitAll{}, Authz: hiding(nil), Index: ix}
@@ -37,7 +38,7 @@ func TestRenderCacheForgetsWrittenCards(t *testing.T) {
 	}
 	store.mu.Lock()
 	delete(store.cards, "b")
-	store.cards["a"] = stored(cards.Card{AgentID: "a", Name: "Agent a, again", ID: "id-a", Revision: 2})
+	store.cards["a"] = cardstest.Stored(cards.Card{AgentID: "a", Name: "Agent a, again", ID: "id-a", Revision: 2})
 	store.mu.Unlock()
 	if err := ix.Written(ctx, "t", "a", "b"); err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestRenderCacheForgetsWrittenCards(t *testing.T) {
 func TestIndexRemembersCardsRead(t *testing.T) {
 	store := &feedModel{cards: map[string]cards.Card{}}
 	a1 := cards.Card{AgentID: "a", Name: "Agent a", ID: "id-a", Revision: 1}
-	store.cards["a"] = stored(a1)
+	store.cards["a"] = cardstest.Stored(a1)
 	ix := NewIndex(store, store)
 	ix.Keep("t", a1)
 	if _, ok := ix.Remembered("t", "a"); ok {
@@ -79,7 +80,7 @@ func TestIndexRemembersCardsRead(t *testing.T) {
 		t.Fatalf("the card read: %+v, %v", c, ok)
 	}
 	store.mu.Lock()
-	store.cards["a"] = stored(cards.Card{AgentID: "a", Name: "Agent a, again", ID: "id-a", Revision: 2})
+	store.cards["a"] = cardstest.Stored(cards.Card{AgentID: "a", Name: "Agent a, again", ID: "id-a", Revision: 2})
 	store.mu.Unlock()
 	if err := ix.Written(context.Background(), "t", "a"); err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ func TestIndexRemembersCardsRead(t *testing.T) {
 // TestIndexCloseEndsBuilds: once the index is closed (the server stopping), a build ends at once
 // with the cancellation instead of reading the tenant's cards.
 func TestIndexCloseEndsBuilds(t *testing.T) {
-	store := &feedModel{cards: map[string]cards.Card{"a": stored(cards.Card{AgentID: "a", Name: "Agent a", ID: "id-a", Revision: 1})}}
+	store := &feedModel{cards: map[string]cards.Card{"a": cardstest.Stored(cards.Card{AgentID: "a", Name: "Agent a", ID: "id-a", Revision: 1})}}
 	ix := NewIndex(store, store)
 	ix.Close()
 	if _, err := ix.entry(context.Background(), "t"); !errors.Is(err, fault.Unavailable) {
@@ -153,7 +154,7 @@ func TestDeletedAgentsForgotten(t *testing.T) {
 	churn := func(from, to int) {
 		for i := from; i < to; i++ {
 			id := fmt.Sprintf("agt-%05d", i)
-			c := stored(cards.Card{AgentID: id, Name: "Churned " + id, ID: "id-" + id, Revision: 1})
+			c := cardstest.Stored(cards.Card{AgentID: id, Name: "Churned " + id, ID: "id-" + id, Revision: 1})
 			store.mu.Lock()
 			store.cards[id] = c
 			store.mu.Unlock()
@@ -181,16 +182,16 @@ func TestDeletedAgentsForgotten(t *testing.T) {
 		t.Fatalf("after 2,010 ids deleted, the last 10 within the bound: %d remembered, %d removals listed", remembered, removals)
 	}
 	held := func(id string) bool {
-		e.x.mu.RLock()
-		defer e.x.mu.RUnlock()
-		_, ok := e.x.byID[id]
+		e.x.RLock()
+		defer e.x.RUnlock()
+		_, ok := e.x.Held(id)
 		return ok
 	}
 	// Creates that began before the deletions and commit only now, of an agent whose deletion
 	// is remembered and of one whose deletion was forgotten: neither is taken as written (the
 	// store, read again, has no such card).
 	for _, id := range []string{"agt-02005", "agt-00005"} {
-		late := stored(cards.Card{AgentID: id, Name: "Late", ID: "id-late", Revision: 1})
+		late := cardstest.Stored(cards.Card{AgentID: id, Name: "Late", ID: "id-late", Revision: 1})
 		if err := ix.Wrote(ctx, "t", beforeDeletions.Add(-time.Second), late); err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +200,7 @@ func TestDeletedAgentsForgotten(t *testing.T) {
 		}
 	}
 	// A create that began after them is installed.
-	c := stored(cards.Card{AgentID: "agt-00005", Name: "Anew", ID: "id-anew", Revision: 1})
+	c := cardstest.Stored(cards.Card{AgentID: "agt-00005", Name: "Anew", ID: "id-anew", Revision: 1})
 	store.mu.Lock()
 	store.cards[c.AgentID] = c
 	store.mu.Unlock()

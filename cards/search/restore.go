@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search/index"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -64,12 +65,12 @@ func (s *Snapshots) warn(msg string, args ...any) {
 }
 
 // read reads the tenant's snapshot back; fs.ErrNotExist when there is none.
-func (s *Snapshots) read(tenant tenants.ID) (*tenantIndex, error) {
+func (s *Snapshots) read(tenant tenants.ID) (*index.Tenant, error) {
 	b, err := os.ReadFile(s.path(tenant))
 	if err != nil {
 		return nil, err
 	}
-	return decodeSnapshot(b, string(tenant), analyzerStamp())
+	return index.Decode(b, string(tenant))
 }
 
 // write replaces the tenant's snapshot with b: written to a temporary file of Dir, synced, and
@@ -204,7 +205,7 @@ func (s *Snapshots) Clean() {
 // gone are removed. It returns nil when there is no snapshot that can be used (none, unreadable,
 // or so far behind that a build costs less), and whether the index restored is the snapshot as
 // written, unchanged.
-func (ix *Index) restore(ctx context.Context, tenant tenants.ID) (*tenantIndex, bool, error) {
+func (ix *Index) restore(ctx context.Context, tenant tenants.ID) (*index.Tenant, bool, error) {
 	s := ix.Snapshots
 	if s == nil {
 		return nil, false, nil
@@ -224,8 +225,8 @@ func (ix *Index) restore(ctx context.Context, tenant tenants.ID) (*tenantIndex, 
 		return nil, false, err
 	}
 	versionsTook := time.Since(start) - readTook
-	gone, again := x.differences(vs)
-	if changed := len(gone) + len(again); changed > max(len(vs), x.live)/2 {
+	gone, again := x.Differences(vs)
+	if changed := len(gone) + len(again); changed > max(len(vs), x.Live())/2 {
 		s.info("search index snapshot not used: most cards changed since; the index is built from the cards", "tenant", tenant, "changed", changed)
 		return nil, false, nil // reading them all in order costs less
 	}
@@ -237,56 +238,14 @@ func (ix *Index) restore(ctx context.Context, tenant tenants.ID) (*tenantIndex, 
 		logged()
 		return x, true, nil
 	}
-	// The order is put right once at the end: kept up card by card, each change in the middle
-	// of 100k documents would move half of them.
-	x.unordered = true
-	for _, id := range gone {
-		x.remove(id)
+	read := func(load func([]cards.Card)) error {
+		return loadInBatches(cards.WithBatchRead(ctx), ix.store, tenant, again, load)
 	}
-	for _, id := range again {
-		x.remove(id)
-	}
-	if err := loadInBatches(cards.WithBatchRead(ctx), ix.store, tenant, again, x.load); err != nil {
+	if err := x.Renew(gone, again, read); err != nil {
 		return nil, false, err
 	}
-	x.reorder()
 	logged()
 	return x, false, nil
-}
-
-// differences compares the index with the versions of the cards the database holds (vs, in
-// agent id order): the agents whose card is gone from it, and those whose card is new or of
-// another version. The caller holds mu, or x is not shared yet.
-func (x *tenantIndex) differences(vs []cards.Version) (gone, again []string) {
-	i := 0
-	for _, v := range vs {
-		for i < len(x.order) && x.docs[x.order[i]].agentID < v.AgentID {
-			gone = append(gone, x.docs[x.order[i]].agentID)
-			i++
-		}
-		if i < len(x.order) && x.docs[x.order[i]].agentID == v.AgentID {
-			d := &x.docs[x.order[i]]
-			i++
-			if d.cardID == v.ID && d.revision == v.Revision && d.updated == v.UpdatedAt.UnixMicro() {
-				continue
-			}
-		}
-		again = append(again, v.AgentID)
-	}
-	for ; i < len(x.order); i++ {
-		gone = append(gone, x.docs[x.order[i]].agentID)
-	}
-	return gone, again
-}
-
-// reorder lists the live documents in agent id order again, after changes made unordered.
-func (x *tenantIndex) reorder() {
-	x.order = x.order[:0]
-	for _, n := range x.byID {
-		x.order = append(x.order, n)
-	}
-	slices.SortFunc(x.order, func(a, b uint32) int { return strings.Compare(x.docs[a].agentID, x.docs[b].agentID) })
-	x.unordered = false
 }
 
 // saveSnapshot writes the tenant's index out if it holds enough cards and changed since it
@@ -320,22 +279,22 @@ func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64) err
 	if e.dropped.Load() {
 		return nil
 	}
-	e.x.rlockLong()
-	gen, live := e.x.gen, e.x.live
+	e.x.RLockLong()
+	gen, live := e.x.Gen(), e.x.Live()
 	// Each card written moves gen on twice (removed, added again).
 	changed := float64(gen-e.savedGen.Load()) / 2
 	if changed == 0 || changed < share*float64(live) {
-		e.x.runlockLong()
+		e.x.RUnlockLong()
 		return nil
 	}
 	if live < s.minCards() {
-		e.x.runlockLong()
+		e.x.RUnlockLong()
 		s.remove(tenant) // a snapshot of when it held more would only cost its next build
 		e.savedGen.Store(gen)
 		return nil
 	}
-	b := encodeSnapshot(e.x, string(tenant), analyzerStamp(), false)
-	e.x.runlockLong()
+	b := e.x.Encode(string(tenant))
+	e.x.RUnlockLong()
 	if err := s.write(tenant, b); err != nil {
 		return fmt.Errorf("write the search index snapshot of %s: %w", tenant, err)
 	}

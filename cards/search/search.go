@@ -1,26 +1,31 @@
 // Package search answers searches over a tenant's cards and lists its public ones: from an
-// in-memory index per tenant, kept current from the change feed that card stores append to, or,
-// without one, by reading the tenant's cards. Both give the same answers.
+// in-memory index per tenant (package index holds one tenant's index and its ranking), built here
+// from the store, kept current from the change feed that card stores append to, written out as
+// snapshots and holding an outage copy; or, without one, by reading the tenant's cards. Both give
+// the same answers.
 package search
 
 import (
 	"context"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/liveness"
+	"github.com/agentcards/agentcards/cards/search/index"
 	"github.com/agentcards/agentcards/tenants"
 )
 
 // Paging bounds of a search.
 const (
-	DefaultLimit = 20
-	MaxLimit     = 100
+	DefaultLimit = index.DefaultLimit
+	MaxLimit     = index.MaxLimit
 )
+
+// Query is a search over one tenant's cards (see index.Query).
+type Query = index.Query
 
 // Authorizer says which of the tenant's cards the caller in ctx may read. A search cannot be
 // served by an Authorizer that cannot say it, so it has no way to fail open.
@@ -55,28 +60,6 @@ type Service struct {
 	Activity interface{ Searched(tenant tenants.ID) }
 }
 
-// Shape names what a query asks for, for metrics: the filters given, in a fixed order, joined
-// by "+" ("q+capability"), or "list" for none. Values never appear in it.
-func (q Query) Shape() string {
-	var parts []string
-	for _, f := range []struct {
-		name string
-		on   bool
-	}{
-		{"q", q.Q != ""}, {"protocol", len(q.Protocols) > 0}, {"capability", len(q.Capabilities) > 0},
-		{"tag", len(q.Tags) > 0}, {"name", q.Name != ""}, {"resource", len(q.Resources) > 0},
-		{"status", len(q.Status) > 0}, {"verified", q.Verified != nil}, {"online", q.Online != nil},
-	} {
-		if f.on {
-			parts = append(parts, f.name)
-		}
-	}
-	if len(parts) == 0 {
-		return "list"
-	}
-	return strings.Join(parts, "+")
-}
-
 // Search answers a query over the tenant's cards with only the cards the caller may read. With
 // an Index it runs in memory; without one it reads every card of the tenant and filters them,
 // which gives the same answers, slower.
@@ -101,7 +84,7 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	p, err := q.compile()
+	p, err := q.Compile()
 	if err != nil {
 		return Result{}, err
 	}
@@ -135,13 +118,13 @@ func (s *Service) admit(ctx context.Context, tenant tenants.ID) (context.Context
 // the tenant's liveness when the server keeps it, read into l (nil otherwise). A plan that
 // filters on liveness is invalid on a server that keeps none. l belongs to the caller so that
 // the lookup stays in the caller's frame.
-func (s *Service) policy(ctx context.Context, tenant tenants.ID, p *plan, l *liveness.Lookup) (func(string) bool, *liveness.Lookup, error) {
+func (s *Service) policy(ctx context.Context, tenant tenants.ID, p *index.Plan, l *liveness.Lookup) (func(string) bool, *liveness.Lookup, error) {
 	readable, err := s.Authz.ReadFilter(ctx, string(tenant))
 	if err != nil {
 		return nil, nil, err
 	}
 	if s.Liveness == nil {
-		if p.online != 0 {
+		if p.AsksOnline() {
 			return nil, nil, fault.New(fault.Invalid, "online: this server keeps no liveness: invalid")
 		}
 		return readable, nil, nil
@@ -156,15 +139,15 @@ func (s *Service) policy(ctx context.Context, tenant tenants.ID, p *plan, l *liv
 // for it (by position, nil without an index), the count of every match and the next page's
 // position.
 type matchPage struct {
-	page   []candidate
+	page   []index.Candidate
 	cached []*rendered
 	total  int
-	next   *position
+	next   *index.Position
 }
 
 // matches finds the page of p's matches: from the index when there is one, else by reading and
 // filtering every card of the tenant.
-func (s *Service) matches(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool, lookup *liveness.Lookup) (matchPage, error) {
+func (s *Service) matches(ctx context.Context, tenant tenants.ID, p *index.Plan, readable func(string) bool, lookup *liveness.Lookup) (matchPage, error) {
 	var m matchPage
 	var err error
 	if s.Index != nil {
@@ -178,13 +161,13 @@ func (s *Service) matches(ctx context.Context, tenant tenants.ID, p *plan, reada
 // pageCards puts into got the rendered cards of the page by agentId: those the index's cache
 // holds in the indexed version, the others from the database, or from the outage copy when the
 // database does not answer. A card removed since the page was found stays absent.
-func (s *Service) pageCards(ctx context.Context, tenant tenants.ID, page []candidate, cached []*rendered, got map[string]*rendered) error {
+func (s *Service) pageCards(ctx context.Context, tenant tenants.ID, page []index.Candidate, cached []*rendered, got map[string]*rendered) error {
 	var missing []string
 	for i, c := range page {
 		if cached != nil && cached[i] != nil {
-			got[c.agentID] = cached[i]
+			got[c.AgentID()] = cached[i]
 		} else {
-			missing = append(missing, c.agentID)
+			missing = append(missing, c.AgentID())
 		}
 	}
 	if len(missing) == 0 {
@@ -233,10 +216,10 @@ func (s *Service) recallCards(got map[string]*rendered, tenant tenants.ID, missi
 // buildResult builds the answer: a hit per card of the page still in got, with its liveness, and
 // for a q search its score and matched capabilities, for a search by resource the resources
 // that matched.
-func buildResult(p *plan, m matchPage, got map[string]*rendered, lookup *liveness.Lookup) Result {
+func buildResult(p *index.Plan, m matchPage, got map[string]*rendered, lookup *liveness.Lookup) Result {
 	res := Result{Total: m.total, Items: make([]Hit, 0, len(m.page))}
 	for _, c := range m.page {
-		r, ok := got[c.agentID]
+		r, ok := got[c.AgentID()]
 		if !ok {
 			continue // removed since the index answered
 		}
@@ -245,40 +228,36 @@ func buildResult(p *plan, m matchPage, got map[string]*rendered, lookup *livenes
 			l := lookup.Of(r.card.AgentID, r.card.ID)
 			h.Card.Liveness = &l
 		}
-		if len(p.terms) > 0 {
-			score := float64(c.matched) / float64(len(p.terms))
+		if score, ok := p.Score(c); ok {
 			h.Score = &score
-			h.MatchedCapabilities = p.matchedCapabilities(r)
+			h.MatchedCapabilities = p.MatchedCapabilities(r.card, r.capabilityTerms())
 		}
-		if len(p.resources) > 0 {
-			h.MatchedResources = p.matchedResources(r.card)
+		if p.FiltersResources() {
+			h.MatchedResources = p.MatchedResources(r.card)
 		}
 		res.Items = append(res.Items, h)
 	}
 	if m.next != nil {
-		res.NextCursor = encodePosition(*m.next)
+		res.NextCursor = m.next.Cursor()
 	}
 	return res
 }
 
 // scan is search.index: none, the reference systems' approach: read every card of the tenant
 // from the database and filter them in the application.
-func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable func(string) bool, lookup *liveness.Lookup) ([]candidate, int, *position, error) {
+func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *index.Plan, readable func(string) bool, lookup *liveness.Lookup) ([]index.Candidate, int, *index.Position, error) {
 	ids, err := s.Store.IDs(ctx, tenant)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	var all []candidate
+	var all []index.Candidate
 	err = getInBatches(ctx, s.Store, tenant, ids, func(batch []cards.Card) {
 		for _, c := range batch {
 			if readable != nil && !readable(c.AgentID) {
 				continue
 			}
-			d := analyze(c)
-			if p.online != 0 {
-				d.online = lookup.Of(c.AgentID, c.ID).State == cards.Online
-			}
-			if m, ok := p.evaluate(d); ok {
+			online := p.AsksOnline() && lookup.Of(c.AgentID, c.ID).State == cards.Online
+			if m, ok := p.Match(c, online); ok {
 				all = append(all, m)
 			}
 		}
@@ -286,7 +265,7 @@ func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *plan, readable
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	page, next := p.page(all)
+	page, next := p.Page(all)
 	return page, len(all), next, nil
 }
 

@@ -2,161 +2,29 @@ package search
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"maps"
 	"math/rand/v2"
 	"os"
-	"reflect"
-	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/cardstest"
+	"github.com/agentcards/agentcards/cards/search/index"
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// sameIndex fails unless b holds exactly what a holds: documents, order, bitmaps, counts, every
-// posting list, and the words by prefix (as sets: their order within a prefix means nothing).
-func sameIndex(t *testing.T, a, b *tenantIndex) {
+// checkedContents checks x's invariants and returns its contents by agentId.
+func checkedContents(t *testing.T, x *index.Tenant) map[string]string {
 	t.Helper()
-	if !reflect.DeepEqual(a.docs, b.docs) {
-		t.Fatalf("documents differ")
+	if err := x.Check(); err != nil {
+		t.Fatal(err)
 	}
-	if !slices.Equal(a.order, b.order) || !slices.Equal(a.alive, b.alive) || a.live != b.live || a.disabled != b.disabled || !maps.Equal(a.byID, b.byID) {
-		t.Fatalf("order, bitmap or counts differ: live %d/%d disabled %d/%d", a.live, b.live, a.disabled, b.disabled)
-	}
-	for i, pair := range [][2]map[string][]uint32{{a.protocols, b.protocols}, {a.tags, b.tags}, {a.caps, b.caps}, {a.trigrams, b.trigrams}} {
-		if !maps.EqualFunc(pair[0], pair[1], func(x, y []uint32) bool { return slices.Equal(x, y) }) {
-			t.Fatalf("posting map %d differs", i)
-		}
-	}
-	if !maps.EqualFunc(a.terms, b.terms, func(x, y *[]uint32) bool { return slices.Equal(*x, *y) }) {
-		t.Fatalf("term postings differ")
-	}
-	sorted := func(m map[string][]string) map[string][]string {
-		out := map[string][]string{}
-		for k, v := range m {
-			out[k] = slices.Sorted(slices.Values(v))
-		}
-		return out
-	}
-	if !reflect.DeepEqual(sorted(a.vocab3), sorted(b.vocab3)) {
-		t.Fatalf("words by prefix differ")
-	}
-}
-
-// churned indexes generated cards, then changes a share of them and removes another, so the
-// index holds removed documents (with and without compaction, by removed).
-func churned(t *testing.T, n, removed int) *tenantIndex {
-	t.Helper()
-	x := newTenantIndex()
-	all := generated(t, 21, n)
-	x.load(all)
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, i := range r.Perm(n)[:n/10] {
-		c := all[i]
-		c.Revision++
-		c.Name += " renamed"
-		x.upsert(c)
-	}
-	for _, i := range r.Perm(n)[:removed] {
-		x.remove(all[i].AgentID)
-	}
-	return x
-}
-
-// TestSnapshotReadsBack: an index written out and read back is the same index, whether it holds
-// removed documents or was compacted, and empty.
-func TestSnapshotReadsBack(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		n, removed int
-	}{{"empty", 0, 0}, {"changed and removed", 1500, 150}, {"compacted", 1500, 1300}} {
-		t.Run(tc.name, func(t *testing.T) {
-			x := churned(t, tc.n, tc.removed)
-			b := encodeSnapshot(x, "acme", analyzerStamp(), false)
-			y, err := decodeSnapshot(b, "acme", analyzerStamp())
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameIndex(t, x, y)
-			flatten(t, y) // every list ascending, order sorted, bitmap and ids agreeing
-		})
-	}
-}
-
-// TestSnapshotRefused: a snapshot of another tenant, another analysis (stamp), or damaged
-// anywhere (cut short, a byte changed, even with its checksum made right again) is refused with
-// errSnapshot, never read as an index or a panic.
-func TestSnapshotRefused(t *testing.T) {
-	x := churned(t, 60, 8)
-	stamp := analyzerStamp()
-	good := encodeSnapshot(x, "acme", stamp, false)
-	if _, err := decodeSnapshot(good, "other", stamp); !errors.Is(err, errSnapshot) {
-		t.Errorf("another tenant's snapshot: %v", err)
-	}
-	if _, err := decodeSnapshot(good, "acme", stamp+"x"); !errors.Is(err, errSnapshot) {
-		t.Errorf("a snapshot of another analysis: %v", err)
-	}
-	for cut := range len(good) {
-		if _, err := decodeSnapshot(good[:cut], "acme", stamp); !errors.Is(err, errSnapshot) {
-			t.Fatalf("cut to %d bytes: %v", cut, err)
-		}
-	}
-	r := rand.New(rand.NewPCG(7, 8))
-	resummed := 0
-	for range 1000 {
-		b := slices.Clone(good)
-		i := r.IntN(len(b) - 4)
-		b[i] ^= byte(1 + r.IntN(255))
-		if _, err := decodeSnapshot(b, "acme", stamp); !errors.Is(err, errSnapshot) {
-			t.Fatalf("byte %d changed: %v", i, err)
-		}
-		// The checksum made right: what the decoder checks itself must hold the rest. A change
-		// that still decodes names other strings or numbers, never documents out of range.
-		binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
-		y, err := decodeSnapshot(b, "acme", stamp)
-		if err != nil {
-			if !errors.Is(err, errSnapshot) {
-				t.Fatalf("byte %d changed, checksum right: %v", i, err)
-			}
-			continue
-		}
-		resummed++
-		// What the decoder checks: every list ascending and naming documents that exist, the
-		// order sorted, the ids and counts agreeing. The strings and numbers it cannot check
-		// may be other than written.
-		if err := sound(y); err != nil {
-			t.Fatalf("byte %d changed, checksum right: read back, but %v", i, err)
-		}
-	}
-	t.Logf("%d of 1000 changes with the checksum made right still decoded", resummed)
-}
-
-// TestAnalyzerStampFollowsAnalysis: the stamp is the same from run to run (it is written in
-// every snapshot), and differs when what the index holds of its cards would.
-func TestAnalyzerStampFollowsAnalysis(t *testing.T) {
-	build := func(cs []cards.Card) string {
-		x := newTenantIndex()
-		x.load(cs)
-		return string(encodeSnapshot(x, "", "", true))
-	}
-	cs := stampCards()
-	if build(cs) != build(stampCards()) {
-		t.Fatal("the stamp's snapshot differs between two builds of the same cards")
-	}
-	cs[1].Description += " neu"
-	if build(cs) == build(stampCards()) {
-		t.Fatal("a card analysed otherwise gives the same stamp snapshot")
-	}
-	if len(analyzerStamp()) != 24 {
-		t.Fatalf("stamp %q", analyzerStamp())
-	}
+	return x.Contents()
 }
 
 // versioned is a card store that lists versions, as storage's does, and counts the cards read.
@@ -189,7 +57,7 @@ func (v *versioned) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 func TestIndexRestoresFromSnapshot(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	all := generated(t, 31, 1200)
+	all := cardstest.Cards(t, 31, 1200)
 	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
 	for _, c := range all {
 		store.cards[c.AgentID] = c
@@ -199,7 +67,7 @@ func TestIndexRestoresFromSnapshot(t *testing.T) {
 		ix.Snapshots = &Snapshots{Dir: dir, Versions: store}
 		return ix
 	}
-	built := func() *tenantIndex {
+	built := func() *index.Tenant {
 		ix := NewIndex(store, store)
 		e, err := ix.entry(ctx, "acme")
 		if err != nil {
@@ -207,7 +75,7 @@ func TestIndexRestoresFromSnapshot(t *testing.T) {
 		}
 		return e.x
 	}
-	load := func(ix *Index) *tenantIndex {
+	load := func(ix *Index) *index.Tenant {
 		t.Helper()
 		store.read.Store(0)
 		e, err := ix.entry(ctx, "acme")
@@ -234,7 +102,9 @@ func TestIndexRestoresFromSnapshot(t *testing.T) {
 	if n := store.read.Load(); n != 0 {
 		t.Fatalf("an unchanged snapshot read %d cards", n)
 	}
-	sameIndex(t, built(), x)
+	if d := built().Diff(x); d != "" {
+		t.Fatal(d)
+	}
 
 	// Meanwhile: 50 cards updated, 20 deleted, 10 re-created (a new card id, revisions going
 	// on), 30 new, and 5 written in another history of the database (one restored from a
@@ -263,7 +133,7 @@ func TestIndexRestoresFromSnapshot(t *testing.T) {
 		c.Tags = append(c.Tags, "recreated")
 		store.cards[c.AgentID] = c
 	}
-	for i, c := range generated(t, 32, 30) {
+	for i, c := range cardstest.Cards(t, 32, 30) {
 		c.AgentID = fmt.Sprintf("new-%02d", i)
 		store.cards[c.AgentID] = c
 	}
@@ -273,7 +143,7 @@ func TestIndexRestoresFromSnapshot(t *testing.T) {
 	}
 	// The same documents, possibly numbered otherwise: compared by what each agent has.
 	want := built()
-	if g, w := flatten(t, x), flatten(t, want); !maps.Equal(g, w) {
+	if g, w := checkedContents(t, x), checkedContents(t, want); !maps.Equal(g, w) {
 		t.Fatalf("restored index differs from a build: %d agents vs %d", len(g), len(w))
 	}
 
@@ -286,7 +156,9 @@ func TestIndexRestoresFromSnapshot(t *testing.T) {
 	if n, cs := store.read.Load(), len(store.cards); n != int64(cs) {
 		t.Fatalf("with every card changed the build read %d cards, want %d", n, cs)
 	}
-	sameIndex(t, built(), x)
+	if d := built().Diff(x); d != "" {
+		t.Fatal(d)
+	}
 
 	// Not a snapshot: built from the cards, and written anew.
 	if err := os.WriteFile(ix.Snapshots.path("acme"), []byte("not an index"), 0o600); err != nil {
@@ -297,7 +169,9 @@ func TestIndexRestoresFromSnapshot(t *testing.T) {
 	if n := store.read.Load(); n != int64(len(store.cards)) {
 		t.Fatalf("with a damaged snapshot the build read %d cards", n)
 	}
-	sameIndex(t, built(), x)
+	if d := built().Diff(x); d != "" {
+		t.Fatal(d)
+	}
 	if err := ix.SaveSnapshots(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +184,7 @@ func TestIndexRestoresFromSnapshot(t *testing.T) {
 // TestSnapshotsSkipSmallIndexes: an index under MinCards is not written out.
 func TestSnapshotsSkipSmallIndexes(t *testing.T) {
 	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
-	for _, c := range generated(t, 41, 50) {
+	for _, c := range cardstest.Cards(t, 41, 50) {
 		store.cards[c.AgentID] = c
 	}
 	ctx := context.Background()
@@ -327,31 +201,11 @@ func TestSnapshotsSkipSmallIndexes(t *testing.T) {
 	}
 }
 
-// BenchmarkSnapshot writes out and reads back the index of 100k generated cards (bytes: the
-// snapshot's size); compare read-s with BenchmarkIndexBuild's build-s.
-func BenchmarkSnapshot(b *testing.B) {
-	_, x := benchCorpus(b, 100_000)
-	stamp := analyzerStamp()
-	for range b.N {
-		t0 := time.Now()
-		enc := encodeSnapshot(x, "acme", stamp, false)
-		t1 := time.Now()
-		y, err := decodeSnapshot(enc, "acme", stamp)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(t1.Sub(t0).Seconds(), "write-s")
-		b.ReportMetric(time.Since(t1).Seconds(), "read-s")
-		b.ReportMetric(float64(len(enc))/(1<<20), "MiB")
-		runtime.KeepAlive(y)
-	}
-}
-
 // TestChangedSnapshotsWaitForATenth: the periodic write skips an index until about a tenth of
 // its cards changed since it was written; the one as the server stops writes any change.
 func TestChangedSnapshotsWaitForATenth(t *testing.T) {
 	ctx := context.Background()
-	all := generated(t, 51, 2000)
+	all := cardstest.Cards(t, 51, 2000)
 	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
 	for _, c := range all {
 		store.cards[c.AgentID] = c
@@ -416,71 +270,13 @@ func TestChangedSnapshotsWaitForATenth(t *testing.T) {
 	}
 }
 
-// TestSnapshotStructureChecked: a snapshot whose checksum holds but whose structure does not
-// (written from a broken index, or forged) is refused: an agent twice in the order, the order
-// unsorted, a list not ascending or naming a document twice, a count larger than the file.
-func TestSnapshotStructureChecked(t *testing.T) {
-	stamp := analyzerStamp()
-	for _, tc := range []struct {
-		name   string
-		break_ func(x *tenantIndex)
-	}{
-		{"an agent twice in the order", func(x *tenantIndex) { x.order[1] = x.order[0] }},
-		{"the order unsorted", func(x *tenantIndex) { x.order[0], x.order[1] = x.order[1], x.order[0] }},
-		{"a list not ascending", func(x *tenantIndex) {
-			for _, l := range x.tags {
-				if len(l) > 1 {
-					l[0], l[1] = l[1], l[0]
-					return
-				}
-			}
-			t.Fatal("no tag list of two")
-		}},
-		{"a document twice in a term's list", func(x *tenantIndex) {
-			for _, l := range x.terms {
-				if len(*l) > 1 {
-					(*l)[1] = (*l)[0]&^3 | 3
-					if (*l)[1] == (*l)[0] {
-						(*l)[1] = (*l)[0] &^ 3
-					}
-					return
-				}
-			}
-			t.Fatal("no term list of two")
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			x := churned(t, 60, 0)
-			tc.break_(x)
-			if _, err := decodeSnapshot(encodeSnapshot(x, "acme", stamp, false), "acme", stamp); !errors.Is(err, errSnapshot) {
-				t.Fatalf("read back: %v", err)
-			}
-		})
-	}
-	t.Run("a count larger than the file", func(t *testing.T) {
-		e := &snapshotEncoder{}
-		e.b = append(e.b, snapshotMagic...)
-		e.uint(snapshotFormat)
-		for _, s := range []string{stamp, "acme"} {
-			e.count(len(s))
-			e.b = append(e.b, s...)
-		}
-		e.count(0)      // no strings
-		e.uint(1 << 40) // documents
-		b := binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
-		if _, err := decodeSnapshot(b, "acme", stamp); !errors.Is(err, errSnapshot) {
-			t.Fatalf("read back: %v", err)
-		}
-	})
-}
-
 // TestRestoreCompactsUnordered: a snapshot written with many removed documents, read back while
 // more go, compacts the index in the middle of the restore (its order put right only at the
 // end), and gives the index a build gives; when most of the snapshot's cards are gone, the
 // index is built from the cards instead.
 func TestRestoreCompactsUnordered(t *testing.T) {
 	ctx := context.Background()
-	all := generated(t, 61, 2400)
+	all := cardstest.Cards(t, 61, 2400)
 	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
 	for _, c := range all {
 		store.cards[c.AgentID] = c
@@ -503,7 +299,7 @@ func TestRestoreCompactsUnordered(t *testing.T) {
 	if err := ix.Written(ctx, "acme", gone...); err != nil {
 		t.Fatal(err)
 	}
-	if dead := len(e.x.docs) - e.x.live; dead != 1100 {
+	if dead := e.x.Documents() - e.x.Live(); dead != 1100 {
 		t.Fatalf("set-up: %d removed documents held", dead)
 	}
 	if err := ix.SaveSnapshots(ctx); err != nil {
@@ -531,15 +327,15 @@ func TestRestoreCompactsUnordered(t *testing.T) {
 		t.Fatalf("the restore read %d cards, want the 50 changed", n)
 	}
 	// Without a compaction it would hold the snapshot's 2,400 documents and the 50 added.
-	if len(e.x.docs) >= 2400 {
-		t.Fatalf("no compaction: %d documents, %d live", len(e.x.docs), e.x.live)
+	if e.x.Documents() >= 2400 {
+		t.Fatalf("no compaction: %d documents, %d live", e.x.Documents(), e.x.Live())
 	}
 	built := NewIndex(store, store)
 	want, err := built.entry(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := flatten(t, e.x), flatten(t, want.x); !maps.Equal(g, w) {
+	if g, w := checkedContents(t, e.x), checkedContents(t, want.x); !maps.Equal(g, w) {
 		t.Fatalf("restored index differs from a build: %d agents vs %d", len(g), len(w))
 	}
 
@@ -570,7 +366,7 @@ func TestRestoreCompactsUnordered(t *testing.T) {
 func TestSnapshotsForgotten(t *testing.T) {
 	ctx := context.Background()
 	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
-	for _, c := range generated(t, 71, 30) {
+	for _, c := range cardstest.Cards(t, 71, 30) {
 		store.cards[c.AgentID] = c
 	}
 	dir := t.TempDir()
@@ -632,39 +428,4 @@ func TestSnapshotsForgotten(t *testing.T) {
 	if has("beta") {
 		t.Error("the snapshot of an index below MinCards is kept")
 	}
-}
-
-// sound checks what search relies on in an index: each posting list names existing documents,
-// each once, in ascending order; the order lists every live document once, by agent id; byID
-// and the live count agree with it.
-func sound(x *tenantIndex) error {
-	check := func(l []uint32, shift uint) error {
-		for i, e := range l {
-			if int(e>>shift) >= len(x.docs) || (i > 0 && l[i-1]>>shift >= e>>shift) {
-				return fmt.Errorf("list %v", l)
-			}
-		}
-		return nil
-	}
-	for _, m := range []map[string][]uint32{x.protocols, x.tags, x.caps, x.trigrams} {
-		for _, l := range m {
-			if err := check(l, 0); err != nil {
-				return err
-			}
-		}
-	}
-	for _, l := range x.terms {
-		if err := check(*l, 2); err != nil {
-			return err
-		}
-	}
-	if len(x.order) != x.live || len(x.byID) != x.live {
-		return fmt.Errorf("order %d, ids %d, live %d", len(x.order), len(x.byID), x.live)
-	}
-	for i, n := range x.order {
-		if !x.docs[n].alive || x.byID[x.docs[n].agentID] != n || (i > 0 && x.docs[x.order[i-1]].agentID >= x.docs[n].agentID) {
-			return fmt.Errorf("order at %d", i)
-		}
-	}
-	return nil
 }

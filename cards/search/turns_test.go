@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search/index"
+	"github.com/agentcards/agentcards/cards/search/searchtest"
 )
 
 // TestSearchesTakeTurns: no more searches run inside the indexes at once than the index has
@@ -29,10 +31,9 @@ func TestSearchesTakeTurns(t *testing.T) {
 		t.Fatalf("a search ran with every turn taken (%v)", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if !e.x.mu.TryLock() {
+	if !e.x.TryWrite(func() {}) {
 		t.Fatal("a search waiting for its turn holds the index's lock")
 	}
-	e.x.mu.Unlock()
 	<-ix.searching
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
 	}
 
 	// A long reader holds t's index, and a write waits for it.
-	e.x.rlockLong()
+	e.x.RLockLong()
 	wrote := writeWhenFree(e.x)
 
 	// As many searches of t as there are turns: each gives its turn back to wait.
@@ -95,7 +96,7 @@ func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for ix.yielded.Load() < int64(turns) {
 		if time.Now().After(deadline) {
-			e.x.runlockLong()
+			e.x.RUnlockLong()
 			t.Fatalf("%d of %d searches waiting for a write gave their turn back", ix.yielded.Load(), turns)
 		}
 		time.Sleep(time.Millisecond)
@@ -138,7 +139,7 @@ func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
 	}
 
 	// The reader ends, the write goes, and the searches of t answer in full.
-	e.x.runlockLong()
+	e.x.RUnlockLong()
 	<-wrote
 	for range turns {
 		if err := <-done; err != nil {
@@ -152,7 +153,7 @@ func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
 
 	// Behind a short reader (a search), a search of t waits for the write in line, keeping
 	// its turn.
-	e.x.mu.RLock()
+	e.x.RLock()
 	wrote = writeWhenFree(e.x)
 	yielded := ix.yielded.Load()
 	go f.searchT(done)
@@ -163,7 +164,7 @@ func TestSearchWaitsForAWriteWithoutATurn(t *testing.T) {
 	if n, y := len(ix.searching), ix.yielded.Load(); n != 1 || y != yielded {
 		t.Errorf("a search waiting for a write behind searches holds %d turns and gave %d back, want 1 and 0", n, y-yielded)
 	}
-	e.x.mu.RUnlock()
+	e.x.RUnlock()
 	<-wrote
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -186,7 +187,7 @@ type turnsFixture struct {
 func newTurnsFixture(t *testing.T) *turnsFixture {
 	t.Helper()
 	store := &feedModel{cards: map[string]cards.Card{}}
-	for _, c := range handCorpus() {
+	for _, c := range searchtest.HandCorpus() {
 		store.cards[c.AgentID] = c
 	}
 	f := &turnsFixture{ix: NewIndex(store, store), q: Query{Q: "review"}}
@@ -215,15 +216,11 @@ func (f *turnsFixture) searchT(done chan<- error) {
 
 // writeWhenFree starts a write of x and returns once it waits for x's lock; the channel it
 // returns is closed when the write holds the lock.
-func writeWhenFree(x *tenantIndex) chan struct{} {
+func writeWhenFree(x *index.Tenant) chan struct{} {
 	wrote := make(chan struct{})
-	go func() {
-		w := x.lock()
-		close(wrote)
-		x.unlock(w)
-	}()
-	for x.mu.TryRLock() { // until the write waits
-		x.mu.RUnlock()
+	go x.Write(func() { close(wrote) })
+	for x.TryRLock() { // until the write waits
+		x.RUnlock()
 		time.Sleep(time.Millisecond)
 	}
 	return wrote

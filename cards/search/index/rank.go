@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 
 // less orders the answer: more matched tokens first, then more whole-token matches, then better
 // fields, then agentId.
-func less(a, b candidate) bool {
+func less(a, b Candidate) bool {
 	if a.matched != b.matched {
 		return a.matched > b.matched
 	}
@@ -19,8 +19,8 @@ func less(a, b candidate) bool {
 	return a.agentID < b.agentID
 }
 
-// page picks the page after p.after from all candidates, and the position to resume from.
-func (p *plan) page(all []candidate) ([]candidate, *position) {
+// Page picks the Page after p.after from all candidates, and the position to resume from.
+func (p *Plan) Page(all []Candidate) ([]Candidate, *Position) {
 	rest := all[:0:0]
 	for _, c := range all {
 		if p.after == nil || p.after.before(c) {
@@ -32,23 +32,23 @@ func (p *plan) page(all []candidate) ([]candidate, *position) {
 }
 
 // cut trims a sorted slice of up to limit+1 candidates to the page and its next position.
-func (p *plan) cut(top []candidate) ([]candidate, *position) {
+func (p *Plan) cut(top []Candidate) ([]Candidate, *Position) {
 	if len(top) <= p.limit {
 		return top, nil
 	}
 	top = top[:p.limit]
 	last := top[len(top)-1]
-	return top, &position{Matched: last.matched, Exact: last.exact, Weight: last.weight, AgentID: last.agentID, Query: p.fingerprint}
+	return top, &Position{Matched: last.matched, Exact: last.exact, Weight: last.weight, AgentID: last.agentID, Query: p.fingerprint}
 }
 
 // topK returns the k smallest candidates in order, using a bounded max-heap: O(n log k).
-func topK(cs []candidate, k int) []candidate {
+func topK(cs []Candidate, k int) []Candidate {
 	if len(cs) <= k {
 		out := slices.Clone(cs)
 		slices.SortFunc(out, cmpCandidates)
 		return out
 	}
-	h := make([]candidate, 0, k)
+	h := make([]Candidate, 0, k)
 	for _, c := range cs {
 		if len(h) < k {
 			h = append(h, c)
@@ -64,7 +64,7 @@ func topK(cs []candidate, k int) []candidate {
 	return h
 }
 
-func cmpCandidates(a, b candidate) int {
+func cmpCandidates(a, b Candidate) int {
 	switch {
 	case less(a, b):
 		return -1
@@ -75,7 +75,7 @@ func cmpCandidates(a, b candidate) int {
 }
 
 // The heap keeps the worst candidate (the greatest in answer order) at the root.
-func siftUp(h []candidate, i int) {
+func siftUp(h []Candidate, i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
 		if !less(h[parent], h[i]) {
@@ -86,7 +86,7 @@ func siftUp(h []candidate, i int) {
 	}
 }
 
-func siftDown(h []candidate, i int) {
+func siftDown(h []Candidate, i int) {
 	for {
 		l, r, worst := 2*i+1, 2*i+2, i
 		if l < len(h) && less(h[worst], h[l]) {

@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"errors"
@@ -157,7 +157,7 @@ func TestResourceRefused(t *testing.T) {
 		if _, err := parseResource(raw); err == nil {
 			t.Errorf("%q: parsed", raw)
 		}
-		if _, err := (Query{Resources: []string{raw}}).compile(); !errors.Is(err, cards.ErrInvalid) {
+		if _, err := (Query{Resources: []string{raw}}).Compile(); !errors.Is(err, cards.ErrInvalid) {
 			t.Errorf("%q in a query: %v, want ErrInvalid", raw, err)
 		}
 	}

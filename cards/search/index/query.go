@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"crypto/sha256"
@@ -10,6 +10,12 @@ import (
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants/paging"
+)
+
+// Paging bounds of a search.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
 )
 
 // Query is a search over one tenant's cards. Every filter is all-of; an empty query lists every
@@ -38,8 +44,30 @@ type Query struct {
 	paging.Page
 }
 
-// plan is a validated query in the form the matchers use.
-type plan struct {
+// Shape names what a query asks for, for metrics: the filters given, in a fixed order, joined
+// by "+" ("q+capability"), or "list" for none. Values never appear in it.
+func (q Query) Shape() string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{
+		{"q", q.Q != ""}, {"protocol", len(q.Protocols) > 0}, {"capability", len(q.Capabilities) > 0},
+		{"tag", len(q.Tags) > 0}, {"name", q.Name != ""}, {"resource", len(q.Resources) > 0},
+		{"status", len(q.Status) > 0}, {"verified", q.Verified != nil}, {"online", q.Online != nil},
+	} {
+		if f.on {
+			parts = append(parts, f.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "list"
+	}
+	return strings.Join(parts, "+")
+}
+
+// Plan is a validated query in the form the matchers use.
+type Plan struct {
 	protocols, capabilities, tags []string
 	name                          string // lowercased
 	statuses                      uint8  // the statusBit of each status to find
@@ -48,7 +76,7 @@ type plan struct {
 	resources                     []resourcePattern
 	terms                         []term // distinct query tokens of q
 	limit                         int
-	after                         *position
+	after                         *Position
 	fingerprint                   uint64
 }
 
@@ -61,28 +89,28 @@ type term struct {
 // minPrefix is the shortest last word that may match as a prefix ("sum" finds "summary").
 const minPrefix = 3
 
-// compile validates q and turns it into a plan; each error names the parameter.
-func (q Query) compile() (plan, error) {
-	var p plan
+// Compile validates q and turns it into a plan; each error names the parameter.
+func (q Query) Compile() (Plan, error) {
+	var p Plan
 	var err error
 	if p.limit, err = q.Page.Check(DefaultLimit, MaxLimit); err != nil {
-		return plan{}, err
+		return Plan{}, err
 	}
 	if p.protocols, err = normalizeList("protocol", q.Protocols, strings.ToLower); err != nil {
-		return plan{}, err
+		return Plan{}, err
 	}
 	if p.tags, err = normalizeList("tag", q.Tags, strings.ToLower); err != nil {
-		return plan{}, err
+		return Plan{}, err
 	}
 	if p.capabilities, err = normalizeList("capability", q.Capabilities, func(s string) string { return s }); err != nil {
-		return plan{}, err
+		return Plan{}, err
 	}
 	if len(q.Name) > cards.MaxShortText {
-		return plan{}, fault.Errorf(fault.Invalid, "name: longer than %d bytes: invalid", cards.MaxShortText)
+		return Plan{}, fault.Errorf(fault.Invalid, "name: longer than %d bytes: invalid", cards.MaxShortText)
 	}
 	p.name = strings.ToLower(q.Name)
 	if p.statuses, err = statusMask(q.Status); err != nil {
-		return plan{}, err
+		return Plan{}, err
 	}
 	if q.Verified != nil {
 		p.verified = -1
@@ -99,12 +127,12 @@ func (q Query) compile() (plan, error) {
 	for i, r := range q.Resources {
 		rp, err := parseResource(r)
 		if err != nil {
-			return plan{}, fault.Errorf(fault.Invalid, "resource[%d]: %q %v: invalid", i, r, err)
+			return Plan{}, fault.Errorf(fault.Invalid, "resource[%d]: %q %v: invalid", i, r, err)
 		}
 		p.resources = append(p.resources, rp)
 	}
 	if len(q.Q) > 1024 {
-		return plan{}, fault.New(fault.Invalid, "q: longer than 1024 bytes: invalid")
+		return Plan{}, fault.New(fault.Invalid, "q: longer than 1024 bytes: invalid")
 	}
 	seen := map[string]int{}
 	// The last word may be a prefix whatever follows it ("summar " as well as "summar").
@@ -119,19 +147,19 @@ func (q Query) compile() (plan, error) {
 		p.terms = append(p.terms, term{text: tok, prefix: prefix})
 	})
 	if strings.TrimSpace(q.Q) != "" && len(p.terms) == 0 {
-		return plan{}, fault.New(fault.Invalid, "q: has no letters or digits to search for: invalid")
+		return Plan{}, fault.New(fault.Invalid, "q: has no letters or digits to search for: invalid")
 	}
 	if len(p.terms) > 32 {
-		return plan{}, fault.New(fault.Invalid, "q: more than 32 distinct tokens (a compound such as a_b counts as three): invalid")
+		return Plan{}, fault.New(fault.Invalid, "q: more than 32 distinct tokens (a compound such as a_b counts as three): invalid")
 	}
 	p.fingerprint = q.fingerprint(p)
 	if q.Cursor != "" {
 		pos, err := decodePosition(q.Cursor)
 		if err != nil {
-			return plan{}, err
+			return Plan{}, err
 		}
 		if pos.Query != p.fingerprint {
-			return plan{}, fault.New(fault.Invalid, "cursor: a cursor of another query (the filters and q must stay the same while paging): invalid")
+			return Plan{}, fault.New(fault.Invalid, "cursor: a cursor of another query (the filters and q must stay the same while paging): invalid")
 		}
 		p.after = &pos
 	}
@@ -161,7 +189,7 @@ func normalizeList(name string, in []string, norm func(string) string) ([]string
 
 // fingerprint identifies the filters of a query (not its page), so a cursor of another query is
 // refused instead of silently paging through something else.
-func (q Query) fingerprint(p plan) uint64 {
+func (q Query) fingerprint(p Plan) uint64 {
 	h := sha256.New()
 	parts := [][]string{p.protocols, p.capabilities, p.tags, {p.name}, q.Resources, {strings.ToLower(q.Q)}}
 	if p.statuses != defaultStatuses || p.verified != 0 {
@@ -221,14 +249,14 @@ func statusMask(list []string) (uint8, error) {
 }
 
 // finds reports whether the plan finds a card of the status.
-func (p *plan) finds(s cards.Status) bool { return p.statuses&statusBit(s) != 0 }
+func (p *Plan) finds(s cards.Status) bool { return p.statuses&statusBit(s) != 0 }
 
 // findsOnline reports whether the plan finds a card whose agent is online (or not).
-func (p *plan) findsOnline(online bool) bool {
+func (p *Plan) findsOnline(online bool) bool {
 	return p.online == 0 || (p.online > 0) == online
 }
 
 // findsVerified reports whether the plan finds a card whose signature verified (or not).
-func (p *plan) findsVerified(verified bool) bool {
+func (p *Plan) findsVerified(verified bool) bool {
 	return p.verified == 0 || (p.verified > 0) == verified
 }

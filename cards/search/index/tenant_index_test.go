@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"fmt"
@@ -9,26 +9,14 @@ import (
 
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/cardstest"
 )
 
-func generated(t testing.TB, seed uint64, n int) []cards.Card {
-	t.Helper()
-	out := make([]cards.Card, n)
-	for i, doc := range cardgen.Documents(seed, n) {
-		c, err := cards.Decode(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = stored(c)
-	}
-	return out
-}
-
 // naiveSearch is the reference: evaluate every live card and page the result. It shares
-// plan.evaluate and plan.page with the scan (search.index: none), so it checks the index against
+// Plan.evaluate and Plan.Page with the scan (search.index: none), so it checks the index against
 // those, not those against docs/search.md; TestSearchHandWrittenAnswers does that.
-func naiveSearch(live map[string]doc, p *plan, readable func(string) bool) ([]candidate, int, *position) {
-	var all []candidate
+func naiveSearch(live map[string]Doc, p *Plan, readable func(string) bool) ([]Candidate, int, *Position) {
+	var all []Candidate
 	for _, d := range live {
 		if readable != nil && !readable(d.agentID) {
 			continue
@@ -37,7 +25,7 @@ func naiveSearch(live map[string]doc, p *plan, readable func(string) bool) ([]ca
 			all = append(all, m)
 		}
 	}
-	page, next := p.page(all)
+	page, next := p.Page(all)
 	return page, len(all), next
 }
 
@@ -49,9 +37,9 @@ func TestIndexAgreesWithScan(t *testing.T) {
 	defer func(w int) { parallelWords = w }(parallelWords)
 	parallelWords = 8
 	r := rand.New(rand.NewPCG(7, 7))
-	base := generated(t, 1, 3000)
-	variants := generated(t, 2, 600)
-	x := newTenantIndex()
+	base := cardstest.Cards(t, 1, 3000)
+	variants := cardstest.Cards(t, 2, 600)
+	x := New()
 	live := map[string]cards.Card{}
 	for i, c := range base {
 		// Some cards deprecated, some disabled, some as imported with a verified signature.
@@ -65,17 +53,17 @@ func TestIndexAgreesWithScan(t *testing.T) {
 			c.A2A = &cards.A2A{Import: &cards.ImportRecord{Signature: cards.SignatureCheck{Status: cards.SignatureVerified}}}
 		}
 		base[i] = c
-		x.upsert(c)
+		x.Upsert(c)
 		live[c.AgentID] = c
 	}
 	// Replace 600 cards with other content under the same agentId, then delete 1500.
 	for i, v := range variants {
 		v.AgentID = base[i*5].AgentID
-		x.upsert(v)
+		x.Upsert(v)
 		live[v.AgentID] = v
 	}
 	for _, i := range r.Perm(len(base))[:1500] {
-		x.remove(base[i].AgentID)
+		x.Remove(base[i].AgentID)
 		delete(live, base[i].AgentID)
 	}
 	if dead := len(x.docs) - x.live; dead > x.live {
@@ -85,9 +73,9 @@ func TestIndexAgreesWithScan(t *testing.T) {
 		t.Fatalf("index holds %d, want %d", x.live, len(live))
 	}
 
-	analyzed := map[string]doc{}
+	analyzed := map[string]Doc{}
 	for id, c := range live {
-		analyzed[id] = analyze(c)
+		analyzed[id] = Analyze(c)
 	}
 	cardsLive := make([]cards.Card, 0, len(live))
 	for _, c := range live {
@@ -110,16 +98,16 @@ func TestIndexAgreesWithScan(t *testing.T) {
 
 // checkQueries runs 400 random queries, three pages each, on x and on the reference semantics
 // over analyzed. With rewrite, every 10th query first gives a card another card's content.
-func checkQueries(t *testing.T, r *rand.Rand, x *tenantIndex, analyzed map[string]doc, cardsLive []cards.Card, rewrite bool) {
+func checkQueries(t *testing.T, r *rand.Rand, x *Tenant, analyzed map[string]Doc, cardsLive []cards.Card, rewrite bool) {
 	words := cardgen.Words()
 	for i := 0; i < 400; i++ {
 		if rewrite && i%10 == 0 {
 			target, source := &cardsLive[r.IntN(len(cardsLive))], cardsLive[r.IntN(len(cardsLive))]
 			c := source
 			c.AgentID = target.AgentID
-			x.upsert(c)
+			x.Upsert(c)
 			*target = c
-			analyzed[c.AgentID] = analyze(c)
+			analyzed[c.AgentID] = Analyze(c)
 		}
 		some := cardsLive[r.IntN(len(cardsLive))]
 		var q Query
@@ -165,11 +153,11 @@ func checkQueries(t *testing.T, r *rand.Rand, x *tenantIndex, analyzed map[strin
 			readable = func(id string) bool { return id[len(id)-1]%3 != 0 }
 		}
 		for pageNo := 0; pageNo < 3; pageNo++ {
-			p, err := q.compile()
+			p, err := q.Compile()
 			if err != nil {
 				t.Fatalf("%+v: %v", q, err)
 			}
-			gotPage, gotTotal, gotNext := x.search(&p, readable, nil)
+			gotPage, gotTotal, gotNext := x.Search(&p, readable, nil)
 			wantPage, wantTotal, wantNext := naiveSearch(analyzed, &p, readable)
 			if fmt.Sprint(gotPage) != fmt.Sprint(wantPage) || gotTotal != wantTotal || fmt.Sprint(gotNext) != fmt.Sprint(wantNext) {
 				t.Fatalf("query %+v page %d:\nindex %v total %d next %v\nscan  %v total %d next %v",

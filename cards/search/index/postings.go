@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"slices"
@@ -22,7 +22,7 @@ func newPostings() postings {
 
 // post adds document n, analysed as d, to the lists; n is above every document listed. The
 // terms are left out when d has none (analyzeWith posted them already).
-func (p *postings) post(n uint32, d doc) {
+func (p *postings) post(n uint32, d Doc) {
 	for _, v := range d.protocols {
 		p.protocols[v] = append(p.protocols[v], n)
 	}

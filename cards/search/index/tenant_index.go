@@ -1,7 +1,8 @@
-package search
+package index
 
 import (
 	"context"
+	"iter"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,11 +13,11 @@ import (
 	"github.com/agentcards/agentcards/cards"
 )
 
-// tenantIndex is the in-memory search index of one tenant's cards: postings from protocols,
+// Tenant is the in-memory search index of one tenant's cards: postings from protocols,
 // capabilities, tags, text tokens and name trigrams to document numbers. Numbers only grow: a
 // changed card is removed and added again, so posting lists stay sorted by appending, and removed
 // documents are skipped until a compaction renumbers everything.
-type tenantIndex struct {
+type Tenant struct {
 	mu sync.RWMutex
 	// writing is closed when the write that last asked for mu is through (see lock).
 	writing atomic.Pointer[chan struct{}]
@@ -55,42 +56,42 @@ type idoc struct {
 	verified bool
 }
 
-// lock takes mu for a write, and unlock lets it go (with what lock returned). Every write must
-// take mu through them, one at a time (the writer holds its entry's syncMu), so that a search
-// that finds mu taken or asked for can wait for the write in waitWrite, holding no lock: a write
-// that did not would leave writing at a finished write's closed channel, and such searches would
-// take and give back turns until it let go.
-func (x *tenantIndex) lock() chan struct{} {
+// lock takes mu for a write, and unlock lets it go (with what lock returned). Every write to a
+// shared index takes mu through them (Install, Write, TryWrite), one at a time (the caller keeps
+// writes apart), so that a search that finds mu taken or asked for can wait for the write in
+// WaitWrite, holding no lock: a write that did not would leave writing at a finished write's
+// closed channel, and such searches would take and give back turns until it let go.
+func (x *Tenant) lock() chan struct{} {
 	done := make(chan struct{})
 	x.writing.Store(&done)
 	x.mu.Lock()
 	return done
 }
 
-func (x *tenantIndex) unlock(done chan struct{}) {
+func (x *Tenant) unlock(done chan struct{}) {
 	x.mu.Unlock()
 	close(done)
 }
 
-// rlockLong takes mu for a long read (a snapshot being encoded); runlockLong lets it go. A search
-// that finds a write waiting while a long read holds mu waits for the write without its turn
-// (see Index.search). The count goes up before mu is taken, so that it is never 0 while such a
+// RLockLong takes mu for a long read (a snapshot being encoded); RUnlockLong lets it go. A search
+// that finds a write waiting while a long read holds mu can wait for the write elsewhere than in
+// line (see LongRead). The count goes up before mu is taken, so that it is never 0 while such a
 // read holds mu.
-func (x *tenantIndex) rlockLong() {
+func (x *Tenant) RLockLong() {
 	x.longReads.Add(1)
 	x.mu.RLock()
 }
 
-func (x *tenantIndex) runlockLong() {
+func (x *Tenant) RUnlockLong() {
 	x.mu.RUnlock()
 	x.longReads.Add(-1)
 }
 
-// waitWrite waits until the write whose channel it finds in writing is through (the one holding
+// WaitWrite waits until the write whose channel it finds in writing is through (the one holding
 // or asking for mu when it is called, or a later one), or ctx ends. It holds no lock meanwhile:
 // searches waiting in mu.RLock instead would all take the read lock at once when the write lets
 // go, and the next write would wait for each of them.
-func (x *tenantIndex) waitWrite(ctx context.Context) error {
+func (x *Tenant) WaitWrite(ctx context.Context) error {
 	w := x.writing.Load()
 	if w == nil { // no write ever took mu through lock: wait for the lock itself
 		x.mu.RLock()
@@ -106,25 +107,115 @@ func (x *tenantIndex) waitWrite(ctx context.Context) error {
 	}
 }
 
-func newTenantIndex() *tenantIndex { return newTenantIndexFor(0) }
+// RLock takes the index for a read: a search, or a look at what it holds. RUnlock lets it go.
+func (x *Tenant) RLock()   { x.mu.RLock() }
+func (x *Tenant) RUnlock() { x.mu.RUnlock() }
 
-// newTenantIndexFor is newTenantIndex sized for n cards, as a build knows it will hold: its
+// TryRLock takes the read lock if no write holds it or waits for it, and reports whether it did.
+func (x *Tenant) TryRLock() bool { return x.mu.TryRLock() }
+
+// LongRead reports whether a long read (see RLockLong) holds the lock or is about to.
+func (x *Tenant) LongRead() bool { return x.longReads.Load() != 0 }
+
+// Write runs f holding the write lock, taken as every write takes it (see lock).
+func (x *Tenant) Write(f func()) {
+	done := x.lock()
+	defer x.unlock(done)
+	f()
+}
+
+// TryWrite runs f holding the write lock if no one holds the lock now, and reports whether it did.
+func (x *Tenant) TryWrite(f func()) bool {
+	if !x.mu.TryLock() {
+		return false
+	}
+	done := make(chan struct{})
+	x.writing.Store(&done)
+	defer x.unlock(done)
+	f()
+	return true
+}
+
+// Held is the version of a card an index holds: its id, revision and updatedAt (in µs since
+// 1970, as cards.Version).
+type Held struct {
+	CardID   string
+	Revision int64
+	Updated  int64
+}
+
+// Held returns the version of the agent's card the index holds, if it holds one. The caller
+// holds the read lock.
+func (x *Tenant) Held(agentID string) (Held, bool) {
+	n, ok := x.byID[agentID]
+	if !ok {
+		return Held{}, false
+	}
+	d := &x.docs[n]
+	return Held{CardID: d.cardID, Revision: d.revision, Updated: d.updated}, true
+}
+
+// All yields every agent the index holds a card of, with the card's version, in no particular
+// order. The caller holds the read lock while it runs.
+func (x *Tenant) All() iter.Seq2[string, Held] {
+	return func(yield func(string, Held) bool) {
+		for agentID, n := range x.byID {
+			d := &x.docs[n]
+			if !yield(agentID, Held{CardID: d.cardID, Revision: d.revision, Updated: d.updated}) {
+				return
+			}
+		}
+	}
+}
+
+// Live is the number of cards the index holds; Documents the number of its documents, removed
+// ones included until a compaction. The caller holds the read lock.
+func (x *Tenant) Live() int      { return x.live }
+func (x *Tenant) Documents() int { return len(x.docs) }
+
+// Gen moves on with every change to the index's documents: equal Gens, the same index. The caller
+// holds the read lock.
+func (x *Tenant) Gen() uint64 { return x.gen }
+
+// PublicAfter returns up to limit agentIds of the public cards after the agentId after, in
+// order, and whether more follow. The caller holds the read lock.
+func (x *Tenant) PublicAfter(after string, limit int) ([]string, bool) {
+	start, _ := slices.BinarySearchFunc(x.order, after, x.cmpAgent)
+	var ids []string
+	for _, n := range x.order[start:] {
+		d := &x.docs[n]
+		if !d.public || d.agentID == after {
+			continue
+		}
+		if len(ids) == limit {
+			return ids, true
+		}
+		ids = append(ids, d.agentID)
+	}
+	return ids, false
+}
+
+// New returns an empty index.
+func New() *Tenant { return NewFor(0) }
+
+// NewFor is New sized for n cards, as a build knows it will hold: its
 // documents are not copied to a larger array batch after batch.
-func newTenantIndexFor(n int) *tenantIndex {
-	return &tenantIndex{docs: make([]idoc, 0, n), byID: make(map[string]uint32, n), order: make([]uint32, 0, n),
+func NewFor(n int) *Tenant {
+	return &Tenant{docs: make([]idoc, 0, n), byID: make(map[string]uint32, n), order: make([]uint32, 0, n),
 		alive: make([]uint64, 0, n/64+1), postings: newPostings()}
 }
 
-// upsert indexes c, replacing what was indexed for its agent. The caller holds mu.
-func (x *tenantIndex) upsert(c cards.Card) {
-	x.remove(c.AgentID)
-	x.add(c, analyze(c))
+// Upsert indexes c, replacing what was indexed for its agent. The caller is inside Write, or x
+// is not shared yet.
+func (x *Tenant) Upsert(c cards.Card) {
+	x.Remove(c.AgentID)
+	x.add(c, Analyze(c))
 }
 
-// load indexes many cards, analysing them and building their postings on every core; it is how
+// Load indexes many cards, analysing them and building their postings on every core; it is how
 // an index is built. Cards of agents already indexed (or given twice) replace what was indexed,
-// one by one, after the others.
-func (x *tenantIndex) load(cs []cards.Card) {
+// one by one, after the others. x is not shared yet (a build), or the caller is inside Write.
+func (x *Tenant) Load(cs []cards.Card) {
 	fresh := make([]cards.Card, 0, len(cs))
 	var again []cards.Card
 	seen := make(map[string]bool, len(cs))
@@ -169,18 +260,18 @@ func (x *tenantIndex) load(cs []cards.Card) {
 		x.merge(part)
 	}
 	for _, c := range again {
-		x.upsert(c)
+		x.Upsert(c)
 	}
 }
 
-func newIdoc(c cards.Card, d doc) idoc {
+func newIdoc(c cards.Card, d Doc) idoc {
 	return idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
 		cardID: c.ID, revision: c.Revision, updated: c.UpdatedAt.UnixMicro(), public: c.Visibility == cards.VisibilityPublic && !c.Disabled(), status: d.status,
 		verified: d.verified}
 }
 
 // add indexes the analysed card d as a new document. The caller holds mu.
-func (x *tenantIndex) add(c cards.Card, d doc) {
+func (x *Tenant) add(c cards.Card, d Doc) {
 	n := uint32(len(x.docs))
 	x.docs = append(x.docs, newIdoc(c, d))
 	x.register(n)
@@ -188,7 +279,7 @@ func (x *tenantIndex) add(c cards.Card, d doc) {
 }
 
 // register makes document n, already in docs, live: found by id and in agentId order.
-func (x *tenantIndex) register(n uint32) {
+func (x *Tenant) register(n uint32) {
 	x.gen++
 	x.live++
 	if x.docs[n].status == cards.StatusDisabled {
@@ -208,12 +299,13 @@ func (x *tenantIndex) register(n uint32) {
 	x.order = slices.Insert(x.order, i, n)
 }
 
-func (x *tenantIndex) cmpAgent(n uint32, agentID string) int {
+func (x *Tenant) cmpAgent(n uint32, agentID string) int {
 	return strings.Compare(x.docs[n].agentID, agentID)
 }
 
-// remove drops the agent's card from the index, if indexed. The caller holds mu.
-func (x *tenantIndex) remove(agentID string) {
+// Remove drops the agent's card from the index, if indexed. The caller is inside Write, or x is
+// not shared yet.
+func (x *Tenant) Remove(agentID string) {
 	n, ok := x.byID[agentID]
 	if !ok {
 		return
@@ -239,7 +331,7 @@ func (x *tenantIndex) remove(agentID string) {
 
 // compact renumbers the live documents densely and rewrites every posting list without the
 // removed ones, so memory and scan cost follow the live cards, not the history of writes.
-func (x *tenantIndex) compact() {
+func (x *Tenant) compact() {
 	x.gen++
 	renum := make([]uint32, len(x.docs))
 	docs := make([]idoc, 0, x.live)
@@ -304,9 +396,9 @@ func (x *tenantIndex) compact() {
 	}
 }
 
-// approxBytes estimates the memory the index holds: documents, posting lists and their keys,
-// with a fixed allowance per map entry. The caller holds mu.
-func (x *tenantIndex) approxBytes() int64 {
+// ApproxBytes estimates the memory the index holds: documents, posting lists and their keys,
+// with a fixed allowance per map entry. The caller holds the read lock.
+func (x *Tenant) ApproxBytes() int64 {
 	const entry = 48 // a map entry's share: key and value headers, bucket overhead
 	n := int64(len(x.docs))*int64(unsafe.Sizeof(idoc{})) + int64(len(x.order))*4 + int64(len(x.alive))*8
 	for _, d := range x.docs {

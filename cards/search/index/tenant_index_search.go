@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"slices"
@@ -31,7 +31,7 @@ func (s *scratch) has(n uint32) bool { return s.bits[n>>6]&(1<<(n&63)) != 0 }
 
 // filterLists returns the posting lists every match must be in, and false when some filter value
 // is in no card at all.
-func (x *tenantIndex) filterLists(p *plan) ([][]uint32, bool) {
+func (x *Tenant) filterLists(p *Plan) ([][]uint32, bool) {
 	var lists [][]uint32
 	for _, group := range []struct {
 		m      map[string][]uint32
@@ -55,10 +55,11 @@ func (x *tenantIndex) filterLists(p *plan) ([][]uint32, bool) {
 	return lists, true
 }
 
-// search answers p from the index. readable, when not nil, says which agents the caller may read.
-// The caller holds mu for reading.
-// online, when the plan filters on liveness, says which documents are online.
-func (x *tenantIndex) search(p *plan, readable func(string) bool, online *onlineSet) ([]candidate, int, *position) {
+// Search answers p from the index: the page, the count of every match and the next page's
+// position (nil on the last page). readable, when not nil, says which agents the caller may read;
+// online, when the plan filters on liveness, which documents are online. The caller holds the
+// read lock.
+func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]Candidate, int, *Position) {
 	lists, any := x.filterLists(p)
 	if !any {
 		return nil, 0, nil
@@ -105,7 +106,7 @@ func (x *tenantIndex) search(p *plan, readable func(string) bool, online *online
 }
 
 // pageStart is where in agentId order the plan's page starts: after its cursor's agent.
-func (x *tenantIndex) pageStart(p *plan) int {
+func (x *Tenant) pageStart(p *Plan) int {
 	if p.after == nil {
 		return 0
 	}
@@ -118,15 +119,15 @@ func (x *tenantIndex) pageStart(p *plan) int {
 
 // allButDisabled pages through every live card but the disabled ones, in agentId order: the
 // default listing of a tenant that has some, without testing every card for the count.
-func (x *tenantIndex) allButDisabled(p *plan) ([]candidate, int, *position) {
+func (x *Tenant) allButDisabled(p *Plan) ([]Candidate, int, *Position) {
 	start := x.pageStart(p)
-	var page []candidate
+	var page []Candidate
 	for _, n := range x.order[start:] {
 		if len(page) > p.limit {
 			break
 		}
 		if x.docs[n].status != cards.StatusDisabled {
-			page = append(page, candidate{agentID: x.docs[n].agentID})
+			page = append(page, Candidate{agentID: x.docs[n].agentID})
 		}
 	}
 	page, next := p.cut(page)
@@ -136,7 +137,7 @@ func (x *tenantIndex) allButDisabled(p *plan) ([]candidate, int, *position) {
 // byLiveness pages through the live cards of the plan's statuses that are online (or not), in
 // agentId order: a listing by liveness alone, counted from the online set instead of testing
 // every card.
-func (x *tenantIndex) byLiveness(p *plan, online *onlineSet) ([]candidate, int, *position) {
+func (x *Tenant) byLiveness(p *Plan, online *Online) ([]Candidate, int, *Position) {
 	total := 0
 	for i := range online.count {
 		switch {
@@ -148,13 +149,13 @@ func (x *tenantIndex) byLiveness(p *plan, online *onlineSet) ([]candidate, int, 
 		}
 	}
 	start := x.pageStart(p)
-	var page []candidate
+	var page []Candidate
 	for _, n := range x.order[start:] {
 		if len(page) > p.limit {
 			break
 		}
 		if d := &x.docs[n]; p.finds(d.status) && p.findsOnline(online.has(n)) {
-			page = append(page, candidate{agentID: d.agentID})
+			page = append(page, Candidate{agentID: d.agentID})
 		}
 	}
 	page, next := p.cut(page)
@@ -162,12 +163,12 @@ func (x *tenantIndex) byLiveness(p *plan, online *onlineSet) ([]candidate, int, 
 }
 
 // ordered pages through the matches in agentId order (no q). everything: every live card matches.
-func (x *tenantIndex) ordered(p *plan, cand []uint32, everything bool, accept func(uint32) bool, s *scratch) ([]candidate, int, *position) {
+func (x *Tenant) ordered(p *Plan, cand []uint32, everything bool, accept func(uint32) bool, s *scratch) ([]Candidate, int, *Position) {
 	start := x.pageStart(p)
-	var page []candidate
+	var page []Candidate
 	collect := func(n uint32) {
 		if len(page) <= p.limit {
-			page = append(page, candidate{agentID: x.docs[n].agentID})
+			page = append(page, Candidate{agentID: x.docs[n].agentID})
 		}
 	}
 	total := 0
@@ -219,7 +220,7 @@ type keyed struct {
 
 // worse reports whether a comes after b in answer order: a lower key, or the same key and a
 // greater agentId.
-func (x *tenantIndex) worse(a, b keyed) bool {
+func (x *Tenant) worse(a, b keyed) bool {
 	if a.key != b.key {
 		return a.key < b.key
 	}

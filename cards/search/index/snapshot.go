@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"cmp"
@@ -17,7 +17,7 @@ import (
 // A snapshot is a tenant index written out whole: its documents and posting lists, so that a
 // restart reads them back instead of reading, decoding and analysing every card again. It is
 // only ever a head start: the index restored from it is compared, card by card, with the
-// versions the database holds (see Index.restore), and what differs is read again.
+// versions the database holds (see cards/search), and what differs is read again.
 //
 // The layout, every number an unsigned varint unless said otherwise:
 //
@@ -68,7 +68,7 @@ func (e *snapshotEncoder) list(l []uint32) {
 
 // encodeSnapshot writes x out as the snapshot of tenant; sorted writes the maps in key order
 // (for analyzerStamp, which must not depend on map order). The caller holds x.mu (read).
-func encodeSnapshot(x *tenantIndex, tenant, stamp string, sorted bool) []byte {
+func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
 	maps := []map[string][]uint32{x.protocols, x.tags, x.caps, x.trigrams}
 	entries := 0
 	for _, m := range maps {
@@ -269,7 +269,7 @@ func (d *snapshotDecoder) list(docs int, shift uint) []uint32 {
 
 // decodeSnapshot reads back a snapshot of tenant written with stamp; any other (or a damaged
 // one) is errSnapshot.
-func decodeSnapshot(b []byte, tenant, stamp string) (*tenantIndex, error) {
+func decodeSnapshot(b []byte, tenant, stamp string) (*Tenant, error) {
 	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, errSnapshot
 	}
@@ -287,7 +287,7 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*tenantIndex, error) {
 		return nil, errSnapshot
 	}
 	n := d.countOf(8) // a document takes 8 bytes at least
-	x := newTenantIndexFor(n)
+	x := NewFor(n)
 	x.docs = x.docs[:n]
 	for i := range x.docs {
 		doc := &x.docs[i]
@@ -371,8 +371,8 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*tenantIndex, error) {
 // encoding (anything these cards exercise) makes every older snapshot unreadable, and indexes
 // are built from the cards again.
 var analyzerStamp = sync.OnceValue(func() string {
-	x := newTenantIndex()
-	x.load(stampCards())
+	x := New()
+	x.Load(stampCards())
 	sum := sha256.Sum256(encodeSnapshot(x, "", analysisVersion, true))
 	return hex.EncodeToString(sum[:12])
 })
@@ -400,4 +400,16 @@ func stampCards() []cards.Card {
 			A2A:          &cards.A2A{Import: &cards.ImportRecord{Format: "1.0", Signature: cards.SignatureCheck{Status: cards.SignatureVerified}}}},
 	}
 	return slices.SortedFunc(slices.Values(cs), func(a, b cards.Card) int { return cmp.Compare(a.AgentID, b.AgentID) })
+}
+
+// Encode writes x out as the snapshot of tenant, for Decode. The caller holds the read lock
+// (RLockLong: encoding a large index takes a while).
+func (x *Tenant) Encode(tenant string) []byte {
+	return encodeSnapshot(x, tenant, analyzerStamp(), false)
+}
+
+// Decode reads back a snapshot of tenant that Encode wrote with the same analysis of cards; any
+// other, or a damaged one, is an error.
+func Decode(b []byte, tenant string) (*Tenant, error) {
+	return decodeSnapshot(b, tenant, analyzerStamp())
 }

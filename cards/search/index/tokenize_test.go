@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ func TestTokenize(t *testing.T) {
 
 func TestPrefixTermNeedsThreeCharacters(t *testing.T) {
 	for q, want := range map[string]bool{"summar": true, "summar  ": true, "sum.": true, "su": false, "éa": false, "東京都": true} {
-		p, err := Query{Q: q}.compile()
+		p, err := Query{Q: q}.Compile()
 		if err != nil {
 			t.Fatal(err)
 		}

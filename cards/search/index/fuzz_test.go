@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"testing"
@@ -14,16 +14,16 @@ func FuzzQuery(f *testing.F) {
 	f.Add("", "", "", "", "")
 	f.Fuzz(func(t *testing.T, q, name, tag, resource, cursor string) {
 		query := Query{Q: q, Name: name, Tags: []string{tag}, Resources: []string{resource}, Page: paging.Page{Cursor: cursor}}
-		p, err := query.compile()
+		p, err := query.Compile()
 		if err != nil {
 			return
 		}
-		again, err := query.compile()
+		again, err := query.Compile()
 		if err != nil || again.fingerprint != p.fingerprint {
 			t.Fatalf("the same query compiled twice: %v, fingerprints %x and %x", err, p.fingerprint, again.fingerprint)
 		}
-		query.Cursor = encodePosition(position{AgentID: "rev", Query: p.fingerprint})
-		if _, err := query.compile(); err != nil {
+		query.Cursor = encodePosition(Position{AgentID: "rev", Query: p.fingerprint})
+		if _, err := query.Compile(); err != nil {
 			t.Fatalf("a cursor of the query's own is refused: %v", err)
 		}
 	})

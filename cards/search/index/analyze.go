@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"slices"
@@ -7,9 +7,9 @@ import (
 	"github.com/agentcards/agentcards/cards"
 )
 
-// doc is what search knows of one card: the filterable values, normalized, and every text token
+// Doc is what search knows of one card: the filterable values, normalized, and every text token
 // with the best field it occurs in.
-type doc struct {
+type Doc struct {
 	agentID      string
 	name         string // lowercased
 	protocols    []string
@@ -22,9 +22,9 @@ type doc struct {
 	online       bool // set by the scan when the plan asks, not by analyze
 }
 
-// analyze extracts what search needs from c. The memory index and the scan (search.index: none)
+// Analyze extracts what search needs from c. The memory index and the scan (search.index: none)
 // both use it, so they cannot disagree on what a card contains.
-func analyze(c cards.Card) doc {
+func Analyze(c cards.Card) Doc {
 	// Sized for a typical card (~100 distinct tokens), so the map is not regrown as it fills.
 	terms := make(map[string]uint8, 128)
 	d := analyzeWith(c, func(tok string, field uint8) {
@@ -39,8 +39,8 @@ func analyze(c cards.Card) doc {
 // analyzeWith is analyze, except that each token of the card's text goes to term (once per
 // occurrence, with the field it occurs in) instead of into d.terms, which stays nil. An index
 // build posts them straight into its lists.
-func analyzeWith(c cards.Card, term func(tok string, field uint8)) doc {
-	d := doc{agentID: c.AgentID, name: strings.ToLower(c.Name), status: c.Status, verified: c.Verified()}
+func analyzeWith(c cards.Card, term func(tok string, field uint8)) Doc {
+	d := Doc{agentID: c.AgentID, name: strings.ToLower(c.Name), status: c.Status, verified: c.Verified()}
 	add := func(text string, field uint8) {
 		tokenize(text, func(tok string, _ bool) { term(tok, field) })
 	}

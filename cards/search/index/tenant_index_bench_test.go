@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"fmt"
@@ -9,22 +9,23 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/cardstest"
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 var (
 	benchOnce  = map[int]*sync.Once{10_000: {}, 100_000: {}}
-	benchIndex = map[int]*tenantIndex{}
+	benchIndex = map[int]*Tenant{}
 	benchCards = map[int][]cards.Card{}
 )
 
 // benchCorpus returns n generated cards and their index, built once per process.
-func benchCorpus(b *testing.B, n int) ([]cards.Card, *tenantIndex) {
+func benchCorpus(b *testing.B, n int) ([]cards.Card, *Tenant) {
 	benchOnce[n].Do(func() {
-		cs := generated(b, 42, n)
-		x := newTenantIndex()
+		cs := cardstest.Cards(b, 42, n)
+		x := New()
 		for _, c := range cs {
-			x.upsert(c)
+			x.Upsert(c)
 		}
 		benchCards[n], benchIndex[n] = cs, x
 	})
@@ -64,16 +65,16 @@ func BenchmarkIndexSearch(b *testing.B) {
 		cs, x := benchCorpus(b, n)
 		queries := benchQueries(cs)
 		for _, name := range []string{"capability", "protocol+capability", "q-3-words", "name-substring"} {
-			p, err := queries[name].compile()
+			p, err := queries[name].Compile()
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.Run(fmt.Sprintf("%dk/%s", n/1000, name), func(b *testing.B) {
 				x.mu.RLock()
 				defer x.mu.RUnlock()
-				_, total, _ := x.search(&p, nil, nil)
+				_, total, _ := x.Search(&p, nil, nil)
 				b.ReportMetric(float64(total), "matches")
-				reportLatency(b, func() { x.search(&p, nil, nil) })
+				reportLatency(b, func() { x.Search(&p, nil, nil) })
 			})
 		}
 	}
@@ -88,8 +89,8 @@ func BenchmarkIndexBuild(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		t0 := time.Now()
-		x := newTenantIndex()
-		x.load(cs)
+		x := New()
+		x.Load(cs)
 		elapsed := time.Since(t0)
 		runtime.GC()
 		runtime.ReadMemStats(&after)

@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"math/bits"
@@ -66,7 +66,7 @@ func add(counter [][]uint64, w int, v uint64) {
 // matches only.
 //
 // online, when the plan filters on liveness, narrows the documents scored as postings do.
-func (x *tenantIndex) rankedBits(p *plan, cand []uint32, accept func(uint32) bool, s *scratch, online *onlineSet) ([]candidate, int, *position) {
+func (x *Tenant) rankedBits(p *Plan, cand []uint32, accept func(uint32) bool, s *scratch, online *Online) ([]Candidate, int, *Position) {
 	pl := &s.planes
 	pl.size((len(x.docs) + 63) / 64)
 	x.scorable(p, pl, cand, online)
@@ -83,7 +83,7 @@ func (x *tenantIndex) rankedBits(p *plan, cand []uint32, accept func(uint32) boo
 
 // scorable sets pl.filt to the documents worth scoring: the live ones among cand (every live
 // one when cand is nil), narrowed by liveness when the plan filters on it.
-func (x *tenantIndex) scorable(p *plan, pl *planes, cand []uint32, online *onlineSet) {
+func (x *Tenant) scorable(p *Plan, pl *planes, cand []uint32, online *Online) {
 	if cand == nil {
 		copy(pl.filt, x.alive)
 	} else {
@@ -108,7 +108,7 @@ func (x *tenantIndex) scorable(p *plan, pl *planes, cand []uint32, online *onlin
 // score scores every scorable document into the key planes and sets pl.union to the matches.
 // On a large index the two halves are scored at once: each half sets and adds bits only in its
 // own words, so the halves share nothing.
-func (x *tenantIndex) score(p *plan, pl *planes) {
+func (x *Tenant) score(p *Plan, pl *planes) {
 	if pl.words < parallelWords {
 		x.scoreWords(p, pl, 0, pl.words)
 		return
@@ -139,7 +139,7 @@ func (pl *planes) refuse(accept func(uint32) bool) {
 
 // afterCursor sets pl.c to the matches eligible for the page: all of them, or with a cursor those
 // after it in answer order (a lower key, or the same key and a greater agentId).
-func (x *tenantIndex) afterCursor(p *plan, pl *planes) {
+func (x *Tenant) afterCursor(p *Plan, pl *planes) {
 	copy(pl.c, pl.union)
 	if p.after == nil {
 		return
@@ -214,7 +214,7 @@ func (pl *planes) keyOf(n uint32) uint32 {
 // pageOf returns the page narrow selected, in answer order: the documents of pl.a sorted by
 // key, then the first need of the tied ones in pl.c by agentId. Only the page's keys are ever
 // read off the planes.
-func (x *tenantIndex) pageOf(pl *planes, need int) []candidate {
+func (x *Tenant) pageOf(pl *planes, need int) []Candidate {
 	var page []keyed
 	for w, a := range pl.a {
 		for m := a; m != 0; m &= m - 1 {
@@ -234,9 +234,9 @@ func (x *tenantIndex) pageOf(pl *planes, need int) []candidate {
 	if need > 0 {
 		page = append(page, x.firstByAgent(pl.c, need, pl.keyOf)...)
 	}
-	out := make([]candidate, len(page))
+	out := make([]Candidate, len(page))
 	for i, e := range page {
-		out[i] = candidate{agentID: x.docs[e.n].agentID, matched: int(e.key >> 16), exact: int(e.key >> 8 & 0xff), weight: int(e.key & 0xff)}
+		out[i] = Candidate{agentID: x.docs[e.n].agentID, matched: int(e.key >> 16), exact: int(e.key >> 8 & 0xff), weight: int(e.key & 0xff)}
 	}
 	return out
 }
@@ -250,7 +250,7 @@ func count(b []uint64) int {
 }
 
 // firstByAgent returns the need documents of set with the smallest agentIds, in that order.
-func (x *tenantIndex) firstByAgent(set []uint64, need int, keyOf func(uint32) uint32) []keyed {
+func (x *Tenant) firstByAgent(set []uint64, need int, keyOf func(uint32) uint32) []keyed {
 	var out []keyed
 	if c := count(set); c*16 < len(x.order) {
 		for w, b := range set {
@@ -282,7 +282,7 @@ var parallelWords = 512
 //
 // The additions stay in this loop rather than in a helper: add inlines into it, and the
 // counters are built once per call rather than once per term.
-func (x *tenantIndex) scoreWords(p *plan, pl *planes, wlo, whi int) {
+func (x *Tenant) scoreWords(p *Plan, pl *planes, wlo, whi int) {
 	// Counters, least significant plane first.
 	matched := [][]uint64{pl.key[5], pl.key[4], pl.key[3], pl.key[2], pl.key[1], pl.key[0]}
 	exact := [][]uint64{pl.key[11], pl.key[10], pl.key[9], pl.key[8], pl.key[7], pl.key[6]}
@@ -315,7 +315,7 @@ func inRange(list []uint32, wlo, whi int) []uint32 {
 
 // termWords sets the term bitmaps of words [wlo, whi) (pl.tp, pl.te, pl.tf) to the word tok as a
 // whole token: copied from its bitmaps when it is in many cards, else set entry by entry.
-func (x *tenantIndex) termWords(pl *planes, tok string, wlo, whi int) {
+func (x *Tenant) termWords(pl *planes, tok string, wlo, whi int) {
 	tp, te, tf0, tf1 := pl.tp[wlo:whi], pl.te[wlo:whi], pl.tf[0][wlo:whi], pl.tf[1][wlo:whi]
 	clear(tp)
 	clear(te)
@@ -347,7 +347,7 @@ func (x *tenantIndex) termWords(pl *planes, tok string, wlo, whi int) {
 
 // prefixWords adds to the term bitmaps of words [wlo, whi) the longer words that start with the
 // prefix: each document that holds one is present, with the best field of any.
-func (x *tenantIndex) prefixWords(pl *planes, prefix string, wlo, whi int) {
+func (x *Tenant) prefixWords(pl *planes, prefix string, wlo, whi int) {
 	for _, tok := range x.vocab3[prefix[:minPrefix]] {
 		if tok == prefix || !strings.HasPrefix(tok, prefix) {
 			continue
@@ -437,7 +437,7 @@ type denseCache struct {
 
 // denseBits returns the bitmaps of tok, whose posting list is list, if the list is dense enough
 // to be worth them; nil otherwise. The caller holds x.mu for reading.
-func (x *tenantIndex) denseBits(tok string, list []uint32) *termBits {
+func (x *Tenant) denseBits(tok string, list []uint32) *termBits {
 	if len(list) < denseEntries || len(list) < len(x.docs)/denseMin {
 		return nil
 	}

@@ -1,0 +1,202 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/cardstest"
+)
+
+// churned indexes generated cards, then changes a share of them and removes another, so the
+// index holds removed documents (with and without compaction, by removed).
+func churned(t *testing.T, n, removed int) *Tenant {
+	t.Helper()
+	x := New()
+	all := cardstest.Cards(t, 21, n)
+	x.Load(all)
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, i := range r.Perm(n)[:n/10] {
+		c := all[i]
+		c.Revision++
+		c.Name += " renamed"
+		x.Upsert(c)
+	}
+	for _, i := range r.Perm(n)[:removed] {
+		x.Remove(all[i].AgentID)
+	}
+	return x
+}
+
+// TestSnapshotReadsBack: an index written out and read back is the same index, whether it holds
+// removed documents or was compacted, and empty.
+func TestSnapshotReadsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		n, removed int
+	}{{"empty", 0, 0}, {"changed and removed", 1500, 150}, {"compacted", 1500, 1300}} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := churned(t, tc.n, tc.removed)
+			b := encodeSnapshot(x, "acme", analyzerStamp(), false)
+			y, err := decodeSnapshot(b, "acme", analyzerStamp())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameIndex(t, x, y)
+			flatten(t, y) // every list ascending, order sorted, bitmap and ids agreeing
+		})
+	}
+}
+
+// TestSnapshotRefused: a snapshot of another tenant, another analysis (stamp), or damaged
+// anywhere (cut short, a byte changed, even with its checksum made right again) is refused with
+// errSnapshot, never read as an index or a panic.
+func TestSnapshotRefused(t *testing.T) {
+	x := churned(t, 60, 8)
+	stamp := analyzerStamp()
+	good := encodeSnapshot(x, "acme", stamp, false)
+	if _, err := decodeSnapshot(good, "other", stamp); !errors.Is(err, errSnapshot) {
+		t.Errorf("another tenant's snapshot: %v", err)
+	}
+	if _, err := decodeSnapshot(good, "acme", stamp+"x"); !errors.Is(err, errSnapshot) {
+		t.Errorf("a snapshot of another analysis: %v", err)
+	}
+	for cut := range len(good) {
+		if _, err := decodeSnapshot(good[:cut], "acme", stamp); !errors.Is(err, errSnapshot) {
+			t.Fatalf("cut to %d bytes: %v", cut, err)
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	resummed := 0
+	for range 1000 {
+		b := slices.Clone(good)
+		i := r.IntN(len(b) - 4)
+		b[i] ^= byte(1 + r.IntN(255))
+		if _, err := decodeSnapshot(b, "acme", stamp); !errors.Is(err, errSnapshot) {
+			t.Fatalf("byte %d changed: %v", i, err)
+		}
+		// The checksum made right: what the decoder checks itself must hold the rest. A change
+		// that still decodes names other strings or numbers, never documents out of range.
+		binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+		y, err := decodeSnapshot(b, "acme", stamp)
+		if err != nil {
+			if !errors.Is(err, errSnapshot) {
+				t.Fatalf("byte %d changed, checksum right: %v", i, err)
+			}
+			continue
+		}
+		resummed++
+		// What the decoder checks: every list ascending and naming documents that exist, the
+		// order sorted, the ids and counts agreeing. The strings and numbers it cannot check
+		// may be other than written.
+		if err := y.Check(); err != nil {
+			t.Fatalf("byte %d changed, checksum right: read back, but %v", i, err)
+		}
+	}
+	t.Logf("%d of 1000 changes with the checksum made right still decoded", resummed)
+}
+
+// TestAnalyzerStampFollowsAnalysis: the stamp is the same from run to run (it is written in
+// every snapshot), and differs when what the index holds of its cards would.
+func TestAnalyzerStampFollowsAnalysis(t *testing.T) {
+	build := func(cs []cards.Card) string {
+		x := New()
+		x.Load(cs)
+		return string(encodeSnapshot(x, "", "", true))
+	}
+	cs := stampCards()
+	if build(cs) != build(stampCards()) {
+		t.Fatal("the stamp's snapshot differs between two builds of the same cards")
+	}
+	cs[1].Description += " neu"
+	if build(cs) == build(stampCards()) {
+		t.Fatal("a card analysed otherwise gives the same stamp snapshot")
+	}
+	if len(analyzerStamp()) != 24 {
+		t.Fatalf("stamp %q", analyzerStamp())
+	}
+}
+
+// BenchmarkSnapshot writes out and reads back the index of 100k generated cards (bytes: the
+// snapshot's size); compare read-s with BenchmarkIndexBuild's build-s.
+func BenchmarkSnapshot(b *testing.B) {
+	_, x := benchCorpus(b, 100_000)
+	stamp := analyzerStamp()
+	for range b.N {
+		t0 := time.Now()
+		enc := encodeSnapshot(x, "acme", stamp, false)
+		t1 := time.Now()
+		y, err := decodeSnapshot(enc, "acme", stamp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(t1.Sub(t0).Seconds(), "write-s")
+		b.ReportMetric(time.Since(t1).Seconds(), "read-s")
+		b.ReportMetric(float64(len(enc))/(1<<20), "MiB")
+		runtime.KeepAlive(y)
+	}
+}
+
+// TestSnapshotStructureChecked: a snapshot whose checksum holds but whose structure does not
+// (written from a broken index, or forged) is refused: an agent twice in the order, the order
+// unsorted, a list not ascending or naming a document twice, a count larger than the file.
+func TestSnapshotStructureChecked(t *testing.T) {
+	stamp := analyzerStamp()
+	for _, tc := range []struct {
+		name   string
+		break_ func(x *Tenant)
+	}{
+		{"an agent twice in the order", func(x *Tenant) { x.order[1] = x.order[0] }},
+		{"the order unsorted", func(x *Tenant) { x.order[0], x.order[1] = x.order[1], x.order[0] }},
+		{"a list not ascending", func(x *Tenant) {
+			for _, l := range x.tags {
+				if len(l) > 1 {
+					l[0], l[1] = l[1], l[0]
+					return
+				}
+			}
+			t.Fatal("no tag list of two")
+		}},
+		{"a document twice in a term's list", func(x *Tenant) {
+			for _, l := range x.terms {
+				if len(*l) > 1 {
+					(*l)[1] = (*l)[0]&^3 | 3
+					if (*l)[1] == (*l)[0] {
+						(*l)[1] = (*l)[0] &^ 3
+					}
+					return
+				}
+			}
+			t.Fatal("no term list of two")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := churned(t, 60, 0)
+			tc.break_(x)
+			if _, err := decodeSnapshot(encodeSnapshot(x, "acme", stamp, false), "acme", stamp); !errors.Is(err, errSnapshot) {
+				t.Fatalf("read back: %v", err)
+			}
+		})
+	}
+	t.Run("a count larger than the file", func(t *testing.T) {
+		e := &snapshotEncoder{}
+		e.b = append(e.b, snapshotMagic...)
+		e.uint(snapshotFormat)
+		for _, s := range []string{stamp, "acme"} {
+			e.count(len(s))
+			e.b = append(e.b, s...)
+		}
+		e.count(0)      // no strings
+		e.uint(1 << 40) // documents
+		b := binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
+		if _, err := decodeSnapshot(b, "acme", stamp); !errors.Is(err, errSnapshot) {
+			t.Fatalf("read back: %v", err)
+		}
+	})
+}
