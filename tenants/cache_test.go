@@ -300,131 +300,167 @@ func (g *gated) unhold() {
 func TestTenantReadsShared(t *testing.T) {
 	db := storagetest.Open(t, "sqlite")
 	store := &gated{Store: storage.NewTenantStore(db), read: make(chan struct{}, 64)}
-	svc := &tenants.Service{Store: store, CacheTTL: time.Second}
+	s := &sharedReads{t: t, store: store, svc: &tenants.Service{Store: store, CacheTTL: time.Second}}
 	base := time.Now()
-	var offset atomic.Int64
-	tenants.SetCacheClock(svc, func() time.Time { return base.Add(time.Duration(offset.Load())) })
-	at := func(d time.Duration) { offset.Store(int64(d)) }
-	ctx := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
-	if _, err := svc.Create(ctx, tenants.Input{ID: "acme", Name: "Acme", Admins: []string{}}); err != nil {
+	tenants.SetCacheClock(s.svc, func() time.Time { return base.Add(time.Duration(s.offset.Load())) })
+	s.ctx = authz.WithPrincipal(context.Background(), authz.Principal{Subject: "root", PlatformAdmin: true})
+	if _, err := s.svc.Create(s.ctx, tenants.Input{ID: "acme", Name: "Acme", Admins: []string{}}); err != nil {
 		t.Fatal(err)
 	}
-	active := func() error { _, err := svc.Active(ctx, "acme"); return err }
-	// soon runs active and fails the test unless it answers without waiting for a held read.
-	soon := func(what string) error {
-		t.Helper()
-		done := make(chan error, 1)
-		go func() { done <- active() }()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: still waiting after 10s, for a read it should not wait for", what)
-			return nil
-		}
-	}
-	// started waits for a held read to have read its row.
-	started := func(what string) {
-		t.Helper()
-		select {
-		case <-store.read:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: no read of the tenant row within 10s", what)
-		}
-	}
-	reads := func(want int32) {
-		t.Helper()
-		if got := store.gets.Load(); got != want {
-			t.Fatalf("%d reads of the tenant row so far, want %d", got, want)
-		}
-	}
-	if err := active(); err != nil {
+	if err := s.active(); err != nil {
 		t.Fatal(err)
 	}
-	reads(1)
+	s.reads(1)
 
-	// The row expired: concurrent requests share one read.
-	at(2 * time.Second)
-	gate := store.hold()
+	s.expiredReadShared()
+	s.readAhead()
+	s.oldReadNotWaitedFor()
+	s.writeNotShared()
+}
+
+// sharedReads is the service of TestTenantReadsShared, with a TTL of one second, on a store
+// whose reads the test holds and counts, and a clock it sets; its methods are the test's steps
+// and the checks they share.
+type sharedReads struct {
+	t      *testing.T
+	store  *gated
+	svc    *tenants.Service
+	ctx    context.Context // the platform admin's
+	offset atomic.Int64    // the clock, as a time.Duration past the test's start
+}
+
+// at sets the clock to d past the test's start.
+func (s *sharedReads) at(d time.Duration) { s.offset.Store(int64(d)) }
+
+// active asks the service whether acme is active, as a request gate does.
+func (s *sharedReads) active() error { _, err := s.svc.Active(s.ctx, "acme"); return err }
+
+// soon runs active and fails the test unless it answers without waiting for a held read.
+func (s *sharedReads) soon(what string) error {
+	s.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.active() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		s.t.Fatalf("%s: still waiting after 10s, for a read it should not wait for", what)
+		return nil
+	}
+}
+
+// started waits for a held read to have read its row.
+func (s *sharedReads) started(what string) {
+	s.t.Helper()
+	select {
+	case <-s.store.read:
+	case <-time.After(10 * time.Second):
+		s.t.Fatalf("%s: no read of the tenant row within 10s", what)
+	}
+}
+
+// reads fails the test unless the store has been read want times.
+func (s *sharedReads) reads(want int32) {
+	s.t.Helper()
+	if got := s.store.gets.Load(); got != want {
+		s.t.Fatalf("%d reads of the tenant row so far, want %d", got, want)
+	}
+}
+
+// expiredReadShared: the row expired, concurrent requests share one read.
+func (s *sharedReads) expiredReadShared() {
+	s.at(2 * time.Second)
+	gate := s.store.hold()
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for range 16 {
-		wg.Go(func() { errs <- active() })
+		wg.Go(func() { errs <- s.active() })
 	}
-	started("the row expired")
+	s.started("the row expired")
 	time.Sleep(50 * time.Millisecond) // let the others come to the read (else they find its row)
-	store.unhold()
+	s.store.unhold()
 	close(gate)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		if err != nil {
-			t.Fatal(err)
+			s.t.Fatal(err)
 		}
 	}
-	reads(2)
+	s.reads(2)
+}
 
-	// Past half its TTL the row is read again ahead: the request goes on with the row, and so
-	// does the next while that read runs, without starting another.
-	at(2600 * time.Millisecond)
-	gate = store.hold()
-	if err := soon("past half the TTL"); err != nil {
+// readAhead: past half its TTL the row is read again ahead; the request goes on with the row,
+// and so does the next while that read runs, without starting another. Once the row expired,
+// a request waits for that read (it started less than the TTL ago).
+func (s *sharedReads) readAhead() {
+	t := s.t
+	s.at(2600 * time.Millisecond)
+	gate := s.store.hold()
+	if err := s.soon("past half the TTL"); err != nil {
 		t.Fatal(err)
 	}
-	started("past half the TTL") // the read ahead has read the row and is held
-	at(2700 * time.Millisecond)
-	if err := soon("while the read ahead runs"); err != nil {
+	s.started("past half the TTL") // the read ahead has read the row and is held
+	s.at(2700 * time.Millisecond)
+	if err := s.soon("while the read ahead runs"); err != nil {
 		t.Fatal(err)
 	}
-	reads(3)
-	// Once the row expired, a request waits for that read (it started less than the TTL ago).
+	s.reads(3)
 	// Should the request come only after the read answered, the row it finds is not past half
 	// its TTL yet (it expires at 3.6 s) and is used as it is.
-	at(3050 * time.Millisecond)
+	s.at(3050 * time.Millisecond)
 	done := make(chan error, 1)
-	go func() { done <- active() }()
-	store.unhold()
+	go func() { done <- s.active() }()
+	s.store.unhold()
 	close(gate)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	reads(3)
+	s.reads(3)
+}
 
-	// A read that started the TTL ago or more is not waited for: a request starts its own.
-	at(5 * time.Second)
-	gate = store.hold()
-	go func() { done <- active() }()
-	started("the row expired again")
-	at(6100 * time.Millisecond)
+// oldReadNotWaitedFor: a read that started the TTL ago or more is not waited for; a request
+// starts its own.
+func (s *sharedReads) oldReadNotWaitedFor() {
+	s.at(5 * time.Second)
+	gate := s.store.hold()
+	done := make(chan error, 1)
+	go func() { done <- s.active() }()
+	s.started("the row expired again")
+	s.at(6100 * time.Millisecond)
 	later := make(chan error, 1)
-	go func() { later <- active() }()
-	started("a TTL after the read started") // a second read
-	store.unhold()
+	go func() { later <- s.active() }()
+	s.started("a TTL after the read started") // a second read
+	s.store.unhold()
 	close(gate)
 	if err, err2 := <-done, <-later; err != nil || err2 != nil {
-		t.Fatal(err, err2)
+		s.t.Fatal(err, err2)
 	}
-	reads(5)
+	s.reads(5)
+}
 
-	// A write through the Service: a request after it does not wait for a read from before it
-	// (the read holds the active row), and that read is not remembered.
-	at(10 * time.Second)
-	gate = store.hold()
-	go func() { done <- active() }()
-	started("before the write")
-	store.unhold()
+// writeNotShared: after a write through the Service, a request does not wait for a read from
+// before it (the read holds the active row), and that read is not remembered.
+func (s *sharedReads) writeNotShared() {
+	t := s.t
+	s.at(10 * time.Second)
+	gate := s.store.hold()
+	done := make(chan error, 1)
+	go func() { done <- s.active() }()
+	s.started("before the write")
+	s.store.unhold()
 	suspended := tenants.StatusSuspended
-	if _, err := svc.Update(ctx, "acme", tenants.Patch{Status: &suspended}); err != nil {
+	if _, err := s.svc.Update(s.ctx, "acme", tenants.Patch{Status: &suspended}); err != nil {
 		t.Fatal(err)
 	}
-	if err := soon("after a write"); !errors.Is(err, tenants.ErrSuspended) {
+	if err := s.soon("after a write"); !errors.Is(err, tenants.ErrSuspended) {
 		t.Fatalf("after a suspension through the Service: %v", err)
 	}
 	close(gate)
 	if err := <-done; err != nil {
 		t.Fatalf("the request from before the write: %v", err)
 	}
-	if err := active(); !errors.Is(err, tenants.ErrSuspended) {
+	if err := s.active(); !errors.Is(err, tenants.ErrSuspended) {
 		t.Fatalf("a read from before the suspension was remembered: %v", err)
 	}
 }

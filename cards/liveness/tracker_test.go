@@ -21,104 +21,133 @@ import (
 // Forget drops the tenant, which is read again from the store.
 func TestTrackerStates(t *testing.T) {
 	_, store := openStore(t, migrations.SQLite)
-	ctx := context.Background()
-	clk := newClock(t0)
-	tr := liveness.New(store, time.Minute, clk.now)
 	if d := liveness.New(store, 0, nil).TTL(); d != 60*time.Second {
 		t.Errorf("the default TTL is %v, want 60s", d)
 	}
-	of := func(agent, card string) cards.Liveness {
-		t.Helper()
-		l, err := tr.Of(ctx, "acme", agent, card)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
+	clk := newClock(t0)
+	s := trackerSteps{t: t, ctx: context.Background(), clk: clk, tr: liveness.New(store, time.Minute, clk.now)}
+	s.onlineUntilTTL()
+	s.onlineUntilEarliestTTL()
+	s.removedAndForgotten()
+}
+
+// trackerSteps is one tracker of tenant acme on a clock the test sets, with the reads the
+// steps of TestTrackerStates make through it; each read fails the test on an error.
+type trackerSteps struct {
+	t   *testing.T
+	ctx context.Context
+	clk *clock
+	tr  *liveness.Tracker
+}
+
+func (s trackerSteps) of(agent, card string) cards.Liveness {
+	s.t.Helper()
+	l, err := s.tr.Of(s.ctx, "acme", agent, card)
+	if err != nil {
+		s.t.Fatal(err)
 	}
-	version := func() uint64 {
-		t.Helper()
-		v, err := tr.Version(ctx, "acme")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
+	return l
+}
+
+func (s trackerSteps) version() uint64 {
+	s.t.Helper()
+	v, err := s.tr.Version(s.ctx, "acme")
+	if err != nil {
+		s.t.Fatal(err)
 	}
-	if l := of("x", "cx"); l.State != cards.Unknown || l.LastSeenAt != nil || l.Probe != nil {
+	return v
+}
+
+// online answers which of x/cx, y/cy, z/cz and x/other Online finds online, and until when.
+func (s trackerSteps) online() (map[string]bool, time.Time) {
+	s.t.Helper()
+	got := map[string]bool{}
+	_, until, err := s.tr.Online(s.ctx, "acme", func(on func(agentID, cardID string) bool) {
+		got["x"], got["y"], got["z"], got["x/other"] = on("x", "cx"), on("y", "cy"), on("z", "cz"), on("x", "other")
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return got, until
+}
+
+// onlineUntilTTL: x/cx, never heard of, is unknown; a heartbeat at t0 makes it online (and
+// moves the version) until exactly t0+TTL, then offline, last seen at t0, with the version
+// unmoved; x's other card stays unknown.
+func (s trackerSteps) onlineUntilTTL() {
+	t := s.t
+	if l := s.of("x", "cx"); l.State != cards.Unknown || l.LastSeenAt != nil || l.Probe != nil {
 		t.Fatalf("never heard of: %+v", l)
 	}
-	v0 := version()
-	l, err := tr.Beat(ctx, "acme", "x", "cx")
+	v0 := s.version()
+	l, err := s.tr.Beat(s.ctx, "acme", "x", "cx")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l.State != cards.Online || l.LastSeenAt == nil || !l.LastSeenAt.Equal(t0) {
 		t.Fatalf("the heartbeat answered %+v, want online, seen at %v", l, t0)
 	}
-	v1 := version()
+	v1 := s.version()
 	if v1 == v0 {
 		t.Error("the version did not move when x came online")
 	}
-	clk.set(t0.Add(time.Minute - time.Microsecond))
-	if l := of("x", "cx"); l.State != cards.Online {
+	s.clk.set(t0.Add(time.Minute - time.Microsecond))
+	if l := s.of("x", "cx"); l.State != cards.Online {
 		t.Errorf("a microsecond before the TTL: %s, want online", l.State)
 	}
-	clk.set(t0.Add(time.Minute))
-	if l := of("x", "cx"); l.State != cards.Offline || l.LastSeenAt == nil || !l.LastSeenAt.Equal(t0) {
+	s.clk.set(t0.Add(time.Minute))
+	if l := s.of("x", "cx"); l.State != cards.Offline || l.LastSeenAt == nil || !l.LastSeenAt.Equal(t0) {
 		t.Errorf("at the TTL: %+v, want offline, last seen at %v", l, t0)
 	}
-	if v := version(); v != v1 {
+	if v := s.version(); v != v1 {
 		t.Errorf("the version moved from %d to %d when the TTL ran out", v1, v)
 	}
-	if l := of("x", "other"); l.State != cards.Unknown {
+	if l := s.of("x", "other"); l.State != cards.Unknown {
 		t.Errorf("another card of agent x: %s, want unknown", l.State)
 	}
+}
 
-	// x beats at t0+1m, y at t0+1m10s; at t0+1m20s both are online until t0+2m (x's TTL).
-	if _, err := tr.Beat(ctx, "acme", "x", "cx"); err != nil {
+// onlineUntilEarliestTTL: x beats at t0+1m, y at t0+1m10s; at t0+1m20s both are online until
+// t0+2m (x's TTL); past x's TTL only y is online, until its own TTL.
+func (s trackerSteps) onlineUntilEarliestTTL() {
+	t := s.t
+	if _, err := s.tr.Beat(s.ctx, "acme", "x", "cx"); err != nil {
 		t.Fatal(err)
 	}
-	clk.set(t0.Add(70 * time.Second))
-	if _, err := tr.Beat(ctx, "acme", "y", "cy"); err != nil {
+	s.clk.set(t0.Add(70 * time.Second))
+	if _, err := s.tr.Beat(s.ctx, "acme", "y", "cy"); err != nil {
 		t.Fatal(err)
 	}
-	online := func() (map[string]bool, time.Time) {
-		t.Helper()
-		got := map[string]bool{}
-		_, until, err := tr.Online(ctx, "acme", func(on func(agentID, cardID string) bool) {
-			got["x"], got["y"], got["z"], got["x/other"] = on("x", "cx"), on("y", "cy"), on("z", "cz"), on("x", "other")
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got, until
-	}
-	clk.set(t0.Add(80 * time.Second))
-	if got, until := online(); fmt.Sprint(got) != "map[x:true x/other:false y:true z:false]" || !until.Equal(t0.Add(2*time.Minute)) {
+	s.clk.set(t0.Add(80 * time.Second))
+	if got, until := s.online(); fmt.Sprint(got) != "map[x:true x/other:false y:true z:false]" || !until.Equal(t0.Add(2*time.Minute)) {
 		t.Errorf("at t0+1m20s: %v until %v, want x and y until %v", got, until, t0.Add(2*time.Minute))
 	}
-	// Past x's TTL only y is online, until its own TTL.
-	clk.set(t0.Add(125 * time.Second))
-	if got, until := online(); fmt.Sprint(got) != "map[x:false x/other:false y:true z:false]" || !until.Equal(t0.Add(130*time.Second)) {
+	s.clk.set(t0.Add(125 * time.Second))
+	if got, until := s.online(); fmt.Sprint(got) != "map[x:false x/other:false y:true z:false]" || !until.Equal(t0.Add(130*time.Second)) {
 		t.Errorf("at t0+2m5s: %v until %v, want y alone until %v", got, until, t0.Add(130*time.Second))
 	}
+}
 
-	// Removed forgets the agent here (the store keeps its record: deleting the card deletes it
-	// there); Forget drops the tenant, and its next use reads the store again.
-	before := version()
-	tr.Removed("acme", "y")
-	if l := of("y", "cy"); l.State != cards.Unknown {
+// removedAndForgotten: Removed forgets the agent here (the store keeps its record: deleting the
+// card deletes it there) and moves the version, unless the agent was never heard of; Forget
+// drops the tenant, and its next use reads the store again.
+func (s trackerSteps) removedAndForgotten() {
+	t := s.t
+	before := s.version()
+	s.tr.Removed("acme", "y")
+	if l := s.of("y", "cy"); l.State != cards.Unknown {
 		t.Errorf("y after Removed: %s, want unknown", l.State)
 	}
-	if v := version(); v == before {
+	if v := s.version(); v == before {
 		t.Error("the version did not move when y was removed")
 	}
-	before = version()
-	tr.Removed("acme", "nobody")
-	if v := version(); v != before {
+	before = s.version()
+	s.tr.Removed("acme", "nobody")
+	if v := s.version(); v != before {
 		t.Error("removing an agent never heard of moved the version")
 	}
-	tr.Forget("acme")
-	if l := of("y", "cy"); l.State != cards.Online || !l.LastSeenAt.Equal(t0.Add(70*time.Second)) {
+	s.tr.Forget("acme")
+	if l := s.of("y", "cy"); l.State != cards.Online || !l.LastSeenAt.Equal(t0.Add(70*time.Second)) {
 		t.Errorf("y read again from the store after Forget: %+v, want online, seen at t0+1m10s", l)
 	}
 }
