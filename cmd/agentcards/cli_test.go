@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/web/catalog"
 	"github.com/agentcards/agentcards/web/client"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -121,10 +122,43 @@ func TestCLIEveryRequest(t *testing.T) {
 	}))
 	t.Cleanup(agent.Close)
 	tokens := webtest.Tokens(t)
-	alice := webtest.Mint(t, tokens, "alice", "cli", false)
-	bob := webtest.Mint(t, tokens, "bob", "cli", false)
+	s := &cliScenario{e: e, tokens: tokens, alice: webtest.Mint(t, tokens, "alice", "cli", false), bob: webtest.Mint(t, tokens, "bob", "cli", false)}
 
-	// Tenants, as the platform admin.
+	s.tenants(t)
+	s.cards(t, agent.URL)
+	s.search(t)
+	s.edits(t)
+	s.access(t)
+	s.delegationsAndPublic(t)
+	s.refusals(t)
+	s.inputs(t)
+
+	for _, req := range catalog.Requests {
+		if req.Doors&catalog.CLI != 0 && !e.ran[req.Name] {
+			t.Errorf("%s is on the CLI door, and no command of this test carried it out", req.Name)
+		}
+	}
+}
+
+// cliScenario is the state the steps of TestCLIEveryRequest share: the server and the CLI's
+// environment, the tokens of alice (admin of tenant cli) and bob, and the card file of reviewer.
+type cliScenario struct {
+	e          *cliEnv
+	tokens     *token.Tokens
+	alice, bob string
+	card       string // the file of the card reviewer, written by cards
+}
+
+// cliCard is what the card commands print that the steps check.
+type cliCard struct {
+	AgentID, Name, Description string
+	Revision                   int64
+}
+
+// tenants: the tenant commands, as the platform admin, in JSON and as tables; it leaves the
+// tenant cli, named "CLI two", with alice its admin.
+func (s *cliScenario) tenants(t *testing.T) {
+	e := s.e
 	var tenant struct{ ID, Name, Status string }
 	e.ok(t, e.root, &tenant, "tenants", "create", "--id", "cli", "--name", "CLI", "--admins", "alice")
 	if tenant.ID != "cli" || tenant.Status != "active" {
@@ -144,15 +178,16 @@ func TestCLIEveryRequest(t *testing.T) {
 	if r := e.ok(t, e.root, nil, "tenants", "delete", "--tenant", "gone"); r.stdout != "" {
 		t.Errorf("tenants delete printed %q", r.stdout)
 	}
+}
 
-	// Cards, as the tenant's admin: the tenant is the token's.
-	card := e.file(t, "card.json", fmt.Sprintf(`{"agentId": "reviewer", "name": "Code Reviewer", "description": "Reviews pull requests",
-		"protocols": ["http"], "capabilities": [{"name": "review"}], "tags": ["code"], "endpoint": %q, "visibility": "public"}`, agent.URL))
-	var got struct {
-		AgentID, Name, Description string
-		Revision                   int64
-	}
-	e.ok(t, alice, &got, "cards", "register", "-f", card)
+// cards: the card commands, as the tenant's admin (the tenant is the token's). It leaves the
+// cards reviewer (its endpoint agentURL, online), a1, a2, by-url and geo (public).
+func (s *cliScenario) cards(t *testing.T, agentURL string) {
+	e, alice := s.e, s.alice
+	s.card = e.file(t, "card.json", fmt.Sprintf(`{"agentId": "reviewer", "name": "Code Reviewer", "description": "Reviews pull requests",
+		"protocols": ["http"], "capabilities": [{"name": "review"}], "tags": ["code"], "endpoint": %q, "visibility": "public"}`, agentURL))
+	var got cliCard
+	e.ok(t, alice, &got, "cards", "register", "-f", s.card)
 	if got.AgentID != "reviewer" || got.Revision != 1 {
 		t.Fatalf("cards register: %+v", got)
 	}
@@ -199,8 +234,12 @@ func TestCLIEveryRequest(t *testing.T) {
 	if e.ok(t, alice, &online, "cards", "search", "--online", "true", "-o", "json"); online.Total != 1 || online.Items[0].Card.AgentID != "reviewer" {
 		t.Errorf("cards search --online true: %+v", online)
 	}
+}
 
-	// Search: the default view as a table, fields chosen as JSON, the full answer as JSON.
+// search: the default view as a table, fields chosen as JSON, the full answer as JSON, and
+// paging with a cursor.
+func (s *cliScenario) search(t *testing.T) {
+	e, alice := s.e, s.alice
 	r := e.ok(t, alice, nil, "cards", "search", "--protocol", "http", "--q", "review", "-o", "table")
 	if !regexp.MustCompile(`(?m)^agentId\s+name\s+description\s+score\s+matchedCapabilities\s+endpoint\n(reviewer)\s+Code Reviewer\s+Reviews pull requests\s+[\d.]+\s+review\s+http://127\.0\.0\.1:\d+\n1 of 1$`).MatchString(r.stdout) {
 		t.Errorf("cards search as a table:\n%s", r.stdout)
@@ -231,8 +270,14 @@ func TestCLIEveryRequest(t *testing.T) {
 	if len(full.Items) != 1 || full.Items[0].Card.AgentID != "a2" {
 		t.Errorf("cards search, the second page: %+v", full)
 	}
+}
 
-	// A card read, edited and sent back whole (its server-owned members as printed go along).
+// edits: a card read, edited and sent back whole (its server-owned members as printed go
+// along), then patched, each with its revision; and the card's endpoint secret set and removed.
+// It leaves reviewer at revision 3.
+func (s *cliScenario) edits(t *testing.T) {
+	e, alice := s.e, s.alice
+	var got cliCard
 	fetched := e.ok(t, alice, nil, "cards", "get", "--agentId", "reviewer").stdout
 	edited := e.file(t, "edited.json", strings.Replace(fetched, "Reviews pull requests", "Reviews changes", 1))
 	e.ok(t, alice, &got, "cards", "replace", "-f", edited, "--ifRevision", "1")
@@ -246,8 +291,12 @@ func TestCLIEveryRequest(t *testing.T) {
 
 	e.ok(t, alice, nil, "secrets", "set", "--agentId", "reviewer", "--secret", "s3cret")
 	e.ok(t, alice, nil, "secrets", "remove", "--agentId", "reviewer")
+}
 
-	// Roles, policies, access.
+// access: roles, policies and the access check, which bob's reads follow; the audit trail
+// records the revoke.
+func (s *cliScenario) access(t *testing.T) {
+	e, alice, bob := s.e, s.alice, s.bob
 	var assignment struct{ Subject, Role string }
 	e.ok(t, alice, &assignment, "roles", "grant", "--subject", "bob", "--role", "reader")
 	if assignment != (struct{ Subject, Role string }{"bob", "reader"}) {
@@ -272,8 +321,12 @@ func TestCLIEveryRequest(t *testing.T) {
 	if r := e.ok(t, alice, nil, "audit", "list", "--object", "roles/bob", "-o", "table"); !regexp.MustCompile(`(?m)\salice\s+roles\.revoke\s+roles/bob\s+\d+\s+\d+\s+ok$`).MatchString(r.stdout) {
 		t.Errorf("audit list as a table:\n%s", r.stdout)
 	}
+}
 
-	// Delegations.
+// delegationsAndPublic: a delegation to reviewer, read and listed; then A2A and keys, without a
+// token for what is public; and the card a1 removed.
+func (s *cliScenario) delegationsAndPublic(t *testing.T) {
+	e, alice := s.e, s.alice
 	var d struct{ ID, Status string }
 	e.ok(t, alice, &d, "delegations", "create", "--agentId", "reviewer", "--capability", "review", "--task", "review PR 7", "--context", `{"pr": 7}`)
 	if d.Status != "completed" {
@@ -284,7 +337,6 @@ func TestCLIEveryRequest(t *testing.T) {
 		t.Errorf("delegations list as a table:\n%s", r.stdout)
 	}
 
-	// A2A and keys, without a token for what is public.
 	if r := e.ok(t, "", nil, "a2a", "agents", "--tenant", "cli", "-o", "table"); !regexp.MustCompile(`(?m)^geo\s+GeoSpatial Route Planner Agent\s+/a2a/cli/geo/`).MatchString(r.stdout) {
 		t.Errorf("a2a agents as a table:\n%s", r.stdout)
 	}
@@ -298,18 +350,22 @@ func TestCLIEveryRequest(t *testing.T) {
 	}
 
 	e.ok(t, alice, nil, "cards", "remove", "--agentId", "a1")
+}
 
-	// The service's refusals: exit 1, the code on stderr, nothing on stdout.
+// refusals: the service's (exit 1, the code on stderr, nothing on stdout), the usage errors
+// (exit 2, nothing sent) and the inputs the client refuses before sending (exit 2, and nothing
+// happened).
+func (s *cliScenario) refusals(t *testing.T) {
+	e, alice, bob := s.e, s.alice, s.bob
 	e.refused(t, alice, 1, "not_found", "cards", "get", "--agentId", "nope")
-	e.refused(t, bob, 1, "forbidden", "cards", "register", "-f", card)
+	e.refused(t, bob, 1, "forbidden", "cards", "register", "-f", s.card)
 	e.refused(t, alice, 1, "invalid", "cards", "register", "--agentId", "bad", "--name", "Bad", "--endpoint", "not a url")
 	e.refused(t, alice, 1, "precondition_failed", "cards", "update", "--agentId", "reviewer", "--patch", `{"tags": []}`, "--ifRevision", "1")
-	e.refused(t, alice, 1, "conflict", "cards", "register", "-f", card)
+	e.refused(t, alice, 1, "conflict", "cards", "register", "-f", s.card)
 	e.refused(t, alice[:len(alice)-6]+"AAAAAA", 1, "unauthorized", "cards", "search")
 	e.refused(t, e.root, 2, "give --tenant", "cards", "search")
 	e.refused(t, alice, 1, "forbidden", "tenants", "list")
 
-	// Usage errors: exit 2, nothing sent.
 	e.refused(t, alice, 2, "flag provided but not defined", "cards", "search", "--nope", "x")
 	e.refused(t, alice, 2, "want an integer", "cards", "search", "--limit", "ten")
 	e.refused(t, alice, 2, `cards has no command "find"`, "cards", "find")
@@ -319,34 +375,33 @@ func TestCLIEveryRequest(t *testing.T) {
 	e.refused(t, alice, 2, `fields: "colour"`, "cards", "search", "--fields", "colour")
 	e.refused(t, alice, 2, "takes flags only", "cards", "search", "review")
 	e.refused(t, "", 2, "AGENTCARDS_TOKEN", "cards", "search")
-	// Inputs the client refuses before sending: exit 2, and nothing happened.
-	rootOfCLI := webtest.Mint(t, tokens, "root", "cli", true)
+
+	rootOfCLI := webtest.Mint(t, s.tokens, "root", "cli", true)
 	e.refused(t, rootOfCLI, 2, "tenant is required", "tenants", "delete")
 	e.ok(t, e.root, nil, "tenants", "get", "--tenant", "cli")
 	e.refused(t, alice, 2, "agentId is required", "cards", "get")
 	e.refused(t, alice, 2, "patch is required", "cards", "update", "--agentId", "reviewer")
 	e.refused(t, alice, 2, `mode: "later" is not one of sync, async`, "delegations", "create", "--agentId", "reviewer", "--capability", "review", "--task", "t", "--mode", "later")
+}
 
-	// A flag replaces what -f gave its field, a list included; -f - reads stdin.
+// inputs: a flag replaces what -f gave its field, a list included; -f - reads stdin; -h prints
+// the command's flags and exits 0.
+func (s *cliScenario) inputs(t *testing.T) {
+	e, alice := s.e, s.alice
 	var replaced struct{ Protocols, Tags []string }
-	e.ok(t, alice, &replaced, "cards", "replace", "-f", card, "--protocols", "mcp", "--tags", "")
+	e.ok(t, alice, &replaced, "cards", "replace", "-f", s.card, "--protocols", "mcp", "--tags", "")
 	if !slices.Equal(replaced.Protocols, []string{"mcp"}) || len(replaced.Tags) != 0 {
 		t.Errorf("cards replace -f with --protocols mcp --tags '': %+v", replaced)
 	}
 	stdin = strings.NewReader(`{"agentId": "from-stdin", "name": "From stdin"}`)
 	t.Cleanup(func() { stdin = os.Stdin })
+	var got cliCard
 	e.ok(t, alice, &got, "cards", "register", "-f", "-")
 	if got.AgentID != "from-stdin" {
 		t.Errorf("cards register -f -: %+v", got)
 	}
 	if r := e.run(t, alice, "cards", "search", "-h"); r.code != 0 || !strings.Contains(r.stderr, "-protocol") {
 		t.Errorf("cards search -h: exit %d\n%s", r.code, r.stderr)
-	}
-
-	for _, req := range catalog.Requests {
-		if req.Doors&catalog.CLI != 0 && !e.ran[req.Name] {
-			t.Errorf("%s is on the CLI door, and no command of this test carried it out", req.Name)
-		}
 	}
 }
 

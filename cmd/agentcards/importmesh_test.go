@@ -120,6 +120,33 @@ func TestImportMesh(t *testing.T) {
 	if _, err := cl.Cards.Register(ctx, api.CardsRegister{CardInput: api.CardInput{AgentID: "taken", Name: "Taken"}}); err != nil {
 		t.Fatal(err)
 	}
+	rows := meshRows()
+	path := meshDB(t, meshSchema, rows)
+
+	sum := importMeshFirst(t, e, alice, path)
+	checkMeshTenant(t, cl, sum)
+
+	// Again, as a table: every row is skipped, as there already or bad.
+	r := e.run(t, alice, "cards", "import-mesh", "--from", path, "-o", "table")
+	if r.code != 1 || !regexp.MustCompile(`^imported 0 of 239 agents into tenant mesh; skipped 239\n`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^finance-agent\s+finance-agent\s+conflict: `).MatchString(r.stdout) {
+		t.Errorf("import-mesh again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// An older registry, without resources and auth columns, reads all the same.
+	old := meshDB(t, meshSchemaOld, []meshRow{{name: "old-agent", description: "From before", capabilities: `["legacy"]`, endpoint: "http://127.0.0.1:4010/task"}})
+	r = e.run(t, alice, "cards", "import-mesh", "--from", old, "--tenant", "mesh")
+	if r.code != 0 || !strings.Contains(r.stdout, `"imported": [`) {
+		t.Errorf("import-mesh of the old schema: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	importMeshWithoutSecrets(t, alice, rows[4:5])
+	importMeshRefused(t, e, alice, rows)
+}
+
+// meshRows are the rows of TestImportMesh's registry: 239 agents, of which bad-caps,
+// header-auth, bad-endpoint, fs-agent and taken (already in the tenant) are to be skipped.
+func meshRows() []meshRow {
 	rows := []meshRow{
 		{name: "finance-agent", description: "Budget management and expense approval", capabilities: `["budget","cost_center","expense_approval"]`,
 			resources: `[{"type":"api","uri":"https://api.example.com/finance","description":"ledger","access":"read"}]`, endpoint: "http://127.0.0.1:4002/task"},
@@ -135,8 +162,12 @@ func TestImportMesh(t *testing.T) {
 	for i := range 230 {
 		rows = append(rows, meshRow{name: fmt.Sprintf("agent-%03d", i), description: "generated", capabilities: `["work"]`, endpoint: fmt.Sprintf("http://127.0.0.1:5000/%d", i)})
 	}
-	path := meshDB(t, meshSchema, rows)
+	return rows
+}
 
+// importMeshFirst imports the registry at path of meshRows in batches of 100 and checks the
+// summary: 234 imported, the 5 bad rows skipped, each with its reason. It answers the summary.
+func importMeshFirst(t *testing.T, e *cliEnv, alice, path string) meshSummary {
 	r := e.run(t, alice, "cards", "import-mesh", "--from", path, "--batch", "100", "-o", "json")
 	if r.code != 1 || !strings.Contains(r.stderr, "5 of 239 agents were skipped") {
 		t.Fatalf("import-mesh: exit %d, stderr %q", r.code, r.stderr)
@@ -160,8 +191,14 @@ func TestImportMesh(t *testing.T) {
 			t.Errorf("%s: skipped for %q, want a reason naming %q", name, got, want)
 		}
 	}
+	return sum
+}
 
-	// What the tenant holds: the imported cards and the one there before, nothing else.
+// checkMeshTenant checks what the tenant holds after the first import: the imported cards and
+// the one there before, nothing else; finance-agent and HR Agent #2 as the rows say; and the
+// bearer credential as bearer-agent's endpoint secret, the others without one.
+func checkMeshTenant(t *testing.T, cl *client.Client, sum meshSummary) {
+	ctx := context.Background()
 	var ids []string
 	for hit, err := range cl.Cards.SearchAll(ctx, api.CardsSearch{Limit: 100}) {
 		if err != nil {
@@ -195,7 +232,7 @@ func TestImportMesh(t *testing.T) {
 	if hr, err := cl.Cards.Get(ctx, api.CardRef{AgentID: "HR-Agent-2"}); err != nil || hr.Name != "HR Agent #2" {
 		t.Errorf("HR Agent #2: %+v, %v", hr, err)
 	}
-	// The bearer credential is the endpoint's secret (removing it finds one); the others have none.
+	// Removing bearer-agent's secret finds one; none-auth has none to remove.
 	if _, err := cl.Secrets.Remove(ctx, api.CardRef{AgentID: "bearer-agent"}); err != nil {
 		t.Errorf("bearer-agent's secret: %v", err)
 	}
@@ -203,48 +240,41 @@ func TestImportMesh(t *testing.T) {
 	if _, err := cl.Secrets.Remove(ctx, api.CardRef{AgentID: "none-auth"}); !errors.As(err, &ce) || ce.Status != http.StatusNotFound {
 		t.Errorf("none-auth has a secret: %v", err)
 	}
+}
 
-	// Again, as a table: every row is skipped, as there already or bad.
-	r = e.run(t, alice, "cards", "import-mesh", "--from", path, "-o", "table")
-	if r.code != 1 || !regexp.MustCompile(`^imported 0 of 239 agents into tenant mesh; skipped 239\n`).MatchString(r.stdout) ||
-		!regexp.MustCompile(`(?m)^finance-agent\s+finance-agent\s+conflict: `).MatchString(r.stdout) {
-		t.Errorf("import-mesh again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-
-	// An older registry, without resources and auth columns, reads all the same.
-	old := meshDB(t, meshSchemaOld, []meshRow{{name: "old-agent", description: "From before", capabilities: `["legacy"]`, endpoint: "http://127.0.0.1:4010/task"}})
-	r = e.run(t, alice, "cards", "import-mesh", "--from", old, "--tenant", "mesh")
-	if r.code != 0 || !strings.Contains(r.stdout, `"imported": [`) {
-		t.Errorf("import-mesh of the old schema: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-
-	// A server that keeps no secrets: the bearer agent is not left without its credential.
+// importMeshWithoutSecrets imports bearer (the bearer agent's row) into a server that keeps no
+// secrets: the row is skipped, and the agent is not left without its credential.
+func importMeshWithoutSecrets(t *testing.T, alice string, bearer []meshRow) {
 	bare := newCLIEnv(t, false)
 	bare.ok(t, bare.root, nil, "tenants", "create", "--id", "mesh", "--name", "Mesh", "--admins", "alice")
-	one := meshDB(t, meshSchema, rows[4:5])
-	r = bare.run(t, alice, "cards", "import-mesh", "--from", one, "-o", "json")
-	sum = meshSummary{}
+	one := meshDB(t, meshSchema, bearer)
+	r := bare.run(t, alice, "cards", "import-mesh", "--from", one, "-o", "json")
+	var sum meshSummary
 	_ = json.Unmarshal([]byte(r.stdout), &sum)
 	if r.code != 1 || !strings.HasPrefix(sum.reason("bearer-agent"), "its endpoint secret: not_found") {
 		t.Errorf("import-mesh of a bearer agent without secrets: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	bareClient, _ := client.New(bare.base, client.WithToken(alice))
-	if _, err := bareClient.Cards.Get(ctx, api.CardRef{AgentID: "bearer-agent"}); !errors.As(err, &ce) || ce.Code != "not_found" {
+	var ce *client.Error
+	if _, err := bareClient.Cards.Get(context.Background(), api.CardRef{AgentID: "bearer-agent"}); !errors.As(err, &ce) || ce.Code != "not_found" {
 		t.Errorf("bearer-agent was left without its secret: %v", err)
 	}
+}
 
-	// A caller who may not write cards: every row refused as forbidden, none half-written.
+// importMeshRefused: a caller who may not write cards has every row refused as forbidden, none
+// half-written; a suspended tenant ends the import at its first request, every row accounted
+// as not tried; and what is not a registry, or not there, is refused.
+func importMeshRefused(t *testing.T, e *cliEnv, alice string, rows []meshRow) {
 	bob := webtest.Mint(t, webtest.Tokens(t), "bob", "mesh", false)
 	e.ok(t, alice, nil, "roles", "grant", "--subject", "bob", "--role", "reader")
-	r = e.run(t, bob, "cards", "import-mesh", "--from", meshDB(t, meshSchema, rows[9:20]), "-o", "json")
-	sum = meshSummary{}
+	r := e.run(t, bob, "cards", "import-mesh", "--from", meshDB(t, meshSchema, rows[9:20]), "-o", "json")
+	sum := meshSummary{}
 	_ = json.Unmarshal([]byte(r.stdout), &sum)
 	sum.accounted(t)
 	if r.code != 1 || len(sum.Imported) != 0 || len(sum.Skipped) != 11 || !strings.HasPrefix(sum.Skipped[0].Reason, "forbidden: ") {
 		t.Errorf("import-mesh by a reader: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	// A suspended tenant ends the import at its first request: every row accounted as not tried.
 	e.ok(t, e.root, nil, "tenants", "create", "--id", "frozen", "--name", "Frozen", "--admins", "alice")
 	e.ok(t, e.root, nil, "tenants", "update", "--tenant", "frozen", "--status", "suspended")
 	r = e.run(t, webtest.Mint(t, webtest.Tokens(t), "alice", "frozen", false), "cards", "import-mesh", "--from", meshDB(t, meshSchema, rows[9:12]), "-o", "json")
@@ -255,7 +285,6 @@ func TestImportMesh(t *testing.T) {
 		t.Errorf("import-mesh into a suspended tenant: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	// What is not a registry, or not there.
 	notMesh := filepath.Join(t.TempDir(), "other.db")
 	if db, err := sql.Open("sqlite3", notMesh); err == nil {
 		_, _ = db.Exec(`CREATE TABLE things (id TEXT)`)

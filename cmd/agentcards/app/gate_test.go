@@ -163,153 +163,176 @@ func as(p authz.Principal) context.Context { return authz.WithPrincipal(context.
 func TestGatesWithoutHTTP(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		t.Parallel()
-		db := storagetest.Open(t, dialect)
-		a, err := New(Options{DB: db, Keys: webtest.ServiceKeys(t), SecretKey: make([]byte, 32), NoIndex: dialect != "sqlite"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(a.Close)
-		root := as(authz.Principal{Subject: "root", PlatformAdmin: true})
-		for _, tn := range []tenants.ID{"acme", "other", "frozen"} {
-			if _, err := a.Tenants.Create(root, tenants.Input{ID: tn, Name: string(tn), Admins: []string{"admin-" + string(tn)}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Cards.Register(as(authz.Principal{Subject: "admin-" + string(tn), Tenant: string(tn)}), tn, gateCard(t, "agt1")); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := a.Cards.Register(as(authz.Principal{Subject: "admin-other", Tenant: "other"}), "other", gateCard(t, "only_other")); err != nil {
-			t.Fatal(err)
-		}
-		suspended := tenants.StatusSuspended
-		if _, err := a.Tenants.Update(root, "frozen", tenants.Patch{Status: &suspended}); err != nil {
-			t.Fatal(err)
-		}
+		a, root := newGatedApp(t, dialect)
 		all := append(entries(t, a), delegationEntries(a)...)
+		t.Run("suspended tenant", func(t *testing.T) {
+			refused(t, as(authz.Principal{Subject: "admin-frozen", Tenant: "frozen"}), "its admin", "frozen", all, tenants.ErrSuspended)
+			refused(t, root, "a platform admin", "frozen", all, tenants.ErrSuspended)
+		})
+		t.Run("another tenant", func(t *testing.T) { gateAnotherTenant(t, a, all) })
+		t.Run("no caller", func(t *testing.T) {
+			refused(t, context.Background(), "nobody", "acme", all, authz.ErrUnauthenticated)
+		})
+		t.Run("delegation token", func(t *testing.T) { gateDelegationToken(t, a) })
+		t.Run("open A2A entry points", func(t *testing.T) { gateOpenA2A(t, a, root) })
+		t.Run("allowed", func(t *testing.T) { gateAllowed(t, a, all) })
+	})
+}
 
-		refused := func(who string, ctx context.Context, tn tenants.ID, list []entry, want error) {
-			t.Helper()
-			for _, e := range list {
-				err := e.call(ctx, tn)
-				if !errors.Is(err, want) {
-					t.Errorf("%s, %s in %s: %v, want %v", who, e.name, tn, err, want)
-				}
-				// Not-found is one kind for tenants, cards and delegations: the message says
-				// that the gate refused, not a lookup behind it.
-				if want == tenants.ErrNotFound && fault.MessageOf(err) != fmt.Sprintf("tenant %q: not found", tn) {
-					t.Errorf("%s, %s in %s: %q, want the tenant's not found", who, e.name, tn, fault.MessageOf(err))
-				}
+// newGatedApp builds the root on a fresh database of dialect with three tenants, acme, other
+// and frozen (suspended), each holding the card agt1 and other also only_other. It answers the
+// app and a platform admin's context.
+func newGatedApp(t *testing.T, dialect string) (*App, context.Context) {
+	t.Helper()
+	db := storagetest.Open(t, dialect)
+	a, err := New(Options{DB: db, Keys: webtest.ServiceKeys(t), SecretKey: make([]byte, 32), NoIndex: dialect != "sqlite"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	root := as(authz.Principal{Subject: "root", PlatformAdmin: true})
+	for _, tn := range []tenants.ID{"acme", "other", "frozen"} {
+		if _, err := a.Tenants.Create(root, tenants.Input{ID: tn, Name: string(tn), Admins: []string{"admin-" + string(tn)}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Cards.Register(as(authz.Principal{Subject: "admin-" + string(tn), Tenant: string(tn)}), tn, gateCard(t, "agt1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Cards.Register(as(authz.Principal{Subject: "admin-other", Tenant: "other"}), "other", gateCard(t, "only_other")); err != nil {
+		t.Fatal(err)
+	}
+	suspended := tenants.StatusSuspended
+	if _, err := a.Tenants.Update(root, "frozen", tenants.Patch{Status: &suspended}); err != nil {
+		t.Fatal(err)
+	}
+	return a, root
+}
+
+// refused checks that every entry of list, called by who (ctx) in tenant tn, answers want.
+func refused(t *testing.T, ctx context.Context, who string, tn tenants.ID, list []entry, want error) {
+	t.Helper()
+	for _, e := range list {
+		err := e.call(ctx, tn)
+		if !errors.Is(err, want) {
+			t.Errorf("%s, %s in %s: %v, want %v", who, e.name, tn, err, want)
+		}
+		// Not-found is one kind for tenants, cards and delegations: the message says
+		// that the gate refused, not a lookup behind it.
+		if want == tenants.ErrNotFound && fault.MessageOf(err) != fmt.Sprintf("tenant %q: not found", tn) {
+			t.Errorf("%s, %s in %s: %q, want the tenant's not found", who, e.name, tn, fault.MessageOf(err))
+		}
+	}
+}
+
+// gateAnotherTenant: other's admin is refused in acme and in a tenant that does not exist alike,
+// and acme's admin finds other's card missing, by id and in a search.
+func gateAnotherTenant(t *testing.T, a *App, all []entry) {
+	bob := as(authz.Principal{Subject: "admin-other", Tenant: "other"})
+	refused(t, bob, "other's admin", "acme", all, tenants.ErrNotFound)
+	refused(t, bob, "other's admin", "nosuch", all, tenants.ErrNotFound)
+	// A card of another tenant is missing in one's own, whatever its id.
+	acme := as(authz.Principal{Subject: "admin-acme", Tenant: "acme"})
+	if _, err := a.Cards.Get(acme, "acme", "only_other"); !errors.Is(err, cards.ErrNotFound) {
+		t.Errorf("acme reads other's card: %v", err)
+	}
+	res, err := a.Search.Search(acme, "acme", search.Query{})
+	if err != nil || res.Total != 1 || res.Items[0].Card.AgentID != "agt1" {
+		t.Errorf("acme's search: %+v, %v; want its one card", res, err)
+	}
+}
+
+// gateDelegationToken: an agent's delegation token opens the delegation entry points only,
+// which then answer as for any caller; it opens neither the other services nor the tenants'.
+func gateDelegationToken(t *testing.T, a *App) {
+	agent := as(authz.Principal{Subject: authz.AgentSubject("agt1"), Tenant: "acme", Depth: 1, Delegated: true})
+	refused(t, agent, "an agent's delegation token", "acme", entries(t, a), authz.ErrUnauthenticated)
+	for _, e := range []struct {
+		entry
+		want error
+	}{
+		// The agent holds no grant to delegate: refused by policy, and recorded.
+		{delegationEntries(a)[0], authz.ErrForbidden},
+		{delegationEntries(a)[1], delegation.ErrNotFound},
+		{delegationEntries(a)[2], nil},
+	} {
+		err := e.call(agent, "acme")
+		if !errors.Is(err, e.want) {
+			t.Errorf("an agent's delegation token, %s: %v, want %v", e.name, err, e.want)
+		}
+		// Past the gate: the delegation is missing, not the tenant.
+		if e.want == delegation.ErrNotFound && !strings.HasPrefix(fault.MessageOf(err), "delegation ") {
+			t.Errorf("an agent's delegation token, %s: %q, want the delegation's not found", e.name, fault.MessageOf(err))
+		}
+	}
+	// The token is no credential for tenants either.
+	for _, ctx := range []context.Context{agent, context.Background()} {
+		for _, e := range tenantEntries(a) {
+			if err := e.call(ctx, "acme"); !errors.Is(err, authz.ErrUnauthenticated) {
+				t.Errorf("%s without a user's token: %v", e.name, err)
 			}
 		}
-		t.Run("suspended tenant", func(t *testing.T) {
-			refused("its admin", as(authz.Principal{Subject: "admin-frozen", Tenant: "frozen"}), "frozen", all, tenants.ErrSuspended)
-			refused("a platform admin", root, "frozen", all, tenants.ErrSuspended)
-		})
-		t.Run("another tenant", func(t *testing.T) {
-			bob := as(authz.Principal{Subject: "admin-other", Tenant: "other"})
-			refused("other's admin", bob, "acme", all, tenants.ErrNotFound)
-			refused("other's admin", bob, "nosuch", all, tenants.ErrNotFound)
-			// A card of another tenant is missing in one's own, whatever its id.
-			acme := as(authz.Principal{Subject: "admin-acme", Tenant: "acme"})
-			if _, err := a.Cards.Get(acme, "acme", "only_other"); !errors.Is(err, cards.ErrNotFound) {
-				t.Errorf("acme reads other's card: %v", err)
+	}
+}
+
+// gateOpenA2A: a missing or suspended tenant answers as one without the card, or without public
+// cards, to anyone; a delegation token is no credential there either.
+func gateOpenA2A(t *testing.T, a *App, root context.Context) {
+	for _, ctx := range []context.Context{context.Background(), root} {
+		for _, tn := range []tenants.ID{"frozen", "nosuch"} {
+			if _, err := a.A2A.GetA2A(ctx, tn, "agt1"); !errors.Is(err, cards.ErrNotFound) {
+				t.Errorf("GetA2A in %s: %v", tn, err)
 			}
-			res, err := a.Search.Search(acme, "acme", search.Query{})
-			if err != nil || res.Total != 1 || res.Items[0].Card.AgentID != "agt1" {
-				t.Errorf("acme's search: %+v, %v; want its one card", res, err)
+			page, err := a.A2A.PublicAgents(ctx, tn, paging.Page{})
+			if err != nil || len(page.Items) != 0 {
+				t.Errorf("PublicAgents in %s: %d agents, %v", tn, len(page.Items), err)
 			}
-		})
-		t.Run("no caller", func(t *testing.T) {
-			refused("nobody", context.Background(), "acme", all, authz.ErrUnauthenticated)
-		})
-		t.Run("delegation token", func(t *testing.T) {
-			agent := as(authz.Principal{Subject: authz.AgentSubject("agt1"), Tenant: "acme", Depth: 1, Delegated: true})
-			refused("an agent's delegation token", agent, "acme", entries(t, a), authz.ErrUnauthenticated)
-			for _, e := range []struct {
-				entry
-				want error
-			}{
-				// The agent holds no grant to delegate: refused by policy, and recorded.
-				{delegationEntries(a)[0], authz.ErrForbidden},
-				{delegationEntries(a)[1], delegation.ErrNotFound},
-				{delegationEntries(a)[2], nil},
-			} {
-				err := e.call(agent, "acme")
-				if !errors.Is(err, e.want) {
-					t.Errorf("an agent's delegation token, %s: %v, want %v", e.name, err, e.want)
-				}
-				// Past the gate: the delegation is missing, not the tenant.
-				if e.want == delegation.ErrNotFound && !strings.HasPrefix(fault.MessageOf(err), "delegation ") {
-					t.Errorf("an agent's delegation token, %s: %q, want the delegation's not found", e.name, fault.MessageOf(err))
-				}
-			}
-			// The token is no credential for tenants either.
-			for _, ctx := range []context.Context{agent, context.Background()} {
-				for _, e := range tenantEntries(a) {
-					if err := e.call(ctx, "acme"); !errors.Is(err, authz.ErrUnauthenticated) {
-						t.Errorf("%s without a user's token: %v", e.name, err)
-					}
-				}
-			}
-		})
-		t.Run("open A2A entry points", func(t *testing.T) {
-			// A missing or suspended tenant answers as one without the card, or without public
-			// cards, to anyone; a delegation token is no credential there either.
-			for _, ctx := range []context.Context{context.Background(), root} {
-				for _, tn := range []tenants.ID{"frozen", "nosuch"} {
-					if _, err := a.A2A.GetA2A(ctx, tn, "agt1"); !errors.Is(err, cards.ErrNotFound) {
-						t.Errorf("GetA2A in %s: %v", tn, err)
-					}
-					page, err := a.A2A.PublicAgents(ctx, tn, paging.Page{})
-					if err != nil || len(page.Items) != 0 {
-						t.Errorf("PublicAgents in %s: %d agents, %v", tn, len(page.Items), err)
-					}
-				}
-				if _, err := a.A2A.GetA2A(ctx, "acme", "agt1"); err != nil {
-					t.Errorf("GetA2A of a public card: %v", err)
-				}
-			}
-			agent := as(authz.Principal{Subject: authz.AgentSubject("agt1"), Tenant: "acme", Depth: 1, Delegated: true})
-			if _, err := a.A2A.GetA2A(agent, "acme", "agt1"); !errors.Is(err, authz.ErrUnauthenticated) {
-				t.Errorf("GetA2A with a delegation token: %v", err)
-			}
-			if _, err := a.A2A.PublicAgents(agent, "acme", paging.Page{}); !errors.Is(err, authz.ErrUnauthenticated) {
-				t.Errorf("PublicAgents with a delegation token: %v", err)
-			}
-			// The search service's own list, which PublicAgents asks, passes the same gate.
-			for _, tn := range []tenants.ID{"frozen", "nosuch"} {
-				if page, err := a.Search.Public(context.Background(), tn, "", 10); err != nil || len(page.Cards) != 0 {
-					t.Errorf("search.Public in %s: %d cards, %v", tn, len(page.Cards), err)
-				}
-			}
-			if page, err := a.Search.Public(context.Background(), "acme", "", 10); err != nil || len(page.Cards) != 1 {
-				t.Errorf("search.Public in acme: %d cards, %v; want its public card", len(page.Cards), err)
-			}
-			if _, err := a.Search.Public(agent, "acme", "", 10); !errors.Is(err, authz.ErrUnauthenticated) {
-				t.Errorf("search.Public with a delegation token: %v", err)
-			}
-		})
-		t.Run("allowed", func(t *testing.T) {
-			// The same calls pass for the tenant's admin: the refusals above come from the gates.
-			ctx := as(authz.Principal{Subject: "admin-acme", Tenant: "acme"})
-			for _, e := range all {
-				err := e.call(ctx, "acme")
-				// Not-found is one kind for tenants, roles, policies and delegations: the
-				// message says which was missing.
-				missing := func(what string) bool {
-					return errors.Is(err, fault.NotFound) && strings.HasPrefix(fault.MessageOf(err), what)
-				}
-				switch {
-				case e.name == "cards.Delete" && errors.Is(err, cards.ErrStale),
-					e.name == "policy.Revoke" && missing("role "),
-					e.name == "policy.RemovePolicy" && missing("policy "),
-					e.name == "delegation.Get" && missing("delegation "),
-					// Past every gate and the policy: the outbound guard refuses loopback.
-					e.name == "delegation.Delegate" && errors.Is(err, delegation.ErrBlocked):
-				case err != nil:
-					t.Errorf("admin, %s: %v", e.name, err)
-				}
-			}
-		})
-	})
+		}
+		if _, err := a.A2A.GetA2A(ctx, "acme", "agt1"); err != nil {
+			t.Errorf("GetA2A of a public card: %v", err)
+		}
+	}
+	agent := as(authz.Principal{Subject: authz.AgentSubject("agt1"), Tenant: "acme", Depth: 1, Delegated: true})
+	if _, err := a.A2A.GetA2A(agent, "acme", "agt1"); !errors.Is(err, authz.ErrUnauthenticated) {
+		t.Errorf("GetA2A with a delegation token: %v", err)
+	}
+	if _, err := a.A2A.PublicAgents(agent, "acme", paging.Page{}); !errors.Is(err, authz.ErrUnauthenticated) {
+		t.Errorf("PublicAgents with a delegation token: %v", err)
+	}
+	// The search service's own list, which PublicAgents asks, passes the same gate.
+	for _, tn := range []tenants.ID{"frozen", "nosuch"} {
+		if page, err := a.Search.Public(context.Background(), tn, "", 10); err != nil || len(page.Cards) != 0 {
+			t.Errorf("search.Public in %s: %d cards, %v", tn, len(page.Cards), err)
+		}
+	}
+	if page, err := a.Search.Public(context.Background(), "acme", "", 10); err != nil || len(page.Cards) != 1 {
+		t.Errorf("search.Public in acme: %d cards, %v; want its public card", len(page.Cards), err)
+	}
+	if _, err := a.Search.Public(agent, "acme", "", 10); !errors.Is(err, authz.ErrUnauthenticated) {
+		t.Errorf("search.Public with a delegation token: %v", err)
+	}
+}
+
+// gateAllowed: the same calls pass for the tenant's admin, so the refusals of the other
+// subtests come from the gates.
+func gateAllowed(t *testing.T, a *App, all []entry) {
+	ctx := as(authz.Principal{Subject: "admin-acme", Tenant: "acme"})
+	for _, e := range all {
+		err := e.call(ctx, "acme")
+		// Not-found is one kind for tenants, roles, policies and delegations: the
+		// message says which was missing.
+		missing := func(what string) bool {
+			return errors.Is(err, fault.NotFound) && strings.HasPrefix(fault.MessageOf(err), what)
+		}
+		switch {
+		case e.name == "cards.Delete" && errors.Is(err, cards.ErrStale),
+			e.name == "policy.Revoke" && missing("role "),
+			e.name == "policy.RemovePolicy" && missing("policy "),
+			e.name == "delegation.Get" && missing("delegation "),
+			// Past every gate and the policy: the outbound guard refuses loopback.
+			e.name == "delegation.Delegate" && errors.Is(err, delegation.ErrBlocked):
+		case err != nil:
+			t.Errorf("admin, %s: %v", e.name, err)
+		}
+	}
 }
