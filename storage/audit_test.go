@@ -44,162 +44,196 @@ func trail(t *testing.T, db *storage.DB, tenant tenants.ID) []string {
 func TestAuditEntriesCommitWithTheirWrites(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storagetest.Open(t, dialect)
-		ts, cs := storage.NewTenantStore(db), storage.NewCardStore(db)
+		ts := storage.NewTenantStore(db)
 		if err := ts.Create(asAlice("tenants.create"), tenants.Tenant{ID: "a", Name: "A", Status: tenants.StatusActive, CreatedAt: fixed, UpdatedAt: fixed}, []string{"alice"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cs.Create(asAlice("cards.register"), "a", newCard("x", 1)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := cs.Create(asAlice("cards.register"), "a", newCard("x", 1)); err == nil {
-			t.Fatal("a second create of x succeeded")
-		}
-		if err := cs.Replace(asAlice("cards.update"), "a", newCard("x", 2), 1); err != nil {
-			t.Fatal(err)
-		}
-		if err := cs.Replace(asAlice("cards.update"), "a", newCard("x", 3), 1); !errors.Is(err, cards.ErrStale) {
-			t.Fatalf("a stale replace: %v", err)
-		}
-		batch := []cards.Prepared{{Card: newCard("y", 0)}, {Card: newCard("z", 0)}}
-		for i := range batch {
-			doc, err := cards.MarshalDocument(batch[i].Card)
-			if err != nil {
-				t.Fatal(err)
-			}
-			batch[i].Document = doc
-		}
-		if err := cs.CreateMany(asAlice("cards.register_batch"), "a", batch); err != nil {
-			t.Fatal(err)
-		}
-		if err := cs.Delete(asAlice("cards.remove"), "a", "x", 0); err != nil {
-			t.Fatal(err)
-		}
-		// Registered again: it goes on from revision 2.
-		if _, err := cs.Create(asAlice("cards.replace"), "a", newCard("x", 1)); err != nil {
-			t.Fatal(err)
-		}
-		rules := storage.NewRuleStore(db)
-		grant := authz.Assignment{Subject: "bob", Role: "reader"}.Rule("a")
-		if _, err := rules.AddRules(asAlice("roles.grant"), "a", []authz.Rule{grant}); err != nil {
-			t.Fatal(err)
-		}
-		if n, err := rules.AddRules(asAlice("roles.grant"), "a", []authz.Rule{grant}); err != nil || n != 0 {
-			t.Fatalf("granting again: %d, %v", n, err)
-		}
-		deny := authz.Policy{Subject: "bob", Object: "cards/y", Action: authz.ActCardsRead, Effect: authz.Deny}.Rule("a")
-		if _, err := rules.AddRules(asAlice("policies.add"), "a", []authz.Rule{deny}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := rules.RemoveRules(asAlice("policies.remove"), "a", []authz.Rule{deny}); err != nil {
-			t.Fatal(err)
-		}
-		secrets := storage.NewSecretStore(db)
-		if err := secrets.PutSecret(asAlice("secrets.set"), "a", "y", delegation.SealedSecret{Endpoint: "https://y.example/task", Sealed: "sealed"}, fixed); err != nil {
-			t.Fatal(err)
-		}
-		if err := secrets.DeleteSecret(asAlice("secrets.remove"), "a", "y"); err != nil {
-			t.Fatal(err)
-		}
-		if err := secrets.DeleteSecret(asAlice("secrets.remove"), "a", "y"); err == nil {
-			t.Fatal("removing a missing secret succeeded")
-		}
-		ds := storage.NewDelegationStore(db)
-		d := delegation.Delegation{ID: "d1", Caller: "alice", AgentID: "y", Capability: "review_pr", Mode: delegation.ModeSync,
-			Transport: "http", Status: delegation.StatusPending, CreatedAt: fixed, UpdatedAt: fixed}
-		if err := ds.Create(asAlice("delegations.create"), "a", d, ""); err != nil {
-			t.Fatal(err)
-		}
-		done := delegation.Outcome{Status: delegation.StatusCompleted, At: fixed.Add(time.Second)}
-		if err := ds.Update(asAlice("delegations.create"), "a", "d1", []delegation.Status{delegation.StatusPending}, done); err != nil {
-			t.Fatal(err)
-		}
-		if err := ds.Update(asAlice("delegations.create"), "a", "d1", []delegation.Status{delegation.StatusPending}, done); err == nil {
-			t.Fatal("a second outcome was taken")
-		}
-		// The service's own job, and a write whose context says nothing.
-		job := authz.AsJob(asAlice("cards.get"), "expire", "delegations.expire")
-		d.ID = "d2"
-		if err := ds.Create(context.Background(), "a", d, ""); err != nil {
-			t.Fatal(err)
-		}
-		if err := ds.Update(job, "a", "d2", []delegation.Status{delegation.StatusPending}, delegation.Outcome{Status: delegation.StatusTimeout, At: fixed}); err != nil {
-			t.Fatal(err)
-		}
+		auditedCardWrites(t, db)
+		auditedRuleAndSecretWrites(t, db)
+		auditedDelegationWrites(t, db)
 		suspended := tenants.Tenant{ID: "a", Name: "A", Status: tenants.StatusSuspended, UpdatedAt: fixed}
 		if err := ts.Update(asAlice("tenants.update"), suspended); err != nil {
 			t.Fatal(err)
 		}
 
-		want := []string{
-			"alice tenants.create tenant 0→0 ok",
-			"alice cards.register cards/x 0→1 ok",
-			"alice cards.update cards/x 1→2 ok",
-			"alice cards.register_batch cards/y 0→1 ok",
-			"alice cards.register_batch cards/z 0→1 ok",
-			"alice cards.remove cards/x 2→0 ok",
-			"alice cards.replace cards/x 0→3 ok",
-			"alice roles.grant roles/bob 0→1 ok",
-			"alice policies.add policies/bob 1→2 ok",
-			"alice policies.remove policies/bob 2→3 ok",
-			"alice secrets.set cards/y/secret 0→0 ok",
-			"alice secrets.remove cards/y/secret 0→0 ok",
-			"alice delegations.create delegations/d1 0→0 pending",
-			"alice delegations.create delegations/d1 0→0 completed",
-			"agentcards:service delegations.create delegations/d2 0→0 pending",
-			"agentcards:expire delegations.expire delegations/d2 0→0 timeout",
-			"alice tenants.update tenant 0→0 ok",
+		if got := trail(t, db, "a"); !slices.Equal(got, auditedTrail) {
+			t.Errorf("trail:\n got %q\nwant %q", got, auditedTrail)
 		}
-		if got := trail(t, db, "a"); !slices.Equal(got, want) {
-			t.Errorf("trail:\n got %q\nwant %q", got, want)
-		}
-		entries, err := storage.NewAuditStore(db).List(context.Background(), "a", audit.Filter{Action: "tenants.update"})
-		if err != nil || len(entries) != 1 {
-			t.Fatalf("tenants.update entries: %v, %v", entries, err)
-		}
-		if e := entries[0]; e.RequestID != "req-tenants.update" || e.Detail != "status suspended" || e.At.IsZero() || e.Seq == 0 {
-			t.Errorf("the suspension's entry: %+v", e)
-		}
-		grants, _ := storage.NewAuditStore(db).List(context.Background(), "a", audit.Filter{ObjectPrefix: "roles/"})
-		policies, _ := storage.NewAuditStore(db).List(context.Background(), "a", audit.Filter{ObjectPrefix: "policies/bob"})
-		if len(grants) != 1 || grants[0].Detail != "role reader" || len(policies) != 2 || policies[0].Detail != "deny cards:read on cards/y" {
-			t.Errorf("rule entries: %+v, %+v", grants, policies)
-		}
+		checkAuditDetails(t, db)
+		checkTrailArchived(t, db)
+	})
+}
 
-		// Deleting the tenant archives its trail, its deletion last; the id created again starts
-		// with an empty one.
-		if err := ts.Delete(asAlice("tenants.delete"), "a"); err != nil {
-			t.Fatal(err)
-		}
-		if got := trail(t, db, "a"); len(got) != 0 {
-			t.Errorf("the deleted tenant's trail under its id: %q", got)
-		}
-		var archived []string
-		rows, err := db.SQL().Query("SELECT DISTINCT tenant_id FROM audit_entries")
+// auditedTrail is tenant a's trail after the writes of TestAuditEntriesCommitWithTheirWrites,
+// oldest first, as trail tells it.
+var auditedTrail = []string{
+	"alice tenants.create tenant 0→0 ok",
+	"alice cards.register cards/x 0→1 ok",
+	"alice cards.update cards/x 1→2 ok",
+	"alice cards.register_batch cards/y 0→1 ok",
+	"alice cards.register_batch cards/z 0→1 ok",
+	"alice cards.remove cards/x 2→0 ok",
+	"alice cards.replace cards/x 0→3 ok",
+	"alice roles.grant roles/bob 0→1 ok",
+	"alice policies.add policies/bob 1→2 ok",
+	"alice policies.remove policies/bob 2→3 ok",
+	"alice secrets.set cards/y/secret 0→0 ok",
+	"alice secrets.remove cards/y/secret 0→0 ok",
+	"alice delegations.create delegations/d1 0→0 pending",
+	"alice delegations.create delegations/d1 0→0 completed",
+	"agentcards:service delegations.create delegations/d2 0→0 pending",
+	"agentcards:expire delegations.expire delegations/d2 0→0 timeout",
+	"alice tenants.update tenant 0→0 ok",
+}
+
+// auditedCardWrites writes cards in tenant a as alice: x created (and refused a second
+// time), replaced (and refused at a stale revision), y and z created in a batch, x deleted
+// and registered again.
+func auditedCardWrites(t *testing.T, db *storage.DB) {
+	cs := storage.NewCardStore(db)
+	if _, err := cs.Create(asAlice("cards.register"), "a", newCard("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.Create(asAlice("cards.register"), "a", newCard("x", 1)); err == nil {
+		t.Fatal("a second create of x succeeded")
+	}
+	if err := cs.Replace(asAlice("cards.update"), "a", newCard("x", 2), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Replace(asAlice("cards.update"), "a", newCard("x", 3), 1); !errors.Is(err, cards.ErrStale) {
+		t.Fatalf("a stale replace: %v", err)
+	}
+	batch := []cards.Prepared{{Card: newCard("y", 0)}, {Card: newCard("z", 0)}}
+	for i := range batch {
+		doc, err := cards.MarshalDocument(batch[i].Card)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			archived = append(archived, id)
-		}
-		rows.Close()
-		if len(archived) != 1 || !strings.HasPrefix(archived[0], "a/") {
-			t.Fatalf("trails after the delete: %q, want one archived under a/<time>", archived)
-		}
-		kept := trail(t, db, tenants.ID(archived[0]))
-		if len(kept) != len(want)+1 || kept[len(kept)-1] != "alice tenants.delete tenant 0→0 ok" || !slices.Equal(kept[:len(want)], want) {
-			t.Errorf("the archived trail: %q", kept)
-		}
-		if err := ts.Create(asAlice("tenants.create"), tenants.Tenant{ID: "a", Name: "A again", Status: tenants.StatusActive, CreatedAt: fixed, UpdatedAt: fixed}, nil); err != nil {
+		batch[i].Document = doc
+	}
+	if err := cs.CreateMany(asAlice("cards.register_batch"), "a", batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Delete(asAlice("cards.remove"), "a", "x", 0); err != nil {
+		t.Fatal(err)
+	}
+	// Registered again: it goes on from revision 2.
+	if _, err := cs.Create(asAlice("cards.replace"), "a", newCard("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// auditedRuleAndSecretWrites grants bob a role (twice, the second adding nothing), adds and
+// removes a deny policy, and sets and removes y's secret (twice, the second refused), in tenant
+// a as alice.
+func auditedRuleAndSecretWrites(t *testing.T, db *storage.DB) {
+	rules := storage.NewRuleStore(db)
+	grant := authz.Assignment{Subject: "bob", Role: "reader"}.Rule("a")
+	if _, err := rules.AddRules(asAlice("roles.grant"), "a", []authz.Rule{grant}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rules.AddRules(asAlice("roles.grant"), "a", []authz.Rule{grant}); err != nil || n != 0 {
+		t.Fatalf("granting again: %d, %v", n, err)
+	}
+	deny := authz.Policy{Subject: "bob", Object: "cards/y", Action: authz.ActCardsRead, Effect: authz.Deny}.Rule("a")
+	if _, err := rules.AddRules(asAlice("policies.add"), "a", []authz.Rule{deny}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rules.RemoveRules(asAlice("policies.remove"), "a", []authz.Rule{deny}); err != nil {
+		t.Fatal(err)
+	}
+	secrets := storage.NewSecretStore(db)
+	if err := secrets.PutSecret(asAlice("secrets.set"), "a", "y", delegation.SealedSecret{Endpoint: "https://y.example/task", Sealed: "sealed"}, fixed); err != nil {
+		t.Fatal(err)
+	}
+	if err := secrets.DeleteSecret(asAlice("secrets.remove"), "a", "y"); err != nil {
+		t.Fatal(err)
+	}
+	if err := secrets.DeleteSecret(asAlice("secrets.remove"), "a", "y"); err == nil {
+		t.Fatal("removing a missing secret succeeded")
+	}
+}
+
+// auditedDelegationWrites records delegation d1 as alice and its outcome (a second outcome
+// refused); then d2 with a context that says nothing, timed out by the service's own job.
+func auditedDelegationWrites(t *testing.T, db *storage.DB) {
+	ds := storage.NewDelegationStore(db)
+	d := delegation.Delegation{ID: "d1", Caller: "alice", AgentID: "y", Capability: "review_pr", Mode: delegation.ModeSync,
+		Transport: "http", Status: delegation.StatusPending, CreatedAt: fixed, UpdatedAt: fixed}
+	if err := ds.Create(asAlice("delegations.create"), "a", d, ""); err != nil {
+		t.Fatal(err)
+	}
+	done := delegation.Outcome{Status: delegation.StatusCompleted, At: fixed.Add(time.Second)}
+	if err := ds.Update(asAlice("delegations.create"), "a", "d1", []delegation.Status{delegation.StatusPending}, done); err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Update(asAlice("delegations.create"), "a", "d1", []delegation.Status{delegation.StatusPending}, done); err == nil {
+		t.Fatal("a second outcome was taken")
+	}
+	job := authz.AsJob(asAlice("cards.get"), "expire", "delegations.expire")
+	d.ID = "d2"
+	if err := ds.Create(context.Background(), "a", d, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Update(job, "a", "d2", []delegation.Status{delegation.StatusPending}, delegation.Outcome{Status: delegation.StatusTimeout, At: fixed}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkAuditDetails checks what tenant a's entries carry beyond the trail: the suspension's
+// request id, detail, time and sequence number, and the rules' details.
+func checkAuditDetails(t *testing.T, db *storage.DB) {
+	entries, err := storage.NewAuditStore(db).List(context.Background(), "a", audit.Filter{Action: "tenants.update"})
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("tenants.update entries: %v, %v", entries, err)
+	}
+	if e := entries[0]; e.RequestID != "req-tenants.update" || e.Detail != "status suspended" || e.At.IsZero() || e.Seq == 0 {
+		t.Errorf("the suspension's entry: %+v", e)
+	}
+	grants, _ := storage.NewAuditStore(db).List(context.Background(), "a", audit.Filter{ObjectPrefix: "roles/"})
+	policies, _ := storage.NewAuditStore(db).List(context.Background(), "a", audit.Filter{ObjectPrefix: "policies/bob"})
+	if len(grants) != 1 || grants[0].Detail != "role reader" || len(policies) != 2 || policies[0].Detail != "deny cards:read on cards/y" {
+		t.Errorf("rule entries: %+v, %+v", grants, policies)
+	}
+}
+
+// checkTrailArchived deletes tenant a: its trail (auditedTrail) is archived, its deletion
+// last; the id created again starts with an empty one.
+func checkTrailArchived(t *testing.T, db *storage.DB) {
+	ts := storage.NewTenantStore(db)
+	if err := ts.Delete(asAlice("tenants.delete"), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := trail(t, db, "a"); len(got) != 0 {
+		t.Errorf("the deleted tenant's trail under its id: %q", got)
+	}
+	var archived []string
+	rows, err := db.SQL().Query("SELECT DISTINCT tenant_id FROM audit_entries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
 			t.Fatal(err)
 		}
-		if got := trail(t, db, "a"); !slices.Equal(got, []string{"alice tenants.create tenant 0→0 ok"}) {
-			t.Errorf("the trail of the tenant created again: %q", got)
-		}
-	})
+		archived = append(archived, id)
+	}
+	rows.Close()
+	if len(archived) != 1 || !strings.HasPrefix(archived[0], "a/") {
+		t.Fatalf("trails after the delete: %q, want one archived under a/<time>", archived)
+	}
+	want := auditedTrail
+	kept := trail(t, db, tenants.ID(archived[0]))
+	if len(kept) != len(want)+1 || kept[len(kept)-1] != "alice tenants.delete tenant 0→0 ok" || !slices.Equal(kept[:len(want)], want) {
+		t.Errorf("the archived trail: %q", kept)
+	}
+	if err := ts.Create(asAlice("tenants.create"), tenants.Tenant{ID: "a", Name: "A again", Status: tenants.StatusActive, CreatedAt: fixed, UpdatedAt: fixed}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := trail(t, db, "a"); !slices.Equal(got, []string{"alice tenants.create tenant 0→0 ok"}) {
+		t.Errorf("the trail of the tenant created again: %q", got)
+	}
 }
 
 // TestAuditListFilters: each filter, their combination, paging by seq, and the tenant's bound.
