@@ -89,6 +89,44 @@ func TestOutageReadsFromMemory(t *testing.T) {
 func testOutageReadsFromMemory(t *testing.T, dialect string, copied bool) {
 	db, outage := storagetest.OpenWithOutage(t, dialect)
 	e := newEnvWith(t, db, envOptions{noCopy: !copied})
+	alice, fresh := cardsInMemory(t, e, copied)
+	if dialect == migrations.Postgres {
+		checkSlowDatabaseWaitedFor(t, e, db, alice)
+	}
+
+	outage.Down()
+	time.Sleep(defaultTenantCacheTTL) // the tenant row read before the outage expires
+	checkReadsFromMemory(t, e, alice, fresh)
+	fromCopy := checkUnreadDuringOutage(t, e, alice, copied)
+
+	outage.Up()
+	webtest.Eventually(t, 15*time.Second, "fresh answers once the database is back", func() bool {
+		r := e.do("GET", "/v1/tenants/acme/cards/agt3", alice, nil)
+		return r.status == http.StatusOK && r.header.Get(web.HeaderStale) == ""
+	})
+	if r := e.do("GET", outageSearch, alice, nil); r.status != http.StatusOK || r.header.Get(web.HeaderStale) != "" {
+		t.Errorf("a search after the outage: %d, stale %q", r.status, r.header.Get(web.HeaderStale))
+	}
+	for path, body := range fromCopy {
+		r := e.do("GET", path, alice, nil)
+		expect(t, r, http.StatusOK)
+		webtest.JSONEqual(t, "GET "+path+" from the outage copy", body, r.body)
+	}
+}
+
+// outageSearch is the search testOutageReadsFromMemory asks before and during the outage; it
+// finds agt1 and agt2.
+const outageSearch = "/v1/tenants/acme/cards?q=review"
+
+// outageUnread are the reads of agt3, which no search or read returned before the outage:
+// alone and in a search.
+var outageUnread = []string{"/v1/tenants/acme/cards/agt3", "/v1/tenants/acme/cards?q=translate"}
+
+// cardsInMemory creates tenant acme with the public cards agt1 and agt2 and a translator,
+// agt3. outageSearch loads the index and holds the cards it returns; a GET of agt1's A2A card
+// holds it. With the outage copy (copied), it waits for the copy to hold all three. It answers
+// alice's token and the search's fresh answer.
+func cardsInMemory(t *testing.T, e *env, copied bool) (string, response) {
 	e.mkTenant("acme", "alice")
 	alice := e.token("alice", "acme", false)
 	for _, id := range []string{"agt1", "agt2"} {
@@ -100,9 +138,7 @@ func testOutageReadsFromMemory(t *testing.T, dialect string, copied bool) {
 	other["name"], other["description"], other["tags"] = "Translator", "Translates documents.", []string{"language"}
 	other["capabilities"] = []any{map[string]any{"name": "translate", "description": "Translate a text", "inputSchema": map[string]any{"type": "object"}}}
 	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, other), http.StatusCreated)
-	// A search loads the index and holds the cards it returns; a GET holds its card.
-	search := "/v1/tenants/acme/cards?q=review"
-	fresh := e.do("GET", search, alice, nil)
+	fresh := e.do("GET", outageSearch, alice, nil)
 	expect(t, fresh, http.StatusOK)
 	expect(t, e.do("GET", "/a2a/acme/agt1/.well-known/agent-card.json", "", nil), http.StatusOK)
 	if fresh.header.Get(web.HeaderStale) != "" {
@@ -114,47 +150,52 @@ func testOutageReadsFromMemory(t *testing.T, dialect string, copied bool) {
 			return len(sizes) == 1 && sizes[0].CopyCards == 3
 		})
 	}
+	return alice, fresh
+}
 
-	// A database that is slow, not down (the tenants table locked for 3 s, longer than the
-	// gate waits before it pings), is waited for: nothing is answered from memory, even
-	// with every connection of the pool waiting on the lock (the ping has its own).
-	if dialect == migrations.Postgres {
-		ctx := context.Background()
-		conn, err := db.SQL().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tx, err := conn.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.Exec("LOCK TABLE tenants IN ACCESS EXCLUSIVE MODE"); err != nil {
-			t.Fatal(err)
-		}
-		time.AfterFunc(3*time.Second, func() { _ = tx.Rollback(); _ = conn.Close() })
-		time.Sleep(defaultTenantCacheTTL)
-		var wg sync.WaitGroup
-		for range 12 {
-			wg.Go(func() {
-				r := e.do("GET", "/v1/tenants/acme/cards/agt1", alice, nil)
-				if r.status != http.StatusOK || r.header.Get(web.HeaderStale) != "" {
-					t.Errorf("a read that waited for a slow database: %d %s, stale %q; want 200, fresh", r.status, r.body, r.header.Get(web.HeaderStale))
-				}
-			})
-		}
-		wg.Wait()
+// checkSlowDatabaseWaitedFor: a database that is slow, not down (the tenants table locked for
+// 3 s, longer than the gate waits before it pings), is waited for: nothing is answered from
+// memory, even with every connection of the pool waiting on the lock (the ping has its own).
+// Postgres only.
+func checkSlowDatabaseWaitedFor(t *testing.T, e *env, db *storage.DB, alice string) {
+	ctx := context.Background()
+	conn, err := db.SQL().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("LOCK TABLE tenants IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(3*time.Second, func() { _ = tx.Rollback(); _ = conn.Close() })
+	time.Sleep(defaultTenantCacheTTL)
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Go(func() {
+			r := e.do("GET", "/v1/tenants/acme/cards/agt1", alice, nil)
+			if r.status != http.StatusOK || r.header.Get(web.HeaderStale) != "" {
+				t.Errorf("a read that waited for a slow database: %d %s, stale %q; want 200, fresh", r.status, r.body, r.header.Get(web.HeaderStale))
+			}
+		})
+	}
+	wg.Wait()
+}
 
-	outage.Down()
-	time.Sleep(defaultTenantCacheTTL) // the tenant row read before the outage expires
-	for _, path := range []string{search, "/v1/tenants/acme/cards/agt1", "/v1/tenants/acme/cards/agt2"} {
+// checkReadsFromMemory checks, with the database down, what memory holds whether or not there
+// is an outage copy: the search (as answered fresh), the cards it returned and agt1's A2A card
+// (signed, kept by no cache), each marked stale.
+func checkReadsFromMemory(t *testing.T, e *env, alice string, fresh response) {
+	for _, path := range []string{outageSearch, "/v1/tenants/acme/cards/agt1", "/v1/tenants/acme/cards/agt2"} {
 		r := e.do("GET", path, alice, nil)
 		expect(t, r, http.StatusOK)
 		if r.header.Get(web.HeaderStale) == "" {
 			t.Errorf("GET %s from memory is not marked stale", path)
 		}
 	}
-	webtest.JSONEqual(t, "the search from memory", e.do("GET", search, alice, nil).body, fresh.body)
+	webtest.JSONEqual(t, "the search from memory", e.do("GET", outageSearch, alice, nil).body, fresh.body)
 	a2aCard := e.do("GET", "/a2a/acme/agt1/.well-known/agent-card.json", "", nil)
 	expect(t, a2aCard, http.StatusOK)
 	if a2aCard.header.Get(web.HeaderStale) == "" || a2aCard.header.Get("Cache-Control") != "no-store" {
@@ -164,12 +205,16 @@ func testOutageReadsFromMemory(t *testing.T, dialect string, copied bool) {
 	if err := webtest.VerifyCard(e.jwks(), a2aCard.body); err != nil {
 		t.Errorf("the A2A card from memory: %v", err)
 	}
-	// The card no search or read returned (agt3), alone and in a search: from the copy
-	// (checked against the database's answers once it is back), or 503 without it.
-	unread := []string{"/v1/tenants/acme/cards/agt3", "/v1/tenants/acme/cards?q=translate"}
+}
+
+// checkUnreadDuringOutage checks, with the database down, the reads of outageUnread: from the
+// copy (copied), marked stale, or 503 without it; and every write, 503 with Retry-After. It
+// answers the bodies read from the copy by path, to check against the database's answers once
+// it is back.
+func checkUnreadDuringOutage(t *testing.T, e *env, alice string, copied bool) map[string][]byte {
 	fromCopy := map[string][]byte{}
 	if copied {
-		for _, path := range unread {
+		for _, path := range outageUnread {
 			r := e.do("GET", path, alice, nil)
 			expect(t, r, http.StatusOK)
 			if r.header.Get(web.HeaderStale) == "" {
@@ -187,7 +232,7 @@ func testOutageReadsFromMemory(t *testing.T, dialect string, copied bool) {
 		{"PATCH", "/v1/tenants/acme/cards/agt1", map[string]any{"description": "x"}},
 	}
 	if !copied {
-		for _, path := range unread {
+		for _, path := range outageUnread {
 			refused = append(refused, struct {
 				method, path string
 				body         any
@@ -202,20 +247,7 @@ func testOutageReadsFromMemory(t *testing.T, dialect string, copied bool) {
 				r.header.Get("Retry-After"), r.header.Get(web.HeaderStale))
 		}
 	}
-
-	outage.Up()
-	webtest.Eventually(t, 15*time.Second, "fresh answers once the database is back", func() bool {
-		r := e.do("GET", "/v1/tenants/acme/cards/agt3", alice, nil)
-		return r.status == http.StatusOK && r.header.Get(web.HeaderStale) == ""
-	})
-	if r := e.do("GET", search, alice, nil); r.status != http.StatusOK || r.header.Get(web.HeaderStale) != "" {
-		t.Errorf("a search after the outage: %d, stale %q", r.status, r.header.Get(web.HeaderStale))
-	}
-	for path, body := range fromCopy {
-		r := e.do("GET", path, alice, nil)
-		expect(t, r, http.StatusOK)
-		webtest.JSONEqual(t, "GET "+path+" from the outage copy", body, r.body)
-	}
+	return fromCopy
 }
 
 // TestPrivatePostgresStopped: the same with the database server itself stopped (a cluster the

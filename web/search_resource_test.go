@@ -78,6 +78,50 @@ func resourceQuery(uris ...string) string {
 	return strings.Join(parts, "&")
 }
 
+// erp is the host of most resources of resourceCorpus.
+const erp = "https://erp.example.com"
+
+// resourceCase is a resource filter of TestSearchResourceMatching: the URIs asked, and the
+// hits wanted, "agentId [matchedResources]; ..." in answer order.
+type resourceCase struct {
+	name  string
+	asked []string
+	want  string
+}
+
+// resourceCases are the resource filters asked of resourceCorpus, each with its hits.
+var resourceCases = []resourceCase{
+	{"no path covers every path", []string{"https://api.example.com/v1/users/7"},
+		"api-bot [https://api.example.com]"},
+	{"no path covers the bare host", []string{"https://api.example.com"},
+		"api-bot [https://api.example.com]"},
+	{"another port is another place", []string{"https://api.example.com:8443/v1"},
+		"port-bot [https://api.example.com:8443/]"},
+	{"a path and a trailing slash cover themselves; a pattern does not", []string{erp + "/data"},
+		"data-bot [" + erp + "/data]; slash-bot [" + erp + "/data/]"},
+	{"a path covers below it, as a pattern does", []string{erp + "/data/x/y"},
+		"data-bot [" + erp + "/data]; glob-bot [" + erp + "/data/*]; slash-bot [" + erp + "/data/]"},
+	{"never a longer segment", []string{erp + "/database"},
+		"db-bot [" + erp + "/database]"},
+	{"a pattern asked for", []string{erp + "/data/*"},
+		"data-bot [" + erp + "/data]; glob-bot [" + erp + "/data/*]; slash-bot [" + erp + "/data/]"},
+	{"every URI asked must be covered, each resource named once in the card's order",
+		[]string{"https://github.com/acme/web", erp + "/data/x", erp + "/data/y"},
+		"data-bot [https://github.com/acme/* " + erp + "/data]"},
+	{"two declared resources for two URIs", []string{erp + "/data/x", erp + "/reports/q1"},
+		"glob-bot [" + erp + "/reports/* " + erp + "/data/*]"},
+	{"dot segments resolve before matching", []string{erp + "/data/../database/x"},
+		"db-bot [" + erp + "/database]"},
+	{"an encoded .. does not leave /data", []string{erp + "/data/%2e%2e/secret"}, ""},
+	{"an encoded / is not a separator", []string{erp + "/data%2Fx"}, ""},
+	{"a query string is not part of the path", []string{erp + "/database?under=/data"},
+		"db-bot [" + erp + "/database]"},
+	{"scheme", []string{"http://erp.example.com/data/x"}, ""},
+	{"host case folds", []string{"https://ERP.Example.com:443/data"},
+		"data-bot [" + erp + "/data]; slash-bot [" + erp + "/data/]"},
+	{"path case does not", []string{erp + "/Data"}, ""},
+}
+
 func TestSearchResourceMatching(t *testing.T) {
 	forEachDialectAndIndex(t, func(t *testing.T, e *env) {
 		e.mkTenant("acme", "alice")
@@ -89,43 +133,7 @@ func TestSearchResourceMatching(t *testing.T) {
 			t.Helper()
 			return decodeResourceAnswer(t, e.do("GET", "/v1/tenants/acme/cards?"+query, alice, nil))
 		}
-		const erp = "https://erp.example.com"
-		cases := []struct {
-			name  string
-			asked []string
-			want  string // "agentId [matchedResources]; ..." in answer order
-		}{
-			{"no path covers every path", []string{"https://api.example.com/v1/users/7"},
-				"api-bot [https://api.example.com]"},
-			{"no path covers the bare host", []string{"https://api.example.com"},
-				"api-bot [https://api.example.com]"},
-			{"another port is another place", []string{"https://api.example.com:8443/v1"},
-				"port-bot [https://api.example.com:8443/]"},
-			{"a path and a trailing slash cover themselves; a pattern does not", []string{erp + "/data"},
-				"data-bot [" + erp + "/data]; slash-bot [" + erp + "/data/]"},
-			{"a path covers below it, as a pattern does", []string{erp + "/data/x/y"},
-				"data-bot [" + erp + "/data]; glob-bot [" + erp + "/data/*]; slash-bot [" + erp + "/data/]"},
-			{"never a longer segment", []string{erp + "/database"},
-				"db-bot [" + erp + "/database]"},
-			{"a pattern asked for", []string{erp + "/data/*"},
-				"data-bot [" + erp + "/data]; glob-bot [" + erp + "/data/*]; slash-bot [" + erp + "/data/]"},
-			{"every URI asked must be covered, each resource named once in the card's order",
-				[]string{"https://github.com/acme/web", erp + "/data/x", erp + "/data/y"},
-				"data-bot [https://github.com/acme/* " + erp + "/data]"},
-			{"two declared resources for two URIs", []string{erp + "/data/x", erp + "/reports/q1"},
-				"glob-bot [" + erp + "/reports/* " + erp + "/data/*]"},
-			{"dot segments resolve before matching", []string{erp + "/data/../database/x"},
-				"db-bot [" + erp + "/database]"},
-			{"an encoded .. does not leave /data", []string{erp + "/data/%2e%2e/secret"}, ""},
-			{"an encoded / is not a separator", []string{erp + "/data%2Fx"}, ""},
-			{"a query string is not part of the path", []string{erp + "/database?under=/data"},
-				"db-bot [" + erp + "/database]"},
-			{"scheme", []string{"http://erp.example.com/data/x"}, ""},
-			{"host case folds", []string{"https://ERP.Example.com:443/data"},
-				"data-bot [" + erp + "/data]; slash-bot [" + erp + "/data/]"},
-			{"path case does not", []string{erp + "/Data"}, ""},
-		}
-		for _, c := range cases {
+		for _, c := range resourceCases {
 			a := get(resourceQuery(c.asked...))
 			if a.hits() != c.want || a.Total != len(a.Items) {
 				t.Errorf("%s: %q (total %d), want %q", c.name, a.hits(), a.Total, c.want)
@@ -141,53 +149,56 @@ func TestSearchResourceMatching(t *testing.T) {
 				t.Errorf("%s: POST %q (total %d), GET %q", c.name, p.hits(), p.Total, a.hits())
 			}
 		}
-
-		// Without a resource filter there is no matchedResources, not even an empty one.
-		for _, query := range []string{"", "q=export", "protocol=http&limit=3"} {
-			a := get(query)
-			if len(a.raw) == 0 {
-				t.Fatalf("%q: no items", query)
-			}
-			for _, item := range a.raw {
-				if _, ok := item["matchedResources"]; ok {
-					t.Errorf("%q: matchedResources without a resource filter: %s", query, item["matchedResources"])
-				}
-			}
-		}
-
-		// With q, matchedResources stands beside score and matchedCapabilities.
-		a := get("q=export&" + resourceQuery(erp+"/data/x"))
-		if a.hits() != "data-bot ["+erp+"/data]; glob-bot ["+erp+"/data/*]" || a.Total != 2 {
-			t.Fatalf("q=export with a resource: %q (total %d)", a.hits(), a.Total)
-		}
-		for _, h := range a.Items {
-			if h.Score == nil || *h.Score != 1 || fmt.Sprint(h.MatchedCapabilities) != "[export]" {
-				t.Errorf("q=export with a resource: %+v", h)
-			}
-		}
-
-		// Paging keeps the total and names the matched resources on every page.
-		var pages []string
-		query := "limit=2&" + resourceQuery(erp+"/data/x")
-		for i := 0; ; i++ {
-			a := get(query)
-			if a.Total != 3 {
-				t.Errorf("page %d: total %d, want 3", i+1, a.Total)
-			}
-			pages = append(pages, a.hits())
-			if a.NextCursor == "" || i > 3 {
-				break
-			}
-			query = "limit=2&" + resourceQuery(erp+"/data/x") + "&cursor=" + url.QueryEscape(a.NextCursor)
-		}
-		want := []string{"data-bot [" + erp + "/data]; glob-bot [" + erp + "/data/*]", "slash-bot [" + erp + "/data/]"}
-		if fmt.Sprint(pages) != fmt.Sprint(want) {
-			t.Errorf("pages %q, want %q", pages, want)
-		}
+		checkMatchedResourcesBeside(t, get)
 
 		// A URI whose encoded "/" or "\" hides a dot segment is refused, as one that does not parse.
 		for _, bad := range []string{erp + "/data/..%2Fsecret", erp + "/data/..%5Csecret", "/data", "erp.example.com/data"} {
 			expect(t, e.do("GET", "/v1/tenants/acme/cards?"+resourceQuery(bad), alice, nil), http.StatusBadRequest, "invalid")
 		}
 	})
+}
+
+// checkMatchedResourcesBeside checks how matchedResources stands beside the rest of a search
+// of resourceCorpus, asked with get: absent without a resource filter, beside score and
+// matchedCapabilities with q, and on every page when paging, which keeps the total.
+func checkMatchedResourcesBeside(t *testing.T, get func(query string) resourceAnswer) {
+	for _, query := range []string{"", "q=export", "protocol=http&limit=3"} {
+		a := get(query)
+		if len(a.raw) == 0 {
+			t.Fatalf("%q: no items", query)
+		}
+		for _, item := range a.raw {
+			if _, ok := item["matchedResources"]; ok {
+				t.Errorf("%q: matchedResources without a resource filter: %s", query, item["matchedResources"])
+			}
+		}
+	}
+
+	a := get("q=export&" + resourceQuery(erp+"/data/x"))
+	if a.hits() != "data-bot ["+erp+"/data]; glob-bot ["+erp+"/data/*]" || a.Total != 2 {
+		t.Fatalf("q=export with a resource: %q (total %d)", a.hits(), a.Total)
+	}
+	for _, h := range a.Items {
+		if h.Score == nil || *h.Score != 1 || fmt.Sprint(h.MatchedCapabilities) != "[export]" {
+			t.Errorf("q=export with a resource: %+v", h)
+		}
+	}
+
+	var pages []string
+	query := "limit=2&" + resourceQuery(erp+"/data/x")
+	for i := 0; ; i++ {
+		a := get(query)
+		if a.Total != 3 {
+			t.Errorf("page %d: total %d, want 3", i+1, a.Total)
+		}
+		pages = append(pages, a.hits())
+		if a.NextCursor == "" || i > 3 {
+			break
+		}
+		query = "limit=2&" + resourceQuery(erp+"/data/x") + "&cursor=" + url.QueryEscape(a.NextCursor)
+	}
+	want := []string{"data-bot [" + erp + "/data]; glob-bot [" + erp + "/data/*]", "slash-bot [" + erp + "/data/]"}
+	if fmt.Sprint(pages) != fmt.Sprint(want) {
+		t.Errorf("pages %q, want %q", pages, want)
+	}
 }

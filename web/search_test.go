@@ -378,94 +378,118 @@ func TestSearchPagingUnderConcurrentWrites(t *testing.T) {
 			expect(t, e.do("PUT", "/v1/tenants/acme/cards/"+id, alice, c), http.StatusCreated)
 			stable = append(stable, id)
 		}
-		var writes atomic.Int64 // writes answered with success
-		var writerErr error     // why the writer stopped early; read after done
-		stop, done := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(done)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				// Cards that sort before, between and after the stable ones, matching the query.
-				id := fmt.Sprintf("%s-w%03d", []string{"a", "s-10", "z"}[i%3], i)
-				c := sampleCard(id)
-				c["description"] = "alpha beta"
-				body, _ := json.Marshal(c)
-				for _, rq := range []struct{ method, body string }{{"PUT", string(body)}, {"DELETE", ""}} {
-					status, err := send(e, rq.method, "/v1/tenants/acme/cards/"+id, alice, rq.body)
-					if err == nil && status >= 300 {
-						err = fmt.Errorf("%s %s: status %d", rq.method, id, status)
-					}
-					if err != nil {
-						writerErr = err
-						return
-					}
-					writes.Add(1)
-				}
-			}
-		}()
-		stopWriter := sync.OnceFunc(func() { close(stop); <-done })
-		defer stopWriter()
-		// writesAfter waits until the writer has made two more writes than n (an insert and a
-		// delete, as it alternates), failing if it stopped.
-		writesAfter := func(n int64) {
-			t.Helper()
-			webtest.Eventually(t, 10*time.Second, "two more writes", func() bool {
-				select {
-				case <-done:
-					t.Fatalf("the writer stopped after %d writes: %v", writes.Load(), writerErr)
-				default:
-				}
-				return writes.Load() >= n+2
-			})
-		}
-		writesAfter(0)
+		w := startPagingWriter(e, alice)
+		defer w.stop()
+		w.writesAfter(t, 0)
 		for _, query := range []string{"limit=3", "limit=3&q=alpha+beta"} {
-			seen := map[string]int{}
-			cursor := ""
-			first := writes.Load()
-			pages := 0
-			for ; ; pages++ {
-				if pages > 100 {
-					t.Fatal("paging does not end")
-				}
-				path := query
-				if cursor != "" {
-					writesAfter(writes.Load())
-					path += "&cursor=" + cursor
-				}
-				a := e.search(alice, "acme", path)
-				for _, id := range a.ids() {
-					seen[id]++
-				}
-				if a.NextCursor == "" {
-					break
-				}
-				cursor = a.NextCursor
-			}
-			during := writes.Load() - first
-			if during < 2*int64(pages) {
-				t.Errorf("%s: %d writes during %d pages", query, during, pages+1)
-			}
-			for id, n := range seen {
-				if n > 1 {
-					t.Errorf("%s: %s shown %d times", query, id, n)
-				}
-			}
-			for _, id := range stable {
-				if seen[id] != 1 {
-					t.Errorf("%s: %s shown %d times, want once", query, id, seen[id])
-				}
-			}
+			pageThroughWrites(t, e, alice, query, w, stable)
 		}
-		stopWriter()
-		if writerErr != nil {
-			t.Fatal(writerErr)
+		w.stop()
+		if w.err != nil {
+			t.Fatal(w.err)
 		}
 	})
+}
+
+// pagingWriter inserts and deletes, in turn, cards matching the searches of
+// TestSearchPagingUnderConcurrentWrites, until stopped or a write fails.
+type pagingWriter struct {
+	writes atomic.Int64  // writes answered with success
+	err    error         // why the writer stopped early; read after done
+	halt   chan struct{} // closed to stop the writer
+	done   chan struct{} // closed when the writer has stopped
+	halted func()        // closes halt and waits for done, once
+}
+
+// stop stops the writer and waits for it.
+func (w *pagingWriter) stop() { w.halted() }
+
+func startPagingWriter(e *env, alice string) *pagingWriter {
+	w := &pagingWriter{halt: make(chan struct{}), done: make(chan struct{})}
+	w.halted = sync.OnceFunc(func() { close(w.halt); <-w.done })
+	go func() {
+		defer close(w.done)
+		for i := 0; ; i++ {
+			select {
+			case <-w.halt:
+				return
+			default:
+			}
+			// Cards that sort before, between and after the stable ones, matching the query.
+			id := fmt.Sprintf("%s-w%03d", []string{"a", "s-10", "z"}[i%3], i)
+			c := sampleCard(id)
+			c["description"] = "alpha beta"
+			body, _ := json.Marshal(c)
+			for _, rq := range []struct{ method, body string }{{"PUT", string(body)}, {"DELETE", ""}} {
+				status, err := send(e, rq.method, "/v1/tenants/acme/cards/"+id, alice, rq.body)
+				if err == nil && status >= 300 {
+					err = fmt.Errorf("%s %s: status %d", rq.method, id, status)
+				}
+				if err != nil {
+					w.err = err
+					return
+				}
+				w.writes.Add(1)
+			}
+		}
+	}()
+	return w
+}
+
+// writesAfter waits until the writer has made two more writes than n (an insert and a delete,
+// as it alternates), failing if it stopped.
+func (w *pagingWriter) writesAfter(t *testing.T, n int64) {
+	t.Helper()
+	webtest.Eventually(t, 10*time.Second, "two more writes", func() bool {
+		select {
+		case <-w.done:
+			t.Fatalf("the writer stopped after %d writes: %v", w.writes.Load(), w.err)
+		default:
+		}
+		return w.writes.Load() >= n+2
+	})
+}
+
+// pageThroughWrites pages through the search query, waiting for the writer's next two writes
+// before each page after the first, and checks that they were made, that no card showed twice,
+// and that each of the stable cards showed once.
+func pageThroughWrites(t *testing.T, e *env, alice, query string, w *pagingWriter, stable []string) {
+	seen := map[string]int{}
+	cursor := ""
+	first := w.writes.Load()
+	pages := 0
+	for ; ; pages++ {
+		if pages > 100 {
+			t.Fatal("paging does not end")
+		}
+		path := query
+		if cursor != "" {
+			w.writesAfter(t, w.writes.Load())
+			path += "&cursor=" + cursor
+		}
+		a := e.search(alice, "acme", path)
+		for _, id := range a.ids() {
+			seen[id]++
+		}
+		if a.NextCursor == "" {
+			break
+		}
+		cursor = a.NextCursor
+	}
+	during := w.writes.Load() - first
+	if during < 2*int64(pages) {
+		t.Errorf("%s: %d writes during %d pages", query, during, pages+1)
+	}
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("%s: %s shown %d times", query, id, n)
+		}
+	}
+	for _, id := range stable {
+		if seen[id] != 1 {
+			t.Errorf("%s: %s shown %d times, want once", query, id, seen[id])
+		}
+	}
 }
 
 // TestReadFilterAgreesWithCasbin: the per-card read check searches use, gathered from the

@@ -20,16 +20,26 @@ import (
 // members, {} for a POST with none), its content type, and the headers every request carries;
 // the answer decodes into the output.
 func TestRequestsOnTheWire(t *testing.T) {
-	ctx := context.Background()
+	for _, c := range wireCases(context.Background()) {
+		t.Run(c.name, func(t *testing.T) { checkOnTheWire(t, c) })
+	}
+}
+
+// wireCase is one typed method's call and what it must send and answer.
+type wireCase struct {
+	name                 string
+	call                 func(c *client.Client) (any, error)
+	answer               string // a 200's body; "" is a 204
+	method, target, body string // body "" is none
+	contentType, ifMatch string
+	want                 string // the output, as JSON
+}
+
+// wireCases are the calls TestRequestsOnTheWire makes, with ctx, each with the request it must
+// send and the output it must answer.
+func wireCases(ctx context.Context) []wireCase {
 	no := false
-	for _, c := range []struct {
-		name                 string
-		call                 func(c *client.Client) (any, error)
-		answer               string // a 200's body; "" is a 204
-		method, target, body string // body "" is none
-		contentType, ifMatch string
-		want                 string // the output, as JSON
-	}{
+	return []wireCase{
 		{name: "cards.get", call: func(c *client.Client) (any, error) { return c.Cards.Get(ctx, api.CardRef{AgentID: "code reviewer/1"}) },
 			answer: `{"agentId": "code reviewer/1", "name": "CR", "revision": 3}`,
 			method: "GET", target: "/v1/tenants/acme/cards/code%20reviewer%2F1"},
@@ -85,47 +95,49 @@ func TestRequestsOnTheWire(t *testing.T) {
 			return string(raw), err
 		}, answer: `{"name":  "Reviewer" ,"skills":[]}`, method: "GET", target: "/a2a/acme/rev/.well-known/agent-card.json?version=0.3",
 			want: `"{\"name\":  \"Reviewer\" ,\"skills\":[]}"`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
-				if c.answer == "" {
-					w.WriteHeader(http.StatusNoContent)
-					return
-				}
-				webtest.Reply(w, http.StatusOK, c.answer)
-			})
-			tok := aliceToken(t)
-			cl, err := client.New(s.srv.URL, client.WithToken(tok), client.WithUserAgent("test-agent/1"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := c.call(cl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := s.requests()
-			if len(got) != 1 {
-				t.Fatalf("%d requests, want 1", len(got))
-			}
-			r := got[0]
-			if r.Method != c.method || r.Target != c.target {
-				t.Errorf("sent %s %s, want %s %s", r.Method, r.Target, c.method, c.target)
-			}
-			if c.body == "" && r.Body != "" {
-				t.Errorf("sent the body %s, want none", r.Body)
-			} else if c.body != "" {
-				webtest.JSONEqual(t, "body", []byte(r.Body), []byte(c.body))
-			}
-			for k, want := range map[string]string{"Content-Type": c.contentType, "If-Match": c.ifMatch, "Accept": "application/json",
-				"User-Agent": "test-agent/1", "Authorization": "Bearer " + tok} {
-				if h := r.Header.Get(k); h != want {
-					t.Errorf("%s %q, want %q", k, h, want)
-				}
-			}
-			if c.want != "" {
-				webtest.SameJSON(t, "output", out, json.RawMessage(c.want))
-			}
-		})
+	}
+}
+
+// checkOnTheWire makes c's call with a client of a scripted server, which answers c.answer,
+// and checks the one request it sent and the output it answered.
+func checkOnTheWire(t *testing.T, c wireCase) {
+	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		if c.answer == "" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		webtest.Reply(w, http.StatusOK, c.answer)
+	})
+	tok := aliceToken(t)
+	cl, err := client.New(s.srv.URL, client.WithToken(tok), client.WithUserAgent("test-agent/1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.call(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.requests()
+	if len(got) != 1 {
+		t.Fatalf("%d requests, want 1", len(got))
+	}
+	r := got[0]
+	if r.Method != c.method || r.Target != c.target {
+		t.Errorf("sent %s %s, want %s %s", r.Method, r.Target, c.method, c.target)
+	}
+	if c.body == "" && r.Body != "" {
+		t.Errorf("sent the body %s, want none", r.Body)
+	} else if c.body != "" {
+		webtest.JSONEqual(t, "body", []byte(r.Body), []byte(c.body))
+	}
+	for k, want := range map[string]string{"Content-Type": c.contentType, "If-Match": c.ifMatch, "Accept": "application/json",
+		"User-Agent": "test-agent/1", "Authorization": "Bearer " + tok} {
+		if h := r.Header.Get(k); h != want {
+			t.Errorf("%s %q, want %q", k, h, want)
+		}
+	}
+	if c.want != "" {
+		webtest.SameJSON(t, "output", out, json.RawMessage(c.want))
 	}
 }
 
