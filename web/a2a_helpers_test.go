@@ -17,6 +17,12 @@ func (e *env) allowLoopback() {
 	e.a2a.Fetch = a2atest.LoopbackFetch()
 }
 
+// sampleV1 and signEd25519 are a2atest's, under the names the web tests call them by.
+var (
+	sampleV1    = a2atest.SampleV1
+	signEd25519 = a2atest.SignEd25519
+)
+
 // schemaDir holds the spec's schemas as the repository carries them.
 const schemaDir = "../cards/a2a/a2aschema"
 

@@ -3,7 +3,6 @@ package web_test
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -14,45 +13,11 @@ import (
 	"testing"
 
 	"github.com/go-jose/go-jose/v4"
-	"github.com/gowebpki/jcs"
 
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
 const samplesDir = "testdata/a2a-samples"
-
-// signEd25519 signs card (a JSON object) as an A2A 1.0 signature with jku and kid in the header.
-func signEd25519(t *testing.T, priv ed25519.PrivateKey, kid, jku string, card map[string]any) map[string]any {
-	t.Helper()
-	delete(card, "signatures")
-	b, _ := json.Marshal(card)
-	payload, err := jcs.Transform(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := map[string]any{"alg": "EdDSA", "kid": kid, "typ": "JOSE"}
-	if jku != "" {
-		h["jku"] = jku
-	}
-	hb, _ := json.Marshal(h)
-	protected := base64.RawURLEncoding.EncodeToString(hb)
-	sig := ed25519.Sign(priv, []byte(protected+"."+base64.RawURLEncoding.EncodeToString(payload)))
-	card["signatures"] = []any{map[string]any{"protected": protected, "signature": base64.RawURLEncoding.EncodeToString(sig)}}
-	return card
-}
-
-func sampleV1(t *testing.T) map[string]any {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(samplesDir, "spec-v1.0-georoute-agent-card.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 func TestA2AImportSignatures(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {

@@ -2,16 +2,10 @@ package a2a_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"encoding/base64"
 	"encoding/json"
 	"maps"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/gowebpki/jcs"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/authztest"
@@ -23,10 +17,6 @@ import (
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 )
-
-// samplesDir holds the A2A cards published by the spec and the SDKs, which the web tests read
-// too.
-var samplesDir = filepath.Join("..", "..", "web", "testdata", "a2a-samples")
 
 // acme is the fixture's tenant, and alice a caller of it.
 const acme tenants.ID = "acme"
@@ -152,35 +142,4 @@ func jsonOf(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// readSample is the sample file as it is published.
-func readSample(t testing.TB, file string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(samplesDir, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
-}
-
-// sampleV1 is the spec's 1.0 sample card.
-func sampleV1(t testing.TB) map[string]any {
-	t.Helper()
-	return a2atest.DecodeCard(t, readSample(t, "spec-v1.0-georoute-agent-card.json"))
-}
-
-// signEd25519 signs card (a JSON object) as an A2A 1.0 signature with kid in its header, with
-// JCS as the spec says, independently of the product's signer.
-func signEd25519(t testing.TB, priv ed25519.PrivateKey, kid string, card map[string]any) map[string]any {
-	t.Helper()
-	delete(card, "signatures")
-	payload, err := jcs.Transform(jsonOf(t, card))
-	if err != nil {
-		t.Fatal(err)
-	}
-	protected := base64.RawURLEncoding.EncodeToString(jsonOf(t, map[string]any{"alg": "EdDSA", "kid": kid, "typ": "JOSE"}))
-	sig := ed25519.Sign(priv, []byte(protected+"."+base64.RawURLEncoding.EncodeToString(payload)))
-	card["signatures"] = []any{map[string]any{"protected": protected, "signature": base64.RawURLEncoding.EncodeToString(sig)}}
-	return card
 }

@@ -27,7 +27,7 @@ const unknownMarker = "zzUnknown"
 // security scheme and its body, a requirement and its scope list, the provider, the
 // capabilities and the extension.
 func withUnknownMembers(t *testing.T) map[string]any {
-	c := sampleV1(t)
+	c := a2atest.SampleV1(t)
 	delete(c, "signatures")
 	c[unknownMarker+"Top"] = map[string]any{"nested": 1}
 	c["skills"].([]any)[0].(map[string]any)[unknownMarker+"Skill"] = "x"
@@ -55,7 +55,7 @@ func TestA2AImportIgnoresUnknownMembers(t *testing.T) {
 			t.Fatal(err)
 		}
 		keys := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "k1", Algorithm: "EdDSA"}}}
-		card := signEd25519(t, priv, "k1", withUnknownMembers(t))
+		card := a2atest.SignEd25519(t, priv, "k1", "", withUnknownMembers(t))
 		c := f.mustImport(map[string]any{"agentId": "lenient", "card": card, "keys": keys, "visibility": "public"})
 		if c.A2A.Import == nil || c.A2A.Import.Signature.Status != cards.SignatureVerified {
 			t.Fatalf("signature over the card as sent: %s", jsonOf(t, c.A2A.Import))
@@ -68,7 +68,7 @@ func TestA2AImportIgnoresUnknownMembers(t *testing.T) {
 		if got := f.mustRender("lenient", a2a.VersionDefault); strings.Contains(string(got), unknownMarker) {
 			t.Fatalf("default card carries an unknown member: %s", got)
 		}
-		want := sampleV1(t)
+		want := a2atest.SampleV1(t)
 		delete(want, "signatures")
 		want["capabilities"].(map[string]any)["extensions"] = []any{map[string]any{"uri": "https://x.example/ext", "params": map[string]any{"zzKeep": 1}}}
 		webtest.SameJSON(t, "1.0 card", a2atest.DecodeCard(t, f.mustRender("lenient", a2a.Version10)), want)
@@ -122,7 +122,7 @@ func TestA2AImportKnownMemberOfWrongType(t *testing.T) {
 // body and by URL: it is read as 1.0, its interfaces are the 1.0 and the 0.3 one it lists, and
 // its 0.3 members are neither stored nor served.
 func TestA2AImportHybridCard(t *testing.T) {
-	raw := readSample(t, hybridSample)
+	raw := a2atest.ReadSample(t, hybridSample)
 	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(raw)
@@ -221,7 +221,7 @@ func TestA2AImportHybridInterface(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, "sqlite")
-			card := a2atest.DecodeCard(t, readSample(t, hybridSample))
+			card := a2atest.DecodeCard(t, a2atest.ReadSample(t, hybridSample))
 			card["supportedInterfaces"] = tc.listed
 			card = patched(card, tc.legacy)
 			f.mustImport(map[string]any{"agentId": "h", "card": card, "visibility": "public"})
@@ -267,9 +267,9 @@ func TestA2AImportV03IgnoresUnknownMembers(t *testing.T) {
 // value is the one kept.
 func TestA2AImportProtoFieldNames(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, f *fixture) {
-		want := sampleV1(t)
+		want := a2atest.SampleV1(t)
 		delete(want, "signatures")
-		card := sampleV1(t)
+		card := a2atest.SampleV1(t)
 		delete(card, "signatures")
 		for json, proto := range map[string]string{"iconUrl": "icon_url", "documentationUrl": "documentation_url",
 			"supportedInterfaces": "supported_interfaces", "defaultInputModes": "default_input_modes"} {

@@ -18,7 +18,7 @@ import (
 // and compares its default A2A card (the 1.0 half, for a card with a 0.3 interface) with the
 // sample itself (1.0) or the 1.0 card written by hand for it (v03SampleWant, hybridSampleWant).
 func TestA2AImportServesEverySampleBackLosslessly(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(samplesDir, "*.json"))
+	files, err := filepath.Glob(filepath.Join(a2atest.SamplesDir(t), "*.json"))
 	if err != nil || len(files) != 7 {
 		t.Fatalf("samples: %v %v", files, err)
 	}

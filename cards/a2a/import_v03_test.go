@@ -190,7 +190,7 @@ func v03SampleWant(t *testing.T, file string) map[string]any {
 		// The spec publishes this agent's card in both versions: the 1.0 sample is the
 		// expected answer, except that these interfaces speak the protocolVersion the 0.3
 		// card declares (0.2.9), where the 1.0 sample's speak 1.0.
-		want = sampleV1(t)
+		want = a2atest.SampleV1(t)
 		for _, i := range want["supportedInterfaces"].([]any) {
 			i.(map[string]any)["protocolVersion"] = "0.2.9"
 		}

@@ -1,6 +1,7 @@
 // Package a2atest holds what the A2A tests of cards/a2a and web share: the two versions' members
 // written from the specs, the views a 1.0 or a 0.3 reader takes of a served card, the check of a
-// document against a JSON Schema, and a fetcher that never leaves loopback.
+// document against a JSON Schema, a fetcher that never leaves loopback, the published sample
+// cards, and signatures written independently of the product's signer.
 package a2atest
 
 import (
