@@ -3,12 +3,15 @@ package a2a_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/authztest"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/a2a/a2atest"
@@ -16,6 +19,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // acme is the fixture's tenant, and alice a caller of it.
@@ -56,6 +60,12 @@ func (f *fixture) allowLoopback() {
 	f.a2a.Fetch = a2atest.LoopbackFetch()
 }
 
+// guardAsDefault gives the fixture's imports the guarded client the server has without
+// outbound.allow, behind a2atest.LoopbackOnly: loopback addresses are refused before any dial.
+func (f *fixture) guardAsDefault() {
+	f.a2a.Fetch = a2atest.LoopbackOnly{Inner: outbound.New(outbound.Config{Timeout: 5 * time.Second})}
+}
+
 // put writes a registry card as its REST PUT would, and fails the test if it is refused.
 func (f *fixture) put(agentID string, card map[string]any) cards.Card {
 	f.t.Helper()
@@ -80,6 +90,23 @@ func (f *fixture) mustImport(body map[string]any) cards.Card {
 		f.t.Fatalf("import %v: %v", body["agentId"], err)
 	}
 	return c
+}
+
+// absent fails the test if agentID has a card: a refused import stores nothing.
+func (f *fixture) absent(agentID string) {
+	f.t.Helper()
+	if _, err := f.cards.Get(alice, acme, agentID); !errors.Is(err, cards.ErrNotFound) {
+		f.t.Fatalf("get %s: %v, want not found", agentID, err)
+	}
+}
+
+// wantKind fails the test unless err is of kind as a door reads it (fault.KindOf: the kind of the
+// first fault in its chain, which web/errors.go turns into a status and an error code).
+func wantKind(t testing.TB, name string, err error, kind fault.Kind) {
+	t.Helper()
+	if got := fault.KindOf(err); got != kind {
+		t.Errorf("%s: %v (kind %q), want %q", name, err, got, kind)
+	}
 }
 
 // stored is the registry card of agentID as the API answers it.
@@ -142,4 +169,16 @@ func jsonOf(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// closedPortURL is an http URL with path on a loopback port where nothing listens: a fetch there
+// is refused.
+func closedPortURL(t testing.TB, path string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "http://" + ln.Addr().String() + path
 }

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/a2a/a2atest"
@@ -99,4 +101,41 @@ func schemaV1(t *testing.T) *jsonschema.Schema {
 		t.Fatal(err)
 	}
 	return c.MustCompile(name + "#/$defs/AgentCard")
+}
+
+// TestA2AImportRefusesInvalidInput: a card the schema or the 1.0 required fields refuse, 1.0 or
+// 0.3, is fault.Invalid naming each problem's path; so is an import request that is not one:
+// neither or both of card and url, an agent ID the registry refuses, a card that is not an
+// object, an unknown member, a URL that is not http(s). That an invalid card is a 400 whose body
+// names the problems is web's (TestA2AImportRejectsBadInput).
+func TestA2AImportRefusesInvalidInput(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	f.guardAsDefault() // as the server has it: a URL is checked before anything is fetched
+	imp := func(name string, body map[string]any) string {
+		t.Helper()
+		_, err := f.importCard(body)
+		wantKind(t, name, err, fault.Invalid)
+		return fault.MessageOf(err)
+	}
+	missing := a2atest.SampleV1(t)
+	delete(missing, "version")
+	delete(missing["skills"].([]any)[0].(map[string]any), "tags")
+	if msg := imp("missing", map[string]any{"agentId": "x", "card": missing}); !strings.Contains(msg, "/version: is required") || !strings.Contains(msg, "/skills/0/tags: is required") {
+		t.Errorf("missing fields not named: %s", msg)
+	}
+	old := map[string]any{"name": "Old", "url": "https://a.example", "skills": "none"}
+	if msg := imp("0.3", map[string]any{"agentId": "x", "card": old}); !strings.Contains(msg, "/skills") {
+		t.Errorf("0.3 problem not named: %s", msg)
+	}
+	for name, body := range map[string]map[string]any{
+		"neither card nor url": {"agentId": "x"},
+		"both card and url":    {"agentId": "x", "card": a2atest.SampleV1(t), "url": "https://a.example/card"},
+		"agent ID":             {"agentId": "x y", "card": a2atest.SampleV1(t)},
+		"card not an object":   {"agentId": "x", "card": "text"},
+		"unknown member":       {"agentId": "x", "card": a2atest.SampleV1(t), "extra": 1},
+		"url not http":         {"agentId": "x", "url": "file:///etc/passwd"},
+	} {
+		imp(name, body)
+	}
+	f.absent("x")
 }

@@ -1,0 +1,109 @@
+package a2a_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
+)
+
+// TestA2AImportFetchFailures: a card URL whose connection fails, or whose server fails, is
+// fault.FetchFailed (docs/a2a.md errors table: a bad gateway); one that answers, but not with a
+// card (a 4xx, HTML, a document over 1 MiB), is fault.Invalid. Nothing is stored. That a URL where
+// nothing listens is a 502 fetch_failed over HTTP is web's (TestA2AImportByURL).
+func TestA2AImportFetchFailures(t *testing.T) {
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/close":
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+		case "/error":
+			http.Error(w, "broken", http.StatusInternalServerError)
+		case "/html":
+			_, _ = w.Write([]byte("<html>card</html>"))
+		case "/big":
+			_, _ = w.Write([]byte(`{"name": "` + strings.Repeat("x", 1<<20) + `"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer agent.Close()
+	f := newFixture(t, "sqlite")
+	f.allowLoopback()
+	for _, tc := range []struct {
+		name, url string
+		kind      fault.Kind
+	}{
+		{"connection closed", agent.URL + "/close", fault.FetchFailed},
+		// The server there failed: a bad gateway, as when it cannot be reached. A 4xx or a
+		// body that is not a card is the URL's fault: invalid.
+		{"answers 500", agent.URL + "/error", fault.FetchFailed},
+		{"answers 404", agent.URL + "/missing", fault.Invalid},
+		{"answers HTML", agent.URL + "/html", fault.Invalid},
+		{"answers over 1 MiB", agent.URL + "/big", fault.Invalid},
+	} {
+		_, err := f.importCard(map[string]any{"agentId": "fetch", "url": tc.url})
+		wantKind(t, tc.name, err, tc.kind)
+	}
+	f.absent("fetch")
+}
+
+// TestA2AImportRedirects: a card URL may redirect within its host (docs/a2a.md: "redirects only
+// within the same host"), and the import record names the URL asked for; a redirect to another
+// host, even an allowed one, is fault.URLBlocked, unfetched.
+func TestA2AImportRedirects(t *testing.T) {
+	raw := a2atest.ReadSample(t, "a2a-samples__adk_currency_agent__agent_card.json")
+	var mu sync.Mutex
+	otherHits := 0
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		otherHits++
+		mu.Unlock()
+		_, _ = w.Write(raw)
+	}))
+	defer other.Close()
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/card.json":
+			_, _ = w.Write(raw)
+		case "/moved":
+			http.Redirect(w, r, "/card.json", http.StatusFound)
+		case "/moved-twice":
+			http.Redirect(w, r, "/moved", http.StatusMovedPermanently)
+		case "/away":
+			http.Redirect(w, r, other.URL+"/card.json", http.StatusFound)
+		case "/elsewhere":
+			http.Redirect(w, r, "http://localhost:1/.well-known/agent-card.json", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer agent.Close()
+	f := newFixture(t, "sqlite")
+	f.allowLoopback()
+	for _, path := range []string{"/moved", "/moved-twice"} {
+		c := f.mustImport(map[string]any{"agentId": "m" + path[1:], "url": agent.URL + path})
+		// The record names the URL asked for, not where it led.
+		if c.Name != "Currency Conversion Agent" || c.A2A == nil || c.A2A.Import == nil ||
+			c.A2A.Import.URL != agent.URL+path || c.A2A.Import.Format != a2a.Version03 {
+			t.Errorf("%s: imported %s", path, jsonOf(t, c))
+		}
+	}
+	for _, id := range []string{"away", "elsewhere"} {
+		_, err := f.importCard(map[string]any{"agentId": id, "url": agent.URL + "/" + id})
+		wantKind(t, id, err, fault.URLBlocked)
+		f.absent(id)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if otherHits != 0 {
+		t.Fatalf("the other host was fetched %d times", otherHits)
+	}
+}
