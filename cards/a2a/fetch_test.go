@@ -40,17 +40,22 @@ func TestA2AImportFetchFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name, url string
 		kind      fault.Kind
+		says      string // a part of the message that names the cause, when the kind alone cannot
 	}{
-		{"connection closed", agent.URL + "/close", fault.FetchFailed},
+		{"connection closed", agent.URL + "/close", fault.FetchFailed, ""},
 		// The server there failed: a bad gateway, as when it cannot be reached. A 4xx or a
 		// body that is not a card is the URL's fault: invalid.
-		{"answers 500", agent.URL + "/error", fault.FetchFailed},
-		{"answers 404", agent.URL + "/missing", fault.Invalid},
-		{"answers HTML", agent.URL + "/html", fault.Invalid},
-		{"answers over 1 MiB", agent.URL + "/big", fault.Invalid},
+		{"answers 500", agent.URL + "/error", fault.FetchFailed, ""},
+		{"answers 404", agent.URL + "/missing", fault.Invalid, "answered 404"},
+		{"answers HTML", agent.URL + "/html", fault.Invalid, ""},
+		// A name-only card is refused anyway: the message tells the bound did it.
+		{"answers over 1 MiB", agent.URL + "/big", fault.Invalid, "over 1048576 bytes"},
 	} {
 		_, err := f.importCard(map[string]any{"agentId": "fetch", "url": tc.url})
 		wantKind(t, tc.name, err, tc.kind)
+		if err != nil && !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: %v, want a message saying %q", tc.name, err, tc.says)
+		}
 	}
 	f.absent("fetch")
 }
