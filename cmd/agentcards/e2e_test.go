@@ -52,9 +52,9 @@ type e2eServe struct {
 	cmd     *exec.Cmd
 	lines   chan string // stdout, line by line; closed at its end
 	exited  chan error  // the process's exit, after lines is closed
-	stderr  bytes.Buffer
-	printed []string // the lines read from lines so far
-	base    string   // the API's URL, as printed
+	stderr  syncBuffer  // read while serve may still write to it
+	printed []string    // the lines read from lines so far
+	base    string      // the API's URL, as printed
 }
 
 // startNoConfigServe starts `serve` of bin in work with env and waits for it to print the
