@@ -3,36 +3,31 @@ package web_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/agenttest"
 )
 
 // sdkAgent is an agent made with a2a-go's own server on loopback, serving its agent card at
 // /.well-known/agent-card.json as a2a-go serves it: a 1.0 agent (a2asrv) its 1.0 card, a 0.3 one
-// (a2av0) the card with its 0.3 members beside the 1.0 ones.
+// (a2av0) the card with its 0.3 members beside the 1.0 ones. The inbox keeps what it was sent.
 type sdkAgent struct {
 	*inbox
-	srv *httptest.Server
+	*agenttest.Agent
 }
 
 func newSDKAgent(t *testing.T, version string) sdkAgent {
 	t.Helper()
 	in := &inbox{name: "sdk " + version}
-	var card a2a.AgentCard
-	mux := http.NewServeMux()
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	iface := a2a.NewAgentInterface(srv.URL+"/rpc", a2a.TransportProtocolJSONRPC)
-	card = a2a.AgentCard{
+	a := agenttest.New(t, nil)
+	iface := a2a.NewAgentInterface(a.URL+"/rpc", a2a.TransportProtocolJSONRPC)
+	card := a2a.AgentCard{
 		Name: "SDK agent " + version, Description: "Answers what it is sent.", Version: "1.0.0",
 		SupportedInterfaces: []*a2a.AgentInterface{iface},
 		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
@@ -40,28 +35,15 @@ func newSDKAgent(t *testing.T, version string) sdkAgent {
 	}
 	switch version {
 	case "1.0":
-		mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(in)))
+		a.Handle("/rpc", agenttest.JSONRPC10.Handler(in))
 	case "0.3":
 		iface.ProtocolVersion = a2av0.Version
-		mux.Handle("/rpc", a2av0.NewJSONRPCHandler(a2asrv.NewHandler(in)))
+		a.Handle("/rpc", agenttest.JSONRPC03.Handler(in))
 	default:
 		t.Fatalf("version %q", version)
 	}
-	serveSDKCard(mux, &card)
-	return sdkAgent{inbox: in, srv: srv}
-}
-
-// serveSDKCard serves card at /.well-known/agent-card.json as a2a-go serves an agent's card: for
-// an agent with a 0.3 interface (written "0.3", the only way a2av0 finds it) through a2av0's
-// producer, with the 0.3 members beside the 1.0 ones; else the 1.0 card.
-func serveSDKCard(mux *http.ServeMux, card *a2a.AgentCard) {
-	h := a2asrv.NewStaticAgentCardHandler(card)
-	for _, i := range card.SupportedInterfaces {
-		if i.ProtocolVersion == a2av0.Version {
-			h = a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card))
-		}
-	}
-	mux.Handle("/.well-known/agent-card.json", h)
+	a.ServeCard(&card)
+	return sdkAgent{inbox: in, Agent: a}
 }
 
 // TestA2AImportFromSDKAgents: the cards of agents made with a2a-go's own servers, one speaking
@@ -81,7 +63,7 @@ func TestA2AImportFromSDKAgents(t *testing.T) {
 			agent := agents[version]
 			id := "sdk-" + map[string]string{"1.0": "v10", "0.3": "v03"}[version]
 			r := e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{
-				"agentId": id, "url": agent.srv.URL + "/.well-known/agent-card.json", "visibility": "public"})
+				"agentId": id, "url": agent.URL + "/.well-known/agent-card.json", "visibility": "public"})
 			expect(t, r, http.StatusCreated)
 			var stored struct {
 				Endpoint string
@@ -92,8 +74,8 @@ func TestA2AImportFromSDKAgents(t *testing.T) {
 			}
 			r.json(t, &stored)
 			ifaces := stored.A2A.Interfaces
-			if len(ifaces) != 1 || ifaces[0].URL != agent.srv.URL+"/rpc" || ifaces[0].ProtocolBinding != "JSONRPC" ||
-				a2aVersion(ifaces[0].ProtocolVersion) != version || stored.Endpoint != agent.srv.URL+"/rpc" {
+			if len(ifaces) != 1 || ifaces[0].URL != agent.URL+"/rpc" || ifaces[0].ProtocolBinding != "JSONRPC" ||
+				a2aVersion(ifaces[0].ProtocolVersion) != version || stored.Endpoint != agent.URL+"/rpc" {
 				t.Fatalf("%s: stored card %+v", version, stored)
 			}
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/tenants/audit"
 	"github.com/agentcards/agentcards/web/api"
 )
@@ -43,9 +44,9 @@ func TestAuditTrail(t *testing.T) {
 		e.mkTenant("acme", "alice")
 		e.mkTenant("beta", "carol")
 		alice, bob, carol, root := e.token("alice", "acme", false), e.token("bob", "acme", false), e.token("carol", "beta", false), e.admin()
-		a := newAgent(t, reply(http.StatusOK, `{"result": "looks good"}`))
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "looks good"}`))
 
-		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCardAt("rev", a.endpoint()), "X-Request-Id", "reg-1"), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCardAt("rev", a.Endpoint()), "X-Request-Id", "reg-1"), http.StatusCreated)
 		expect(t, e.do("PATCH", "/v1/tenants/acme/cards/rev", alice, map[string]any{"description": "patched"}, "If-Match", `"1"`), http.StatusOK)
 		expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "bob", "role": "reader"}), http.StatusCreated)
 		// Bob may read, not write: his tries are refused, and counted into one entry.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/agenttest"
 )
 
 // TestCardStatus: a card is active, deprecated (still found and delegated to, flagged in results
@@ -16,10 +17,10 @@ import (
 // every database and both search modes.
 func TestCardStatus(t *testing.T) {
 	forEachDialectAndIndex(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, olga := e.delegationSetup("acme", "old", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "old", a.Endpoint())
 		next := sampleCard("new")
-		next["endpoint"] = a.endpoint()
+		next["endpoint"] = a.Endpoint()
 		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, next), http.StatusCreated)
 		patch := func(agentID, body string, status int, code ...string) response {
 			t.Helper()

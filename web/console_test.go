@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/console"
 )
@@ -414,11 +415,11 @@ func TestConsoleAccess(t *testing.T) {
 // the numbers in a table, and filters the records.
 func TestConsoleDelegations(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	ok := newAgent(t, reply(http.StatusOK, `{"status": "completed", "result": {"ok": true}}`))
-	failing := newAgent(t, reply(http.StatusUnprocessableEntity, `the repository is archived`))
-	alice, olga := e.delegationSetup("acme", "reviewer", ok.endpoint())
+	ok := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"status": "completed", "result": {"ok": true}}`))
+	failing := agenttest.New(t, agenttest.Answer(http.StatusUnprocessableEntity, `the repository is archived`))
+	alice, olga := e.delegationSetup("acme", "reviewer", ok.Endpoint())
 	card := sampleCard("broken")
-	card["endpoint"] = failing.endpoint()
+	card["endpoint"] = failing.Endpoint()
 	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
 	for range 5 {
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("reviewer", "sync")), http.StatusOK)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"iter"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
@@ -18,19 +18,17 @@ import (
 // The outcomes of the A2A transport that the agent decides, from an a2a-go server.
 
 // a2aAgent serves exec over A2A JSON-RPC on loopback and registers it as card "rev" of tenant
-// acme (admin alice, orchestrator olga); it returns olga's token and the agent's method counter.
-func (e *env) a2aAgent(t *testing.T, exec a2asrv.AgentExecutor) (olga string, rpc *rpcCounter) {
+// acme (admin alice, orchestrator olga); it returns olga's token and the agent.
+func (e *env) a2aAgent(t *testing.T, exec a2asrv.AgentExecutor) (olga string, a *agenttest.Agent) {
 	t.Helper()
-	rpc = countRPC(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec)))
-	srv := httptest.NewServer(rpc)
-	t.Cleanup(srv.Close)
+	a = agenttest.NewA2A(t, agenttest.JSONRPC10, exec)
 	e.mkTenant("acme", "alice")
 	alice, olga := e.token("alice", "acme", false), e.token("olga", "acme", false)
 	expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "olga", "role": "orchestrator"}), http.StatusCreated)
 	card := sampleCard("rev")
-	card["a2a"] = map[string]any{"interfaces": []any{map[string]any{"url": srv.URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}}}
+	card["a2a"] = map[string]any{"interfaces": []any{map[string]any{"url": a.URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}}}
 	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
-	return olga, rpc
+	return olga, a
 }
 
 // a2aDelegate is a delegation to card "rev" over A2A.
@@ -119,7 +117,7 @@ func (erringAgent) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2
 // delegation with that error's message, in sync and async.
 func TestDelegationA2AJSONRPCError(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	olga, rpc := e.a2aAgent(t, erringAgent{})
+	olga, a := e.a2aAgent(t, erringAgent{})
 	for i, mode := range []string{"sync", "async"} {
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, a2aDelegate(mode, "review"))
 		d := decodeDelegation(t, r)
@@ -135,23 +133,10 @@ func TestDelegationA2AJSONRPCError(t *testing.T) {
 		if s := e.storedDelegation("acme", d.ID); s.Status != delegation.StatusFailed || s.Error != d.Error {
 			t.Fatalf("%s: stored %+v", mode, s)
 		}
-		if n := rpc.count("SendMessage"); n != i+1 {
+		if n := rpcCount(a, "SendMessage"); n != i+1 {
 			t.Fatalf("%s: the agent got %d SendMessage requests, want %d", mode, n, i+1)
 		}
 	}
-}
-
-// verboseAgent is an a2a-go agent that answers each message with a text of n bytes.
-type verboseAgent struct{ n int }
-
-func (v verboseAgent) Execute(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(strings.Repeat("x", v.n))), nil)
-	}
-}
-
-func (verboseAgent) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrTaskNotCancelable) }
 }
 
 // TestDelegationA2AResultOverLimitFails: an A2A answer over delegation.maxResultBytes fails the
@@ -161,7 +146,7 @@ func TestDelegationA2AResultOverLimitFails(t *testing.T) {
 	// One counted failure would open the breaker: an answer too large must not count, as over HTTP.
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{MaxResultBytes: limit, BreakerFailures: 1}})
-	olga, _ := e.a2aAgent(t, verboseAgent{n: 2 * limit})
+	olga, _ := e.a2aAgent(t, agenttest.Verbose{N: 2 * limit})
 	for i := range 2 {
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, a2aDelegate("sync", "review"))
 		expect(t, r, http.StatusOK)
@@ -184,8 +169,8 @@ func TestDelegationA2AFollowedResultOverLimitFails(t *testing.T) {
 	// One counted failure would open the breaker and refuse the second delegation.
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{MaxResultBytes: limit, BreakerFailures: 1}})
-	agent := slowReviewer{release: make(chan struct{}), artifact: strings.Repeat("x", 2*limit)}
-	olga, rpc := e.a2aAgent(t, agent)
+	agent := agenttest.Slow{Release: make(chan struct{}), Artifact: strings.Repeat("x", 2*limit)}
+	olga, a := e.a2aAgent(t, agent)
 	for i := range 2 {
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, a2aDelegate("async", "review"))
 		expect(t, r, http.StatusAccepted)
@@ -193,11 +178,11 @@ func TestDelegationA2AFollowedResultOverLimitFails(t *testing.T) {
 		// Accepted is recorded only once SendMessage has returned the working task: the answer
 		// too large can then come only from following the task up.
 		e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted)
-		if n := rpc.count("SendMessage"); n != i+1 {
+		if n := rpcCount(a, "SendMessage"); n != i+1 {
 			t.Fatalf("call %d: the agent got %d SendMessage requests, want %d", i, n, i+1)
 		}
-		asked := rpc.count("GetTask")
-		agent.release <- struct{}{}
+		asked := rpcCount(a, "GetTask")
+		agent.Release <- struct{}{}
 		d = e.waitStatus("acme", d.ID, olga, delegation.StatusFailed)
 		if d.Error != "the agent's answer is over 4096 bytes" || d.Result != nil || d.Transport != "a2a" {
 			t.Fatalf("a followed A2A answer over the limit, call %d: %+v", i, d)
@@ -205,7 +190,7 @@ func TestDelegationA2AFollowedResultOverLimitFails(t *testing.T) {
 		if s := e.storedDelegation("acme", d.ID); s.Status != delegation.StatusFailed || s.Result != nil || s.Error != d.Error {
 			t.Fatalf("call %d: stored %+v", i, s)
 		}
-		if rpc.count("GetTask") <= asked {
+		if rpcCount(a, "GetTask") <= asked {
 			t.Fatalf("call %d: no GetTask after the task was released", i)
 		}
 	}

@@ -1,13 +1,9 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"iter"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -25,54 +22,32 @@ import (
 // Delegation over A2A in the version and binding of the interface the card declares, to agents
 // served by a2a-go's own servers: a2asrv for 1.0, its a2av0 compat server for 0.3.
 
-// sdkWire records what reached an agent's server: for each request, its JSON-RPC method, or its
-// HTTP method and path (HTTP+JSON), the A2A-Version header it carried, and whether it carried the
-// delegation's credentials (a bearer Authorization and the X-Delegation-Token).
-type sdkWire struct {
-	next       http.Handler
-	mu         sync.Mutex
-	calls      []string
-	versions   []string
-	uncredited int
+// label names a request an agent received: its JSON-RPC method, or its HTTP method and path
+// (HTTP+JSON).
+func label(r agenttest.Request) string {
+	if r.RPC != "" {
+		return r.RPC
+	}
+	return r.Method + " " + r.Path
 }
 
-func (w *sdkWire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var call struct {
-		Method string `json:"method"`
-	}
-	label := r.Method + " " + r.URL.Path
-	if json.Unmarshal(body, &call) == nil && call.Method != "" {
-		label = call.Method
-	}
-	w.mu.Lock()
-	w.calls = append(w.calls, label)
-	w.versions = append(w.versions, r.Header.Get("A2A-Version"))
-	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") || r.Header.Get("X-Delegation-Token") == "" {
-		w.uncredited++
-	}
-	w.mu.Unlock()
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	w.next.ServeHTTP(rw, r)
-}
-
-// seen returns the requests received so far and the A2A-Version headers they carried.
-func (w *sdkWire) seen() (calls, versions []string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.calls), slices.Clone(w.versions)
-}
-
-// count is how many requests arrived whose label starts with prefix.
-func (w *sdkWire) count(prefix string) int {
-	calls, _ := w.seen()
-	n := 0
-	for _, c := range calls {
-		if strings.HasPrefix(c, prefix) {
-			n++
+// received is what reached the agent: for each request its label and the A2A-Version header
+// it carried, and how many came without the delegation's credentials (a bearer Authorization and
+// the X-Delegation-Token).
+func received(a *agenttest.Agent) (calls, versions []string, uncredited int) {
+	for _, r := range a.Requests() {
+		calls = append(calls, label(r))
+		versions = append(versions, r.Header.Get("A2A-Version"))
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") || r.Header.Get("X-Delegation-Token") == "" {
+			uncredited++
 		}
 	}
-	return n
+	return calls, versions, uncredited
+}
+
+// labelled is how many requests the agent received whose label starts with prefix.
+func labelled(a *agenttest.Agent, prefix string) int {
+	return a.Count(func(r agenttest.Request) bool { return strings.HasPrefix(label(r), prefix) })
 }
 
 // taskAgent is an a2a-go agent that takes each message on as a task and completes it with an
@@ -126,39 +101,32 @@ func (a *taskAgent) received() []string {
 	return slices.Clone(a.texts)
 }
 
-// sdkServer is one kind of server a2a-go builds: its binding, the protocolVersion a card
-// declares for it, and the labels (see sdkWire) of a send and of a task query in that binding
-// and version.
+// sdkServer is one kind of server a2a-go builds: its interface, the protocolVersion a card
+// declares for it, the interface a delegation record names, and the labels (see label) of a send
+// and of a task query in that binding and version.
 type sdkServer struct {
-	binding, declared string
-	record            delegation.Interface
-	send, get         string
-	handler           func(a2asrv.RequestHandler) http.Handler
+	iface     agenttest.Interface
+	declared  string
+	record    delegation.Interface
+	send, get string
 }
 
 var sdkServers = []sdkServer{
-	{"JSONRPC", "1.0", delegation.Interface{Binding: "JSONRPC", Version: "1.0"}, "SendMessage", "GetTask",
-		func(h a2asrv.RequestHandler) http.Handler { return a2asrv.NewJSONRPCHandler(h) }},
-	{"JSONRPC", "0.3.0", delegation.Interface{Binding: "JSONRPC", Version: "0.3"}, "message/send", "tasks/get",
-		func(h a2asrv.RequestHandler) http.Handler { return a2av0.NewJSONRPCHandler(h) }},
-	{"HTTP+JSON", "1.0", delegation.Interface{Binding: "HTTP+JSON", Version: "1.0"}, "POST /message:send", "GET /tasks/",
-		func(h a2asrv.RequestHandler) http.Handler { return a2asrv.NewRESTHandler(h) }},
-	{"HTTP+JSON", "0.3.0", delegation.Interface{Binding: "HTTP+JSON", Version: "0.3"}, "POST /message:send", "GET /tasks/",
-		func(h a2asrv.RequestHandler) http.Handler { return a2av0.NewRESTHandler(h) }},
+	{agenttest.JSONRPC10, "1.0", delegation.Interface{Binding: "JSONRPC", Version: "1.0"}, "SendMessage", "GetTask"},
+	{agenttest.JSONRPC03, "0.3.0", delegation.Interface{Binding: "JSONRPC", Version: "0.3"}, "message/send", "tasks/get"},
+	{agenttest.REST10, "1.0", delegation.Interface{Binding: "HTTP+JSON", Version: "1.0"}, "POST /message:send", "GET /tasks/"},
+	{agenttest.REST03, "0.3.0", delegation.Interface{Binding: "HTTP+JSON", Version: "0.3"}, "POST /message:send", "GET /tasks/"},
 }
 
 // serve starts the server kind s for agent on loopback.
-func (s sdkServer) serve(t *testing.T, agent a2asrv.AgentExecutor) (*httptest.Server, *sdkWire) {
+func (s sdkServer) serve(t *testing.T, agent a2asrv.AgentExecutor) *agenttest.Agent {
 	t.Helper()
-	w := &sdkWire{next: s.handler(a2asrv.NewHandler(agent))}
-	srv := httptest.NewServer(w)
-	t.Cleanup(srv.Close)
-	return srv, w
+	return agenttest.NewA2A(t, s.iface, agent)
 }
 
 // interfaceAt is an a2a.interfaces entry of kind s at url.
 func (s sdkServer) interfaceAt(url string) map[string]any {
-	return map[string]any{"url": url, "protocolBinding": s.binding, "protocolVersion": s.declared}
+	return map[string]any{"url": url, "protocolBinding": s.iface.Binding, "protocolVersion": s.declared}
 }
 
 // a2aTeam makes tenant acme (admin alice, orchestrator olga) and returns their tokens.
@@ -190,10 +158,10 @@ func TestDelegationA2AVersions(t *testing.T) {
 		for _, s := range sdkServers {
 			name := s.record.Binding + " " + s.record.Version
 			agent := newTaskAgent()
-			srv, w := s.serve(t, agent)
+			a := s.serve(t, agent)
 			id := "rev-" + strings.NewReplacer("+", "", ".", "").Replace(strings.ToLower(name))
 			id = strings.ReplaceAll(id, " ", "-")
-			e.registerA2A(t, alice, id, s.interfaceAt(srv.URL))
+			e.registerA2A(t, alice, id, s.interfaceAt(a.URL))
 
 			req := delegate(id, "sync")
 			req["transport"], req["task"] = "a2a", "review "+name
@@ -213,7 +181,7 @@ func TestDelegationA2AVersions(t *testing.T) {
 			async := decodeDelegation(t, r)
 			e.waitStatus("acme", async.ID, olga, delegation.StatusAccepted)
 			webtest.Eventually(t, patience, name+": the server asks the agent for the working task", func() bool {
-				return w.count(s.get) >= 1
+				return labelled(a, s.get) >= 1
 			})
 			agent.release <- struct{}{}
 			done := e.waitStatus("acme", async.ID, olga, delegation.StatusCompleted)
@@ -224,18 +192,15 @@ func TestDelegationA2AVersions(t *testing.T) {
 			if got := agent.received(); !slices.Equal(got, []string{"review " + name, "hold " + name}) {
 				t.Fatalf("%s: the agent ran on %q", name, got)
 			}
-			calls, versions := w.seen()
+			calls, versions, uncredited := received(a)
 			for i, c := range calls {
 				if !strings.HasPrefix(c, s.send) && !strings.HasPrefix(c, s.get) || versions[i] != s.record.Version {
 					t.Fatalf("%s: the agent got %q with A2A-Version %q", name, calls, versions)
 				}
 			}
-			if n := w.count(s.send); n != 2 {
+			if n := labelled(a, s.send); n != 2 {
 				t.Fatalf("%s: %d sends in %q", name, n, calls)
 			}
-			w.mu.Lock()
-			uncredited := w.uncredited
-			w.mu.Unlock()
 			if uncredited > 0 {
 				t.Fatalf("%s: %d of %d requests came without the delegation's credentials", name, uncredited, len(calls))
 			}
@@ -262,12 +227,11 @@ func TestDelegationA2AVersions(t *testing.T) {
 func TestDelegationA2AChoosesInterface(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
 		alice, olga := e.a2aTeam(t)
-		servers := make([]*httptest.Server, len(sdkServers))
-		wires := make([]*sdkWire, len(sdkServers))
+		agents := make([]*agenttest.Agent, len(sdkServers))
 		for i, s := range sdkServers {
-			servers[i], wires[i] = s.serve(t, newTaskAgent())
+			agents[i] = s.serve(t, newTaskAgent())
 		}
-		at := func(i int) map[string]any { return sdkServers[i].interfaceAt(servers[i].URL) }
+		at := func(i int) map[string]any { return sdkServers[i].interfaceAt(agents[i].URL) }
 		grpc := map[string]any{"url": "https://agents.example.com/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
 		old := map[string]any{"url": "https://agents.example.com/v02", "protocolBinding": "JSONRPC", "protocolVersion": "0.2.5"}
 
@@ -283,10 +247,9 @@ func TestDelegationA2AChoosesInterface(t *testing.T) {
 		} {
 			id := "multi-" + string(rune('a'+c.want))
 			e.registerA2A(t, alice, id, c.ifaces...)
-			before := make([]int, len(wires))
-			for i, w := range wires {
-				calls, _ := w.seen()
-				before[i] = len(calls)
+			before := make([]int, len(agents))
+			for i, a := range agents {
+				before[i] = a.Calls()
 			}
 			req := delegate(id, "sync")
 			req["transport"] = "a2a"
@@ -295,9 +258,8 @@ func TestDelegationA2AChoosesInterface(t *testing.T) {
 			if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || d.A2A != sdkServers[c.want].record {
 				t.Fatalf("%s: %+v", c.name, d)
 			}
-			for i, w := range wires {
-				calls, _ := w.seen()
-				if got, want := len(calls)-before[i], map[bool]int{true: 1}[i == c.want]; got != want {
+			for i, a := range agents {
+				if got, want := a.Calls()-before[i], map[bool]int{true: 1}[i == c.want]; got != want {
 					t.Fatalf("%s: server %d got %d requests, want %d", c.name, i, got, want)
 				}
 			}
@@ -305,7 +267,7 @@ func TestDelegationA2AChoosesInterface(t *testing.T) {
 
 		// Only an endpoint: one 1.0 JSON-RPC interface there.
 		plain := sampleCard("plain")
-		plain["endpoint"] = servers[0].URL
+		plain["endpoint"] = agents[0].URL
 		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, plain), http.StatusCreated)
 		req := delegate("plain", "sync")
 		req["transport"] = "a2a"
@@ -318,9 +280,8 @@ func TestDelegationA2AChoosesInterface(t *testing.T) {
 		// Nothing it can speak: refused, naming what the card declares.
 		e.registerA2A(t, alice, "grpc-only", grpc, old)
 		sent := 0
-		for _, w := range wires {
-			calls, _ := w.seen()
-			sent += len(calls)
+		for _, a := range agents {
+			sent += a.Calls()
 		}
 		listed := len(e.listDelegations("acme", olga).Items)
 		req["agentId"] = "grpc-only"
@@ -330,18 +291,17 @@ func TestDelegationA2AChoosesInterface(t *testing.T) {
 			t.Fatalf("the refusal does not name the interfaces: %s", r.body)
 		}
 		now := 0
-		for _, w := range wires {
-			calls, _ := w.seen()
-			now += len(calls)
+		for _, a := range agents {
+			now += a.Calls()
 		}
 		if now != sent || len(e.listDelegations("acme", olga).Items) != listed {
 			t.Fatal("a card with no interface spoken was called or recorded")
 		}
 
 		// Plain HTTP: no interface in the record, nor in the answer.
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
 		httpCard := sampleCard("http-agent")
-		httpCard["endpoint"] = a.endpoint()
+		httpCard["endpoint"] = a.Endpoint()
 		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, httpCard), http.StatusCreated)
 		r = e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("http-agent", "sync"))
 		expect(t, r, http.StatusOK)
@@ -372,15 +332,15 @@ func TestDelegationA2AGuardsEveryVersion(t *testing.T) {
 		req := delegate(id, "sync")
 		req["transport"] = "a2a"
 
-		srv, w := s.serve(t, newTaskAgent())
-		guarded.registerA2A(t, gAlice, id, s.interfaceAt(srv.URL))
+		a := s.serve(t, newTaskAgent())
+		guarded.registerA2A(t, gAlice, id, s.interfaceAt(a.URL))
 		expect(t, guarded.do("POST", "/v1/tenants/acme/delegations", gOlga, req), http.StatusForbidden, "endpoint_blocked")
-		if calls, _ := w.seen(); len(calls) != 0 {
+		if calls, _, _ := received(a); len(calls) != 0 {
 			t.Fatalf("%s: the guard let %q through", name, calls)
 		}
 
-		srv, w = s.serve(t, verboseAgent{n: 2 * limit})
-		limited.registerA2A(t, lAlice, id, s.interfaceAt(srv.URL))
+		a = s.serve(t, agenttest.Verbose{N: 2 * limit})
+		limited.registerA2A(t, lAlice, id, s.interfaceAt(a.URL))
 		for call := range 2 {
 			r := limited.do("POST", "/v1/tenants/acme/delegations", lOlga, req)
 			expect(t, r, http.StatusOK)
@@ -389,7 +349,7 @@ func TestDelegationA2AGuardsEveryVersion(t *testing.T) {
 				t.Fatalf("%s, call %d: %+v", name, call, d)
 			}
 		}
-		if n := w.count(s.send); n != 2 {
+		if n := labelled(a, s.send); n != 2 {
 			t.Fatalf("%s: the agent got %d sends, want 2", name, n)
 		}
 	}
@@ -408,24 +368,21 @@ func TestDelegationA2AImportedAgents(t *testing.T) {
 			server sdkServer
 		}{{"imported-10", sdkServers[0]}, {"imported-03", sdkServers[1]}} {
 			agent := newTaskAgent()
-			mux := http.NewServeMux()
-			srv := httptest.NewServer(mux)
-			t.Cleanup(srv.Close)
-			w := &sdkWire{next: c.server.handler(a2asrv.NewHandler(agent))}
-			mux.Handle("/rpc", w)
+			a := agenttest.New(t, nil)
+			a.Handle("/rpc", c.server.iface.Handler(agent))
 			// a2av0's card producer finds the 0.3 interface by its version written exactly "0.3".
 			version := a2a.Version
 			if c.server.record.Version == "0.3" {
 				version = a2av0.Version
 			}
 			card := &a2a.AgentCard{Name: "Reviewer", Description: "Reviews pull requests", Version: "2.1.0",
-				SupportedInterfaces: []*a2a.AgentInterface{{URL: srv.URL + "/rpc", ProtocolBinding: a2a.TransportProtocolJSONRPC,
+				SupportedInterfaces: []*a2a.AgentInterface{{URL: a.URL + "/rpc", ProtocolBinding: a2a.TransportProtocolJSONRPC,
 					ProtocolVersion: version}},
 				DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 				Skills: []a2a.AgentSkill{{ID: "review_pr", Name: "Review", Description: "Review a pull request", Tags: []string{"code"}}}}
-			serveSDKCard(mux, card)
+			a.ServeCard(card)
 			expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice,
-				map[string]any{"agentId": c.id, "url": srv.URL + "/.well-known/agent-card.json"}), http.StatusCreated)
+				map[string]any{"agentId": c.id, "url": a.URL + "/.well-known/agent-card.json"}), http.StatusCreated)
 
 			for _, mode := range []string{"sync", "async"} {
 				req := delegate(c.id, mode)
@@ -445,8 +402,8 @@ func TestDelegationA2AImportedAgents(t *testing.T) {
 			if got := agent.received(); !slices.Equal(got, []string{"sync review for " + c.id, "async review for " + c.id}) {
 				t.Fatalf("%s: the agent ran on %q", c.id, got)
 			}
-			if n := w.count(c.server.send); n != 2 {
-				calls, _ := w.seen()
+			if n := labelled(a, c.server.send); n != 2 {
+				calls, _, _ := received(a)
 				t.Fatalf("%s: %d sends in %q", c.id, n, calls)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentcards/agentcards/authz/token"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 )
 
@@ -19,18 +20,18 @@ import (
 // its own delegations. No user token can name the agent namespace.
 func TestDelegationTokenIsNotAUser(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "eve", "role": "editor"}), http.StatusCreated)
 		eve := e.token("eve", "acme", false)
 		card := sampleCard("alice")
-		card["endpoint"] = a.endpoint()
+		card["endpoint"] = a.Endpoint()
 		expect(t, e.do("POST", "/v1/tenants/acme/cards", eve, card), http.StatusCreated)
 
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("alice", "sync"))
 		expect(t, r, http.StatusOK)
 		olgas := decodeDelegation(t, r).ID
-		_, auth := a.received()
+		auth := a.Last().Header.Get("Authorization")
 		stolen := strings.TrimPrefix(auth, "Bearer ")
 
 		// Outside the delegation routes the token is no credential at all.
@@ -48,9 +49,9 @@ func TestDelegationTokenIsNotAUser(t *testing.T) {
 		expect(t, e.do("POST", "/v1/tenants/acme/policies", stolen, policyRule("agent:alice", "policies", "policies:manage", "allow")), http.StatusUnauthorized, "unauthorized")
 
 		// Delegating needs a grant to agent:alice; alice's admin rights count for nothing.
-		calls := a.calls.Load()
+		calls := a.Calls()
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", stolen, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
-		if a.calls.Load() != calls {
+		if a.Calls() != calls {
 			t.Fatal("a delegation token without a grant reached the agent")
 		}
 		expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("agent:alice", "cards/agt1/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)

@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentcards/agentcards/authz/token"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
@@ -37,8 +38,8 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 		dialect = "sqlite"
 	}
 	e := newEnvWith(b, storagetest.Open(b, dialect), envOptions{allowLoopback: true})
-	a := newAgent(b, reply(http.StatusOK, `{"result": "ok"}`))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(b, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
 	post := func(url, token string, body []byte, want int) error {
 		req, err := http.NewRequest("POST", url, bytes.NewReader(body))
@@ -68,7 +69,7 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 	relayClient := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
 	// callAgent sends body on to the agent, with authorization if set, and returns its answer.
 	callAgent := func(r *http.Request, body []byte, authorization string) (int, []byte, error) {
-		req, err := http.NewRequestWithContext(r.Context(), "POST", a.endpoint(), bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(r.Context(), "POST", a.Endpoint(), bytes.NewReader(body))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -118,7 +119,7 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 			Status: delegation.StatusRunning, CreatedAt: now, UpdatedAt: now, Deadline: now.Add(30 * time.Second),
 			Task: "Review PR 12 of acme/web"}
 		tok, err := e.keys.SignJWT(token.DelegationClaims{
-			RegisteredClaims: jwt.RegisteredClaims{Issuer: "agentcards", Subject: d.AgentID, Audience: jwt.ClaimStrings{a.endpoint()},
+			RegisteredClaims: jwt.RegisteredClaims{Issuer: "agentcards", Subject: d.AgentID, Audience: jwt.ClaimStrings{a.Endpoint()},
 				IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute)), ID: d.ID},
 			Tenant: "acme", Caller: d.Caller, Capability: d.Capability, DelegationID: d.ID, Depth: d.Depth,
 		})
@@ -143,7 +144,7 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 		answer(w, status, out)
 	}))
 	b.Cleanup(recording.Close)
-	direct := func() error { return post(a.endpoint(), "", task, http.StatusOK) }
+	direct := func() error { return post(a.Endpoint(), "", task, http.StatusOK) }
 	relayed := func() error { return post(relay.URL, "", task, http.StatusOK) }
 	floor := func() error { return post(recording.URL, "", task, http.StatusOK) }
 	via := func() error { return post(e.srv.URL+"/v1/tenants/acme/delegations", olga, deleg, http.StatusOK) }

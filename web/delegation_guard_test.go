@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -34,17 +35,17 @@ func (e *env) newestRejected(tenant, token string) string {
 // untilTrial delegates to agt1 until the endpoint's open breaker, its cooldown over, lets one
 // call through as its half-open trial, and returns that call's answer; each refusal before it
 // must be 503 agent_unavailable and reach no agent.
-func (e *env) untilTrial(t *testing.T, tenant, token string, a *agent) response {
+func (e *env) untilTrial(t *testing.T, tenant, token string, a *agenttest.Agent) response {
 	t.Helper()
 	var r response
 	webtest.Eventually(t, patience, "the breaker lets a trial call through after its cooldown", func() bool {
-		calls := a.calls.Load()
+		calls := a.Calls()
 		r = e.do("POST", "/v1/tenants/"+tenant+"/delegations", token, delegate("agt1", "sync"))
 		if r.status != http.StatusServiceUnavailable {
 			return true
 		}
 		expect(t, r, http.StatusServiceUnavailable, "agent_unavailable")
-		if a.calls.Load() != calls {
+		if a.Calls() != calls {
 			t.Fatal("an open breaker let a call through")
 		}
 		return false
@@ -56,12 +57,12 @@ func (e *env) untilTrial(t *testing.T, tenant, token string, a *agent) response 
 // level deeper, and the server refuses a chain longer than its maximum, whatever the caller says.
 func TestDelegationDepth(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, delegation: delegation.Config{MaxDepth: 2}})
-	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("agent:agt1", "cards/*/capabilities/review_pr", "delegate", "allow")), http.StatusCreated)
 
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
-	_, auth := a.received()
+	auth := a.Last().Header.Get("Authorization")
 	hop1 := strings.TrimPrefix(auth, "Bearer ")
 	req := delegate("agt1", "sync")
 	req["context"] = map[string]any{"depth": 0} // the caller's word on depth counts for nothing
@@ -70,14 +71,14 @@ func TestDelegationDepth(t *testing.T) {
 	if d := decodeDelegation(t, r); d.Depth != 2 || d.Caller != "agent:agt1" || d.Status != delegation.StatusCompleted {
 		t.Fatalf("second hop %+v", d)
 	}
-	_, auth = a.received()
+	auth = a.Last().Header.Get("Authorization")
 	hop2 := strings.TrimPrefix(auth, "Bearer ")
 	if c := e.verifyWithJWKS(hop2); c.Depth != 2 || c.Caller != "agent:agt1" {
 		t.Fatalf("second hop token %+v", c)
 	}
-	calls := a.calls.Load()
+	calls := a.Calls()
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", hop2, req), http.StatusForbidden, "depth_exceeded")
-	if a.calls.Load() != calls {
+	if a.Calls() != calls {
 		t.Fatal("a too deep delegation reached the agent")
 	}
 	// A delegation token acts only in its tenant, and only to delegate.
@@ -91,8 +92,8 @@ func TestDelegationDepth(t *testing.T) {
 func TestDelegationBreaker(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{BreakerFailures: 2, BreakerCooldown: breakerCooldown}})
-	a := newAgent(t, reply(http.StatusInternalServerError, `overloaded`))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusInternalServerError, `overloaded`))
+	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	for i := 0; i < 2; i++ {
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 		expect(t, r, http.StatusOK)
@@ -100,22 +101,22 @@ func TestDelegationBreaker(t *testing.T) {
 			t.Fatalf("failure %d: %+v", i, d)
 		}
 	}
-	calls := a.calls.Load()
+	calls := a.Calls()
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusServiceUnavailable, "agent_unavailable")
-	if a.calls.Load() != calls {
+	if a.Calls() != calls {
 		t.Fatal("an open breaker let a call through")
 	}
-	a.setAnswer(reply(http.StatusOK, `{"result": "back"}`))
-	calls = a.calls.Load()
+	a.SetReply(agenttest.Answer(http.StatusOK, `{"result": "back"}`))
+	calls = a.Calls()
 	r := e.untilTrial(t, "acme", olga, a)
 	expect(t, r, http.StatusOK)
-	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.calls.Load() != calls+1 {
-		t.Fatalf("the trial call: %+v, %d calls", d, a.calls.Load()-calls)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.Calls() != calls+1 {
+		t.Fatalf("the trial call: %+v, %d calls", d, a.Calls()-calls)
 	}
 	// The good trial closed the breaker: the next call goes through at once.
 	r = e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 	expect(t, r, http.StatusOK)
-	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.calls.Load() != calls+2 {
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.Calls() != calls+2 {
 		t.Fatalf("after recovery %+v", d)
 	}
 }
@@ -126,18 +127,18 @@ func TestDelegationBreaker(t *testing.T) {
 func TestDelegationBreakerReopensAfterFailedTrial(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{BreakerFailures: 2, BreakerCooldown: breakerCooldown}})
-	a := newAgent(t, reply(http.StatusInternalServerError, `overloaded`))
-	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusInternalServerError, `overloaded`))
+	alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	for range 2 {
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
 	}
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusServiceUnavailable, "agent_unavailable")
 
-	calls := a.calls.Load()
+	calls := a.Calls()
 	r := e.untilTrial(t, "acme", olga, a)
 	expect(t, r, http.StatusOK)
-	if d := decodeDelegation(t, r); d.Status != delegation.StatusFailed || !strings.Contains(d.Error, "overloaded") || a.calls.Load() != calls+1 {
-		t.Fatalf("the failing trial: %+v, %d calls", d, a.calls.Load()-calls)
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusFailed || !strings.Contains(d.Error, "overloaded") || a.Calls() != calls+1 {
+		t.Fatalf("the failing trial: %+v, %d calls", d, a.Calls()-calls)
 	}
 	// The refusals before the trial are recorded as rejected too: this refusal must add exactly
 	// one record, after the newest of those.
@@ -146,7 +147,7 @@ func TestDelegationBreakerReopensAfterFailedTrial(t *testing.T) {
 		t.Fatal("the refusals before the trial left no rejected record")
 	}
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusServiceUnavailable, "agent_unavailable")
-	if a.calls.Load() != calls+1 {
+	if a.Calls() != calls+1 {
 		t.Fatal("the breaker let a call through after a failed trial")
 	}
 	var page delegationPage
@@ -161,15 +162,15 @@ func TestDelegationBreakerReopensAfterFailedTrial(t *testing.T) {
 		t.Fatalf("the refusal after the failed trial is recorded as %+v", d)
 	}
 
-	a.setAnswer(reply(http.StatusOK, `{"result": "back"}`))
+	a.SetReply(agenttest.Answer(http.StatusOK, `{"result": "back"}`))
 	r = e.untilTrial(t, "acme", olga, a)
 	expect(t, r, http.StatusOK)
-	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.calls.Load() != calls+2 {
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.Calls() != calls+2 {
 		t.Fatalf("the good trial: %+v", d)
 	}
 	r = e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 	expect(t, r, http.StatusOK)
-	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.calls.Load() != calls+3 {
+	if d := decodeDelegation(t, r); d.Status != delegation.StatusCompleted || a.Calls() != calls+3 {
 		t.Fatalf("after the good trial: %+v", d)
 	}
 }
@@ -179,8 +180,8 @@ func TestDelegationBreakerReopensAfterFailedTrial(t *testing.T) {
 func TestDelegationRateLimit(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{RatePerSecond: 0.001, RateBurst: 2}})
-	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	rita := e.token("rita", "acme", false)
 	for i := 0; i < 3; i++ {
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", rita, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
@@ -192,8 +193,8 @@ func TestDelegationRateLimit(t *testing.T) {
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusTooManyRequests, "rate_limited")
 	// Count only once the async call has its outcome, so that it was counted if it was made.
 	e.waitStatus("acme", async, olga, delegation.StatusCompleted)
-	if a.calls.Load() != 2 {
-		t.Fatalf("the agent got %d calls, want the 2 within the rate", a.calls.Load())
+	if a.Calls() != 2 {
+		t.Fatalf("the agent got %d calls, want the 2 within the rate", a.Calls())
 	}
 	var page struct {
 		Items []delegation.Delegation `json:"items"`
@@ -210,11 +211,11 @@ func TestDelegationRateLimit(t *testing.T) {
 // is looked up or sent.
 func TestDelegationSuspendedTenant(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	expect(t, e.do("PATCH", "/v1/tenants/acme", e.admin(), map[string]string{"status": "suspended"}), http.StatusOK)
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusForbidden, "tenant_suspended")
-	if a.calls.Load() != 0 {
+	if a.Calls() != 0 {
 		t.Fatal("a suspended tenant's delegation reached the agent")
 	}
 }
@@ -224,12 +225,12 @@ func TestDelegationSuspendedTenant(t *testing.T) {
 // as every other delegation test shows.
 func TestDelegationSSRFGuard(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: false})
-	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	for i := 0; i < 6; i++ { // more than the breaker's failures: the guard's refusals do not trip it
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusForbidden, "endpoint_blocked")
 	}
-	if a.calls.Load() != 0 {
+	if a.Calls() != 0 {
 		t.Fatal("the guard let a loopback call through")
 	}
 	var page struct {
@@ -240,7 +241,7 @@ func TestDelegationSSRFGuard(t *testing.T) {
 		t.Fatalf("%d rejected records", len(page.Items))
 	}
 	allowed := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	_, olga = allowed.delegationSetup("acme", "agt1", a.endpoint())
+	_, olga = allowed.delegationSetup("acme", "agt1", a.Endpoint())
 	expect(t, allowed.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
 }
 
@@ -248,8 +249,8 @@ func TestDelegationSSRFGuard(t *testing.T) {
 // nor read A's delegations: each answers 404 like a missing one.
 func TestDelegationIsolation(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		aliceA, olgaA := e.delegationSetup("tenant-a", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		aliceA, olgaA := e.delegationSetup("tenant-a", "agt1", a.Endpoint())
 		r := e.do("POST", "/v1/tenants/tenant-a/delegations", olgaA, delegate("agt1", "sync"))
 		expect(t, r, http.StatusOK)
 		id := decodeDelegation(t, r).ID
@@ -257,7 +258,7 @@ func TestDelegationIsolation(t *testing.T) {
 		bob := e.token("bob", "tenant-b", false)
 		expect(t, e.do("POST", "/v1/tenants/tenant-b/roles", bob, map[string]string{"subject": "olga", "role": "orchestrator"}), http.StatusCreated)
 		olgaB := e.token("olga", "tenant-b", false)
-		calls := a.calls.Load()
+		calls := a.Calls()
 		for _, tok := range []string{bob, olgaB} {
 			expect(t, e.do("POST", "/v1/tenants/tenant-a/delegations", tok, delegate("agt1", "sync")), http.StatusNotFound, "not_found")
 			expect(t, e.do("POST", "/v1/tenants/tenant-b/delegations", tok, delegate("agt1", "sync")), http.StatusNotFound, "not_found")
@@ -265,7 +266,7 @@ func TestDelegationIsolation(t *testing.T) {
 			expect(t, e.do("GET", "/v1/tenants/tenant-b/delegations/"+id, tok, nil), http.StatusNotFound, "not_found")
 			expect(t, e.do("GET", "/v1/tenants/tenant-a/delegations", tok, nil), http.StatusNotFound, "not_found")
 		}
-		if a.calls.Load() != calls {
+		if a.Calls() != calls {
 			t.Fatal("tenant B reached tenant A's agent")
 		}
 		var page struct {
@@ -288,18 +289,16 @@ func TestDelegationBreakerPerTenant(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{BreakerFailures: 2, BreakerCooldown: time.Minute}})
 	var answered atomic.Int64 // calls of tasks other than "slow"
-	release := make(chan struct{})
-	a := newAgent(t, func(w http.ResponseWriter, req taskRequest) {
-		if req.Task == "slow" {
-			<-release
+	a := agenttest.New(t, func(w http.ResponseWriter, r *http.Request, got agenttest.Request) {
+		if got.Task.Task == "slow" {
+			agenttest.Hang(w, r, got)
 			return
 		}
 		answered.Add(1)
-		reply(http.StatusInternalServerError, `overloaded`)(w, req)
+		agenttest.Answer(http.StatusInternalServerError, `overloaded`)(w, r, got)
 	})
-	t.Cleanup(func() { close(release) }) // runs before the agent's server closes, which waits for it
-	_, olgaA := e.delegationSetup("tenant-a", "agt1", a.endpoint())
-	_, olgaB := e.delegationSetup("tenant-b", "agt1", a.endpoint())
+	_, olgaA := e.delegationSetup("tenant-a", "agt1", a.Endpoint())
+	_, olgaB := e.delegationSetup("tenant-b", "agt1", a.Endpoint())
 	// Tenant A times out on purpose, with a short timeoutMs, more often than the breaker allows.
 	slow := delegate("agt1", "sync")
 	slow["task"], slow["timeoutMs"] = "slow", 50
@@ -334,11 +333,11 @@ func TestDelegationBreakerPerTenant(t *testing.T) {
 // which finish within their request, still go.
 func TestDelegationAfterShutdownBegan(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	e.dispatcher.Wait()
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async")), http.StatusServiceUnavailable, "unavailable")
-	if a.calls.Load() != 0 {
+	if a.Calls() != 0 {
 		t.Fatal("an async delegation started after the wait")
 	}
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
@@ -349,10 +348,10 @@ func TestDelegationAfterShutdownBegan(t *testing.T) {
 // or the first one after it, starts a record of its own. On every database.
 func TestRepeatedRefusalsCounted(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, _ := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, _ := e.delegationSetup("acme", "agt1", a.Endpoint())
 		card := sampleCard("agt2")
-		card["endpoint"] = a.endpoint()
+		card["endpoint"] = a.Endpoint()
 		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
 		nobody := e.token("nobody", "acme", false)
 		for range 5 {
@@ -368,8 +367,8 @@ func TestRepeatedRefusalsCounted(t *testing.T) {
 		if len(page.Items) != 3 || page.Items[0].Attempts != 0 || page.Items[1].AgentID != "agt2" || page.Items[2].Attempts != 5 {
 			t.Errorf("after another refusal and the first again: %+v", page.Items)
 		}
-		if a.calls.Load() != 0 {
-			t.Errorf("a refused delegation reached the agent (%d calls)", a.calls.Load())
+		if a.Calls() != 0 {
+			t.Errorf("a refused delegation reached the agent (%d calls)", a.Calls())
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/tenants"
@@ -18,18 +19,16 @@ import (
 // cores, the race detector) never makes a correct server fail a test.
 const patience = 15 * time.Second
 
-// waitCall waits until the agent has received the call of delegation id, and returns it with
-// its Authorization header; a call that never comes fails the test instead of letting it go on
-// with another delegation's call.
-func (a *agent) waitCall(t testing.TB, id string) (taskRequest, string) {
+// waitCall waits until the agent has received the call of delegation id, and returns it; a call
+// that never comes fails the test instead of letting it go on with another delegation's call.
+func waitCall(t testing.TB, a *agenttest.Agent, id string) agenttest.Request {
 	t.Helper()
-	var got taskRequest
-	var auth string
+	var got agenttest.Request
 	webtest.Eventually(t, patience, "the agent receives delegation "+id, func() bool {
-		got, auth = a.received()
-		return got.DelegationID == id
+		got = a.Last()
+		return got.Task.DelegationID == id
 	})
-	return got, auth
+	return got
 }
 
 // waitStored waits until the stored record of delegation id (read without settling) has status
@@ -57,7 +56,7 @@ func (e *env) storedDelegation(tenant, id string) delegation.Delegation {
 
 // callbackPath is the path (with the token query) of the callback URL the agent received for
 // delegation id in tenant, failing the test if the URL is not this server's for that delegation.
-func (e *env) callbackPath(t testing.TB, tenant, id string, got taskRequest) string {
+func (e *env) callbackPath(t testing.TB, tenant, id string, got agenttest.Task) string {
 	t.Helper()
 	prefix := e.srv.URL + "/callbacks/delegations/" + tenant + "/" + id + "?token="
 	if !strings.HasPrefix(got.CallbackURL, prefix) || len(got.CallbackURL) == len(prefix) {

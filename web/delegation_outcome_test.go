@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
@@ -20,8 +21,8 @@ func TestDelegationResultOverLimitFails(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{MaxResultBytes: limit, BreakerFailures: 1}})
 	exact := `"` + strings.Repeat("x", limit-2) + `"` // a JSON string of exactly limit bytes
-	a := newAgent(t, reply(http.StatusOK, exact))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, exact))
+	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 
 	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 	expect(t, r, http.StatusOK)
@@ -29,7 +30,7 @@ func TestDelegationResultOverLimitFails(t *testing.T) {
 		t.Fatalf("an answer of exactly the limit: %+v", d)
 	}
 
-	a.setAnswer(reply(http.StatusOK, `"`+strings.Repeat("x", limit)+`"`))
+	a.SetReply(agenttest.Answer(http.StatusOK, `"`+strings.Repeat("x", limit)+`"`))
 	for i := range 2 {
 		r = e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 		expect(t, r, http.StatusOK)
@@ -47,8 +48,8 @@ func TestDelegationResultOverLimitFails(t *testing.T) {
 // nowhere to send its result (a sync call carries no callback URL): the delegation fails, saying so.
 func TestDelegationSyncAnswered202Fails(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	a := newAgent(t, reply(http.StatusAccepted, `{}`))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusAccepted, `{}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 	expect(t, r, http.StatusOK)
 	d := decodeDelegation(t, r)
@@ -56,7 +57,7 @@ func TestDelegationSyncAnswered202Fails(t *testing.T) {
 	if d.Status != delegation.StatusFailed || d.Error != want {
 		t.Fatalf("sync answered 202: %+v", d)
 	}
-	if got, _ := a.waitCall(t, d.ID); got.CallbackURL != "" {
+	if got := waitCall(t, a, d.ID).Task; got.CallbackURL != "" {
 		t.Fatalf("a sync call carried a callback URL %q", got.CallbackURL)
 	}
 	if s := e.storedDelegation("acme", d.ID); s.Status != delegation.StatusFailed || s.Error != want {
@@ -68,8 +69,8 @@ func TestDelegationSyncAnswered202Fails(t *testing.T) {
 // status instead of 202 is failed with the status and the agent's body as its error.
 func TestDelegationAsyncNon2xxFails(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusUnprocessableEntity, `cannot review a draft`))
-		_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusUnprocessableEntity, `cannot review a draft`))
+		_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"))
 		expect(t, r, http.StatusAccepted)
 		d := decodeDelegation(t, r)
@@ -87,12 +88,12 @@ func TestDelegationAsyncNon2xxFails(t *testing.T) {
 // failed result fails the record with the agent's error and no result; the token is then spent.
 func TestDelegationFailedCallback(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusAccepted, `{}`))
-		_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusAccepted, `{}`))
+		_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"))
 		expect(t, r, http.StatusAccepted)
 		d := decodeDelegation(t, r)
-		got, _ := a.waitCall(t, d.ID)
+		got := waitCall(t, a, d.ID).Task
 		e.waitStored("acme", d.ID, delegation.StatusAccepted)
 		path := e.callbackPath(t, "acme", d.ID, got)
 		expect(t, e.do("POST", path, "", map[string]any{"status": "failed", "error": "lint crashed on line 3"}), http.StatusNoContent)
@@ -115,8 +116,8 @@ func TestDelegationCallbackBeforeAccepted(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
 		var mu sync.Mutex
 		callback := 0 // the status the agent's early callback got
-		a := newAgent(t, func(w http.ResponseWriter, req taskRequest) {
-			res, err := e.srv.Client().Post(req.CallbackURL, "application/json",
+		a := agenttest.New(t, func(w http.ResponseWriter, r *http.Request, got agenttest.Request) {
+			res, err := e.srv.Client().Post(got.Task.CallbackURL, "application/json",
 				strings.NewReader(`{"status": "completed", "result": "done early"}`))
 			if err == nil {
 				_ = res.Body.Close()
@@ -124,13 +125,13 @@ func TestDelegationCallbackBeforeAccepted(t *testing.T) {
 				callback = res.StatusCode
 				mu.Unlock()
 			}
-			reply(http.StatusAccepted, `{}`)(w, req)
+			agenttest.Answer(http.StatusAccepted, `{}`)(w, r, got)
 		})
-		_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"))
 		expect(t, r, http.StatusAccepted)
 		d := decodeDelegation(t, r)
-		a.waitCall(t, d.ID)
+		waitCall(t, a, d.ID)
 		e.dispatcher.Wait() // the dispatcher has recorded whatever it makes of the 202
 		mu.Lock()
 		status := callback

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
@@ -14,8 +15,8 @@ import (
 // holds only one's own; and reading is no right to delegate.
 func TestDelegationReadGrants(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	var ids []string
 	for range 2 {
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
@@ -56,9 +57,9 @@ func TestDelegationReadGrants(t *testing.T) {
 		t.Fatalf("sam lists %+v", page.Items)
 	}
 	// Reading delegations does not let rita delegate: refused and recorded as rejected.
-	calls := a.calls.Load()
+	calls := a.Calls()
 	expect(t, e.do("POST", "/v1/tenants/acme/delegations", rita, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
-	if a.calls.Load() != calls {
+	if a.Calls() != calls {
 		t.Fatal("a reader's delegation reached the agent")
 	}
 	if page := e.listDelegations("acme", rita); len(page.Items) != 3 || page.Items[0].Caller != "rita" || page.Items[0].Status != delegation.StatusRejected {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
@@ -19,8 +20,8 @@ import (
 func TestDelegationTimeoutCappedAtMaxTimeout(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		delegation: delegation.Config{DefaultTimeout: 20 * time.Second, MaxTimeout: 45 * time.Second}})
-	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	for _, c := range []struct {
 		timeoutMS any
 		want      time.Duration
@@ -60,8 +61,8 @@ func TestDelegationTimeoutCappedAtMaxTimeout(t *testing.T) {
 // what is wrong; nothing is recorded and nothing reaches the agent.
 func TestDelegationBadRequestRefused(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	for _, c := range []struct {
 		name, field string
 		value       any
@@ -90,7 +91,7 @@ func TestDelegationBadRequestRefused(t *testing.T) {
 	if page := e.listDelegations("acme", alice); len(page.Items) != 1 || page.Items[0].Status != delegation.StatusCompleted {
 		t.Fatalf("records after the refused requests: %+v", page.Items)
 	}
-	if n := a.calls.Load(); n != 1 {
+	if n := a.Calls(); n != 1 {
 		t.Fatalf("the agent got %d calls, want only the valid one", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
@@ -16,8 +17,8 @@ import (
 // same token.
 func TestDelegationTokenBesideEndpointSecret(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-	alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+	alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	const secret = "s3cr3t-Endpoint-Key"
 	expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": secret}), http.StatusNoContent)
 
@@ -27,16 +28,16 @@ func TestDelegationTokenBesideEndpointSecret(t *testing.T) {
 	if d.Status != delegation.StatusCompleted {
 		t.Fatalf("with a secret: %+v", d)
 	}
-	if _, auth := a.waitCall(t, d.ID); auth != "Bearer "+secret {
+	if auth := waitCall(t, a, d.ID).Header.Get("Authorization"); auth != "Bearer "+secret {
 		t.Fatalf("Authorization %q, want the secret", auth)
 	}
-	token := a.delegationToken()
+	token := a.Last().Header.Get("X-Delegation-Token")
 	if token == "" || strings.Contains(token, secret) {
 		t.Fatalf("X-Delegation-Token %q", token)
 	}
 	c := e.verifyWithJWKS(token)
 	if c.DelegationID != d.ID || c.Subject != "agt1" || c.Tenant != "acme" || c.Caller != "olga" ||
-		c.Capability != "review_pr" || c.Depth != 1 || len(c.Audience) != 1 || c.Audience[0] != a.endpoint() {
+		c.Capability != "review_pr" || c.Depth != 1 || len(c.Audience) != 1 || c.Audience[0] != a.Endpoint() {
 		t.Fatalf("X-Delegation-Token claims %+v", c)
 	}
 	// The agent's delegations are those it makes with the token: it lists the one it makes, and
@@ -61,8 +62,8 @@ func TestDelegationTokenBesideEndpointSecret(t *testing.T) {
 	r = e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 	expect(t, r, http.StatusOK)
 	d = decodeDelegation(t, r)
-	_, auth := a.waitCall(t, d.ID)
-	if token := a.delegationToken(); auth != "Bearer "+token || e.verifyWithJWKS(token).DelegationID != d.ID {
+	auth := waitCall(t, a, d.ID).Header.Get("Authorization")
+	if token := a.Last().Header.Get("X-Delegation-Token"); auth != "Bearer "+token || e.verifyWithJWKS(token).DelegationID != d.ID {
 		t.Fatalf("without a secret: Authorization %q, X-Delegation-Token %q", auth, token)
 	}
 }

@@ -1,88 +1,20 @@
 package web_test
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentcards/agentcards/authz/token"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/webtest"
 )
-
-// agent is a loopback test agent implementing the POST /task contract; answer decides each reply.
-type agent struct {
-	srv   *httptest.Server
-	calls atomic.Int64
-	mu    sync.Mutex
-	last  taskRequest
-	auth  string
-	// token is the X-Delegation-Token header of the last call.
-	token  string
-	answer func(w http.ResponseWriter, req taskRequest)
-}
-
-type taskRequest struct {
-	DelegationID string          `json:"delegationId"`
-	Task         string          `json:"task"`
-	Context      json.RawMessage `json:"context"`
-	CallbackURL  string          `json:"callbackUrl"`
-}
-
-func newAgent(t testing.TB, answer func(w http.ResponseWriter, req taskRequest)) *agent {
-	a := &agent{answer: answer}
-	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.calls.Add(1)
-		var req taskRequest
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		a.mu.Lock()
-		a.last, a.auth, a.token = req, r.Header.Get("Authorization"), r.Header.Get("X-Delegation-Token")
-		answer := a.answer
-		a.mu.Unlock()
-		answer(w, req)
-	}))
-	t.Cleanup(a.srv.Close)
-	return a
-}
-
-func (a *agent) setAnswer(f func(w http.ResponseWriter, req taskRequest)) {
-	a.mu.Lock()
-	a.answer = f
-	a.mu.Unlock()
-}
-
-func (a *agent) received() (taskRequest, string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.last, a.auth
-}
-
-// delegationToken is the X-Delegation-Token header of the last call.
-func (a *agent) delegationToken() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.token
-}
-
-func (a *agent) endpoint() string { return a.srv.URL + "/task" }
-
-func reply(status int, body string) func(w http.ResponseWriter, req taskRequest) {
-	return func(w http.ResponseWriter, _ taskRequest) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}
-}
 
 // delegationSetup makes tenant acme with admin alice and orchestrator olga, and card agt1 that
 // points at the agent.
@@ -152,8 +84,8 @@ func (e *env) verifyWithJWKS(raw string) token.DelegationClaims {
 // by its caller and admins only; no policy means 403 and nothing sent.
 func TestDelegationSync(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusOK, `{"result": {"approved": true}}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": {"approved": true}}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 		expect(t, r, http.StatusOK)
 		d := decodeDelegation(t, r)
@@ -161,13 +93,14 @@ func TestDelegationSync(t *testing.T) {
 			d.Caller != "olga" || d.Depth != 1 || d.Mode != delegation.ModeSync {
 			t.Fatalf("outcome %+v (%s)", d, d.Result)
 		}
-		got, auth := a.received()
+		call := a.Last()
+		got, auth := call.Task, call.Header.Get("Authorization")
 		if got.DelegationID != d.ID || got.Task != "Review PR 12 of acme/web" || got.CallbackURL != "" || !strings.Contains(string(got.Context), "acme/web") {
 			t.Fatalf("agent received %+v", got)
 		}
 		c := e.verifyWithJWKS(strings.TrimPrefix(auth, "Bearer "))
 		if c.Tenant != "acme" || c.Caller != "olga" || c.Capability != "review_pr" || c.DelegationID != d.ID ||
-			c.Depth != 1 || c.Subject != "agt1" || len(c.Audience) != 1 || c.Audience[0] != a.endpoint() {
+			c.Depth != 1 || c.Subject != "agt1" || len(c.Audience) != 1 || c.Audience[0] != a.Endpoint() {
 			t.Fatalf("token claims %+v", c)
 		}
 
@@ -183,9 +116,9 @@ func TestDelegationSync(t *testing.T) {
 		bad["capability"] = "deploy"
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, bad), http.StatusBadRequest, "invalid")
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, map[string]any{"agentId": "agt1", "capability": "review_pr", "task": "x", "mode": "later"}), http.StatusBadRequest, "invalid")
-		calls := a.calls.Load()
+		calls := a.Calls()
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", rita, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
-		if a.calls.Load() != calls {
+		if a.Calls() != calls {
 			t.Fatal("a forbidden delegation reached the agent")
 		}
 
@@ -235,8 +168,8 @@ func TestDelegationSync(t *testing.T) {
 // completes the record and a second one is 409.
 func TestDelegationAsyncCallback(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusAccepted, `{}`))
-		_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusAccepted, `{}`))
+		_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"))
 		expect(t, r, http.StatusAccepted)
 		d := decodeDelegation(t, r)
@@ -244,7 +177,7 @@ func TestDelegationAsyncCallback(t *testing.T) {
 			t.Fatalf("async answer %+v %v", d, r.header)
 		}
 		e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted)
-		got, _ := a.received()
+		got := a.Last().Task
 		if !strings.HasPrefix(got.CallbackURL, e.srv.URL+"/callbacks/delegations/acme/"+d.ID+"?token=") {
 			t.Fatalf("callback URL %q", got.CallbackURL)
 		}
@@ -268,16 +201,14 @@ func TestDelegationAsyncCallback(t *testing.T) {
 // error; an agent that does not answer in time is a timeout.
 func TestDelegationFailureAndTimeout(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	a := newAgent(t, reply(http.StatusUnprocessableEntity, `cannot review a draft`))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusUnprocessableEntity, `cannot review a draft`))
+	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 	expect(t, r, http.StatusOK)
 	if d := decodeDelegation(t, r); d.Status != delegation.StatusFailed || !strings.Contains(d.Error, "422: cannot review a draft") {
 		t.Fatalf("failure %+v", d)
 	}
-	release := make(chan struct{})
-	defer close(release)
-	a.setAnswer(func(w http.ResponseWriter, _ taskRequest) { <-release })
+	a.SetReply(agenttest.Hang)
 	req := delegate("agt1", "sync")
 	req["timeoutMs"] = 50
 	r = e.do("POST", "/v1/tenants/acme/delegations", olga, req)
@@ -292,26 +223,26 @@ func TestDelegationFailureAndTimeout(t *testing.T) {
 // delegation.publicUrl on a non-loopback listen address, async delegations are refused.
 func TestDelegationCallbackURLNeverFromHost(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
-	a := newAgent(t, reply(http.StatusAccepted, `{}`))
-	_, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+	a := agenttest.New(t, agenttest.Answer(http.StatusAccepted, `{}`))
+	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"), "Host", "evil.example")
 	expect(t, r, http.StatusAccepted)
 	e.waitStatus("acme", decodeDelegation(t, r).ID, olga, delegation.StatusAccepted)
-	if got, _ := a.received(); !strings.HasPrefix(got.CallbackURL, e.srv.URL+"/callbacks/") {
+	if got := a.Last().Task; !strings.HasPrefix(got.CallbackURL, e.srv.URL+"/callbacks/") {
 		t.Fatalf("callback URL %q", got.CallbackURL)
 	}
 
 	public := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, listenAddr: "0.0.0.0:8080"})
-	b := newAgent(t, reply(http.StatusAccepted, `{}`))
-	_, olga = public.delegationSetup("acme", "agt1", b.endpoint())
+	b := agenttest.New(t, agenttest.Answer(http.StatusAccepted, `{}`))
+	_, olga = public.delegationSetup("acme", "agt1", b.Endpoint())
 	r = public.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"), "Host", "evil.example")
 	expect(t, r, http.StatusServiceUnavailable, "unavailable")
 	if !strings.Contains(string(r.body), "delegation.publicUrl") {
 		t.Fatalf("the refusal does not tell what to set: %s", r.body)
 	}
 	expect(t, public.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
-	if b.calls.Load() != 1 {
-		t.Fatalf("the agent got %d calls", b.calls.Load())
+	if b.Calls() != 1 {
+		t.Fatalf("the agent got %d calls", b.Calls())
 	}
 }
 
@@ -321,8 +252,8 @@ func TestDelegationCallbackURLNeverFromHost(t *testing.T) {
 // records the timeout itself.
 func TestDelegationAsyncDeadline(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusAccepted, `{}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusAccepted, `{}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		req := delegate("agt1", "async")
 		req["timeoutMs"] = 1000
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, req)
@@ -333,7 +264,7 @@ func TestDelegationAsyncDeadline(t *testing.T) {
 		}
 		// Watched in the store, which does not settle: the 202 is recorded however late it comes.
 		e.waitStored("acme", d.ID, delegation.StatusAccepted)
-		got, _ := a.waitCall(t, d.ID)
+		got := waitCall(t, a, d.ID).Task
 		path := e.callbackPath(t, "acme", d.ID, got)
 		time.Sleep(time.Until(d.Deadline) + 50*time.Millisecond)
 
@@ -356,7 +287,7 @@ func TestDelegationAsyncDeadline(t *testing.T) {
 		expect(t, r, http.StatusAccepted)
 		d = decodeDelegation(t, r)
 		// This delegation's own call and callback URL, not the first one's (which is also 410).
-		got, _ = a.waitCall(t, d.ID)
+		got = waitCall(t, a, d.ID).Task
 		path = e.callbackPath(t, "acme", d.ID, got)
 		time.Sleep(time.Until(d.Deadline) + 50*time.Millisecond)
 		expect(t, e.do("POST", path, "", map[string]any{"status": "completed"}), http.StatusGone, "expired")
@@ -374,8 +305,8 @@ func TestDelegationAsyncDeadline(t *testing.T) {
 func TestDelegationRecordsTask(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		e := newEnvWith(t, storagetest.Open(t, dialect), envOptions{allowLoopback: true, delegation: delegation.Config{RecordTaskBytes: 20}})
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		send := func(token, task string, want int) delegation.Delegation {
 			t.Helper()
 			req := delegate("agt1", "sync")
@@ -403,7 +334,7 @@ func TestDelegationRecordsTask(t *testing.T) {
 		if d := send(olga, "Review PR 12 of acmé/web", http.StatusOK); d.Task != "Review PR 12 of acm" || !d.TaskTruncated {
 			t.Errorf("a long task recorded as %q, truncated %v", d.Task, d.TaskTruncated)
 		}
-		if got, _ := a.received(); got.Task != "Review PR 12 of acmé/web" {
+		if got := a.Last().Task; got.Task != "Review PR 12 of acmé/web" {
 			t.Errorf("the agent received %q: the cut is the record's only", got.Task)
 		}
 		if d := send(olga, "Lint it", http.StatusOK); d.Task != "Lint it" || d.TaskTruncated {
@@ -413,7 +344,7 @@ func TestDelegationRecordsTask(t *testing.T) {
 		if d := send(olga, "nul\x00here", http.StatusOK); d.Task != "nul\uFFFDhere" {
 			t.Errorf("a task with a NUL recorded as %q", d.Task)
 		}
-		if got, _ := a.received(); got.Task != "nul\x00here" {
+		if got := a.Last().Task; got.Task != "nul\x00here" {
 			t.Errorf("the agent received %q", got.Task)
 		}
 		// The list shows the tasks too, newest first.
@@ -445,7 +376,7 @@ func TestDelegationRecordsTask(t *testing.T) {
 
 		// With the server's setting off, nothing is kept.
 		off := newEnvWith(t, storagetest.Open(t, dialect), envOptions{allowLoopback: true})
-		_, olga = off.delegationSetup("acme", "agt1", a.endpoint())
+		_, olga = off.delegationSetup("acme", "agt1", a.Endpoint())
 		r := off.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 		expect(t, r, http.StatusOK)
 		if d := decodeDelegation(t, r); d.Task != "" {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"reflect"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/catalog"
@@ -44,8 +44,7 @@ func scenario(t *testing.T, endpoint string) []step {
 		t.Fatal(err)
 	}
 	// The agent's own card, served where a card imported by URL is fetched (and refreshed) from.
-	source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(imported) }))
-	t.Cleanup(source.Close)
+	source := agenttest.New(t, agenttest.Answer(http.StatusOK, string(imported)))
 	card := func(id, name string) string {
 		return `"agentId": "` + id + `", "name": "` + name + `", "description": "Reviews pull requests", "protocols": ["http"],
 			"capabilities": [{"name": "review_pr", "title": "Review a pull request"}], "tags": ["code"],
@@ -104,8 +103,8 @@ func doorsEnv(t *testing.T, o envOptions) (e *env, alice, root, endpoint string)
 	e = newEnvWith(t, storagetest.Open(t, "sqlite"), o)
 	e.allowLoopback() // imports by URL fetch the scenario's card from loopback
 	e.mkTenant("acme", "alice")
-	a := newAgent(t, reply(http.StatusOK, `{"result": "looks good"}`))
-	return e, e.token("alice", "acme", false), e.admin(), a.endpoint()
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "looks good"}`))
+	return e, e.token("alice", "acme", false), e.admin(), a.Endpoint()
 }
 
 // TestGoClientEveryRequest: every request of the Go client door, sent with its typed method

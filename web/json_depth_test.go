@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
@@ -83,12 +84,12 @@ func TestJSONDepthBound(t *testing.T) {
 				}
 
 				// An agent's result posted to its callback URL is bounded too.
-				a := newAgent(t, reply(http.StatusAccepted, `{}`))
-				_, olga := e.delegationSetup("beta", "agt1", a.endpoint())
+				a := agenttest.New(t, agenttest.Answer(http.StatusAccepted, `{}`))
+				_, olga := e.delegationSetup("beta", "agt1", a.Endpoint())
 				r := e.do("POST", "/v1/tenants/beta/delegations", olga, delegate("agt1", "async"))
 				expect(t, r, http.StatusAccepted)
 				d := decodeDelegation(t, r)
-				got, _ := a.waitCall(t, d.ID)
+				got := waitCall(t, a, d.ID).Task
 				callback := e.callbackPath(t, "beta", d.ID, got)
 				refused(e.do("POST", callback, "", map[string]any{"status": "completed", "result": nestedJSON(bound + 1)}), "result")
 				expect(t, e.do("POST", callback, "", map[string]any{"status": "completed", "result": nestedJSON(bound)}), http.StatusNoContent)

@@ -3,9 +3,11 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/api"
@@ -22,7 +24,7 @@ func BenchmarkProbeRound(b *testing.B) {
 	clk := &clock{t: time.Now().UTC()}
 	e := newEnvWith(b, storagetest.Open(b, "sqlite"), envOptions{allowLoopback: true, livenessNow: clk.now,
 		probe: liveness.ProbeConfig{Interval: time.Minute, Spread: -1}})
-	a := newProbedAgent(b)
+	a := agenttest.New(b, probed(http.StatusOK))
 	e.mkTenant("acme", "alice")
 	c, err := client.New(e.srv.URL, client.WithToken(e.token("alice", "acme", false)), client.WithHTTPClient(e.srv.Client()))
 	if err != nil {
@@ -32,7 +34,7 @@ func BenchmarkProbeRound(b *testing.B) {
 		batch := make([]api.CardInput, 1000)
 		for i := range batch {
 			batch[i] = api.CardInput{AgentID: fmt.Sprintf("agent-%05d", start+i), Name: "Agent", Protocols: []string{"http"},
-				Endpoint: a.srv.URL + "/rpc"}
+				Endpoint: a.URL + "/rpc"}
 		}
 		if _, err := c.Cards.RegisterBatch(context.Background(), api.CardsRegisterBatch{Cards: batch}); err != nil {
 			b.Fatal(err)

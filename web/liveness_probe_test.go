@@ -4,51 +4,25 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
-// probedAgent serves an A2A card at the well-known path, answering status; it counts the
-// probes by the path prefix of each card's endpoint.
-type probedAgent struct {
-	srv    *httptest.Server
-	status atomic.Int64
-	mu     sync.Mutex
-	hits   map[string]int
-}
+// probed is a probed agent's answer to every request, its A2A card at the well-known path among
+// them: status, with a card's JSON.
+func probed(status int) agenttest.Reply { return agenttest.Answer(status, `{"name": "probed"}`) }
 
-func newProbedAgent(t testing.TB) *probedAgent {
-	a := &probedAgent{hits: map[string]int{}}
-	a.status.Store(http.StatusOK)
-	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.mu.Lock()
-		a.hits[r.Host+r.URL.Path]++
-		a.mu.Unlock()
-		w.WriteHeader(int(a.status.Load()))
-		_, _ = w.Write([]byte(`{"name": "probed"}`))
-	}))
-	t.Cleanup(a.srv.Close)
-	return a
-}
-
-func (a *probedAgent) count(path string) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := 0
-	for k, v := range a.hits {
-		if strings.HasSuffix(k, path) {
-			n += v
-		}
-	}
-	return n
+// probes is how many requests the agent received whose host and path end with path (by the
+// path prefix of each card's endpoint); "" counts them all.
+func probes(a *agenttest.Agent, path string) int {
+	return a.Count(func(r agenttest.Request) bool { return strings.HasSuffix(r.Host+r.Path, path) })
 }
 
 // TestProbes: a card's agent probed at its A2A card (the well-known path at its endpoint's
@@ -60,11 +34,11 @@ func TestProbes(t *testing.T) {
 		clk := &clock{t: time.Now().UTC()}
 		e := newEnvWith(t, storagetest.Open(t, d), envOptions{allowLoopback: true, livenessNow: clk.now, livenessTTL: 10 * time.Minute,
 			probe: liveness.ProbeConfig{Interval: time.Minute, Failures: 2, Timeout: 2 * time.Second, Spread: -1}})
-		a := newProbedAgent(t)
+		a := agenttest.New(t, probed(http.StatusOK))
 		e.mkTenant("acme", "alice")
 		alice := e.token("alice", "acme", false)
 		card := sampleCard("agt1")
-		card["endpoint"] = a.srv.URL + "/rpc"
+		card["endpoint"] = a.URL + "/rpc"
 		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
 		noEndpoint := sampleCard("quiet")
 		delete(noEndpoint, "endpoint")
@@ -87,18 +61,18 @@ func TestProbes(t *testing.T) {
 		if l := state(); l.State != cards.Online || l.Probe == nil || !l.Probe.OK || l.Probe.Failures != 0 || l.LastSeenAt != nil {
 			t.Fatalf("after a good probe: %+v (probe %+v)", l, l.Probe)
 		}
-		if n := a.count("/.well-known/agent-card.json"); n != 1 {
+		if n := probes(a, "/.well-known/agent-card.json"); n != 1 {
 			t.Fatalf("the agent's card was fetched %d times, want 1", n)
 		}
 		if e.cardLiveness("acme", "quiet").State != cards.Unknown {
 			t.Error("a card with nowhere to probe is not unknown")
 		}
 		round(0) // within the interval: the lease is held
-		if n := a.count("/.well-known/agent-card.json"); n != 1 {
+		if n := probes(a, "/.well-known/agent-card.json"); n != 1 {
 			t.Fatalf("a second round in the interval probed again (%d)", n)
 		}
 
-		a.status.Store(http.StatusServiceUnavailable)
+		a.SetReply(probed(http.StatusServiceUnavailable))
 		clk.add(time.Minute)
 		if st := round(1); st.Failed != 1 {
 			t.Fatalf("failed %d", st.Failed)
@@ -125,7 +99,7 @@ func TestProbes(t *testing.T) {
 		if l := state(); l.State != cards.Online || l.Probe.Failures != 3 {
 			t.Errorf("a third failure after the heartbeat: %+v (probe %+v)", l, l.Probe)
 		}
-		a.status.Store(http.StatusOK)
+		a.SetReply(probed(http.StatusOK))
 		clk.add(time.Minute)
 		round(1)
 		if l := state(); l.State != cards.Online || !l.Probe.OK || l.Probe.Failures != 0 {
@@ -143,10 +117,10 @@ func TestProbeGuard(t *testing.T) {
 	clk := &clock{t: time.Now().UTC()}
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{livenessNow: clk.now,
 		probe: liveness.ProbeConfig{Interval: time.Minute, Failures: 2, Spread: -1}})
-	a := newProbedAgent(t)
+	a := agenttest.New(t, probed(http.StatusOK))
 	e.mkTenant("acme", "alice")
 	card := sampleCard("agt1")
-	card["endpoint"] = a.srv.URL + "/rpc"
+	card["endpoint"] = a.URL + "/rpc"
 	expect(t, e.do("POST", "/v1/tenants/acme/cards", e.token("alice", "acme", false), card), http.StatusCreated)
 	for i := range 2 {
 		if st, err := e.prober.Round(context.Background()); err != nil || st.Claimed != 1 || st.Failed != 1 {
@@ -154,7 +128,7 @@ func TestProbeGuard(t *testing.T) {
 		}
 		clk.add(time.Minute)
 	}
-	if n := a.count(""); n != 0 {
+	if n := probes(a, ""); n != 0 {
 		t.Fatalf("the guard let %d probes reach loopback", n)
 	}
 	if l := e.cardLiveness("acme", "agt1"); l.State != cards.Offline || l.Probe == nil || l.Probe.Error == "" {
@@ -170,14 +144,14 @@ func TestProbesOncePerInterval(t *testing.T) {
 		db := storagetest.Open(t, d)
 		o := envOptions{allowLoopback: true, livenessNow: clk.now, probe: liveness.ProbeConfig{Interval: time.Minute, Spread: 20 * time.Millisecond}}
 		r1, r2 := newEnvWith(t, db, o), newEnvWith(t, db, o)
-		a := newProbedAgent(t)
+		a := agenttest.New(t, probed(http.StatusOK))
 		r1.mkTenant("acme", "alice")
 		alice := r1.token("alice", "acme", false)
 		const n = 40
 		for i := range n {
 			card := sampleCard(fmt.Sprintf("agt%02d", i))
 			// One origin for all: the agent's card is at the same URL; the path tells them apart.
-			card["endpoint"] = a.srv.URL + "/rpc"
+			card["endpoint"] = a.URL + "/rpc"
 			expect(t, r1.do("POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
 		}
 		for interval := 1; interval <= 2; interval++ {
@@ -193,8 +167,8 @@ func TestProbesOncePerInterval(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if claimed[0]+claimed[1] != n || a.count("") != interval*n {
-				t.Fatalf("interval %d: claimed %v, %d probes; want %d cards probed once", interval, claimed, a.count(""), n)
+			if claimed[0]+claimed[1] != n || probes(a, "") != interval*n {
+				t.Fatalf("interval %d: claimed %v, %d probes; want %d cards probed once", interval, claimed, probes(a, ""), n)
 			}
 			t.Logf("interval %d: replicas probed %v", interval, claimed)
 			clk.add(time.Minute)
@@ -208,14 +182,13 @@ func TestProbeRoundCancelled(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
 		probe: liveness.ProbeConfig{Interval: time.Minute, Failures: 1, Timeout: 30 * time.Second, Spread: -1}})
 	reached := make(chan struct{}, 1)
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	agent := agenttest.New(t, func(w http.ResponseWriter, r *http.Request, got agenttest.Request) {
 		select {
 		case reached <- struct{}{}:
 		default:
 		}
-		<-r.Context().Done() // never answers
-	}))
-	defer agent.Close()
+		agenttest.Hang(w, r, got) // never answers
+	})
 	e.mkTenant("acme", "alice")
 	card := sampleCard("agt1")
 	card["endpoint"] = agent.URL + "/rpc"

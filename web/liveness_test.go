@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
@@ -146,8 +147,8 @@ func TestHeartbeatOnlineOffline(t *testing.T) {
 // that does not exist, another tenant and a suspended tenant are refused as elsewhere.
 func TestHeartbeatAccess(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("other")), http.StatusCreated)
 		expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "ed", "role": "editor"}), http.StatusCreated)
 		expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "rita", "role": "reader"}), http.StatusCreated)
@@ -159,7 +160,7 @@ func TestHeartbeatAccess(t *testing.T) {
 		expect(t, e.beat("acme", "nope", alice), http.StatusNotFound, "not_found")
 
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
-		tok := a.delegationToken()
+		tok := a.Last().Header.Get("X-Delegation-Token")
 		if tok == "" {
 			t.Fatal("the agent got no delegation token")
 		}
@@ -233,8 +234,8 @@ func TestDelegationRecordsLiveness(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, d string) {
 		clk := &clock{t: time.Now().UTC()}
 		e := newEnvWith(t, storagetest.Open(t, d), envOptions{allowLoopback: true, livenessNow: clk.now, livenessTTL: time.Minute})
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		// A caller who may not delegate learns nothing of the card, its record included.
 		nobody := e.token("nobody", "acme", false)
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", nobody, delegate("agt1", "sync")), http.StatusForbidden, "forbidden")
@@ -269,8 +270,8 @@ func TestTenantRefusesOfflineDelegation(t *testing.T) {
 		clk := &clock{t: time.Now().UTC()}
 		e := newEnvWith(t, storagetest.Open(t, d), envOptions{allowLoopback: true, livenessNow: clk.now, livenessTTL: time.Minute,
 			tenantCacheTTL: -1})
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		setting := func(on bool) {
 			if ten := e.patchTenant("acme", "refuseOfflineDelegation", on); ten.RefuseOfflineDelegation != on {
 				t.Fatalf("tenant after PATCH: %+v", ten)
@@ -281,10 +282,10 @@ func TestTenantRefusesOfflineDelegation(t *testing.T) {
 		expect(t, e.beat("acme", "agt1", alice), http.StatusOK)
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK) // online
 		clk.add(time.Minute)
-		calls := a.calls.Load()
+		calls := a.Calls()
 		r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync"))
 		expect(t, r, http.StatusConflict, "agent_offline")
-		if a.calls.Load() != calls {
+		if a.Calls() != calls {
 			t.Error("the refused delegation reached the agent")
 		}
 		if got := e.newestRejected("acme", olga); got == "" {

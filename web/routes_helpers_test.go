@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
@@ -21,7 +22,7 @@ type routeFixture struct {
 	*env
 	root, alice string
 	// agent is the card's agent; it holds the delegation token it was called with.
-	agent *agent
+	agent routeAgent
 	// params fills each path parameter (":tenant", ":agentId", ":id", and the console's "*")
 	// with an existing value.
 	params map[string]string
@@ -32,9 +33,9 @@ func newRouteFixture(t *testing.T) routeFixture {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
 	e.mkTenant("acme", "alice")
 	f := routeFixture{env: e, root: e.admin(), alice: e.token("alice", "acme", false)}
-	a := newAgent(t, reply(http.StatusOK, `{"result": "done"}`))
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "done"}`))
 	card := sampleCard("pub")
-	card["visibility"], card["endpoint"] = "public", a.endpoint()
+	card["visibility"], card["endpoint"] = "public", a.Endpoint()
 	expect(t, e.do("POST", "/v1/tenants/acme/cards", f.alice, card), http.StatusCreated)
 	r := e.do("POST", "/v1/tenants/acme/delegations", f.alice,
 		map[string]any{"agentId": "pub", "capability": "review_pr", "task": "x", "mode": "sync"})
@@ -44,9 +45,15 @@ func newRouteFixture(t *testing.T) routeFixture {
 	}
 	r.json(t, &d)
 	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "id": d.ID, "*": "index.html"}
-	f.agent = a
+	f.agent = routeAgent{a}
 	return f
 }
+
+// routeAgent is the fixture's agent, with the one thing the route walkers ask of it.
+type routeAgent struct{ *agenttest.Agent }
+
+// delegationToken is the X-Delegation-Token header of the agent's last call.
+func (a routeAgent) delegationToken() string { return a.Last().Header.Get("X-Delegation-Token") }
 
 // fill replaces the route's path parameters with values (by name, without the colon), failing
 // the test on a parameter it has no value for: a new kind of route needs a fixture for it.

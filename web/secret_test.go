@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
@@ -16,8 +17,8 @@ import (
 // returned by no API.
 func TestEndpointSecret(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		const secret = "s3cr3t-Endpoint-Key"
 		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1/secret", olga, map[string]string{"secret": secret}), http.StatusForbidden, "forbidden")
 		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt9/secret", alice, map[string]string{"secret": secret}), http.StatusNotFound, "not_found")
@@ -26,7 +27,7 @@ func TestEndpointSecret(t *testing.T) {
 		expect(t, r, http.StatusNoContent)
 
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
-		if _, auth := a.received(); auth != "Bearer "+secret {
+		if auth := a.Last().Header.Get("Authorization"); auth != "Bearer "+secret {
 			t.Fatalf("agent got Authorization %q", auth)
 		}
 		for _, path := range []string{"/v1/tenants/acme/cards/agt1", "/v1/tenants/acme/cards", "/v1/tenants/acme/delegations"} {
@@ -42,7 +43,7 @@ func TestEndpointSecret(t *testing.T) {
 		expect(t, e.do("DELETE", "/v1/tenants/acme/cards/agt1/secret", alice, nil), http.StatusNoContent)
 		expect(t, e.do("DELETE", "/v1/tenants/acme/cards/agt1/secret", alice, nil), http.StatusNotFound, "not_found")
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
-		if _, auth := a.received(); !strings.HasPrefix(auth, "Bearer ey") {
+		if auth := a.Last().Header.Get("Authorization"); !strings.HasPrefix(auth, "Bearer ey") {
 			t.Fatalf("without a secret the agent got %q", auth)
 		}
 	})
@@ -54,8 +55,8 @@ func TestEndpointSecret(t *testing.T) {
 func TestEndpointSecretLocalFailure(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
 		e2 := newEnvWith(t, e.db, envOptions{allowLoopback: true, delegation: delegation.Config{BreakerFailures: 1, BreakerCooldown: time.Minute}})
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, olga := e2.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e2.delegationSetup("acme", "agt1", a.Endpoint())
 		expect(t, e2.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": "s3cr3t"}), http.StatusNoContent)
 		if _, err := e2.db.SQL().Exec("UPDATE endpoint_secrets SET sealed = 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'"); err != nil {
 			t.Fatal(err)
@@ -67,7 +68,7 @@ func TestEndpointSecretLocalFailure(t *testing.T) {
 				t.Fatalf("the answer tells internals: %s", r.body)
 			}
 		}
-		if a.calls.Load() != 0 {
+		if a.Calls() != 0 {
 			t.Fatal("the agent was called without its secret")
 		}
 		var page struct {
@@ -87,23 +88,23 @@ func TestEndpointSecretLocalFailure(t *testing.T) {
 // deleting the card deletes its secret, so a card created again under its id does not get it.
 func TestEndpointSecretBoundToEndpoint(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, e *env) {
-		a := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		evil := newAgent(t, reply(http.StatusOK, `{"result": "ok"}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		evil := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		const secret = "s3cr3t-Endpoint-Key"
 		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": secret}), http.StatusNoContent)
 
 		moved := sampleCard("agt1")
-		moved["endpoint"] = evil.endpoint()
+		moved["endpoint"] = evil.Endpoint()
 		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1", alice, moved), http.StatusOK)
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
-		if _, auth := evil.received(); auth == "Bearer "+secret || !strings.HasPrefix(auth, "Bearer ey") {
+		if auth := evil.Last().Header.Get("Authorization"); auth == "Bearer "+secret || !strings.HasPrefix(auth, "Bearer ey") {
 			t.Fatalf("the new endpoint got Authorization %q", auth)
 		}
 		// Back at the URL it was set for, the secret is used again.
-		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1", alice, sampleCardAt("agt1", a.endpoint())), http.StatusOK)
+		expect(t, e.do("PUT", "/v1/tenants/acme/cards/agt1", alice, sampleCardAt("agt1", a.Endpoint())), http.StatusOK)
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
-		if _, auth := a.received(); auth != "Bearer "+secret {
+		if auth := a.Last().Header.Get("Authorization"); auth != "Bearer "+secret {
 			t.Fatalf("the original endpoint got Authorization %q", auth)
 		}
 
@@ -112,9 +113,9 @@ func TestEndpointSecretBoundToEndpoint(t *testing.T) {
 		if err := e.db.SQL().QueryRow("SELECT COUNT(*) FROM endpoint_secrets").Scan(&n); err != nil || n != 0 {
 			t.Fatalf("%d secrets left after the card was deleted (%v)", n, err)
 		}
-		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCardAt("agt1", a.endpoint())), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCardAt("agt1", a.Endpoint())), http.StatusCreated)
 		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
-		if _, auth := a.received(); auth == "Bearer "+secret {
+		if auth := a.Last().Header.Get("Authorization"); auth == "Bearer "+secret {
 			t.Fatal("a card created again inherited the deleted card's secret")
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants/paging"
@@ -45,8 +46,8 @@ func TestBadBytesAnswerAlikeOnEveryDatabase(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		var logged webtest.LogBuffer
 		e := newEnvWith(t, storagetest.Open(t, dialect), envOptions{allowLoopback: true, log: slog.New(slog.NewTextHandler(&logged, nil))})
-		a := newAgent(t, reply(http.StatusAccepted, `{}`))
-		alice, olga := e.delegationSetup("acme", "agt1", a.endpoint())
+		a := agenttest.New(t, agenttest.Answer(http.StatusAccepted, `{}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 		admin := e.admin()
 		// Three async delegations: one whose callback the bad ids aim at, two that take results
 		// with bad bytes.
@@ -55,7 +56,7 @@ func TestBadBytesAnswerAlikeOnEveryDatabase(t *testing.T) {
 			r := e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "async"))
 			expect(t, r, http.StatusAccepted)
 			d := decodeDelegation(t, r)
-			got, _ := a.waitCall(t, d.ID)
+			got := waitCall(t, a, d.ID).Task
 			e.waitStatus("acme", d.ID, olga, delegation.StatusAccepted)
 			ids, paths = append(ids, d.ID), append(paths, e.callbackPath(t, "acme", d.ID, got))
 		}

@@ -4,65 +4,36 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/web/outbound"
 )
 
-// switchAgent is a loopback agent whose answer the test switches: a status code, or (slow) no
-// answer until the caller gives up.
-type switchAgent struct {
-	srv    *httptest.Server
-	status atomic.Int64
-	slow   atomic.Bool
-	calls  atomic.Int64
-	stop   chan struct{} // ends slow answers at cleanup, whatever the client did
+// answered is the agent's answer with status: a JSON body that names it.
+func answered(status int) agenttest.Reply {
+	return agenttest.Answer(status, fmt.Sprintf(`{"result": "answered %d"}`, status))
 }
-
-func newSwitchAgent(t *testing.T) *switchAgent {
-	t.Helper()
-	a := &switchAgent{stop: make(chan struct{})}
-	a.status.Store(http.StatusOK)
-	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.calls.Add(1)
-		if a.slow.Load() {
-			select {
-			case <-r.Context().Done():
-			case <-a.stop:
-			}
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(int(a.status.Load()))
-		_, _ = fmt.Fprintf(w, `{"result": "answered %d"}`, a.status.Load())
-	}))
-	t.Cleanup(a.srv.Close)
-	t.Cleanup(func() { close(a.stop) })
-	return a
-}
-
-func (a *switchAgent) url() string { return a.srv.URL + "/task" }
 
 // breakerOpen delegates until the breaker lets a call through again (the cooldown ended): it
 // returns that call, and checks each refusal on the way was recorded rejected without reaching
 // the agent.
-func breakerOpen(t *testing.T, f dispatcherFixture, a *switchAgent) (delegation.Delegation, error) {
+func breakerOpen(t *testing.T, f dispatcherFixture, a *agenttest.Agent) (delegation.Delegation, error) {
 	t.Helper()
 	var d delegation.Delegation
 	var err error
 	eventually(t, "the breaker's cooldown", func() bool {
-		before := a.calls.Load()
+		before := a.Calls()
 		d, err = f.x.Delegate(f.ctx, "acme", syncReview(), nil)
 		if !errors.Is(err, delegation.ErrAgentUnavailable) {
 			return true
 		}
-		if d.Status != delegation.StatusRejected || a.calls.Load() != before {
-			t.Fatalf("refused by the breaker: %+v, and the agent was called %d times meanwhile", d, a.calls.Load()-before)
+		if d.Status != delegation.StatusRejected || a.Calls() != before {
+			t.Fatalf("refused by the breaker: %+v, and the agent was called %d times meanwhile", d, a.Calls()-before)
 		}
 		stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusRejected)
 		return false
@@ -87,9 +58,9 @@ func failTimes(t *testing.T, f dispatcherFixture, n int, want string) {
 // then refuses (ErrAgentUnavailable, recorded rejected, nothing sent) until its cooldown ends;
 // the one trial call then closes it when the agent answers.
 func TestServiceBreakerOpensAndCloses(t *testing.T) {
-	a := newSwitchAgent(t)
-	f := newDispatcherFixtureAt(t, delegation.Config{BreakerFailures: 3, BreakerCooldown: 2 * time.Second}, nil, a.url())
-	a.status.Store(http.StatusInternalServerError)
+	a := agenttest.New(t, answered(http.StatusOK))
+	f := newDispatcherFixtureAt(t, delegation.Config{BreakerFailures: 3, BreakerCooldown: 2 * time.Second}, nil, a.Endpoint())
+	a.SetReply(answered(http.StatusInternalServerError))
 	failTimes(t, f, 3, "the agent answered 500")
 
 	d, err := f.x.Delegate(f.ctx, "acme", syncReview(), nil)
@@ -97,11 +68,11 @@ func TestServiceBreakerOpensAndCloses(t *testing.T) {
 		t.Fatalf("after 3 failures: %+v, %v; want rejected, ErrAgentUnavailable", d, err)
 	}
 	stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusRejected)
-	if n := a.calls.Load(); n != 3 {
+	if n := a.Calls(); n != 3 {
 		t.Fatalf("the agent was called %d times, want 3: the open breaker sent a call", n)
 	}
 
-	a.status.Store(http.StatusOK)
+	a.SetReply(answered(http.StatusOK))
 	d, err = breakerOpen(t, f, a)
 	if err != nil || d.Status != delegation.StatusCompleted {
 		t.Fatalf("half-open trial: %+v, %v; want completed", d, err)
@@ -117,22 +88,22 @@ func TestServiceBreakerOpensAndCloses(t *testing.T) {
 
 // TestServiceBreakerReopens: a half-open trial the agent fails opens the breaker again at once.
 func TestServiceBreakerReopens(t *testing.T) {
-	a := newSwitchAgent(t)
-	f := newDispatcherFixtureAt(t, delegation.Config{BreakerFailures: 2, BreakerCooldown: 3 * time.Second}, nil, a.url())
-	a.status.Store(http.StatusBadGateway)
+	a := agenttest.New(t, answered(http.StatusOK))
+	f := newDispatcherFixtureAt(t, delegation.Config{BreakerFailures: 2, BreakerCooldown: 3 * time.Second}, nil, a.Endpoint())
+	a.SetReply(answered(http.StatusBadGateway))
 	failTimes(t, f, 2, "the agent answered 502")
 
 	d, err := breakerOpen(t, f, a)
 	if err != nil || d.Status != delegation.StatusFailed {
 		t.Fatalf("half-open trial: %+v, %v; want failed", d, err)
 	}
-	calls := a.calls.Load()
+	calls := a.Calls()
 	d, err = f.x.Delegate(f.ctx, "acme", syncReview(), nil)
 	if !errors.Is(err, delegation.ErrAgentUnavailable) || d.Status != delegation.StatusRejected {
 		t.Fatalf("after a failed trial: %+v, %v; want rejected, ErrAgentUnavailable", d, err)
 	}
 	stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusRejected)
-	if n := a.calls.Load(); n != calls {
+	if n := a.Calls(); n != calls {
 		t.Fatalf("the re-opened breaker let %d calls through", n-calls)
 	}
 }
@@ -140,9 +111,9 @@ func TestServiceBreakerReopens(t *testing.T) {
 // TestServiceBreakerIgnoresShortTimeouts: timeouts of a caller's timeoutMs below the default
 // say nothing of the agent, so they never open the breaker, however many.
 func TestServiceBreakerIgnoresShortTimeouts(t *testing.T) {
-	a := newSwitchAgent(t)
-	f := newDispatcherFixtureAt(t, delegation.Config{BreakerFailures: 1, DefaultTimeout: time.Minute}, nil, a.url())
-	a.slow.Store(true)
+	a := agenttest.New(t, answered(http.StatusOK))
+	f := newDispatcherFixtureAt(t, delegation.Config{BreakerFailures: 1, DefaultTimeout: time.Minute}, nil, a.Endpoint())
+	a.SetReply(agenttest.Hang)
 	short := syncReview()
 	short.TimeoutMS = 20
 	for i := range 3 {
@@ -152,16 +123,16 @@ func TestServiceBreakerIgnoresShortTimeouts(t *testing.T) {
 		}
 		stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusTimeout)
 	}
-	a.slow.Store(false)
+	a.SetReply(answered(http.StatusOK))
 	d, err := f.x.Delegate(f.ctx, "acme", syncReview(), nil)
 	if err != nil || d.Status != delegation.StatusCompleted {
 		t.Fatalf("after 3 short timeouts: %+v, %v; want completed (breaker closed)", d, err)
 	}
-	if n := a.calls.Load(); n != 4 {
+	if n := a.Calls(); n != 4 {
 		t.Fatalf("the agent was called %d times, want 4", n)
 	}
 	// A counted failure still opens it: the breaker is on, not merely lenient.
-	a.status.Store(http.StatusServiceUnavailable)
+	a.SetReply(answered(http.StatusServiceUnavailable))
 	failTimes(t, f, 1, "the agent answered 503")
 	if _, err := f.x.Delegate(f.ctx, "acme", syncReview(), nil); !errors.Is(err, delegation.ErrAgentUnavailable) {
 		t.Fatalf("after a 503: %v, want ErrAgentUnavailable", err)
@@ -185,11 +156,11 @@ func (g *guardedDoer) Do(r *http.Request) (*http.Response, error) {
 // TestServiceBreakerIgnoresGuardRefusals: the outbound guard refusing the endpoint's address is
 // ErrBlocked, recorded rejected, and never counts against the endpoint's breaker.
 func TestServiceBreakerIgnoresGuardRefusals(t *testing.T) {
-	a := newSwitchAgent(t)
+	a := agenttest.New(t, answered(http.StatusOK))
 	doer := &guardedDoer{guard: outbound.New(outbound.Config{})}
 	doer.guarded.Store(true)
 	x := newServiceDispatcher(t, delegation.Config{BreakerFailures: 1}, serviceDeps{
-		endpoint: a.url(), doer: doer, blocked: outbound.Blocked,
+		endpoint: a.Endpoint(), doer: doer, blocked: outbound.Blocked,
 	})
 	ctx := as("olga", "acme")
 	for i := range 3 {
@@ -199,7 +170,7 @@ func TestServiceBreakerIgnoresGuardRefusals(t *testing.T) {
 		}
 		stored(t, ctx, x, "acme", d.ID, delegation.StatusRejected)
 	}
-	if n := a.calls.Load(); n != 0 {
+	if n := a.Calls(); n != 0 {
 		t.Fatalf("the guard let %d calls reach a loopback agent", n)
 	}
 	doer.guarded.Store(false)

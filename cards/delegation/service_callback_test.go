@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -41,9 +42,8 @@ func accepted(t *testing.T, f dispatcherFixture, id string) {
 }
 
 func newCallbackFixture(t *testing.T) dispatcherFixture {
-	a := newSwitchAgent(t)
-	a.status.Store(http.StatusAccepted)
-	return newDispatcherFixtureAt(t, delegation.Config{DefaultTimeout: time.Minute, MaxResultBytes: 256}, nil, a.url())
+	a := agenttest.New(t, answered(http.StatusAccepted))
+	return newDispatcherFixtureAt(t, delegation.Config{DefaultTimeout: time.Minute, MaxResultBytes: 256}, nil, a.Endpoint())
 }
 
 // TestServiceCallbackCompletes: the right token completes the delegation with its result; a

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants"
 )
@@ -25,10 +27,10 @@ func (r refuses) Check(ctx context.Context, _, obj, _ string) error {
 // rejected and not sent; attempts the policy refuses spend none of the budget; each tenant has
 // its own.
 func TestServiceRateLimit(t *testing.T) {
-	a := newSwitchAgent(t)
+	a := agenttest.New(t, answered(http.StatusOK))
 	// One token per ~17 minutes: the bucket does not refill while the test runs.
 	x := newServiceDispatcher(t, delegation.Config{RatePerSecond: 0.001, RateBurst: 2}, serviceDeps{
-		tenants: []tenants.ID{"acme", "globex"}, endpoint: a.url(), authz: refuses("mallory"),
+		tenants: []tenants.ID{"acme", "globex"}, endpoint: a.Endpoint(), authz: refuses("mallory"),
 	})
 	mallory := as("mallory", "acme")
 	for i := range 5 {
@@ -46,17 +48,17 @@ func TestServiceRateLimit(t *testing.T) {
 				t.Fatalf("%s: delegation %d within the burst: %+v, %v; want completed", tenant, i, d, err)
 			}
 		}
-		calls := a.calls.Load()
+		calls := a.Calls()
 		d, err := x.Delegate(olga, tenant, syncReview(), nil)
 		if !errors.Is(err, delegation.ErrRateLimited) || d.Status != delegation.StatusRejected {
 			t.Fatalf("%s: beyond the burst: %+v, %v; want rejected, ErrRateLimited", tenant, d, err)
 		}
 		stored(t, olga, x, tenant, d.ID, delegation.StatusRejected)
-		if n := a.calls.Load(); n != calls {
+		if n := a.Calls(); n != calls {
 			t.Fatalf("%s: a rate-limited delegation reached the agent", tenant)
 		}
 	}
-	if n := a.calls.Load(); n != 4 {
+	if n := a.Calls(); n != 4 {
 		t.Fatalf("the agent was called %d times, want 4", n)
 	}
 }

@@ -3,10 +3,9 @@ package delegation_test
 import (
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/tenants/paging"
 )
@@ -14,16 +13,13 @@ import (
 // TestServiceWait: Wait lasts until the async delegation in flight has its outcome, and after it
 // an async delegation is ErrClosed, neither recorded nor sent.
 func TestServiceWait(t *testing.T) {
-	var calls atomic.Int64
 	arrived, release := make(chan struct{}, 1), make(chan struct{})
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		calls.Add(1)
+	agent := agenttest.New(t, func(w http.ResponseWriter, _ *http.Request, _ agenttest.Request) {
 		arrived <- struct{}{}
 		<-release
 		_, _ = w.Write([]byte(`{"result": "done"}`))
-	}))
-	t.Cleanup(agent.Close)
-	f := newDispatcherFixtureAt(t, delegation.Config{}, nil, agent.URL+"/task")
+	})
+	f := newDispatcherFixtureAt(t, delegation.Config{}, nil, agent.Endpoint())
 	noCallback := func(id, token string) string { return "http://127.0.0.1:1/cb/" + id + "?token=" + token }
 
 	first, err := f.x.Delegate(f.ctx, "acme", asyncReview(), noCallback)
@@ -50,7 +46,7 @@ func TestServiceWait(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].ID != first.ID {
 		t.Fatalf("records after Wait: %+v, %v; want only %s", list, err, first.ID)
 	}
-	if n := calls.Load(); n != 1 {
+	if n := agent.Calls(); n != 1 {
 		t.Fatalf("the agent was called %d times, want 1", n)
 	}
 }

@@ -3,8 +3,6 @@ package liveness_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
@@ -19,33 +18,12 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// agent is an agent's HTTP server: it answers status, and keeps what each probe asked for.
-type agent struct {
-	srv    *httptest.Server
-	status atomic.Int64
-	mu     sync.Mutex
-	asked  []string // "METHOD path Accept"
-}
-
-func newAgent(t *testing.T) *agent {
-	a := &agent{}
-	a.status.Store(http.StatusOK)
-	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.mu.Lock()
-		a.asked = append(a.asked, r.Method+" "+r.URL.Path+" "+r.Header.Get("Accept"))
-		a.mu.Unlock()
-		w.WriteHeader(int(a.status.Load()))
-	}))
-	t.Cleanup(a.srv.Close)
-	return a
-}
-
-// took returns what the agent was asked since the last call.
-func (a *agent) took() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := a.asked
-	a.asked = nil
+// asks is what each request asked for, as "METHOD path Accept".
+func asks(reqs []agenttest.Request) []string {
+	out := make([]string, len(reqs))
+	for i, r := range reqs {
+		out[i] = r.Method + " " + r.Path + " " + r.Header.Get("Accept")
+	}
 	return out
 }
 
@@ -81,8 +59,8 @@ func round(t *testing.T, p *liveness.Prober) liveness.RoundStats {
 func TestProbeOutcomes(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db, store := openStore(t, dialect)
-		ag := newAgent(t)
-		card := putCard(t, storage.NewCardStore(db), "acme", "rev", func(c *cards.Card) { c.Endpoint = ag.srv.URL + "/rpc" })
+		ag := agenttest.New(t, agenttest.Answer(http.StatusOK, ""))
+		card := putCard(t, storage.NewCardStore(db), "acme", "rev", func(c *cards.Card) { c.Endpoint = ag.URL + "/rpc" })
 		clk := newClock(t0)
 		tr := liveness.New(store, 10*time.Minute, clk.now)
 		p := liveness.NewProber(liveness.ProbeConfig{Interval: time.Minute, Failures: 2, Spread: -1}, store, storage.NewCardStore(db), http.DefaultClient, tr)
@@ -91,7 +69,7 @@ func TestProbeOutcomes(t *testing.T) {
 		step := func(what string, status int, wantFailed int, want cards.LivenessState, wantProbe cards.Probe, p *liveness.Prober) {
 			t.Helper()
 			clk.add(time.Minute)
-			ag.status.Store(int64(status))
+			ag.SetReply(agenttest.Answer(status, ""))
 			if st := round(t, p); st != (liveness.RoundStats{Claimed: 1, Probed: 1, Failed: wantFailed}) {
 				t.Errorf("%s: round %+v", what, st)
 			}
@@ -117,7 +95,7 @@ func TestProbeOutcomes(t *testing.T) {
 		step("a success", 204, 0, cards.Online, cards.Probe{OK: true}, p)
 		one := liveness.NewProber(liveness.ProbeConfig{Interval: time.Minute, Failures: 1, Spread: -1}, store, storage.NewCardStore(db), http.DefaultClient, tr)
 		step("one failure of one", 500, 1, cards.Offline, cards.Probe{Error: "answered 500", Failures: 1}, one)
-		if asked := ag.took(); len(asked) != 4 {
+		if asked := asks(ag.Requests()); len(asked) != 4 {
 			t.Errorf("the agent was probed %d times, want 4: %q", len(asked), asked)
 		}
 	})
@@ -130,13 +108,13 @@ func TestProbeOutcomes(t *testing.T) {
 func TestProbeTargets(t *testing.T) {
 	db, store := openStore(t, migrations.SQLite)
 	cs := storage.NewCardStore(db)
-	ag, moved := newAgent(t), newAgent(t)
-	plain := putCard(t, cs, "acme", "plain", func(c *cards.Card) { c.Endpoint = ag.srv.URL + "/rpc?x=1" })
+	ag, moved := agenttest.New(t, agenttest.Answer(http.StatusOK, "")), agenttest.New(t, agenttest.Answer(http.StatusOK, ""))
+	plain := putCard(t, cs, "acme", "plain", func(c *cards.Card) { c.Endpoint = ag.URL + "/rpc?x=1" })
 	putCard(t, cs, "acme", "imported", func(c *cards.Card) {
-		c.Endpoint = ag.srv.URL + "/rpc"
-		c.Source = &cards.Source{URL: ag.srv.URL + "/cards/imported.json"}
+		c.Endpoint = ag.URL + "/rpc"
+		c.Source = &cards.Source{URL: ag.URL + "/cards/imported.json"}
 	})
-	putCard(t, cs, "acme", "disabled", func(c *cards.Card) { c.Endpoint, c.Status = ag.srv.URL+"/rpc", cards.StatusDisabled })
+	putCard(t, cs, "acme", "disabled", func(c *cards.Card) { c.Endpoint, c.Status = ag.URL+"/rpc", cards.StatusDisabled })
 	putCard(t, cs, "acme", "mailbox", func(c *cards.Card) { c.Endpoint = "mailto:agent@example.com" })
 	putCard(t, cs, "acme", "quiet", func(*cards.Card) {})
 	clk := newClock(t0)
@@ -144,12 +122,20 @@ func TestProbeTargets(t *testing.T) {
 	prober := func(path string) *liveness.Prober {
 		return liveness.NewProber(liveness.ProbeConfig{Interval: time.Minute, Spread: -1, Path: path}, store, cs, http.DefaultClient, tr)
 	}
-	check := func(what string, p *liveness.Prober, wantClaimed int, a *agent, want ...string) {
+	seen := map[*agenttest.Agent]int{}
+	// took is what a was asked since the last look.
+	took := func(a *agenttest.Agent) []string {
+		reqs := a.Requests()
+		from := seen[a]
+		seen[a] = len(reqs)
+		return asks(reqs[from:])
+	}
+	check := func(what string, p *liveness.Prober, wantClaimed int, a *agenttest.Agent, want ...string) {
 		t.Helper()
 		if st := round(t, p); st != (liveness.RoundStats{Claimed: wantClaimed, Probed: wantClaimed}) {
 			t.Errorf("%s: round %+v, want %d claimed and probed", what, st, wantClaimed)
 		}
-		got := a.took()
+		got := took(a)
 		if len(got) != len(want) {
 			t.Fatalf("%s: the agent was asked %q, want %q", what, got, want)
 		}
@@ -170,13 +156,13 @@ func TestProbeTargets(t *testing.T) {
 	check("with a path", prober("/health"), 2, ag, "GET /health application/json", "GET /health application/json")
 
 	// The card's endpoint moves to another server: the prober's next round reads the card again.
-	plain.Endpoint, plain.Revision = moved.srv.URL+"/v2/rpc", plain.Revision+1
+	plain.Endpoint, plain.Revision = moved.URL+"/v2/rpc", plain.Revision+1
 	if err := cs.Replace(context.Background(), "acme", plain, plain.Revision-1); err != nil {
 		t.Fatal(err)
 	}
 	clk.add(time.Minute)
 	check("after the move, the imported card", def, 2, ag, "GET /cards/imported.json application/json")
-	if got := moved.took(); len(got) != 1 || got[0] != "GET /.well-known/agent-card.json application/json" {
+	if got := took(moved); len(got) != 1 || got[0] != "GET /.well-known/agent-card.json application/json" {
 		t.Errorf("the moved card's new server was asked %q", got)
 	}
 }
@@ -185,8 +171,7 @@ func TestProbeTargets(t *testing.T) {
 // such with the timeout.
 func TestProbeTimeout(t *testing.T) {
 	db, store := openStore(t, migrations.SQLite)
-	hung := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	defer hung.Close()
+	hung := agenttest.New(t, agenttest.Hang)
 	card := putCard(t, storage.NewCardStore(db), "acme", "slow", func(c *cards.Card) { c.Endpoint = hung.URL })
 	tr := liveness.New(store, time.Hour, newClock(t0).now)
 	p := liveness.NewProber(liveness.ProbeConfig{Interval: time.Minute, Timeout: 100 * time.Millisecond, Spread: -1},
@@ -206,7 +191,7 @@ func TestProbeConcurrency(t *testing.T) {
 	db, store := openStore(t, migrations.SQLite)
 	storagetest.CreateTenant(t, db, "beta", t0)
 	var inFlight, most atomic.Int64
-	slow := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+	slow := agenttest.New(t, func(_ http.ResponseWriter, r *http.Request, _ agenttest.Request) {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
@@ -216,8 +201,7 @@ func TestProbeConcurrency(t *testing.T) {
 		case <-time.After(100 * time.Millisecond):
 		case <-r.Context().Done():
 		}
-	}))
-	defer slow.Close()
+	})
 	cs := storage.NewCardStore(db)
 	for _, tenant := range []tenants.ID{"acme", "beta"} {
 		for _, id := range []string{"a", "b", "c", "d"} {

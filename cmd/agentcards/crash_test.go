@@ -6,12 +6,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -50,7 +50,7 @@ func TestKillKeepsDelegations(t *testing.T) {
 		api.CreateTenant(t, root, "acme", "alice")
 		alice := mint(t, bin, work, env, "--subject", "alice", "--tenant", "acme")
 		card := map[string]any{"agentId": "reviewer", "name": "Reviewer", "protocols": []string{"http"},
-			"endpoint": agent.srv.URL + "/task", "capabilities": []any{map[string]any{"name": "review_pr"}}}
+			"endpoint": agent.Endpoint(), "capabilities": []any{map[string]any{"name": "review_pr"}}}
 		webtest.Expect(t, api.Do(t, "POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
 
 		answered := &answers{status: map[string]string{}}
@@ -58,17 +58,17 @@ func TestKillKeepsDelegations(t *testing.T) {
 			if round > 0 {
 				srv = startServer(t, bin, work, env)
 			}
-			before := agent.count()
+			before := agent.Calls() // a delegation reaches the agent once: its calls count them
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
 			for w := range crashWorkers {
 				wg.Go(func() { delegateUntilGone(t, srv.base, alice, w%2 == 0, stop, answered) })
 			}
 			deadline := time.Now().Add(time.Minute)
-			for agent.count() < before+crashLoad {
+			for agent.Calls() < before+crashLoad {
 				if time.Now().After(deadline) {
 					close(stop)
-					t.Fatalf("round %d: the agent received %d delegations in a minute; server log:\n%s", round, agent.count()-before, srv.log())
+					t.Fatalf("round %d: the agent received %d delegations in a minute; server log:\n%s", round, agent.Calls()-before, srv.log())
 				}
 				time.Sleep(time.Millisecond)
 			}
@@ -80,7 +80,7 @@ func TestKillKeepsDelegations(t *testing.T) {
 
 		srv = startServer(t, bin, work, env)
 		stored := listDelegations(t, srv.base, alice)
-		seen := agent.ids()
+		seen := delegationIDs(agent)
 		open := 0
 		for id := range seen {
 			st, ok := stored[id]
@@ -121,30 +121,20 @@ func crashEnv(t *testing.T, dialect string, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// recordingAgent is a loopback agent that notes the delegation id of every task it receives,
-// before answering: a sync task after up to 2 ms (so that calls are in flight when the server
-// dies), an async one with 202 at once.
-type recordingAgent struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func newRecordingAgent(t *testing.T) *recordingAgent {
-	a := &recordingAgent{seen: map[string]bool{}}
-	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// newRecordingAgent is a loopback agent that takes tasks as the kill tests need: it answers a
+// sync task after up to 2 ms (so that calls are in flight when the server dies), an async one
+// with 202 at once. It records each task before answering.
+func newRecordingAgent(t *testing.T) *agenttest.Agent {
+	return agenttest.New(t, func(w http.ResponseWriter, _ *http.Request, got agenttest.Request) {
 		var task struct {
 			DelegationID string `json:"delegationId"`
 			CallbackURL  string `json:"callbackUrl"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&task); err != nil || task.DelegationID == "" {
+		if err := json.NewDecoder(bytes.NewReader(got.Body)).Decode(&task); err != nil || task.DelegationID == "" {
 			t.Errorf("the agent received a task without a delegation id (%v)", err)
 			http.Error(w, "no delegationId", http.StatusBadRequest)
 			return
 		}
-		a.mu.Lock()
-		a.seen[task.DelegationID] = true
-		a.mu.Unlock()
 		if task.CallbackURL != "" {
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -152,25 +142,18 @@ func newRecordingAgent(t *testing.T) *recordingAgent {
 		time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"result": "reviewed"}`)
-	}))
-	t.Cleanup(a.srv.Close)
-	return a
+	})
 }
 
-func (a *recordingAgent) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.seen)
-}
-
-func (a *recordingAgent) ids() map[string]bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make(map[string]bool, len(a.seen))
-	for id := range a.seen {
-		out[id] = true
+// delegationIDs are the ids of the delegations the agent received.
+func delegationIDs(a *agenttest.Agent) map[string]bool {
+	seen := map[string]bool{}
+	for _, r := range a.Requests() {
+		if r.Task.DelegationID != "" {
+			seen[r.Task.DelegationID] = true
+		}
 	}
-	return out
+	return seen
 }
 
 // answers are the delegations the server answered, with the status it answered.
