@@ -63,52 +63,83 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 	}
 	task := []byte(`{"delegationId": "d", "task": "Review PR 12 of acme/web"}`)
 	deleg := []byte(`{"agentId": "agt1", "capability": "review_pr", "task": "Review PR 12 of acme/web", "mode": "sync"}`)
-	// relay is the least any delegating server must do: take the request and send it on to the
-	// agent, with no checks, no records and no signature. Its ratio to the direct call is the
-	// ceiling of this machine for a server in the middle.
-	relayClient := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
-	// callAgent sends body on to the agent, with authorization if set, and returns its answer.
-	callAgent := func(r *http.Request, body []byte, authorization string) (int, []byte, error) {
-		req, err := http.NewRequestWithContext(r.Context(), "POST", a.Endpoint(), bytes.NewReader(body))
-		if err != nil {
-			return 0, nil, err
+	fwd := forwarder{endpoint: a.Endpoint(), client: &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}}
+	relay := fwd.relay(b)
+	b.Cleanup(fwd.client.CloseIdleConnections)
+	b.Cleanup(client.CloseIdleConnections)
+	recording := fwd.recording(b, e)
+	direct := func() error { return post(a.Endpoint(), "", task, http.StatusOK) }
+	relayed := func() error { return post(relay.URL, "", task, http.StatusOK) }
+	floor := func() error { return post(recording.URL, "", task, http.StatusOK) }
+	via := func() error { return post(e.srv.URL+"/v1/tenants/acme/delegations", olga, deleg, http.StatusOK) }
+	// Warm both paths (connections, the enforcer, SQLite's cache).
+	for i := 0; i < 20; i++ {
+		for _, f := range []func() error{direct, via, relayed, floor} {
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
 		}
-		req.Header.Set("Content-Type", "application/json")
-		if authorization != "" {
-			req.Header.Set("Authorization", authorization)
-		}
-		res, err := relayClient.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer res.Body.Close()
-		out, err := io.ReadAll(res.Body)
-		return res.StatusCode, out, err
 	}
-	answer := func(w http.ResponseWriter, status int, out []byte) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = w.Write(out)
+	reportOverhead(b, direct, relayed, via, floor)
+}
+
+// forwarder sends a call on to the agent at endpoint through client, as a server in the middle
+// does.
+type forwarder struct {
+	endpoint string
+	client   *http.Client
+}
+
+// call sends body on to the agent, with authorization if set, and returns its answer.
+func (f forwarder) call(r *http.Request, body []byte, authorization string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(r.Context(), "POST", f.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
 	}
+	req.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	res, err := f.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	return res.StatusCode, out, err
+}
+
+// answer writes the agent's answer back to the caller.
+func (forwarder) answer(w http.ResponseWriter, status int, out []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(out)
+}
+
+// relay is the least any delegating server must do: take the request and send it on to the
+// agent, with no checks, no records and no signature. Its ratio to the direct call is the
+// ceiling of this machine for a server in the middle.
+func (f forwarder) relay(b *testing.B) *httptest.Server {
 	relay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		status, out, err := callAgent(r, body, "")
+		status, out, err := f.call(r, body, "")
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
-		answer(w, status, out)
+		f.answer(w, status, out)
 	}))
 	b.Cleanup(relay.Close)
-	b.Cleanup(relayClient.CloseIdleConnections)
-	b.Cleanup(client.CloseIdleConnections)
-	// recording is a relay that also does what no delegation here can skip: it signs a
-	// delegation token with the server's key, writes the record through the server's store
-	// before the call (so that a kill -9 cannot lose a delegation that reached the agent) and
-	// its outcome after, each with its audit entry. Its ratio to the relay is the ceiling for
-	// any server that keeps those promises on this machine and database; the rest of the
-	// delegated call's cost (authentication, policy, the card, validation, metrics) is the
-	// server's own.
+	return relay
+}
+
+// recording is a relay that also does what no delegation here can skip: it signs a delegation
+// token with the server's key, writes the record through the server's store before the call (so
+// that a kill -9 cannot lose a delegation that reached the agent) and its outcome after, each
+// with its audit entry. Its ratio to the relay is the ceiling for any server that keeps those
+// promises on this machine and database; the rest of the delegated call's cost (authentication,
+// policy, the card, validation, metrics) is the server's own.
+func (f forwarder) recording(b *testing.B, e *env) *httptest.Server {
 	records := storage.NewDelegationStore(e.db)
 	var recorded atomic.Int64
 	recording := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -119,7 +150,7 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 			Status: delegation.StatusRunning, CreatedAt: now, UpdatedAt: now, Deadline: now.Add(30 * time.Second),
 			Task: "Review PR 12 of acme/web"}
 		tok, err := e.keys.SignJWT(token.DelegationClaims{
-			RegisteredClaims: jwt.RegisteredClaims{Issuer: "agentcards", Subject: d.AgentID, Audience: jwt.ClaimStrings{a.Endpoint()},
+			RegisteredClaims: jwt.RegisteredClaims{Issuer: "agentcards", Subject: d.AgentID, Audience: jwt.ClaimStrings{f.endpoint},
 				IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute)), ID: d.ID},
 			Tenant: "acme", Caller: d.Caller, Capability: d.Capability, DelegationID: d.ID, Depth: d.Depth,
 		})
@@ -130,7 +161,7 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		status, out, err := callAgent(r, body, "Bearer "+tok)
+		status, out, err := f.call(r, body, "Bearer "+tok)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
@@ -141,28 +172,15 @@ func BenchmarkDelegationOverhead(b *testing.B) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		answer(w, status, out)
+		f.answer(w, status, out)
 	}))
 	b.Cleanup(recording.Close)
-	direct := func() error { return post(a.Endpoint(), "", task, http.StatusOK) }
-	relayed := func() error { return post(relay.URL, "", task, http.StatusOK) }
-	floor := func() error { return post(recording.URL, "", task, http.StatusOK) }
-	via := func() error { return post(e.srv.URL+"/v1/tenants/acme/delegations", olga, deleg, http.StatusOK) }
-	// Warm both paths (connections, the enforcer, SQLite's cache).
-	for i := 0; i < 20; i++ {
-		if err := direct(); err != nil {
-			b.Fatal(err)
-		}
-		if err := via(); err != nil {
-			b.Fatal(err)
-		}
-		if err := relayed(); err != nil {
-			b.Fatal(err)
-		}
-		if err := floor(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return recording
+}
+
+// reportOverhead times b.N calls of each way to the agent (direct, through the relay, through
+// the server, through the recording relay) and reports their ratios, latencies and CPU times.
+func reportOverhead(b *testing.B, direct, relayed, via, floor func() error) {
 	b.ResetTimer()
 	dTime, dLat := concurrently(b, b.N, direct)
 	c0, cpuOK := processCPU()

@@ -125,51 +125,8 @@ func TestGoClientEveryRequest(t *testing.T) {
 	}
 	var delegationID string
 	for _, s := range steps {
-		r, _ := catalog.Lookup(s.request)
-		in := reflect.New(r.In)
-		args := strings.ReplaceAll(s.args, "{{delegation}}", delegationID)
-		if err := json.Unmarshal([]byte(args), in.Interface()); err != nil {
-			t.Fatalf("%s: arguments: %v", s.request, err)
-		}
-		// The typed method of the request: Client.<Resource>.<Verb>(ctx, in).
-		resource, verb, _ := strings.Cut(r.GoMethod(), ".")
-		method := reflect.ValueOf(as[s.admin]).Elem().FieldByName(resource).MethodByName(verb)
-		if !method.IsValid() {
-			t.Errorf("%s: the client has no method %s", s.request, r.GoMethod())
-			continue
-		}
-		if got := method.Type().In(1); got != r.In {
-			t.Errorf("%s: %s takes %v, the catalogue says %v", s.request, r.GoMethod(), got, r.In)
-			continue
-		}
-		res := method.Call([]reflect.Value{reflect.ValueOf(ctx), in.Elem()})
-		if err, _ := res[1].Interface().(error); err != nil {
-			t.Errorf("%s: %v", s.request, err)
-			continue
-		}
-		out := res[0]
-		if out.Type() != r.Out {
-			t.Errorf("%s: %s answers %v, the catalogue says %v", s.request, r.GoMethod(), out.Type(), r.Out)
-			continue
-		}
-		switch v := out.Interface().(type) {
-		case api.Delegation:
-			if v.Status != "completed" || string(v.Result) != `"looks good"` {
-				t.Errorf("%s: %s with result %s, want completed with the agent's", s.request, v.Status, v.Result)
-			}
-			delegationID = v.ID
-		case api.SearchResult:
-			if v.Total != 3 || len(v.Items) != 2 || v.NextCursor == "" || v.Items[0].Score == nil {
-				t.Errorf("%s: %d of %d, next %q; want 2 of 3 ranked, and a cursor", s.request, len(v.Items), v.Total, v.NextCursor)
-			}
-		case cards.Card:
-			if v.AgentID == "" || v.Revision == 0 {
-				t.Errorf("%s: answered %+v", s.request, v)
-			}
-		case json.RawMessage:
-			if !strings.Contains(string(v), `"protocolVersion":"0.3`) {
-				t.Errorf("%s: not the 0.3 card asked for: %.200s", s.request, v)
-			}
+		if id := goClientStep(t, ctx, as[s.admin], s, delegationID); id != "" {
+			delegationID = id
 		}
 	}
 	if delegationID == "" {
@@ -187,25 +144,85 @@ func TestGoClientEveryRequest(t *testing.T) {
 	if slices.Sort(ids); !slices.Equal(ids, []string{"b1", "rev"}) {
 		t.Errorf("SearchAll by one: %v, want b1 rev", ids)
 	}
+	goClientRefusals(t, ctx, e, as[false])
+}
 
+// goClientStep sends step s of the scenario with its typed method of c, {{delegation}} in its
+// arguments standing for delegationID, and checks the answer; it returns the id of the
+// delegation the step made, if it made one.
+func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, delegationID string) string {
+	t.Helper()
+	r, _ := catalog.Lookup(s.request)
+	in := reflect.New(r.In)
+	args := strings.ReplaceAll(s.args, "{{delegation}}", delegationID)
+	if err := json.Unmarshal([]byte(args), in.Interface()); err != nil {
+		t.Fatalf("%s: arguments: %v", s.request, err)
+	}
+	// The typed method of the request: Client.<Resource>.<Verb>(ctx, in).
+	resource, verb, _ := strings.Cut(r.GoMethod(), ".")
+	method := reflect.ValueOf(c).Elem().FieldByName(resource).MethodByName(verb)
+	if !method.IsValid() {
+		t.Errorf("%s: the client has no method %s", s.request, r.GoMethod())
+		return ""
+	}
+	if got := method.Type().In(1); got != r.In {
+		t.Errorf("%s: %s takes %v, the catalogue says %v", s.request, r.GoMethod(), got, r.In)
+		return ""
+	}
+	res := method.Call([]reflect.Value{reflect.ValueOf(ctx), in.Elem()})
+	if err, _ := res[1].Interface().(error); err != nil {
+		t.Errorf("%s: %v", s.request, err)
+		return ""
+	}
+	out := res[0]
+	if out.Type() != r.Out {
+		t.Errorf("%s: %s answers %v, the catalogue says %v", s.request, r.GoMethod(), out.Type(), r.Out)
+		return ""
+	}
+	switch v := out.Interface().(type) {
+	case api.Delegation:
+		if v.Status != "completed" || string(v.Result) != `"looks good"` {
+			t.Errorf("%s: %s with result %s, want completed with the agent's", s.request, v.Status, v.Result)
+		}
+		return v.ID
+	case api.SearchResult:
+		if v.Total != 3 || len(v.Items) != 2 || v.NextCursor == "" || v.Items[0].Score == nil {
+			t.Errorf("%s: %d of %d, next %q; want 2 of 3 ranked, and a cursor", s.request, len(v.Items), v.Total, v.NextCursor)
+		}
+	case cards.Card:
+		if v.AgentID == "" || v.Revision == 0 {
+			t.Errorf("%s: answered %+v", s.request, v)
+		}
+	case json.RawMessage:
+		if !strings.Contains(string(v), `"protocolVersion":"0.3`) {
+			t.Errorf("%s: not the 0.3 card asked for: %.200s", s.request, v)
+		}
+	}
+	return ""
+}
+
+// goClientRefusals: refusals by the server come back as *client.Error with the REST code, and
+// those of the client itself (c is alice's, of tenant acme) unsent, as invalid.
+func goClientRefusals(t *testing.T, ctx context.Context, e *env, c *client.Client) {
+	t.Helper()
 	// Refusals carry the REST code, for errors.As.
 	refusals := []struct {
 		name string
 		call func() error
 		code string
 	}{
-		{"missing card", func() error { _, err := as[false].Cards.Get(ctx, api.CardRef{AgentID: "nope"}); return err }, "not_found"},
-		{"not a platform admin", func() error { _, err := as[false].Tenants.List(ctx, api.TenantsList{}); return err }, "forbidden"},
+		{"missing card", func() error { _, err := c.Cards.Get(ctx, api.CardRef{AgentID: "nope"}); return err }, "not_found"},
+		{"not a platform admin", func() error { _, err := c.Tenants.List(ctx, api.TenantsList{}); return err }, "forbidden"},
 		{"invalid card", func() error {
-			_, err := as[false].Cards.Register(ctx, api.CardsRegister{CardInput: api.CardInput{AgentID: "x y", Name: "X"}})
+			_, err := c.Cards.Register(ctx, api.CardsRegister{CardInput: api.CardInput{AgentID: "x y", Name: "X"}})
 			return err
 		}, "invalid"},
 		{"stale revision", func() error {
-			_, err := as[false].Cards.Replace(ctx, api.CardsReplace{CardInput: api.CardInput{AgentID: "rev", Name: "R"}, IfRevision: 99})
+			_, err := c.Cards.Replace(ctx, api.CardsReplace{CardInput: api.CardInput{AgentID: "rev", Name: "R"}, IfRevision: 99})
 			return err
 		}, "precondition_failed"},
 		{"another tenant", func() error {
-			_, err := as[false].Cards.Search(ctx, api.CardsSearch{Scope: api.Scope{Tenant: "beta"}})
+			_, err := c.Cards.Search(ctx, api.CardsSearch{Scope: api.Scope{Tenant: "beta"}})
 			return err
 		}, "not_found"},
 	}
@@ -226,9 +243,9 @@ func TestGoClientEveryRequest(t *testing.T) {
 		call func() error
 	}{
 		{"a tenant deleted without its id", func() error { _, err := rootOfAcme.Tenants.Delete(ctx, api.TenantRef{}); return err }},
-		{"a card read without its id", func() error { _, err := as[false].Cards.Get(ctx, api.CardRef{}); return err }},
+		{"a card read without its id", func() error { _, err := c.Cards.Get(ctx, api.CardRef{}); return err }},
 		{"a mode not taken", func() error {
-			_, err := as[false].Delegations.Create(ctx, api.DelegationsCreate{AgentID: "rev", Capability: "review", Task: "t", Mode: "later"})
+			_, err := c.Delegations.Create(ctx, api.DelegationsCreate{AgentID: "rev", Capability: "review", Task: "t", Mode: "later"})
 			return err
 		}},
 	}
