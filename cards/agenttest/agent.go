@@ -1,8 +1,9 @@
 // Package agenttest holds the fake agent of every package's tests: a loopback HTTP server that
 // records each request it receives and answers as the test decides, over the POST /task contract
 // or as an A2A agent made with a2a-go's own servers (1.0, and 0.3 through a2av0), with its agent
-// card at the well-known path. It imports nothing of this module, so the tests of any package
-// (cards/delegation, cards/liveness, web, cmd/agentcards) can use it without an import cycle.
+// card at the well-known path, or as the source of a JSON document the test writes (a card, a key
+// set). It imports nothing of this module, so the tests of any package (cards/delegation,
+// cards/liveness, web, cmd/agentcards) can use it without an import cycle.
 package agenttest
 
 import (
@@ -18,7 +19,8 @@ import (
 )
 
 // Agent is a fake agent on loopback. Every request it receives is recorded before it is
-// answered: by the handler Handle registered for its path, else by the agent's Reply.
+// answered: by the document ServeJSON set for its path, else by the handler Handle registered
+// for it, else by the agent's Reply.
 type Agent struct {
 	// URL is the agent's base URL, http://127.0.0.1:port.
 	URL string
@@ -29,7 +31,15 @@ type Agent struct {
 
 	mu    sync.Mutex
 	reply Reply
+	docs  map[string]document // by path
+	next  func()              // run on the next request, then dropped
 	got   []Request
+}
+
+// document is what ServeJSON answers at a path.
+type document struct {
+	status int
+	body   []byte
 }
 
 // Request is one request the agent received.
@@ -62,7 +72,7 @@ type Reply func(w http.ResponseWriter, r *http.Request, got Request)
 // test ends.
 func New(t testing.TB, reply Reply) *Agent {
 	closing, stop := context.WithCancel(context.Background())
-	a := &Agent{mux: http.NewServeMux(), closing: closing, reply: reply}
+	a := &Agent{mux: http.NewServeMux(), closing: closing, reply: reply, docs: map[string]document{}}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	a.URL = a.srv.URL
 	t.Cleanup(a.srv.Close)
@@ -85,6 +95,24 @@ func (a *Agent) SetReply(reply Reply) {
 // Handle serves the requests for pattern (an http.ServeMux pattern) with h instead of the
 // agent's Reply; they are recorded all the same.
 func (a *Agent) Handle(pattern string, h http.Handler) { a.mux.Handle(pattern, h) }
+
+// ServeJSON answers every request for path (exactly) with status and doc, a JSON document sent
+// byte for byte, in place of what was served there before: a card source or a key set whose
+// bytes the test writes (a spec sample, a card it signed) and may change between two fetches.
+func (a *Agent) ServeJSON(path string, status int, doc []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.docs[path] = document{status: status, body: bytes.Clone(doc)}
+}
+
+// OnNext runs f once, on the next request the agent receives, after recording it and before
+// answering it (so f may change the answer): for a change that must happen while a caller waits
+// for the agent, such as a write racing a fetch of the card.
+func (a *Agent) OnNext(f func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next = f
+}
 
 // Requests returns the requests received so far, oldest first.
 func (a *Agent) Requests() []Request {
@@ -135,7 +163,15 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request) {
 	got.Task, got.RPC = decoded.Task, decoded.Method
 	a.mu.Lock()
 	a.got = append(a.got, got)
+	next := a.next
+	a.next = nil
+	a.mu.Unlock()
+	if next != nil {
+		next()
+	}
+	a.mu.Lock()
 	reply := a.reply
+	doc, served := a.docs[got.Path]
 	a.mu.Unlock()
 
 	ctx, cancel := context.WithCancel(r.Context())
@@ -143,6 +179,12 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request) {
 	defer context.AfterFunc(a.closing, cancel)()
 	r = r.WithContext(ctx)
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if served {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(doc.status)
+		_, _ = w.Write(doc.body)
+		return
+	}
 	if _, pattern := a.mux.Handler(r); pattern != "" {
 		a.mux.ServeHTTP(w, r)
 		return

@@ -97,3 +97,41 @@ func TestAgentHangs(t *testing.T) {
 		t.Fatal("a request held when the test ended is still held")
 	}
 }
+
+// TestAgentServesJSON: ServeJSON answers its path alone with the document as written, and
+// replaces what it served there before; OnNext runs once, before the answer, which it may change.
+func TestAgentServesJSON(t *testing.T) {
+	a := agenttest.New(t, agenttest.Answer(http.StatusTeapot, `reply`))
+	get := func(path string) (int, string, string) {
+		t.Helper()
+		res, err := http.Get(a.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, res.Header.Get("Content-Type"), string(b)
+	}
+	a.ServeJSON(agenttest.CardPath, http.StatusOK, []byte(`{"name": "A"}`))
+	if status, ctype, body := get(agenttest.CardPath); status != 200 || ctype != "application/json" || body != `{"name": "A"}` {
+		t.Fatalf("the card: %d %s %s", status, ctype, body)
+	}
+	if status, _, body := get(agenttest.CardPath + "/more"); status != http.StatusTeapot || body != "reply" {
+		t.Fatalf("below the card's path: %d %s", status, body)
+	}
+
+	ran := 0
+	a.OnNext(func() {
+		ran++
+		a.ServeJSON(agenttest.CardPath, http.StatusInternalServerError, []byte(`{}`))
+	})
+	if status, _, body := get(agenttest.CardPath); status != 500 || body != `{}` || ran != 1 {
+		t.Fatalf("the card changed while it was fetched: %d %s, OnNext ran %d times", status, body, ran)
+	}
+	if status, _, _ := get(agenttest.CardPath); status != 500 || ran != 1 {
+		t.Fatalf("the next fetch: %d, OnNext ran %d times", status, ran)
+	}
+	if a.Count(func(r agenttest.Request) bool { return r.Path == agenttest.CardPath }) != 3 || a.Calls() != 4 {
+		t.Fatalf("requests %+v", a.Requests())
+	}
+}
