@@ -6,15 +6,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/authztest"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
@@ -29,38 +28,41 @@ func (f secretsFunc) Secret(ctx context.Context, _ tenants.ID, _, _ string) (str
 	return f(ctx)
 }
 
-// dispatcherFixture is a dispatcher over a real SQLite store, with one card whose endpoint is a
-// loopback agent that counts its calls.
+// dispatcherFixture is a dispatcher over a real SQLite store, with one card whose endpoint is
+// an agent.
 type dispatcherFixture struct {
 	x *delegation.Dispatcher
 	// tenants is the dispatcher's tenant gate, over the same database.
 	tenants *tenants.Service
 	log     *webtest.LogBuffer
-	calls   *atomic.Int64
-	ctx     context.Context
+	// calls counts the requests to the agent newDispatcherFixture starts. newDispatcherFixtureAt
+	// starts none and leaves it unset: its tests ask the agent they started.
+	calls agentCalls
+	ctx   context.Context
 }
 
+// agentCalls reads how many requests an agent received.
+type agentCalls struct{ agent *agenttest.Agent }
+
+// Load is the agent's count of requests so far.
+func (c agentCalls) Load() int64 { return int64(c.agent.Calls()) }
+
+// newDispatcherFixture is newDispatcherFixtureAt with the card's endpoint at a loopback agent
+// that answers every call with a result, and counts them.
 func newDispatcherFixture(t *testing.T, cfg delegation.Config, secrets delegation.Secrets) dispatcherFixture {
-	return newDispatcherFixtureAt(t, cfg, secrets, "")
+	t.Helper()
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "done"}`))
+	f := newDispatcherFixtureAt(t, cfg, secrets, a.Endpoint())
+	f.calls = agentCalls{a}
+	return f
 }
 
-// newDispatcherFixtureAt is newDispatcherFixture with the card's endpoint at endpoint, unless
-// that is empty.
+// newDispatcherFixtureAt builds the fixture with the card's endpoint at endpoint.
 func newDispatcherFixtureAt(t *testing.T, cfg delegation.Config, secrets delegation.Secrets, endpoint string) dispatcherFixture {
 	t.Helper()
 	db := storagetest.Open(t, "sqlite")
 	ctx := context.Background()
 	storagetest.CreateTenant(t, db, "acme", time.Now(), "alice")
-	var calls atomic.Int64
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"result": "done"}`))
-	}))
-	t.Cleanup(agent.Close)
-	if endpoint == "" {
-		endpoint = agent.URL + "/task"
-	}
 	cardStore := storage.NewCardStore(db)
 	now := time.Now().UTC()
 	card := cards.Card{AgentID: "agt1", Name: "Agent", Protocols: []string{"http"}, Endpoint: endpoint,
@@ -80,7 +82,7 @@ func newDispatcherFixtureAt(t *testing.T, cfg delegation.Config, secrets delegat
 	})
 	t.Cleanup(x.Wait)
 	pctx := authz.WithPrincipal(ctx, authz.Principal{Subject: "olga", Tenant: "acme"})
-	return dispatcherFixture{x: x, tenants: gate, log: log, calls: &calls, ctx: pctx}
+	return dispatcherFixture{x: x, tenants: gate, log: log, ctx: pctx}
 }
 
 // TestDelegationDeadlineDuringSecretRead: when the call's deadline ends while the server is
