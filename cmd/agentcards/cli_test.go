@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/authz/token"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/web/catalog"
 	"github.com/agentcards/agentcards/web/client"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -116,11 +116,7 @@ func (e *cliEnv) file(t *testing.T, name, content string) string {
 // the refusals: the service's (exit 1, the error code on stderr) and the usage errors (exit 2).
 func TestCLIEveryRequest(t *testing.T) {
 	e := newCLIEnv(t, true)
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"result": "reviewed"}`)
-	}))
-	t.Cleanup(agent.Close)
+	agent := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "reviewed"}`))
 	tokens := webtest.Tokens(t)
 	s := &cliScenario{e: e, tokens: tokens, alice: webtest.Mint(t, tokens, "alice", "cli", false), bob: webtest.Mint(t, tokens, "bob", "cli", false)}
 
@@ -204,8 +200,8 @@ func (s *cliScenario) cards(t *testing.T, agentURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(sample) }))
-	t.Cleanup(source.Close)
+	source := agenttest.New(t, nil)
+	source.ServeJSON(agenttest.CardPath, http.StatusOK, sample)
 	e.ok(t, alice, nil, "cards", "import", "--agentId", "by-url", "--url", source.URL+"/.well-known/agent-card.json")
 	var refreshed struct{ Outcome string }
 	e.ok(t, alice, &refreshed, "cards", "refresh", "--agentId", "by-url")

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -29,11 +29,7 @@ func TestServeMetrics(t *testing.T) {
 }
 
 func testServeMetrics(t *testing.T, dialect string) {
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"result": "ok"}`))
-	}))
-	defer agent.Close()
+	agent := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
 	dir := t.TempDir()
 	database := ""
 	if dialect != migrations.SQLite {

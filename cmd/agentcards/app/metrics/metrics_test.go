@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cmd/agentcards/app/metrics"
 )
 
@@ -147,8 +148,8 @@ func TestMiddleware(t *testing.T) {
 // or error when there was no answer) and hands back the answer or the error as it was.
 func TestOutbound(t *testing.T) {
 	m := metrics.New("test")
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
+	agent := agenttest.New(t, func(w http.ResponseWriter, _ *http.Request, got agenttest.Request) {
+		switch got.Path {
 		case "/gone":
 			w.WriteHeader(http.StatusNotFound)
 		case "/down":
@@ -156,8 +157,7 @@ func TestOutbound(t *testing.T) {
 		default:
 			_, _ = io.WriteString(w, "fine")
 		}
-	}))
-	defer agent.Close()
+	})
 	probe, delegation := m.Outbound("probe", http.DefaultClient), m.Outbound("delegation", http.DefaultClient)
 	do := func(d metrics.Doer, url string) (*http.Response, error) {
 		req, _ := http.NewRequest("GET", url, nil)
