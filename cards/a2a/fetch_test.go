@@ -2,14 +2,13 @@ package a2a_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/a2a/a2atest"
+	"github.com/agentcards/agentcards/cards/agenttest"
 )
 
 // TestA2AImportFetchFailures: a card URL whose connection fails, or whose server fails, is
@@ -17,8 +16,8 @@ import (
 // card (a 4xx, HTML, a document over 1 MiB), is fault.Invalid. Nothing is stored. That a URL where
 // nothing listens is a 502 fetch_failed over HTTP is web's (TestA2AImportByURL).
 func TestA2AImportFetchFailures(t *testing.T) {
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
+	agent := agenttest.New(t, func(w http.ResponseWriter, r *http.Request, got agenttest.Request) {
+		switch got.Path {
 		case "/close":
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
@@ -33,8 +32,7 @@ func TestA2AImportFetchFailures(t *testing.T) {
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	defer agent.Close()
+	})
 	f := newFixture(t, "sqlite")
 	f.allowLoopback()
 	for _, tc := range []struct {
@@ -65,32 +63,14 @@ func TestA2AImportFetchFailures(t *testing.T) {
 // host, even an allowed one, is fault.URLBlocked, unfetched.
 func TestA2AImportRedirects(t *testing.T) {
 	raw := a2atest.ReadSample(t, "a2a-samples__adk_currency_agent__agent_card.json")
-	var mu sync.Mutex
-	otherHits := 0
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		otherHits++
-		mu.Unlock()
-		_, _ = w.Write(raw)
-	}))
-	defer other.Close()
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/card.json":
-			_, _ = w.Write(raw)
-		case "/moved":
-			http.Redirect(w, r, "/card.json", http.StatusFound)
-		case "/moved-twice":
-			http.Redirect(w, r, "/moved", http.StatusMovedPermanently)
-		case "/away":
-			http.Redirect(w, r, other.URL+"/card.json", http.StatusFound)
-		case "/elsewhere":
-			http.Redirect(w, r, "http://localhost:1/.well-known/agent-card.json", http.StatusFound)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer agent.Close()
+	other := agenttest.New(t, nil)
+	other.ServeJSON("/card.json", http.StatusOK, raw)
+	agent := agenttest.New(t, nil) // any other path: 404
+	agent.ServeJSON("/card.json", http.StatusOK, raw)
+	agent.Handle("/moved", http.RedirectHandler("/card.json", http.StatusFound))
+	agent.Handle("/moved-twice", http.RedirectHandler("/moved", http.StatusMovedPermanently))
+	agent.Handle("/away", http.RedirectHandler(other.URL+"/card.json", http.StatusFound))
+	agent.Handle("/elsewhere", http.RedirectHandler("http://localhost:1/.well-known/agent-card.json", http.StatusFound))
 	f := newFixture(t, "sqlite")
 	f.allowLoopback()
 	for _, path := range []string{"/moved", "/moved-twice"} {
@@ -106,9 +86,7 @@ func TestA2AImportRedirects(t *testing.T) {
 		wantKind(t, id, err, fault.URLBlocked)
 		f.absent(id)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if otherHits != 0 {
+	if otherHits := other.Calls(); otherHits != 0 {
 		t.Fatalf("the other host was fetched %d times", otherHits)
 	}
 }

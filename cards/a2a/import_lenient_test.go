@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/a2a/a2atest"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -123,11 +123,8 @@ func TestA2AImportKnownMemberOfWrongType(t *testing.T) {
 // its 0.3 members are neither stored nor served.
 func TestA2AImportHybridCard(t *testing.T) {
 	raw := a2atest.ReadSample(t, hybridSample)
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(raw)
-	}))
-	defer agent.Close()
+	agent := agenttest.New(t, nil)
+	agent.ServeJSON(agenttest.CardPath, http.StatusOK, raw)
 	forEachDialect(t, func(t *testing.T, f *fixture) {
 		f.allowLoopback()
 		for id, body := range map[string]map[string]any{

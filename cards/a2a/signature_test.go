@@ -9,13 +9,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-jose/go-jose/v4"
@@ -23,6 +20,7 @@ import (
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a/a2atest"
+	"github.com/agentcards/agentcards/cards/agenttest"
 )
 
 // The import's signature check (docs/a2a.md, Import: verified, unverified or invalid, and only
@@ -250,17 +248,8 @@ func TestA2AImportJKUFailures(t *testing.T) {
 	f, priv, keys := signingFixture(t)
 	otherKid := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{keys.Keys[0]}}
 	otherKid.Keys[0].KeyID = "k2"
-	var mu sync.Mutex
-	hits := map[string]int{}
-	jku := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hits[r.URL.Path]++
-		mu.Unlock()
-		switch r.URL.Path {
-		case "/jwks.json":
-			_ = json.NewEncoder(w).Encode(keys)
-		case "/other-kid.json":
-			_ = json.NewEncoder(w).Encode(otherKid)
+	jku := agenttest.New(t, func(w http.ResponseWriter, r *http.Request, got agenttest.Request) {
+		switch got.Path {
 		case "/not-jwks":
 			w.Header().Set("Content-Type", "text/html")
 			_, _ = w.Write([]byte("<html>keys</html>"))
@@ -274,8 +263,9 @@ func TestA2AImportJKUFailures(t *testing.T) {
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	defer jku.Close()
+	})
+	jku.ServeJSON("/jwks.json", http.StatusOK, jsonOf(t, keys))
+	jku.ServeJSON("/other-kid.json", http.StatusOK, jsonOf(t, otherKid))
 	signed := func(jkuURL string) map[string]any {
 		h := map[string]any{"alg": "EdDSA", "kid": "k1", "typ": "JOSE", "jku": jkuURL}
 		return withSignatures(t, a2atest.JWS(t, a2atest.SampleV1(t), h, a2atest.EdDSA(priv)))
@@ -290,10 +280,7 @@ func TestA2AImportJKUFailures(t *testing.T) {
 	// The server's guard without outbound.allow (signingFixture's) refuses loopback before any
 	// dial.
 	unverified("blocked", jku.URL+"/jwks.json")
-	mu.Lock()
-	fetched := hits["/jwks.json"]
-	mu.Unlock()
-	if fetched != 0 {
+	if fetched := jku.Count(func(r agenttest.Request) bool { return r.Path == "/jwks.json" }); fetched != 0 {
 		t.Fatalf("the guard let a jku on loopback be fetched %d times", fetched)
 	}
 
