@@ -1,7 +1,7 @@
 // Package webtest holds the helpers the tests of cards, web and the agentcards binary share:
-// JSON comparison, polling, HTTP requests to the API, test tokens and an independent check of
-// the service's signatures. It imports none of cards, web or storage, so that the internal tests
-// of those packages can use it without an import cycle.
+// JSON comparison, polling, HTTP requests to the API, a scripted stand-in for the API, test
+// tokens and an independent check of the service's signatures. It imports none of cards, web or
+// storage, so that the internal tests of those packages can use it without an import cycle.
 package webtest
 
 import (
