@@ -101,7 +101,7 @@ func wireCases(ctx context.Context) []wireCase {
 // checkOnTheWire makes c's call with a client of a scripted server, which answers c.answer,
 // and checks the one request it sent and the output it answered.
 func checkOnTheWire(t *testing.T, c wireCase) {
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
 		if c.answer == "" {
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -109,7 +109,7 @@ func checkOnTheWire(t *testing.T, c wireCase) {
 		webtest.Reply(w, http.StatusOK, c.answer)
 	})
 	tok := aliceToken(t)
-	cl, err := client.New(s.srv.URL, client.WithToken(tok), client.WithUserAgent("test-agent/1"))
+	cl, err := client.New(s.URL, client.WithToken(tok), client.WithUserAgent("test-agent/1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func checkOnTheWire(t *testing.T, c wireCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := s.requests()
+	got := s.Requests()
 	if len(got) != 1 {
 		t.Fatalf("%d requests, want 1", len(got))
 	}
@@ -145,15 +145,15 @@ func checkOnTheWire(t *testing.T, c wireCase) {
 // given with WithTenant, else the token's tenant claim; with neither it is refused unsent. An
 // input that names one goes there.
 func TestTenantOfRequests(t *testing.T) {
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
+	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
 	ctx := context.Background()
 	target := func(c *client.Client, in api.CardRef) string {
 		t.Helper()
-		before := len(s.requests())
+		before := len(s.Requests())
 		if _, err := c.Cards.Get(ctx, in); err != nil {
 			t.Fatal(err)
 		}
-		return s.requests()[before].Target
+		return s.Requests()[before].Target
 	}
 	alice := newClient(t, s)
 	if alice.Tenant() != "acme" || target(alice, api.CardRef{AgentID: "x"}) != "/v1/tenants/acme/cards/x" {
@@ -166,18 +166,18 @@ func TestTenantOfRequests(t *testing.T) {
 	if got := target(other, api.CardRef{AgentID: "x"}); got != "/v1/tenants/gamma/cards/x" {
 		t.Errorf("WithTenant gamma went to %s", got)
 	}
-	root, err := client.New(s.srv.URL, client.WithToken(webtest.Mint(t, webtest.Tokens(t), "root", "", true)))
+	root, err := client.New(s.URL, client.WithToken(webtest.Mint(t, webtest.Tokens(t), "root", "", true)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent := len(s.requests())
+	sent := len(s.Requests())
 	_, err = root.Cards.Get(ctx, api.CardRef{AgentID: "x"})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code != "invalid" || ce.Status != 0 || ce.Request != "cards.get" ||
 		ce.Message != "tenant is required: the token names none: invalid request (not sent)" {
 		t.Errorf("no tenant anywhere: %#v", err)
 	}
-	if len(s.requests()) != sent {
+	if len(s.Requests()) != sent {
 		t.Error("a request without a tenant was sent")
 	}
 }
@@ -186,7 +186,7 @@ func TestTenantOfRequests(t *testing.T) {
 // is sent: a required field left empty, a value outside a field's enum (alone or in a list), an
 // input of another request's type, a request the Go client does not make.
 func TestRefusedUnsent(t *testing.T) {
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
+	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
 	c := newClient(t, s)
 	ctx := context.Background()
 	for _, r := range []struct {
@@ -223,7 +223,7 @@ func TestRefusedUnsent(t *testing.T) {
 			t.Errorf("%s: %v, want %q", r.name, err, r.want)
 		}
 	}
-	if n := len(s.requests()); n != 0 {
+	if n := len(s.Requests()); n != 0 {
 		t.Errorf("%d requests sent, want none", n)
 	}
 }
@@ -235,15 +235,15 @@ func TestNew(t *testing.T) {
 			t.Errorf("New(%q) accepted", base)
 		}
 	}
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
-	c, err := client.New(s.srv.URL+"/", client.WithToken(aliceToken(t)))
+	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
+	c, err := client.New(s.URL+"/", client.WithToken(aliceToken(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Cards.Get(context.Background(), api.CardRef{AgentID: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.requests()[0].Target; got != "/v1/tenants/acme/cards/x" {
+	if got := s.Requests()[0].Target; got != "/v1/tenants/acme/cards/x" {
 		t.Errorf("sent to %s", got)
 	}
 }

@@ -49,7 +49,7 @@ func TestErrorsAnswered(t *testing.T) {
 			want: client.Error{Request: "cards.get", Status: 304, Code: "unexpected_response", Message: "304 Not Modified"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, c.status, c.body, c.header...) })
+			s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, c.status, c.body, c.header...) })
 			_, err := newClient(t, s).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"})
 			var ce *client.Error
 			if !errors.As(err, &ce) {
@@ -64,7 +64,7 @@ func TestErrorsAnswered(t *testing.T) {
 		})
 	}
 
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{"agentId": 7}`) })
+	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{"agentId": 7}`) })
 	_, err := newClient(t, s).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Status != 200 || ce.Code != "unexpected_response" ||

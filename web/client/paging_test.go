@@ -16,13 +16,13 @@ import (
 
 // pagedSearch answers a search of five cards two to a page, by the cursor asked; failAt, when
 // not "", is a cursor answered with a 400.
-func pagedSearch(t *testing.T, failAt string) *script {
+func pagedSearch(t *testing.T, failAt string) *webtest.Script {
 	pages := map[string]string{
 		"":   `{"total": 5, "items": [{"card": {"agentId": "a"}}, {"card": {"agentId": "b"}}], "nextCursor": "c1"}`,
 		"c1": `{"total": 5, "items": [{"card": {"agentId": "c"}}, {"card": {"agentId": "d"}}], "nextCursor": "c2"}`,
 		"c2": `{"total": 5, "items": [{"card": {"agentId": "e"}}]}`,
 	}
-	return newScript(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+	return webtest.StartScript(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		cursor := r.URL.Query().Get("cursor")
 		if cursor == failAt && failAt != "" {
 			webtest.Reply(w, http.StatusBadRequest, `{"error": {"code": "invalid", "message": "cursor: not a cursor of this list"}}`)
@@ -52,9 +52,9 @@ func TestPaging(t *testing.T) {
 		}
 		return ids, nil
 	}
-	targets := func(s *script) []string {
+	targets := func(s *webtest.Script) []string {
 		var out []string
-		for _, r := range s.requests() {
+		for _, r := range s.Requests() {
 			out = append(out, r.Target)
 		}
 		return out
@@ -76,19 +76,19 @@ func TestPaging(t *testing.T) {
 	}
 
 	s = pagedSearch(t, "")
-	if ids, _ := collect(newClient(t, s), api.CardsSearch{}, 3); !slices.Equal(ids, []string{"a", "b", "c"}) || len(s.requests()) != 2 {
-		t.Errorf("stopped after 3: %v in %d requests, want a b c in 2", ids, len(s.requests()))
+	if ids, _ := collect(newClient(t, s), api.CardsSearch{}, 3); !slices.Equal(ids, []string{"a", "b", "c"}) || len(s.Requests()) != 2 {
+		t.Errorf("stopped after 3: %v in %d requests, want a b c in 2", ids, len(s.Requests()))
 	}
 
 	s = pagedSearch(t, "c1")
 	ids, err = collect(newClient(t, s), api.CardsSearch{}, 0)
 	var ce *client.Error
-	if !slices.Equal(ids, []string{"a", "b"}) || !errors.As(err, &ce) || ce.Code != "invalid" || len(s.requests()) != 2 {
-		t.Errorf("a page refused: %v, %v after %d requests", ids, err, len(s.requests()))
+	if !slices.Equal(ids, []string{"a", "b"}) || !errors.As(err, &ce) || ce.Code != "invalid" || len(s.Requests()) != 2 {
+		t.Errorf("a page refused: %v, %v after %d requests", ids, err, len(s.Requests()))
 	}
 
 	// The audit trail pages the same way, with its own query.
-	trail := newScript(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+	trail := webtest.StartScript(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		if r.URL.Query().Get("cursor") == "" {
 			webtest.Reply(w, http.StatusOK, `{"items": [{"seq": 9, "action": "cards.update"}], "nextCursor": "s9"}`)
 			return
@@ -155,7 +155,7 @@ func TestInProcess(t *testing.T) {
 // memory while its database did not answer; later answers without the mark keep the note of the
 // last one that had it. Without WatchStale the mark is ignored.
 func TestWatchStale(t *testing.T) {
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 		if n == 1 {
 			webtest.Reply(w, http.StatusOK, `{}`, "X-Agentcards-Stale", "database unreachable since 10:00:00Z")
 			return

@@ -56,7 +56,7 @@ var retryCalls = []struct {
 func TestRetryWhichRequests(t *testing.T) {
 	for _, c := range retryCalls {
 		t.Run(c.name, func(t *testing.T) {
-			s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+			s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 				if n == 0 {
 					webtest.Reply(w, http.StatusServiceUnavailable, `{"error": {"code": "unavailable", "message": "busy"}}`)
 					return
@@ -64,7 +64,7 @@ func TestRetryWhichRequests(t *testing.T) {
 				webtest.Reply(w, http.StatusOK, `{}`)
 			})
 			err := c.call(context.Background(), newClient(t, s, client.WithRetry(3)))
-			got := s.requests()
+			got := s.Requests()
 			if c.retry {
 				if err != nil || len(got) != 2 {
 					t.Fatalf("%d requests, %v; want a second one that succeeds", len(got), err)
@@ -79,11 +79,11 @@ func TestRetryWhichRequests(t *testing.T) {
 					t.Errorf("%d requests, %v; want one, answering the 503", len(got), err)
 				}
 			}
-			once := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+			once := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
 				webtest.Reply(w, http.StatusServiceUnavailable, `{"error": {"code": "unavailable", "message": "busy"}}`)
 			})
-			if err := c.call(context.Background(), newClient(t, once)); err == nil || len(once.requests()) != 1 {
-				t.Errorf("without WithRetry: %d requests, %v; want one, failed", len(once.requests()), err)
+			if err := c.call(context.Background(), newClient(t, once)); err == nil || len(once.Requests()) != 1 {
+				t.Errorf("without WithRetry: %d requests, %v; want one, failed", len(once.Requests()), err)
 			}
 		})
 	}
@@ -93,7 +93,7 @@ func TestRetryWhichRequests(t *testing.T) {
 // request that keeps failing is tried 1 + attempts times and answers the last failure.
 func TestRetryWhichStatuses(t *testing.T) {
 	for status, retried := range map[int]bool{429: true, 502: true, 503: true, 504: true, 500: false, 400: false, 404: false, 409: false, 412: false} {
-		s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+		s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 			if n == 0 {
 				webtest.Reply(w, status, `{"error": {"code": "some_code", "message": "first"}}`)
 				return
@@ -101,24 +101,24 @@ func TestRetryWhichStatuses(t *testing.T) {
 			webtest.Reply(w, http.StatusOK, `{}`)
 		})
 		_, err := newClient(t, s, client.WithRetry(1)).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"})
-		if n := len(s.requests()); retried && (n != 2 || err != nil) || !retried && (n != 1 || err == nil) {
+		if n := len(s.Requests()); retried && (n != 2 || err != nil) || !retried && (n != 1 || err == nil) {
 			t.Errorf("%d: %d requests, %v; retried %v", status, n, err, retried)
 		}
 	}
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 		webtest.Reply(w, http.StatusBadGateway, `{"error": {"code": "unavailable", "message": "try `+string(rune('0'+n))+`"}}`)
 	})
 	_, err := newClient(t, s, client.WithRetry(2)).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"})
 	var ce *client.Error
-	if len(s.requests()) != 3 || !errors.As(err, &ce) || ce.Status != http.StatusBadGateway || ce.Message != "try 2" {
-		t.Errorf("always 502: %d requests, %v; want 3, answering the last", len(s.requests()), err)
+	if len(s.Requests()) != 3 || !errors.As(err, &ce) || ce.Status != http.StatusBadGateway || ce.Message != "try 2" {
+		t.Errorf("always 502: %d requests, %v; want 3, answering the last", len(s.Requests()), err)
 	}
 }
 
 // TestRetryAfterAndDrops: a retry waits what Retry-After asks for; a request that got no answer
 // at all (the connection dropped) is tried again when safe to repeat, and not otherwise.
 func TestRetryAfterAndDrops(t *testing.T) {
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 		if n == 0 {
 			webtest.Reply(w, http.StatusTooManyRequests, `{"error": {"code": "rate_limited", "message": "slow down"}}`, "Retry-After", "1")
 			return
@@ -128,7 +128,7 @@ func TestRetryAfterAndDrops(t *testing.T) {
 	if _, err := newClient(t, s, client.WithRetry(1)).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.requests(); len(got) != 2 || got[1].At.Sub(got[0].At) < time.Second {
+	if got := s.Requests(); len(got) != 2 || got[1].At.Sub(got[0].At) < time.Second {
 		t.Errorf("the retry came %v after the 429 that asked for 1s", got[1].At.Sub(got[0].At))
 	}
 
@@ -142,22 +142,22 @@ func TestRetryAfterAndDrops(t *testing.T) {
 		}
 		webtest.Reply(w, http.StatusOK, `{}`)
 	}
-	get := newScript(t, drop)
-	if _, err := newClient(t, get, client.WithRetry(1)).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"}); err != nil || len(get.requests()) != 2 {
-		t.Errorf("a GET whose connection dropped: %d requests, %v; want a second that succeeds", len(get.requests()), err)
+	get := webtest.StartScript(t, drop)
+	if _, err := newClient(t, get, client.WithRetry(1)).Cards.Get(context.Background(), api.CardRef{AgentID: "rev"}); err != nil || len(get.Requests()) != 2 {
+		t.Errorf("a GET whose connection dropped: %d requests, %v; want a second that succeeds", len(get.Requests()), err)
 	}
-	post := newScript(t, drop)
+	post := webtest.StartScript(t, drop)
 	_, err := newClient(t, post, client.WithRetry(3)).Cards.Register(context.Background(), api.CardsRegister{CardInput: api.CardInput{AgentID: "rev", Name: "R"}})
 	var ce *client.Error
-	if err == nil || errors.As(err, &ce) || len(post.requests()) != 1 {
-		t.Errorf("a POST whose connection dropped: %d requests, %v; want one, failed with no answer", len(post.requests()), err)
+	if err == nil || errors.As(err, &ce) || len(post.Requests()) != 1 {
+		t.Errorf("a POST whose connection dropped: %d requests, %v; want one, failed with no answer", len(post.Requests()), err)
 	}
 }
 
 // TestRetryStopsWithTheContext: a retry waiting for its time gives up as soon as the context
 // ends, answering both the last failure and the context's error.
 func TestRetryStopsWithTheContext(t *testing.T) {
-	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
 		webtest.Reply(w, http.StatusServiceUnavailable, `{"error": {"code": "unavailable", "message": "down"}}`, "Retry-After", "3600")
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -167,8 +167,8 @@ func TestRetryStopsWithTheContext(t *testing.T) {
 	start := time.Now()
 	_, err := newClient(t, s, client.WithRetry(5), client.WithHTTPClient(hc)).Cards.Get(ctx, api.CardRef{AgentID: "rev"})
 	var ce *client.Error
-	if !errors.Is(err, context.Canceled) || !errors.As(err, &ce) || ce.Status != http.StatusServiceUnavailable || len(s.requests()) != 1 {
-		t.Errorf("%d requests, %v; want one, the 503 and the context's end", len(s.requests()), err)
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &ce) || ce.Status != http.StatusServiceUnavailable || len(s.Requests()) != 1 {
+		t.Errorf("%d requests, %v; want one, the 503 and the context's end", len(s.Requests()), err)
 	}
 	// It did not wait the 30 s a retry waits at most.
 	if d := time.Since(start); d > 20*time.Second {

@@ -17,10 +17,10 @@ import (
 // token, its arguments where the route takes them; the answer is the output, as
 // structuredContent and as the same JSON in text.
 func TestToolCallForwards(t *testing.T) {
-	door := &restDoor{answer: func(w http.ResponseWriter, r *http.Request, _ int) {
+	door := webtest.NewScript(func(w http.ResponseWriter, r *http.Request, _ int) {
 		webtest.Reply(w, http.StatusOK, `{"agentId": "rev", "name": "Reviewer", "protocols": ["http"], "capabilities": [], "resources": [],
 			"tags": [], "visibility": "tenant", "id": "c-1", "revision": 3, "createdAt": "2026-05-04T10:00:00Z", "updatedAt": "2026-05-04T11:00:00Z"}`)
-	}}
+	})
 	s, tok := session(t, door, beforeTheDay)
 	res := call(t, s, "cards_update", `{"agentId": "rev", "patch": {"name": "Reviewer", "tags": null}, "ifRevision": 2}`)
 	want := `{"agentId": "rev", "name": "Reviewer", "protocols": ["http"], "capabilities": [], "resources": [], "tags": [],
@@ -31,7 +31,7 @@ func TestToolCallForwards(t *testing.T) {
 	} else {
 		webtest.JSONEqual(t, "text", []byte(tx[0]), []byte(want))
 	}
-	got := door.requests()
+	got := door.Requests()
 	if len(got) != 1 {
 		t.Fatalf("%d requests, want 1", len(got))
 	}
@@ -49,9 +49,9 @@ func TestToolCallForwards(t *testing.T) {
 // required one missing, are refused as invalid without a request; a door that cannot be reached
 // is unavailable.
 func TestToolErrors(t *testing.T) {
-	door := &restDoor{answer: func(w http.ResponseWriter, _ *http.Request, _ int) {
+	door := webtest.NewScript(func(w http.ResponseWriter, _ *http.Request, _ int) {
 		webtest.Reply(w, http.StatusNotFound, `{"error": {"code": "not_found", "message": "card \"nope\" not found", "requestId": "req-9"}}`)
-	}}
+	})
 	s, _ := session(t, door, beforeTheDay)
 	toolError(t, call(t, s, "cards_get", `{"agentId": "nope"}`),
 		`{"error": {"code": "not_found", "message": "card \"nope\" not found", "requestId": "req-9"}}`)
@@ -63,7 +63,7 @@ func TestToolErrors(t *testing.T) {
 	} {
 		toolError(t, call(t, s, c.tool, c.args), c.want)
 	}
-	if n := len(door.requests()); n != 1 {
+	if n := len(door.Requests()); n != 1 {
 		t.Errorf("%d requests reached the door, want only the first", n)
 	}
 
@@ -95,13 +95,13 @@ func TestToolErrors(t *testing.T) {
 // TestStaleAnswer: an answer the service made from memory while its database did not answer
 // says so first in text, and under _meta, with the service's note; the output follows as usual.
 func TestStaleAnswer(t *testing.T) {
-	door := &restDoor{answer: func(w http.ResponseWriter, _ *http.Request, n int) {
+	door := webtest.NewScript(func(w http.ResponseWriter, _ *http.Request, n int) {
 		if n == 0 {
 			webtest.Reply(w, http.StatusOK, `{"state": "online"}`, "X-Agentcards-Stale", "database unreachable since 10:00:00Z")
 			return
 		}
 		webtest.Reply(w, http.StatusOK, `{"state": "online"}`)
-	}}
+	})
 	s, _ := session(t, door, beforeTheDay)
 	res := call(t, s, "cards_heartbeat", `{"agentId": "rev"}`)
 	tx := texts(res)

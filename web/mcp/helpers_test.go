@@ -3,11 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,47 +20,15 @@ var (
 	beforeTheDay = theDay.Add(-time.Second)
 )
 
-// sent is a request as the scripted REST door received it.
-type sent struct {
-	Method, Target, Body string
-	Header               http.Header
-}
-
-// restDoor is a REST door whose answers the test scripts: answer gets each request and how many
-// came before it.
-type restDoor struct {
-	mu     sync.Mutex
-	got    []sent
-	answer func(w http.ResponseWriter, r *http.Request, n int)
-}
-
-func (d *restDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body []byte
-	if r.Body != nil {
-		body, _ = io.ReadAll(r.Body)
-	}
-	d.mu.Lock()
-	n := len(d.got)
-	d.got = append(d.got, sent{Method: r.Method, Target: r.URL.RequestURI(), Body: string(body), Header: r.Header.Clone()})
-	d.mu.Unlock()
-	d.answer(w, r, n)
-}
-
-func (d *restDoor) requests() []sent {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]sent(nil), d.got...)
-}
-
 // session serves the tool set over the go-sdk's in-memory transports, each call made with the Go
-// client, with alice's token (tenant acme), over real HTTP to door; now is the old names' clock.
-func session(t *testing.T, door http.Handler, now time.Time) (*sdk.ClientSession, string) {
+// client, with alice's token (tenant acme), over real HTTP to door, which it starts; now is the
+// old names' clock.
+func session(t *testing.T, door *webtest.Script, now time.Time) (*sdk.ClientSession, string) {
 	t.Helper()
-	srv := httptest.NewServer(door)
-	t.Cleanup(srv.Close)
+	door.Start(t)
 	tok := webtest.Mint(t, webtest.Tokens(t), "alice", "acme", false)
 	server, err := mcp.NewServer(func(context.Context, *sdk.CallToolRequest) (*client.Client, error) {
-		return client.New(srv.URL, client.WithToken(tok))
+		return client.New(door.URL, client.WithToken(tok))
 	}, mcp.Options{Version: "1.2.3", Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

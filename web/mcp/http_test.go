@@ -33,13 +33,13 @@ func (h header) RoundTrip(r *http.Request) (*http.Response, error) {
 // (the token admits, not the name the server was reached by). A call without a token reaches
 // the REST door without one, which refuses it as it refuses any.
 func TestHTTPHandler(t *testing.T) {
-	door := &restDoor{answer: func(w http.ResponseWriter, r *http.Request, _ int) {
+	door := webtest.NewScript(func(w http.ResponseWriter, r *http.Request, _ int) {
 		if r.Header.Get("Authorization") == "" {
 			webtest.Reply(w, http.StatusUnauthorized, `{"error": {"code": "unauthorized", "message": "authentication required"}}`)
 			return
 		}
 		webtest.Reply(w, http.StatusOK, `{"state": "online"}`)
-	}}
+	})
 	h, err := mcp.HTTPHandler(door, mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestHTTPHandler(t *testing.T) {
 		t.Errorf("without a token: %s, want unauthorized", code)
 	}
 
-	got := door.requests()
+	got := door.Requests()
 	if len(got) != 3 {
 		t.Fatalf("%d requests reached the REST door, want 3", len(got))
 	}

@@ -22,8 +22,8 @@ const financeCard = `{"agentId": "finance-agent", "name": "finance-agent", "desc
 	"createdAt": "2026-05-04T10:00:00Z", "updatedAt": "2026-05-04T10:00:00Z"}`
 
 // oldDoor answers the requests the old names make.
-func oldDoor() *restDoor {
-	return &restDoor{answer: func(w http.ResponseWriter, r *http.Request, _ int) {
+func oldDoor() *webtest.Script {
+	return webtest.NewScript(func(w http.ResponseWriter, r *http.Request, _ int) {
 		switch r.Method + " " + r.URL.Path {
 		case "POST /v1/tenants/acme/cards", "GET /v1/tenants/acme/cards/finance-agent":
 			webtest.Reply(w, http.StatusOK, financeCard)
@@ -47,7 +47,7 @@ func oldDoor() *restDoor {
 		default:
 			webtest.Reply(w, http.StatusNotFound, `{"error": {"code": "not_found", "message": "no such route"}}`)
 		}
-	}}
+	})
 }
 
 // TestOldNames: each old name makes our request and answers in the shape its registry
@@ -63,8 +63,8 @@ func TestOldNames(t *testing.T) {
 		}
 		webtest.JSONEqual(t, name, structured(t, res), []byte(want))
 	}
-	lastSent := func() sent {
-		got := door.requests()
+	lastSent := func() webtest.Exchange {
+		got := door.Requests()
 		return got[len(got)-1]
 	}
 
@@ -88,14 +88,14 @@ func TestOldNames(t *testing.T) {
 	}
 
 	// registry_list: the agents online, every page; a capability asked twice is asked once.
-	before := len(door.requests())
+	before := len(door.Requests())
 	answer("registry_list", `{"capability": "budget", "offering": "budget", "tags": ["finance"]}`, listNotice, `{"notice": "`+listNotice+`",
 		"total": 3, "agents": [
 		{"agent_id": "finance-agent", "name": "finance-agent", "description": "Budget management", "offerings": ["budget", "expense_approval"]},
 		{"agent_id": "ledger", "name": "Ledger", "offerings": ["budget"]},
 		{"agent_id": "payroll", "name": "Payroll"}]}`)
 	var targets []string
-	for _, r := range door.requests()[before:] {
+	for _, r := range door.Requests()[before:] {
 		targets = append(targets, r.Target)
 	}
 	if want := []string{"/v1/tenants/acme/cards?capability=budget&limit=100&online=true&tag=finance",
@@ -129,7 +129,7 @@ func TestMeshDelegate(t *testing.T) {
 			"id": "d-1", "caller": "alice", "agentId": "finance-agent", "capability": "expense_approval", "mode": "sync", "transport": "http",
 			"depth": 0, "status": "completed", "result": "approved", "latencyMs": 12,
 			"createdAt": "2026-05-04T10:00:00Z", "updatedAt": "2026-05-04T10:00:01Z"}`))
-		got := door.requests()
+		got := door.Requests()
 		read, sent := got[len(got)-2], got[len(got)-1]
 		if read.Method != "GET" || read.Target != "/v1/tenants/acme/cards/finance-agent" || sent.Method != "POST" || sent.Target != "/v1/tenants/acme/delegations" {
 			t.Fatalf("mesh_delegate sent %s %s, then %s %s", read.Method, read.Target, sent.Method, sent.Target)
@@ -137,13 +137,13 @@ func TestMeshDelegate(t *testing.T) {
 		webtest.JSONEqual(t, "the delegation asked", []byte(sent.Body), []byte(`{"agentId": "finance-agent", "capability": "expense_approval",
 			"task": "Approve the expense report", "context": `+c.want+`, "mode": "sync"}`))
 	}
-	before := len(door.requests())
+	before := len(door.Requests())
 	res := call(t, s, "mesh_delegate", `{"targetName": "quiet", "task": "anything"}`)
 	if tx := texts(res); len(tx) != 2 || tx[0] != delegateNotice {
 		t.Errorf("refused: texts %q, want the notice first", tx)
 	}
 	toolError(t, res, `{"error": {"code": "invalid", "message": "agent quiet declares no capability to delegate to: invalid request"}}`)
-	if n := len(door.requests()) - before; n != 1 {
+	if n := len(door.Requests()) - before; n != 1 {
 		t.Errorf("%d requests for an agent with no capability, want the card's read alone", n)
 	}
 }
@@ -158,7 +158,7 @@ func TestOldNamesAfterTheDay(t *testing.T) {
 		toolError(t, call(t, s, name, `{}`), `{"error": {"code": "renamed",
 			"message": "`+name+` was renamed to `+newName+` and stopped working on 2027-03-01; use `+newName+`."}}`)
 	}
-	if n := len(door.requests()); n != 0 {
+	if n := len(door.Requests()); n != 0 {
 		t.Errorf("%d requests sent after the day", n)
 	}
 }

@@ -23,7 +23,7 @@ const searchPage = `{"total": 9, "nextCursor": "next-1", "items": [
 // pick one and call it: no empty member, the status only of a card that is not active); fields
 // chooses other members, card for the whole card; the view is the door's, never sent on.
 func TestSearchCompact(t *testing.T) {
-	door := &restDoor{answer: func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, searchPage) }}
+	door := webtest.NewScript(func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, searchPage) })
 	s, _ := session(t, door, beforeTheDay)
 	webtest.JSONEqual(t, "the default view", structured(t, call(t, s, "cards_search", `{"q": "review", "limit": 2}`)), []byte(`{
 		"total": 9, "nextCursor": "next-1", "items": [
@@ -43,7 +43,7 @@ func TestSearchCompact(t *testing.T) {
 		{"card": {"agentId": "old", "name": "Old reviewer", "protocols": ["http"], "capabilities": [], "resources": [], "tags": [],
 			"visibility": "tenant", "status": "deprecated", "deprecation": {"message": "use rev", "successor": "rev"},
 			"id": "c-2", "revision": 1, "createdAt": "2026-05-04T10:00:00Z", "updatedAt": "2026-05-04T10:00:00Z"}}]}`))
-	for _, r := range door.requests() {
+	for _, r := range door.Requests() {
 		if r.Method != "GET" || r.Target != "/v1/tenants/acme/cards?limit=2&q=review" && r.Target != "/v1/tenants/acme/cards" {
 			t.Errorf("sent %s %s: the view is not the door's to see", r.Method, r.Target)
 		}
@@ -51,7 +51,7 @@ func TestSearchCompact(t *testing.T) {
 	if code := errorCode(t, call(t, s, "cards_search", `{"fields": ["secret"]}`)); code != "invalid" {
 		t.Errorf("a field no card has: %s, want invalid", code)
 	}
-	if n := len(door.requests()); n != 3 {
+	if n := len(door.Requests()); n != 3 {
 		t.Errorf("%d searches sent, want 3 (none for the field refused)", n)
 	}
 }

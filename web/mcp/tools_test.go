@@ -18,7 +18,7 @@ import (
 // an agent reads them: their hints, their arguments (those required, the enums, nothing else
 // taken), their output schema.
 func TestToolsListed(t *testing.T) {
-	s, _ := session(t, &restDoor{answer: func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, 200, `{}`) }}, beforeTheDay)
+	s, _ := session(t, webtest.NewScript(func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, 200, `{}`) }), beforeTheDay)
 	init := s.InitializeResult()
 	if init.ServerInfo.Name != "agentcards" || init.ServerInfo.Version != "1.2.3" || !strings.Contains(init.Instructions, "cards_search") {
 		t.Errorf("initialize: %+v, instructions %q", init.ServerInfo, init.Instructions)
