@@ -1,12 +1,17 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
+	"iter"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentcards/agentcards/cards/a2a/a2atest"
@@ -16,12 +21,6 @@ import (
 func (e *env) allowLoopback() {
 	e.a2a.Fetch = a2atest.LoopbackFetch()
 }
-
-// sampleV1 and signEd25519 are a2atest's, under the names the web tests call them by.
-var (
-	sampleV1    = a2atest.SampleV1
-	signEd25519 = a2atest.SignEd25519
-)
 
 // schemaDir holds the spec's schemas as the repository carries them.
 const schemaDir = "../cards/a2a/a2aschema"
@@ -82,4 +81,38 @@ func (e *env) jwks() []byte {
 	r := e.do("GET", "/.well-known/jwks.json", "", nil)
 	expect(e.t, r, http.StatusOK)
 	return r.body
+}
+
+// inbox is an A2A executor that keeps the text of every message it is sent and answers each
+// with "<name> got <text>": the agents of TestA2AResolvedCardReachesAgents and of newSDKAgent.
+type inbox struct {
+	mu   sync.Mutex
+	got  []string
+	name string
+}
+
+func (b *inbox) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		text := ""
+		if ec.Message != nil && len(ec.Message.Parts) > 0 {
+			text = ec.Message.Parts[0].Text()
+		}
+		b.mu.Lock()
+		b.got = append(b.got, text)
+		b.mu.Unlock()
+		yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(b.name+" got "+text)), nil)
+	}
+}
+
+func (b *inbox) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// messages returns the texts received so far, oldest first.
+func (b *inbox) messages() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.got...)
 }

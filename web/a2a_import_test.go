@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
@@ -32,10 +33,12 @@ func TestA2AImportSignatures(t *testing.T) {
 		alice := e.token("alice", "acme", false)
 		pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 		keys := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "k1", Algorithm: "EdDSA"}}}
-		agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_ = json.NewEncoder(w).Encode(keys)
-		}))
-		defer agent.Close()
+		jwks, err := json.Marshal(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent := agenttest.New(t, nil)
+		agent.ServeJSON("/jwks.json", http.StatusOK, jwks)
 		e.allowLoopback()
 		status := func(r response) (string, string) {
 			var rest struct {
@@ -54,24 +57,24 @@ func TestA2AImportSignatures(t *testing.T) {
 			return e.do("POST", "/v1/tenants/acme/cards/import", alice, body)
 		}
 
-		signed := signEd25519(t, priv, "k1", agent.URL+"/jwks.json", sampleV1(t))
+		signed := a2atest.SignEd25519(t, priv, "k1", agent.URL+"/jwks.json", a2atest.SampleV1(t))
 		r := imp("by-jku", map[string]any{"card": signed})
 		expect(t, r, http.StatusCreated)
 		if st, src := status(r); st != "verified" || src != "jku" {
 			t.Fatalf("jku: %s %s", st, src)
 		}
-		r = imp("by-keys", map[string]any{"card": signEd25519(t, priv, "k1", "", sampleV1(t)), "keys": keys})
+		r = imp("by-keys", map[string]any{"card": a2atest.SignEd25519(t, priv, "k1", "", a2atest.SampleV1(t)), "keys": keys})
 		expect(t, r, http.StatusCreated)
 		if st, src := status(r); st != "verified" || src != "request" {
 			t.Fatalf("keys: %s %s", st, src)
 		}
-		r = imp("no-key", map[string]any{"card": signEd25519(t, priv, "k1", "", sampleV1(t))})
+		r = imp("no-key", map[string]any{"card": a2atest.SignEd25519(t, priv, "k1", "", a2atest.SampleV1(t))})
 		expect(t, r, http.StatusCreated)
 		if st, _ := status(r); st != "unverified" {
 			t.Fatalf("no key: %s", st)
 		}
 
-		tampered := signEd25519(t, priv, "k1", "", sampleV1(t))
+		tampered := a2atest.SignEd25519(t, priv, "k1", "", a2atest.SampleV1(t))
 		tampered["name"] = "GeoSpatial Route Planner AgenT"
 		expect(t, imp("tampered", map[string]any{"card": tampered, "keys": keys}), http.StatusBadRequest, "invalid_signature")
 		expect(t, e.getCard("acme", "tampered"), http.StatusNotFound)
@@ -133,15 +136,8 @@ func TestA2AImportByURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/.well-known/agent-card.json":
-			_, _ = w.Write(raw)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer agent.Close()
+	agent := agenttest.New(t, nil) // any other path: 404
+	agent.ServeJSON(agenttest.CardPath, http.StatusOK, raw)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +179,7 @@ func TestA2AImportRejectsBadInput(t *testing.T) {
 	alice := e.token("alice", "acme", false)
 	imp := func(body any) response { return e.do("POST", "/v1/tenants/acme/cards/import", alice, body) }
 
-	bad := sampleV1(t)
+	bad := a2atest.SampleV1(t)
 	bad["skills"].([]any)[1].(map[string]any)["tags"] = "maps"
 	bad["capabilities"] = map[string]any{"streaming": "yes"}
 	r := imp(map[string]any{"agentId": "x", "card": bad})

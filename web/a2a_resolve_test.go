@@ -3,50 +3,16 @@ package web_test
 import (
 	"context"
 	"errors"
-	"iter"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentcards/agentcards/cards/agenttest"
 )
-
-// inbox is an a2a-go agent that keeps the text of every message it is sent and answers it.
-type inbox struct {
-	mu   sync.Mutex
-	got  []string
-	name string
-}
-
-func (b *inbox) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		text := ""
-		if ec.Message != nil && len(ec.Message.Parts) > 0 {
-			text = ec.Message.Parts[0].Text()
-		}
-		b.mu.Lock()
-		b.got = append(b.got, text)
-		b.mu.Unlock()
-		yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(b.name+" got "+text)), nil)
-	}
-}
-
-func (b *inbox) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
-	}
-}
-
-func (b *inbox) messages() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.got...)
-}
 
 // TestA2AResolvedCardReachesAgents resolves the cards we serve with a2a-go's resolver, as a 1.0
 // client and as a 0.3 client, and sends a message through the client each builds, to agents
@@ -56,10 +22,8 @@ func (b *inbox) messages() []string {
 // asks for the 0.3 card of a 1.0-only agent gets the version error, not the 1.0 endpoint.
 func TestA2AResolvedCardReachesAgents(t *testing.T) {
 	agent10, agent03 := &inbox{name: "v1.0"}, &inbox{name: "v0.3"}
-	srv10 := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(agent10)))
-	t.Cleanup(srv10.Close)
-	srv03 := httptest.NewServer(a2av0.NewJSONRPCHandler(a2asrv.NewHandler(agent03)))
-	t.Cleanup(srv03.Close)
+	srv10 := agenttest.NewA2A(t, agenttest.JSONRPC10, agent10)
+	srv03 := agenttest.NewA2A(t, agenttest.JSONRPC03, agent03)
 	iface := func(url, version string) map[string]any {
 		return map[string]any{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": version}
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
+	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
 
@@ -26,18 +26,20 @@ func TestScheduledRefresh(t *testing.T) {
 		r1.allowLoopback()
 		r2.allowLoopback()
 		var mu sync.Mutex
-		card := sampleV1(t)
-		var fetches atomic.Int64
-		source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			fetches.Add(1)
-			mu.Lock()
-			defer mu.Unlock()
-			_ = json.NewEncoder(w).Encode(card)
-		}))
-		defer source.Close()
+		card := a2atest.SampleV1(t)
+		source := agenttest.New(t, nil)
+		serve := func() {
+			t.Helper()
+			raw, err := json.Marshal(card)
+			if err != nil {
+				t.Fatal(err)
+			}
+			source.ServeJSON(agenttest.CardPath, http.StatusOK, raw)
+		}
+		serve()
 		r1.mkTenant("acme", "alice")
 		alice := r1.token("alice", "acme", false)
-		expect(t, r1.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": source.URL + "/.well-known/agent-card.json"}), http.StatusCreated)
+		expect(t, r1.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": source.URL + agenttest.CardPath}), http.StatusCreated)
 		expect(t, r1.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("plain")), http.StatusCreated)
 		// The clock starts once the cards are written: they are due an interval from now.
 		clk.mu.Lock()
@@ -60,15 +62,14 @@ func TestScheduledRefresh(t *testing.T) {
 			wg.Wait()
 			return
 		}
-		if c, _, _ := both(); c != 0 || fetches.Load() != 1 {
-			t.Fatalf("just imported: %d claimed, %d fetches", c, fetches.Load())
+		if c, _, _ := both(); c != 0 || source.Calls() != 1 {
+			t.Fatalf("just imported: %d claimed, %d fetches", c, source.Calls())
 		}
-		mu.Lock()
 		card["name"] = "Zanzibar Route Planner"
-		mu.Unlock()
+		serve()
 		clk.add(time.Hour)
-		if c, u, _ := both(); c != 1 || u != 1 || fetches.Load() != 2 {
-			t.Fatalf("an interval on: %d claimed, %d updated, %d fetches; want the card refreshed once", c, u, fetches.Load())
+		if c, u, _ := both(); c != 1 || u != 1 || source.Calls() != 2 {
+			t.Fatalf("an interval on: %d claimed, %d updated, %d fetches; want the card refreshed once", c, u, source.Calls())
 		}
 		if ids := r2.search(alice, "acme", "q=zanzibar").ids(); len(ids) != 1 || ids[0] != "geo" {
 			t.Errorf("the refreshed card is not found by its new name: %v", ids)
@@ -88,8 +89,8 @@ func TestScheduledRefresh(t *testing.T) {
 			t.Errorf("a second round in the interval claimed %d", c)
 		}
 		clk.add(time.Hour)
-		if c, _, un := both(); c != 1 || un != 1 || fetches.Load() != 3 {
-			t.Errorf("the next interval: %d claimed, %d unchanged, %d fetches", c, un, fetches.Load())
+		if c, _, un := both(); c != 1 || un != 1 || source.Calls() != 3 {
+			t.Errorf("the next interval: %d claimed, %d unchanged, %d fetches", c, un, source.Calls())
 		}
 	})
 }

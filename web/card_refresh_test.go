@@ -5,12 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
+	"github.com/agentcards/agentcards/cards/agenttest"
 )
 
 // TestCardRefresh: a card imported by URL is fetched again from there. Unchanged content leaves
@@ -25,9 +26,8 @@ func TestCardRefresh(t *testing.T) {
 		alice, bob := e.token("alice", "acme", false), e.token("bob", "acme", false)
 		expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "bob", "role": "reader"}), http.StatusCreated)
 		pub, priv, _ := ed25519.GenerateKey(rand.Reader)
-		src := newRefreshSource()
-		defer src.Close()
-		r := &refreshEnv{e: e, alice: alice, src: src, url: src.URL + "/.well-known/agent-card.json", priv: priv,
+		src := agenttest.New(t, nil)
+		r := &refreshEnv{e: e, alice: alice, src: src, url: src.URL + agenttest.CardPath, priv: priv,
 			keys: jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "k1", Algorithm: "EdDSA"}}}}
 
 		r.unchanged(t)
@@ -36,7 +36,7 @@ func TestCardRefresh(t *testing.T) {
 		imported := r.racingWrites(t)
 
 		// A source that fails: fetch_failed, and nothing recorded.
-		src.serve(map[string]any{}, http.StatusInternalServerError)
+		r.serve(t, map[string]any{}, http.StatusInternalServerError)
 		r.refresh(t, nil, http.StatusBadGateway, "fetch_failed")
 		var card struct{ Revision int64 }
 		e.getCard("acme", "geo").json(t, &card)
@@ -57,58 +57,26 @@ func TestCardRefresh(t *testing.T) {
 	})
 }
 
-// refreshSource is the URL a card is imported from: it answers what serve set last, and runs
-// the function set by whileFetching, once, before it answers.
-type refreshSource struct {
-	*httptest.Server
-	mu     sync.Mutex
-	served []byte
-	status int
-	during func()
-}
-
-func newRefreshSource() *refreshSource {
-	s := &refreshSource{status: http.StatusOK}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		s.mu.Lock()
-		f := s.during
-		s.during = nil
-		s.mu.Unlock()
-		if f != nil {
-			f()
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		w.WriteHeader(s.status)
-		_, _ = w.Write(s.served)
-	}))
-	return s
-}
-
-// serve makes the source answer card with the status code.
-func (s *refreshSource) serve(card map[string]any, code int) {
-	raw, _ := json.Marshal(card)
-	s.mu.Lock()
-	s.served, s.status = raw, code
-	s.mu.Unlock()
-}
-
-// whileFetching makes the source run f while it answers the next fetch.
-func (s *refreshSource) whileFetching(f func()) {
-	s.mu.Lock()
-	s.during = f
-	s.mu.Unlock()
-}
-
 // refreshEnv is the state the steps of TestCardRefresh share: the server, the tenant acme's
-// admin, the source of the card geo and its URL, and the key its cards are signed with.
+// admin, the source of the card geo (an agent serving it at the well-known path) and its URL,
+// and the key its cards are signed with.
 type refreshEnv struct {
 	e     *env
 	alice string
-	src   *refreshSource
+	src   *agenttest.Agent
 	url   string
 	priv  ed25519.PrivateKey
 	keys  jose.JSONWebKeySet
+}
+
+// serve makes the source answer card with the status code.
+func (r *refreshEnv) serve(t *testing.T, card map[string]any, code int) {
+	t.Helper()
+	raw, err := json.Marshal(card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.src.ServeJSON(agenttest.CardPath, code, raw)
 }
 
 // refreshAnswer is the answer of a refresh.
@@ -148,7 +116,7 @@ func (r *refreshEnv) refresh(t *testing.T, body any, code int, errCode ...string
 // changed, for the later refreshes to keep.
 func (r *refreshEnv) unchanged(t *testing.T) {
 	e, alice := r.e, r.alice
-	r.src.serve(signEd25519(t, r.priv, "k1", "", sampleV1(t)), http.StatusOK)
+	r.serve(t, a2atest.SignEd25519(t, r.priv, "k1", "", a2atest.SampleV1(t)), http.StatusOK)
 	expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": r.url}), http.StatusCreated)
 	if a := e.search(alice, "acme", "verified=true"); a.Total != 0 {
 		t.Fatalf("an unverified import is found as verified: %+v", a)
@@ -167,9 +135,9 @@ func (r *refreshEnv) unchanged(t *testing.T) {
 // changed: changed at the source, signed, the card is applied as a new revision, the
 // registry's own fields kept, and found by its new words.
 func (r *refreshEnv) changed(t *testing.T) {
-	changed := sampleV1(t)
+	changed := a2atest.SampleV1(t)
 	changed["description"] = "Plans routes, now with ferries."
-	r.src.serve(signEd25519(t, r.priv, "k1", "", changed), http.StatusOK)
+	r.serve(t, a2atest.SignEd25519(t, r.priv, "k1", "", changed), http.StatusOK)
 	got := r.refresh(t, map[string]any{"keys": r.keys}, http.StatusOK)
 	if got.Outcome != "updated" || got.Card.Description != "Plans routes, now with ferries." || got.Card.Revision != 4 ||
 		got.Card.Status != "deprecated" || got.Card.Visibility != "public" {
@@ -183,19 +151,19 @@ func (r *refreshEnv) changed(t *testing.T) {
 // refused: a signature a key rejects, or none that verifies where one did, is refused, the
 // card left as it was.
 func (r *refreshEnv) refused(t *testing.T) {
-	changed := sampleV1(t)
+	changed := a2atest.SampleV1(t)
 	changed["description"] = "Plans routes, now with ferries."
-	tampered := signEd25519(t, r.priv, "k1", "", changed)
+	tampered := a2atest.SignEd25519(t, r.priv, "k1", "", changed)
 	tampered["name"] = "Someone Else"
-	r.src.serve(tampered, http.StatusOK)
+	r.serve(t, tampered, http.StatusOK)
 	got := r.refresh(t, map[string]any{"keys": r.keys, "allowInvalidSignature": true}, http.StatusOK)
 	if got.Outcome != "refused" || !strings.Contains(got.Reason, "signature") || got.Card.Name != "GeoSpatial Route Planner Agent" ||
 		got.Card.Revision != 5 || !got.Card.Source.Verified {
 		t.Errorf("tampered: %+v", got)
 	}
-	unsigned := sampleV1(t)
+	unsigned := a2atest.SampleV1(t)
 	unsigned["name"] = "Someone Else"
-	r.src.serve(unsigned, http.StatusOK)
+	r.serve(t, unsigned, http.StatusOK)
 	got = r.refresh(t, nil, http.StatusOK)
 	if got.Outcome != "refused" || !strings.Contains(got.Reason, "verified") || got.Card.Name != "GeoSpatial Route Planner Agent" {
 		t.Errorf("unsigned after signed: %+v", got)
@@ -207,10 +175,10 @@ func (r *refreshEnv) refused(t *testing.T) {
 // imported again; it answers the revision it is imported at.
 func (r *refreshEnv) racingWrites(t *testing.T) int64 {
 	e, alice := r.e, r.alice
-	again := sampleV1(t) // signEd25519 signs its map in place: the card applied, anew
+	again := a2atest.SampleV1(t) // a2atest.SignEd25519 signs its map in place: the card applied, anew
 	again["description"] = "Plans routes, now with ferries."
-	r.src.serve(signEd25519(t, r.priv, "k1", "", again), http.StatusOK)
-	r.src.whileFetching(func() {
+	r.serve(t, a2atest.SignEd25519(t, r.priv, "k1", "", again), http.StatusOK)
+	r.src.OnNext(func() {
 		expect(t, e.do("PATCH", "/v1/tenants/acme/cards/geo", alice, map[string]any{"metadata": map[string]any{"team": "maps"}}), http.StatusOK)
 	})
 	got := r.refresh(t, map[string]any{"keys": r.keys}, http.StatusOK)
@@ -222,7 +190,7 @@ func (r *refreshEnv) racingWrites(t *testing.T) int64 {
 	if got.Outcome != "unchanged" || got.Card.Revision != 8 || meta.Card.Metadata["team"] != "maps" {
 		t.Errorf("a refresh racing a write: %+v, metadata %v", got, meta.Card.Metadata)
 	}
-	r.src.whileFetching(func() { expect(t, e.do("DELETE", "/v1/tenants/acme/cards/geo", alice, nil), http.StatusNoContent) })
+	r.src.OnNext(func() { expect(t, e.do("DELETE", "/v1/tenants/acme/cards/geo", alice, nil), http.StatusNoContent) })
 	r.refresh(t, map[string]any{"keys": r.keys}, http.StatusNotFound, "not_found")
 	resp = e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "url": r.url, "keys": r.keys})
 	expect(t, resp, http.StatusCreated)

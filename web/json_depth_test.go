@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
 )
@@ -71,7 +72,7 @@ func TestJSONDepthBound(t *testing.T) {
 				refused(e.do("PATCH", cardsPath+"/agt1", alice, map[string]any{"metadata": nestedJSON(bound + 1)}), "metadata")
 				refused(e.do("PATCH", cardsPath+"/agt1", alice, map[string]any{"capabilities": []any{map[string]any{"name": "review_pr", "outputSchema": nestedJSON(bound + 1)}}}), "capabilities[0].outputSchema")
 				refused(e.do("POST", cardsPath+":batch", alice, []any{card("agt4", metadata(1)), card("agt5", schema("outputSchema", bound+1))}), "cards[1]: capabilities[0].outputSchema")
-				a2a := sampleV1(t)
+				a2a := a2atest.SampleV1(t)
 				a2a["securitySchemes"] = nestedJSON(bound + 1)
 				refused(e.do("POST", cardsPath+"/import", alice, map[string]any{"agentId": "agt4", "card": a2a}), "card.securitySchemes")
 				refused(e.do("POST", "/v1/tenants/acme/delegations", alice, map[string]any{"agentId": "agt1", "capability": "review_pr", "task": "t", "context": nestedJSON(bound + 1)}), "context")

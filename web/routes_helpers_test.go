@@ -21,8 +21,8 @@ import (
 type routeFixture struct {
 	*env
 	root, alice string
-	// agent is the card's agent; it holds the delegation token it was called with.
-	agent routeAgent
+	// agent is the card's agent; its record holds the delegation token it was called with.
+	agent *agenttest.Agent
 	// params fills each path parameter (":tenant", ":agentId", ":id", and the console's "*")
 	// with an existing value.
 	params map[string]string
@@ -45,15 +45,9 @@ func newRouteFixture(t *testing.T) routeFixture {
 	}
 	r.json(t, &d)
 	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "id": d.ID, "*": "index.html"}
-	f.agent = routeAgent{a}
+	f.agent = a
 	return f
 }
-
-// routeAgent is the fixture's agent, with the one thing the route walkers ask of it.
-type routeAgent struct{ *agenttest.Agent }
-
-// delegationToken is the X-Delegation-Token header of the agent's last call.
-func (a routeAgent) delegationToken() string { return a.Last().Header.Get("X-Delegation-Token") }
 
 // fill replaces the route's path parameters with values (by name, without the colon), failing
 // the test on a parameter it has no value for: a new kind of route needs a fixture for it.

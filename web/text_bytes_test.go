@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/storage/storagetest"
@@ -196,7 +197,7 @@ func textExchanges(t *testing.T, alice, admin string) []exchange {
 		c["name"] = name
 		return c
 	}
-	a2a := sampleV1(t)
+	a2a := a2atest.SampleV1(t)
 	a2a["name"] = "Geo\u0000Route"
 	cursor := paging.EncodeCursor("delegations", "\u0000")
 	const cardName, tenantName = "name: must not contain control characters", "name must not contain control characters"
