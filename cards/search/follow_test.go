@@ -330,141 +330,184 @@ type modelRun struct {
 // syncModel runs the model of TestSyncSkipRuleModel over seeds.
 func syncModel(t *testing.T, m modelRun, seeds uint64) {
 	for seed := range seeds {
-		agents := []string{"a", "b", "c", "d", "e", "f"}[:max(m.agents, 2)]
-		f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]cards.Card{}, agents: agents,
-			oneWriter: m.oneWriter, keepOwn: m.wrote, history: map[string][]string{}}
-		for _, a := range agents {
-			f.history[a] = []string{"gone"}
-		}
-		f.stepsOn = true
-		for range 10 {
-			f.step()
-		}
-		ix := NewIndex(f, f)
-		ix.Window = time.Hour
-		if m.oneWriter {
-			ix.Window = 0
-		}
-		ctx := context.Background()
-		e, err := ix.entry(ctx, "t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		// pos is, by agent, the position in its history of the state the index holds: for an
-		// agent without a card when the build listed them, at least the state then. An absence
-		// installed since the last check was read since then (every apply reads after the check
-		// before it), so it is at least the lowest absence read since.
-		pos := maps.Clone(f.listed)
-		installed := map[string]uint64{}
-		forward := func() {
-			for _, a := range f.agents {
-				v, ok := e.x.Held(a)
-				held := "gone"
-				if ok {
-					held = fmt.Sprintf("%s@%d", v.CardID, v.Revision)
-				}
-				if r, read := f.absentReads[a]; read && !ok && e.applied[a] != installed[a] {
-					pos[a] = max(pos[a], r)
-				}
-				installed[a] = e.applied[a]
-				h, p := f.history[a], pos[a]
-				for p < len(h) && h[p] != held {
-					p++
-				}
-				if p == len(h) {
-					t.Fatalf("seed %d: the index holds %s of %q, not one of the store's states since %q: %v", seed, held, a, h[pos[a]], h)
-				}
-				pos[a] = p
-			}
-			clear(f.absentReads)
-		}
-		// apply is one apply of a write of this replica: the card it wrote (Wrote), or what the
-		// store holds now (Written).
-		apply := func() error {
-			if m.wrote && len(f.own) > 0 && f.r.IntN(4) != 0 {
-				i := f.r.IntN(len(f.own))
-				w := f.own[i]
-				f.own = slices.Delete(f.own, i, i+1)
-				if w.del {
-					return ix.Written(ctx, "t", w.agent) // a delete reads back, as the service's do
-				}
-				return ix.Wrote(ctx, "t", w.started, w.card)
-			}
-			return ix.Written(ctx, "t", f.agents[f.r.IntN(len(f.agents))])
-		}
-		if m.written {
-			// A write's read, made outside the index's lock, races with other applies (a read
-			// made under the lock cannot: this model runs one thing at a time).
-			f.interleave = func() {
-				if !e.syncMu.TryLock() {
-					return
-				}
-				e.syncMu.Unlock()
-				var err error
-				if f.r.IntN(2) == 0 {
-					err = apply()
-				} else if !m.notices {
-					err = ix.Sync(ctx, "t")
-				} else {
-					err = f.follow(ctx, ix, f.heard())
-				}
-				if err != nil {
-					t.Error(err)
-				}
-				forward()
-			}
-		}
-		forward()
+		s := newModelSeed(t, m, seed)
+		s.forward()
 		for range 20 {
-			// A write of this replica applies its own card (Written) while writes commit
-			// around it; the follower syncs the rest.
-			switch {
-			case m.written && f.r.IntN(2) == 0:
-				if err := apply(); err != nil {
-					t.Fatal(err)
-				}
-			case m.notices:
-				if err := f.follow(ctx, ix, f.heard()); err != nil {
-					t.Fatal(err)
-				}
-			default:
-				if err := ix.Sync(ctx, "t"); err != nil {
-					t.Fatal(err)
-				}
-			}
-			forward()
+			s.writeOrSync()
+			s.forward()
 		}
-		// Quiesce: commit everything, then sync (with notices: on the notices alone).
-		f.mu.Lock()
-		f.stepsOn = false
-		for len(f.open) > 0 {
-			f.commit()
+		s.quiesce()
+		s.forward()
+		s.checkExact()
+	}
+}
+
+// modelSeed is one seed's run of the model of TestSyncSkipRuleModel: the store and its feed, the
+// index built over them, and how far forward checks each agent's card in the index has moved.
+type modelSeed struct {
+	t    *testing.T
+	m    modelRun
+	seed uint64
+	ctx  context.Context
+	f    *feedModel
+	ix   *Index
+	e    *indexEntry
+	// pos is, by agent, the position in its history of the state the index holds: for an
+	// agent without a card when the build listed them, at least the state then. An absence
+	// installed since the last check was read since then (every apply reads after the check
+	// before it), so it is at least the lowest absence read since.
+	pos       map[string]int
+	installed map[string]uint64
+}
+
+// newModelSeed makes the seed's store, runs 10 steps of writes on it, and builds the index while
+// writes go on; with m.written, a write's read of the store races with other applies.
+func newModelSeed(t *testing.T, m modelRun, seed uint64) *modelSeed {
+	agents := []string{"a", "b", "c", "d", "e", "f"}[:max(m.agents, 2)]
+	f := &feedModel{r: rand.New(rand.NewPCG(seed, 1)), cards: map[string]cards.Card{}, agents: agents,
+		oneWriter: m.oneWriter, keepOwn: m.wrote, history: map[string][]string{}}
+	for _, a := range agents {
+		f.history[a] = []string{"gone"}
+	}
+	f.stepsOn = true
+	for range 10 {
+		f.step()
+	}
+	ix := NewIndex(f, f)
+	ix.Window = time.Hour
+	if m.oneWriter {
+		ix.Window = 0
+	}
+	ctx := context.Background()
+	e, err := ix.entry(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &modelSeed{t: t, m: m, seed: seed, ctx: ctx, f: f, ix: ix, e: e, pos: maps.Clone(f.listed), installed: map[string]uint64{}}
+	if m.written {
+		f.interleave = s.interleave
+	}
+	return s
+}
+
+// forward checks that each agent's card in the index is one of the store's states at or after the
+// one it held at the last check (never an older one, nor a deleted card back).
+func (s *modelSeed) forward() {
+	f, e := s.f, s.e
+	for _, a := range f.agents {
+		v, ok := e.x.Held(a)
+		held := "gone"
+		if ok {
+			held = fmt.Sprintf("%s@%d", v.CardID, v.Revision)
 		}
-		f.mu.Unlock()
-		if m.notices {
-			err = f.follow(ctx, ix, f.heard())
-		} else {
-			err = ix.Sync(ctx, "t")
+		if r, read := f.absentReads[a]; read && !ok && e.applied[a] != s.installed[a] {
+			s.pos[a] = max(s.pos[a], r)
 		}
-		if err != nil {
-			t.Fatal(err)
+		s.installed[a] = e.applied[a]
+		h, p := f.history[a], s.pos[a]
+		for p < len(h) && h[p] != held {
+			p++
 		}
-		forward()
-		got := map[string]string{}
-		for a, h := range e.x.All() {
-			got[a] = fmt.Sprintf("%s@%d", h.CardID, h.Revision)
+		if p == len(h) {
+			s.t.Fatalf("seed %d: the index holds %s of %q, not one of the store's states since %q: %v", s.seed, held, a, h[s.pos[a]], h)
 		}
-		want := map[string]string{}
-		for a, c := range f.cards {
-			want[a] = fmt.Sprintf("%s@%d", c.ID, c.Revision)
+		s.pos[a] = p
+	}
+	clear(f.absentReads)
+}
+
+// apply is one apply of a write of this replica: the card it wrote (Wrote), or what the
+// store holds now (Written).
+func (s *modelSeed) apply() error {
+	f := s.f
+	if s.m.wrote && len(f.own) > 0 && f.r.IntN(4) != 0 {
+		i := f.r.IntN(len(f.own))
+		w := f.own[i]
+		f.own = slices.Delete(f.own, i, i+1)
+		if w.del {
+			return s.ix.Written(s.ctx, "t", w.agent) // a delete reads back, as the service's do
 		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			var hist []string
-			for _, e := range f.feed {
-				hist = append(hist, fmt.Sprintf("%d:%s:%s@%d", e.Seq, e.AgentID, e.Op, e.Revision))
-			}
-			t.Fatalf("seed %d: index %v, store %v\nfeed %v", seed, got, want, hist)
+		return s.ix.Wrote(s.ctx, "t", w.started, w.card)
+	}
+	return s.ix.Written(s.ctx, "t", f.agents[f.r.IntN(len(f.agents))])
+}
+
+// interleave is a write's read, made outside the index's lock, racing with other applies (a read
+// made under the lock cannot: this model runs one thing at a time).
+func (s *modelSeed) interleave() {
+	if !s.e.syncMu.TryLock() {
+		return
+	}
+	s.e.syncMu.Unlock()
+	var err error
+	if s.f.r.IntN(2) == 0 {
+		err = s.apply()
+	} else if !s.m.notices {
+		err = s.ix.Sync(s.ctx, "t")
+	} else {
+		err = s.f.follow(s.ctx, s.ix, s.f.heard())
+	}
+	if err != nil {
+		s.t.Error(err)
+	}
+	s.forward()
+}
+
+// writeOrSync is one move while writes commit around it: a write of this replica applies its own
+// card (Written), or the follower syncs the rest.
+func (s *modelSeed) writeOrSync() {
+	switch {
+	case s.m.written && s.f.r.IntN(2) == 0:
+		if err := s.apply(); err != nil {
+			s.t.Fatal(err)
 		}
+	case s.m.notices:
+		if err := s.f.follow(s.ctx, s.ix, s.f.heard()); err != nil {
+			s.t.Fatal(err)
+		}
+	default:
+		if err := s.ix.Sync(s.ctx, "t"); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
+// quiesce commits every open write, then syncs (with notices: on the notices alone).
+func (s *modelSeed) quiesce() {
+	f := s.f
+	f.mu.Lock()
+	f.stepsOn = false
+	for len(f.open) > 0 {
+		f.commit()
+	}
+	f.mu.Unlock()
+	var err error
+	if s.m.notices {
+		err = f.follow(s.ctx, s.ix, f.heard())
+	} else {
+		err = s.ix.Sync(s.ctx, "t")
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// checkExact checks that the index holds exactly the store's cards.
+func (s *modelSeed) checkExact() {
+	got := map[string]string{}
+	for a, h := range s.e.x.All() {
+		got[a] = fmt.Sprintf("%s@%d", h.CardID, h.Revision)
+	}
+	want := map[string]string{}
+	for a, c := range s.f.cards {
+		want[a] = fmt.Sprintf("%s@%d", c.ID, c.Revision)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		var hist []string
+		for _, e := range s.f.feed {
+			hist = append(hist, fmt.Sprintf("%d:%s:%s@%d", e.Seq, e.AgentID, e.Op, e.Revision))
+		}
+		s.t.Fatalf("seed %d: index %v, store %v\nfeed %v", s.seed, got, want, hist)
 	}
 }
 
@@ -540,6 +583,33 @@ func TestFollowWhileListening(t *testing.T) {
 // same batch is read back from the store. First the index's lock is held while the writers
 // queue, so that writes are applied together; then they run free.
 func TestWroteConcurrently(t *testing.T) {
+	w := newWroteFixture(t)
+	w.queuedBehindTheLock()
+	w.runningFree()
+	w.recreatedInABatch()
+	w.twoRevisionsInABatch()
+}
+
+// wroteWriters is how many writers TestWroteConcurrently runs at once.
+const wroteWriters = 16
+
+// wroteFixture is TestWroteConcurrently's index over a store model, and the writers' shared
+// card: every writer writes its own agent's card and the agent "common"'s.
+type wroteFixture struct {
+	t       *testing.T
+	ctx     context.Context
+	store   *feedModel
+	ix      *Index
+	e       *indexEntry
+	started time.Time // when every write began: after the build
+	wg      sync.WaitGroup
+	// common guards commonRev, the revision of the store's card of the agent every writer writes.
+	common    sync.Mutex
+	commonRev int64
+}
+
+// newWroteFixture builds tenant t's index over an empty store model.
+func newWroteFixture(t *testing.T) *wroteFixture {
 	ctx := context.Background()
 	store := &feedModel{cards: map[string]cards.Card{}}
 	ix := NewIndex(store, store)
@@ -547,133 +617,157 @@ func TestWroteConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := time.Now().Add(time.Second) // every write began after the build
-	holds := func(id string) (string, int64) {
-		e.x.RLock()
-		defer e.x.RUnlock()
-		if h, ok := e.x.Held(id); ok {
-			return h.CardID, h.Revision
-		}
-		return "", 0
+	return &wroteFixture{t: t, ctx: ctx, store: store, ix: ix, e: e, started: time.Now().Add(time.Second)}
+}
+
+// holds is the card id and revision the index holds of the agent, or "" and 0.
+func (w *wroteFixture) holds(id string) (string, int64) {
+	w.e.x.RLock()
+	defer w.e.x.RUnlock()
+	if h, ok := w.e.x.Held(id); ok {
+		return h.CardID, h.Revision
 	}
-	var common sync.Mutex // the store's card of the agent every writer writes
-	commonRev := int64(0)
-	write := func(w, i int) {
-		own := cardstest.Stored(cards.Card{AgentID: fmt.Sprintf("w%02d", w), Name: "Own", ID: fmt.Sprintf("id-w%02d", w), Revision: int64(i + 1)})
-		common.Lock()
-		commonRev++
-		shared := cardstest.Stored(cards.Card{AgentID: "common", Name: "Common", ID: "id-common", Revision: commonRev})
-		store.mu.Lock()
-		store.cards[own.AgentID], store.cards["common"] = own, shared
-		store.mu.Unlock()
-		common.Unlock()
-		if err := ix.Wrote(ctx, "t", started, own, shared); err != nil {
-			t.Error(err)
+	return "", 0
+}
+
+// write is writer n's write i: revision i+1 of its own card and the next revision of common's,
+// stored, then applied with Wrote; both must be in the index when Wrote returns.
+func (w *wroteFixture) write(n, i int) {
+	t := w.t
+	own := cardstest.Stored(cards.Card{AgentID: fmt.Sprintf("w%02d", n), Name: "Own", ID: fmt.Sprintf("id-w%02d", n), Revision: int64(i + 1)})
+	w.common.Lock()
+	w.commonRev++
+	shared := cardstest.Stored(cards.Card{AgentID: "common", Name: "Common", ID: "id-common", Revision: w.commonRev})
+	w.store.mu.Lock()
+	w.store.cards[own.AgentID], w.store.cards["common"] = own, shared
+	w.store.mu.Unlock()
+	w.common.Unlock()
+	if err := w.ix.Wrote(w.ctx, "t", w.started, own, shared); err != nil {
+		t.Error(err)
+		return
+	}
+	if id, rev := w.holds(own.AgentID); id != own.ID || rev < own.Revision {
+		t.Errorf("Wrote of %s@%d returned with %s@%d in the index", own.AgentID, own.Revision, id, rev)
+	}
+	if _, rev := w.holds("common"); rev < shared.Revision {
+		t.Errorf("Wrote of common@%d returned with revision %d in the index", shared.Revision, rev)
+	}
+}
+
+// waitFor polls until ok holds of the queue, or fails the test after 10 s.
+func (w *wroteFixture) waitFor(what string, ok func(q *wroteQueue) bool) {
+	t := w.t
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		w.e.wrote.mu.Lock()
+		done := ok(&w.e.wrote)
+		w.e.wrote.mu.Unlock()
+		if done {
 			return
 		}
-		if id, rev := holds(own.AgentID); id != own.ID || rev < own.Revision {
-			t.Errorf("Wrote of %s@%d returned with %s@%d in the index", own.AgentID, own.Revision, id, rev)
-		}
-		if _, rev := holds("common"); rev < shared.Revision {
-			t.Errorf("Wrote of common@%d returned with revision %d in the index", shared.Revision, rev)
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s without %s", what)
 		}
 	}
-	// waitFor polls until ok holds of the queue, or fails the test after 10 s.
-	waitFor := func(what string, ok func(q *wroteQueue) bool) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			e.wrote.mu.Lock()
-			done := ok(&e.wrote)
-			e.wrote.mu.Unlock()
-			if done {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("10 s without %s", what)
-			}
-		}
-	}
-	const writers = 16
-	var wg sync.WaitGroup
+}
+
+// queuedBehindTheLock checks that the first writes of every writer, queued while the index's lock
+// is held, are applied together by the first leader.
+func (w *wroteFixture) queuedBehindTheLock() {
+	t, e := w.t, w.e
 	e.syncMu.Lock()
-	for w := range writers {
-		wg.Go(func() { write(w, 0) })
+	for n := range wroteWriters {
+		w.wg.Go(func() { w.write(n, 0) })
 	}
 	// All queued: the first leader waits for the lock with the writes it took, k of them, and
 	// the others wait for it; it then takes those 16-k together, as its next batch.
-	waitFor("all writes queued", func(q *wroteQueue) bool { return q.entered == writers })
+	w.waitFor("all writes queued", func(q *wroteQueue) bool { return q.entered == wroteWriters })
 	e.syncMu.Unlock()
-	wg.Wait()
-	if e.wrote.most < writers/2 {
-		t.Fatalf("the writes queued behind the lock were applied %d at most together, want %d or more", e.wrote.most, writers/2)
+	w.wg.Wait()
+	if e.wrote.most < wroteWriters/2 {
+		t.Fatalf("the writes queued behind the lock were applied %d at most together, want %d or more", e.wrote.most, wroteWriters/2)
 	}
 	// The first leader applied the writes that queued behind it too, not handing the lead on.
 	if e.wrote.led != 1 {
 		t.Fatalf("%d writes led, want 1: the first leader applies what queued behind it", e.wrote.led)
 	}
-	for w := range writers {
-		wg.Go(func() {
+}
+
+// runningFree checks that, with the writers running free, the index ends with each writer's last
+// revision of its card and the last revision of common's.
+func (w *wroteFixture) runningFree() {
+	t := w.t
+	for n := range wroteWriters {
+		w.wg.Go(func() {
 			for i := 1; i < 50; i++ {
-				write(w, i)
+				w.write(n, i)
 			}
 		})
 	}
-	wg.Wait()
-	for w := range writers {
-		if id, rev := holds(fmt.Sprintf("w%02d", w)); id != fmt.Sprintf("id-w%02d", w) || rev != 50 {
-			t.Errorf("w%02d: the index holds %s@%d, want revision 50", w, id, rev)
+	w.wg.Wait()
+	for n := range wroteWriters {
+		if id, rev := w.holds(fmt.Sprintf("w%02d", n)); id != fmt.Sprintf("id-w%02d", n) || rev != 50 {
+			t.Errorf("w%02d: the index holds %s@%d, want revision 50", n, id, rev)
 		}
 	}
-	if _, rev := holds("common"); rev != commonRev {
-		t.Errorf("common: the index holds revision %d, want the last written, %d", rev, commonRev)
+	if _, rev := w.holds("common"); rev != w.commonRev {
+		t.Errorf("common: the index holds revision %d, want the last written, %d", rev, w.commonRev)
 	}
+}
 
-	// A batch with the agent's card created anew behind a write of its old one: the new card is
-	// read back from the store (which has a later revision of it by then), not installed over the
-	// old one by its revision. A write of another agent leads and waits for the lock while the
-	// two queue behind it, in order; then it applies them together, as its next batch.
+// behindLeader has writer n's next write lead and wait for the lock with its batch while each of
+// cs, one write each, queues behind it in order; then the leader applies them together, as its
+// next batch.
+func (w *wroteFixture) behindLeader(n int, cs ...cards.Card) {
+	t, e := w.t, w.e
+	t.Helper()
+	e.syncMu.Lock()
+	e.wrote.most, e.wrote.led = 0, 0
+	w.wg.Go(func() { w.write(n, 50) })
+	w.waitFor("a leader", func(q *wroteQueue) bool { return q.leading && len(q.queue) == 0 })
+	for i, c := range cs {
+		w.wg.Go(func() {
+			if err := w.ix.Wrote(w.ctx, "t", w.started, c); err != nil {
+				t.Error(err)
+			}
+		})
+		w.waitFor("the writes queued", func(q *wroteQueue) bool { return len(q.queue) == i+1 })
+	}
+	e.syncMu.Unlock()
+	w.wg.Wait()
+	if e.wrote.most != len(cs) || e.wrote.led != 1 {
+		t.Fatalf("the %d writes queued behind the leader were applied %d at most together, %d writes leading; want them together, by the leader", len(cs), e.wrote.most, e.wrote.led)
+	}
+}
+
+// recreatedInABatch checks a batch with the agent's card created anew behind a write of its old
+// one: the new card is read back from the store (which has a later revision of it by then), not
+// installed over the old one by its revision.
+func (w *wroteFixture) recreatedInABatch() {
+	t := w.t
 	old := cardstest.Stored(cards.Card{AgentID: "re", Name: "Old", ID: "id-old", Revision: 7})
 	anew := cardstest.Stored(cards.Card{AgentID: "re", Name: "New", ID: "id-new", Revision: 8})
 	later := cardstest.Stored(cards.Card{AgentID: "re", Name: "Later", ID: "id-new", Revision: 9})
-	store.mu.Lock()
-	store.cards["re"] = later
-	store.mu.Unlock()
-	// behindLeader has writer w's next write lead and wait for the lock with its batch while
-	// each of cs, one write each, queues behind it in order; then the leader applies them
-	// together, as its next batch.
-	behindLeader := func(w int, cs ...cards.Card) {
-		t.Helper()
-		e.syncMu.Lock()
-		e.wrote.most, e.wrote.led = 0, 0
-		wg.Go(func() { write(w, 50) })
-		waitFor("a leader", func(q *wroteQueue) bool { return q.leading && len(q.queue) == 0 })
-		for i, c := range cs {
-			wg.Go(func() {
-				if err := ix.Wrote(ctx, "t", started, c); err != nil {
-					t.Error(err)
-				}
-			})
-			waitFor("the writes queued", func(q *wroteQueue) bool { return len(q.queue) == i+1 })
-		}
-		e.syncMu.Unlock()
-		wg.Wait()
-		if e.wrote.most != len(cs) || e.wrote.led != 1 {
-			t.Fatalf("the %d writes queued behind the leader were applied %d at most together, %d writes leading; want them together, by the leader", len(cs), e.wrote.most, e.wrote.led)
-		}
-	}
-	behindLeader(0, old, anew)
-	if id, rev := holds("re"); id != "id-new" || rev != 9 {
+	w.store.mu.Lock()
+	w.store.cards["re"] = later
+	w.store.mu.Unlock()
+	w.behindLeader(0, old, anew)
+	if id, rev := w.holds("re"); id != "id-new" || rev != 9 {
 		t.Fatalf("re: the index holds %s@%d, want the store's card, id-new@9", id, rev)
 	}
+}
 
-	// A batch with two revisions of one card: the later is installed with its own analysis and
-	// outage copy, which its writer made before it queued, not with the earlier's.
+// twoRevisionsInABatch checks a batch with two revisions of one card: the later is installed
+// with its own analysis and outage copy, which its writer made before it queued, not with the
+// earlier's.
+func (w *wroteFixture) twoRevisionsInABatch() {
+	t, e := w.t, w.e
 	e.cache.copyLimit = 1 << 20
 	first := cardstest.Stored(cards.Card{AgentID: "two", Name: "Alpha", ID: "id-two", Revision: 1})
 	second := cardstest.Stored(cards.Card{AgentID: "two", Name: "Bravo", ID: "id-two", Revision: 2})
 	first.UpdatedAt, second.UpdatedAt = time.Unix(1000, 0), time.Unix(2000, 0) // a version the copy can tell
-	behindLeader(1, first, second)
-	if id, rev := holds("two"); id != "id-two" || rev != 2 {
+	w.behindLeader(1, first, second)
+	if id, rev := w.holds("two"); id != "id-two" || rev != 2 {
 		t.Fatalf("two: the index holds %s@%d, want id-two@2", id, rev)
 	}
 	// posted tells whether the word's list holds the agent's current document.
@@ -685,7 +779,7 @@ func TestWroteConcurrently(t *testing.T) {
 	if !posted("bravo", "two") || posted("alpha", "two") {
 		t.Fatalf("two@2 is listed under bravo: %v, under alpha: %v; want its own name's token only", posted("bravo", "two"), posted("alpha", "two"))
 	}
-	if c, ok := ix.Remembered("t", "two"); !ok || c.Name != "Bravo" || c.Revision != 2 {
+	if c, ok := w.ix.Remembered("t", "two"); !ok || c.Name != "Bravo" || c.Revision != 2 {
 		t.Fatalf("the outage copy answers two as %q@%d (%v), want Bravo@2", c.Name, c.Revision, ok)
 	}
 }

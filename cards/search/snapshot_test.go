@@ -55,60 +55,99 @@ func (v *versioned) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 // one read back unchanged reads no card; with nothing on disk, or most cards changed, or a file
 // that is not a snapshot, the index is built from the cards as before.
 func TestIndexRestoresFromSnapshot(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
+	f := newRestoreFixture(t)
+	f.firstBuildSaved()
+	f.unchangedReadsNothing()
+	f.changeMeanwhile()
+	f.restoreReadsTheChanged()
+	f.mostChangedBuilt()
+	f.damagedBuiltAndSaved()
+}
+
+// restoreFixture is TestIndexRestoresFromSnapshot's store of tenant acme's cards, at first all,
+// and the directory its indexes' snapshots are written to.
+type restoreFixture struct {
+	t     *testing.T
+	ctx   context.Context
+	dir   string
+	all   []cards.Card
+	store *versioned
+}
+
+// newRestoreFixture fills the store with 1200 cards and makes an empty snapshot directory.
+func newRestoreFixture(t *testing.T) *restoreFixture {
 	all := cardstest.Cards(t, 31, 1200)
 	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
 	for _, c := range all {
 		store.cards[c.AgentID] = c
 	}
-	open := func() *Index {
-		ix := NewIndex(store, store)
-		ix.Snapshots = &Snapshots{Dir: dir, Versions: store}
-		return ix
-	}
-	built := func() *index.Tenant {
-		ix := NewIndex(store, store)
-		e, err := ix.entry(ctx, "acme")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e.x
-	}
-	load := func(ix *Index) *index.Tenant {
-		t.Helper()
-		store.read.Store(0)
-		e, err := ix.entry(ctx, "acme")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e.x
-	}
+	return &restoreFixture{t: t, ctx: context.Background(), dir: t.TempDir(), all: all, store: store}
+}
 
-	ix := open()
-	load(ix)
-	if n := store.read.Load(); n != int64(len(all)) {
-		t.Fatalf("the first build read %d cards, want %d", n, len(all))
+// open is a new index over the store, with snapshots in the fixture's directory.
+func (f *restoreFixture) open() *Index {
+	ix := NewIndex(f.store, f.store)
+	ix.Snapshots = &Snapshots{Dir: f.dir, Versions: f.store}
+	return ix
+}
+
+// built is acme's index built from the store's cards, without snapshots.
+func (f *restoreFixture) built() *index.Tenant {
+	ix := NewIndex(f.store, f.store)
+	e, err := ix.entry(f.ctx, "acme")
+	if err != nil {
+		f.t.Fatal(err)
 	}
-	if err := ix.SaveSnapshots(ctx); err != nil {
+	return e.x
+}
+
+// load is acme's index of ix, with the store's count of cards read set to 0 before it loads.
+func (f *restoreFixture) load(ix *Index) *index.Tenant {
+	f.t.Helper()
+	f.store.read.Store(0)
+	e, err := ix.entry(f.ctx, "acme")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return e.x
+}
+
+// firstBuildSaved checks that, with nothing on disk, the index is built from every card, and
+// that it is written out.
+func (f *restoreFixture) firstBuildSaved() {
+	t := f.t
+	ix := f.open()
+	f.load(ix)
+	if n := f.store.read.Load(); n != int64(len(f.all)) {
+		t.Fatalf("the first build read %d cards, want %d", n, len(f.all))
+	}
+	if err := ix.SaveSnapshots(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(ix.Snapshots.path("acme")); err != nil {
 		t.Fatalf("no snapshot after the build: %v", err)
 	}
+}
 
-	// Unchanged: nothing read.
-	x := load(open())
-	if n := store.read.Load(); n != 0 {
+// unchangedReadsNothing checks that a snapshot of unchanged cards is read back without reading a
+// card, as the index a build gives.
+func (f *restoreFixture) unchangedReadsNothing() {
+	t := f.t
+	x := f.load(f.open())
+	if n := f.store.read.Load(); n != 0 {
 		t.Fatalf("an unchanged snapshot read %d cards", n)
 	}
-	if d := built().Diff(x); d != "" {
+	if d := f.built().Diff(x); d != "" {
 		t.Fatal(d)
 	}
+}
 
-	// Meanwhile: 50 cards updated, 20 deleted, 10 re-created (a new card id, revisions going
-	// on), 30 new, and 5 written in another history of the database (one restored from a
-	// backup, then written to): the same card id and revision, another time and content.
+// changeMeanwhile changes the store as other servers would while none runs: 50 cards updated, 20
+// deleted, 10 re-created (a new card id, revisions going on), 30 new, and 5 written in another
+// history of the database (one restored from a backup, then written to): the same card id and
+// revision, another time and content.
+func (f *restoreFixture) changeMeanwhile() {
+	all, store := f.all, f.store
 	r := rand.New(rand.NewPCG(9, 10))
 	perm := r.Perm(len(all))
 	for _, i := range perm[80:85] {
@@ -133,50 +172,63 @@ func TestIndexRestoresFromSnapshot(t *testing.T) {
 		c.Tags = append(c.Tags, "recreated")
 		store.cards[c.AgentID] = c
 	}
-	for i, c := range cardstest.Cards(t, 32, 30) {
+	for i, c := range cardstest.Cards(f.t, 32, 30) {
 		c.AgentID = fmt.Sprintf("new-%02d", i)
 		store.cards[c.AgentID] = c
 	}
-	x = load(open())
-	if n := store.read.Load(); n != 95 {
+}
+
+// restoreReadsTheChanged checks that, after changeMeanwhile, the restore reads only the 95
+// changed or new cards and ends up with the documents a build gives.
+func (f *restoreFixture) restoreReadsTheChanged() {
+	t := f.t
+	x := f.load(f.open())
+	if n := f.store.read.Load(); n != 95 {
 		t.Fatalf("the restore read %d cards, want the 95 changed or new", n)
 	}
 	// The same documents, possibly numbered otherwise: compared by what each agent has.
-	want := built()
+	want := f.built()
 	if g, w := checkedContents(t, x), checkedContents(t, want); !maps.Equal(g, w) {
 		t.Fatalf("restored index differs from a build: %d agents vs %d", len(g), len(w))
 	}
+}
 
-	// Most cards changed: built from the cards.
+// mostChangedBuilt checks that, with most cards changed, the index is built from the cards.
+func (f *restoreFixture) mostChangedBuilt() {
+	t, store := f.t, f.store
 	for id, c := range store.cards {
 		c.Revision++
 		store.cards[id] = c
 	}
-	x = load(open())
+	x := f.load(f.open())
 	if n, cs := store.read.Load(), len(store.cards); n != int64(cs) {
 		t.Fatalf("with every card changed the build read %d cards, want %d", n, cs)
 	}
-	if d := built().Diff(x); d != "" {
+	if d := f.built().Diff(x); d != "" {
 		t.Fatal(d)
 	}
+}
 
-	// Not a snapshot: built from the cards, and written anew.
+// damagedBuiltAndSaved checks that a file that is not a snapshot is built from the cards, and
+// written anew.
+func (f *restoreFixture) damagedBuiltAndSaved() {
+	t := f.t
+	ix := f.open()
 	if err := os.WriteFile(ix.Snapshots.path("acme"), []byte("not an index"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ix = open()
-	x = load(ix)
-	if n := store.read.Load(); n != int64(len(store.cards)) {
+	x := f.load(ix)
+	if n := f.store.read.Load(); n != int64(len(f.store.cards)) {
 		t.Fatalf("with a damaged snapshot the build read %d cards", n)
 	}
-	if d := built().Diff(x); d != "" {
+	if d := f.built().Diff(x); d != "" {
 		t.Fatal(d)
 	}
-	if err := ix.SaveSnapshots(ctx); err != nil {
+	if err := ix.SaveSnapshots(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	load(open())
-	if n := store.read.Load(); n != 0 {
+	f.load(f.open())
+	if n := f.store.read.Load(); n != 0 {
 		t.Fatalf("the snapshot written after the damaged one read %d cards", n)
 	}
 }
