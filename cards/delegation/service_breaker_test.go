@@ -123,13 +123,16 @@ func TestServiceBreakerIgnoresShortTimeouts(t *testing.T) {
 		}
 		stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusTimeout)
 	}
+	// Each short call timed out rather than being refused (a refusal is an error). How many of
+	// them reached the agent before their 20 ms ran out depends on the machine's load; the next
+	// call must reach it.
 	a.SetReply(answered(http.StatusOK))
 	d, err := f.x.Delegate(f.ctx, "acme", syncReview(), nil)
 	if err != nil || d.Status != delegation.StatusCompleted {
 		t.Fatalf("after 3 short timeouts: %+v, %v; want completed (breaker closed)", d, err)
 	}
-	if n := a.Calls(); n != 4 {
-		t.Fatalf("the agent was called %d times, want 4", n)
+	if n := a.Count(func(r agenttest.Request) bool { return r.Task.DelegationID == d.ID }); n != 1 {
+		t.Fatalf("the call after the short timeouts reached the agent %d times, want once", n)
 	}
 	// A counted failure still opens it: the breaker is on, not merely lenient.
 	a.SetReply(answered(http.StatusServiceUnavailable))
