@@ -35,17 +35,11 @@ type dispatcherFixture struct {
 	// tenants is the dispatcher's tenant gate, over the same database.
 	tenants *tenants.Service
 	log     *webtest.LogBuffer
-	// calls counts the requests to the agent newDispatcherFixture starts. newDispatcherFixtureAt
-	// starts none and leaves it unset: its tests ask the agent they started.
-	calls agentCalls
+	// agent is the agent newDispatcherFixture starts. newDispatcherFixtureAt starts none and
+	// leaves it nil: its tests ask the agent they started.
+	agent *agenttest.Agent
 	ctx   context.Context
 }
-
-// agentCalls reads how many requests an agent received.
-type agentCalls struct{ agent *agenttest.Agent }
-
-// Load is the agent's count of requests so far.
-func (c agentCalls) Load() int64 { return int64(c.agent.Calls()) }
 
 // newDispatcherFixture is newDispatcherFixtureAt with the card's endpoint at a loopback agent
 // that answers every call with a result, and counts them.
@@ -53,7 +47,7 @@ func newDispatcherFixture(t *testing.T, cfg delegation.Config, secrets delegatio
 	t.Helper()
 	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "done"}`))
 	f := newDispatcherFixtureAt(t, cfg, secrets, a.Endpoint())
-	f.calls = agentCalls{a}
+	f.agent = a
 	return f
 }
 
@@ -107,7 +101,7 @@ func TestDelegationDeadlineDuringSecretRead(t *testing.T) {
 			t.Fatalf("delegation %d: %+v, want status timeout", i, d)
 		}
 	}
-	if n := f.calls.Load(); n != 0 {
+	if n := f.agent.Calls(); n != 0 {
 		t.Fatalf("the agent was called %d times although no call could be prepared in time", n)
 	}
 	if strings.Contains(f.log.String(), "level=ERROR") {
@@ -131,7 +125,7 @@ func TestDelegationSecretReadFails(t *testing.T) {
 	if !strings.Contains(f.log.String(), "level=ERROR") || !strings.Contains(f.log.String(), "will not open") {
 		t.Fatalf("the cause was not logged:\n%s", f.log.String())
 	}
-	if n := f.calls.Load(); n != 0 {
+	if n := f.agent.Calls(); n != 0 {
 		t.Fatalf("the agent was called %d times", n)
 	}
 }

@@ -25,7 +25,7 @@ func TestServiceDepthExceeded(t *testing.T) {
 	if got.Depth != 4 || got.Caller != authz.AgentSubject("reviewer") {
 		t.Fatalf("stored %+v, want depth 4 by agent:reviewer", got)
 	}
-	if n := f.calls.Load(); n != 0 {
+	if n := f.agent.Calls(); n != 0 {
 		t.Fatalf("the agent was called %d times", n)
 	}
 	d, err = f.x.Delegate(at(2), "acme", syncReview(), nil)
