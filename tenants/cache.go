@@ -47,9 +47,9 @@ const staleLimit = 5 * time.Minute
 // ping, one request pings it again (the others go on without asking), and the first that answers
 // ends it. So while the database hangs, one request waits staleWait plus the ping's deadline, a
 // request a second waits for a ping, and the others answer at once (those that passed the gate
-// on a row still fresh before it was found down wait for the database as before); once the
-// database answers again, requests find it within about downMemo, or at once when another ping
-// (the readiness probe's) finds it answering (see Check).
+// on a row still fresh before it was found down wait for the database, as any request would);
+// once the database answers again, requests find it within about downMemo, or at once when
+// another ping (the readiness probe's) finds it answering (see Check).
 const (
 	staleWait = 2 * time.Second
 	downMemo  = time.Second

@@ -53,7 +53,7 @@ func (v *versioned) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 // next one, which reads from the database only the cards that changed meanwhile (updated,
 // re-created, new) and drops those deleted, and ends up the index a build from the cards gives;
 // one read back unchanged reads no card; with nothing on disk, or most cards changed, or a file
-// that is not a snapshot, the index is built from the cards as before.
+// that is not a snapshot, the index is built from the cards.
 func TestIndexRestoresFromSnapshot(t *testing.T) {
 	f := newRestoreFixture(t)
 	f.firstBuildSaved()

@@ -70,7 +70,7 @@ var resourceCovers = []resourceCover{
 	{"https://h/data//", "https://h/data/x", true},
 	{"https://h/data", "https://h/data//x", true},
 	{"https://h//data", "https://h/data/x", true},
-	// /data/* covers what is strictly below /data, as before: not /data itself.
+	// /data/* covers what is strictly below /data: not /data itself.
 	{"https://h/data/*", "https://h/data/x", true},
 	{"https://h/data/*", "https://h/data/x/y", true},
 	{"https://h/data/*", "https://h/data", false},
