@@ -6,6 +6,7 @@ require (
 	code.dny.dev/ssrf v0.3.0
 	github.com/a2aproject/a2a-go/v2 v2.3.1
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/blevesearch/snowballstem v0.9.0
 	github.com/casbin/casbin/v2 v2.135.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0

@@ -250,23 +250,19 @@ func (s *Service) scan(ctx context.Context, tenant tenants.ID, p *index.Plan, re
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	var all []index.Candidate
+	scan := p.Scan()
 	err = getInBatches(ctx, s.Store, tenant, ids, func(batch []cards.Card) {
 		for _, c := range batch {
-			if readable != nil && !readable(c.AgentID) {
-				continue
-			}
-			online := p.AsksOnline() && lookup.Of(c.AgentID, c.ID).State == cards.Online
-			if m, ok := p.Match(c, online); ok {
-				all = append(all, m)
-			}
+			visible := readable == nil || readable(c.AgentID)
+			online := visible && p.AsksOnline() && lookup.Of(c.AgentID, c.ID).State == cards.Online
+			scan.Add(c, visible, online)
 		}
 	})
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	page, next := p.Page(all)
-	return page, len(all), next, nil
+	page, total, next := scan.Page()
+	return page, total, next, nil
 }
 
 // errNotInMemory refuses a page while the database does not answer when memory lacks a card of

@@ -90,10 +90,10 @@ func createCard(t *testing.T, s served, token, tenant, agentID, description stri
 	webtest.Expect(t, r, http.StatusCreated)
 }
 
-// searchReviewers returns the agents that the server finds for "reviews pull", sorted.
+// searchReviewers returns the agents that the server finds for "pull requests", sorted.
 func searchReviewers(t *testing.T, s served, token, tenant string) string {
 	t.Helper()
-	r := s.api.Do(t, http.MethodGet, "/v1/tenants/"+tenant+"/cards?q=reviews+pull", token, nil)
+	r := s.api.Do(t, http.MethodGet, "/v1/tenants/"+tenant+"/cards?q=pull+requests", token, nil)
 	webtest.Expect(t, r, http.StatusOK)
 	var page struct {
 		Items []struct {

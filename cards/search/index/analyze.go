@@ -7,8 +7,8 @@ import (
 	"github.com/agentcards/agentcards/cards"
 )
 
-// Doc is what search knows of one card: the filterable values, normalized, and every text token
-// with the best field it occurs in.
+// Doc is what search knows of one card: the filterable values, normalized, and every word of its
+// text (stemmed, see stem) with its weighted count.
 type Doc struct {
 	agentID      string
 	name         string // lowercased
@@ -16,33 +16,41 @@ type Doc struct {
 	capabilities []string
 	tags         []string
 	resources    []resourcePattern
-	terms        map[string]uint8
-	status       cards.Status
-	verified     bool
-	online       bool // set by the scan when the plan asks, not by analyze
+	// terms holds each word's count in the card's text, each occurrence weighted by its field
+	// (see fieldDescription), at most maxCount; length is the sum of every word's.
+	terms    map[string]uint8
+	length   uint32
+	status   cards.Status
+	verified bool
+	online   bool // set by the scan when the plan asks, not by analyze
 }
+
+// maxCount bounds a word's weighted count in one card: a card that repeats a word forty times
+// is not forty times about it.
+const maxCount = 255
 
 // Analyze extracts what search needs from c. The memory index and the scan (search.index: none)
 // both use it, so they cannot disagree on what a card contains.
 func Analyze(c cards.Card) Doc {
 	// Sized for a typical card (~100 distinct tokens), so the map is not regrown as it fills.
 	terms := make(map[string]uint8, 128)
-	d := analyzeWith(c, func(tok string, field uint8) {
-		if terms[tok] < field {
-			terms[tok] = field
-		}
+	d := analyzeWith(c, nil, func(tok string, weight uint8) {
+		terms[tok] = uint8(min(int(terms[tok])+int(weight), maxCount))
 	})
 	d.terms = terms
 	return d
 }
 
-// analyzeWith is analyze, except that each token of the card's text goes to term (once per
-// occurrence, with the field it occurs in) instead of into d.terms, which stays nil. An index
-// build posts them straight into its lists.
-func analyzeWith(c cards.Card, term func(tok string, field uint8)) Doc {
+// analyzeWith is Analyze, except that each word of the card's text goes to term (once per
+// occurrence, with the weight of the field it occurs in) instead of into d.terms, which stays
+// nil, and words are stemmed through st. An index build posts them straight into its lists.
+func analyzeWith(c cards.Card, st stems, term func(tok string, weight uint8)) Doc {
 	d := Doc{agentID: c.AgentID, name: strings.ToLower(c.Name), status: c.Status, verified: c.Verified()}
 	add := func(text string, field uint8) {
-		tokenize(text, func(tok string, _ bool) { term(tok, field) })
+		tokenize(text, func(tok string, _ bool) {
+			d.length += uint32(field)
+			term(st.of(tok), field)
+		})
 	}
 	for _, p := range c.Protocols {
 		d.protocols = append(d.protocols, strings.ToLower(p))
@@ -60,6 +68,9 @@ func analyzeWith(c cards.Card, term func(tok string, field uint8)) Doc {
 		add(cp.Description, fieldDescription)
 		for _, t := range cp.Tags {
 			add(t, fieldCapOrTag)
+		}
+		for _, e := range cp.Examples {
+			add(e, fieldDescription)
 		}
 	}
 	for _, r := range c.Resources {

@@ -4,19 +4,13 @@ import (
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
-// Position is where a page ends, in the order of the answer (see less). Without q, only agentId
-// counts.
+// Position is where a page ends, in the order of the answer (see less): the last card's score and
+// words matched, and its agentId. Without q, only agentId counts.
 type Position struct {
-	Matched int    `json:"m,omitempty"`
-	Exact   int    `json:"e,omitempty"`
-	Weight  int    `json:"w,omitempty"`
-	AgentID string `json:"a"`
-	Query   uint64 `json:"f"`
-}
-
-// before reports whether the position comes before c in answer order.
-func (p Position) before(c Candidate) bool {
-	return less(Candidate{agentID: p.AgentID, matched: p.Matched, exact: p.Exact, weight: p.Weight}, c)
+	Score   float64 `json:"s,omitempty"`
+	Matched int     `json:"m,omitempty"`
+	AgentID string  `json:"a"`
+	Query   uint64  `json:"f"`
 }
 
 // cursorList names search cursors to the codec, so that another list's cursor is refused; a
@@ -33,7 +27,7 @@ func decodePosition(s string) (Position, error) {
 	if err := paging.DecodeCursor(cursorList, s, &p); err != nil {
 		return Position{}, err
 	}
-	if p.AgentID == "" || p.Matched < 0 || p.Matched > 32 || p.Exact < 0 || p.Exact > p.Matched || p.Weight < 0 || p.Weight > 3*p.Matched {
+	if p.AgentID == "" || p.Matched < 0 || p.Matched > 32 || !(p.Score >= 0 && p.Score <= 1) {
 		return Position{}, paging.ErrCursor
 	}
 	return p, nil

@@ -21,7 +21,7 @@ func (x *Tenant) Check() error {
 		}
 	}
 	for k, l := range x.terms {
-		if err := x.checkList(*l, 2); err != nil {
+		if err := x.checkList(*l, termShift); err != nil {
 			return fmt.Errorf("word %q: %w", k, err)
 		}
 		if len(k) >= minPrefix && !slices.Contains(x.vocab3[k[:minPrefix]], k) {
@@ -34,6 +34,9 @@ func (x *Tenant) Check() error {
 				return fmt.Errorf("the words of prefix %q: %v", p, words)
 			}
 		}
+	}
+	if len(x.lens) != len(x.docs) {
+		return fmt.Errorf("%d lengths of %d documents", len(x.lens), len(x.docs))
 	}
 	if len(x.order) != x.live || len(x.byID) != x.live {
 		return fmt.Errorf("order %d, ids %d, live %d", len(x.order), len(x.byID), x.live)
@@ -76,7 +79,7 @@ func (x *Tenant) Contents() map[string]string {
 		}
 	}
 	for k, l := range x.terms {
-		add("w", k, *l, 2)
+		add("w", k, *l, termShift)
 	}
 	res := make(map[string]string, len(x.byID))
 	for a, n := range x.byID {
@@ -92,7 +95,7 @@ func (x *Tenant) Contents() map[string]string {
 // prefix (as sets: their order within a prefix means nothing). The callers hold both read locks.
 func (x *Tenant) Diff(y *Tenant) string {
 	switch {
-	case !reflect.DeepEqual(x.docs, y.docs):
+	case !reflect.DeepEqual(x.docs, y.docs) || !slices.Equal(x.lens, y.lens):
 		return "documents differ"
 	case !slices.Equal(x.order, y.order) || !slices.Equal(x.alive, y.alive) || x.live != y.live || x.disabled != y.disabled || !maps.Equal(x.byID, y.byID):
 		return fmt.Sprintf("order, bitmap or counts differ: live %d/%d disabled %d/%d", x.live, y.live, x.disabled, y.disabled)

@@ -27,71 +27,148 @@ func containsAll(have, want []string) bool {
 	return true
 }
 
-// matchTerm returns the best field in which t occurs in terms (0: nowhere): the whole token, or
-// for the word being typed, any token it begins; exact says whether the whole token occurs.
-func matchTerm(terms map[string]uint8, t term) (best uint8, exact bool) {
-	best = terms[t.text]
-	exact = best > 0
-	if t.prefix && best < fieldCapOrTag {
-		for tok, f := range terms {
-			if f > best && strings.HasPrefix(tok, t.text) {
-				best = f
-			}
-		}
-	}
-	return best, exact
-}
-
-// Candidate is a card that matched, with what orders it: how many distinct query tokens it
-// matched, how many of those as whole tokens (a prefix match of the word being typed ranks
-// below the word itself), and the sum of the best fields they matched in.
+// Candidate is a card that matched, with what orders it: its score for q, then how many of the
+// query's distinct words it matched.
 type Candidate struct {
 	agentID string
+	score   float64
 	matched int
-	exact   int
-	weight  int
-}
-
-// evaluate applies the plan to one analyzed card: whether it matches and, for q, how well.
-// This is the reference semantics; the memory index must give the same answers.
-func (p *Plan) evaluate(d Doc) (Candidate, bool) {
-	if !p.finds(d.status) || !p.findsVerified(d.verified) || !p.findsOnline(d.online) {
-		return Candidate{}, false
-	}
-	if !containsAll(d.protocols, p.protocols) || !containsAll(d.tags, p.tags) || !containsAll(d.capabilities, p.capabilities) {
-		return Candidate{}, false
-	}
-	if p.name != "" && !strings.Contains(d.name, p.name) {
-		return Candidate{}, false
-	}
-	if !coversAll(d.resources, p.resources) {
-		return Candidate{}, false
-	}
-	c := Candidate{agentID: d.agentID}
-	for _, t := range p.terms {
-		if f, exact := matchTerm(d.terms, t); f > 0 {
-			c.matched++
-			c.weight += int(f)
-			if exact {
-				c.exact++
-			}
-		}
-	}
-	if len(p.terms) > 0 && c.matched == 0 {
-		return Candidate{}, false
-	}
-	return c, true
 }
 
 // AgentID is the agent of the card that matched.
 func (c Candidate) AgentID() string { return c.agentID }
 
-// Match analyses c and applies the plan to it (online: whether its agent is online), as a
-// search that reads every card does; the index gives the same answers.
-func (p *Plan) Match(c cards.Card, online bool) (Candidate, bool) {
+// filters applies the plan's filters (all but q) to one analysed card.
+func (p *Plan) filters(d *Doc) bool {
+	return p.finds(d.status) && p.findsVerified(d.verified) && p.findsOnline(d.online) &&
+		containsAll(d.protocols, p.protocols) && containsAll(d.tags, p.tags) && containsAll(d.capabilities, p.capabilities) &&
+		(p.name == "" || strings.Contains(d.name, p.name)) && coversAll(d.resources, p.resources)
+}
+
+// Scan answers a plan from cards read one by one, for a search that reads every card of the
+// tenant (search.index: none): Add each card, then Page. It is the reference semantics, and the
+// index gives the same answers: the words' weights come from every card added, as the index's
+// come from every card it holds.
+type Scan struct {
+	p      *Plan
+	corpus corpus
+	kept   []Doc
+	df     []int            // by term: the cards holding its stem
+	longer []map[string]int // by term being typed: the cards holding each longer word it begins
+}
+
+// Scan starts a scan of the plan.
+func (p *Plan) Scan() *Scan {
+	s := &Scan{p: p, df: make([]int, len(p.terms)), longer: make([]map[string]int, len(p.terms))}
+	for i := range s.longer {
+		s.longer[i] = map[string]int{}
+	}
+	return s
+}
+
+// Add counts c, a card of the tenant, for the words' weights, and keeps it if the caller may
+// read it (visible) and it passes the plan's filters; online says whether its agent is online.
+func (s *Scan) Add(c cards.Card, visible, online bool) {
 	d := Analyze(c)
 	d.online = online
-	return p.evaluate(d)
+	s.add(d, visible)
+}
+
+// add is Add of a card analysed as d; it keeps d's terms map as it is.
+func (s *Scan) add(d Doc, visible bool) {
+	s.corpus.docs++
+	s.corpus.length += uint64(d.length)
+	for i, t := range s.p.terms {
+		if d.terms[t.text] > 0 {
+			s.df[i]++
+		}
+		if t.prefix {
+			for w := range d.terms {
+				if t.prefixOf(w) {
+					s.longer[i][w]++
+				}
+			}
+		}
+	}
+	if visible && s.p.filters(&d) {
+		d.terms = s.p.usedTerms(d.terms)
+		s.kept = append(s.kept, d)
+	}
+}
+
+// usedTerms keeps of a card's words those the plan's terms can match, which is all a kept card
+// needs for its score.
+func (p *Plan) usedTerms(terms map[string]uint8) map[string]uint8 {
+	out := map[string]uint8{}
+	for w, n := range terms {
+		for _, t := range p.terms {
+			if w == t.text || t.prefixOf(w) {
+				out[w] = n
+				break
+			}
+		}
+	}
+	return out
+}
+
+// weights returns each term's weight from the cards that hold it: its stem, or for a word being
+// typed that no card holds whole, the most common longer word it begins.
+func (s *Scan) weights() []float64 {
+	weights := make([]float64, len(s.p.terms))
+	for i, t := range s.p.terms {
+		df := s.df[i]
+		if df == 0 && t.prefix {
+			for _, n := range s.longer[i] {
+				df = max(df, n)
+			}
+		}
+		weights[i] = s.corpus.idf(df)
+	}
+	return weights
+}
+
+// Page returns the page of the matches, their count, and the position of the next page.
+func (s *Scan) Page() ([]Candidate, int, *Position) {
+	weights := s.weights()
+	norm := s.corpus.norm()
+	var all []Candidate
+	for i := range s.kept {
+		d := &s.kept[i]
+		c := Candidate{agentID: d.agentID}
+		sum, total := 0.0, 0.0
+		for i, t := range s.p.terms {
+			total += weights[i]
+			if m := norm.match(t, d.terms, d.length); m > 0 {
+				sum += weights[i] * m
+				c.matched++
+			}
+		}
+		if len(s.p.terms) > 0 {
+			if c.matched == 0 {
+				continue
+			}
+			c.score = sum / total
+		}
+		all = append(all, c)
+	}
+	page, next := s.p.pageAfter(all, s.boundary(all))
+	return page, len(all), next
+}
+
+// boundary is where the page starts: after the cursor's card as it ranks now, if it still
+// matches, so that a change of the words' weights between two pages moves the cursor with the
+// cards; else after the position the cursor recorded.
+func (s *Scan) boundary(all []Candidate) *Candidate {
+	a := s.p.after
+	if a == nil {
+		return nil
+	}
+	for _, c := range all {
+		if c.agentID == a.AgentID {
+			return &c
+		}
+	}
+	return &Candidate{agentID: a.AgentID, score: a.Score, matched: a.Matched}
 }
 
 // AsksOnline reports whether the plan filters on liveness.
@@ -100,23 +177,14 @@ func (p *Plan) AsksOnline() bool { return p.online != 0 }
 // FiltersResources reports whether the plan filters on resources.
 func (p *Plan) FiltersResources() bool { return len(p.resources) > 0 }
 
-// Score is how well c matched q, the share of its distinct tokens matched; ok is false for a
-// query without q, which orders by agentId and scores nothing.
-func (p *Plan) Score(c Candidate) (score float64, ok bool) {
-	if len(p.terms) == 0 {
-		return 0, false
-	}
-	return float64(c.matched) / float64(len(p.terms)), true
-}
-
-// CapabilityTerms are the tokens of each capability's name and description, for
+// CapabilityTerms are the words (stemmed) of each capability's name and description, for
 // MatchedCapabilities: worked out once per card by a caller that keeps them.
 func CapabilityTerms(c cards.Card) []map[string]uint8 {
 	out := make([]map[string]uint8, len(c.Capabilities))
 	for i, cp := range c.Capabilities {
 		terms := map[string]uint8{}
-		tokenize(cp.Name, func(tok string, _ bool) { terms[tok] = 1 })
-		tokenize(cp.Description, func(tok string, _ bool) { terms[tok] = 1 })
+		tokenize(cp.Name, func(tok string, _ bool) { terms[stem(tok)] = 1 })
+		tokenize(cp.Description, func(tok string, _ bool) { terms[stem(tok)] = 1 })
 		out[i] = terms
 	}
 	return out
@@ -128,7 +196,7 @@ func (p *Plan) MatchedCapabilities(c cards.Card, terms []map[string]uint8) []str
 	var out []string
 	for i, terms := range terms {
 		for _, t := range p.terms {
-			if f, _ := matchTerm(terms, t); f > 0 {
+			if (corpus{}).norm().match(t, terms, 0) > 0 {
 				out = append(out, c.Capabilities[i].Name)
 				break
 			}
@@ -139,7 +207,7 @@ func (p *Plan) MatchedCapabilities(c cards.Card, terms []map[string]uint8) []str
 
 // MatchedResources names the resources c declares that cover a URI asked for, in the card's
 // order and each URI once, so a caller sees which of the card's resources its filter matched.
-// Like matchedCapabilities it is worked out from the card itself, so both search modes agree.
+// Like MatchedCapabilities it is worked out from the card itself, so both search modes agree.
 func (p *Plan) MatchedResources(c cards.Card) []string {
 	var out []string
 	for _, r := range c.Resources {

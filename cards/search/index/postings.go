@@ -8,12 +8,20 @@ import (
 type postings struct {
 	protocols, tags, caps map[string][]uint32
 	trigrams              map[string][]uint32
-	// terms holds doc<<2 | best field for each token; by pointer, so adding to a list costs one
-	// map lookup.
+	// terms holds doc<<termShift | weighted count (see Doc.terms) for each word; by pointer, so
+	// adding to a list costs one map lookup.
 	terms map[string]*[]uint32
 	// vocab3 lists the tokens that start with each 3-byte prefix, for the prefix match.
 	vocab3 map[string][]string
 }
+
+// termShift is where a document's number starts in an entry of a word's list; the bits below
+// hold the word's weighted count in it. It bounds an index to 2^24 documents.
+const (
+	termShift = 8
+	countMask = 1<<termShift - 1
+	maxDocs   = 1 << (32 - termShift)
+)
 
 func newPostings() postings {
 	return postings{protocols: map[string][]uint32{}, tags: map[string][]uint32{}, caps: map[string][]uint32{},
@@ -35,21 +43,21 @@ func (p *postings) post(n uint32, d Doc) {
 	for _, g := range trigramsOf(d.name) {
 		p.trigrams[g] = append(p.trigrams[g], n)
 	}
-	for tok, f := range d.terms {
-		p.term(tok, n<<2|uint32(f))
+	for tok, count := range d.terms {
+		p.term(tok, n<<termShift|uint32(count))
 	}
 }
 
-// termOf records that document n, the newest in the lists, has tok in field, keeping the best
-// field when tok occurs more than once in it.
-func (p *postings) termOf(tok string, n uint32, field uint8) {
+// termOf records an occurrence of tok of weight in document n, the newest in the lists, adding
+// it to the word's count in n.
+func (p *postings) termOf(tok string, n uint32, weight uint8) {
 	if list := p.terms[tok]; list != nil && len(*list) > 0 {
-		if last := &(*list)[len(*list)-1]; *last>>2 == n {
-			*last = max(*last, n<<2|uint32(field))
+		if last := &(*list)[len(*list)-1]; *last>>termShift == n {
+			*last = n<<termShift | uint32(min(int(*last&countMask)+int(weight), maxCount))
 			return
 		}
 	}
-	p.term(tok, n<<2|uint32(field))
+	p.term(tok, n<<termShift|uint32(weight))
 }
 
 // term appends entries to the token's list, creating it (and its prefix entry) if new.

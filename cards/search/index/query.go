@@ -80,9 +80,11 @@ type Plan struct {
 	fingerprint                   uint64
 }
 
-// term is one distinct token of q. prefix: it is the word being typed and may match as a prefix.
+// term is one distinct word of q: its stem, which it matches whole, and as typed (raw), which
+// the word being typed (prefix) also matches as the start of a longer word.
 type term struct {
 	text   string
+	raw    string
 	prefix bool
 }
 
@@ -134,18 +136,7 @@ func (q Query) Compile() (Plan, error) {
 	if len(q.Q) > 1024 {
 		return Plan{}, fault.New(fault.Invalid, "q: longer than 1024 bytes: invalid")
 	}
-	seen := map[string]int{}
-	// The last word may be a prefix whatever follows it ("summar " as well as "summar").
-	text := strings.TrimRightFunc(q.Q, func(r rune) bool { return !isWordRune(r) })
-	tokenize(text, func(tok string, atEnd bool) {
-		prefix := atEnd && utf8.RuneCountInString(tok) >= minPrefix
-		if i, ok := seen[tok]; ok {
-			p.terms[i].prefix = p.terms[i].prefix || prefix
-			return
-		}
-		seen[tok] = len(p.terms)
-		p.terms = append(p.terms, term{text: tok, prefix: prefix})
-	})
+	p.terms = queryTerms(q.Q)
 	if strings.TrimSpace(q.Q) != "" && len(p.terms) == 0 {
 		return Plan{}, fault.New(fault.Invalid, "q: has no letters or digits to search for: invalid")
 	}
@@ -164,6 +155,37 @@ func (q Query) Compile() (Plan, error) {
 		p.after = &pos
 	}
 	return p, nil
+}
+
+// queryTerms reads the distinct words of a free-text query, each with its stem. Stopwords are
+// dropped unless the query has nothing else. The last word may be a prefix whatever follows it
+// ("summar " as well as "summar").
+func queryTerms(q string) []term {
+	var all, kept []term
+	seen := map[string]int{}
+	text := strings.TrimRightFunc(q, func(r rune) bool { return !isWordRune(r) })
+	tokenize(text, func(tok string, atEnd bool) {
+		prefix := atEnd && utf8.RuneCountInString(tok) >= minPrefix
+		s := stem(tok)
+		if i, ok := seen[s]; ok {
+			all[i].prefix = all[i].prefix || prefix
+			if prefix {
+				all[i].raw = tok
+			}
+			return
+		}
+		seen[s] = len(all)
+		all = append(all, term{text: s, raw: tok, prefix: prefix})
+	})
+	for _, t := range all {
+		if !stopword(t.raw) {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return all
+	}
+	return kept
 }
 
 // normalizeList lowercases (or not), sorts and dedupes a repeatable parameter; empty values are

@@ -4,26 +4,24 @@ import (
 	"slices"
 )
 
-// less orders the answer: more matched tokens first, then more whole-token matches, then better
-// fields, then agentId.
+// less orders the answer: a higher score first, then more of the query's words matched, then
+// agentId. Without q every score is 0 and the order is agentId's.
 func less(a, b Candidate) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
 	if a.matched != b.matched {
 		return a.matched > b.matched
-	}
-	if a.exact != b.exact {
-		return a.exact > b.exact
-	}
-	if a.weight != b.weight {
-		return a.weight > b.weight
 	}
 	return a.agentID < b.agentID
 }
 
-// Page picks the Page after p.after from all candidates, and the position to resume from.
-func (p *Plan) Page(all []Candidate) ([]Candidate, *Position) {
+// pageAfter picks the page after boundary (nil: from the first) from all candidates, and the
+// position to resume from.
+func (p *Plan) pageAfter(all []Candidate, boundary *Candidate) ([]Candidate, *Position) {
 	rest := all[:0:0]
 	for _, c := range all {
-		if p.after == nil || p.after.before(c) {
+		if boundary == nil || less(*boundary, c) {
 			rest = append(rest, c)
 		}
 	}
@@ -38,7 +36,7 @@ func (p *Plan) cut(top []Candidate) ([]Candidate, *Position) {
 	}
 	top = top[:p.limit]
 	last := top[len(top)-1]
-	return top, &Position{Matched: last.matched, Exact: last.exact, Weight: last.weight, AgentID: last.agentID, Query: p.fingerprint}
+	return top, &Position{Score: last.score, Matched: last.matched, AgentID: last.agentID, Query: p.fingerprint}
 }
 
 // topK returns the k smallest candidates in order, using a bounded max-heap: O(n log k).
@@ -48,20 +46,36 @@ func topK(cs []Candidate, k int) []Candidate {
 		slices.SortFunc(out, cmpCandidates)
 		return out
 	}
-	h := make([]Candidate, 0, k)
+	t := best{k: k, h: make([]Candidate, 0, k)}
 	for _, c := range cs {
-		if len(h) < k {
-			h = append(h, c)
-			siftUp(h, len(h)-1)
-			continue
-		}
-		if less(c, h[0]) {
-			h[0] = c
-			siftDown(h, 0)
-		}
+		t.offer(c)
 	}
-	slices.SortFunc(h, cmpCandidates)
-	return h
+	return t.sorted()
+}
+
+// best keeps the k smallest candidates offered, in a max-heap: the worst of them (the greatest
+// in answer order) at the root.
+type best struct {
+	k int
+	h []Candidate
+}
+
+func (t *best) offer(c Candidate) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, c)
+		siftUp(t.h, len(t.h)-1)
+		return
+	}
+	if t.k > 0 && less(c, t.h[0]) {
+		t.h[0] = c
+		siftDown(t.h, 0)
+	}
+}
+
+// sorted returns the candidates kept, in answer order.
+func (t *best) sorted() []Candidate {
+	slices.SortFunc(t.h, cmpCandidates)
+	return t.h
 }
 
 func cmpCandidates(a, b Candidate) int {
@@ -74,7 +88,6 @@ func cmpCandidates(a, b Candidate) int {
 	return 0
 }
 
-// The heap keeps the worst candidate (the greatest in answer order) at the root.
 func siftUp(h []Candidate, i int) {
 	for i > 0 {
 		parent := (i - 1) / 2

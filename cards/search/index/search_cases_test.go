@@ -70,7 +70,7 @@ func TestIndexHandWrittenAnswers(t *testing.T) {
 		search func(t *testing.T) func(index.Query, []string) searchtest.Answer
 		setup  func() (undo func())
 	}{
-		{name: "churned-dense-split", search: churnedIndexSearch, setup: func() func() { return index.SetDense(1, 2) }},
+		{name: "churned", search: churnedIndexSearch},
 		{name: "churned-read-back", search: func(t *testing.T) func(index.Query, []string) searchtest.Answer { return churnedIndexSearchOf(t, true) }},
 	}
 	for _, m := range modes {

@@ -25,7 +25,7 @@ import (
 //	format, stamp, tenant (strings as in the header: length and bytes)
 //	the string section: its length, then the bytes of every string below, one after another
 //	documents: count, then each: agentId, name, cardId, revision and updatedAt (signed
-//	  varints), flags (alive, public, verified), status, resources: count, then each: scheme,
+//	  varints), flags (alive, public, verified), status, length, resources: count, then each: scheme,
 //	  host, segments (count, then each), wildcard (0 or 1)
 //	order: count, then the document numbers
 //	the entries of every posting list below, in all
@@ -39,7 +39,7 @@ import (
 // is the terms' keys by prefix.
 const (
 	snapshotMagic  = "agentcards search index\n"
-	snapshotFormat = 3
+	snapshotFormat = 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -92,6 +92,7 @@ func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
 		e.b = binary.AppendVarint(e.b, d.updated)
 		e.uint(flag(d.alive, 1) | flag(d.public, 2) | flag(d.verified, 4))
 		e.str(string(d.status))
+		e.uint(uint64(x.lens[i]))
 		e.count(len(d.resources))
 		for _, r := range d.resources {
 			e.str(r.scheme)
@@ -255,8 +256,8 @@ func (d *snapshotDecoder) list(docs int, shift uint) []uint32 {
 			v, b = x, b[k:]
 		}
 		next := prev + v
-		// Each entry names a later document than the one before (a term's entry carries its
-		// field in the low bits), and no document past the last.
+		// Each entry names a later document than the one before (a word's entry carries its
+		// count in the low bits), and no document past the last.
 		if (i > 0 && next>>shift <= prev>>shift) || next>>shift >= uint64(docs) {
 			d.err = errSnapshot
 			return nil
@@ -265,6 +266,33 @@ func (d *snapshotDecoder) list(docs int, shift uint) []uint32 {
 	}
 	d.b = b
 	return l
+}
+
+// doc reads one document into doc and its length.
+func (d *snapshotDecoder) doc(doc *idoc, length *uint32) error {
+	doc.agentID, doc.name, doc.cardID = d.str(), d.str(), d.str()
+	doc.revision, doc.updated = d.int(), d.int()
+	flags := d.uint()
+	doc.alive, doc.public, doc.verified = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	doc.status = cards.Status(d.str())
+	l := d.uint()
+	if l > math.MaxUint32 {
+		return errSnapshot
+	}
+	*length = uint32(l)
+	if k := d.count(); k > 0 {
+		doc.resources = make([]resourcePattern, k)
+		for j := range doc.resources {
+			r := &doc.resources[j]
+			r.scheme, r.host = d.str(), d.str()
+			r.segments = make([]string, d.count())
+			for s := range r.segments {
+				r.segments[s] = d.str()
+			}
+			r.wildcard = d.uint() == 1
+		}
+	}
+	return d.err
 }
 
 // decodeSnapshot reads back a snapshot of tenant written with stamp; any other (or a damaged
@@ -287,29 +315,15 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*Tenant, error) {
 		return nil, errSnapshot
 	}
 	n := d.countOf(8) // a document takes 8 bytes at least
+	if n > maxDocs {
+		return nil, errSnapshot
+	}
 	x := NewFor(n)
 	x.docs = x.docs[:n]
+	x.lens = x.lens[:n]
 	for i := range x.docs {
-		doc := &x.docs[i]
-		doc.agentID, doc.name, doc.cardID = d.str(), d.str(), d.str()
-		doc.revision, doc.updated = d.int(), d.int()
-		flags := d.uint()
-		doc.alive, doc.public, doc.verified = flags&1 != 0, flags&2 != 0, flags&4 != 0
-		doc.status = cards.Status(d.str())
-		if k := d.count(); k > 0 {
-			doc.resources = make([]resourcePattern, k)
-			for j := range doc.resources {
-				r := &doc.resources[j]
-				r.scheme, r.host = d.str(), d.str()
-				r.segments = make([]string, d.count())
-				for s := range r.segments {
-					r.segments[s] = d.str()
-				}
-				r.wildcard = d.uint() == 1
-			}
-		}
-		if d.err != nil {
-			return nil, d.err
+		if err := d.doc(&x.docs[i], &x.lens[i]); err != nil {
+			return nil, err
 		}
 	}
 	x.alive = make([]uint64, (n+63)/64)
@@ -318,6 +332,7 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*Tenant, error) {
 			setBit(x.alive, uint32(i))
 			x.byID[doc.agentID] = uint32(i)
 			x.live++
+			x.length += uint64(x.lens[i])
 			if doc.status == cards.StatusDisabled {
 				x.disabled++
 			}
@@ -353,7 +368,7 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*Tenant, error) {
 	lists := make([][]uint32, keys) // the terms' list headers, one allocation for them all
 	for i := range keys {
 		k := d.str()
-		lists[i] = d.list(n, 2)
+		lists[i] = d.list(n, termShift)
 		x.terms[k] = &lists[i]
 		if len(k) >= minPrefix {
 			x.vocab3[k[:minPrefix]] = append(x.vocab3[k[:minPrefix]], k)
@@ -380,7 +395,7 @@ var analyzerStamp = sync.OnceValue(func() string {
 // analysisVersion goes into analyzerStamp: move it on with any change to what the index
 // derives from a card that the stamp's cards might not show (and with any change to how
 // stored cards decode), so that snapshots written before are not read back.
-const analysisVersion = "1"
+const analysisVersion = "2"
 
 // stampCards are the fixed cards of analyzerStamp: every field search reads, ASCII and other
 // scripts, punctuation, case, resources with and without wildcards.

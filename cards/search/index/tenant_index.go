@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"runtime"
 	"slices"
@@ -24,22 +25,27 @@ type Tenant struct {
 	// longReads counts the readers that hold mu for long or are about to (see rlockLong).
 	longReads atomic.Int32
 	docs      []idoc
-	live      int
+	// lens holds each document's length (see Doc.length), apart from docs so that ranking reads
+	// it without loading the documents.
+	lens []uint32
+	live int
 	// disabled counts the live disabled cards: while there are none, a search for the default
 	// statuses needs no check of them.
 	disabled int
-	alive    []uint64 // bitmap of the live documents
-	byID     map[string]uint32
-	order    []uint32 // live documents sorted by agentId: the answer order without q
+	// length is the sum of the live documents' lengths (see Doc.length), for their average.
+	length uint64
+	alive  []uint64 // bitmap of the live documents
+	byID   map[string]uint32
+	order  []uint32 // live documents sorted by agentId: the answer order without q
 	// unordered leaves order as it is while many documents change (see reorder).
 	unordered bool
 
 	postings
 
 	// gen moves on with every change to the documents or postings (under mu), so that what is
-	// derived from them, such as dense, can tell it is stale.
-	gen   uint64
-	dense denseCache
+	// derived from them, such as an Online or counts, can tell it is stale.
+	gen    uint64
+	counts wordCounts
 }
 
 type idoc struct {
@@ -201,7 +207,7 @@ func New() *Tenant { return NewFor(0) }
 // NewFor is New sized for n cards, as a build knows it will hold: its
 // documents are not copied to a larger array batch after batch.
 func NewFor(n int) *Tenant {
-	return &Tenant{docs: make([]idoc, 0, n), byID: make(map[string]uint32, n), order: make([]uint32, 0, n),
+	return &Tenant{docs: make([]idoc, 0, n), lens: make([]uint32, 0, n), byID: make(map[string]uint32, n), order: make([]uint32, 0, n),
 		alive: make([]uint64, 0, n/64+1), postings: newPostings()}
 }
 
@@ -229,8 +235,10 @@ func (x *Tenant) Load(cs []cards.Card) {
 	}
 	// Each worker takes a contiguous run of the new documents, so its postings come after those
 	// of the workers before it and merging them is appending.
+	x.room(len(fresh))
 	base := len(x.docs)
 	x.docs = slices.Grow(x.docs, len(fresh))[:base+len(fresh)]
+	x.lens = slices.Grow(x.lens, len(fresh))[:base+len(fresh)]
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(fresh)/128))
 	parts := make([]postings, workers)
 	per := (len(fresh) + workers - 1) / workers
@@ -243,10 +251,11 @@ func (x *Tenant) Load(cs []cards.Card) {
 			// A share of a batch meets about as many words as the index knows: sized for them,
 			// the map is not regrown while it fills.
 			part.terms = make(map[string]*[]uint32, min(len(x.terms), 1<<14))
+			st := stems{}
 			for i := w * per; i < min((w+1)*per, len(fresh)); i++ {
 				n := uint32(base + i)
-				d := analyzeWith(fresh[i], func(tok string, field uint8) { part.termOf(tok, n, field) })
-				x.docs[n] = newIdoc(fresh[i], d)
+				d := analyzeWith(fresh[i], st, func(tok string, field uint8) { part.termOf(tok, n, field) })
+				x.docs[n], x.lens[n] = newIdoc(fresh[i], d), d.length
 				part.post(n, d)
 			}
 			parts[w] = part
@@ -272,16 +281,30 @@ func newIdoc(c cards.Card, d Doc) idoc {
 
 // add indexes the analysed card d as a new document. The caller holds mu.
 func (x *Tenant) add(c cards.Card, d Doc) {
+	x.room(1)
 	n := uint32(len(x.docs))
 	x.docs = append(x.docs, newIdoc(c, d))
+	x.lens = append(x.lens, d.length)
 	x.register(n)
 	x.post(n, d)
+}
+
+// room makes room for k more documents under maxDocs, compacting if the removed ones take it.
+func (x *Tenant) room(k int) {
+	if len(x.docs)+k <= maxDocs {
+		return
+	}
+	x.compact()
+	if len(x.docs)+k > maxDocs {
+		panic(fmt.Sprintf("search index: a tenant's index holds at most %d cards", maxDocs))
+	}
 }
 
 // register makes document n, already in docs, live: found by id and in agentId order.
 func (x *Tenant) register(n uint32) {
 	x.gen++
 	x.live++
+	x.length += uint64(x.lens[n])
 	if x.docs[n].status == cards.StatusDisabled {
 		x.disabled++
 	}
@@ -316,6 +339,7 @@ func (x *Tenant) Remove(agentID string) {
 	x.docs[n].resources = nil
 	x.alive[n>>6] &^= 1 << (n & 63)
 	x.live--
+	x.length -= uint64(x.lens[n])
 	if x.docs[n].status == cards.StatusDisabled {
 		x.disabled--
 	}
@@ -335,10 +359,12 @@ func (x *Tenant) compact() {
 	x.gen++
 	renum := make([]uint32, len(x.docs))
 	docs := make([]idoc, 0, x.live)
+	lens := make([]uint32, 0, x.live)
 	for i, d := range x.docs {
 		if d.alive {
 			renum[i] = uint32(len(docs))
 			docs = append(docs, d)
+			lens = append(lens, x.lens[i])
 		}
 	}
 	alive := func(old uint32) bool { return x.docs[old].alive }
@@ -366,7 +392,7 @@ func (x *Tenant) compact() {
 	rewrite(x.caps)
 	rewrite(x.trigrams)
 	for k, list := range x.terms {
-		if *list = rewriteList(*list, 2); len(*list) == 0 {
+		if *list = rewriteList(*list, termShift); len(*list) == 0 {
 			delete(x.terms, k)
 		}
 	}
@@ -389,7 +415,7 @@ func (x *Tenant) compact() {
 	for id, n := range x.byID {
 		x.byID[id] = renum[n]
 	}
-	x.docs = docs
+	x.docs, x.lens = docs, lens
 	x.alive = make([]uint64, (len(docs)+63)/64)
 	for n := range docs {
 		setBit(x.alive, uint32(n))
@@ -400,7 +426,7 @@ func (x *Tenant) compact() {
 // with a fixed allowance per map entry. The caller holds the read lock.
 func (x *Tenant) ApproxBytes() int64 {
 	const entry = 48 // a map entry's share: key and value headers, bucket overhead
-	n := int64(len(x.docs))*int64(unsafe.Sizeof(idoc{})) + int64(len(x.order))*4 + int64(len(x.alive))*8
+	n := int64(len(x.docs))*int64(unsafe.Sizeof(idoc{})) + int64(len(x.lens)+len(x.order))*4 + int64(len(x.alive))*8
 	for _, d := range x.docs {
 		n += int64(len(d.agentID) + len(d.name) + len(d.cardID))
 	}
@@ -418,3 +444,6 @@ func (x *Tenant) ApproxBytes() int64 {
 	n += int64(len(x.byID)) * entry
 	return n
 }
+
+func setBit(b []uint64, n uint32)      { b[n>>6] |= 1 << (n & 63) }
+func hasBit(b []uint64, n uint32) bool { return b[n>>6]&(1<<(n&63)) != 0 }

@@ -20,7 +20,7 @@ var (
 )
 
 // benchCorpus returns n generated cards and their index, built once per process.
-func benchCorpus(b *testing.B, n int) ([]cards.Card, *Tenant) {
+func benchCorpus(b testing.TB, n int) ([]cards.Card, *Tenant) {
 	benchOnce[n].Do(func() {
 		cs := cardstest.Cards(b, 42, n)
 		x := New()

@@ -11,8 +11,20 @@ import (
 // scratch is per-search working memory sized to the index, reused through a pool so a search
 // allocates almost nothing.
 type scratch struct {
-	bits   []uint64
-	planes planes
+	bits []uint64
+	// The ranking of q (see ranked): by document, its score so far, its words matched and the
+	// best match of the term being read. Every entry is zero between searches.
+	score   []float64
+	best    []float64
+	matched []uint8
+	weights []float64 // by term
+	parts   [2]scorePart
+}
+
+// scorePart is what one half of the documents' scoring met: the documents of the term being
+// read.
+type scorePart struct {
+	touched []uint32
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -24,6 +36,20 @@ func (s *scratch) size(n int) {
 	}
 	s.bits = s.bits[:words]
 	clear(s.bits)
+}
+
+// sizeScores makes the ranking's arrays hold n documents.
+func (s *scratch) sizeScores(n int) {
+	if cap(s.score) < n {
+		s.score, s.best, s.matched = make([]float64, n), make([]float64, n), make([]uint8, n)
+	}
+	s.score, s.best, s.matched = s.score[:n], s.best[:n], s.matched[:n]
+}
+
+// hit adds v to document n's score, and one to its words matched.
+func (s *scratch) hit(n uint32, v float64) {
+	s.score[n] += v
+	s.matched[n]++
 }
 
 func (s *scratch) set(n uint32)      { s.bits[n>>6] |= 1 << (n & 63) }
@@ -93,7 +119,7 @@ func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]
 	defer scratchPool.Put(s)
 	s.size(len(x.docs))
 	if len(p.terms) > 0 {
-		return x.rankedBits(p, cand, rankAccept, s, online)
+		return x.ranked(p, cand, rankAccept, s, online)
 	}
 	unfiltered := cand == nil && p.name == "" && len(p.resources) == 0 && readable == nil
 	if unfiltered && p.verified == 0 && online != nil {
@@ -205,24 +231,4 @@ func (x *Tenant) ordered(p *Plan, cand []uint32, everything bool, accept func(ui
 	}
 	page, next := p.cut(page)
 	return page, total, next
-}
-
-// packKey orders like less: a greater key is an earlier answer. Each part fits in 8 bits (at
-// most 32 terms, weight at most 3 per term).
-func packKey(matched, exact, weight int) uint32 {
-	return uint32(matched)<<16 | uint32(exact)<<8 | uint32(weight)
-}
-
-type keyed struct {
-	key uint32
-	n   uint32
-}
-
-// worse reports whether a comes after b in answer order: a lower key, or the same key and a
-// greater agentId.
-func (x *Tenant) worse(a, b keyed) bool {
-	if a.key != b.key {
-		return a.key < b.key
-	}
-	return x.docs[a.n].agentID > x.docs[b.n].agentID
 }

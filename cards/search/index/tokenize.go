@@ -6,13 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// Text fields of a card, in the order they rank when a free-text match ties on score: a match
-// in a capability name or a tag says more about what the agent does than one in its name, and
-// that says more than one in a description.
+// Text fields of a card, and the weight of each occurrence of a word in them (see Doc): a word in
+// a capability's name or title or in a tag says more about what the agent does than one in its
+// name, and that says more than one in a description or an example.
 const (
 	fieldDescription uint8 = 1
-	fieldName        uint8 = 2
-	fieldCapOrTag    uint8 = 3
+	fieldName        uint8 = 3
+	fieldCapOrTag    uint8 = 2
 )
 
 // isWordRune is what a token is made of: Unicode letters and digits.

@@ -13,9 +13,10 @@ import (
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
-// HandCorpus is ten cards small enough to answer every query of Cases by hand. Each card
-// lists the tokens of its text with their best field (3 capability name, title or tag; 2 name;
-// 1 description), which is what the answers below were worked out from.
+// HandCorpus is ten cards small enough to answer every query of Cases by hand. Each card lists
+// the stems of its text with their weighted counts (each occurrence weighs 3 in the name, 2 in a
+// tag or a capability's name, title or tag, 1 in a description) and its length (their sum),
+// which is what the answers below were worked out from; the ten lengths average 13.3.
 func HandCorpus() []cards.Card {
 	type cp = cards.Capability
 	card := func(id, name, desc string, protocols, tags []string, vis cards.Visibility, caps ...cp) cards.Card {
@@ -24,35 +25,34 @@ func HandCorpus() []cards.Card {
 		return cardstest.Stored(c)
 	}
 	return []cards.Card{
-		// hotel:2 review:2 travel:3 book:3 a:1 room:1 sport:3 (a capability's tag, not the card's)
+		// length 15: travel:2 hotel:3 review:3 book:3 a:1 room:1 sport:2 (a capability's tag)
 		card("Hotel", "Hotel Review", "", []string{"a2a"}, []string{"travel"}, cards.VisibilityTenant,
 			cp{Name: "book", Description: "Book a room", Tags: []string{"sport"}}),
-		// zed:2 translates:1 text:1 lang:3 translate:3
+		// length 11: lang:2 zed:3 translat:4 text:2
 		card("Zed", "Zed", "Translates text.", []string{"a2a"}, []string{"lang"}, cards.VisibilityTenant,
 			cp{Name: "translate", Description: "Translate text"}),
-		// alpha:2 reviewer:2 reviews:1 pull:1 requests:1 code:3 review:3 a:1 request:1
+		// length 17: code:2 alpha:3 review:7 (reviewer, reviews, review) pull:2 request:2 a:1
 		card("alpha", "Alpha Reviewer", "Reviews pull requests.", []string{"a2a", "http"}, []string{"code"}, cards.VisibilityTenant,
 			cp{Name: "review", Description: "Review a pull request"}),
-		// bravo:2 a:1 review:1 of:1 budgets:1 per:1 cost:1 center:1 cost_center:1 finance:3
-		// budget:3 report:1 spend:1
+		// length 17: financ:2 bravo:3 a:1 review:1 of:1 budget:3 per:1 cost_center:1 cost:1
+		// center:1 report:1 spend:1
 		card("bravo", "Bravo", "A review of budgets per cost_center.", []string{"http"}, []string{"finance"}, cards.VisibilityTenant,
 			cp{Name: "budget", Description: "Report spend"}),
-		// review:2 desk:2 answers:1 questions:1 support:3 answer:3 a:1 question:1
+		// length 15: support:2 review:3 desk:3 answer:4 question:2 a:1
 		card("charlie", "Review Desk", "Answers questions.", []string{"http"}, []string{"support"}, cards.VisibilityTenant,
 			cp{Name: "answer", Description: "Answer a question"}),
-		// delta:2 reviewer:2 of:1 docs:3 proofread:3 (no whole "review")
+		// length 15: doc:4 delta:3 review:4 (reviewer) of:1 proofread:3
 		card("delta", "Delta Reviewer", "Reviewer of docs.", []string{"mcp"}, []string{"docs"}, cards.VisibilityTenant,
 			cp{Name: "proofread", Description: "Proofread docs"}),
-		// echo:2 translator:1 and:1 reviewer:1 lang:3 code:3 translate:3 review:3 (title)
-		// translations:3 (title) text:1
+		// length 18: lang:2 code:2 echo:3 translat:6 and:1 review:3 (reviewer, and the title) text:1
 		card("echo", "Echo", "Translator and reviewer.", []string{"a2a", "mcp"}, []string{"lang", "Code"}, cards.VisibilityTenant,
 			cp{Name: "translate", Title: "Review translations", Description: "Translate text"}),
-		// foxtrot:2 reviews:1 contracts:1 legal:3 review:3 a:1 contract:1
+		// length 12: legal:2 foxtrot:3 review:4 contract:2 a:1
 		card("foxtrot", "Foxtrot", "Reviews contracts.", []string{"http"}, []string{"legal"}, cards.VisibilityPrivate,
 			cp{Name: "review", Description: "Review a contract"}),
-		// golf:2 plays:1 sport:3
+		// length 7: sport:2 golf:4 play:1
 		card("golf", "Golf", "Plays golf.", []string{"http"}, []string{"sport"}, cards.VisibilityPublic),
-		// india:2 review:1 (three times, counted once)
+		// length 6: india:3 review:3 (three times in the description)
 		card("india", "India", "Review review review.", []string{"http"}, nil, cards.VisibilityTenant),
 	}
 }
@@ -71,7 +71,63 @@ type Case struct {
 }
 
 // Cases are the hand-worked queries over HandCorpus.
-func Cases() []Case {
+func Cases() []Case { return append(filterCases(), textCases()...) }
+
+// textCases are the queries of free text alone, ranked (see docs/search.md).
+func textCases() []Case {
+	return []Case{
+		// q. Eight cards hold "review" (delta as "reviewer", echo in a title), so it weighs
+		// little; alpha holds it most. india, short, comes next; Hotel and charlie hold it alike
+		// in cards of the same length and tie, Hotel first by agentId. Pages of two cut the ties.
+		{Name: "q review", Q: index.Query{Q: "review", Page: paging.Page{Limit: new(2)}}, Total: 8,
+			Pages: [][]string{{"alpha", "india"}, {"foxtrot", "delta"}, {"Hotel", "charlie"}, {"echo", "bravo"}},
+			// Only a capability's name or description makes it matched, not its title (echo).
+			Hits: map[string]string{"alpha": "0.828 [review]", "india": "0.809 []", "foxtrot": "0.782 [review]", "delta": "0.753 []",
+				"Hotel": "0.695 []", "charlie": "0.695 []", "echo": "0.664 []", "bravo": "0.408 []"}},
+		// "pull" is in alpha alone: it weighs far more than "review", and alpha, with both, is far
+		// ahead. The order of the words does not matter.
+		{Name: "q review pull", Q: index.Query{Q: "review pull"}, Total: 8,
+			Pages: [][]string{{"alpha", "india", "foxtrot", "delta", "Hotel", "charlie", "echo", "bravo"}},
+			Hits:  map[string]string{"alpha": "0.608 [review]", "india": "0.0927 []", "delta": "0.0862 []", "echo": "0.0761 []"}},
+		{Name: "q pull review", Q: index.Query{Q: "pull review"}, Total: 8,
+			Pages: [][]string{{"alpha", "india", "foxtrot", "delta", "Hotel", "charlie", "echo", "bravo"}},
+			Hits:  map[string]string{"alpha": "0.608 [review]", "delta": "0.0862 []"}},
+		// Stopwords are dropped (of, a): reviews, pull and requests, stemmed, are all alpha's.
+		{Name: "q reviews of a pull request", Q: index.Query{Q: "reviews of a pull request"}, Total: 8,
+			Pages: [][]string{{"alpha", "india", "foxtrot", "delta", "Hotel", "charlie", "echo", "bravo"}},
+			Hits:  map[string]string{"alpha": "0.595 [review]", "india": "0.0492 []"}},
+		// Three characters may be a prefix: every match is of a longer word, at half its worth.
+		{Name: "q rev", Q: index.Query{Q: "rev"}, Total: 8,
+			Pages: [][]string{{"alpha", "india", "foxtrot", "delta", "Hotel", "charlie", "echo", "bravo"}},
+			Hits:  map[string]string{"alpha": "0.414 [review]", "delta": "0.376 []"}},
+		{Name: "q re is too short for a prefix", Q: index.Query{Q: "re"}, Total: 0, Pages: [][]string{{}}},
+		// translat is the stem of translate, translates, translator and translations: echo holds it
+		// six times (a title and a name among them), Zed four in a shorter card.
+		{Name: "q translat", Q: index.Query{Q: "translat"}, Total: 2, Pages: [][]string{{"echo", "Zed"}},
+			Hits: map[string]string{"Zed": "0.793 [translate]", "echo": "0.798 [translate]"}},
+		{Name: "q translations", Q: index.Query{Q: "translations"}, Total: 2, Pages: [][]string{{"echo", "Zed"}},
+			Hits: map[string]string{"Zed": "0.793 [translate]", "echo": "0.798 [translate]"}},
+		{Name: "q questions", Q: index.Query{Q: "questions"}, Total: 1, Pages: [][]string{{"charlie"}},
+			Hits: map[string]string{"charlie": "0.603 [answer]"}},
+		{Name: "q spend text", Q: index.Query{Q: "spend text"}, Total: 3, Pages: [][]string{{"Zed", "bravo", "echo"}},
+			Hits: map[string]string{"Zed": "0.28 [translate]", "bravo": "0.234 [budget]", "echo": "0.169 [translate]"}},
+		// q reads capabilities' tags: golf holds sport as its own tag in a short card, Hotel as a
+		// capability's in a longer one.
+		{Name: "q sport", Q: index.Query{Q: "sport"}, Total: 2, Pages: [][]string{{"golf", "Hotel"}}, Hits: map[string]string{"golf": "0.721 []", "Hotel": "0.603 []"}},
+		// A compound is three words: cost_center's are all in bravo; of cost, centre and
+		// cost_centre it has one.
+		{Name: "q cost_center", Q: index.Query{Q: "cost_center"}, Total: 1, Pages: [][]string{{"bravo"}}, Hits: map[string]string{"bravo": "0.408 []"}},
+		{Name: "q cost_centre", Q: index.Query{Q: "cost_centre"}, Total: 1, Pages: [][]string{{"bravo"}}, Hits: map[string]string{"bravo": "0.0995 []"}},
+		// A query of stopwords alone keeps them: "a" is found like any word (no prefix at one
+		// character), best in the shortest cards.
+		{Name: "q a", Q: index.Query{Q: "A"}, Total: 5, Pages: [][]string{{"foxtrot", "Hotel", "charlie", "alpha", "bravo"}}},
+		{Name: "q zebra", Q: index.Query{Q: "zebra"}, Total: 0, Pages: [][]string{{}}},
+	}
+}
+
+// filterCases are the queries of filters, alone and with free text, and those of a caller who
+// may not read every card.
+func filterCases() []Case {
 	all := []string{"Hotel", "Zed", "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "india"}
 	return []Case{
 		// Without Q: agentId byte order, upper case first; the default limit (20) holds all ten.
@@ -108,45 +164,9 @@ func Cases() []Case {
 		{Name: "all filters", Q: index.Query{Protocols: []string{"http"}, Tags: []string{"finance"}, Capabilities: []string{"budget"}, Name: "bra"},
 			Total: 1, Pages: [][]string{{"bravo"}}},
 
-		// q. "review" is a capability name or title (3) in alpha, echo and foxtrot, in the name
-		// (2) of Hotel and charlie, in the description (1) of bravo and india; delta has only
-		// "reviewer", a prefix match of the word being typed, so it comes last although its
-		// field is the name. Ties go by agentId, Hotel before charlie. Pages of two cut each tie.
-		{Name: "q review", Q: index.Query{Q: "review", Page: paging.Page{Limit: new(2)}}, Total: 8,
-			Pages: [][]string{{"alpha", "echo"}, {"foxtrot", "Hotel"}, {"charlie", "bravo"}, {"india", "delta"}},
-			// Only a capability's name or description makes it matched, not its title (echo).
-			Hits: map[string]string{"alpha": "1 [review]", "echo": "1 []", "foxtrot": "1 [review]", "Hotel": "1 []", "delta": "1 []"}},
-		// Only the last word may match as a prefix: delta's "reviewer" no longer counts. alpha
-		// matched both words, the others one of two.
-		{Name: "q review pull", Q: index.Query{Q: "review pull"}, Total: 7,
-			Pages: [][]string{{"alpha", "echo", "foxtrot", "Hotel", "charlie", "bravo", "india"}},
-			Hits:  map[string]string{"alpha": "1 [review]", "echo": "0.5 []", "india": "0.5 []"}},
-		{Name: "q pull review", Q: index.Query{Q: "pull review"}, Total: 8,
-			Pages: [][]string{{"alpha", "echo", "foxtrot", "Hotel", "charlie", "bravo", "india", "delta"}},
-			Hits:  map[string]string{"alpha": "1 [review]", "delta": "0.5 []"}},
-		// Three characters may be a prefix; all are prefix matches now, so delta joins the name
-		// group (weight 2).
-		{Name: "q rev", Q: index.Query{Q: "rev"}, Total: 8,
-			Pages: [][]string{{"alpha", "echo", "foxtrot", "Hotel", "charlie", "delta", "bravo", "india"}},
-			Hits:  map[string]string{"alpha": "1 [review]", "delta": "1 []"}},
-		{Name: "q re is too short for a prefix", Q: index.Query{Q: "re"}, Total: 0, Pages: [][]string{{}}},
-		{Name: "q translat", Q: index.Query{Q: "translat"}, Total: 2, Pages: [][]string{{"Zed", "echo"}},
-			Hits: map[string]string{"Zed": "1 [translate]", "echo": "1 [translate]"}},
-		{Name: "q spend text", Q: index.Query{Q: "spend text"}, Total: 3, Pages: [][]string{{"Zed", "bravo", "echo"}},
-			Hits: map[string]string{"Zed": "0.5 [translate]", "bravo": "0.5 [budget]", "echo": "0.5 [translate]"}},
-		// q reads capabilities' tags: Hotel and golf tie on a tag-level match.
-		{Name: "q sport", Q: index.Query{Q: "sport"}, Total: 2, Pages: [][]string{{"Hotel", "golf"}}, Hits: map[string]string{"Hotel": "1 []"}},
-		// A compound is three tokens: cost_center's are all in bravo; of cost, centre and
-		// cost_centre it has one.
-		{Name: "q cost_center", Q: index.Query{Q: "cost_center"}, Total: 1, Pages: [][]string{{"bravo"}}, Hits: map[string]string{"bravo": "1 []"}},
-		{Name: "q cost_centre", Q: index.Query{Q: "cost_centre"}, Total: 1, Pages: [][]string{{"bravo"}}, Hits: map[string]string{"bravo": "0.333 []"}},
-		// No stop words: "a" is a word like any other (no prefix at one character).
-		{Name: "q a", Q: index.Query{Q: "A"}, Total: 5, Pages: [][]string{{"Hotel", "alpha", "bravo", "charlie", "foxtrot"}}},
-		{Name: "q zebra", Q: index.Query{Q: "zebra"}, Total: 0, Pages: [][]string{{}}},
-
 		// q with filters.
 		{Name: "q review protocol http", Q: index.Query{Q: "review", Protocols: []string{"http"}, Page: paging.Page{Limit: new(2)}}, Total: 5,
-			Pages: [][]string{{"alpha", "foxtrot"}, {"charlie", "bravo"}, {"india"}}},
+			Pages: [][]string{{"alpha", "india"}, {"foxtrot", "charlie"}, {"bravo"}}},
 		{Name: "q review tag code", Q: index.Query{Q: "review", Tags: []string{"code"}}, Total: 2, Pages: [][]string{{"alpha", "echo"}}},
 		{Name: "q review capability translate", Q: index.Query{Q: "review", Capabilities: []string{"translate"}}, Total: 1, Pages: [][]string{{"echo"}}},
 		{Name: "q translat name review", Q: index.Query{Q: "translat", Name: "review"}, Total: 0, Pages: [][]string{{}}},
@@ -158,7 +178,7 @@ func Cases() []Case {
 		{Name: "hidden protocol http", Q: index.Query{Protocols: []string{"http"}}, Hide: []string{"foxtrot", "Zed"}, Total: 5,
 			Pages: [][]string{{"alpha", "bravo", "charlie", "golf", "india"}}},
 		{Name: "hidden q review", Q: index.Query{Q: "review", Page: paging.Page{Limit: new(3)}}, Hide: []string{"foxtrot", "Zed"}, Total: 7,
-			Pages: [][]string{{"alpha", "echo", "Hotel"}, {"charlie", "bravo", "india"}, {"delta"}}},
+			Pages: [][]string{{"alpha", "india", "delta"}, {"Hotel", "charlie", "echo"}, {"bravo"}}},
 		{Name: "hidden name o", Q: index.Query{Name: "o", Page: paging.Page{Limit: new(2)}}, Hide: []string{"foxtrot", "Zed"}, Total: 4,
 			Pages: [][]string{{"Hotel", "bravo"}, {"echo", "golf"}}},
 	}

@@ -1,0 +1,277 @@
+package index
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants/paging"
+)
+
+// judged is a relevance set: cards, queries, and the grade of each card for each query (2: does
+// what the query asks, 1: related; absent: 0).
+type judged struct {
+	cards   []cards.Card
+	queries []judgedQuery
+}
+
+type judgedQuery struct {
+	id, text string
+	grades   map[string]int // by agentId
+}
+
+// relevanceDir holds the judged set of bench/relevance.
+var relevanceDir = filepath.Join("..", "..", "..", "bench", "relevance")
+
+// readJudged reads the judged set (see bench/relevance/README.md).
+func readJudged(tb testing.TB) judged {
+	tb.Helper()
+	var j judged
+	f, err := os.Open(filepath.Join(relevanceDir, "cards.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var c struct {
+			AgentID, Name, Description string
+			Tags                       []string
+		}
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			tb.Fatal(err)
+		}
+		j.cards = append(j.cards, cards.Card{AgentID: c.AgentID, Name: c.Name, Description: c.Description, Tags: c.Tags,
+			ID: "id-" + c.AgentID, Revision: 1, Status: cards.StatusActive})
+	}
+	byID := map[string]*judgedQuery{}
+	for _, row := range readTSV(tb, "queries.tsv", 2) {
+		j.queries = append(j.queries, judgedQuery{id: row[0], text: row[1], grades: map[string]int{}})
+	}
+	for i := range j.queries {
+		byID[j.queries[i].id] = &j.queries[i]
+	}
+	for _, row := range readTSV(tb, "qrels.tsv", 3) {
+		q, ok := byID[row[0]]
+		g, err := strconv.Atoi(row[2])
+		if !ok || err != nil {
+			tb.Fatalf("qrels: %q", row)
+		}
+		q.grades[row[1]] = g
+	}
+	return j
+}
+
+func readTSV(tb testing.TB, name string, fields int) [][]string {
+	b, err := os.ReadFile(filepath.Join(relevanceDir, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out [][]string
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		row := strings.Split(line, "\t")
+		if len(row) != fields {
+			tb.Fatalf("%s: %q has %d fields, want %d", name, line, len(row), fields)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// quality is the mean over the queries of nDCG@10, P@1 (the first answer has grade 2: an
+// orchestrator that delegates to it is right) and recall@10 of the grade-2 cards.
+type quality struct{ ndcg, p1, recall float64 }
+
+func (j judged) quality(ranked func(q judgedQuery) []string) quality {
+	var sum quality
+	for _, q := range j.queries {
+		got := ranked(q)
+		if len(got) > 10 {
+			got = got[:10]
+		}
+		var ideal []int
+		exact := 0
+		for _, g := range q.grades {
+			ideal = append(ideal, g)
+			if g == 2 {
+				exact++
+			}
+		}
+		slices.SortFunc(ideal, func(a, b int) int { return b - a })
+		dcg := func(grades []int) float64 {
+			s := 0.0
+			for i, g := range grades[:min(10, len(grades))] {
+				s += (math.Pow(2, float64(g)) - 1) / math.Log2(float64(i+2))
+			}
+			return s
+		}
+		var grades []int
+		found := 0
+		for _, id := range got {
+			grades = append(grades, q.grades[id])
+			if q.grades[id] == 2 {
+				found++
+			}
+		}
+		if best := dcg(ideal); best > 0 {
+			sum.ndcg += dcg(grades) / best
+		}
+		if len(got) > 0 && q.grades[got[0]] == 2 {
+			sum.p1++
+		}
+		if exact > 0 {
+			sum.recall += float64(found) / float64(exact)
+		}
+	}
+	n := float64(len(j.queries))
+	return quality{sum.ndcg / n, sum.p1 / n, sum.recall / n}
+}
+
+// bm25 ranks the judged cards for q by plain BM25 (k1 1.2, b 0.75) over the words of their
+// name, description and tags, lowercased, without stemming, stopwords or fields: the baseline.
+func (j judged) bm25() func(q judgedQuery) []string {
+	const k1, b = 1.2, 0.75
+	words := func(s string) []string {
+		return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isWordRune(r) })
+	}
+	tf := make([]map[string]int, len(j.cards))
+	df := map[string]int{}
+	total := 0
+	lengths := make([]int, len(j.cards))
+	for i, c := range j.cards {
+		tf[i] = map[string]int{}
+		for _, w := range words(c.Name + " " + c.Description + " " + strings.Join(c.Tags, " ")) {
+			tf[i][w]++
+			lengths[i]++
+		}
+		for w := range tf[i] {
+			df[w]++
+		}
+		total += lengths[i]
+	}
+	avg := float64(total) / float64(len(j.cards))
+	return func(q judgedQuery) []string {
+		type scored struct {
+			id    string
+			score float64
+		}
+		var out []scored
+		terms := slices.Compact(slices.Sorted(slices.Values(words(q.text))))
+		for i, c := range j.cards {
+			s := 0.0
+			for _, t := range terms {
+				if f := float64(tf[i][t]); f > 0 {
+					idf := math.Log(1 + (float64(len(j.cards))-float64(df[t])+0.5)/(float64(df[t])+0.5))
+					s += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(lengths[i])/avg))
+				}
+			}
+			if s > 0 {
+				out = append(out, scored{c.AgentID, s})
+			}
+		}
+		slices.SortStableFunc(out, func(a, b scored) int {
+			if a.score != b.score {
+				return -cmpFloat(a.score, b.score)
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		ids := make([]string, len(out))
+		for i, s := range out {
+			ids[i] = s.id
+		}
+		return ids
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// index ranks the judged cards for q as a search with q and limit 10 does.
+func (j judged) index(tb testing.TB) func(q judgedQuery) []string {
+	x := New()
+	x.Load(j.cards)
+	return func(q judgedQuery) []string {
+		p, err := Query{Q: q.text, Page: paging.Page{Limit: new(10)}}.Compile()
+		if err != nil {
+			tb.Fatalf("%q: %v", q.text, err)
+		}
+		page, _, _ := x.Search(&p, nil, nil)
+		ids := make([]string, len(page))
+		for i, c := range page {
+			ids[i] = c.agentID
+		}
+		return ids
+	}
+}
+
+// BenchmarkRelevance reports the quality of the search's ranking on the judged set of
+// bench/relevance, and that of a plain BM25 of the same text computed in the same run: nDCG@10,
+// P@1 and recall@10 of the grade-2 cards, each the mean over the queries. The time per op is of
+// no interest.
+func BenchmarkRelevance(b *testing.B) {
+	j := readJudged(b)
+	for _, sys := range []struct {
+		name   string
+		ranked func(judgedQuery) []string
+	}{{"search", j.index(b)}, {"bm25", j.bm25()}} {
+		b.Run(sys.name, func(b *testing.B) {
+			var q quality
+			for range b.N {
+				q = j.quality(sys.ranked)
+			}
+			b.ReportMetric(q.ndcg, "nDCG@10")
+			b.ReportMetric(q.p1, "P@1")
+			b.ReportMetric(q.recall, "recall@10")
+		})
+	}
+}
+
+// TestJudgedSetWhole: the judged set of bench/relevance reads, and holds together: at least 300
+// cards and 30 queries, unique agentIds, every judged card among the cards, grades 1 or 2, and a
+// grade-2 card for every query.
+func TestJudgedSetWhole(t *testing.T) {
+	j := readJudged(t)
+	ids := map[string]bool{}
+	for _, c := range j.cards {
+		if ids[c.AgentID] {
+			t.Errorf("agentId %q twice", c.AgentID)
+		}
+		ids[c.AgentID] = true
+	}
+	if len(j.cards) < 300 || len(j.queries) < 30 {
+		t.Fatalf("%d cards and %d queries, want at least 300 and 30", len(j.cards), len(j.queries))
+	}
+	for _, q := range j.queries {
+		exact := 0
+		for id, g := range q.grades {
+			if !ids[id] || g < 1 || g > 2 {
+				t.Errorf("%s: %q graded %d", q.id, id, g)
+			}
+			if g == 2 {
+				exact++
+			}
+		}
+		if exact == 0 {
+			t.Errorf("%s %q: no card of grade 2", q.id, q.text)
+		}
+	}
+}

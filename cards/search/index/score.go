@@ -1,0 +1,86 @@
+package index
+
+import (
+	"math"
+	"strings"
+)
+
+// Ranking of free text, BM25 over weighted fields. Each word of the query weighs its inverse
+// document frequency among the tenant's cards, so a rare word ("kubernetes") counts for more
+// than a common one ("management"). A card matches a word by its weighted count of the word's
+// stem (see Doc.terms), saturated and normalized by the card's length against the average, or,
+// for the word being typed, at half of that for the best longer word it begins. A card's score
+// is the sum of its words' weights times how well it matches each, over the sum of the weights:
+// 1 for a card that matches every word as well as a card can, 0 for none.
+
+// The BM25 parameters: k1 is how fast repeating a word stops adding to its match, b how much a
+// long card's matches are discounted against a short one's.
+const (
+	k1 = 1.2
+	b  = 0.75
+	// prefixShare is what a match of a longer word that the word being typed begins is worth
+	// against a match of the word itself.
+	prefixShare = 0.5
+)
+
+// corpus is what a word's weight and a match's saturation depend on: the tenant's live cards and
+// the sum of their lengths.
+type corpus struct {
+	docs   int
+	length uint64
+}
+
+// idf is the weight of a word that df of the corpus's cards hold (Lucene's BM25 idf, never
+// negative).
+func (c corpus) idf(df int) float64 {
+	return math.Log(1 + (float64(c.docs)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// lengthNorm is BM25's discount of a card's matches by its length against the average, worked
+// out once per search: k1·(1−b+b·length/average) is base+perLength·length.
+type lengthNorm struct{ base, perLength float64 }
+
+func (c corpus) norm() lengthNorm {
+	avg := 1.0
+	if c.docs > 0 && c.length > 0 {
+		avg = float64(c.length) / float64(c.docs)
+	}
+	return lengthNorm{base: k1 * (1 - b), perLength: k1 * b / avg}
+}
+
+// saturation is how well a card of length matches a word it holds count times, between 0 and 1.
+func (l lengthNorm) saturation(count uint8, length uint32) float64 {
+	tf := float64(count)
+	return tf / (tf + l.base + l.perLength*float64(length))
+}
+
+// prefixOf reports whether the vocabulary word w is a longer word that t, being typed, begins.
+func (t term) prefixOf(w string) bool {
+	return t.prefix && w != t.text && strings.HasPrefix(w, t.raw)
+}
+
+// match is how well a card of length whose words are terms (a Doc's) matches t; 0 if it does
+// not.
+func (l lengthNorm) match(t term, terms map[string]uint8, length uint32) float64 {
+	m := 0.0
+	if n := terms[t.text]; n > 0 {
+		m = l.saturation(n, length)
+	}
+	if t.prefix {
+		for w, n := range terms {
+			if t.prefixOf(w) {
+				m = max(m, l.saturation(n, length)*prefixShare)
+			}
+		}
+	}
+	return m
+}
+
+// Score is how well c matched q (see the ranking above), between 0 and 1; ok is false for a
+// query without q, which orders by agentId and scores nothing.
+func (p *Plan) Score(c Candidate) (score float64, ok bool) {
+	if len(p.terms) == 0 {
+		return 0, false
+	}
+	return c.score, true
+}
