@@ -17,12 +17,11 @@ func appendResult(b []byte, r search.Result) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		raw, err := h.CardJSON()
-		if err != nil {
+		b = append(b, `{"card":`...)
+		var err error
+		if b, err = h.AppendCardJSON(b); err != nil {
 			return nil, err
 		}
-		b = append(b, `{"card":`...)
-		b = append(b, raw...)
 		if h.Score != nil {
 			b = append(b, `,"score":`...)
 			b = strconv.AppendFloat(b, *h.Score, 'f', -1, 64)

@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/agentcards/agentcards/cards"
 )
@@ -17,26 +18,34 @@ type Hit struct {
 	raw                 []byte     // Card encoded, when known
 }
 
-// CardJSON returns the card as the API's JSON: as the search encoded it once (and cached), when
-// it did, so that writing an answer does not encode its cards again.
-func (h Hit) CardJSON() ([]byte, error) {
+// AppendCardJSON appends the card as the API's JSON to b: as the search encoded it once (and
+// cached), when it did, so that writing an answer does not encode its cards again.
+func (h Hit) AppendCardJSON(b []byte) ([]byte, error) {
 	if h.raw == nil {
-		return json.Marshal(h.Card)
+		raw, err := json.Marshal(h.Card)
+		return append(b, raw...), err
 	}
 	if h.Card.Liveness == nil {
-		return h.raw, nil
+		return append(b, h.raw...), nil
 	}
 	// The cached encoding has no liveness (it moves without the card): it goes in as the last
 	// member.
-	l, err := json.Marshal(h.Card.Liveness)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(h.raw)+len(l)+16)
 	b = append(b, h.raw[:len(h.raw)-1]...)
 	b = append(b, `,"liveness":`...)
-	b = append(b, l...)
-	return append(b, '}'), nil
+	b, err := appendLiveness(b, h.Card.Liveness)
+	return append(b, '}'), err
+}
+
+// appendLiveness appends l as encoding/json writes it; a liveness of a state alone (most cards',
+// in most answers) without encoding/json.
+func appendLiveness(b []byte, l *cards.Liveness) ([]byte, error) {
+	if l.LastSeenAt == nil && l.Probe == nil {
+		b = append(b, `{"state":`...)
+		b = strconv.AppendQuote(b, string(l.State))
+		return append(b, '}'), nil
+	}
+	enc, err := json.Marshal(l)
+	return append(b, enc...), err
 }
 
 // Result is one page of a search. Total counts every match, not the page.
