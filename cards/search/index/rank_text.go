@@ -33,7 +33,8 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 	if split {
 		halves[0][1], halves[1][0] = len(x.docs)/2, len(x.docs)/2
 	}
-	both(split, func(i int) { x.scoreRange(p, s, &s.parts[i], c.norm(), halves[i][0], halves[i][1]) })
+	norm := c.norm()
+	both(split, func(i int) { x.scoreRange(p, s, &s.parts[i], norm, halves[i][0], halves[i][1]) })
 	boundary := x.boundary(p, s, accept, total)
 	var pages [2]best
 	var counts [2]int

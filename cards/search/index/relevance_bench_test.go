@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,6 +90,9 @@ func readTSV(tb testing.TB, name string, fields int) [][]string {
 	}
 	return out
 }
+
+// slug is the form of the judged cards' agentIds.
+var slug = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // quality is the mean over the queries of nDCG@10, P@1 (the first answer has grade 2: an
 // orchestrator that delegates to it is right) and recall@10 of the grade-2 cards.
@@ -246,14 +250,14 @@ func BenchmarkRelevance(b *testing.B) {
 }
 
 // TestJudgedSetWhole: the judged set of bench/relevance reads, and holds together: at least 300
-// cards and 30 queries, unique agentIds, every judged card among the cards, grades 1 or 2, and a
-// grade-2 card for every query.
+// cards and 30 queries, unique slugs for agentIds, queries of 1 to 8 words, every judged card
+// among the cards, grades 1 or 2, and a grade-2 card for every query.
 func TestJudgedSetWhole(t *testing.T) {
 	j := readJudged(t)
 	ids := map[string]bool{}
 	for _, c := range j.cards {
-		if ids[c.AgentID] {
-			t.Errorf("agentId %q twice", c.AgentID)
+		if ids[c.AgentID] || !slug.MatchString(c.AgentID) {
+			t.Errorf("agentId %q twice, or not a slug", c.AgentID)
 		}
 		ids[c.AgentID] = true
 	}
@@ -261,6 +265,9 @@ func TestJudgedSetWhole(t *testing.T) {
 		t.Fatalf("%d cards and %d queries, want at least 300 and 30", len(j.cards), len(j.queries))
 	}
 	for _, q := range j.queries {
+		if n := len(strings.Fields(q.text)); n < 1 || n > 8 {
+			t.Errorf("%s %q: %d words", q.id, q.text, n)
+		}
 		exact := 0
 		for id, g := range q.grades {
 			if !ids[id] || g < 1 || g > 2 {
