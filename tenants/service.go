@@ -236,13 +236,14 @@ func (s *Service) Delete(ctx context.Context, id ID) error {
 // Enter is the gate of every service entry point scoped to a tenant: the caller in ctx may act
 // in the tenant only if it exists, is the caller's (or the caller is a platform admin) and is
 // active. The context it returns carries the tenant's policy version as the row says, so every
-// check of the call uses rules at least as new as that row, at no extra query.
+// check of the call uses rules at least as new as that row, at no extra query, and its synonym
+// sets (SynonymsFrom) for the call's searches.
 func (s *Service) Enter(ctx context.Context, tenant string) (context.Context, error) {
 	t, err := s.Active(ctx, ID(tenant))
 	if err != nil {
 		return ctx, err
 	}
-	return authz.WithPolicyVersion(ctx, tenant, t.PolicyVersion()), nil
+	return withSynonyms(authz.WithPolicyVersion(ctx, tenant, t.PolicyVersion()), t), nil
 }
 
 // EnterPublished is the gate of the open A2A entry points: the tenant exists and is active,

@@ -54,6 +54,9 @@ type Tenant struct {
 	HideDelegationTasks bool `json:"hideDelegationTasks,omitempty"`
 	// PolicyRevision counts changes to the tenant's roles and policies; the server owns it.
 	PolicyRevision int64 `json:"-"`
+	// Synonyms are the tenant's synonym sets, in id order; managed by the synonyms requests,
+	// never by a tenant write.
+	Synonyms []SynonymSet `json:"-"`
 }
 
 // PolicyVersion is the version of the tenant's rules that checks made for this request must see.
