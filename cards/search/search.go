@@ -84,6 +84,9 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 	if err != nil {
 		return Result{}, err
 	}
+	if sets := tenants.SynonymsFrom(ctx, tenant); sets != nil {
+		q.Synonyms = sets
+	}
 	p, err := q.Compile()
 	if err != nil {
 		return Result{}, err

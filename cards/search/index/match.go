@@ -53,15 +53,18 @@ type Scan struct {
 	p      *Plan
 	corpus corpus
 	kept   []Doc
-	df     []int            // by term: the cards holding its stem
+	df     map[string]int   // by word the terms match whole: the cards holding it
 	longer []map[string]int // by term being typed: the cards holding each longer word it begins
 }
 
 // Scan starts a scan of the plan.
 func (p *Plan) Scan() *Scan {
-	s := &Scan{p: p, df: make([]int, len(p.terms)), longer: make([]map[string]int, len(p.terms))}
-	for i := range s.longer {
+	s := &Scan{p: p, df: map[string]int{}, longer: make([]map[string]int, len(p.terms))}
+	for i, t := range p.terms {
 		s.longer[i] = map[string]int{}
+		for w := range t.words {
+			s.df[w] = 0
+		}
 	}
 	return s
 }
@@ -78,10 +81,12 @@ func (s *Scan) Add(c cards.Card, visible, online bool) {
 func (s *Scan) add(d Doc, visible bool) {
 	s.corpus.docs++
 	s.corpus.length += uint64(d.length)
-	for i, t := range s.p.terms {
-		if d.terms[t.text] > 0 {
-			s.df[i]++
+	for w, n := range s.df {
+		if d.terms[w] > 0 {
+			s.df[w] = n + 1
 		}
+	}
+	for i, t := range s.p.terms {
 		if t.prefix {
 			for w := range d.terms {
 				if t.prefixOf(w) {
@@ -91,21 +96,18 @@ func (s *Scan) add(d Doc, visible bool) {
 		}
 	}
 	if visible && s.p.filters(&d) {
-		d.terms = s.p.usedTerms(d.terms)
+		d.terms = s.usedTerms(d.terms)
 		s.kept = append(s.kept, d)
 	}
 }
 
 // usedTerms keeps of a card's words those the plan's terms can match, which is all a kept card
 // needs for its score.
-func (p *Plan) usedTerms(terms map[string]uint8) map[string]uint8 {
+func (s *Scan) usedTerms(terms map[string]uint8) map[string]uint8 {
 	out := map[string]uint8{}
 	for w, n := range terms {
-		for _, t := range p.terms {
-			if w == t.text || t.prefixOf(w) {
-				out[w] = n
-				break
-			}
+		if _, ok := s.df[w]; ok || slices.ContainsFunc(s.p.terms, func(t term) bool { return t.prefixOf(w) }) {
+			out[w] = n
 		}
 	}
 	return out
@@ -116,7 +118,7 @@ func (p *Plan) usedTerms(terms map[string]uint8) map[string]uint8 {
 func (s *Scan) weights() []float64 {
 	weights := make([]float64, len(s.p.terms))
 	for i, t := range s.p.terms {
-		df := s.df[i]
+		df := t.df(func(w string) int { return s.df[w] })
 		if df == 0 && t.prefix {
 			for _, n := range s.longer[i] {
 				df = max(df, n)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
@@ -42,6 +43,9 @@ type Query struct {
 	Online *bool `json:"online"`
 	// Page is the page asked for: DefaultLimit and MaxLimit bound it.
 	paging.Page
+	// Synonyms are the tenant's synonym sets, applied to q (see synonyms.go); the service sets
+	// them from the tenant, never a client.
+	Synonyms []tenants.SynonymSet `json:"-"`
 }
 
 // Shape names what a query asks for, for metrics: the filters given, in a fixed order, joined
@@ -81,11 +85,14 @@ type Plan struct {
 }
 
 // term is one distinct word of q: its stem, which it matches whole, and as typed (raw), which
-// the word being typed (prefix) also matches as the start of a longer word.
+// the word being typed (prefix) also matches as the start of a longer word. A word or run of
+// words that is a synonym has members instead: the term matches any of them (its own word among
+// them); a run has no text of its own.
 type term struct {
-	text   string
-	raw    string
-	prefix bool
+	text    string
+	raw     string
+	prefix  bool
+	members []member
 }
 
 // minPrefix is the shortest last word that may match as a prefix ("sum" finds "summary").
@@ -136,7 +143,7 @@ func (q Query) Compile() (Plan, error) {
 	if len(q.Q) > 1024 {
 		return Plan{}, fault.New(fault.Invalid, "q: longer than 1024 bytes: invalid")
 	}
-	p.terms = queryTerms(q.Q)
+	p.terms = queryTerms(q.Q, synonymsOf(q.Synonyms))
 	if strings.TrimSpace(q.Q) != "" && len(p.terms) == 0 {
 		return Plan{}, fault.New(fault.Invalid, "q: has no letters or digits to search for: invalid")
 	}
@@ -159,8 +166,8 @@ func (q Query) Compile() (Plan, error) {
 
 // queryTerms reads the distinct words of a free-text query, each with its stem. Stopwords are
 // dropped unless the query has nothing else. The last word may be a prefix whatever follows it
-// ("summar " as well as "summar").
-func queryTerms(q string) []term {
+// ("summar " as well as "summar"). The tenant's synonyms, if any, apply last.
+func queryTerms(q string, synonyms *synonymTable) []term {
 	var all, kept []term
 	seen := map[string]int{}
 	text := strings.TrimRightFunc(q, func(r rune) bool { return !isWordRune(r) })
@@ -183,7 +190,11 @@ func queryTerms(q string) []term {
 		}
 	}
 	if len(kept) == 0 {
-		return all
+		kept = all
+	}
+	if synonyms != nil {
+		words, _ := phraseWords(q)
+		kept = synonyms.expand(kept, words)
 	}
 	return kept
 }

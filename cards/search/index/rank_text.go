@@ -99,17 +99,28 @@ const parallelDocs = 1 << 15
 func (x *Tenant) scoreRange(p *Plan, s *scratch, part *scorePart, norm lengthNorm, lo, hi int) {
 	for i, t := range p.terms {
 		weight := s.weights[i]
-		if !t.prefix {
+		if !t.prefix && t.members == nil {
 			x.addWord(s, norm, t.text, weight, lo, hi)
 			continue
 		}
-		// The word being typed matches at its best of the word and the longer words it begins:
-		// the best is kept per document before it is added.
+		// The word being typed matches at its best of the word and the longer words it begins, a
+		// synonym at its best of its members: the best is kept per document before it is added.
 		part.touched = part.touched[:0]
-		x.bestOfWord(s, part, norm, t.text, 1, lo, hi)
-		for _, w := range x.vocab3[t.raw[:minPrefix]] {
-			if t.prefixOf(w) {
-				x.bestOfWord(s, part, norm, w, prefixShare, lo, hi)
+		if t.members == nil {
+			x.bestOfWord(s, part, norm, t.text, 1, lo, hi)
+		}
+		for _, m := range t.members {
+			if len(m.words) == 1 {
+				x.bestOfWord(s, part, norm, m.words[0], 1, lo, hi)
+			} else {
+				x.bestOfPhrase(s, part, norm, m.words, lo, hi)
+			}
+		}
+		if t.prefix {
+			for _, w := range x.vocab3[t.raw[:minPrefix]] {
+				if t.prefixOf(w) {
+					x.bestOfWord(s, part, norm, w, prefixShare, lo, hi)
+				}
 			}
 		}
 		for _, n := range part.touched {
@@ -126,10 +137,10 @@ func inRange(list []uint32, lo, hi int) []uint32 {
 	return list[a:b]
 }
 
-// df is the number of live documents a term's weight counts: those holding its stem, or for a
-// word being typed that none holds, those holding the most common longer word it begins.
+// df is the number of live documents a term's weight counts (see term.df), or for a word being
+// typed that none holds, those holding the most common longer word it begins.
 func (x *Tenant) df(t term) int {
-	df := x.holding(t.text)
+	df := t.df(x.holding)
 	if df == 0 && t.prefix {
 		for _, w := range x.vocab3[t.raw[:minPrefix]] {
 			if t.prefixOf(w) {
@@ -205,14 +216,52 @@ func (x *Tenant) bestOfWord(s *scratch, part *scorePart, norm lengthNorm, w stri
 		if !s.has(n) {
 			continue
 		}
-		m := norm.saturation(uint8(e&countMask), x.lens[n]) * share
-		switch old := s.best[n]; {
-		case old == 0:
-			part.touched = append(part.touched, n)
-			s.best[n] = m
-		case m > old:
-			s.best[n] = m
+		s.keepBest(part, n, norm.saturation(uint8(e&countMask), x.lens[n])*share)
+	}
+}
+
+// keepBest keeps m as document n's best match of the term being read if it is better.
+func (s *scratch) keepBest(part *scorePart, n uint32, m float64) {
+	switch old := s.best[n]; {
+	case old == 0:
+		part.touched = append(part.touched, n)
+		s.best[n] = m
+	case m > old:
+		s.best[n] = m
+	}
+}
+
+// bestOfPhrase is bestOfWord for a synonym of several words: a document matches it when it
+// holds every word, as well as it matches the least of them. The shortest list is walked, and
+// each of its documents looked up in the others.
+func (x *Tenant) bestOfPhrase(s *scratch, part *scorePart, norm lengthNorm, words []string, lo, hi int) {
+	lists := make([][]uint32, len(words))
+	shortest := 0
+	for i, w := range words {
+		list := x.terms[w]
+		if list == nil {
+			return
 		}
+		lists[i] = *list
+		if len(lists[i]) < len(lists[shortest]) {
+			shortest = i
+		}
+	}
+next:
+	for _, e := range inRange(lists[shortest], lo, hi) {
+		n := e >> termShift
+		if !s.has(n) {
+			continue
+		}
+		m := 1.0
+		for _, list := range lists {
+			j, _ := slices.BinarySearch(list, n<<termShift)
+			if j == len(list) || list[j]>>termShift != n {
+				continue next
+			}
+			m = min(m, norm.saturation(uint8(list[j]&countMask), x.lens[n]))
+		}
+		s.keepBest(part, n, m)
 	}
 }
 

@@ -63,8 +63,11 @@ func (t term) prefixOf(w string) bool {
 // not.
 func (l lengthNorm) match(t term, terms map[string]uint8, length uint32) float64 {
 	m := 0.0
-	if n := terms[t.text]; n > 0 {
+	if n := terms[t.text]; n > 0 && t.members == nil {
 		m = l.saturation(n, length)
+	}
+	for _, mem := range t.members {
+		m = max(m, l.matchMember(mem, terms, length))
 	}
 	if t.prefix {
 		for w, n := range terms {
@@ -74,6 +77,53 @@ func (l lengthNorm) match(t term, terms map[string]uint8, length uint32) float64
 		}
 	}
 	return m
+}
+
+// matchMember is how well a card matches a synonym: as well as the least of its words, 0 if it
+// lacks one.
+func (l lengthNorm) matchMember(mem member, terms map[string]uint8, length uint32) float64 {
+	m := 1.0
+	for _, w := range mem.words {
+		n := terms[w]
+		if n == 0 {
+			return 0
+		}
+		m = min(m, l.saturation(n, length))
+	}
+	return m
+}
+
+// df is how many cards a term's weight counts, from holding (the cards holding a word): those
+// holding its stem, or for a synonym, as many as hold its most common member (for a member of
+// several words, the fewest holding one of them).
+func (t term) df(holding func(w string) int) int {
+	if t.members == nil {
+		return holding(t.text)
+	}
+	df := 0
+	for _, m := range t.members {
+		n := holding(m.words[0])
+		for _, w := range m.words[1:] {
+			n = min(n, holding(w))
+		}
+		df = max(df, n)
+	}
+	return df
+}
+
+// words are the words a term can match whole: its stem, or its members'.
+func (t term) words(yield func(string) bool) {
+	if t.members == nil {
+		yield(t.text)
+		return
+	}
+	for _, m := range t.members {
+		for _, w := range m.words {
+			if !yield(w) {
+				return
+			}
+		}
+	}
 }
 
 // Score is how well c matched q (see the ranking above), between 0 and 1; ok is false for a

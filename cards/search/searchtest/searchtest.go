@@ -10,6 +10,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/cardstest"
 	"github.com/agentcards/agentcards/cards/search/index"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
@@ -75,7 +76,7 @@ func Cases() []Case { return append(filterCases(), textCases()...) }
 
 // textCases are the queries of free text alone, ranked (see docs/search.md).
 func textCases() []Case {
-	return []Case{
+	return append([]Case{
 		// q. Eight cards hold "review" (delta as "reviewer", echo in a title), so it weighs
 		// little; alpha holds it most. india, short, comes next; Hotel and charlie hold it alike
 		// in cards of the same length and tie, Hotel first by agentId. Pages of two cut the ties.
@@ -122,6 +123,38 @@ func textCases() []Case {
 		// character), best in the shortest cards.
 		{Name: "q a", Q: index.Query{Q: "A"}, Total: 5, Pages: [][]string{{"foxtrot", "Hotel", "charlie", "alpha", "bravo"}}},
 		{Name: "q zebra", Q: index.Query{Q: "zebra"}, Total: 0, Pages: [][]string{{}}},
+	}, synonymCases()...)
+}
+
+// synonymCases are queries read with synonym sets: each answer is that of another query
+// without them, worked out above.
+func synonymCases() []Case {
+	set := func(id string, words ...string) []tenants.SynonymSet {
+		return []tenants.SynonymSet{{ID: id, Words: words}}
+	}
+	i18n := set("i18n", "translation", "Localization", "i18n")
+	pr := set("pr", "pull request", "PR")
+	return []Case{
+		// No card says localization: as a synonym of translation it finds what translations does.
+		{Name: "q localization, a synonym of translation", Q: index.Query{Q: "localization", Synonyms: i18n}, Total: 2,
+			Pages: [][]string{{"echo", "Zed"}}, Hits: map[string]string{"Zed": "0.793 [translate]", "echo": "0.798 [translate]"}},
+		{Name: "q localization without synonyms", Q: index.Query{Q: "localization"}, Total: 0, Pages: [][]string{{}}},
+		// A phrase matches the cards holding all its words, as well as the least of them: alpha
+		// holds pull and request twice each in 17.
+		{Name: "q pr, a synonym of pull request", Q: index.Query{Q: "PR", Synonyms: pr}, Total: 1,
+			Pages: [][]string{{"alpha"}}, Hits: map[string]string{"alpha": "0.58 [review]"}},
+		// The phrase in q is one term, weighed once: the answer of "review pull", not that of
+		// the three words (0.595 for alpha, as "reviews of a pull request" above).
+		{Name: "q review pull request, a phrase of a synonym set", Q: index.Query{Q: "review pull request", Synonyms: pr}, Total: 8,
+			Pages: [][]string{{"alpha", "india", "foxtrot", "delta", "Hotel", "charlie", "echo", "bravo"}},
+			Hits:  map[string]string{"alpha": "0.608 [review]", "india": "0.0927 []", "delta": "0.0862 []", "echo": "0.0761 []"}},
+		// A card holding a word and its synonym matches by the better: delta's proofread (3) adds
+		// nothing to its review (4), and proofread, a synonym of the common review, weighs as it.
+		// The answer of "review", but that delta's proofread capability now matched.
+		{Name: "q proofread, a synonym of review", Q: index.Query{Q: "proofread", Synonyms: set("review", "proofread", "review")}, Total: 8,
+			Pages: [][]string{{"alpha", "india", "foxtrot", "delta", "Hotel", "charlie", "echo", "bravo"}},
+			Hits: map[string]string{"alpha": "0.828 [review]", "india": "0.809 []", "foxtrot": "0.782 [review]", "delta": "0.753 [proofread]",
+				"Hotel": "0.695 []", "charlie": "0.695 []", "echo": "0.664 []", "bravo": "0.408 []"}},
 	}
 }
 
