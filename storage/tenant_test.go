@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func TestTenantCRUD(t *testing.T) {
 		}
 		got, err := s.Get(ctx, "acme")
 		want := tenants.Tenant{ID: "acme", Name: "Tenant acme", Status: tenants.StatusActive, CreatedAt: fixed.UTC(), UpdatedAt: fixed.UTC()}
-		if err != nil || got != want {
+		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("Get = %+v, %v; want %+v", got, err, want)
 		}
 		if _, err := s.Get(ctx, "nope"); !errors.Is(err, tenants.ErrNotFound) {

@@ -234,6 +234,12 @@ var searchParams = map[string]func(q *search.Query, values []string) error{
 	"online":     func(q *search.Query, v []string) error { return boolParam("online", v, &q.Online) },
 	"name":       func(q *search.Query, v []string) error { return single("name", v, &q.Name) },
 	"q":          func(q *search.Query, v []string) error { return single("q", v, &q.Q) },
+	"explain": func(q *search.Query, v []string) error {
+		var b *bool
+		err := boolParam("explain", v, &b)
+		q.Explain = b != nil && *b
+		return err
+	},
 	// limit and cursor are the page's, read by pageQuery; listed so that the route takes them.
 	"limit":  nil,
 	"cursor": nil,

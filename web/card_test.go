@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/web/api"
 )
 
 type cardJSON struct {
@@ -32,9 +33,10 @@ type cardJSON struct {
 
 // hitJSON is one item of a search answer.
 type hitJSON struct {
-	Card                cardJSON `json:"card"`
-	Score               *float64 `json:"score"`
-	MatchedCapabilities []string `json:"matchedCapabilities"`
+	Card                cardJSON         `json:"card"`
+	Score               *float64         `json:"score"`
+	MatchedCapabilities []string         `json:"matchedCapabilities"`
+	Explain             *api.Explanation `json:"explain"`
 }
 
 func TestCardLifecycle(t *testing.T) {

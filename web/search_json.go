@@ -32,6 +32,14 @@ func appendResult(b []byte, r search.Result) ([]byte, error) {
 		if b, err = appendNames(b, "matchedResources", h.MatchedResources); err != nil {
 			return nil, err
 		}
+		if h.Explain != nil {
+			enc, err := json.Marshal(h.Explain)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, `,"explain":`...)
+			b = append(b, enc...)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, ']')

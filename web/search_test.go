@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -164,6 +165,23 @@ func TestSearchRanking(t *testing.T) {
 		if s := *a.Items[1].Score; s <= 0 || s >= *a.Items[0].Score || len(a.Items[1].MatchedCapabilities) != 0 {
 			t.Fatalf("second hit %+v", a.Items[1])
 		}
+		// explain=true says, per result, what each word added; the adds sum to the score.
+		if a.Items[0].Explain != nil {
+			t.Fatalf("explained unasked: %+v", a.Items[0].Explain)
+		}
+		explained := q("review pull request", "&explain=true")
+		for _, h := range explained.Items {
+			sum := 0.0
+			for _, w := range h.Explain.Words {
+				sum += w.Adds
+			}
+			if math.Abs(sum-*h.Score) > 1e-9 || len(h.Explain.Words) != 3 {
+				t.Fatalf("%s scored %v, explained %+v", h.Card.AgentID, *h.Score, h.Explain)
+			}
+		}
+		if w := explained.Items[0].Explain.Words[1]; w.Word != "pull" || w.By != "word" || fmt.Sprint(w.Where) != "[capabilities[review_pr].description]" {
+			t.Fatalf("code-reviewer's pull: %+v", w)
+		}
 		// Whole tokens: "cost" does not find "costume"; a compound is found whole and by its parts.
 		if got := q("cost budget").ids(); fmt.Sprint(got) != "[budget-bot]" {
 			t.Fatalf("cost budget: %v", got)
@@ -297,13 +315,13 @@ func TestSearchBadInput(t *testing.T) {
 		}
 		for _, q := range []string{"limit=0", "limit=1000", "limit=-1", "protocol=", "tag=", "capability=", "tag=x&tag=",
 			"resource=not-a-uri", "resource=" + url.QueryEscape("/relative/path"), "cursor=" + other, "cursor=" + other + "&protocol=http&limit=2&q=x",
-			"q=" + url.QueryEscape("!!! ..."), "name=a&name=b", "q=" + strings.Repeat("x", 2000)} {
+			"q=" + url.QueryEscape("!!! ..."), "name=a&name=b", "q=" + strings.Repeat("x", 2000), "q=x&explain=yes", "q=x&explain=true&explain=true"} {
 			r := e.do("GET", "/v1/tenants/acme/cards?"+q, alice, nil)
 			expect(t, r, http.StatusBadRequest, "invalid")
 		}
 		// The same cursor with its own query works.
 		expect(t, e.do("GET", "/v1/tenants/acme/cards?limit=1&protocol=http&cursor="+other, alice, nil), http.StatusOK)
-		for _, body := range []any{map[string]any{"limit": 0}, map[string]any{"protocols": "http"}, map[string]any{"colour": 1}, `{"q":`} {
+		for _, body := range []any{map[string]any{"limit": 0}, map[string]any{"protocols": "http"}, map[string]any{"colour": 1}, `{"q":`, map[string]any{"q": "x", "explain": "yes"}} {
 			r := e.do("POST", "/v1/tenants/acme/cards/search", alice, body)
 			if r.status != http.StatusBadRequest {
 				t.Fatalf("POST search %v: %d %s", body, r.status, r.body)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search/index"
 )
 
 // Hit is one card of a search answer. Score and MatchedCapabilities are set only for a q search;
@@ -15,8 +16,13 @@ type Hit struct {
 	Score               *float64   `json:"score,omitempty"`
 	MatchedCapabilities []string   `json:"matchedCapabilities,omitempty"`
 	MatchedResources    []string   `json:"matchedResources,omitempty"`
-	raw                 []byte     // Card encoded, when known
+	// Explain says why the card scored as it did, for a q search that asked (Query.Explain).
+	Explain *Explanation `json:"explain,omitempty"`
+	raw     []byte       // Card encoded, when known
 }
+
+// Explanation is why a card scored as it did (see index.Explanation).
+type Explanation = index.Explanation
 
 // AppendCardJSON appends the card as the API's JSON to b: as the search encoded it once (and
 // cached), when it did, so that writing an answer does not encode its cards again.

@@ -234,6 +234,7 @@ func buildResult(p *index.Plan, m matchPage, got map[string]*rendered, lookup *l
 		if score, ok := p.Score(c); ok {
 			h.Score = &score
 			h.MatchedCapabilities = p.MatchedCapabilities(r.card, r.capabilityTerms())
+			h.Explain = p.Explain(r.card)
 		}
 		if p.FiltersResources() {
 			h.MatchedResources = p.MatchedResources(r.card)

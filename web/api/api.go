@@ -153,6 +153,7 @@ type CardsSearch struct {
 	Status     []string `json:"status,omitempty" in:"query" doc:"the statuses to find (any of them): active and deprecated by default; disabled cards only when asked for" enum:"active,deprecated,disabled"`
 	Verified   *bool    `json:"verified,omitempty" in:"query" doc:"true: only cards imported from an A2A card whose signature verified; false: only the others"`
 	Online     *bool    `json:"online,omitempty" in:"query" doc:"true: only cards whose agent is online (a heartbeat or probe within liveness.ttl); false: only those offline or never heard of"`
+	Explain    bool     `json:"explain,omitempty" in:"query" doc:"true: with q, each result says why it scored as it did (explain)"`
 	Cursor     string   `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
 	Fields     []string `json:"fields,omitempty" in:"view" doc:"the fields of each result to show (agentId, name, description, score, matchedCapabilities, endpoint and, unless active, status by default; any card field, or card for all)"`
 }
@@ -194,10 +195,30 @@ type SearchResult struct {
 
 // Hit is one card found, with why.
 type Hit struct {
-	Card                cards.Card `json:"card"`
-	Score               *float64   `json:"score,omitempty" doc:"the free-text score, with q"`
-	MatchedCapabilities []string   `json:"matchedCapabilities,omitempty"`
-	MatchedResources    []string   `json:"matchedResources,omitempty"`
+	Card                cards.Card   `json:"card"`
+	Score               *float64     `json:"score,omitempty" doc:"the free-text score, with q"`
+	MatchedCapabilities []string     `json:"matchedCapabilities,omitempty"`
+	MatchedResources    []string     `json:"matchedResources,omitempty"`
+	Explain             *Explanation `json:"explain,omitempty" doc:"why the card scored as it did, when asked for (explain)"`
+}
+
+// Explanation says why a card scored as it did for q: per word of q, what it weighs, which of
+// the card's words matched it, where, and what it added; the adds sum to the score.
+type Explanation struct {
+	Words         []WordScore `json:"words"`
+	Length        int         `json:"length" doc:"the card's length: its words' weighted counts summed"`
+	AverageLength float64     `json:"averageLength" doc:"the average length of the tenant's cards"`
+}
+
+// WordScore is one word of q in an Explanation.
+type WordScore struct {
+	Word    string   `json:"word" doc:"the query's word, or its phrase that is a synonym"`
+	Weight  float64  `json:"weight" doc:"the share of the score the word can add (its BM25 weight over the query's total)"`
+	Matched string   `json:"matched,omitempty" doc:"the card's word (its stem) or synonym that matched best; none when none did"`
+	By      string   `json:"by,omitempty" doc:"how it matched" enum:"word,synonym,prefix"`
+	Where   []string `json:"where,omitempty" doc:"the card's fields holding it: name, description, tags, capabilities[NAME].name, .title, .description, .tags, .examples"`
+	Count   int      `json:"count,omitempty" doc:"its weighted count in the card"`
+	Adds    float64  `json:"adds" doc:"what it added to the score: weight times how well the card matches it"`
 }
 
 // ---- secrets

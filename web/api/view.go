@@ -16,7 +16,7 @@ import (
 var DefaultView = []string{"agentId", "name", "description", "score", "matchedCapabilities", "endpoint", "status", "deprecation"}
 
 // HitFields are the members of a search result beside the card's own fields.
-var HitFields = []string{"score", "matchedCapabilities", "matchedResources", "card"}
+var HitFields = []string{"score", "matchedCapabilities", "matchedResources", "explain", "card"}
 
 // CardFields are the JSON names of a card's fields.
 var CardFields = func() []string {
@@ -53,7 +53,8 @@ type CompactResult struct {
 	NextCursor string           `json:"nextCursor,omitempty"`
 }
 
-// Compact shapes a page of search results by a view (from SearchView).
+// Compact shapes a page of search results by a view (from SearchView). A result's explanation,
+// asked for by explain, is shown whatever the view.
 func Compact(r SearchResult, view []string) CompactResult {
 	out := CompactResult{Total: r.Total, NextCursor: r.NextCursor, Items: make([]map[string]any, 0, len(r.Items))}
 	for _, h := range r.Items {
@@ -75,6 +76,7 @@ func Compact(r SearchResult, view []string) CompactResult {
 				if len(h.MatchedResources) > 0 {
 					item[f] = h.MatchedResources
 				}
+			case "explain":
 			case "card":
 				item[f] = h.Card
 			default:
@@ -82,6 +84,9 @@ func Compact(r SearchResult, view []string) CompactResult {
 					item[f] = v
 				}
 			}
+		}
+		if h.Explain != nil {
+			item["explain"] = h.Explain
 		}
 		out.Items = append(out.Items, item)
 	}

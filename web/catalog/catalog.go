@@ -140,7 +140,7 @@ func Lookup(name string) (Request, bool) {
 }
 
 // SearchQuery are the query parameters of the card search's GET route.
-var SearchQuery = []string{"capability", "cursor", "limit", "name", "online", "protocol", "q", "resource", "status", "tag", "verified"}
+var SearchQuery = []string{"capability", "cursor", "explain", "limit", "name", "online", "protocol", "q", "resource", "status", "tag", "verified"}
 
 // AuditQuery are the query parameters of the audit trail.
 var AuditQuery = []string{"principal", "action", "object", "since", "until", "limit", "cursor"}

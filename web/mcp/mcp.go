@@ -139,7 +139,7 @@ func describe(r catalog.Request) string {
 var details = map[string]string{
 	"cards.search": "Answers one page: total (all matches), items ranked by score when q is given, and nextCursor " +
 		"when there are more (pass it as cursor). Each item is compact by default: agentId, name, description, " +
-		"score, matchedCapabilities, endpoint, and status when a card is deprecated or disabled; fields chooses others (any card field, matchedResources, or card for the whole card). " +
+		"score, matchedCapabilities, endpoint, and status when a card is deprecated or disabled; fields chooses others (any card field, matchedResources, or card for the whole card); explain with q adds why each scored. " +
 		"The filters all apply, and a list (protocol, capability, tag, resource) each of its values; status (any of " +
 		"active, deprecated, disabled) finds active and deprecated cards by default, disabled ones only when asked for.",
 	"cards.get":            "Answers the whole card with its revision.",

@@ -6,6 +6,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/web/api"
 )
 
 // compactSchema is the output schema of cards_search: a page whose items may hold any field of
@@ -24,6 +25,11 @@ func compactSchema() (*jsonschema.Schema, error) {
 	item.Properties["score"] = &jsonschema.Schema{Type: "number", Description: "the free-text score, with q"}
 	item.Properties["matchedCapabilities"] = strs
 	item.Properties["matchedResources"] = strs
+	explain, err := jsonschema.ForType(reflect.TypeFor[api.Explanation](), schemaOptions)
+	if err != nil {
+		return nil, err
+	}
+	item.Properties["explain"] = explain
 	item.Properties["card"] = card
 	return &jsonschema.Schema{
 		Type: "object", Required: []string{"total", "items"},

@@ -113,6 +113,7 @@ type SearchBody struct {
 	Q            string   `json:"q,omitempty" doc:"free text, ranked"`
 	Limit        *int     `json:"limit,omitempty" doc:"the page size: 1 to 100, 20 by default"`
 	Cursor       string   `json:"cursor,omitempty" doc:"the nextCursor of the previous page"`
+	Explain      bool     `json:"explain,omitempty" doc:"true: with q, each result says why it scored as it did"`
 }
 
 // bodies are the bodies of routes whose input type does not describe them: the search's POST

@@ -133,13 +133,17 @@ func (s *Scan) weights() []float64 {
 func (s *Scan) Page() ([]Candidate, int, *Position) {
 	weights := s.weights()
 	norm := s.corpus.norm()
+	total := 0.0
+	for _, w := range weights {
+		total += w
+	}
+	s.p.keepBasis(weights, total, s.corpus)
 	var all []Candidate
 	for i := range s.kept {
 		d := &s.kept[i]
 		c := Candidate{agentID: d.agentID}
-		sum, total := 0.0, 0.0
+		sum := 0.0
 		for i, t := range s.p.terms {
-			total += weights[i]
 			if m := norm.match(t, d.terms, d.length); m > 0 {
 				sum += weights[i] * m
 				c.matched++

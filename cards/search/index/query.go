@@ -41,6 +41,8 @@ type Query struct {
 	// Online, when given, finds only the cards whose agent is online (true), or only those
 	// offline or never heard of (false).
 	Online *bool `json:"online"`
+	// Explain asks, with Q, for each result's Explanation.
+	Explain bool `json:"explain"`
 	// Page is the page asked for: DefaultLimit and MaxLimit bound it.
 	paging.Page
 	// Synonyms are the tenant's synonym sets, applied to q (see synonyms.go); the service sets
@@ -82,6 +84,8 @@ type Plan struct {
 	limit                         int
 	after                         *Position
 	fingerprint                   uint64
+	explain                       bool
+	basis                         *basis // what the scores were computed from, when explained
 }
 
 // term is one distinct word of q: its stem, which it matches whole, and as typed (raw), which
@@ -151,6 +155,7 @@ func (q Query) Compile() (Plan, error) {
 		return Plan{}, fault.New(fault.Invalid, "q: more than 32 distinct tokens (a compound such as a_b counts as three): invalid")
 	}
 	p.fingerprint = q.fingerprint(p)
+	p.explain = q.Explain
 	if q.Cursor != "" {
 		pos, err := decodePosition(q.Cursor)
 		if err != nil {
@@ -193,8 +198,8 @@ func queryTerms(q string, synonyms *synonymTable) []term {
 		kept = all
 	}
 	if synonyms != nil {
-		words, _ := phraseWords(q)
-		kept = synonyms.expand(kept, words)
+		words, _, raw := phraseWords(q)
+		kept = synonyms.expand(kept, words, raw)
 	}
 	return kept
 }

@@ -25,6 +25,7 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 		total += w
 	}
 	s.weights = weights
+	p.keepBasis(weights, total, c)
 	// On a large index the two halves of the documents are scored at once, and their matches
 	// collected at once when accepting them needs no check: each half reads and writes only the
 	// entries of its own documents, so they share nothing.

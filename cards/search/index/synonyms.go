@@ -20,6 +20,7 @@ import (
 type member struct {
 	key   string
 	words []string
+	text  string // as the set writes it, lowercased
 }
 
 // synonymTable is a tenant's synonym sets ready for reading queries.
@@ -38,8 +39,8 @@ type memberRef struct {
 
 // phraseWords splits text into the words a synonym's run is made of: each run of letters,
 // digits and joiners is one word (a compound such as cost_center stays whole), lowercased and
-// stemmed, with whether it is a stopword.
-func phraseWords(text string) (stems []string, stop []bool) {
+// stemmed, with whether it is a stopword, and as written (lowercased).
+func phraseWords(text string) (stems []string, stop []bool, raw []string) {
 	for _, field := range strings.FieldsFunc(text, func(r rune) bool { return !isWordRune(r) && !isJoiner(r) }) {
 		last := ""
 		tokenize(field, func(tok string, _ bool) { last = tok })
@@ -48,8 +49,9 @@ func phraseWords(text string) (stems []string, stop []bool) {
 		}
 		stems = append(stems, stem(last))
 		stop = append(stop, stopword(last))
+		raw = append(raw, last)
 	}
-	return stems, stop
+	return stems, stop, raw
 }
 
 // compileSynonyms reads the tenant's sets; nil when there are none.
@@ -62,13 +64,13 @@ func compileSynonyms(sets []tenants.SynonymSet) *synonymTable {
 		var members []member
 		seen := map[string]bool{}
 		for _, w := range set.Words {
-			stems, stop := phraseWords(w)
+			stems, stop, raw := phraseWords(w)
 			key := strings.Join(stems, " ")
 			if len(stems) == 0 || seen[key] {
 				continue
 			}
 			seen[key] = true
-			m := member{key: key}
+			m := member{key: key, text: strings.Join(raw, " ")}
 			for i, s := range stems {
 				if !stop[i] {
 					m.words = append(m.words, s)
@@ -129,8 +131,8 @@ func synonymsOf(sets []tenants.SynonymSet) *synonymTable {
 
 // expand applies the synonym sets to the query's terms: runs of q that are members of a set,
 // the longest first, become terms matched by every member of their sets. words are q's words as
-// phraseWords reads them.
-func (t *synonymTable) expand(terms []term, words []string) []term {
+// phraseWords reads them, raw as written.
+func (t *synonymTable) expand(terms []term, words, raw []string) []term {
 	for i := 0; i < len(words); {
 		n, sets := t.runAt(words[i:])
 		if n == 0 {
@@ -143,7 +145,7 @@ func (t *synonymTable) expand(terms []term, words []string) []term {
 			// The word's own term takes the members (kept even if a stopword: it was asked for).
 			k := indexOfTerm(terms, run[0])
 			if k < 0 {
-				terms = append(terms, term{text: run[0], raw: run[0]})
+				terms = append(terms, term{text: run[0], raw: raw[i-1]})
 				k = len(terms) - 1
 			}
 			terms[k].members = t.union(terms[k].members, sets)
@@ -151,7 +153,7 @@ func (t *synonymTable) expand(terms []term, words []string) []term {
 		}
 		// A phrase: its words' terms give way to one term for the phrase.
 		terms = dropTerms(terms, run)
-		terms = append(terms, term{raw: strings.Join(run, " "), members: t.union(nil, sets)})
+		terms = append(terms, term{raw: strings.Join(raw[i-n:i], " "), members: t.union(nil, sets)})
 	}
 	return terms
 }
