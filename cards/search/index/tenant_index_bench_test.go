@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/cardstest"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
@@ -39,7 +40,11 @@ func benchQueries(cs []cards.Card) map[string]Query {
 		"capability":          {Capabilities: []string{c.Capabilities[0].Name}, Page: paging.Page{Limit: new(20)}},
 		"protocol+capability": {Protocols: []string{c.Protocols[0]}, Capabilities: []string{c.Capabilities[0].Name}, Page: paging.Page{Limit: new(20)}},
 		"q-3-words":           {Q: "invoice forecast summar", Page: paging.Page{Limit: new(20)}},
-		"name-substring":      {Name: "careful image", Page: paging.Page{Limit: new(20)}},
+		// The same words, two of them in synonym sets: one of a word, one of a phrase.
+		"q-3-words-synonyms": {Q: "invoice forecast summar", Page: paging.Page{Limit: new(20)}, Synonyms: []tenants.SynonymSet{
+			{ID: "invoice", Words: []string{"invoice", "bill", "billing statement"}},
+			{ID: "forecast", Words: []string{"forecast", "prediction", "projection"}}}},
+		"name-substring": {Name: "careful image", Page: paging.Page{Limit: new(20)}},
 	}
 }
 
@@ -64,7 +69,7 @@ func BenchmarkIndexSearch(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		cs, x := benchCorpus(b, n)
 		queries := benchQueries(cs)
-		for _, name := range []string{"capability", "protocol+capability", "q-3-words", "name-substring"} {
+		for _, name := range []string{"capability", "protocol+capability", "q-3-words", "q-3-words-synonyms", "name-substring"} {
 			p, err := queries[name].Compile()
 			if err != nil {
 				b.Fatal(err)
