@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
@@ -209,12 +210,13 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// index ranks the judged cards for q as a search with q and limit 10 does.
-func (j judged) index(tb testing.TB) func(q judgedQuery) []string {
+// index ranks the judged cards for q as a search with q and limit 10 does, with the tenant's
+// synonym sets.
+func (j judged) index(tb testing.TB, synonyms []tenants.SynonymSet) func(q judgedQuery) []string {
 	x := New()
 	x.Load(j.cards)
 	return func(q judgedQuery) []string {
-		p, err := Query{Q: q.text, Page: paging.Page{Limit: new(10)}}.Compile()
+		p, err := Query{Q: q.text, Page: paging.Page{Limit: new(10)}, Synonyms: synonyms}.Compile()
 		if err != nil {
 			tb.Fatalf("%q: %v", q.text, err)
 		}
@@ -227,16 +229,38 @@ func (j judged) index(tb testing.TB) func(q judgedQuery) []string {
 	}
 }
 
+// readSynonyms reads bench/relevance/synonyms.tsv: a set per line, its id and then its words.
+func readSynonyms(tb testing.TB) []tenants.SynonymSet {
+	b, err := os.ReadFile(filepath.Join(relevanceDir, "synonyms.tsv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var sets []tenants.SynonymSet
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		row := strings.Split(line, "\t")
+		set := tenants.SynonymSet{ID: row[0], Words: row[1:]}
+		if err := set.Validate(); err != nil {
+			tb.Fatalf("synonyms.tsv: %q: %v", line, err)
+		}
+		sets = append(sets, set)
+	}
+	return sets
+}
+
 // BenchmarkRelevance reports the quality of the search's ranking on the judged set of
-// bench/relevance, and that of a plain BM25 of the same text computed in the same run: nDCG@10,
-// P@1 and recall@10 of the grade-2 cards, each the mean over the queries. The time per op is of
-// no interest.
+// bench/relevance, without and with the synonym sets of its synonyms.tsv, and that of a plain
+// BM25 of the same text computed in the same run: nDCG@10, P@1 and recall@10 of the grade-2
+// cards, each the mean over the queries. The time per op is of no interest.
 func BenchmarkRelevance(b *testing.B) {
 	j := readJudged(b)
 	for _, sys := range []struct {
 		name   string
 		ranked func(judgedQuery) []string
-	}{{"search", j.index(b)}, {"bm25", j.bm25()}} {
+	}{{"search", j.index(b, nil)}, {"search+synonyms", j.index(b, readSynonyms(b))}, {"bm25", j.bm25()}} {
 		b.Run(sys.name, func(b *testing.B) {
 			var q quality
 			for range b.N {
@@ -251,9 +275,11 @@ func BenchmarkRelevance(b *testing.B) {
 
 // TestJudgedSetWhole: the judged set of bench/relevance reads, and holds together: at least 300
 // cards and 30 queries, unique slugs for agentIds, queries of 1 to 8 words, every judged card
-// among the cards, grades 1 or 2, and a grade-2 card for every query.
+// among the cards, grades 1 or 2, a grade-2 card for every query, and synonym sets that are
+// valid.
 func TestJudgedSetWhole(t *testing.T) {
 	j := readJudged(t)
+	readSynonyms(t)
 	ids := map[string]bool{}
 	for _, c := range j.cards {
 		if ids[c.AgentID] || !slug.MatchString(c.AgentID) {
