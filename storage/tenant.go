@@ -35,11 +35,13 @@ type tenantRow struct {
 	Name     string `gorm:"column:name"`
 	Status   string `gorm:"column:status"`
 	// PolicyRevision is moved only by rule writes (see bumpPolicyRevision).
-	PolicyRevision int64     `gorm:"column:policy_revision"`
-	RefuseOffline  bool      `gorm:"column:refuse_offline_delegation"`
-	HideTasks      bool      `gorm:"column:hide_delegation_tasks"`
-	CreatedAt      time.Time `gorm:"column:created_at;autoCreateTime:false"`
-	UpdatedAt      time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	PolicyRevision int64 `gorm:"column:policy_revision"`
+	RefuseOffline  bool  `gorm:"column:refuse_offline_delegation"`
+	HideTasks      bool  `gorm:"column:hide_delegation_tasks"`
+	// Synonyms are the tenant's synonym sets as JSON (see synonyms.go); written only there.
+	Synonyms  string    `gorm:"column:synonyms"`
+	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
 
 func (tenantRow) TableName() string { return "tenants" }
@@ -47,17 +49,26 @@ func (tenantRow) TableName() string { return "tenants" }
 func newTenantRow(t tenants.Tenant) tenantRow {
 	return tenantRow{
 		TenantID: string(t.ID), Name: t.Name, Status: string(t.Status), RefuseOffline: t.RefuseOfflineDelegation,
-		HideTasks: t.HideDelegationTasks,
+		HideTasks: t.HideDelegationTasks, Synonyms: "[]",
 		CreatedAt: utc(t.CreatedAt), UpdatedAt: utc(t.UpdatedAt),
 	}
 }
 
+// tenant is the row's tenant without its synonym sets (withSynonyms adds them).
 func (r tenantRow) tenant() tenants.Tenant {
 	return tenants.Tenant{
 		ID: tenants.ID(r.TenantID), Name: r.Name, Status: tenants.Status(r.Status),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), PolicyRevision: r.PolicyRevision,
 		RefuseOfflineDelegation: r.RefuseOffline, HideDelegationTasks: r.HideTasks,
 	}
+}
+
+// withSynonyms is the row's whole tenant, its synonym sets read from their column.
+func (r tenantRow) withSynonyms() (tenants.Tenant, error) {
+	t := r.tenant()
+	var err error
+	t.Synonyms, err = decodeSynonyms(r.TenantID, r.Synonyms)
+	return t, err
 }
 
 // Create inserts the tenant with its seed rules (the built-in roles, and the admin role for each
@@ -94,27 +105,27 @@ func (s *TenantStore) Create(ctx context.Context, t tenants.Tenant, admins []str
 	return nil
 }
 
-// Get returns the tenant; tenants.ErrNotFound if there is none.
+// Get returns the tenant with its synonym sets; tenants.ErrNotFound if there is none.
 func (s *TenantStore) Get(ctx context.Context, id tenants.ID) (tenants.Tenant, error) {
 	// Every tenant-scoped request reads its tenant row, so this one query skips GORM's
 	// reflection and is prepared once.
-	r, err := s.db.prepare("SELECT tenant_id, name, status, policy_revision, refuse_offline_delegation, hide_delegation_tasks, created_at, updated_at FROM tenants WHERE tenant_id = ?").
+	r, err := s.db.prepare("SELECT tenant_id, name, status, policy_revision, refuse_offline_delegation, hide_delegation_tasks, synonyms, created_at, updated_at FROM tenants WHERE tenant_id = ?").
 		queryRow(ctx, string(id))
 	if err != nil {
 		return tenants.Tenant{}, fmt.Errorf("get tenant %q: %w", string(id), err)
 	}
 	var row tenantRow
-	err = r.Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.RefuseOffline, &row.HideTasks, &row.CreatedAt, &row.UpdatedAt)
+	err = r.Scan(&row.TenantID, &row.Name, &row.Status, &row.PolicyRevision, &row.RefuseOffline, &row.HideTasks, &row.Synonyms, &row.CreatedAt, &row.UpdatedAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return tenants.Tenant{}, fault.Errorf(fault.NotFound, "tenant %q: not found", string(id))
 	case err != nil:
 		return tenants.Tenant{}, fmt.Errorf("get tenant %q: %w", string(id), err)
 	}
-	return row.tenant(), nil
+	return row.withSynonyms()
 }
 
-// List returns every tenant in id order.
+// List returns every tenant in id order, each with its synonym sets.
 func (s *TenantStore) List(ctx context.Context) ([]tenants.Tenant, error) {
 	var rows []tenantRow
 	if err := s.db.with(ctx).Order("tenant_id").Find(&rows).Error; err != nil {
@@ -122,7 +133,11 @@ func (s *TenantStore) List(ctx context.Context) ([]tenants.Tenant, error) {
 	}
 	out := make([]tenants.Tenant, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, r.tenant())
+		t, err := r.withSynonyms()
+		if err != nil {
+			return nil, fmt.Errorf("list tenants: %w", err)
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }

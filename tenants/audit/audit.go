@@ -49,7 +49,7 @@ type Entry struct {
 	// Action is the request's catalogue name (cards.update), or the job's.
 	Action string `json:"action"`
 	// Object is what changed: tenant, cards/<agentId>, cards/<agentId>/secret, roles/<subject>,
-	// policies/<subject>, delegations/<id>; for a refusal, the policy object asked for.
+	// policies/<subject>, synonyms/<id>, delegations/<id>; for a refusal, the policy object asked for.
 	Object string `json:"object"`
 	// Detail says more where the object does not: the role granted, the policy's rule, the
 	// action refused.
@@ -89,6 +89,9 @@ func RoleObject(subject string) string { return "roles/" + subject }
 
 // PolicyObject is the object of the changes of a subject's policies.
 func PolicyObject(subject string) string { return "policies/" + subject }
+
+// SynonymsObject is the object of the entries of a synonym set of the tenant's searches.
+func SynonymsObject(id string) string { return "synonyms/" + id }
 
 // DelegationObject is the object of a delegation record's entries.
 func DelegationObject(id string) string { return "delegations/" + id }

@@ -1,0 +1,128 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/migrations"
+	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
+)
+
+// A tenant's synonym sets live on its row (migration 17), as one JSON array in id order, so that
+// the request gate reads them with the row it reads anyway. They are written one set at a time,
+// read, changed and written back under the row's lock.
+
+// encodeSynonyms is the synonyms column of sets: "[]" for none, never "null".
+func encodeSynonyms(sets []tenants.SynonymSet) (string, error) {
+	if len(sets) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(sets)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// decodeSynonyms reads a synonyms column back; nil for none.
+func decodeSynonyms(tenant, col string) ([]tenants.SynonymSet, error) {
+	if col == "" || col == "[]" {
+		return nil, nil
+	}
+	var sets []tenants.SynonymSet
+	if err := json.Unmarshal([]byte(col), &sets); err != nil {
+		return nil, fmt.Errorf("synonyms of tenant %q: %w", tenant, err)
+	}
+	for i := range sets {
+		sets[i].UpdatedAt = sets[i].UpdatedAt.UTC()
+	}
+	return sets, nil
+}
+
+// PutSynonyms stores set under its id in the tenant's synonyms, as a new set or in place of the
+// set of that id, stamped with the time it is written, and answers it as stored. It refuses a
+// new set past tenants.MaxSynonymSets (conflict), and a missing tenant (not found). The set is
+// stored as given: its caller validates it.
+func (s *TenantStore) PutSynonyms(ctx context.Context, tenant tenants.ID, set tenants.SynonymSet) (tenants.SynonymSet, error) {
+	entry := audit.New(ctx, "synonyms.put", audit.SynonymsObject(set.ID), 0, 0)
+	set.Words = slices.Clone(set.Words)
+	err := s.writeSynonyms(ctx, tenant, func(tx *gorm.DB, sets []tenants.SynonymSet) ([]tenants.SynonymSet, error) {
+		set.UpdatedAt = utc(tx.NowFunc())
+		i, found := slices.BinarySearchFunc(sets, set.ID, func(s tenants.SynonymSet, id string) int { return strings.Compare(s.ID, id) })
+		switch {
+		case found:
+			entry.Detail = "replaced: " + strings.Join(set.Words, ", ")
+			sets[i] = set
+		case len(sets) >= tenants.MaxSynonymSets:
+			return nil, fault.Errorf(fault.Conflict, "synonyms %q: the tenant has %d sets, the most it may have; remove one first", set.ID, len(sets))
+		default:
+			entry.Detail = "created: " + strings.Join(set.Words, ", ")
+			sets = slices.Insert(sets, i, set)
+		}
+		return sets, nil
+	}, &entry)
+	if err != nil {
+		return tenants.SynonymSet{}, err
+	}
+	return set, nil
+}
+
+// RemoveSynonyms removes the tenant's synonym set id; not found if the tenant has none of that id
+// (or there is no such tenant).
+func (s *TenantStore) RemoveSynonyms(ctx context.Context, tenant tenants.ID, id string) error {
+	entry := audit.New(ctx, "synonyms.remove", audit.SynonymsObject(id), 0, 0)
+	return s.writeSynonyms(ctx, tenant, func(_ *gorm.DB, sets []tenants.SynonymSet) ([]tenants.SynonymSet, error) {
+		i := slices.IndexFunc(sets, func(s tenants.SynonymSet) bool { return s.ID == id })
+		if i < 0 {
+			return nil, fault.Errorf(fault.NotFound, "synonyms %q: not found", id)
+		}
+		entry.Detail = "removed: " + strings.Join(sets[i].Words, ", ")
+		return slices.Delete(sets, i, i+1), nil
+	}, &entry)
+}
+
+// writeSynonyms reads the tenant's sets under its row's lock, lets change make the new list, and
+// writes it back with the audit entry, which change may fill in, in one transaction.
+func (s *TenantStore) writeSynonyms(ctx context.Context, tenant tenants.ID, change func(tx *gorm.DB, sets []tenants.SynonymSet) ([]tenants.SynonymSet, error), entry *audit.Entry) error {
+	// As Update locks the row: on Postgres NO KEY UPDATE, which the key-share locks of concurrent
+	// inserts of the tenant's cards, records and rules do not wait for. The lock serialises two
+	// writes of the tenant's sets, so that neither loses the other's.
+	strength := "UPDATE"
+	if s.db.dialect == migrations.Postgres {
+		strength = "NO KEY UPDATE"
+	}
+	return s.db.transact(ctx, func(tx *gorm.DB) error {
+		var row tenantRow
+		err := tx.Clauses(clause.Locking{Strength: strength}).Select("synonyms").Where("tenant_id = ?", string(tenant)).Take(&row).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
+		case err != nil:
+			return fmt.Errorf("synonyms of tenant %q: %w", string(tenant), err)
+		}
+		sets, err := decodeSynonyms(string(tenant), row.Synonyms)
+		if err != nil {
+			return err
+		}
+		if sets, err = change(tx, sets); err != nil {
+			return err
+		}
+		col, err := encodeSynonyms(sets)
+		if err != nil {
+			return err
+		}
+		if err := tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).UpdateColumn("synonyms", col).Error; err != nil {
+			return fmt.Errorf("synonyms of tenant %q: %w", string(tenant), err)
+		}
+		return s.db.record(tx, string(tenant), *entry)
+	})
+}
