@@ -19,6 +19,9 @@ const (
 	ActCardsHeartbeat = "cards:heartbeat"
 	ActDelegate       = "delegate"
 	ActPoliciesManage = "policies:manage"
+	// ActSearchManage is managing how the tenant's searches read queries: its synonym sets.
+	// Reading them needs cards:read only.
+	ActSearchManage = "search:manage"
 )
 
 // Objects (or object patterns) that policies name.
@@ -26,6 +29,8 @@ const (
 	ObjAllCards        = "cards/*"
 	ObjAllCapabilities = "cards/*/capabilities/*"
 	ObjPolicies        = "policies"
+	// ObjSearch is the tenant's search settings (its synonym sets).
+	ObjSearch = "search"
 )
 
 // CardObject is the policy object of one card.
@@ -65,6 +70,7 @@ var builtinRoles = map[string][]grant{
 	RoleAdmin: {
 		{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete},
 		{ObjAllCards, ActCardsHeartbeat}, {ObjAllCapabilities, ActDelegate}, {ObjPolicies, ActPoliciesManage},
+		{ObjSearch, ActSearchManage},
 	},
 }
 

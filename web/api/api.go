@@ -262,8 +262,8 @@ type PoliciesList struct{ Scope }
 type PolicyAdd struct {
 	Scope
 	Subject string `json:"subject" doc:"a user, agent:{agentId}, or a role"`
-	Object  string `json:"object" doc:"policies, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}; * is any one segment"`
-	Action  string `json:"action" doc:"cards:read, cards:write, cards:delete, cards:heartbeat, delegate, delegations:read or policies:manage"`
+	Object  string `json:"object" doc:"policies, audit, search, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}; * is any one segment"`
+	Action  string `json:"action" doc:"cards:read, cards:write, cards:delete, cards:heartbeat, delegate, delegations:read, policies:manage, audit:read or search:manage"`
 	Effect  string `json:"effect" doc:"allow or deny" enum:"allow,deny"`
 }
 

@@ -3,7 +3,7 @@
 import { call, tenantPath } from './api.js';
 import { confirm, errorText, failure, field, h, notice, page } from './ui.js';
 
-const ACTIONS = ['cards:read', 'cards:write', 'cards:delete', 'cards:heartbeat', 'delegate', 'delegations:read', 'policies:manage', 'audit:read'];
+const ACTIONS = ['cards:read', 'cards:write', 'cards:delete', 'cards:heartbeat', 'delegate', 'delegations:read', 'policies:manage', 'audit:read', 'search:manage'];
 const ROLES = ['reader', 'editor', 'orchestrator', 'admin'];
 
 function datalist(id, values) {
@@ -27,7 +27,7 @@ function checkBox() {
   const form = h('form', { class: 'inline', novalidate: true },
     field('Subject', subject, 'A user, agent:{agentId} or a role; empty: you.'),
     field('Action', action),
-    field('Object', object, 'policies, audit, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}.'),
+    field('Object', object, 'policies, audit, search, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}.'),
     h('button', { type: 'submit' }, 'Ask'));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();

@@ -14,20 +14,37 @@ import (
 // dialects; their versions continue the SQL files' numbering.
 func goMigrations(dialect string) []*goose.Migration {
 	return []*goose.Migration{
-		goose.NewGoMigration(7,
-			&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return grantHeartbeat(ctx, tx, dialect, true) }},
-			&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return grantHeartbeat(ctx, tx, dialect, false) }}),
+		grantMigration(7, dialect, heartbeatGrant),
+		grantMigration(18, dialect, searchManageGrant),
 	}
 }
 
-// heartbeatRoles are the built-in roles that gained cards:heartbeat when it was added.
-var heartbeatRoles = []string{authz.RoleAdmin, authz.RoleEditor}
+// builtinGrant is an action a migration gives built-in roles of every existing tenant, as new
+// tenants are seeded with it.
+type builtinGrant struct {
+	roles    []string
+	obj, act string
+}
 
-// grantHeartbeat gives the built-in editor and admin roles of every existing tenant the
-// cards:heartbeat action (new tenants are seeded with it), or takes it back (down). The rule key
-// is a hash computed in Go, which SQLite has no SQL function for; hence a Go migration. Each
-// tenant's policy revision moves, so a cached enforcer is rebuilt.
-func grantHeartbeat(ctx context.Context, tx *sql.Tx, dialect string, up bool) error {
+// heartbeatGrant is cards:heartbeat, given to the built-in editor and admin roles (migration 7).
+var heartbeatGrant = builtinGrant{roles: []string{authz.RoleAdmin, authz.RoleEditor}, obj: authz.ObjAllCards, act: authz.ActCardsHeartbeat}
+
+// searchManageGrant is search:manage, given to the built-in admin role (migration 18).
+var searchManageGrant = builtinGrant{roles: []string{authz.RoleAdmin}, obj: authz.ObjSearch, act: authz.ActSearchManage}
+
+// grantMigration is the Go migration version that gives g to every existing tenant (up) or
+// takes it back (down).
+func grantMigration(version int64, dialect string, g builtinGrant) *goose.Migration {
+	return goose.NewGoMigration(version,
+		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return grantBuiltin(ctx, tx, dialect, g, true) }},
+		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return grantBuiltin(ctx, tx, dialect, g, false) }})
+}
+
+// grantBuiltin gives g's built-in roles of every existing tenant g's action (new tenants are
+// seeded with it), or takes it back (down). The rule key is a hash computed in Go, which SQLite
+// has no SQL function for; hence a Go migration. Each tenant's policy revision moves, so a cached
+// enforcer is rebuilt.
+func grantBuiltin(ctx context.Context, tx *sql.Tx, dialect string, g builtinGrant, up bool) error {
 	rows, err := tx.QueryContext(ctx, `SELECT tenant_id FROM tenants ORDER BY tenant_id`)
 	if err != nil {
 		return err
@@ -60,8 +77,8 @@ func grantHeartbeat(ctx context.Context, tx *sql.Tx, dialect string, up bool) er
 		if _, err := tx.ExecContext(ctx, bump, tenant); err != nil {
 			return fmt.Errorf("tenant %q: %w", tenant, err)
 		}
-		for _, role := range heartbeatRoles {
-			r := authz.BuiltinGrantRule(tenant, role, authz.ObjAllCards, authz.ActCardsHeartbeat)
+		for _, role := range g.roles {
+			r := authz.BuiltinGrantRule(tenant, role, g.obj, g.act)
 			key := authz.RuleKey(r.PType, r.Values)
 			if up {
 				_, err = tx.ExecContext(ctx, insert, tenant, r.PType, r.Values[0], r.Values[1], r.Values[2], r.Values[3], r.Values[4], key)

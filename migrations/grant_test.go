@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,9 +14,24 @@ import (
 )
 
 // TestHeartbeatGrantedToExistingTenants: a tenant created before cards:heartbeat existed has
-// built-in rules without it; the migration gives it to its editor and admin roles, once, and
-// moves its policy revision. Down takes it back.
+// built-in rules without it; migration 7 gives it to its editor and admin roles, once, and moves
+// its policy revision.
 func TestHeartbeatGrantedToExistingTenants(t *testing.T) {
+	testGrantedToExistingTenants(t, 7, authz.ActCardsHeartbeat, []string{"role:admin", "role:editor"}, authz.ActSearchManage)
+}
+
+// TestSearchManageGrantedToExistingTenants: migration 18 gives search:manage to the admin role
+// of every tenant created before it existed, as migration 7 gave cards:heartbeat.
+func TestSearchManageGrantedToExistingTenants(t *testing.T) {
+	testGrantedToExistingTenants(t, 18, authz.ActSearchManage, []string{"role:admin"})
+}
+
+// testGrantedToExistingTenants: a tenant created just before migration version, seeded with the
+// rules of its time (without act, nor the actions of later migrations), has act given to the
+// built-in roles named roles (as the rules store names them) by the migration, exactly as a
+// tenant created now is seeded with it, and its policy revision moved once.
+func testGrantedToExistingTenants(t *testing.T, version int64, act string, roles []string, later ...string) {
+	later = append(later, act)
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		t.Parallel()
 		driver, dsn := storagetest.EmptyDatabase(t, dialect)
@@ -26,7 +42,7 @@ func TestHeartbeatGrantedToExistingTenants(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if err := migrations.UpTo(ctx, db, dialect, 6); err != nil {
+		if err := migrations.UpTo(ctx, db, dialect, version-1); err != nil {
 			t.Fatal(err)
 		}
 		ph := func(n int) string {
@@ -40,9 +56,9 @@ func TestHeartbeatGrantedToExistingTenants(t *testing.T) {
 			ph(1)+", 'Old', 'active', "+ph(2)+", "+ph(3)+")", "old", now, now); err != nil {
 			t.Fatal(err)
 		}
-		// The rules a tenant was seeded with before: everything but heartbeats.
+		// The rules a tenant was seeded with before: everything but the actions added since.
 		for _, r := range authz.SeedRules("old", []string{"alice"}) {
-			if slices.Contains(r.Values, authz.ActCardsHeartbeat) {
+			if slices.ContainsFunc(later, func(a string) bool { return slices.Contains(r.Values, a) }) {
 				continue
 			}
 			v := append(slices.Clone(r.Values), make([]string, authz.MaxRuleValues-len(r.Values))...)
@@ -52,8 +68,8 @@ func TestHeartbeatGrantedToExistingTenants(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		heartbeats := func() (roles []string, rev int64) {
-			rows, err := db.QueryContext(ctx, "SELECT v0 FROM casbin_rules WHERE tenant_id = 'old' AND v3 = 'cards:heartbeat' ORDER BY v0")
+		granted := func() (roles []string, rev int64) {
+			rows, err := db.QueryContext(ctx, "SELECT v0 FROM casbin_rules WHERE tenant_id = 'old' AND v3 = "+ph(1)+" ORDER BY v0", act)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,27 +86,31 @@ func TestHeartbeatGrantedToExistingTenants(t *testing.T) {
 			}
 			return roles, rev
 		}
-		if roles, _ := heartbeats(); len(roles) != 0 {
-			t.Fatalf("before: %v", roles)
+		if got, _ := granted(); len(got) != 0 {
+			t.Fatalf("before: %v", got)
 		}
-		if err := migrations.Up(ctx, db, dialect); err != nil {
+		if err := migrations.UpTo(ctx, db, dialect, version); err != nil {
 			t.Fatal(err)
 		}
-		roles, rev := heartbeats()
-		if !slices.Equal(roles, []string{"role:admin", "role:editor"}) || rev != 1 {
-			t.Errorf("after: %v, policy revision %d", roles, rev)
+		got, rev := granted()
+		if !slices.Equal(got, roles) || rev != 1 {
+			t.Errorf("after: %v, policy revision %d; want %v, 1", got, rev, roles)
 		}
 		// The rules are exactly what a tenant created now is seeded with.
-		var seeded []string
+		var seeded []any
 		for _, r := range authz.SeedRules("old", nil) {
-			if slices.Contains(r.Values, authz.ActCardsHeartbeat) {
+			if slices.Contains(r.Values, act) {
 				seeded = append(seeded, authz.RuleKey(r.PType, r.Values))
 			}
 		}
+		in := make([]string, len(seeded))
+		for i := range in {
+			in[i] = ph(i + 1)
+		}
 		var n int
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM casbin_rules WHERE tenant_id = 'old' AND rule_key IN ("+ph(1)+", "+ph(2)+")",
-			seeded[0], seeded[1]).Scan(&n); err != nil || n != 2 {
-			t.Errorf("rule keys as seeded: %d of 2 (%v)", n, err)
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM casbin_rules WHERE tenant_id = 'old' AND rule_key IN ("+strings.Join(in, ", ")+")",
+			seeded...).Scan(&n); err != nil || n != len(roles) || len(seeded) != len(roles) {
+			t.Errorf("rule keys as seeded: %d of %d (%v)", n, len(seeded), err)
 		}
 	})
 }
