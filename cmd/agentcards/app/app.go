@@ -115,6 +115,8 @@ var (
 	_ search.Gate     = (*tenants.Service)(nil)
 	_ delegation.Gate = (*tenants.Service)(nil)
 	_ policy.Gate     = (*tenants.Service)(nil)
+
+	_ search.SynonymStore = (*storage.TenantStore)(nil)
 )
 
 // App is the built graph.
@@ -124,7 +126,9 @@ type App struct {
 	Cards   *cards.Service
 	A2A     *a2a.Service
 	Search  *search.Service
-	Index   *search.Index // nil with NoIndex
+	// Synonyms manages the tenants' search synonym sets.
+	Synonyms *search.Synonyms
+	Index    *search.Index // nil with NoIndex
 	// Warmer remembers which tenants are searched and warms their indexes at start (nil with
 	// NoIndex).
 	Warmer    *search.Warmer
@@ -244,9 +248,9 @@ func (a *App) buildLiveness(livenessStore *storage.LivenessStore, cardStore *sto
 		a.timed("probe", outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: probeCfg.Timeout})), a.Liveness)
 }
 
-// buildCards builds the card and search services. With an index, the card service keeps it
-// current as cards are written, and the warmer remembers which tenants search, to warm their
-// indexes at the next start.
+// buildCards builds the card and search services, and the service of the tenants' synonym
+// sets. With an index, the card service keeps it current as cards are written, and the warmer
+// remembers which tenants search, to warm their indexes at the next start.
 func (a *App) buildCards(cardStore *storage.CardStore) {
 	a.Cards = &cards.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Liveness: a.Liveness, MaxJSONDepth: a.opts.MaxJSONDepth}
 	if a.Index != nil { // a nil *search.Index in the interface would not compare nil
@@ -254,6 +258,9 @@ func (a *App) buildCards(cardStore *storage.CardStore) {
 		a.Cards.Memory = a.Index
 	}
 	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness}
+	// A write of the sets drops this replica's cached tenant row, so that its next search reads
+	// the new ones; other replicas read them within TenantCacheTTL.
+	a.Synonyms = &search.Synonyms{Store: storage.NewTenantStore(a.opts.DB), Gate: a.Tenants, Authz: a.Enforcers, Forget: a.Tenants.Forget}
 	if a.Index != nil {
 		a.Warmer = &search.Warmer{Store: storage.NewActivityStore(a.opts.DB), Index: a.Index, Log: a.opts.Log}
 		a.Search.Activity = a.Warmer
