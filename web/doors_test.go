@@ -20,6 +20,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/catalog"
 	"github.com/agentcards/agentcards/web/client"
@@ -74,6 +75,9 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"policies.list", `{}`, false},
 		{"policies.remove", `{"subject": "bob", "object": "cards/rev", "action": "cards:read", "effect": "allow"}`, false},
 		{"access.check", `{"subject": "bob", "action": "cards:read", "object": "cards/rev"}`, false},
+		{"synonyms.put", `{"id": "review", "words": ["review", "code review"]}`, false},
+		{"synonyms.list", `{}`, false},
+		{"synonyms.remove", `{"id": "review"}`, false},
 		{"delegations.create", `{"agentId": "rev", "capability": "review_pr", "task": "review PR 7", "context": {"pr": 7}}`, false},
 		{"delegations.list", `{"agentId": "rev"}`, false},
 		{"delegations.get", `{"id": "{{delegation}}"}`, false},
@@ -192,6 +196,14 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, d
 	case cards.Card:
 		if v.AgentID == "" || v.Revision == 0 {
 			t.Errorf("%s: answered %+v", s.request, v)
+		}
+	case tenants.SynonymSet:
+		if v.ID != "review" || !slices.Equal(v.Words, []string{"review", "code review"}) || v.UpdatedAt.IsZero() {
+			t.Errorf("%s: answered %+v", s.request, v)
+		}
+	case api.SynonymList:
+		if v.Total != 1 || len(v.Items) != 1 || v.Items[0].ID != "review" {
+			t.Errorf("%s: answered %+v, want the set just put", s.request, v)
 		}
 	case json.RawMessage:
 		if !strings.Contains(string(v), `"protocolVersion":"0.3`) {

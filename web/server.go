@@ -55,6 +55,8 @@ type Deps struct {
 	Tokens    *token.Tokens
 	// Search answers searches over a tenant's cards.
 	Search *search.Service
+	// Synonyms manages the tenants' search synonym sets; nil leaves its routes out.
+	Synonyms *search.Synonyms
 	// A2A imports cards, serves A2A cards and lists the public agents.
 	A2A *a2a.Service
 	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.
@@ -164,14 +166,16 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"roles.list":   h.listRoles, "roles.grant": h.grantRole, "roles.revoke": h.revokeRole,
 		"policies.list": h.listPolicies, "policies.add": h.addPolicy, "policies.remove": h.removePolicy,
 		"access.check": h.authorize, "audit.list": h.listAudit,
+		"synonyms.list": h.listSynonyms, "synonyms.put": h.putSynonyms, "synonyms.remove": h.removeSynonyms,
 		"a2a.agents": h.a2aAgents, "a2a.card": h.a2aCard,
 		"delegations.create": h.createDelegation, "delegations.list": h.listDelegations,
 		"delegations.get": h.getDelegation, "delegations.complete": h.delegationResult,
 		"secrets.set": h.putSecret, "secrets.remove": h.deleteSecret,
 	}
-	// A server built without delegations, endpoint secrets or an audit trail has no routes for
-	// their requests.
-	without := map[string]bool{"delegations": d.Delegations == nil, "secrets": d.Secrets == nil, "audit": d.Audit == nil}
+	// A server built without delegations, endpoint secrets, an audit trail or the synonyms'
+	// service has no routes for their requests.
+	without := map[string]bool{"delegations": d.Delegations == nil, "secrets": d.Secrets == nil, "audit": d.Audit == nil,
+		"synonyms": d.Synonyms == nil}
 	auth := map[catalog.Access][]echo.MiddlewareFunc{
 		catalog.Token:         {authenticate(d.Tokens, h.delegationTokens(), log)},
 		catalog.OptionalToken: {optionalAuth(d.Tokens, h.delegationTokens(), log)},

@@ -24,6 +24,7 @@ var listColumns = map[string][]string{
 	"policies.list":        {"subject", "object", "action", "effect"},
 	"delegations.list":     {"id", "agentId", "capability", "status", "mode", "latencyMs", "createdAt"},
 	"audit.list":           {"at", "principal", "action", "object", "revisionBefore", "revisionAfter", "outcome"},
+	"synonyms.list":        {"id", "words", "updatedAt"},
 	"a2a.agents":           {"agentId", "name", "cardUrl", "description"},
 	"keys.list":            {"kid", "kty", "crv", "alg", "use"},
 }

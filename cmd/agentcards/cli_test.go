@@ -125,6 +125,7 @@ func TestCLIEveryRequest(t *testing.T) {
 	s.search(t)
 	s.edits(t)
 	s.access(t)
+	s.synonyms(t)
 	s.delegationsAndPublic(t)
 	s.refusals(t)
 	s.inputs(t)
@@ -317,6 +318,26 @@ func (s *cliScenario) access(t *testing.T) {
 	if r := e.ok(t, alice, nil, "audit", "list", "--object", "roles/bob", "-o", "table"); !regexp.MustCompile(`(?m)\salice\s+roles\.revoke\s+roles/bob\s+\d+\s+\d+\s+ok$`).MatchString(r.stdout) {
 		t.Errorf("audit list as a table:\n%s", r.stdout)
 	}
+}
+
+// synonyms: a synonym set put with its words as a list flag, listed as a table, refused to bob
+// (no role left) and removed, once.
+func (s *cliScenario) synonyms(t *testing.T) {
+	e, alice := s.e, s.alice
+	var set struct {
+		ID    string
+		Words []string
+	}
+	e.ok(t, alice, &set, "synonyms", "put", "--id", "l10n", "--words", "translation,localization", "--words", "i18n")
+	if set.ID != "l10n" || !slices.Equal(set.Words, []string{"translation", "localization", "i18n"}) {
+		t.Errorf("synonyms put: %+v", set)
+	}
+	if r := e.ok(t, alice, nil, "synonyms", "list", "-o", "table"); !regexp.MustCompile(`(?m)^l10n\s+translation,\s?localization,\s?i18n\s+\d{4}-`).MatchString(r.stdout) {
+		t.Errorf("synonyms list as a table:\n%s", r.stdout)
+	}
+	e.refused(t, s.bob, 1, "forbidden", "synonyms", "put", "--id", "l10n", "--words", "a,b")
+	e.ok(t, alice, nil, "synonyms", "remove", "--id", "l10n")
+	e.refused(t, alice, 1, "not_found", "synonyms", "remove", "--id", "l10n")
 }
 
 // delegationsAndPublic: a delegation to reviewer, read and listed; then A2A and keys, without a

@@ -385,6 +385,30 @@ type AuditPage struct {
 	NextCursor string        `json:"nextCursor,omitempty"`
 }
 
+// ---- synonyms
+
+// SynonymsList lists the tenant's search synonym sets.
+type SynonymsList struct{ Scope }
+
+// SynonymsPut creates a synonym set, or replaces the set of its id.
+type SynonymsPut struct {
+	Scope
+	ID    string   `json:"id" in:"path" doc:"the set's id: [a-z0-9][a-z0-9_.-]{0,63}"`
+	Words []string `json:"words" doc:"2 to 32 distinct words or phrases (case aside) that searches take as meaning the same, each up to 100 bytes"`
+}
+
+// SynonymsRemove removes a synonym set.
+type SynonymsRemove struct {
+	Scope
+	ID string `json:"id" in:"path" doc:"the set's id"`
+}
+
+// SynonymList is the tenant's synonym sets, in id order.
+type SynonymList struct {
+	Items []tenants.SynonymSet `json:"items"`
+	Total int                  `json:"total"`
+}
+
 // ---- A2A
 
 // A2AAgents lists a tenant's public agents.

@@ -213,6 +213,13 @@ var Requests = []Request{
 	{Name: "audit.list", In: typeOf[api.AuditList](), Out: typeOf[api.AuditPage](), Does: "List who changed what in the tenant, newest first", Caller: "policies:manage, or audit:read on audit",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/audit", Query: AuditQuery}}, Doors: Every},
 
+	{Name: "synonyms.list", FromMemory: true, In: typeOf[api.SynonymsList](), Out: typeOf[api.SynonymList](), Does: "List the synonym sets the tenant's searches apply", Caller: "cards:read on cards/*",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/synonyms"}}, Doors: Every},
+	{Name: "synonyms.put", In: typeOf[api.SynonymsPut](), Out: typeOf[tenants.SynonymSet](), Does: "Create a synonym set, or replace the set of its id", Caller: "search:manage on search",
+		Access: Token, Routes: []Route{{Method: "PUT", Path: tenantPath + "/synonyms/:id"}}, Doors: Every},
+	{Name: "synonyms.remove", In: typeOf[api.SynonymsRemove](), Out: typeOf[api.Empty](), Does: "Remove a synonym set", Caller: "search:manage on search",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/synonyms/:id"}}, Doors: Every},
+
 	{Name: "delegations.create", In: typeOf[api.DelegationsCreate](), Out: typeOf[api.Delegation](), Does: "Delegate a task to an agent, sync or async, over HTTP or A2A", Caller: "delegate on the capability", OpenWorld: true,
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/delegations"}}, Doors: Every},
 	{Name: "delegations.list", In: typeOf[api.DelegationsList](), Out: typeOf[api.DelegationList](), Does: "List delegation records, newest first", Caller: "any member (their own; all with delegations:read)",

@@ -64,6 +64,7 @@ type Client struct {
 	Policies    Policies
 	Access      Access
 	Audit       Audit
+	Synonyms    Synonyms
 	Delegations Delegations
 	A2A         A2A
 	Keys        Keys
@@ -111,7 +112,7 @@ func New(base string, opts ...Option) (*Client, error) {
 		c.tenant = tokenTenant(c.token)
 	}
 	c.Tenants, c.Cards, c.Secrets = Tenants{c}, Cards{c}, Secrets{c}
-	c.Roles, c.Policies, c.Access, c.Audit = Roles{c}, Policies{c}, Access{c}, Audit{c}
+	c.Roles, c.Policies, c.Access, c.Audit, c.Synonyms = Roles{c}, Policies{c}, Access{c}, Audit{c}, Synonyms{c}
 	c.Delegations, c.A2A, c.Keys = Delegations{c}, A2A{c}, Keys{c}
 	return c, nil
 }

@@ -184,6 +184,24 @@ func (r Audit) ListAll(ctx context.Context, in api.AuditList) iter.Seq2[audit.En
 	}, in.Cursor)
 }
 
+// Synonyms are the synonyms.* requests.
+type Synonyms struct{ c *Client }
+
+// List is synonyms.list.
+func (r Synonyms) List(ctx context.Context, in api.SynonymsList) (api.SynonymList, error) {
+	return call[api.SynonymList](ctx, r.c, "synonyms.list", in)
+}
+
+// Put is synonyms.put.
+func (r Synonyms) Put(ctx context.Context, in api.SynonymsPut) (tenants.SynonymSet, error) {
+	return call[tenants.SynonymSet](ctx, r.c, "synonyms.put", in)
+}
+
+// Remove is synonyms.remove.
+func (r Synonyms) Remove(ctx context.Context, in api.SynonymsRemove) (api.Empty, error) {
+	return call[api.Empty](ctx, r.c, "synonyms.remove", in)
+}
+
 // Delegations are the delegations.* requests.
 type Delegations struct{ c *Client }
 

@@ -163,8 +163,13 @@ var details = map[string]string{
 	"access.check":     "Answers allowed and the policy that decided; changes nothing.",
 	"audit.list": "Newest first: who (principal), what (action, the request's name), on which object, the revisions before and after, " +
 		"and the outcome (ok, denied, or a delegation's status). Filters combine; nextCursor pages on (pass it as cursor).",
-	"tenants.update": "A suspended tenant keeps its data; every request in it is refused until it is active again.",
-	"tenants.delete": "Deletes the tenant's cards, roles, policies and delegations for good.",
+	"synonyms.list": "Answers the tenant's synonym sets in id order, each with its id, words and updatedAt: a query word or phrase in a set " +
+		"also finds the cards that say another of its words.",
+	"synonyms.put": "Creates the set or replaces the set of that id whole; searches use it from their next query. invalid naming the bad word; " +
+		"conflict when the tenant already has 500 sets.",
+	"synonyms.remove": "The set is gone for good; not_found when the tenant has no set of that id.",
+	"tenants.update":  "A suspended tenant keeps its data; every request in it is refused until it is active again.",
+	"tenants.delete":  "Deletes the tenant's cards, roles, policies and delegations for good.",
 }
 
 // handler answers a tool call of request r.
