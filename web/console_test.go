@@ -15,6 +15,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/console"
 )
 
@@ -408,6 +409,79 @@ func TestConsoleAccess(t *testing.T) {
 	roles = e.do("GET", "/v1/tenants/acme/roles", alice, nil)
 	if strings.Contains(string(roles.body), `"carol"`) {
 		t.Errorf("the API still lists carol: %s", roles.body)
+	}
+}
+
+// TestConsoleSynonyms: an admin adds a synonym set, edits its words, is told why a bad edit is
+// refused, and removes it, each change seen through the API; a reader sees the sets but no
+// control that changes them.
+func TestConsoleSynonyms(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	alice, rita := consoleTenant(t, e)
+	apiSets := func() string {
+		t.Helper()
+		r := e.do("GET", "/v1/tenants/acme/synonyms", alice, nil)
+		expect(t, r, http.StatusOK)
+		var l struct{ Items []tenants.SynonymSet }
+		r.json(t, &l)
+		var out []string
+		for _, s := range l.Items {
+			out = append(out, s.ID+"="+strings.Join(s.Words, ","))
+		}
+		return strings.Join(out, " ")
+	}
+	b := newBrowser(t, e)
+	b.signIn(alice, "", "#/cards")
+	b.do("go to the synonyms", chromedp.Click(chromedp.CSS(`#nav a[data-page="synonyms"]`)))
+	b.loaded("#/synonyms")
+	b.waitText("#synonyms caption", "0 synonym sets")
+
+	b.submit("add a set", map[string]string{"#synonym-id": "l10n", "#synonym-words": "translation\n localization \n\n"}, "#synonym-save")
+	b.waitText("#notice", "Saved the synonym set l10n")
+	b.waitText(`#synonyms-table tr[data-id="l10n"]`, "translation, localization")
+	if got := apiSets(); got != "l10n=translation,localization" {
+		t.Errorf("after adding, the API lists %q", got)
+	}
+
+	// Edit: the form takes the set's words, one a line, and saves them over it.
+	b.do("edit", chromedp.Click(chromedp.CSS(`tr[data-id="l10n"] button[aria-label="Edit l10n"]`)))
+	if v := b.value("#synonym-words"); v != "translation\nlocalization" {
+		t.Errorf("the form holds %q to edit", v)
+	}
+	if f := b.focused(); f != "synonym-words" {
+		t.Errorf("the focus is on %q, not the words", f)
+	}
+	b.submit("edit the words", map[string]string{"#synonym-words": "translation\nlocalisation\ni18n"}, "#synonym-save")
+	b.waitText("#notice", "Saved the synonym set l10n")
+	b.waitText(`#synonyms-table tr[data-id="l10n"]`, "translation, localisation, i18n")
+	if got := apiSets(); got != "l10n=translation,localisation,i18n" {
+		t.Errorf("after editing, the API lists %q", got)
+	}
+
+	// A refused edit says why and changes nothing.
+	b.submit("save one word", map[string]string{"#synonym-id": "l10n", "#synonym-words": "translation"}, "#synonym-save")
+	b.waitText("#synonym-status", "Not saved: words: a set has 2 to 32 words")
+	if got := apiSets(); got != "l10n=translation,localisation,i18n" {
+		t.Errorf("after a refused edit, the API lists %q", got)
+	}
+
+	b.do("remove", chromedp.Click(chromedp.CSS(`tr[data-id="l10n"] button[aria-label="Remove l10n"]`)))
+	b.confirmDialog(true)
+	b.waitText("#notice", "Removed the synonym set l10n")
+	b.waitText("#synonyms caption", "0 synonym sets")
+	if got := apiSets(); got != "" {
+		t.Errorf("after removing, the API lists %q", got)
+	}
+
+	// A reader sees the sets and no control.
+	expect(t, e.do("PUT", "/v1/tenants/acme/synonyms/cr", alice, map[string]any{"words": []string{"code review", "pull request review"}}), http.StatusOK)
+	r := newBrowser(t, e)
+	r.signIn(rita, "", "#/cards")
+	r.open("#/synonyms")
+	r.waitText(`#synonyms-table tr[data-id="cr"]`, "code review, pull request review")
+	r.waitText("#synonyms-readonly", "search:manage")
+	if n := r.count("#synonym-save, #synonyms-table button"); n != 0 {
+		t.Errorf("a reader sees %d controls that change the sets", n)
 	}
 }
 

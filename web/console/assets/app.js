@@ -1,10 +1,11 @@
 // The console's pages, by the hash of the location: #/cards, #/cards/{agentId},
-// #/cards/{agentId}/edit, #/access, #/delegations, #/tenants, #/login.
+// #/cards/{agentId}/edit, #/access, #/synonyms, #/delegations, #/tenants, #/login.
 import { call, decodeClaims, onUnauthenticated, session } from './api.js';
 import { catalogue } from './catalogue.js';
 import { cardPage, editPage } from './card.js';
 import { accessPage } from './access.js';
 import { delegationsPage } from './delegations.js';
+import { synonymsPage } from './synonyms.js';
 import { tenantsPage } from './tenants.js';
 import { errorText, field, go, h, nextRoute, notice, page, pageNotice, ticket } from './ui.js';
 
@@ -121,6 +122,7 @@ const routes = [
   [/^#\/cards\/([^/?]+)$/, (m) => cardPage(decodeURIComponent(m[1]))],
   [/^#\/cards(\?.*)?$/, () => catalogue()],
   [/^#\/access$/, () => accessPage()],
+  [/^#\/synonyms$/, () => synonymsPage()],
   [/^#\/delegations(\?.*)?$/, () => delegationsPage()],
   [/^#\/tenants$/, () => tenantsPage()],
 ];
