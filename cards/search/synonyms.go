@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/agentcards/agentcards/authz"
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -72,15 +73,15 @@ func (s *Synonyms) Put(ctx context.Context, tenant tenants.ID, set tenants.Synon
 	return stored, nil
 }
 
-// Remove removes the tenant's set id; not found when it has none of that id. It needs
-// search:manage on search.
+// Remove removes the tenant's set id; not found when it has none of that id, as for an id no set
+// can have (as every id in a path that names nothing). It needs search:manage on search.
 func (s *Synonyms) Remove(ctx context.Context, tenant tenants.ID, id string) error {
 	ctx, err := s.enter(ctx, tenant, authz.ObjSearch, authz.ActSearchManage)
 	if err != nil {
 		return err
 	}
-	if err := tenants.ValidateSynonymSetID(id); err != nil {
-		return err
+	if tenants.ValidateSynonymSetID(id) != nil {
+		return fault.Errorf(fault.NotFound, "synonyms %q: not found", id)
 	}
 	if err := s.Store.RemoveSynonyms(ctx, tenant, id); err != nil {
 		return err
