@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -47,6 +48,48 @@ func decodeSynonyms(tenant, col string) ([]tenants.SynonymSet, error) {
 	}
 	return sets, nil
 }
+
+// readSynonyms is decodeSynonyms for a tenant row read: while a tenant's column stays the same,
+// every read of its row answers the same sets, shared (their readers do not change them). The
+// gate reads each tenant's row again every server.tenantCacheTtl, and the search compiles a
+// tenant's sets once per slice it is given, so neither decoding nor compiling is repeated
+// between changes.
+func readSynonyms(tenant, col string) ([]tenants.SynonymSet, error) {
+	if col == "" || col == "[]" {
+		return nil, nil
+	}
+	synonymReads.Lock()
+	last, ok := synonymReads.m[tenant]
+	synonymReads.Unlock()
+	if ok && last.col == col {
+		return last.sets, nil
+	}
+	sets, err := decodeSynonyms(tenant, col)
+	if err != nil {
+		return nil, err
+	}
+	synonymReads.Lock()
+	if len(synonymReads.m) >= maxSynonymReads {
+		clear(synonymReads.m)
+	}
+	synonymReads.m[tenant] = decodedSynonyms{col: col, sets: sets}
+	synonymReads.Unlock()
+	return sets, nil
+}
+
+type decodedSynonyms struct {
+	col  string
+	sets []tenants.SynonymSet
+}
+
+// synonymReads holds, by tenant, the column last decoded for a row read and its sets; at most
+// maxSynonymReads tenants, then it starts over.
+var synonymReads = struct {
+	sync.Mutex
+	m map[string]decodedSynonyms
+}{m: map[string]decodedSynonyms{}}
+
+const maxSynonymReads = 1 << 12
 
 // PutSynonyms stores set under its id in the tenant's synonyms, as a new set or in place of the
 // set of that id, stamped with the time it is written, and answers it as stored. It refuses a

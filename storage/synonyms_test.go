@@ -196,3 +196,32 @@ func TestSynonymsConcurrentPuts(t *testing.T) {
 		}
 	})
 }
+
+// TestSynonymsSharedBetweenReads: reads of a tenant row whose sets did not change answer the same
+// sets (so the search compiles them once); a change answers new ones.
+func TestSynonymsSharedBetweenReads(t *testing.T) {
+	db := storagetest.Open(t, "sqlite")
+	s := storage.NewTenantStore(db)
+	newTenant(t, db, "shared", "alice")
+	ctx := asAlice("synonyms.put")
+	if _, err := s.PutSynonyms(ctx, "shared", tenants.SynonymSet{ID: "k8s", Words: []string{"kubernetes", "k8s"}}); err != nil {
+		t.Fatal(err)
+	}
+	read := func() []tenants.SynonymSet {
+		got, err := s.Get(ctx, "shared")
+		if err != nil || len(got.Synonyms) == 0 {
+			t.Fatal(got, err)
+		}
+		return got.Synonyms
+	}
+	first, second := read(), read()
+	if &first[0] != &second[0] {
+		t.Error("two reads of the same sets decoded them twice")
+	}
+	if _, err := s.PutSynonyms(ctx, "shared", tenants.SynonymSet{ID: "k8s", Words: []string{"kubernetes", "k8s", "kube"}}); err != nil {
+		t.Fatal(err)
+	}
+	if third := read(); &third[0] == &first[0] || len(third[0].Words) != 3 || len(first[0].Words) != 2 {
+		t.Errorf("after a change: %+v, before %+v", third, first)
+	}
+}

@@ -67,7 +67,7 @@ func (r tenantRow) tenant() tenants.Tenant {
 func (r tenantRow) withSynonyms() (tenants.Tenant, error) {
 	t := r.tenant()
 	var err error
-	t.Synonyms, err = decodeSynonyms(r.TenantID, r.Synonyms)
+	t.Synonyms, err = readSynonyms(r.TenantID, r.Synonyms)
 	return t, err
 }
 
