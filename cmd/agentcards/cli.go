@@ -240,6 +240,9 @@ func runRequest(ctx context.Context, r catalog.Request, args []string, stdout, s
 		if view, err = api.SearchView(s.Fields); err != nil {
 			return usageError{err}
 		}
+		if s.Explain && !slices.Contains(view, "explain") {
+			view = append(slices.Clip(view), "explain")
+		}
 	}
 	out := reflect.New(r.Out)
 	ctx, stale := client.WatchStale(ctx)

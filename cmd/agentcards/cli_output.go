@@ -91,6 +91,9 @@ func printTable(w io.Writer, columns []string, rows []map[string]json.RawMessage
 		cells[i] = make([]string, len(columns))
 		for j, c := range columns {
 			cells[i][j] = formatCell(row[c], true)
+			if c == "explain" {
+				cells[i][j] = explainCell(row[c])
+			}
 			used[j] = used[j] || cells[i][j] != ""
 		}
 	}
@@ -164,6 +167,28 @@ func formatCell(raw json.RawMessage, cell bool) string {
 		s = string([]rune(s)[:cellWidth-1]) + "…"
 	}
 	return s
+}
+
+// explainCell renders a search result's explanation on one line, uncut: what each word of q
+// added and by which of the card's words ("pull +0.513 pull; review +0.095 review; slack -").
+func explainCell(raw json.RawMessage) string {
+	var e api.Explanation
+	if len(raw) == 0 || json.Unmarshal(raw, &e) != nil {
+		return formatCell(raw, true)
+	}
+	parts := make([]string, 0, len(e.Words))
+	for _, w := range e.Words {
+		if w.Adds == 0 {
+			parts = append(parts, w.Word+" -")
+			continue
+		}
+		part := w.Word + " +" + strconv.FormatFloat(w.Adds, 'f', 3, 64)
+		if w.By != "word" {
+			part += " (" + w.By + " " + w.Matched + ")"
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func compactJSON(raw json.RawMessage) []byte {

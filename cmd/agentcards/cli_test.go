@@ -241,6 +241,11 @@ func (s *cliScenario) search(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^agentId\s+name\s+description\s+score\s+matchedCapabilities\s+endpoint\n(reviewer)\s+Code Reviewer\s+Reviews pull requests\s+[\d.]+\s+review\s+http://127\.0\.0\.1:\d+\n1 of 1$`).MatchString(r.stdout) {
 		t.Errorf("cards search as a table:\n%s", r.stdout)
 	}
+	// --explain adds a column saying what each word added.
+	r = e.ok(t, alice, nil, "cards", "search", "--q", "review zebra", "--explain", "--fields", "agentId", "-o", "table")
+	if !regexp.MustCompile(`(?m)^agentId\s+explain\nreviewer\s+review \+0\.\d{3}; zebra -\n`).MatchString(r.stdout) {
+		t.Errorf("cards search --explain as a table:\n%s", r.stdout)
+	}
 	// Without q there is no score, and no column of it; nor of what no card has.
 	if r := e.ok(t, alice, nil, "cards", "search", "--protocol", "mcp", "-o", "table"); !regexp.MustCompile(`^agentId\s+name\n`).MatchString(r.stdout) {
 		t.Errorf("cards search without q as a table:\n%s", r.stdout)
