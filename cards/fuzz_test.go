@@ -92,7 +92,8 @@ func sameAnswer(t *testing.T, c Card, doc []byte) {
 	t.Helper()
 	c.ID, c.Revision = "0190c3a4-5b6d-7e8f-9a0b-1c2d3e4f5a6b", int64(len(doc))
 	c.CreatedAt, c.UpdatedAt = time.Unix(1700000000, 123456789).UTC(), time.Unix(1700000000+int64(len(doc)), 0).In(time.FixedZone("x", 3600))
-	for _, live := range []*Liveness{nil, {State: Online}} {
+	seen := time.Unix(1700000001, 5).UTC()
+	for _, live := range []*Liveness{nil, {State: Unknown}, {State: Online, LastSeenAt: &seen}} {
 		c.Liveness = live
 		want, err := Marshal(c)
 		if err != nil {

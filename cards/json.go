@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -295,7 +296,7 @@ func Marshal(c Card) ([]byte, error) { return segjson.Marshal(c) }
 // what Marshal writes, byte for byte (the server fields come last), without encoding the card
 // again. A card with liveness, which its document does not hold, is encoded whole.
 func AppendMarshal(b []byte, c Card, doc []byte) ([]byte, error) {
-	if c.Liveness != nil || len(doc) < 2 || doc[len(doc)-1] != '}' {
+	if c.Liveness != nil && (c.Liveness.LastSeenAt != nil || c.Liveness.Probe != nil) || len(doc) < 2 || doc[len(doc)-1] != '}' {
 		m, err := Marshal(c)
 		return append(b, m...), err
 	}
@@ -307,7 +308,13 @@ func AppendMarshal(b []byte, c Card, doc []byte) ([]byte, error) {
 	if at < 0 {
 		return b, errors.New("card answer: the server fields are not the card's last")
 	}
-	return append(append(b, doc[:len(doc)-1]...), server[at:]...), nil
+	b = append(b, doc[:len(doc)-1]...)
+	if c.Liveness != nil {
+		// A liveness of a state alone (a new card's) goes where Marshal puts it, before the
+		// server fields.
+		b = append(append(append(b, `,"liveness":{"state":`...), strconv.Quote(string(c.Liveness.State))...), '}')
+	}
+	return append(b, server[at:]...), nil
 }
 
 // MarshalDocument returns the stored form of c: its client fields as compact JSON.

@@ -352,8 +352,7 @@ func (s *Service) Refreshed(ctx context.Context, tenant tenants.ID, cur Card, c 
 	if err := s.Store.Replace(ctx, tenant, next, cur.Revision); err != nil {
 		return Card{}, RefreshOutcome{}, err // ErrStale: written meanwhile; ErrNotFound: deleted
 	}
-	s.applyWritten(ctx, tenant, started, next)
-	return next, outcome, nil
+	return s.written(ctx, tenant, started, next), outcome, nil
 }
 
 // keepImport carries cur's import record over to c, its next revision, when c says what cur says
@@ -418,8 +417,7 @@ func (s *Service) create(ctx context.Context, tenant tenants.ID, c Card) (Card, 
 		return Card{}, err
 	}
 	c.Revision = rev
-	s.applyWritten(ctx, tenant, started, c)
-	return c, nil
+	return s.written(ctx, tenant, started, c), nil
 }
 
 // enter admits the caller in ctx into tenant: the first step of every entry point.
@@ -507,6 +505,11 @@ func (s *Service) RegisterBatch(ctx context.Context, tenant tenants.ID, body []b
 		cs[i] = p.Card
 	}
 	s.applyWritten(ctx, tenant, started, cs...)
+	if s.Liveness != nil {
+		for i := range ps {
+			ps[i].Card = s.withLiveness(ctx, tenant, ps[i].Card)
+		}
+	}
 	return ps, nil
 }
 
@@ -696,8 +699,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 			if err != nil {
 				return Card{}, false, err
 			}
-			s.applyWritten(ctx, tenant, started, c)
-			return c, true, nil
+			return s.written(ctx, tenant, started, c), true, nil
 		}
 		c.ID, c.Revision, c.CreatedAt, c.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now
 		c.Source = cur.Source // where the card is refreshed from outlives the writes to it
@@ -716,8 +718,7 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		if err != nil {
 			return Card{}, false, err
 		}
-		s.applyWritten(ctx, tenant, started, c)
-		return c, false, nil
+		return s.written(ctx, tenant, started, c), false, nil
 	}
 	return Card{}, false, contended(agentID)
 }
@@ -778,8 +779,7 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		if err != nil {
 			return Card{}, err
 		}
-		s.applyWritten(ctx, tenant, started, c)
-		return c, nil
+		return s.written(ctx, tenant, started, c), nil
 	}
 	return Card{}, contended(agentID)
 }
@@ -887,6 +887,27 @@ func (s *Service) applyWritten(ctx context.Context, tenant tenants.ID, started t
 		// The write committed: apply it even if its client has gone.
 		_ = s.Index.Wrote(context.WithoutCancel(ctx), tenant, started, written...)
 	}
+}
+
+// written applies a single card's write that just committed (applyWritten) and returns the card
+// as a read of it right after would answer it: with its liveness, when the server keeps any.
+func (s *Service) written(ctx context.Context, tenant tenants.ID, started time.Time, c Card) Card {
+	s.applyWritten(ctx, tenant, started, c)
+	return s.withLiveness(ctx, tenant, c)
+}
+
+// withLiveness returns c with its agent's liveness, as Get answers it; c as it is when the server
+// keeps none, or when it cannot be read (the write it answers has committed all the same).
+func (s *Service) withLiveness(ctx context.Context, tenant tenants.ID, c Card) Card {
+	if s.Liveness == nil {
+		return c
+	}
+	l, err := s.Liveness.Of(context.WithoutCancel(ctx), tenant, c.AgentID, c.ID)
+	if err != nil {
+		return c
+	}
+	c.Liveness = &l
+	return c
 }
 
 // syncIndex applies a write that just committed to the index, so the writer's next search sees

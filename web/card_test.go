@@ -388,3 +388,44 @@ func TestETagsNeverRepeat(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteAnswersAsGet: the answer to POST, PUT, PATCH and a batch registration is the card as
+// the GET that follows answers it, byte for byte, liveness included (unknown for a new card,
+// online with its last heartbeat after one), on every database.
+func TestWriteAnswersAsGet(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		get := func(id string) string {
+			r := e.do("GET", "/v1/tenants/acme/cards/"+id, alice, nil)
+			expect(t, r, http.StatusOK)
+			return string(r.body)
+		}
+		same := func(what string, r response, status int, id string) {
+			t.Helper()
+			expect(t, r, status)
+			if got, want := string(r.body), get(id); got != want || !strings.Contains(got, `"liveness":`) {
+				t.Errorf("%s answered\n%s\nthe GET after\n%s", what, got, want)
+			}
+		}
+		same("POST", e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard("a1")), http.StatusCreated, "a1")
+		same("PUT creating", e.do("PUT", "/v1/tenants/acme/cards/a2", alice, sampleCard("a2")), http.StatusCreated, "a2")
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/a2/heartbeat", alice, nil), http.StatusOK)
+		patched := e.do("PATCH", "/v1/tenants/acme/cards/a2", alice, map[string]any{"description": "changed"},
+			"Content-Type", "application/merge-patch+json")
+		same("PATCH after a heartbeat", patched, http.StatusOK, "a2")
+		if !strings.Contains(string(patched.body), `"state":"online"`) {
+			t.Errorf("PATCH after a heartbeat: %s", patched.body)
+		}
+		same("PUT replacing", e.do("PUT", "/v1/tenants/acme/cards/a2", alice, sampleCard("a2")), http.StatusOK, "a2")
+		batch := e.do("POST", "/v1/tenants/acme/cards:batch", alice, []any{sampleCard("b1"), sampleCard("b2")})
+		expect(t, batch, http.StatusCreated)
+		var list struct{ Items []json.RawMessage }
+		batch.json(t, &list)
+		for i, id := range []string{"b1", "b2"} {
+			if got, want := string(list.Items[i])+"\n", get(id); got != want {
+				t.Errorf("batch item %d\n%s\nthe GET after\n%s", i, got, want)
+			}
+		}
+	})
+}
