@@ -110,8 +110,8 @@ var oldTools = map[string]struct {
 		"used, or, when it has several, the one whose name shares the most words with the task (the first listed on a tie); " +
 		"the record says which, and policy must allow delegate on it.",
 		reflect.TypeFor[meshDelegateIn](), reflect.TypeFor[meshDelegateOut](), meshDelegate},
-	"registry_list": {"List the agents running now (agentmesh): those online, filtered by a capability, an offering (a capability name) " +
-		"and tags (all of them); every match, up to 1,000.",
+	"registry_list": {"List the agents that can be reached (agentmesh): every one not known to be offline (online, or unknown), " +
+		"filtered by a capability, an offering (a capability name) and tags (all of them); every match, up to 1,000.",
 		reflect.TypeFor[registryListIn](), reflect.TypeFor[registryListOut](), registryList},
 }
 
@@ -285,9 +285,9 @@ func registryList(ctx context.Context, c *client.Client, args json.RawMessage, n
 		return nil, err
 	}
 	// The seed's filters all apply, each with all its values, as the search's do; and the seed
-	// lists "the agents running on the mesh now": those online.
-	online := true
-	q := api.CardsSearch{Limit: 100, Tag: in.Tags, Online: &online}
+	// lists the agents that can be reached: every one not known to be offline (online, or never
+	// heard of by a tenant that uses neither heartbeats nor probes).
+	q := api.CardsSearch{Limit: 100, Tag: in.Tags}
 	for _, c := range []string{in.Capability, in.Offering} {
 		if c != "" && !slices.Contains(q.Capability, c) {
 			q.Capability = append(q.Capability, c)
@@ -297,6 +297,9 @@ func registryList(ctx context.Context, c *client.Client, args json.RawMessage, n
 	for h, err := range c.Cards.SearchAll(ctx, q) {
 		if err != nil {
 			return nil, err
+		}
+		if h.Card.Liveness != nil && h.Card.Liveness.State == cards.Offline {
+			continue
 		}
 		names := capabilityNames(h.Card.Capabilities)
 		out.Total++

@@ -40,9 +40,9 @@ func oldDoor() *webtest.Script {
 			case "":
 				webtest.Reply(w, http.StatusOK, `{"total": 3, "nextCursor": "p2", "items": [
 					{"card": `+financeCard+`, "score": 1.5, "matchedCapabilities": ["budget"]},
-					{"card": {"agentId": "ledger", "name": "Ledger", "capabilities": [{"name": "budget"}]}}]}`)
+					{"card": {"agentId": "ledger", "name": "Ledger", "capabilities": [{"name": "budget"}], "liveness": {"state": "offline"}}}]}`)
 			default:
-				webtest.Reply(w, http.StatusOK, `{"total": 3, "items": [{"card": {"agentId": "payroll", "name": "Payroll", "capabilities": []}}]}`)
+				webtest.Reply(w, http.StatusOK, `{"total": 3, "items": [{"card": {"agentId": "payroll", "name": "Payroll", "capabilities": [], "liveness": {"state": "online"}}}]}`)
 			}
 		default:
 			webtest.Reply(w, http.StatusNotFound, `{"error": {"code": "not_found", "message": "no such route"}}`)
@@ -87,23 +87,23 @@ func TestOldNames(t *testing.T) {
 		t.Errorf("mesh_discover sent %s %s: one page, no more", r.Method, r.Target)
 	}
 
-	// registry_list: the agents online, every page; a capability asked twice is asked once.
+	// registry_list: the agents not known to be offline (ledger is), every page; a capability
+	// asked twice is asked once.
 	before := len(door.Requests())
 	answer("registry_list", `{"capability": "budget", "offering": "budget", "tags": ["finance"]}`, listNotice, `{"notice": "`+listNotice+`",
-		"total": 3, "agents": [
+		"total": 2, "agents": [
 		{"agent_id": "finance-agent", "name": "finance-agent", "description": "Budget management", "offerings": ["budget", "expense_approval"]},
-		{"agent_id": "ledger", "name": "Ledger", "offerings": ["budget"]},
 		{"agent_id": "payroll", "name": "Payroll"}]}`)
 	var targets []string
 	for _, r := range door.Requests()[before:] {
 		targets = append(targets, r.Target)
 	}
-	if want := []string{"/v1/tenants/acme/cards?capability=budget&limit=100&online=true&tag=finance",
-		"/v1/tenants/acme/cards?capability=budget&cursor=p2&limit=100&online=true&tag=finance"}; !slices.Equal(targets, want) {
+	if want := []string{"/v1/tenants/acme/cards?capability=budget&limit=100&tag=finance",
+		"/v1/tenants/acme/cards?capability=budget&cursor=p2&limit=100&tag=finance"}; !slices.Equal(targets, want) {
 		t.Errorf("registry_list asked %q, want %q", targets, want)
 	}
 	call(t, s, "registry_list", `{"capability": "budget", "offering": "payroll"}`)
-	if r := lastSent(); r.Target != "/v1/tenants/acme/cards?capability=budget&capability=payroll&cursor=p2&limit=100&online=true" {
+	if r := lastSent(); r.Target != "/v1/tenants/acme/cards?capability=budget&capability=payroll&cursor=p2&limit=100" {
 		t.Errorf("registry_list with an offering of its own asked %s", r.Target)
 	}
 
