@@ -616,58 +616,102 @@ func TestMCPOldNames(t *testing.T) {
 		t.Fatalf("no old name %s", name)
 		return ""
 	}
-	call := func(name, args string) map[string]any {
+	// call is a client written against the seed: it parses the first text of the answer as the
+	// seed's tool wrote it (JSON.parse, or the sentence as it is); the notice comes second, and
+	// beside the answer in the structured content.
+	call := func(name, args string, seed any) string {
 		t.Helper()
 		res := callTool(t, s, name, args)
 		out := checkOutput(t, listed[name], res)
-		if got := res.Content[0].(*sdk.TextContent).Text; got != notice(name) || out["notice"] != notice(name) {
-			t.Errorf("%s: notice %q (structured %q), want %q", name, got, out["notice"], notice(name))
+		if len(res.Content) != 2 || res.Content[1].(*sdk.TextContent).Text != notice(name) || out["notice"] != notice(name) {
+			t.Errorf("%s: content %v (structured notice %q), want the notice second", name, res.Content, out["notice"])
 		}
-		return out
+		first := res.Content[0].(*sdk.TextContent).Text
+		if seed != nil {
+			if err := json.Unmarshal([]byte(first), seed); err != nil {
+				t.Fatalf("%s: the first text is not the seed's JSON: %v\n%s", name, err, first)
+			}
+		}
+		return first
+	}
+	// The seed's agent record and discovery result, as its clients read them.
+	type agentRecord struct {
+		Name         string   `json:"name"`
+		Description  string   `json:"description"`
+		Capabilities []string `json:"capabilities"`
+		Resources    []any    `json:"resources"`
+		Endpoint     string   `json:"endpoint"`
+		Protocol     string   `json:"protocol"`
+		RegisteredAt string   `json:"registered_at"`
+		LastSeen     string   `json:"last_seen"`
+	}
+	type discovered struct {
+		Agent               agentRecord `json:"agent"`
+		Score               float64     `json:"score"`
+		MatchedCapabilities []string    `json:"matchedCapabilities"`
+	}
+	type listed2 struct {
+		Total  int `json:"total"`
+		Agents []struct {
+			AgentID   string   `json:"agent_id"`
+			Offerings []string `json:"offerings"`
+		} `json:"agents"`
 	}
 	if want := "mesh_discover was renamed to cards_search. This name stops working on 2027-03-01; use cards_search."; notice("mesh_discover") != want {
 		t.Errorf("notice %q, want %q", notice("mesh_discover"), want)
 	}
 
-	reg := call("mesh_register", `{"name": "finance-agent", "description": "Budget management and expense approval",
-		"capabilities": ["budget", "cost_center", "expense_approval"], "endpoint": "`+endpoint+`"}`)
-	if agent := reg["agent"].(map[string]any); agent["name"] != "finance-agent" || len(agent["capabilities"].([]any)) != 3 {
-		t.Errorf("mesh_register: %v", reg)
+	var reg agentRecord
+	call("mesh_register", `{"name": "finance-agent", "description": "Budget management and expense approval",
+		"capabilities": ["budget", "cost_center", "expense_approval"], "endpoint": "`+endpoint+`"}`, &reg)
+	if reg.Name != "finance-agent" || len(reg.Capabilities) != 3 || reg.Endpoint != endpoint || reg.Protocol != "http" ||
+		reg.Resources == nil || reg.RegisteredAt == "" || reg.LastSeen != reg.RegisteredAt {
+		t.Errorf("mesh_register: %+v", reg)
 	}
 	card := e.getCard("acme", "finance-agent")
 	expect(t, card, http.StatusOK)
-
-	found := call("mesh_discover", `{"query": "budget cost center", "limit": 5}`)
-	results := found["results"].([]any)
-	if len(results) != 1 || results[0].(map[string]any)["agent"].(map[string]any)["name"] != "finance-agent" ||
-		results[0].(map[string]any)["score"].(float64) <= 0 {
-		t.Errorf("mesh_discover: %v", found)
+	// "registers and retrieves an agent": what discovery returns equals what registration did.
+	var found []discovered
+	call("mesh_discover", `{"query": "budget cost center", "limit": 5}`, &found)
+	if len(found) != 1 || !reflect.DeepEqual(found[0].Agent, reg) || found[0].Score <= 0 || len(found[0].MatchedCapabilities) == 0 {
+		t.Errorf("mesh_discover: %+v, registered %+v", found, reg)
 	}
 
-	// registry_list lists the agents running now: none until one beats.
-	if none := call("registry_list", `{"offering": "budget"}`); none["total"] != float64(0) {
-		t.Errorf("registry_list before any heartbeat: %v", none)
+	// registry_list lists the agents that can be reached: one never heard of, and one online.
+	for _, beat := range []bool{false, true} {
+		if beat {
+			expect(t, e.beat("acme", "finance-agent", alice), http.StatusOK)
+		}
+		var l listed2
+		call("registry_list", `{"offering": "budget", "tags": []}`, &l)
+		if l.Total != 1 || len(l.Agents) != 1 || l.Agents[0].AgentID != "finance-agent" || len(l.Agents[0].Offerings) != 3 {
+			t.Errorf("registry_list offering budget (heartbeat %t): %+v", beat, l)
+		}
 	}
-	expect(t, e.beat("acme", "finance-agent", alice), http.StatusOK)
-	listedAgents := call("registry_list", `{"offering": "budget", "tags": []}`)
-	agents := listedAgents["agents"].([]any)
-	if listedAgents["total"] != float64(1) || len(agents) != 1 || agents[0].(map[string]any)["agent_id"] != "finance-agent" {
-		t.Errorf("registry_list offering budget: %v", listedAgents)
-	}
-	if none := call("registry_list", `{"capability": "budget", "offering": "payroll"}`); none["total"] != float64(0) {
-		t.Errorf("registry_list with an offering no agent has: %v", none)
+	var none listed2
+	if call("registry_list", `{"capability": "budget", "offering": "payroll"}`, &none); none.Total != 0 || none.Agents == nil {
+		t.Errorf("registry_list with an offering no agent has: %+v", none)
 	}
 
 	// Without a capability, the one whose words the task shares the most.
-	d := call("mesh_delegate", `{"targetName": "finance-agent", "task": "approve this expense", "context": "{\"depth\": 1}"}`)
-	if d["status"] != "completed" || d["capability"] != "expense_approval" {
-		t.Errorf("mesh_delegate: %v", d)
+	var d struct {
+		ID        string `json:"id"`
+		Success   bool   `json:"success"`
+		Status    string `json:"status"`
+		LatencyMs *int64 `json:"latencyMs"`
 	}
-	gone := call("mesh_unregister", `{"name": "finance-agent"}`)
-	if gone["removed"] != true {
-		t.Errorf("mesh_unregister: %v", gone)
+	call("mesh_delegate", `{"targetName": "finance-agent", "task": "approve this expense", "context": "{\"depth\": 1}"}`, &d)
+	if !d.Success || d.Status != "completed" || d.ID == "" || d.LatencyMs == nil {
+		t.Errorf("mesh_delegate: %+v", d)
+	}
+	expect(t, e.do("GET", "/v1/tenants/acme/delegations/"+d.ID, alice, nil), http.StatusOK)
+	if got := call("mesh_unregister", `{"name": "finance-agent"}`, nil); got != "Unregistered finance-agent" {
+		t.Errorf("mesh_unregister: %q", got)
 	}
 	expect(t, e.getCard("acme", "finance-agent"), http.StatusNotFound)
+	if got := call("mesh_unregister", `{"name": "finance-agent"}`, nil); got != "Agent finance-agent not found" {
+		t.Errorf("mesh_unregister again: %q", got)
+	}
 
 	// From the day on, every old name is refused with its new name.
 	now.Store(&day)

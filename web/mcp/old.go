@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -21,7 +22,10 @@ import (
 )
 
 // The old names' inputs and answers, in the shapes their registries documented. An agentkit-mesh
-// agent's name is its id: here, the card's agentId.
+// agent's name is its id: here, the card's agentId. Each answer's first text is what the seed's
+// tool put there (its JSON as JSON.stringify(answer, null, 2) writes it, or its sentence); the
+// notice of the new name follows, and the structured answer is the seed's with the notice beside
+// it.
 type (
 	meshRegisterIn struct {
 		Name         string   `json:"name" doc:"unique agent name: the card's agentId (and its name)"`
@@ -29,24 +33,36 @@ type (
 		Capabilities []string `json:"capabilities" doc:"list of capabilities"`
 		Endpoint     string   `json:"endpoint" doc:"the agent's HTTP callback URL: receives POST /task"`
 	}
+	// meshAgent is agentkit-mesh's agent record, its members in its order. auth is always null:
+	// an endpoint secret is never read back.
 	meshAgent struct {
-		Name         string   `json:"name" doc:"the agent's name (its agentId)"`
-		Description  string   `json:"description,omitempty"`
-		Capabilities []string `json:"capabilities"`
-		Endpoint     string   `json:"endpoint,omitempty"`
+		Name         string         `json:"name" doc:"the agent's name (its agentId)"`
+		Description  string         `json:"description"`
+		Capabilities []string       `json:"capabilities"`
+		Resources    []meshResource `json:"resources"`
+		Endpoint     string         `json:"endpoint"`
+		Protocol     string         `json:"protocol"`
+		Auth         *struct{}      `json:"auth" doc:"always null: credentials are never read back"`
+		RegisteredAt string         `json:"registered_at" doc:"when the card was created (ISO 8601, milliseconds, UTC)"`
+		LastSeen     string         `json:"last_seen" doc:"its last heartbeat or write, whichever is later"`
+	}
+	meshResource struct {
+		URI    string `json:"uri"`
+		Access string `json:"access,omitempty"`
 	}
 	meshRegisterOut struct {
-		Agent  meshAgent `json:"agent"`
-		Notice string    `json:"notice"`
+		meshAgent
+		Notice string `json:"notice"`
 	}
 	meshDiscoverIn struct {
 		Query string `json:"query" doc:"search query (e.g. \"budget management\")"`
 		Limit int    `json:"limit,omitempty" doc:"max results to return (1 to 100, 20 by default)"`
 	}
 	meshMatch struct {
-		Agent               meshAgent `json:"agent"`
-		Score               float64   `json:"score"`
-		MatchedCapabilities []string  `json:"matchedCapabilities"`
+		Agent               meshAgent      `json:"agent"`
+		Score               float64        `json:"score"`
+		MatchedCapabilities []string       `json:"matchedCapabilities"`
+		MatchedResources    []meshResource `json:"matchedResources"`
 	}
 	meshDiscoverOut struct {
 		Results []meshMatch `json:"results" doc:"agents ranked by score, with the matched capabilities"`
@@ -65,8 +81,17 @@ type (
 		Task       string `json:"task" doc:"task description to delegate"`
 		Context    string `json:"context,omitempty" doc:"optional JSON context"`
 	}
+	// meshDelegation is agentkit-mesh's answer to a delegation: its id and outcome.
+	meshDelegation struct {
+		ID        string          `json:"id"`
+		Success   bool            `json:"success"`
+		Status    string          `json:"status"`
+		Result    json.RawMessage `json:"result,omitempty"`
+		Error     string          `json:"error,omitempty"`
+		LatencyMS int64           `json:"latencyMs"`
+	}
 	meshDelegateOut struct {
-		api.Delegation
+		meshDelegation
 		Notice string `json:"notice"`
 	}
 	registryListIn struct {
@@ -80,18 +105,22 @@ type (
 		Description string   `json:"description,omitempty"`
 		Offerings   []string `json:"offerings,omitempty"`
 	}
-	registryListOut struct {
+	registryList struct {
 		Total  int             `json:"total"`
 		Agents []registryAgent `json:"agents"`
-		Notice string          `json:"notice"`
+	}
+	registryListOut struct {
+		registryList
+		Notice string `json:"notice"`
 	}
 )
 
 // registryListMax bounds what registry_list reads: it lists every match, page after page.
 const registryListMax = 1000
 
-// oldCall answers one old name's call with its client; the notice goes into the answer.
-type oldCall func(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error)
+// oldCall answers one old name's call with its client: the structured answer, with the notice
+// in it, and the text the seed's tool answered.
+type oldCall func(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (answer any, text string, err error)
 
 // oldTools are the old names: what each describes, takes, answers, and does.
 var oldTools = map[string]struct {
@@ -112,7 +141,7 @@ var oldTools = map[string]struct {
 		reflect.TypeFor[meshDelegateIn](), reflect.TypeFor[meshDelegateOut](), meshDelegate},
 	"registry_list": {"List the agents that can be reached (agentmesh): every one not known to be offline (online, or unknown), " +
 		"filtered by a capability, an offering (a capability name) and tags (all of them); every match, up to 1,000.",
-		reflect.TypeFor[registryListIn](), reflect.TypeFor[registryListOut](), registryList},
+		reflect.TypeFor[registryListIn](), reflect.TypeFor[registryListOut](), listRegistry},
 }
 
 // oldTool is the tool of an old name: until its day, the mapped request with the notice; from
@@ -147,13 +176,18 @@ func oldTool(old catalog.OldName, clientFor ClientFor, now func() time.Time) (*s
 		if err != nil {
 			return nil, err
 		}
-		answer, err := def.call(ctx, c, req.Params.Arguments, old.Notice())
+		answer, text, err := def.call(ctx, c, req.Params.Arguments, old.Notice())
 		if err != nil {
 			res := toolError(err)
-			res.Content = append([]sdk.Content{&sdk.TextContent{Text: old.Notice()}}, res.Content...)
+			res.Content = append(res.Content, &sdk.TextContent{Text: old.Notice()})
 			return res, nil
 		}
-		return result(answer, old.Notice())
+		raw, err := json.Marshal(answer)
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.CallToolResult{StructuredContent: json.RawMessage(raw),
+			Content: []sdk.Content{&sdk.TextContent{Text: text}, &sdk.TextContent{Text: old.Notice()}}}, nil
 	}
 	return t, h, nil
 }
@@ -166,14 +200,42 @@ func capabilityNames(cs []cards.Capability) []string {
 	return names
 }
 
+// meshAgentOf is a card as agentkit-mesh's agent record.
 func meshAgentOf(c cards.Card) meshAgent {
-	return meshAgent{Name: c.AgentID, Description: c.Description, Capabilities: capabilityNames(c.Capabilities), Endpoint: c.Endpoint}
+	a := meshAgent{Name: c.AgentID, Description: c.Description, Capabilities: capabilityNames(c.Capabilities),
+		Resources: []meshResource{}, Endpoint: c.Endpoint, Protocol: "http", RegisteredAt: jsTime(c.CreatedAt), LastSeen: jsTime(c.UpdatedAt)}
+	if len(c.Protocols) > 0 {
+		a.Protocol = c.Protocols[0]
+	}
+	for _, r := range c.Resources {
+		a.Resources = append(a.Resources, meshResource{URI: r.URI, Access: r.Access})
+	}
+	if l := c.Liveness; l != nil && l.LastSeenAt != nil && l.LastSeenAt.After(c.UpdatedAt) {
+		a.LastSeen = jsTime(*l.LastSeenAt)
+	}
+	return a
 }
 
-func meshRegister(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+// jsTime writes t as JavaScript's toISOString does: UTC, to the millisecond.
+func jsTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// jsText writes v as JSON.stringify(v, null, 2) does: indented by two spaces, nothing escaped
+// that JSON does not require.
+func jsText(v any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+func meshRegister(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, string, error) {
 	var in meshRegisterIn
 	if err := decodeArgs(args, &in); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	card := api.CardsRegister{CardInput: api.CardInput{AgentID: in.Name, Name: in.Name, Description: in.Description,
 		Protocols: []string{"http"}, Endpoint: in.Endpoint}}
@@ -182,23 +244,25 @@ func meshRegister(ctx context.Context, c *client.Client, args json.RawMessage, n
 	}
 	got, err := c.Cards.Register(ctx, card)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return meshRegisterOut{Agent: meshAgentOf(got), Notice: notice}, nil
+	agent := meshAgentOf(got)
+	text, err := jsText(agent)
+	return meshRegisterOut{meshAgent: agent, Notice: notice}, text, err
 }
 
-func meshDiscover(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+func meshDiscover(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, string, error) {
 	var in meshDiscoverIn
 	if err := decodeArgs(args, &in); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	page, err := c.Cards.Search(ctx, api.CardsSearch{Q: in.Query, Limit: in.Limit})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	out := meshDiscoverOut{Results: []meshMatch{}, Notice: notice}
 	for _, h := range page.Items {
-		m := meshMatch{Agent: meshAgentOf(h.Card), MatchedCapabilities: h.MatchedCapabilities}
+		m := meshMatch{Agent: meshAgentOf(h.Card), MatchedCapabilities: h.MatchedCapabilities, MatchedResources: []meshResource{}}
 		if m.MatchedCapabilities == nil {
 			m.MatchedCapabilities = []string{}
 		}
@@ -207,32 +271,39 @@ func meshDiscover(ctx context.Context, c *client.Client, args json.RawMessage, n
 		}
 		out.Results = append(out.Results, m)
 	}
-	return out, nil
+	text, err := jsText(out.Results)
+	return out, text, err
 }
 
-func meshUnregister(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+func meshUnregister(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, string, error) {
 	var in meshUnregisterIn
 	if err := decodeArgs(args, &in); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if _, err := c.Cards.Remove(ctx, api.CardsRemove{AgentID: in.Name}); err != nil {
-		return nil, err
+	_, err := c.Cards.Remove(ctx, api.CardsRemove{AgentID: in.Name})
+	var ce *client.Error
+	switch {
+	case errors.As(err, &ce) && ce.Status == http.StatusNotFound && ce.Code == "not_found":
+		// As agentkit-mesh answers an agent it does not have: a sentence, not an error.
+		return meshUnregisterOut{Name: in.Name, Notice: notice}, "Agent " + in.Name + " not found", nil
+	case err != nil:
+		return nil, "", err
 	}
-	return meshUnregisterOut{Removed: true, Name: in.Name, Notice: notice}, nil
+	return meshUnregisterOut{Removed: true, Name: in.Name, Notice: notice}, "Unregistered " + in.Name, nil
 }
 
-func meshDelegate(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+func meshDelegate(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, string, error) {
 	var in meshDelegateIn
 	if err := decodeArgs(args, &in); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	card, err := c.Cards.Get(ctx, api.CardRef{AgentID: in.TargetName})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	capability, err := chooseCapability(card, in.Task)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	req := api.DelegationsCreate{AgentID: in.TargetName, Capability: capability, Task: in.Task, Mode: "sync"}
 	if in.Context != "" {
@@ -245,9 +316,12 @@ func meshDelegate(ctx context.Context, c *client.Client, args json.RawMessage, n
 	}
 	d, err := c.Delegations.Create(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return meshDelegateOut{Delegation: d, Notice: notice}, nil
+	md := meshDelegation{ID: d.ID, Success: d.Status == "completed" || d.Status == "accepted", Status: d.Status,
+		Result: d.Result, Error: d.Error, LatencyMS: d.LatencyMS}
+	text, err := jsText(md)
+	return meshDelegateOut{meshDelegation: md, Notice: notice}, text, err
 }
 
 // chooseCapability picks the capability of a delegation that names none: the card's only one,
@@ -279,10 +353,10 @@ func words(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
-func registryList(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, error) {
+func listRegistry(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, string, error) {
 	var in registryListIn
 	if err := decodeArgs(args, &in); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	// The seed's filters all apply, each with all its values, as the search's do; and the seed
 	// lists the agents that can be reached: every one not known to be offline (online, or never
@@ -293,10 +367,10 @@ func registryList(ctx context.Context, c *client.Client, args json.RawMessage, n
 			q.Capability = append(q.Capability, c)
 		}
 	}
-	out := registryListOut{Agents: []registryAgent{}, Notice: notice}
+	out := registryListOut{registryList: registryList{Agents: []registryAgent{}}, Notice: notice}
 	for h, err := range c.Cards.SearchAll(ctx, q) {
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if h.Card.Liveness != nil && h.Card.Liveness.State == cards.Offline {
 			continue
@@ -308,5 +382,6 @@ func registryList(ctx context.Context, c *client.Client, args json.RawMessage, n
 				Description: h.Card.Description, Offerings: names})
 		}
 	}
-	return out, nil
+	text, err := jsText(out.registryList)
+	return out, text, err
 }

@@ -9,10 +9,92 @@ import (
 )
 
 const (
-	discoverNotice = "mesh_discover was renamed to cards_search. This name stops working on 2027-03-01; use cards_search."
-	registerNotice = "mesh_register was renamed to cards_register. This name stops working on 2027-03-01; use cards_register."
-	delegateNotice = "mesh_delegate was renamed to delegations_create. This name stops working on 2027-03-01; use delegations_create."
-	listNotice     = "registry_list was renamed to cards_search. This name stops working on 2027-03-01; use cards_search."
+	discoverNotice   = "mesh_discover was renamed to cards_search. This name stops working on 2027-03-01; use cards_search."
+	registerNotice   = "mesh_register was renamed to cards_register. This name stops working on 2027-03-01; use cards_register."
+	delegateNotice   = "mesh_delegate was renamed to delegations_create. This name stops working on 2027-03-01; use delegations_create."
+	listNotice       = "registry_list was renamed to cards_search. This name stops working on 2027-03-01; use cards_search."
+	unregisterNotice = "mesh_unregister was renamed to cards_remove. This name stops working on 2027-03-01; use cards_remove."
+)
+
+// financeRecord is finance-agent as agentkit-mesh's agent record, and financeText as its
+// mesh_register answered it (JSON.stringify(agent, null, 2)).
+const (
+	financeRecord = `{"name": "finance-agent", "description": "Budget management", "capabilities": ["budget", "expense_approval"],
+		"resources": [], "endpoint": "https://fin.example.com/task", "protocol": "http", "auth": null,
+		"registered_at": "2026-05-04T10:00:00.000Z", "last_seen": "2026-05-04T10:00:00.000Z"}`
+	financeText = `{
+  "name": "finance-agent",
+  "description": "Budget management",
+  "capabilities": [
+    "budget",
+    "expense_approval"
+  ],
+  "resources": [],
+  "endpoint": "https://fin.example.com/task",
+  "protocol": "http",
+  "auth": null,
+  "registered_at": "2026-05-04T10:00:00.000Z",
+  "last_seen": "2026-05-04T10:00:00.000Z"
+}`
+	discoverText = `[
+  {
+    "agent": {
+      "name": "finance-agent",
+      "description": "Budget management",
+      "capabilities": [
+        "budget",
+        "expense_approval"
+      ],
+      "resources": [],
+      "endpoint": "https://fin.example.com/task",
+      "protocol": "http",
+      "auth": null,
+      "registered_at": "2026-05-04T10:00:00.000Z",
+      "last_seen": "2026-05-04T10:00:00.000Z"
+    },
+    "score": 1.5,
+    "matchedCapabilities": [
+      "budget"
+    ],
+    "matchedResources": []
+  },
+  {
+    "agent": {
+      "name": "ledger",
+      "description": "",
+      "capabilities": [
+        "budget"
+      ],
+      "resources": [],
+      "endpoint": "",
+      "protocol": "http",
+      "auth": null,
+      "registered_at": "0001-01-01T00:00:00.000Z",
+      "last_seen": "0001-01-01T00:00:00.000Z"
+    },
+    "score": 0,
+    "matchedCapabilities": [],
+    "matchedResources": []
+  }
+]`
+	listText = `{
+  "total": 2,
+  "agents": [
+    {
+      "agent_id": "finance-agent",
+      "name": "finance-agent",
+      "description": "Budget management",
+      "offerings": [
+        "budget",
+        "expense_approval"
+      ]
+    },
+    {
+      "agent_id": "payroll",
+      "name": "Payroll"
+    }
+  ]
+}`
 )
 
 // financeCard is the card the scripted door holds for finance-agent.
@@ -55,11 +137,13 @@ func oldDoor() *webtest.Script {
 func TestOldNames(t *testing.T) {
 	door := oldDoor()
 	s, _ := session(t, door, beforeTheDay)
-	answer := func(name, args, notice, want string) {
+	// answer checks the first text against the seed's (exactly: a client parses it), the notice
+	// after it, and the structured answer: the seed's with the notice beside it.
+	answer := func(name, args, notice, seedText, want string) {
 		t.Helper()
 		res := call(t, s, name, args)
-		if tx := texts(res); len(tx) != 2 || tx[0] != notice {
-			t.Errorf("%s: texts %q, want the notice first", name, tx)
+		if tx := texts(res); len(tx) != 2 || tx[0] != seedText || tx[1] != notice {
+			t.Errorf("%s: texts %q, want %q and the notice", name, tx, seedText)
 		}
 		webtest.JSONEqual(t, name, structured(t, res), []byte(want))
 	}
@@ -69,8 +153,7 @@ func TestOldNames(t *testing.T) {
 	}
 
 	answer("mesh_register", `{"name": "finance-agent", "description": "Budget management", "capabilities": ["budget", "expense_approval"],
-		"endpoint": "https://fin.example.com/task"}`, registerNotice, `{"notice": "`+registerNotice+`", "agent": {"name": "finance-agent",
-		"description": "Budget management", "capabilities": ["budget", "expense_approval"], "endpoint": "https://fin.example.com/task"}}`)
+		"endpoint": "https://fin.example.com/task"}`, registerNotice, financeText, `{"notice": "`+registerNotice+`", `+financeRecord[1:])
 	if r := lastSent(); r.Method != "POST" || r.Target != "/v1/tenants/acme/cards" {
 		t.Errorf("mesh_register sent %s %s", r.Method, r.Target)
 	} else {
@@ -79,10 +162,11 @@ func TestOldNames(t *testing.T) {
 			"endpoint": "https://fin.example.com/task"}`))
 	}
 
-	answer("mesh_discover", `{"query": "budget", "limit": 5}`, discoverNotice, `{"notice": "`+discoverNotice+`", "results": [
-		{"agent": {"name": "finance-agent", "description": "Budget management", "capabilities": ["budget", "expense_approval"],
-			"endpoint": "https://fin.example.com/task"}, "score": 1.5, "matchedCapabilities": ["budget"]},
-		{"agent": {"name": "ledger", "capabilities": ["budget"]}, "score": 0, "matchedCapabilities": []}]}`)
+	ledgerRecord := `{"name": "ledger", "description": "", "capabilities": ["budget"], "resources": [], "endpoint": "", "protocol": "http",
+		"auth": null, "registered_at": "0001-01-01T00:00:00.000Z", "last_seen": "0001-01-01T00:00:00.000Z"}`
+	answer("mesh_discover", `{"query": "budget", "limit": 5}`, discoverNotice, discoverText, `{"notice": "`+discoverNotice+`", "results": [
+		{"agent": `+financeRecord+`, "score": 1.5, "matchedCapabilities": ["budget"], "matchedResources": []},
+		{"agent": `+ledgerRecord+`, "score": 0, "matchedCapabilities": [], "matchedResources": []}]}`)
 	if r := lastSent(); r.Target != "/v1/tenants/acme/cards?limit=5&q=budget" {
 		t.Errorf("mesh_discover sent %s %s: one page, no more", r.Method, r.Target)
 	}
@@ -90,7 +174,7 @@ func TestOldNames(t *testing.T) {
 	// registry_list: the agents not known to be offline (ledger is), every page; a capability
 	// asked twice is asked once.
 	before := len(door.Requests())
-	answer("registry_list", `{"capability": "budget", "offering": "budget", "tags": ["finance"]}`, listNotice, `{"notice": "`+listNotice+`",
+	answer("registry_list", `{"capability": "budget", "offering": "budget", "tags": ["finance"]}`, listNotice, listText, `{"notice": "`+listNotice+`",
 		"total": 2, "agents": [
 		{"agent_id": "finance-agent", "name": "finance-agent", "description": "Budget management", "offerings": ["budget", "expense_approval"]},
 		{"agent_id": "payroll", "name": "Payroll"}]}`)
@@ -107,11 +191,14 @@ func TestOldNames(t *testing.T) {
 		t.Errorf("registry_list with an offering of its own asked %s", r.Target)
 	}
 
-	answer("mesh_unregister", `{"name": "finance-agent"}`, "mesh_unregister was renamed to cards_remove. This name stops working on 2027-03-01; use cards_remove.",
-		`{"removed": true, "name": "finance-agent", "notice": "mesh_unregister was renamed to cards_remove. This name stops working on 2027-03-01; use cards_remove."}`)
+	answer("mesh_unregister", `{"name": "finance-agent"}`, unregisterNotice, "Unregistered finance-agent",
+		`{"removed": true, "name": "finance-agent", "notice": "`+unregisterNotice+`"}`)
 	if r := lastSent(); r.Method != "DELETE" || r.Target != "/v1/tenants/acme/cards/finance-agent" {
 		t.Errorf("mesh_unregister sent %s %s", r.Method, r.Target)
 	}
+	// An agent it does not have is a sentence, as agentkit-mesh says it, not an error.
+	answer("mesh_unregister", `{"name": "nobody"}`, unregisterNotice, "Agent nobody not found",
+		`{"removed": false, "name": "nobody", "notice": "`+unregisterNotice+`"}`)
 }
 
 // TestMeshDelegate: mesh_delegate reads the agent's card, picks the capability whose words the
@@ -125,10 +212,13 @@ func TestMeshDelegate(t *testing.T) {
 		{`"urgent, please"`, `"urgent, please"`},
 	} {
 		res := call(t, s, "mesh_delegate", `{"targetName": "finance-agent", "task": "Approve the expense report", "context": `+c.context+`}`)
+		// As agentkit-mesh answers: {id, ...result}.
+		seed := "{\n  \"id\": \"d-1\",\n  \"success\": true,\n  \"status\": \"completed\",\n  \"result\": \"approved\",\n  \"latencyMs\": 12\n}"
+		if tx := texts(res); len(tx) != 2 || tx[0] != seed || tx[1] != delegateNotice {
+			t.Errorf("mesh_delegate: texts %q", tx)
+		}
 		webtest.JSONEqual(t, "mesh_delegate", structured(t, res), []byte(`{"notice": "`+delegateNotice+`",
-			"id": "d-1", "caller": "alice", "agentId": "finance-agent", "capability": "expense_approval", "mode": "sync", "transport": "http",
-			"depth": 0, "status": "completed", "result": "approved", "latencyMs": 12,
-			"createdAt": "2026-05-04T10:00:00Z", "updatedAt": "2026-05-04T10:00:01Z"}`))
+			"id": "d-1", "success": true, "status": "completed", "result": "approved", "latencyMs": 12}`))
 		got := door.Requests()
 		read, sent := got[len(got)-2], got[len(got)-1]
 		if read.Method != "GET" || read.Target != "/v1/tenants/acme/cards/finance-agent" || sent.Method != "POST" || sent.Target != "/v1/tenants/acme/delegations" {
@@ -139,10 +229,11 @@ func TestMeshDelegate(t *testing.T) {
 	}
 	before := len(door.Requests())
 	res := call(t, s, "mesh_delegate", `{"targetName": "quiet", "task": "anything"}`)
-	if tx := texts(res); len(tx) != 2 || tx[0] != delegateNotice {
-		t.Errorf("refused: texts %q, want the notice first", tx)
+	tx := texts(res)
+	if !res.IsError || len(tx) != 2 || tx[1] != delegateNotice {
+		t.Fatalf("refused: texts %q, want the error and then the notice", tx)
 	}
-	toolError(t, res, `{"error": {"code": "invalid", "message": "agent quiet declares no capability to delegate to: invalid request"}}`)
+	webtest.JSONEqual(t, "refused", []byte(tx[0]), []byte(`{"error": {"code": "invalid", "message": "agent quiet declares no capability to delegate to: invalid request"}}`))
 	if n := len(door.Requests()) - before; n != 1 {
 		t.Errorf("%d requests for an agent with no capability, want the card's read alone", n)
 	}
