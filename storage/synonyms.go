@@ -27,11 +27,14 @@ func encodeSynonyms(sets []tenants.SynonymSet) (string, error) {
 	if len(sets) == 0 {
 		return "[]", nil
 	}
-	b, err := json.Marshal(sets)
-	if err != nil {
+	// Unescaped <, > and &: JSON needs no escape for them, and they would take six bytes each.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(sets); err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // decodeSynonyms reads a synonyms column back; nil for none.
@@ -162,6 +165,10 @@ func (s *TenantStore) writeSynonyms(ctx context.Context, tenant tenants.ID, chan
 		col, err := encodeSynonyms(sets)
 		if err != nil {
 			return err
+		}
+		if len(col) > tenants.MaxSynonymBytes && len(col) > len(row.Synonyms) {
+			return fault.Errorf(fault.Conflict, "synonyms: the tenant's sets would take %d bytes, over the %d they may take together; remove or shorten some first",
+				len(col), tenants.MaxSynonymBytes)
 		}
 		if err := tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).UpdateColumn("synonyms", col).Error; err != nil {
 			return fmt.Errorf("synonyms of tenant %q: %w", string(tenant), err)

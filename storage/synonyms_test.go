@@ -156,6 +156,44 @@ func TestSynonymsBound(t *testing.T) {
 	})
 }
 
+// TestSynonymsBytesBound: the sets together take at most MaxSynonymBytes as stored: a put past
+// it is a conflict, nothing written; a put that shrinks them is taken.
+func TestSynonymsBytesBound(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		s := storage.NewTenantStore(db)
+		newTenant(t, db, "a", "alice")
+		ctx := asAlice("synonyms.put")
+		big := func(id string) tenants.SynonymSet {
+			set := tenants.SynonymSet{ID: id}
+			for j := range tenants.MaxSynonymWords {
+				set.Words = append(set.Words, fmt.Sprintf("%s<&>%02d-", id, j)+strings.Repeat("x", tenants.MaxSynonymWordBytes-12))
+			}
+			return set
+		}
+		var err error
+		n := 0
+		for ; err == nil && n < 200; n++ {
+			_, err = s.PutSynonyms(ctx, "a", big(fmt.Sprintf("s%03d", n)))
+		}
+		if !errors.Is(err, fault.Conflict) || !strings.Contains(fault.MessageOf(err), fmt.Sprint(tenants.MaxSynonymBytes)) {
+			t.Fatalf("after %d sets of %d long words: %v (%q), want conflict naming the bound", n, tenants.MaxSynonymWords, err, fault.MessageOf(err))
+		}
+		// About 3.3 kB a set, with <, & and > written as they are.
+		if want := tenants.MaxSynonymBytes / (tenants.MaxSynonymWords * (tenants.MaxSynonymWordBytes + 3)); n-1 < want-1 || n-1 > want+1 {
+			t.Errorf("%d sets taken, want about %d", n-1, want)
+		}
+		got, err := s.Get(ctx, "a")
+		if err != nil || len(got.Synonyms) != n-1 {
+			t.Fatalf("after the refusal: %d sets, %v", len(got.Synonyms), err)
+		}
+		if _, err := s.PutSynonyms(ctx, "a", tenants.SynonymSet{ID: "s000", Words: []string{"x", "y"}}); err != nil {
+			t.Errorf("shrinking a set past the bound: %v", err)
+		}
+	})
+}
+
 // TestSynonymsConcurrentPuts: puts of different sets at once are all kept; none overwrites
 // another's with the list it read before.
 func TestSynonymsConcurrentPuts(t *testing.T) {

@@ -23,11 +23,13 @@ type SynonymSet struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// Bounds of a tenant's synonyms.
+// Bounds of a tenant's synonyms. MaxSynonymBytes bounds the sets together as stored (their
+// JSON), which every replica reads with the tenant's row.
 const (
 	MaxSynonymSets      = 500
 	MaxSynonymWords     = 32
 	MaxSynonymWordBytes = 100
+	MaxSynonymBytes     = 256 << 10
 )
 
 // ValidateSynonymSetID reports whether id can name a synonym set: 1–64 of a–z, 0–9, '_', '.'
@@ -93,8 +95,7 @@ func withSynonyms(ctx context.Context, t Tenant) context.Context {
 	return context.WithValue(ctx, synonymsKey{}, tenantSynonyms{tenant: t.ID, sets: t.Synonyms})
 }
 
-// SynonymsFrom returns the tenant's synonym sets as the gate (Enter, EnterPublished) read them
-// with its row; nil when it has none or ctx passed no gate of that tenant. The sets are shared:
+// SynonymsFrom returns the tenant's synonym sets as the gate (Enter) read them with its row; nil when it has none or ctx passed no gate of that tenant. The sets are shared:
 // callers must not change them.
 func SynonymsFrom(ctx context.Context, tenant ID) []SynonymSet {
 	ts, ok := ctx.Value(synonymsKey{}).(tenantSynonyms)

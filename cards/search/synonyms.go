@@ -50,8 +50,12 @@ func (s *Synonyms) List(ctx context.Context, tenant tenants.ID) ([]tenants.Synon
 	if err != nil {
 		return nil, err
 	}
-	// The row's sets are shared with every request that read it.
-	return slices.Clone(tenants.SynonymsFrom(ctx, tenant)), nil
+	// The row's sets are shared with every request that read it: the caller gets its own.
+	sets := slices.Clone(tenants.SynonymsFrom(ctx, tenant))
+	for i := range sets {
+		sets[i].Words = slices.Clone(sets[i].Words)
+	}
+	return sets, nil
 }
 
 // Put creates the tenant's set or replaces the set of its id, and answers it as stored. It needs

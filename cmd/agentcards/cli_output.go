@@ -170,7 +170,8 @@ func formatCell(raw json.RawMessage, cell bool) string {
 }
 
 // explainCell renders a search result's explanation on one line, uncut: what each word of q
-// added and by which of the card's words ("pull +0.513 pull; review +0.095 review; slack -").
+// added, and how when not by the word itself ("pull +0.513; l10n +0.2 (synonym translation);
+// slack -").
 func explainCell(raw json.RawMessage) string {
 	var e api.Explanation
 	if len(raw) == 0 || json.Unmarshal(raw, &e) != nil {

@@ -203,7 +203,7 @@ type Hit struct {
 }
 
 // Explanation says why a card scored as it did for q: per word of q, what it weighs, which of
-// the card's words matched it, where, and what it added; the adds sum to the score.
+// the card's words matched it, where, and what it added; the adds sum to the score (to rounding).
 type Explanation struct {
 	Words         []WordScore `json:"words"`
 	Length        int         `json:"length" doc:"the card's length: its words' weighted counts summed"`

@@ -8,7 +8,7 @@ import (
 
 // Explanation says why a card scored as it did for q: for each term of the query, what it
 // weighs, which of the card's words matched it and where, and what it added to the score. The
-// adds of its words sum to the card's score.
+// adds of its words sum to the card's score, to rounding.
 type Explanation struct {
 	Words []WordScore `json:"words"`
 	// Length is the card's length, its words' weighted counts summed; AverageLength is the
@@ -90,7 +90,7 @@ func (p *Plan) Explain(c cards.Card) *Explanation {
 		}
 		for _, mem := range t.members {
 			by := "synonym"
-			if mem.key == t.text || t.text == "" && mem.text == t.raw {
+			if mem.key == t.text || mem.key == t.phrase {
 				by = "word"
 			}
 			consider(b.norm.matchMember(mem, d.terms, d.length), mem.text, by, mem.words)

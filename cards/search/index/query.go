@@ -97,6 +97,7 @@ type term struct {
 	raw     string
 	prefix  bool
 	members []member
+	phrase  string // for a run of words, their stems joined by spaces
 }
 
 // minPrefix is the shortest last word that may match as a prefix ("sum" finds "summary").

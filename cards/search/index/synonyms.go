@@ -1,6 +1,7 @@
 package index
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,6 +20,7 @@ import (
 // are the stems a card must hold to match it.
 type member struct {
 	key   string
+	stems []string // key's words
 	words []string
 	text  string // as the set writes it, lowercased
 }
@@ -70,7 +72,7 @@ func compileSynonyms(sets []tenants.SynonymSet) *synonymTable {
 				continue
 			}
 			seen[key] = true
-			m := member{key: key, text: strings.Join(raw, " ")}
+			m := member{key: key, stems: stems, text: strings.Join(raw, " ")}
 			for i, s := range stems {
 				if !stop[i] {
 					m.words = append(m.words, s)
@@ -129,31 +131,49 @@ func synonymsOf(sets []tenants.SynonymSet) *synonymTable {
 	return t
 }
 
-// expand applies the synonym sets to the query's terms: runs of q that are members of a set,
-// the longest first, become terms matched by every member of their sets. words are q's words as
-// phraseWords reads them, raw as written.
+// expand applies the synonym sets to the query's terms. q's words are read from the left, and
+// where a member of a set starts, the longest such member is a run: a run of one word gives that
+// word's term the members of its sets, a longer one becomes a term of its own, in place of the
+// terms of its words that q does not also hold outside a run. words are q's words as phraseWords
+// reads them, raw as written.
 func (t *synonymTable) expand(terms []term, words, raw []string) []term {
+	type run struct{ at, n int }
+	var runs []run
+	var runSets [][]int
+	inPhrase := make([]bool, len(words))
 	for i := 0; i < len(words); {
 		n, sets := t.runAt(words[i:])
 		if n == 0 {
 			i++
 			continue
 		}
-		run := words[i : i+n]
+		runs, runSets = append(runs, run{i, n}), append(runSets, sets)
+		for j := i; n > 1 && j < i+n; j++ {
+			inPhrase[j] = true
+		}
 		i += n
-		if n == 1 {
+	}
+	outside := map[string]bool{}
+	for i, w := range words {
+		if !inPhrase[i] {
+			outside[w] = true
+		}
+	}
+	for k, r := range runs {
+		words, sets := words[r.at:r.at+r.n], runSets[k]
+		if r.n == 1 {
 			// The word's own term takes the members (kept even if a stopword: it was asked for).
-			k := indexOfTerm(terms, run[0])
-			if k < 0 {
-				terms = append(terms, term{text: run[0], raw: raw[i-1]})
-				k = len(terms) - 1
+			i := indexOfTerm(terms, words[0])
+			if i < 0 {
+				terms = append(terms, term{text: words[0], raw: raw[r.at]})
+				i = len(terms) - 1
 			}
-			terms[k].members = t.union(terms[k].members, sets)
+			terms[i].members = t.union(terms[i].members, sets)
 			continue
 		}
-		// A phrase: its words' terms give way to one term for the phrase.
-		terms = dropTerms(terms, run)
-		terms = append(terms, term{raw: strings.Join(raw[i-n:i], " "), members: t.union(nil, sets)})
+		terms = dropTerms(terms, words, outside)
+		terms = append(terms, term{raw: strings.Join(raw[r.at:r.at+r.n], " "), phrase: strings.Join(words, " "),
+			members: t.union(nil, sets)})
 	}
 	return terms
 }
@@ -164,7 +184,7 @@ func (t *synonymTable) runAt(words []string) (int, []int) {
 	best := 0
 	var sets []int
 	for _, r := range t.starts[words[0]] {
-		if r.length > len(words) || r.length < best || t.sets[r.set][r.member].key != strings.Join(words[:r.length], " ") {
+		if r.length > len(words) || r.length < best || !slices.Equal(t.sets[r.set][r.member].stems, words[:r.length]) {
 			continue
 		}
 		if r.length > best {
@@ -175,17 +195,26 @@ func (t *synonymTable) runAt(words []string) (int, []int) {
 	return best, sets
 }
 
-// union adds the members of sets to have, each once.
+// maxMembers bounds the members one term of a query takes from the sets of its word or run, in
+// the sets' order: a word in many large sets would otherwise make every search of it read as
+// many posting lists.
+const maxMembers = 256
+
+// union adds the members of sets to have, each once, up to maxMembers.
 func (t *synonymTable) union(have []member, sets []int) []member {
+	seen := make(map[string]bool, len(have))
+	for _, h := range have {
+		seen[h.key] = true
+	}
 	for _, s := range sets {
-	next:
 		for _, m := range t.sets[s] {
-			for _, h := range have {
-				if h.key == m.key {
-					continue next
-				}
+			if len(have) == maxMembers {
+				return have
 			}
-			have = append(have, m)
+			if !seen[m.key] {
+				seen[m.key] = true
+				have = append(have, m)
+			}
 		}
 	}
 	return have
@@ -200,14 +229,11 @@ func indexOfTerm(terms []term, text string) int {
 	return -1
 }
 
-// dropTerms removes the plain terms of the words of a run.
-func dropTerms(terms []term, run []string) []term {
+// dropTerms removes the plain terms of the words of a run, but for those q holds outside runs.
+func dropTerms(terms []term, run []string, outside map[string]bool) []term {
 	out := terms[:0]
 	for _, t := range terms {
-		drop := false
-		for _, w := range run {
-			drop = drop || t.members == nil && t.text == w
-		}
+		drop := t.members == nil && !outside[t.text] && slices.Contains(run, t.text)
 		if !drop {
 			out = append(out, t)
 		}
