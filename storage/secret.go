@@ -42,6 +42,9 @@ func (s *SecretStore) PutSecret(ctx context.Context, tenant tenants.ID, agentID 
 	row := secretRow{TenantID: string(tenant), AgentID: agentID, Endpoint: sec.Endpoint, Sealed: sec.Sealed, UpdatedAt: utc(at)}
 	entry := audit.New(ctx, "secrets.set", audit.SecretObject(agentID), 0, 0)
 	entry.Detail = "endpoint " + sec.Endpoint
+	if sec.Header != "" {
+		entry.Detail += "; header " + sec.Header
+	}
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "tenant_id"}, {Name: "agent_id"}},

@@ -68,6 +68,20 @@ func TestDelegationA2A(t *testing.T) {
 		t.Fatalf("A2A call token %+v", c)
 	}
 
+	// A secret set for a header goes in it over A2A too, the delegation token in Authorization.
+	withKey := sampleCard("keyed")
+	withKey["endpoint"] = a.URL
+	withKey["a2a"] = card["a2a"]
+	expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, withKey), http.StatusCreated)
+	expect(t, e.do("PUT", "/v1/tenants/acme/cards/keyed/secret", alice, map[string]string{"secret": "k3y", "header": "X-Api-Key"}), http.StatusNoContent)
+	req["agentId"] = "keyed"
+	r = e.do("POST", "/v1/tenants/acme/delegations", olga, req)
+	expect(t, r, http.StatusOK)
+	d = decodeDelegation(t, r)
+	if got := a.Last().Header; got.Get("X-Api-Key") != "k3y" || e.verifyWithJWKS(strings.TrimPrefix(got.Get("Authorization"), "Bearer ")).DelegationID != d.ID {
+		t.Fatalf("A2A call with a header secret: X-Api-Key %q, Authorization %q", got.Get("X-Api-Key"), got.Get("Authorization"))
+	}
+
 	// A card that does not speak a2a cannot be reached that way.
 	plain := sampleCard("plain")
 	plain["protocols"] = []string{"http"}

@@ -49,6 +49,41 @@ func TestEndpointSecret(t *testing.T) {
 	})
 }
 
+// TestEndpointSecretInHeader: a secret set with a header goes in that header as its whole value,
+// Authorization then carrying the delegation token; in Authorization itself it goes as it is,
+// without Bearer. A header the call sets itself, or no header name, is refused, and the secret
+// held stays as it was.
+func TestEndpointSecretInHeader(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+		alice, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
+		const secret = "s3cr3t-Endpoint-Key"
+		set := func(header string) response {
+			return e.do("PUT", "/v1/tenants/acme/cards/agt1/secret", alice, map[string]string{"secret": secret, "header": header})
+		}
+		expect(t, set("X-Api-Key"), http.StatusNoContent)
+		for _, bad := range []string{"Host", "content-length", "X-Delegation-Token", "A2A-Version", "Proxy-Authorization", "Sec-Fetch-Site",
+			"Transfer-Encoding", "two words", "X:Key", strings.Repeat("x", 65)} {
+			expect(t, set(bad), http.StatusBadRequest, "invalid")
+		}
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		got := a.Last().Header
+		if got.Get("X-Api-Key") != secret || got.Get("Authorization") != "Bearer "+got.Get("X-Delegation-Token") || got.Get("X-Delegation-Token") == "" {
+			t.Fatalf("agent got X-Api-Key %q, Authorization %q, X-Delegation-Token %q", got.Get("X-Api-Key"), got.Get("Authorization"), got.Get("X-Delegation-Token"))
+		}
+		expect(t, set("Authorization"), http.StatusNoContent)
+		expect(t, e.do("POST", "/v1/tenants/acme/delegations", olga, delegate("agt1", "sync")), http.StatusOK)
+		if got := a.Last().Header; got.Get("Authorization") != secret || got.Get("X-Api-Key") != "" {
+			t.Fatalf("in Authorization: %q, X-Api-Key %q", got.Get("Authorization"), got.Get("X-Api-Key"))
+		}
+		var detail string
+		if err := e.db.SQL().QueryRow("SELECT detail FROM audit_entries WHERE action = 'secrets.set' ORDER BY seq DESC LIMIT 1").Scan(&detail); err != nil ||
+			!strings.HasSuffix(detail, "; header Authorization") || strings.Contains(detail, secret) {
+			t.Errorf("audit detail %q (%v)", detail, err)
+		}
+	})
+}
+
 // TestEndpointSecretLocalFailure: a stored secret that will not open (the key changed) is the
 // server's failure, not the agent's: nothing is sent, the delegation is recorded as rejected
 // without internal text, the answer is an opaque 500, and the endpoint's breaker does not count it.

@@ -24,7 +24,7 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	auth, err := x.authorization(ctx, c, token)
+	header, value, err := x.credential(ctx, c, token)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -40,9 +40,9 @@ func (x *Dispatcher) sendA2A(ctx context.Context, c call) (Outcome, error) {
 			parts = append(parts, a2a.NewDataPart(v))
 		}
 	}
-	ctx = a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{
-		"authorization": {auth}, "x-delegation-token": {token},
-	})
+	params := a2aclient.ServiceParams{"authorization": {"Bearer " + token}, "x-delegation-token": {token}}
+	params[strings.ToLower(header)] = []string{value}
+	ctx = a2aclient.AttachServiceParams(ctx, params)
 	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
 		Message:  a2a.NewMessage(a2a.MessageRoleUser, parts...),
 		Metadata: map[string]any{"delegationId": c.d.ID, "capability": c.d.Capability},

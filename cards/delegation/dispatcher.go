@@ -63,7 +63,7 @@ type Doer interface {
 // Secrets returns the static secret an agent holds for an endpoint URL, or "" when it has none
 // for that URL.
 type Secrets interface {
-	Secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (string, error)
+	Secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (Credential, error)
 }
 
 // Config holds the limits the server enforces, whatever the caller asks.
@@ -469,18 +469,23 @@ func (x *Dispatcher) token(c call) (string, error) {
 	return tok, nil
 }
 
-// authorization returns the Authorization header of a call: the static secret the card holds
-// for the URL called, else the delegation token. A secret that cannot be read is errLocal (run
-// records it as a timeout instead when the call's deadline ended meanwhile).
-func (x *Dispatcher) authorization(ctx context.Context, c call, token string) (string, error) {
+// credential returns the header that carries a call's credential and its value: the static secret
+// the card holds for the URL called, in Authorization as a bearer token or in the header it was
+// set for, else the delegation token as the bearer. A call also sends Authorization with the
+// delegation token whenever the secret goes in another header. A secret that cannot be read is
+// errLocal (run records it as a timeout instead when the call's deadline ended meanwhile).
+func (x *Dispatcher) credential(ctx context.Context, c call, token string) (header, value string, err error) {
 	if x.d.Secrets != nil {
-		s, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID, c.target.url)
+		cred, err := x.d.Secrets.Secret(ctx, c.tenant, c.d.AgentID, c.target.url)
 		if err != nil {
-			return "", fmt.Errorf("endpoint secret: %w: %w", errLocal, err)
+			return "", "", fmt.Errorf("endpoint secret: %w: %w", errLocal, err)
 		}
-		if s != "" {
-			return "Bearer " + s, nil
+		switch {
+		case cred.Value != "" && cred.Header != "":
+			return cred.Header, cred.Value, nil
+		case cred.Value != "":
+			return "Authorization", "Bearer " + cred.Value, nil
 		}
 	}
-	return "Bearer " + token, nil
+	return "Authorization", "Bearer " + token, nil
 }

@@ -24,8 +24,9 @@ import (
 // secretsFunc lets a test decide how the endpoint-secret read behaves.
 type secretsFunc func(ctx context.Context) (string, error)
 
-func (f secretsFunc) Secret(ctx context.Context, _ tenants.ID, _, _ string) (string, error) {
-	return f(ctx)
+func (f secretsFunc) Secret(ctx context.Context, _ tenants.ID, _, _ string) (delegation.Credential, error) {
+	v, err := f(ctx)
+	return delegation.Credential{Value: v}, err
 }
 
 // dispatcherFixture is a dispatcher over a real SQLite store, with one card whose endpoint is

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode"
 
@@ -18,8 +19,11 @@ import (
 )
 
 // SealedSecret is an endpoint secret as stored: sealed, with the endpoint URL it may be sent to.
+// Header names the header it goes in, for the audit trail only: the sealed text holds it too, and
+// that is what the call reads.
 type SealedSecret struct {
 	Endpoint string
+	Header   string
 	Sealed   string
 }
 
@@ -37,9 +41,61 @@ type SecretStore interface {
 // MaxSecretBytes bounds a static endpoint secret.
 const MaxSecretBytes = 4 << 10
 
+// Credential is what a delegated call carries for its endpoint: Value as the whole value of the
+// header Header, or, when Header is empty, as the bearer token of Authorization.
+type Credential struct {
+	Header string
+	Value  string
+}
+
+// reservedHeaders are the headers a secret may not be sent in: those the service or HTTP itself
+// sets on a delegated call (lowercase).
+var reservedHeaders = map[string]bool{
+	"host": true, "content-length": true, "content-type": true, "content-encoding": true, "transfer-encoding": true,
+	"connection": true, "keep-alive": true, "upgrade": true, "te": true, "trailer": true, "expect": true,
+	"accept": true, "accept-encoding": true, "user-agent": true, "cookie": true,
+	"x-delegation-token": true, "a2a-version": true, "a2a-extensions": true,
+}
+
+// checkHeader refuses a header name a secret cannot go in: not an HTTP token of 1 to 64
+// characters, or one the call sets itself (reservedHeaders, Proxy-* and Sec-*).
+func checkHeader(name string) error {
+	if name == "" || len(name) > 64 || strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r))
+	}) >= 0 {
+		return fault.Errorf(fault.Invalid, "header: %q must be a header name of 1 to 64 letters, digits and !#$%%&'*+-.^_`|~: invalid", name)
+	}
+	lower := strings.ToLower(name)
+	if reservedHeaders[lower] || strings.HasPrefix(lower, "proxy-") || strings.HasPrefix(lower, "sec-") {
+		return fault.Errorf(fault.Invalid, "header: %s is set by the service or by HTTP on every call; a secret cannot go in it: invalid", name)
+	}
+	return nil
+}
+
+// A sealed secret's plain text is the secret alone (a bearer token), or, for one sent in a
+// header of its own, headerMark, the header's name, headerMark and the secret: a secret holds no
+// control character, so the two cannot be taken for each other.
+const headerMark = "\x00"
+
+func plainOf(c Credential) string {
+	if c.Header == "" {
+		return c.Value
+	}
+	return headerMark + c.Header + headerMark + c.Value
+}
+
+func credentialOf(plain string) Credential {
+	if rest, ok := strings.CutPrefix(plain, headerMark); ok {
+		if name, value, ok := strings.Cut(rest, headerMark); ok {
+			return Credential{Header: name, Value: value}
+		}
+	}
+	return Credential{Value: plain}
+}
+
 // EndpointSecrets keeps the static secret a card may hold for its endpoint, sealed with AES-GCM
-// under a key from config. The secret goes out only in the Authorization header of delegated
-// calls; no API returns it.
+// under a key from config. The secret goes out only in delegated calls, in Authorization or in
+// the header it was set for; no API returns it.
 type EndpointSecrets struct {
 	store SecretStore
 	cards Cards
@@ -112,8 +168,9 @@ func (s *EndpointSecrets) authorize(ctx context.Context, tenant tenants.ID, agen
 }
 
 // Set stores the secret of the card's endpoint, bound to the endpoint URL the card has now: it
-// is never sent anywhere else, even if the card's endpoint changes later.
-func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, secret string) error {
+// is never sent anywhere else, even if the card's endpoint changes later. It goes as the bearer
+// token of Authorization, or, with a header, as that header's whole value.
+func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, secret, header string) error {
 	card, err := s.authorize(ctx, tenant, agentID)
 	if err != nil {
 		return err
@@ -129,7 +186,13 @@ func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, s
 			return fault.New(fault.Invalid, "secret may not contain spaces or control characters (it goes in a header): invalid")
 		}
 	}
-	sealed := SealedSecret{Endpoint: card.Endpoint, Sealed: s.seal(tenant, agentID, card.Endpoint, secret)}
+	if header != "" {
+		if err := checkHeader(header); err != nil {
+			return err
+		}
+	}
+	plain := plainOf(Credential{Header: header, Value: secret})
+	sealed := SealedSecret{Endpoint: card.Endpoint, Header: header, Sealed: s.seal(tenant, agentID, card.Endpoint, plain)}
 	return s.store.PutSecret(ctx, tenant, agentID, sealed, s.now().UTC())
 }
 
@@ -148,22 +211,26 @@ func (s *EndpointSecrets) Opener() Secrets { return opener{s} }
 
 type opener struct{ s *EndpointSecrets }
 
-// Secret returns the plain secret the agent holds for endpoint, or "" when it has none for that
-// URL (none at all, or one set while the card's endpoint was another URL).
-func (o opener) Secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (string, error) {
+// Secret returns the credential the agent holds for endpoint, with an empty Value when it has
+// none for that URL (none at all, or one set while the card's endpoint was another URL).
+func (o opener) Secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (Credential, error) {
 	return o.s.secret(ctx, tenant, agentID, endpoint)
 }
 
-func (s *EndpointSecrets) secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (string, error) {
+func (s *EndpointSecrets) secret(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (Credential, error) {
 	sealed, err := s.store.GetSecret(ctx, tenant, agentID)
 	if errors.Is(err, ErrNotFound) {
-		return "", nil
+		return Credential{}, nil
 	}
 	if err != nil {
-		return "", err
+		return Credential{}, err
 	}
 	if sealed.Endpoint == "" || sealed.Endpoint != endpoint {
-		return "", nil
+		return Credential{}, nil
 	}
-	return s.open(tenant, agentID, endpoint, sealed.Sealed)
+	plain, err := s.open(tenant, agentID, endpoint, sealed.Sealed)
+	if err != nil {
+		return Credential{}, err
+	}
+	return credentialOf(plain), nil
 }

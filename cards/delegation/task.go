@@ -33,7 +33,7 @@ func (x *Dispatcher) sendTask(ctx context.Context, c call) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	auth, err := x.authorization(ctx, c, token)
+	header, value, err := x.credential(ctx, c, token)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -43,7 +43,8 @@ func (x *Dispatcher) sendTask(ctx context.Context, c call) (Outcome, error) {
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("Authorization", auth)
+	hreq.Header.Set("Authorization", "Bearer "+token)
+	hreq.Header.Set(header, value)
 	hreq.Header.Set("X-Delegation-Token", token)
 	res, err := x.d.Doer.Do(hreq)
 	if err != nil {

@@ -38,17 +38,18 @@ type meshOutcome struct {
 }
 
 // meshPlan is a row turned into what is sent: a card, and the secret agentkit-mesh sent to its
-// endpoint, if any.
+// endpoint, if any, with the header it went in (none: a bearer token).
 type meshPlan struct {
 	row    int
 	name   string
 	card   api.CardInput
 	secret string
+	header string
 }
 
 // runImportMesh moves an agentkit-mesh registry into a tenant. Each row becomes a card (its
 // name the agentId where it is one), or is skipped with the reason; cards go in batches, all or
-// none each, so a bad row leaves nothing of itself, and a card with a bearer secret goes alone
+// none each, so a bad row leaves nothing of itself, and a card with a secret goes alone
 // with its secret, removed again if the secret cannot be set.
 func runImportMesh(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("agentcards cards import-mesh", flag.ContinueOnError)
@@ -258,8 +259,13 @@ func planMesh(a meshAgent, visibility string) (meshPlan, string) {
 				return p, "auth: a bearer type without a token"
 			}
 			p.secret = auth.Token
+		case "header":
+			if auth.Token == "" || auth.HeaderName == "" {
+				return p, "auth: a header type without a token or a header name"
+			}
+			p.secret, p.header = auth.Token, auth.HeaderName
 		default:
-			return p, fmt.Sprintf("auth: agentkit-mesh sends this agent a %q credential (header %q); agentcards sends an endpoint's secret only as a bearer token, so its calls would fail", auth.Type, auth.HeaderName)
+			return p, fmt.Sprintf("auth: %q is not a credential type agentkit-mesh has (bearer, header, none)", auth.Type)
 		}
 	}
 	meta := map[string]any{"source": "agentkit-mesh"}
@@ -333,7 +339,7 @@ func (im *meshImport) alone(ctx context.Context, p meshPlan) error {
 		return im.refused(p, "", err)
 	}
 	if p.secret != "" {
-		if _, err := im.cl.Secrets.Set(ctx, api.SecretsSet{AgentID: c.AgentID, Secret: p.secret}); err != nil {
+		if _, err := im.cl.Secrets.Set(ctx, api.SecretsSet{AgentID: c.AgentID, Secret: p.secret, Header: p.header}); err != nil {
 			if _, rerr := im.cl.Cards.Remove(ctx, api.CardsRemove{AgentID: c.AgentID, IfRevision: c.Revision}); rerr != nil {
 				return fmt.Errorf("the card %s was registered but its endpoint secret was not set (%v), and removing it failed: %w", c.AgentID, err, rerr)
 			}

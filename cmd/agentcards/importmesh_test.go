@@ -106,7 +106,7 @@ func (s meshSummary) reason(name string) string {
 
 // TestImportMesh moves an agentkit-mesh registry into a tenant through a real server: good
 // rows in batches, bad ones skipped with the reason (found here or refused by the service,
-// named by index in a batch), a bearer credential carried as the endpoint's secret, and
+// named by index in a batch), bearer and header credentials carried as the endpoint's secret, and
 // nothing of a skipped row left behind; run again, every row is already there.
 func TestImportMesh(t *testing.T) {
 	e := newCLIEnv(t, true)
@@ -128,7 +128,7 @@ func TestImportMesh(t *testing.T) {
 
 	// Again, as a table: every row is skipped, as there already or bad.
 	r := e.run(t, alice, "cards", "import-mesh", "--from", path, "-o", "table")
-	if r.code != 1 || !regexp.MustCompile(`^imported 0 of 239 agents into tenant mesh; skipped 239\n`).MatchString(r.stdout) ||
+	if r.code != 1 || !regexp.MustCompile(`^imported 0 of 240 agents into tenant mesh; skipped 240\n`).MatchString(r.stdout) ||
 		!regexp.MustCompile(`(?m)^finance-agent\s+finance-agent\s+conflict: `).MatchString(r.stdout) {
 		t.Errorf("import-mesh again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -144,8 +144,9 @@ func TestImportMesh(t *testing.T) {
 	importMeshRefused(t, e, alice, rows)
 }
 
-// meshRows are the rows of TestImportMesh's registry: 239 agents, of which bad-caps,
-// header-auth, bad-endpoint, fs-agent and taken (already in the tenant) are to be skipped.
+// meshRows are the rows of TestImportMesh's registry: 240 agents, of which bad-caps,
+// bad-endpoint, fs-agent, host-header (a secret in a header the service sets) and taken
+// (already in the tenant) are to be skipped.
 func meshRows() []meshRow {
 	rows := []meshRow{
 		{name: "finance-agent", description: "Budget management and expense approval", capabilities: `["budget","cost_center","expense_approval"]`,
@@ -158,6 +159,7 @@ func meshRows() []meshRow {
 		{name: "bad-endpoint", description: "x", capabilities: `["a"]`, endpoint: "not a url"},
 		{name: "fs-agent", description: "x", capabilities: `["files"]`, resources: `[{"type":"filesystem","uri":"/home/data/**"}]`, endpoint: "http://127.0.0.1:4008/task"},
 		{name: "taken", description: "x", capabilities: `["a"]`, endpoint: "http://127.0.0.1:4009/task"},
+		{name: "host-header", description: "x", capabilities: `["a"]`, endpoint: "http://127.0.0.1:4011/task", auth: `{"type":"header","token":"k","headerName":"Host"}`},
 	}
 	for i := range 230 {
 		rows = append(rows, meshRow{name: fmt.Sprintf("agent-%03d", i), description: "generated", capabilities: `["work"]`, endpoint: fmt.Sprintf("http://127.0.0.1:5000/%d", i)})
@@ -166,23 +168,23 @@ func meshRows() []meshRow {
 }
 
 // importMeshFirst imports the registry at path of meshRows in batches of 100 and checks the
-// summary: 234 imported, the 5 bad rows skipped, each with its reason. It answers the summary.
+// summary: 235 imported, the 5 bad rows skipped, each with its reason. It answers the summary.
 func importMeshFirst(t *testing.T, e *cliEnv, alice, path string) meshSummary {
 	r := e.run(t, alice, "cards", "import-mesh", "--from", path, "--batch", "100", "-o", "json")
-	if r.code != 1 || !strings.Contains(r.stderr, "5 of 239 agents were skipped") {
+	if r.code != 1 || !strings.Contains(r.stderr, "5 of 240 agents were skipped") {
 		t.Fatalf("import-mesh: exit %d, stderr %q", r.code, r.stderr)
 	}
 	var sum meshSummary
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
 		t.Fatalf("import-mesh: %v\n%s", err, r.stdout)
 	}
-	if sum.Tenant != "mesh" || sum.Total != 239 || len(sum.Imported) != 234 || len(sum.Skipped) != 5 {
+	if sum.Tenant != "mesh" || sum.Total != 240 || len(sum.Imported) != 235 || len(sum.Skipped) != 5 {
 		t.Fatalf("import-mesh: tenant %s, total %d, imported %d, skipped %+v", sum.Tenant, sum.Total, len(sum.Imported), sum.Skipped)
 	}
 	sum.accounted(t)
 	for name, want := range map[string]string{
 		"bad-caps":     "not a JSON list of strings",
-		"header-auth":  `"header" credential (header "X-Api-Key")`,
+		"host-header":  "header: Host is set by the service",
 		"bad-endpoint": "invalid: endpoint",
 		"fs-agent":     "resources[0].uri",
 		"taken":        "conflict",
@@ -212,7 +214,7 @@ func checkMeshTenant(t *testing.T, cl *client.Client, sum meshSummary) {
 	if !slices.Equal(ids, want) {
 		t.Errorf("the tenant holds %d cards, want the %d imported and taken", len(ids), len(want))
 	}
-	for _, id := range []string{"finance-agent", "HR-Agent-2", "bearer-agent", "none-auth", "agent-229"} {
+	for _, id := range []string{"finance-agent", "HR-Agent-2", "bearer-agent", "header-auth", "none-auth", "agent-229"} {
 		if !slices.Contains(ids, id) {
 			t.Errorf("%s was not imported", id)
 		}
@@ -232,9 +234,12 @@ func checkMeshTenant(t *testing.T, cl *client.Client, sum meshSummary) {
 	if hr, err := cl.Cards.Get(ctx, api.CardRef{AgentID: "HR-Agent-2"}); err != nil || hr.Name != "HR Agent #2" {
 		t.Errorf("HR Agent #2: %+v, %v", hr, err)
 	}
-	// Removing bearer-agent's secret finds one; none-auth has none to remove.
-	if _, err := cl.Secrets.Remove(ctx, api.CardRef{AgentID: "bearer-agent"}); err != nil {
-		t.Errorf("bearer-agent's secret: %v", err)
+	// Removing bearer-agent's and header-auth's secrets finds one each; none-auth has none to
+	// remove.
+	for _, id := range []string{"bearer-agent", "header-auth"} {
+		if _, err := cl.Secrets.Remove(ctx, api.CardRef{AgentID: id}); err != nil {
+			t.Errorf("%s's secret: %v", id, err)
+		}
 	}
 	var ce *client.Error
 	if _, err := cl.Secrets.Remove(ctx, api.CardRef{AgentID: "none-auth"}); !errors.As(err, &ce) || ce.Status != http.StatusNotFound {

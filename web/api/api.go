@@ -228,6 +228,7 @@ type SecretsSet struct {
 	Scope
 	AgentID string `json:"agentId" in:"path" doc:"the agent's id"`
 	Secret  string `json:"secret" doc:"the secret; never returned"`
+	Header  string `json:"header,omitempty" doc:"the header the secret goes in, as its whole value (X-Api-Key); without it, Authorization: Bearer"`
 }
 
 // ---- roles and policies

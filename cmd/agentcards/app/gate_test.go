@@ -110,7 +110,7 @@ func entries(t *testing.T, a *App) []entry {
 			return err
 		}},
 		{"secrets.Set", func(ctx context.Context, tn tenants.ID) error {
-			return a.Secrets.Set(ctx, tn, "agt1", "s3cret")
+			return a.Secrets.Set(ctx, tn, "agt1", "s3cret", "")
 		}},
 		{"secrets.Remove", func(ctx context.Context, tn tenants.ID) error {
 			return a.Secrets.Remove(ctx, tn, "agt1")
