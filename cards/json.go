@@ -294,9 +294,10 @@ func Marshal(c Card) ([]byte, error) { return segjson.Marshal(c) }
 // AppendMarshal appends Marshal(c) to b, doc being c's stored document (MarshalDocument of c):
 // the document's client fields as they are, and the server fields encoded on their own, which is
 // what Marshal writes, byte for byte (the server fields come last), without encoding the card
-// again. A card with liveness, which its document does not hold, is encoded whole.
+// again. A card's liveness, which its document does not hold, goes in between, where Marshal
+// puts it.
 func AppendMarshal(b []byte, c Card, doc []byte) ([]byte, error) {
-	if c.Liveness != nil && (c.Liveness.LastSeenAt != nil || c.Liveness.Probe != nil) || len(doc) < 2 || doc[len(doc)-1] != '}' {
+	if len(doc) < 2 || doc[len(doc)-1] != '}' {
 		m, err := Marshal(c)
 		return append(b, m...), err
 	}
@@ -310,11 +311,23 @@ func AppendMarshal(b []byte, c Card, doc []byte) ([]byte, error) {
 	}
 	b = append(b, doc[:len(doc)-1]...)
 	if c.Liveness != nil {
-		// A liveness of a state alone (a new card's) goes where Marshal puts it, before the
-		// server fields.
-		b = append(append(append(b, `,"liveness":{"state":`...), strconv.Quote(string(c.Liveness.State))...), '}')
+		if b, err = AppendLiveness(append(b, `,"liveness":`...), c.Liveness); err != nil {
+			return b, err
+		}
 	}
 	return append(b, server[at:]...), nil
+}
+
+// AppendLiveness appends l as Marshal writes it; a liveness of a state alone (most cards', in
+// most answers) without encoding it.
+func AppendLiveness(b []byte, l *Liveness) ([]byte, error) {
+	if l.LastSeenAt == nil && l.Probe == nil {
+		b = append(b, `{"state":`...)
+		b = strconv.AppendQuote(b, string(l.State))
+		return append(b, '}'), nil
+	}
+	enc, err := segjson.Marshal(l)
+	return append(b, enc...), err
 }
 
 // MarshalDocument returns the stored form of c: its client fields as compact JSON.

@@ -2,7 +2,6 @@ package search
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search/index"
@@ -38,20 +37,8 @@ func (h Hit) AppendCardJSON(b []byte) ([]byte, error) {
 	// member.
 	b = append(b, h.raw[:len(h.raw)-1]...)
 	b = append(b, `,"liveness":`...)
-	b, err := appendLiveness(b, h.Card.Liveness)
+	b, err := cards.AppendLiveness(b, h.Card.Liveness)
 	return append(b, '}'), err
-}
-
-// appendLiveness appends l as encoding/json writes it; a liveness of a state alone (most cards',
-// in most answers) without encoding/json.
-func appendLiveness(b []byte, l *cards.Liveness) ([]byte, error) {
-	if l.LastSeenAt == nil && l.Probe == nil {
-		b = append(b, `{"state":`...)
-		b = strconv.AppendQuote(b, string(l.State))
-		return append(b, '}'), nil
-	}
-	enc, err := json.Marshal(l)
-	return append(b, enc...), err
 }
 
 // Result is one page of a search. Total counts every match, not the page.
