@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -78,6 +79,27 @@ func (s *SecretStore) GetSecret(ctx context.Context, tenant tenants.ID, agentID 
 		return delegation.SealedSecret{}, fmt.Errorf("get secret of %q: %w", agentID, err)
 	}
 	return delegation.SealedSecret{Endpoint: row.Endpoint, Sealed: row.Sealed}, nil
+}
+
+// getSecretsChunk bounds the ids of one query of GetSecrets, below every dialect's limit on
+// bound parameters.
+const getSecretsChunk = 500
+
+// GetSecrets returns the sealed secrets of those of the agents that have one.
+func (s *SecretStore) GetSecrets(ctx context.Context, tenant tenants.ID, agentIDs []string) (map[string]delegation.SealedSecret, error) {
+	out := make(map[string]delegation.SealedSecret)
+	for chunk := range slices.Chunk(agentIDs, getSecretsChunk) {
+		var rows []secretRow
+		err := s.db.gorm.WithContext(ctx).Select("agent_id", "endpoint", "sealed").
+			Where("tenant_id = ? AND agent_id IN ?", string(tenant), chunk).Find(&rows).Error
+		if err != nil {
+			return nil, fmt.Errorf("get secrets: %w", err)
+		}
+		for _, r := range rows {
+			out[r.AgentID] = delegation.SealedSecret{Endpoint: r.Endpoint, Sealed: r.Sealed}
+		}
+	}
+	return out, nil
 }
 
 // DeleteSecret removes the secret; delegation.ErrNotFound when there was none.

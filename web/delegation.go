@@ -53,8 +53,7 @@ func (h *handlers) createDelegation(c echo.Context) error {
 		return err
 	}
 	if req.Mode == delegation.ModeAsync && h.callbackBase == "" {
-		return fault.New(fault.Unavailable, "async delegations are off: the server listens on a non-loopback address and "+
-			"delegation.publicUrl is not set, so agents would have no callback URL; the operator must set it: service unavailable")
+		return errNoCallbacks
 	}
 	tenant := tenantOf(c)
 	d, err := h.Delegations.Delegate(c.Request().Context(), tenant, req, h.callbackURL(tenant))

@@ -80,6 +80,27 @@ type errorDetail struct {
 	RequestID string `json:"requestId"`
 }
 
+// flatErrorBody is the error body of the requests of a registry's compatible door
+// (catalog.Request.FlatErrors): that registry's {"error": message}, with the code and the
+// request's id beside it.
+type flatErrorBody struct {
+	Error     string `json:"error"`
+	Code      string `json:"code"`
+	RequestID string `json:"requestId"`
+}
+
+// flatErrorsKey marks, in the echo.Context, a request whose errors are answered flat.
+const flatErrorsKey = "agentcards.flatErrors"
+
+// flatErrors makes the route's errors answer the flat body: set first, so that the route's
+// authentication answers it too.
+func flatErrors(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(flatErrorsKey, true)
+		return next(c)
+	}
+}
+
 // classify maps err to status, code and a message safe to show: the message of its kind, which
 // the domain writes for clients, except where this door knows better (a refused token, a
 // deadline, a fetch); an error of no kind becomes a 500 that says nothing about its cause.
@@ -183,7 +204,10 @@ func errorHandler(log *slog.Logger, ready func(context.Context) error, outage *o
 			}
 			c.Response().Header().Set("WWW-Authenticate", challenge)
 		}
-		body := errorBody{Error: errorDetail{Code: code, Message: msg, RequestID: rid}}
+		var body any = errorBody{Error: errorDetail{Code: code, Message: msg, RequestID: rid}}
+		if flat, _ := c.Get(flatErrorsKey).(bool); flat {
+			body = flatErrorBody{Error: msg, Code: code, RequestID: rid}
+		}
 		// Written for HEAD too: net/http drops the body of a HEAD answer but keeps the headers
 		// GET would have had, Content-Type and Content-Length included (RFC 9110 §9.3.2).
 		if werr := c.JSON(status, body); werr != nil {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentcards/agentcards/web/catalog"
 )
 
 // headAndGet sends GET and then HEAD of the same path and headers (each followed, on its
@@ -67,7 +69,9 @@ func sameAnswer(t *testing.T, what string, get, head response) {
 // is covered without touching this test.
 func TestHeadOnEveryGetRoute(t *testing.T) {
 	f := newRouteFixture(t)
-	missing := map[string]string{"tenant": "nope", "agentId": "nope", "id": "00000000-0000-0000-0000-000000000000", "*": "nope.js"}
+	missing := map[string]string{"tenant": "nope", "agentId": "nope", "name": "nope", "id": "00000000-0000-0000-0000-000000000000", "*": "nope.js"}
+	// The query a GET route needs to answer 200.
+	needs := map[string]string{catalog.MeshBase + "/v1/discover": "?query=review"}
 	var gets []string
 	for _, r := range f.echo.Routes() {
 		if r.Method == http.MethodGet {
@@ -84,7 +88,7 @@ func TestHeadOnEveryGetRoute(t *testing.T) {
 	}
 	n := 0
 	for _, route := range gets {
-		path := fill(t, route, f.params)
+		path := fill(t, route, f.params) + needs[route]
 		rid := func(what string) []string { n++; return []string{"X-Request-Id", fmt.Sprintf("head-%d-%s", n, what)} }
 
 		get, head := f.headAndGet(t, path, f.root, rid("ok")...)
@@ -105,9 +109,13 @@ func TestHeadOnEveryGetRoute(t *testing.T) {
 		sameAnswer(t, "HEAD "+path+" without a token", get, head)
 		get, head = f.headAndGet(t, path, "not-a-token", rid("badtoken")...)
 		sameAnswer(t, "HEAD "+path+" with a bad token", get, head)
-		get, head = f.headAndGet(t, path+"?zz=1", f.root, rid("query")...)
-		sameAnswer(t, "HEAD "+path+"?zz=1", get, head)
-		if p := fill(t, route, missing); p != path {
+		zz := path + "?zz=1"
+		if needs[route] != "" {
+			zz = path + "&zz=1"
+		}
+		get, head = f.headAndGet(t, zz, f.root, rid("query")...)
+		sameAnswer(t, "HEAD "+zz, get, head)
+		if p := fill(t, route, missing) + needs[route]; p != path {
 			get, head = f.headAndGet(t, p, f.root, rid("missing")...)
 			sameAnswer(t, "HEAD "+p, get, head)
 		}

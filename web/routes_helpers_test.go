@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -23,7 +24,7 @@ type routeFixture struct {
 	root, alice string
 	// agent is the card's agent; its record holds the delegation token it was called with.
 	agent *agenttest.Agent
-	// params fills each path parameter (":tenant", ":agentId", ":id", and the console's "*")
+	// params fills each path parameter (":tenant", ":agentId", ":name", ":id", and the console's "*")
 	// with an existing value.
 	params map[string]string
 }
@@ -44,7 +45,7 @@ func newRouteFixture(t *testing.T) routeFixture {
 		ID string `json:"id"`
 	}
 	r.json(t, &d)
-	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "id": d.ID, "*": "index.html"}
+	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "name": "pub", "id": d.ID, "*": "index.html"}
 	f.agent = a
 	return f
 }
@@ -136,4 +137,30 @@ func readAnswer(t testing.TB, br *bufio.Reader, method, what string) response {
 		t.Fatalf("%s: body: %v", what, err)
 	}
 	return response{status: res.StatusCode, header: res.Header, body: body}
+}
+
+// errCodeAt reads the error code of r, an answer to path: agentkit-mesh's error body under its
+// control plane's base URL, the one error body elsewhere.
+func errCodeAt(t testing.TB, path string, r response) string {
+	t.Helper()
+	if !strings.HasPrefix(path, "/compat/agentkit-mesh/") {
+		return r.errCode(t)
+	}
+	return meshCode(t, r)
+}
+
+// meshCode reads the code of agentkit-mesh's error body, failing unless r holds one.
+func meshCode(t testing.TB, r response) string {
+	t.Helper()
+	var b struct {
+		Error     string `json:"error"`
+		Code      string `json:"code"`
+		RequestID string `json:"requestId"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil || b.Error == "" || b.Code == "" || b.RequestID != r.header.Get("X-Request-Id") {
+		t.Fatalf("not agentkit-mesh's error body: %s (%v)", r.body, err)
+	}
+	return b.Code
 }

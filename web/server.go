@@ -171,11 +171,17 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"delegations.create": h.createDelegation, "delegations.list": h.listDelegations,
 		"delegations.get": h.getDelegation, "delegations.complete": h.delegationResult,
 		"secrets.set": h.putSecret, "secrets.remove": h.deleteSecret,
+		"mesh.health": h.meshHealth, "mesh.agents_list": h.meshAgents, "mesh.agents_register": h.meshRegister,
+		"mesh.agents_get": h.meshGetAgent, "mesh.agents_remove": h.meshRemoveAgent, "mesh.agents_heartbeat": h.meshHeartbeat,
+		"mesh.discover": h.meshDiscover, "mesh.delegate": h.meshDelegate, "mesh.delegations_list": h.meshDelegations,
+		"mesh.delegations_get": h.meshGetDelegation, "mesh.delegations_result": h.meshResult,
 	}
 	// A server built without delegations, endpoint secrets, an audit trail or the synonyms'
-	// service has no routes for their requests.
+	// service has no routes for their requests (nor for agentkit-mesh's delegation routes).
 	without := map[string]bool{"delegations": d.Delegations == nil, "secrets": d.Secrets == nil, "audit": d.Audit == nil,
-		"synonyms": d.Synonyms == nil}
+		"synonyms":      d.Synonyms == nil,
+		"mesh.delegate": d.Delegations == nil, "mesh.delegations_list": d.Delegations == nil,
+		"mesh.delegations_get": d.Delegations == nil, "mesh.delegations_result": d.Delegations == nil}
 	auth := map[catalog.Access][]echo.MiddlewareFunc{
 		catalog.Token:         {authenticate(d.Tokens, h.delegationTokens(), log)},
 		catalog.OptionalToken: {optionalAuth(d.Tokens, h.delegationTokens(), log)},
@@ -183,13 +189,16 @@ func New(cfg Config, d Deps) *echo.Echo {
 	for _, r := range catalog.Requests {
 		handler, ok := byName[r.Name]
 		delete(byName, r.Name)
-		if resource, _, _ := strings.Cut(r.Name, "."); r.Doors&catalog.REST == 0 || without[resource] {
+		if resource, _, _ := strings.Cut(r.Name, "."); r.Doors&catalog.REST == 0 || without[resource] || without[r.Name] {
 			continue
 		}
 		if !ok {
 			panic(fmt.Sprintf("web: no handler for the catalogue's request %s", r.Name))
 		}
 		mw := append([]echo.MiddlewareFunc{named(r)}, auth[r.Access]...)
+		if r.FlatErrors {
+			mw = append([]echo.MiddlewareFunc{flatErrors}, mw...)
+		}
 		if r.FromMemory && r.ReadOnly() {
 			mw = append([]echo.MiddlewareFunc{withStaleMark}, mw...)
 		}

@@ -243,6 +243,17 @@ type CallbackURL func(id, token string) string
 // Delegate checks the request against the card, the policy and the server's limits, records it,
 // and sends it (at once for sync; in the background for async, answering with the pending record).
 func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Request, callback CallbackURL) (Delegation, error) {
+	return x.delegate(ctx, tenant, req, callback, false)
+}
+
+// DelegateSent is Delegate, except that an async delegation answers once the agent has answered
+// the call (accepted, or failed), as agentkit-mesh's control plane does; its result still comes
+// by callback.
+func (x *Dispatcher) DelegateSent(ctx context.Context, tenant tenants.ID, req Request, callback CallbackURL) (Delegation, error) {
+	return x.delegate(ctx, tenant, req, callback, true)
+}
+
+func (x *Dispatcher) delegate(ctx context.Context, tenant tenants.ID, req Request, callback CallbackURL, waitSent bool) (Delegation, error) {
 	ctx, c, rejected, err := x.check(ctx, tenant, req)
 	if err != nil {
 		return rejected, err
@@ -254,6 +265,10 @@ func (x *Dispatcher) Delegate(ctx context.Context, tenant tenants.ID, req Reques
 	// a caller that goes away must not leave the record running forever.
 	bg := context.WithoutCancel(ctx)
 	if c.req.Mode == ModeAsync {
+		if waitSent {
+			defer x.running.Done()
+			return x.run(bg, c)
+		}
 		go func() {
 			defer x.running.Done()
 			_, _ = x.run(bg, c)

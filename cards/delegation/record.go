@@ -218,6 +218,47 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 	if stored == "" || subtle.ConstantTimeCompare([]byte(stored), []byte(hex.EncodeToString(sum[:]))) != 1 {
 		return notFound
 	}
+	return x.complete(ctx, tenant, id, body, true)
+}
+
+// CompleteAs records the result of an async delegation posted by the caller in ctx instead of by
+// the callback's token, as agentkit-mesh's agents post to its control plane: the agent the task
+// went to (its delegation token, or the subject agent:{agentId}), or whoever may write that
+// agent's card (cards:write on it: the one who registered it). Anyone else finds no delegation.
+func (x *Dispatcher) CompleteAs(ctx context.Context, tenant tenants.ID, id string, body []byte) error {
+	ctx, p, err := x.enter(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	notFound := fault.Errorf(fault.NotFound, "delegation %q: not found", id)
+	if !wellFormedID(id) {
+		return notFound
+	}
+	d, err := x.d.Store.Get(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	if p.Subject != authz.AgentSubject(d.AgentID) {
+		if p.Delegated {
+			return notFound
+		}
+		err := x.d.Authz.Check(ctx, string(tenant), "cards/"+d.AgentID, authz.ActCardsWrite)
+		if errors.Is(err, authz.ErrForbidden) {
+			return notFound
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if d.Mode != ModeAsync {
+		return fault.Errorf(fault.Conflict, "delegation %q is sync: its outcome is the agent's answer: delegation already finished", id)
+	}
+	return x.complete(ctx, tenant, id, body, false)
+}
+
+// complete records a result whose sender has been admitted: by the callback's token, which
+// proves the sender is the agent, or as the caller in ctx.
+func (x *Dispatcher) complete(ctx context.Context, tenant tenants.ID, id string, body []byte, byToken bool) error {
 	if int64(len(body)) > x.cfg.MaxResultBytes {
 		return fault.Errorf(fault.TooLarge, "over %d bytes: result is too large", x.cfg.MaxResultBytes)
 	}
@@ -235,8 +276,10 @@ func (x *Dispatcher) Complete(ctx context.Context, tenant tenants.ID, id, token 
 	if err != nil {
 		return err
 	}
-	// The token proved the caller is the agent the task went to: its writes are the agent's.
-	ctx = authz.As(ctx, authz.AgentSubject(d.AgentID))
+	if byToken {
+		// The token proved the caller is the agent the task went to: its writes are the agent's.
+		ctx = authz.As(ctx, authz.AgentSubject(d.AgentID))
+	}
 	if d.Status.Terminal() && d.Status != StatusTimeout {
 		return fault.Errorf(fault.Conflict, "delegation %q is %s: delegation already finished", id, d.Status)
 	}

@@ -34,6 +34,8 @@ type SecretStore interface {
 	PutSecret(ctx context.Context, tenant tenants.ID, agentID string, s SealedSecret, at time.Time) error
 	// GetSecret returns the sealed secret; ErrNotFound when the agent has none.
 	GetSecret(ctx context.Context, tenant tenants.ID, agentID string) (SealedSecret, error)
+	// GetSecrets returns the sealed secrets of those of the agents that have one.
+	GetSecrets(ctx context.Context, tenant tenants.ID, agentIDs []string) (map[string]SealedSecret, error)
 	// DeleteSecret removes it; ErrNotFound when there was none.
 	DeleteSecret(ctx context.Context, tenant tenants.ID, agentID string) error
 }
@@ -178,6 +180,17 @@ func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, s
 	if card.Endpoint == "" {
 		return fault.Errorf(fault.Invalid, "card %q has no endpoint to hold a secret for: invalid", agentID)
 	}
+	if err := CheckCredential(secret, header); err != nil {
+		return err
+	}
+	plain := plainOf(Credential{Header: header, Value: secret})
+	sealed := SealedSecret{Endpoint: card.Endpoint, Header: header, Sealed: s.seal(tenant, agentID, card.Endpoint, plain)}
+	return s.store.PutSecret(ctx, tenant, agentID, sealed, s.now().UTC())
+}
+
+// CheckCredential refuses a secret Set would refuse: empty, over MaxSecretBytes, with a space or
+// a control character, or for a header it cannot go in.
+func CheckCredential(secret, header string) error {
 	if secret == "" || len(secret) > MaxSecretBytes {
 		return fault.Errorf(fault.Invalid, "secret must have 1 to %d bytes: invalid", MaxSecretBytes)
 	}
@@ -187,13 +200,52 @@ func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, s
 		}
 	}
 	if header != "" {
-		if err := checkHeader(header); err != nil {
-			return err
+		return checkHeader(header)
+	}
+	return nil
+}
+
+// Kinds says how the calls to each of the cards, which the caller in ctx has read, carry their
+// secret: "bearer" or "header", for each card whose secret is bound to its endpoint as it is
+// now; a card missing from the map has none its calls would carry. The secret itself is opened
+// only to tell the two apart and never leaves.
+func (s *EndpointSecrets) Kinds(ctx context.Context, tenant tenants.ID, cs []cards.Card) (map[string]string, error) {
+	if _, err := authz.Caller(ctx); err != nil {
+		return nil, err
+	}
+	ctx, err := s.gate.Enter(ctx, string(tenant))
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if c.Endpoint != "" {
+			ids = append(ids, c.AgentID)
 		}
 	}
-	plain := plainOf(Credential{Header: header, Value: secret})
-	sealed := SealedSecret{Endpoint: card.Endpoint, Header: header, Sealed: s.seal(tenant, agentID, card.Endpoint, plain)}
-	return s.store.PutSecret(ctx, tenant, agentID, sealed, s.now().UTC())
+	kinds := map[string]string{}
+	if len(ids) == 0 {
+		return kinds, nil
+	}
+	sealed, err := s.store.GetSecrets(ctx, tenant, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs {
+		sec, ok := sealed[c.AgentID]
+		if !ok || sec.Endpoint == "" || sec.Endpoint != c.Endpoint {
+			continue
+		}
+		plain, err := s.open(tenant, c.AgentID, c.Endpoint, sec.Sealed)
+		if err != nil {
+			return nil, err
+		}
+		kinds[c.AgentID] = "bearer"
+		if credentialOf(plain).Header != "" {
+			kinds[c.AgentID] = "header"
+		}
+	}
+	return kinds, nil
 }
 
 // Remove deletes the secret; the endpoint is then called with the delegation token.

@@ -80,6 +80,9 @@ type Request struct {
 	// "Reads during a database outage"): its REST routes let the tenant gate pass on the row as
 	// last read. Any other request is refused at once once the database is found down.
 	FromMemory bool
+	// FlatErrors marks a request of a registry's compatible door: it answers errors as that
+	// registry did, {"error": message}, with the code and requestId beside the message.
+	FlatErrors bool
 }
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
@@ -151,6 +154,10 @@ var DelegationListQuery = []string{"status", "agentId", "limit", "cursor"}
 const (
 	tenantPath = "/v1/tenants/:tenant"
 	probeOnly  = "a probe for load balancers and process supervisors, not a user's request"
+	// MeshBase is the base URL of agentkit-mesh's control plane for a tenant.
+	MeshBase = "/compat/agentkit-mesh/:tenant"
+	meshOnly = "agentkit-mesh's HTTP control plane, for that registry's clients; the other doors have the cards.* and " +
+		"delegations.* requests it maps to (and MCP agentkit-mesh's own tool names)"
 )
 
 // Requests is every request of the service, in the order of the table in docs/api.md.
@@ -229,6 +236,29 @@ var Requests = []Request{
 	{Name: "delegations.complete", In: typeOf[api.DelegationsComplete](), Out: typeOf[api.Empty](), Does: "Report the outcome of an async delegation", Caller: "the agent, by the delegation's token",
 		Access: ResultToken, Routes: []Route{{Method: "POST", Path: "/callbacks/delegations/:tenant/:id", Query: []string{"token"}}},
 		Doors: REST, NotOn: "agents report results over HTTP to the callback URL they were given, not through a user's door"},
+
+	{Name: "mesh.health", FlatErrors: true, In: typeOf[api.MeshAgentsList](), Out: typeOf[api.Status](), Does: "Answer while the process runs, at agentkit-mesh's base URL (its GET /health)", Caller: "anyone",
+		Access: Open, Routes: []Route{{Method: "GET", Path: MeshBase + "/health"}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.agents_list", FlatErrors: true, In: typeOf[api.MeshAgentsList](), Out: typeOf[[]api.MeshAgent](), Does: "List every agent, by name (agentkit-mesh's GET /v1/agents)", Caller: "cards:read (the cards it may read)",
+		Access: Token, Routes: []Route{{Method: "GET", Path: MeshBase + "/v1/agents"}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.agents_register", FlatErrors: true, In: typeOf[api.MeshAgentsRegister](), Out: typeOf[api.MeshAgent](), Does: "Register an agent, or replace the one of that name (agentkit-mesh's POST /v1/agents)", Caller: "cards:write",
+		Access: Token, Routes: []Route{{Method: "POST", Path: MeshBase + "/v1/agents"}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.agents_get", FlatErrors: true, In: typeOf[api.MeshAgentRef](), Out: typeOf[api.MeshAgent](), Does: "Read one agent (agentkit-mesh's GET /v1/agents/{name})", Caller: "cards:read",
+		Access: Token, Routes: []Route{{Method: "GET", Path: MeshBase + "/v1/agents/:name"}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.agents_remove", FlatErrors: true, In: typeOf[api.MeshAgentRef](), Out: typeOf[api.MeshOK](), Does: "Remove an agent (agentkit-mesh's DELETE /v1/agents/{name})", Caller: "cards:delete",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: MeshBase + "/v1/agents/:name"}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.agents_heartbeat", FlatErrors: true, In: typeOf[api.MeshAgentRef](), Out: typeOf[api.MeshOK](), Does: "Report that an agent is alive (agentkit-mesh's POST /v1/agents/{name}/heartbeat)", Caller: "cards:heartbeat, or the agent with its delegation token",
+		Access: Token, Routes: []Route{{Method: "POST", Path: MeshBase + "/v1/agents/:name/heartbeat"}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.discover", FlatErrors: true, FromMemory: true, In: typeOf[api.MeshDiscover](), Out: typeOf[[]api.MeshMatch](), Does: "Find the agents that match a query, ranked by the free-text search (agentkit-mesh's GET /v1/discover)", Caller: "cards:read",
+		Access: Token, Routes: []Route{{Method: "GET", Path: MeshBase + "/v1/discover", Query: []string{"query", "limit", "resources"}}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.delegate", FlatErrors: true, In: typeOf[api.MeshDelegate](), Out: typeOf[api.MeshDelegated](), Does: "Delegate a task to an agent by name, or to the best match of a query (agentkit-mesh's POST /v1/delegate)", Caller: "delegate on the capability", OpenWorld: true,
+		Access: Token, Routes: []Route{{Method: "POST", Path: MeshBase + "/v1/delegate"}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.delegations_list", FlatErrors: true, In: typeOf[api.MeshDelegationsList](), Out: typeOf[[]api.MeshDelegation](), Does: "List delegation records, newest first (agentkit-mesh's GET /v1/delegations)", Caller: "any member (their own; all with delegations:read)",
+		Access: Token, Routes: []Route{{Method: "GET", Path: MeshBase + "/v1/delegations", Query: []string{"limit", "offset"}}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.delegations_get", FlatErrors: true, In: typeOf[api.MeshDelegationRef](), Out: typeOf[api.MeshDelegation](), Does: "Read one delegation record (agentkit-mesh's GET /v1/delegations/{id})", Caller: "its caller, or delegations:read",
+		Access: Token, Routes: []Route{{Method: "GET", Path: MeshBase + "/v1/delegations/:id"}}, Doors: REST, NotOn: meshOnly},
+	{Name: "mesh.delegations_result", FlatErrors: true, In: typeOf[api.MeshResult](), Out: typeOf[api.MeshOK](), Does: "Report the outcome of an async delegation (agentkit-mesh's POST /v1/delegations/{id}/result)", Caller: "the agent (its delegation token), or cards:write on its card",
+		Access: Token, Routes: []Route{{Method: "POST", Path: MeshBase + "/v1/delegations/:id/result"}}, Doors: REST, NotOn: meshOnly},
 
 	{Name: "a2a.agents", FromMemory: true, In: typeOf[api.A2AAgents](), Out: typeOf[api.AgentPage](), Does: "List a tenant's public agents with their A2A card URLs", Caller: "anyone",
 		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/agents", Query: []string{"limit", "cursor"}}}, Doors: Every},

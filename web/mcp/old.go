@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -203,7 +202,7 @@ func capabilityNames(cs []cards.Capability) []string {
 // meshAgentOf is a card as agentkit-mesh's agent record.
 func meshAgentOf(c cards.Card) meshAgent {
 	a := meshAgent{Name: c.AgentID, Description: c.Description, Capabilities: capabilityNames(c.Capabilities),
-		Resources: []meshResource{}, Endpoint: c.Endpoint, Protocol: "http", RegisteredAt: jsTime(c.CreatedAt), LastSeen: jsTime(c.UpdatedAt)}
+		Resources: []meshResource{}, Endpoint: c.Endpoint, Protocol: "http", RegisteredAt: api.MeshTime(c.CreatedAt), LastSeen: api.MeshTime(c.UpdatedAt)}
 	if len(c.Protocols) > 0 {
 		a.Protocol = c.Protocols[0]
 	}
@@ -211,13 +210,10 @@ func meshAgentOf(c cards.Card) meshAgent {
 		a.Resources = append(a.Resources, meshResource{URI: r.URI, Access: r.Access})
 	}
 	if l := c.Liveness; l != nil && l.LastSeenAt != nil && l.LastSeenAt.After(c.UpdatedAt) {
-		a.LastSeen = jsTime(*l.LastSeenAt)
+		a.LastSeen = api.MeshTime(*l.LastSeenAt)
 	}
 	return a
 }
-
-// jsTime writes t as JavaScript's toISOString does: UTC, to the millisecond.
-func jsTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // jsText writes v as JSON.stringify(v, null, 2) does: indented by two spaces, nothing escaped
 // that JSON does not require.
@@ -301,9 +297,10 @@ func meshDelegate(ctx context.Context, c *client.Client, args json.RawMessage, n
 	if err != nil {
 		return nil, "", err
 	}
-	capability, err := chooseCapability(card, in.Task)
-	if err != nil {
-		return nil, "", err
+	capability, ok := api.MeshCapability(card, in.Task)
+	if !ok {
+		return nil, "", &client.Error{Status: http.StatusBadRequest, Code: "invalid",
+			Message: fmt.Sprintf("agent %s declares no capability to delegate to: invalid request", card.AgentID)}
 	}
 	req := api.DelegationsCreate{AgentID: in.TargetName, Capability: capability, Task: in.Task, Mode: "sync"}
 	if in.Context != "" {
@@ -322,35 +319,6 @@ func meshDelegate(ctx context.Context, c *client.Client, args json.RawMessage, n
 		Result: d.Result, Error: d.Error, LatencyMS: d.LatencyMS}
 	text, err := jsText(md)
 	return meshDelegateOut{meshDelegation: md, Notice: notice}, text, err
-}
-
-// chooseCapability picks the capability of a delegation that names none: the card's only one,
-// or the one whose name shares the most words with the task, the first listed on a tie.
-func chooseCapability(card cards.Card, task string) (string, error) {
-	if len(card.Capabilities) == 0 {
-		return "", &client.Error{Status: http.StatusBadRequest, Code: "invalid",
-			Message: fmt.Sprintf("agent %s declares no capability to delegate to: invalid request", card.AgentID)}
-	}
-	taskWords := words(task)
-	best, bestScore := card.Capabilities[0].Name, -1
-	for _, cap := range card.Capabilities {
-		score := 0
-		for _, w := range words(cap.Name + " " + cap.Title) {
-			if slices.Contains(taskWords, w) {
-				score++
-			}
-		}
-		if score > bestScore {
-			best, bestScore = cap.Name, score
-		}
-	}
-	return best, nil
-}
-
-// words splits text into lowercase words at anything not a letter or digit (budget_approval is
-// two words).
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 func listRegistry(ctx context.Context, c *client.Client, args json.RawMessage, notice string) (any, string, error) {

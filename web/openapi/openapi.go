@@ -54,12 +54,14 @@ func New(errs Errors) (*openapi3.T, error) {
 			Version: "v1",
 			Description: "The REST door of agentcards, a registry of AI agents' cards: tenants, cards, " +
 				"search, roles and policies, delegations and the A2A views. Every error answers the one " +
-				"error body (components.schemas.Error) with a code from its enum. The same requests are " +
+				"error body (components.schemas.Error) with a code from its enum, but for the mesh.* operations, " +
+				"agentkit-mesh's control plane, which answer that registry's (components.schemas.FlatError). The same requests are " +
 				"served as MCP tools at " + MCPPath + " and by the CLI and the Go client.",
 		},
 		Paths: openapi3.NewPaths(),
 	}
 	b.errorBody()
+	b.flatErrorBody()
 	for _, r := range catalog.Requests {
 		if r.Doors&catalog.REST == 0 {
 			continue
@@ -275,7 +277,7 @@ func (b *builder) answers(op *openapi3.Operation, r catalog.Request, route catal
 		return err
 	}
 	for _, status := range codes {
-		op.Responses.Set(fmt.Sprint(status), &openapi3.ResponseRef{Ref: "#/components/responses/" + b.errorResponse(status)})
+		op.Responses.Set(fmt.Sprint(status), &openapi3.ResponseRef{Ref: "#/components/responses/" + b.errorResponse(status, r.FlatErrors)})
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ var successes = map[string][]int{
 	"roles.grant POST":          {http.StatusOK, http.StatusCreated},
 	"policies.add POST":         {http.StatusOK, http.StatusCreated},
 	"delegations.create POST":   {http.StatusOK, http.StatusAccepted},
+	"mesh.agents_register POST": {http.StatusCreated},
 }
 
 // successText says what a success status means where a request has several.
@@ -152,18 +153,21 @@ var withBody = []string{"malformed_json", "too_large", "unsupported_media_type"}
 
 // errorsOf are the error codes a request may answer beyond those its route's shape implies.
 var errorsOf = map[string][]string{
-	"tenants.create":       {"conflict"},
-	"cards.register":       {"conflict"},
-	"cards.register_batch": {"conflict"},
-	"cards.import":         {"conflict", "blocked_url", "invalid_signature", "fetch_failed"},
-	"cards.refresh":        {"conflict", "blocked_url", "fetch_failed", "precondition_failed"},
-	"cards.replace":        {"precondition_failed", "conflict"},
-	"cards.update":         {"precondition_failed", "conflict"},
-	"cards.remove":         {"precondition_failed"},
-	"a2a.card":             {"version_not_supported"},
-	"keys.list":            {"not_found"},
-	"delegations.create":   {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},
-	"delegations.complete": {"conflict", "expired"},
+	"tenants.create":          {"conflict"},
+	"cards.register":          {"conflict"},
+	"cards.register_batch":    {"conflict"},
+	"cards.import":            {"conflict", "blocked_url", "invalid_signature", "fetch_failed"},
+	"cards.refresh":           {"conflict", "blocked_url", "fetch_failed", "precondition_failed"},
+	"cards.replace":           {"precondition_failed", "conflict"},
+	"cards.update":            {"precondition_failed", "conflict"},
+	"cards.remove":            {"precondition_failed"},
+	"a2a.card":                {"version_not_supported"},
+	"keys.list":               {"not_found"},
+	"delegations.create":      {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},
+	"delegations.complete":    {"conflict", "expired"},
+	"mesh.agents_register":    {"conflict", "precondition_failed"},
+	"mesh.delegate":           {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},
+	"mesh.delegations_result": {"conflict", "expired"},
 }
 
 // requestIDHeader are the headers every answer has.
@@ -193,10 +197,28 @@ func (b *builder) errorBody() {
 	b.s.comp["Error"] = body.NewRef()
 }
 
+// flatErrorBody adds the flat error body of a registry's compatible door to the components:
+// FlatError, that registry's {"error": message} with the code and request id beside it.
+func (b *builder) flatErrorBody() {
+	body := openapi3.NewObjectSchema().WithoutAdditionalProperties().
+		WithProperty("error", openapi3.NewStringSchema()).
+		WithProperty("code", openapi3.NewStringSchema().WithEnum(b.s.comp["Error"].Value.Properties["error"].Value.Properties["code"].Value.Enum...)).
+		WithProperty("requestId", openapi3.NewStringSchema())
+	body.Required = []string{"error", "code", "requestId"}
+	body.Properties["error"].Value.Description = "what went wrong, for people; never internal details"
+	body.Properties["code"].Value.Description = "what went wrong, for programs, as in the one error body"
+	body.Properties["requestId"].Value.Description = "the request's id, as its X-Request-Id header"
+	body.Description = "The error body of agentkit-mesh's control plane (the mesh.* operations): its {\"error\": message}, with the code and request id beside."
+	b.s.comp["FlatError"] = body.NewRef()
+}
+
 // errorResponse names the component of the error answer with status, adding it the first time:
-// the error body, its code one of those of status.
-func (b *builder) errorResponse(status int) string {
+// the error body (flat: the FlatError body), its code one of those of status.
+func (b *builder) errorResponse(status int, flat bool) string {
 	name := strings.ReplaceAll(http.StatusText(status), " ", "")
+	if flat {
+		name = "Flat" + name
+	}
 	if _, ok := b.responses[name]; ok {
 		return name
 	}
@@ -217,6 +239,13 @@ func (b *builder) errorResponse(status int) string {
 		openapi3.NewSchemaRef("#/components/schemas/Error", b.s.comp["Error"].Value), narrow.NewRef(),
 	}}
 	desc := fmt.Sprintf("%s: the error body, code %s.", http.StatusText(status), strings.Join(codes, ", "))
+	if flat {
+		narrow = openapi3.NewObjectSchema().WithProperty("code", openapi3.NewStringSchema().WithEnum(enum...))
+		schema = &openapi3.Schema{AllOf: openapi3.SchemaRefs{
+			openapi3.NewSchemaRef("#/components/schemas/FlatError", b.s.comp["FlatError"].Value), narrow.NewRef(),
+		}}
+		desc = fmt.Sprintf("%s: agentkit-mesh's error body, code %s.", http.StatusText(status), strings.Join(codes, ", "))
+	}
 	res := &openapi3.Response{Description: &desc, Headers: requestIDHeader(),
 		Content: openapi3.NewContentWithJSONSchema(schema)}
 	switch status {
@@ -253,7 +282,7 @@ func (b *builder) mcp() *openapi3.Operation {
 	res.Set("202", &openapi3.ResponseRef{Value: &openapi3.Response{Description: &noted, Headers: requestIDHeader()}})
 	for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusRequestEntityTooLarge, http.StatusInternalServerError,
 		http.StatusServiceUnavailable} {
-		res.Set(fmt.Sprint(status), &openapi3.ResponseRef{Ref: "#/components/responses/" + b.errorResponse(status)})
+		res.Set(fmt.Sprint(status), &openapi3.ResponseRef{Ref: "#/components/responses/" + b.errorResponse(status, false)})
 	}
 	return &openapi3.Operation{
 		OperationID: "mcp",

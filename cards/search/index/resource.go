@@ -78,3 +78,14 @@ func (p resourcePattern) covers(r resourcePattern) bool {
 	}
 	return slices.Equal(p.segments, r.segments[:len(p.segments)])
 }
+
+// Covers reports whether the declared resource URI covers the URI asked for, as the search's
+// resource filter decides it; a URI that does not parse covers nothing and is covered by nothing.
+func Covers(declared, asked string) bool {
+	p, err := parseResource(declared)
+	if err != nil {
+		return false
+	}
+	r, err := parseResource(asked)
+	return err == nil && p.covers(r)
+}
