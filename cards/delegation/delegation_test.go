@@ -84,3 +84,22 @@ func TestSealedSecretIsBoundToItsCard(t *testing.T) {
 		t.Fatal("a 16-byte key accepted")
 	}
 }
+
+// TestCredentialHeaderField: a credential goes as the bearer token of Authorization, or as the
+// whole value of the header it was set for, Authorization included; none goes nowhere.
+func TestCredentialHeaderField(t *testing.T) {
+	for _, c := range []struct {
+		cred        Credential
+		name, value string
+	}{
+		{Credential{Value: "t0k"}, "Authorization", "Bearer t0k"},
+		{Credential{Header: "X-Api-Key", Value: "k3y"}, "X-Api-Key", "k3y"},
+		{Credential{Header: "Authorization", Value: "r4w"}, "Authorization", "r4w"},
+		{Credential{}, "", ""},
+		{Credential{Header: "X-Api-Key"}, "", ""},
+	} {
+		if name, value := c.cred.HeaderField(); name != c.name || value != c.value {
+			t.Errorf("%+v: %q: %q, want %q: %q", c.cred, name, value, c.name, c.value)
+		}
+	}
+}

@@ -495,11 +495,8 @@ func (x *Dispatcher) credential(ctx context.Context, c call, token string) (head
 		if err != nil {
 			return "", "", fmt.Errorf("endpoint secret: %w: %w", errLocal, err)
 		}
-		switch {
-		case cred.Value != "" && cred.Header != "":
-			return cred.Header, cred.Value, nil
-		case cred.Value != "":
-			return "Authorization", "Bearer " + cred.Value, nil
+		if name, value := cred.HeaderField(); value != "" {
+			return name, value, nil
 		}
 	}
 	return "Authorization", "Bearer " + token, nil

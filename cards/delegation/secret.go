@@ -50,6 +50,19 @@ type Credential struct {
 	Value  string
 }
 
+// HeaderField returns the header a request carries the credential in and that header's value:
+// Value as the bearer token of Authorization when Header is empty, else as Header's whole value
+// (as it is in Authorization too). Both are empty when there is no credential.
+func (c Credential) HeaderField() (name, value string) {
+	switch {
+	case c.Value == "":
+		return "", ""
+	case c.Header == "":
+		return "Authorization", "Bearer " + c.Value
+	}
+	return c.Header, c.Value
+}
+
 // reservedHeaders are the headers a secret may not be sent in: those the service or HTTP itself
 // sets on a delegated call (lowercase).
 var reservedHeaders = map[string]bool{
@@ -96,8 +109,8 @@ func credentialOf(plain string) Credential {
 }
 
 // EndpointSecrets keeps the static secret a card may hold for its endpoint, sealed with AES-GCM
-// under a key from config. The secret goes out only in delegated calls, in Authorization or in
-// the header it was set for; no API returns it.
+// under a key from config. The secret goes out only in delegated calls and in probes of the
+// endpoint's origin, in Authorization or in the header it was set for; no API returns it.
 type EndpointSecrets struct {
 	store SecretStore
 	cards Cards
@@ -256,9 +269,10 @@ func (s *EndpointSecrets) Remove(ctx context.Context, tenant tenants.ID, agentID
 	return s.store.DeleteSecret(ctx, tenant, agentID)
 }
 
-// Opener returns what the dispatcher reads plain secrets with. It is not an entry point: it has
-// no caller to check, so the doors get EndpointSecrets (Set and Remove) and only the dispatcher,
-// which has admitted its caller, gets the Opener.
+// Opener returns what the dispatcher and the prober read plain secrets with. It is not an entry
+// point: it has no caller to check, so the doors get EndpointSecrets (Set and Remove) and only
+// the dispatcher, which has admitted its caller, and the prober, which acts for no caller, get the
+// Opener.
 func (s *EndpointSecrets) Opener() Secrets { return opener{s} }
 
 type opener struct{ s *EndpointSecrets }

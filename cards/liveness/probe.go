@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -100,8 +101,25 @@ type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }
 
+// Secrets gives the static secret a card holds for its endpoint URL, which cards/delegation's
+// EndpointSecrets keep sealed to that URL: probes of the endpoint's origin carry it, so that an
+// agent that asks for it on every route is not taken for a dead one.
+type Secrets interface {
+	// Credential returns the header a request carries the card's secret in, and that header's
+	// value; an empty value when the card holds none for endpoint (none at all, or one set while
+	// its endpoint was another URL).
+	Credential(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (header, value string, err error)
+}
+
 // Prober probes the cards that this replica claims, every interval.
 type Prober struct {
+	// Secrets, when set before Run, gives the credential a probe carries when it goes to the
+	// origin of the card's endpoint; nil: probes carry none.
+	Secrets Secrets
+	// SecretFailed, when set, is told of each secret Secrets could not give; the probe goes on
+	// without it, and the card's liveness does not tell of it.
+	SecretFailed func(tenant tenants.ID, agentID string, err error)
+
 	cfg     ProbeConfig
 	store   ProbeStore
 	cards   CardReader
@@ -118,6 +136,9 @@ type target struct {
 	cardID   string
 	revision int64
 	url      string // empty: not probed (disabled, or nowhere to probe)
+	// secretFor is the card's endpoint when url is at its origin: the URL whose secret the
+	// probe carries. Empty: the probe carries none.
+	secretFor string
 }
 
 // NewProber returns a prober; its results go to tracker.
@@ -186,11 +207,13 @@ func (p *Prober) Round(ctx context.Context) (RoundStats, error) {
 	return stats, failed
 }
 
-// probeJob is one card a round claimed: the URL it is probed at, and when in the round.
+// probeJob is one card a round claimed: the URL it is probed at (with the endpoint whose secret
+// it carries, if any), and when in the round.
 type probeJob struct {
-	c   Candidate
-	url string
-	at  time.Duration
+	c         Candidate
+	url       string
+	secretFor string
+	at        time.Duration
 }
 
 // claim leases the next probe of the given cards to this round for lease, a chunk at a time,
@@ -215,7 +238,8 @@ func (p *Prober) claim(ctx context.Context, byTenant map[tenants.ID][]Candidate,
 			}
 			for _, c := range chunk {
 				if slices.Contains(got, c.AgentID) {
-					jobs = append(jobs, probeJob{c: c, url: p.url(c)})
+					t := p.target(c)
+					jobs = append(jobs, probeJob{c: c, url: t.url, secretFor: t.secretFor})
 				}
 			}
 		}
@@ -289,7 +313,7 @@ func (p *Prober) probeInSlots(ctx context.Context, j probeJob, tenant, global ch
 	if ctx.Err() != nil || expired() {
 		return
 	}
-	if r, ok := p.probe(ctx, j.c, j.url); ok {
+	if r, ok := p.probe(ctx, j); ok {
 		results <- r
 	}
 }
@@ -367,7 +391,8 @@ func (p *Prober) probed(ctx context.Context, cands []Candidate) (map[tenants.ID]
 				return nil, fmt.Errorf("probe: read cards: %w", err)
 			}
 			for _, c := range cs {
-				p.targets[beatKey{tenant, c.AgentID}] = target{cardID: c.ID, revision: c.Revision, url: probeURL(c, p.cfg.Path)}
+				u := probeURL(c, p.cfg.Path)
+				p.targets[beatKey{tenant, c.AgentID}] = target{cardID: c.ID, revision: c.Revision, url: u, secretFor: secretFor(c, u)}
 			}
 		}
 	}
@@ -383,10 +408,10 @@ func (p *Prober) probed(ctx context.Context, cands []Candidate) (map[tenants.ID]
 	return out, nil
 }
 
-func (p *Prober) url(c Candidate) string {
+func (p *Prober) target(c Candidate) target {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.targets[beatKey{c.Tenant, c.AgentID}].url
+	return p.targets[beatKey{c.Tenant, c.AgentID}]
 }
 
 // probeURL is where a card is probed: the configured path at its endpoint's origin, or its A2A
@@ -409,22 +434,63 @@ func probeURL(c cards.Card, path string) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}).String()
 }
 
+// secretFor is the endpoint whose secret a probe of the card at u carries: the card's endpoint
+// when u is at its origin, else none, so that a secret never goes to another origin (such as
+// the one the card was imported from).
+func secretFor(c cards.Card, u string) string {
+	if u == "" || !sameOrigin(u, c.Endpoint) {
+		return ""
+	}
+	return c.Endpoint
+}
+
+// sameOrigin reports whether two HTTP URLs have the same scheme, host and port (a scheme's
+// default port when none is written).
+func sameOrigin(a, b string) bool {
+	oa, ob := origin(a), origin(b)
+	return oa != "" && oa == ob
+}
+
+// origin is an HTTP URL's scheme://host:port, lowercase; empty for any other URL.
+func origin(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Hostname() == "" {
+		return ""
+	}
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	switch {
+	case scheme != "http" && scheme != "https":
+		return ""
+	case port == "" && scheme == "http":
+		port = "80"
+	case port == "":
+		port = "443"
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
 // maxProbeBody is as much of an answer as a probe reads.
 const maxProbeBody = 64 << 10
 
-// probe fetches url once: a 2xx answer within the timeout is a success. It reports false when
-// ctx ended meanwhile (the server stopping): that says nothing of the agent.
-func (p *Prober) probe(parent context.Context, c Candidate, url string) (ProbeResult, bool) {
+// probe fetches the job's URL once, with the card's credential when the job carries its
+// endpoint's: a 2xx answer within the timeout is a success. It reports false when ctx ended
+// meanwhile (the server stopping): that says nothing of the agent.
+func (p *Prober) probe(parent context.Context, j probeJob) (ProbeResult, bool) {
+	c := j.c
 	r := ProbeResult{Tenant: c.Tenant, AgentID: c.AgentID, CardID: c.CardID}
+	header, value := p.credential(parent, j)
 	ctx, cancel := context.WithTimeout(parent, p.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
 	err := func() error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.url, nil)
 		if err != nil {
 			return err
 		}
 		req.Header.Set("Accept", "application/json")
+		if value != "" {
+			req.Header.Set(header, value)
+		}
 		resp, err := p.doer.Do(req)
 		if err != nil {
 			return err
@@ -450,6 +516,28 @@ func (p *Prober) probe(parent context.Context, c Candidate, url string) (ProbeRe
 	}
 	r.OK = true
 	return r, true
+}
+
+// credential returns the header and value of the secret the job's card holds for the endpoint
+// the job carries it for; none without Secrets, or when it cannot be read (SecretFailed is told,
+// unless ctx ended). Reading it takes at most a probe's timeout, apart from the probe's own.
+func (p *Prober) credential(parent context.Context, j probeJob) (header, value string) {
+	if p.Secrets == nil || j.secretFor == "" {
+		return "", ""
+	}
+	ctx, cancel := context.WithTimeout(parent, p.cfg.Timeout)
+	defer cancel()
+	header, value, err := p.Secrets.Credential(ctx, j.c.Tenant, j.c.AgentID, j.secretFor)
+	switch {
+	case err != nil:
+		if parent.Err() == nil && p.SecretFailed != nil {
+			p.SecretFailed(j.c.Tenant, j.c.AgentID, err)
+		}
+		return "", ""
+	case header == "":
+		return "", ""
+	}
+	return header, value
 }
 
 // truncate cuts s to at most n bytes, at a character boundary.

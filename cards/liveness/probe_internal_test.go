@@ -42,6 +42,39 @@ func TestProbeURL(t *testing.T) {
 	}
 }
 
+// TestSecretFor: a probe carries the card's secret (for its endpoint) only when it goes to the
+// endpoint's origin: the same scheme, host (in any case) and port (a default one written or not).
+func TestSecretFor(t *testing.T) {
+	const ep = "https://agent.example.com/v1/rpc"
+	for _, c := range []struct {
+		endpoint, url string
+		same          bool
+	}{
+		{ep, "https://agent.example.com/.well-known/agent-card.json", true},
+		{ep, "https://Agent.Example.COM:443/health", true},
+		{"http://10.0.0.7:8080/rpc", "http://10.0.0.7:8080/cards/a.json", true},
+		{"http://[::1]:9000/rpc", "http://[::1]:9000/health", true},
+		{"http://agent.example.com/rpc", "http://agent.example.com:80/a.json", true},
+		{ep, "https://cards.example.org/a.json", false},
+		{ep, "https://agent.example.com.evil.example/a.json", false},
+		{ep, "http://agent.example.com/.well-known/agent-card.json", false},
+		{ep, "https://agent.example.com:8443/health", false},
+		{"http://10.0.0.7:8080/rpc", "http://10.0.0.7:8081/health", false},
+		{"http://agent.example.com/rpc", "http://agent.example.com:443/a.json", false},
+		{ep, "", false},
+		{"", "https://agent.example.com/a.json", false},
+		{"grpc://agent.example.com:443", "https://agent.example.com/a.json", false},
+	} {
+		want := ""
+		if c.same {
+			want = c.endpoint
+		}
+		if got := secretFor(cards.Card{Endpoint: c.endpoint}, c.url); got != want {
+			t.Errorf("endpoint %q, probed at %q: secret for %q, want %q", c.endpoint, c.url, got, want)
+		}
+	}
+}
+
 // TestTruncate: a probe's error is cut to a byte bound, never inside a character.
 func TestTruncate(t *testing.T) {
 	for _, c := range []struct {

@@ -162,13 +162,13 @@ func New(o Options) (*App, error) {
 	cardStore := storage.NewCardStore(o.DB)
 	a.buildIndex(cardStore)
 	fetch := a.importClient()
+	if err := a.buildSecrets(cardStore); err != nil {
+		return nil, err
+	}
 	livenessStore := storage.NewLivenessStore(o.DB)
 	a.buildLiveness(livenessStore, cardStore)
 	a.buildCards(cardStore)
 	a.buildA2A(cardStore, livenessStore, fetch)
-	if err := a.buildSecrets(cardStore); err != nil {
-		return nil, err
-	}
 	deps := a.delegationDeps(cardStore)
 	a.observe(&deps)
 	a.buildDispatcher(deps)
@@ -239,13 +239,21 @@ func (a *App) timed(purpose string, d metrics.Doer) metrics.Doer {
 }
 
 // buildLiveness builds the tracker of the cards' heartbeats and the prober of agents. Probes go
-// through the guarded client, as every call to a URL users registered does.
+// through the guarded client, as every call to a URL users registered does, and carry the
+// card's endpoint secret, when there are secrets, as delegations do.
 func (a *App) buildLiveness(livenessStore *storage.LivenessStore, cardStore *storage.CardStore) {
 	o := a.opts
 	a.Liveness = liveness.New(livenessStore, o.Liveness.TTL, o.Liveness.Now)
 	probeCfg := o.Liveness.Probe.WithDefaults()
 	a.Prober = liveness.NewProber(probeCfg, livenessStore, cardStore,
 		a.timed("probe", outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: probeCfg.Timeout})), a.Liveness)
+	if a.Secrets != nil {
+		a.Prober.Secrets = probeSecrets{a.Secrets.Opener()}
+		failed := quiet(o.Log, "endpoint secret not read for a probe; probed without it")
+		a.Prober.SecretFailed = func(tenant tenants.ID, agentID string, err error) {
+			failed("tenant", tenant, "agentId", agentID, "err", err)
+		}
+	}
 }
 
 // buildCards builds the card and search services, and the service of the tenants' synonym

@@ -1,8 +1,12 @@
 package app
 
 import (
+	"context"
+
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/outbound"
 )
 
@@ -18,6 +22,23 @@ func (a *App) buildSecrets(cardStore *storage.CardStore) error {
 	}
 	a.Secrets = secrets
 	return nil
+}
+
+// probeSecrets gives probes the endpoint secret a card holds, in the header a delegation sends
+// it in.
+type probeSecrets struct{ secrets delegation.Secrets }
+
+var _ liveness.Secrets = probeSecrets{}
+
+// Credential returns the header and value of the secret the card holds for endpoint; both empty
+// when it holds none for that URL.
+func (p probeSecrets) Credential(ctx context.Context, tenant tenants.ID, agentID, endpoint string) (header, value string, err error) {
+	cred, err := p.secrets.Secret(ctx, tenant, agentID, endpoint)
+	if err != nil {
+		return "", "", err
+	}
+	header, value = cred.HeaderField()
+	return header, value, nil
 }
 
 // delegationDeps gathers what the dispatcher works with: its store, the gate and the enforcers,
