@@ -1,15 +1,22 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
@@ -67,11 +74,16 @@ func meshAgentOf(c cards.Card, kind string) api.MeshAgent {
 }
 
 // secretKinds says how each card's calls carry their credential; none without endpoint secrets.
+// A read answered from memory while the database is down (a search) says none rather than fail.
 func (h *handlers) secretKinds(ctx context.Context, tenant tenants.ID, cs []cards.Card) (map[string]string, error) {
 	if h.Secrets == nil {
 		return nil, nil
 	}
-	return h.Secrets.Kinds(ctx, tenant, cs)
+	kinds, err := h.Secrets.Kinds(ctx, tenant, cs)
+	if err != nil && tenants.Stale(ctx) {
+		return nil, nil
+	}
+	return kinds, err
 }
 
 func (h *handlers) meshAgents(c echo.Context) error {
@@ -97,8 +109,7 @@ func (h *handlers) meshAgents(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// searchAll answers the search's hits page after page, up to max of them (0: as many as a page
-// has, once).
+// searchAll answers the search's hits page after page, up to max (at least 1) of them.
 func (h *handlers) searchAll(ctx context.Context, tenant tenants.ID, q search.Query, max int) ([]search.Hit, error) {
 	var hits []search.Hit
 	for {
@@ -125,26 +136,47 @@ func (h *handlers) meshAgent(c echo.Context, status int, card cards.Card) error 
 	return c.JSON(status, meshAgentOf(card, kinds[card.AgentID]))
 }
 
+// meshSays gives err agentkit-mesh's message for its kind, when it is of that kind.
+func meshSays(err error, kind fault.Kind, msg string) error {
+	if errors.Is(err, kind) {
+		return fault.Wrap(err, kind, "%s", msg)
+	}
+	return err
+}
+
 func (h *handlers) meshGetAgent(c echo.Context) error {
 	card, err := h.Cards.Get(c.Request().Context(), tenantOf(c), c.Param("name"))
 	if err != nil {
-		return err
+		return meshSays(err, fault.NotFound, "not found")
 	}
 	return h.meshAgent(c, http.StatusOK, card)
 }
 
 func (h *handlers) meshRemoveAgent(c echo.Context) error {
 	if err := h.Cards.Delete(c.Request().Context(), tenantOf(c), c.Param("name"), cards.Precondition{}); err != nil {
-		return err
+		return meshSays(err, fault.NotFound, "not found")
 	}
 	return c.JSON(http.StatusOK, api.MeshOK{OK: true})
 }
 
 func (h *handlers) meshHeartbeat(c echo.Context) error {
 	if _, err := h.Cards.Heartbeat(c.Request().Context(), tenantOf(c), c.Param("name")); err != nil {
-		return err
+		return meshSays(err, fault.NotFound, "not found")
 	}
 	return c.JSON(http.StatusOK, api.MeshOK{OK: true})
+}
+
+// meshBody decodes a body as agentkit-mesh reads one: JSON whatever its Content-Type says, an
+// object, its members those of v (strictly: a member v has not is refused, naming it).
+func meshBody(c echo.Context, v any) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return bodyError(c, err)
+	}
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '{' {
+		return fault.New(fault.Malformed, "Invalid JSON body")
+	}
+	return meshSays(cards.DecodeStrict(body, v), fault.Malformed, "Invalid JSON body")
 }
 
 // meshRegisterAttempts bounds the reads and conditional writes of one registration racing
@@ -158,7 +190,7 @@ const meshRegisterAttempts = 3
 // replaces it.
 func (h *handlers) meshRegister(c echo.Context) error {
 	var in api.MeshAgentsRegister
-	if err := decodeBody(c, &in); err != nil {
+	if err := meshBody(c, &in); err != nil {
 		return err
 	}
 	if in.Name == "" || in.Endpoint == "" {
@@ -173,47 +205,57 @@ func (h *handlers) meshRegister(c echo.Context) error {
 			"delegation.secretKey); register the agent without auth: invalid")
 	}
 	ctx, tenant := c.Request().Context(), tenantOf(c)
-	card, created, err := h.meshWrite(ctx, tenant, in)
+	card, before, err := h.meshWrite(ctx, tenant, in)
 	if err != nil {
 		return err
 	}
 	if h.Secrets != nil {
 		if secret != "" {
-			err = h.Secrets.Set(ctx, tenant, card.AgentID, secret, header)
+			err = h.Secrets.SetFor(ctx, tenant, card.AgentID, card.Endpoint, secret, header)
 		} else if err = h.Secrets.Remove(ctx, tenant, card.AgentID); errors.Is(err, fault.NotFound) {
 			err = nil
 		}
 		if err != nil {
-			if created {
-				// A new card whose credential cannot be kept would be called without it.
-				_ = h.Cards.Delete(context.WithoutCancel(ctx), tenant, card.AgentID, cards.Precondition{IfMatch: []int64{card.Revision}})
-			}
+			h.meshUndo(ctx, tenant, card, before)
 			return err
 		}
 	}
 	return h.meshAgent(c, http.StatusCreated, card)
 }
 
-// meshCredential reads agentkit-mesh's auth: the secret and the header it goes in ("": the
-// bearer token), or no secret for none.
-func meshCredential(a *api.MeshAuth) (secret, header string, err error) {
-	if a == nil {
-		return "", "", nil
+// meshUndo takes back the card write of a registration whose credential could not be kept, so
+// that the registration changes nothing: the card created is removed, the card changed is put
+// back as it was (unless written again meanwhile). What cannot be taken back is logged.
+func (h *handlers) meshUndo(ctx context.Context, tenant tenants.ID, card cards.Card, before *cards.Card) {
+	ctx = context.WithoutCancel(ctx)
+	pre := cards.Precondition{IfMatch: []int64{card.Revision}}
+	var err error
+	if before == nil {
+		err = h.Cards.Delete(ctx, tenant, card.AgentID, pre)
+	} else {
+		var body []byte
+		if body, err = json.Marshal(before); err == nil {
+			_, _, err = h.Cards.Put(ctx, tenant, card.AgentID, body, pre)
+		}
 	}
-	switch a.Type {
-	case "none":
+	if err != nil {
+		h.log.Warn("agentkit-mesh registration: the card write could not be taken back after its credential failed",
+			"tenant", string(tenant), "agentId", card.AgentID, "err", err)
+	}
+}
+
+// meshCredential reads agentkit-mesh's auth as its calls used it: a bearer token, or a token in
+// the header headerName names; anything else (none, or a credential missing its token or its
+// header) sends nothing, so it is no secret.
+func meshCredential(a *api.MeshAuth) (secret, header string, err error) {
+	switch {
+	case a == nil || a.Token == "":
 		return "", "", nil
-	case "bearer":
-		if a.Token == "" {
-			return "", "", fault.New(fault.Invalid, "auth: a bearer credential needs its token: invalid")
-		}
-	case "header":
-		if a.Token == "" || a.HeaderName == "" {
-			return "", "", fault.New(fault.Invalid, "auth: a header credential needs its token and headerName: invalid")
-		}
+	case a.Type == "bearer":
+	case a.Type == "header" && a.HeaderName != "":
 		header = a.HeaderName
 	default:
-		return "", "", fault.Errorf(fault.Invalid, "auth: type %q must be bearer, header or none: invalid", a.Type)
+		return "", "", nil
 	}
 	if err := delegation.CheckCredential(a.Token, header); err != nil {
 		return "", "", err
@@ -222,39 +264,46 @@ func meshCredential(a *api.MeshAuth) (secret, header string, err error) {
 }
 
 // meshWrite creates the card of an agentkit-mesh registration, or changes the card of that name,
-// on the revision it read.
-func (h *handlers) meshWrite(ctx context.Context, tenant tenants.ID, in api.MeshAgentsRegister) (cards.Card, bool, error) {
+// on the revision it read; it returns the card written, and the card as it was (nil: created).
+func (h *handlers) meshWrite(ctx context.Context, tenant tenants.ID, in api.MeshAgentsRegister) (cards.Card, *cards.Card, error) {
 	for attempt := 1; ; attempt++ {
 		card, err := h.Cards.Get(ctx, tenant, in.Name)
+		var before *cards.Card
 		pre := cards.Precondition{IfMatch: []int64{card.Revision}}
 		switch {
 		case errors.Is(err, fault.NotFound):
 			card, pre = cards.Card{AgentID: in.Name, Name: in.Name}, cards.Precondition{IfNoneMatchAny: true}
 		case err != nil:
-			return cards.Card{}, false, err
+			return cards.Card{}, nil, err
+		default:
+			was := card
+			before = &was
 		}
 		body, err := json.Marshal(meshCard(card, in))
 		if err != nil {
-			return cards.Card{}, false, err
+			return cards.Card{}, nil, err
 		}
-		card, created, err := h.Cards.Put(ctx, tenant, in.Name, body, pre)
+		written, _, err := h.Cards.Put(ctx, tenant, in.Name, body, pre)
 		if (errors.Is(err, fault.Stale) || errors.Is(err, fault.Conflict)) && attempt < meshRegisterAttempts {
 			continue // written meanwhile: read it again
 		}
-		return card, created, err
+		return written, before, err
 	}
 }
 
 // meshCard is card with what an agentkit-mesh registration says of it.
 func meshCard(card cards.Card, in api.MeshAgentsRegister) cards.Card {
 	card.Description, card.Endpoint = in.Description, in.Endpoint
-	protocol := in.Protocol
+	protocol := strings.ToLower(in.Protocol)
 	if protocol == "" {
 		protocol = "http"
 	}
 	card.Protocols = append([]string{protocol}, slices.DeleteFunc(slices.Clone(card.Protocols), func(p string) bool { return p == protocol })...)
 	caps := make([]cards.Capability, 0, len(in.Capabilities))
 	for _, name := range in.Capabilities {
+		if slices.ContainsFunc(caps, func(c cards.Capability) bool { return c.Name == name }) {
+			continue // agentkit-mesh kept a name twice; a card has each once
+		}
 		i := slices.IndexFunc(card.Capabilities, func(c cards.Capability) bool { return c.Name == name })
 		if i >= 0 {
 			caps = append(caps, card.Capabilities[i])
@@ -271,11 +320,22 @@ func meshCard(card cards.Card, in api.MeshAgentsRegister) cards.Card {
 	return card
 }
 
-// meshInt reads a query parameter as agentkit-mesh does: a whole number of at least 0, else def.
+// meshInt reads a query parameter as agentkit-mesh does (JavaScript's parseInt): the whole
+// number its text starts with, after spaces and a sign; def when there is none or it is negative.
 func meshInt(c echo.Context, name string, def int) int {
-	n, err := strconv.Atoi(c.QueryParam(name))
-	if err != nil || n < 0 {
+	v := strings.TrimLeft(c.QueryParam(name), " \t\n\r\v\f")
+	neg := strings.HasPrefix(v, "-")
+	v = strings.TrimLeft(v, "+-")
+	end := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(v)
+	}
+	n, err := strconv.Atoi(v[:end])
+	switch {
+	case end == 0 || neg && n > 0:
 		return def
+	case err != nil: // more digits than an int holds
+		return math.MaxInt
 	}
 	return n
 }
@@ -309,35 +369,46 @@ func (h *handlers) meshDiscover(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if !hasWord(query) {
+		// agentkit-mesh finds nothing for a query with no word, where the search refuses it.
+		return c.JSON(http.StatusOK, []api.MeshMatch{})
+	}
 	limit := meshInt(c, "limit", 0)
 	if limit == 0 || limit > meshListMax {
 		limit = meshListMax
 	}
-	matches, err := h.meshFind(c.Request().Context(), tenantOf(c), query, uris, limit)
+	matches, err := h.meshFind(c.Request().Context(), tenantOf(c), query, uris, limit, true)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, matches)
 }
 
+// hasWord reports whether s holds a letter or a digit: a word to search for.
+func hasWord(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
 // meshFind answers agentkit-mesh's discovery: the free-text search, filtered by the resources
-// the agents must cover.
-func (h *handlers) meshFind(ctx context.Context, tenant tenants.ID, query string, uris []string, limit int) ([]api.MeshMatch, error) {
+// the agents must cover; with kinds, each agent says how its calls carry their credential.
+func (h *handlers) meshFind(ctx context.Context, tenant tenants.ID, query string, uris []string, limit int, kinds bool) ([]api.MeshMatch, error) {
 	hits, err := h.searchAll(ctx, tenant, search.Query{Q: query, Resources: uris}, limit)
 	if err != nil {
 		return nil, err
 	}
-	list := make([]cards.Card, len(hits))
-	for i, hit := range hits {
-		list[i] = hit.Card
-	}
-	kinds, err := h.secretKinds(ctx, tenant, list)
-	if err != nil {
-		return nil, err
+	var secretKinds map[string]string
+	if kinds {
+		list := make([]cards.Card, len(hits))
+		for i, hit := range hits {
+			list[i] = hit.Card
+		}
+		if secretKinds, err = h.secretKinds(ctx, tenant, list); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]api.MeshMatch, 0, len(hits))
 	for _, hit := range hits {
-		m := api.MeshMatch{Agent: meshAgentOf(hit.Card, kinds[hit.Card.AgentID]), MatchedCapabilities: hit.MatchedCapabilities,
+		m := api.MeshMatch{Agent: meshAgentOf(hit.Card, secretKinds[hit.Card.AgentID]), MatchedCapabilities: hit.MatchedCapabilities,
 			MatchedResources: []api.MeshResource{}}
 		if m.MatchedCapabilities == nil {
 			m.MatchedCapabilities = []string{}
@@ -367,7 +438,7 @@ func covered(card cards.Card, uris []string) bool {
 
 func (h *handlers) meshDelegate(c echo.Context) error {
 	var in api.MeshDelegate
-	if err := decodeBody(c, &in); err != nil {
+	if err := meshBody(c, &in); err != nil {
 		return err
 	}
 	if in.Task == "" {
@@ -390,9 +461,12 @@ func (h *handlers) meshDelegate(c echo.Context) error {
 			return fault.Errorf(fault.Forbidden, "Agent %q does not have access to required resources", in.TargetName)
 		}
 	case in.Query != "":
-		found, err := h.meshFind(ctx, tenant, in.Query, uris, 1)
-		if err != nil {
-			return err
+		var found []api.MeshMatch
+		var err error
+		if hasWord(in.Query) {
+			if found, err = h.meshFind(ctx, tenant, in.Query, uris, 1, false); err != nil {
+				return err
+			}
 		}
 		if len(found) == 0 {
 			if len(uris) > 0 {
@@ -410,13 +484,15 @@ func (h *handlers) meshDelegate(c echo.Context) error {
 	if !ok {
 		return fault.Errorf(fault.Invalid, "agent %q declares no capability to delegate to: invalid", card.AgentID)
 	}
-	req := delegation.Request{AgentID: card.AgentID, Capability: capability, Task: in.Task, Context: in.Context,
-		Mode: delegation.ModeSync, Transport: delegation.TransportHTTP}
+	req := delegation.Request{AgentID: card.AgentID, Capability: capability, Task: in.Task, Context: meshContext(ctx, in.Context),
+		Mode: delegation.ModeSync, Transport: delegation.TransportHTTP, TimeoutMS: meshSyncTimeout.Milliseconds()}
 	if in.Async {
 		if h.callbackBase == "" {
 			return errNoCallbacks
 		}
-		req.Mode = delegation.ModeAsync
+		// agentkit-mesh takes a result whenever it comes: here, until the longest timeout the
+		// server allows an async delegation (delegation.maxAsyncTimeout).
+		req.Mode, req.TimeoutMS = delegation.ModeAsync, math.MaxInt64
 	}
 	d, err := h.Delegations.DelegateSent(ctx, tenant, req, h.callbackURL(tenant))
 	if err != nil {
@@ -430,12 +506,39 @@ func (h *handlers) meshDelegate(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// meshSyncTimeout is how long agentkit-mesh waits for an agent's answer (at most
+// delegation.maxTimeout here).
+const meshSyncTimeout = 2 * time.Minute
+
+// meshContext is the context agentkit-mesh sends an agent: the caller's, an object, with the
+// delegation's depth in the chain as its depth member (the one the dispatcher counts from the
+// caller's token); a context that is not an object goes as it is.
+func meshContext(ctx context.Context, raw json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if len(raw) > 0 && json.Unmarshal(raw, &m) != nil {
+		return raw
+	}
+	if m == nil { // none, or null
+		m = map[string]json.RawMessage{}
+	}
+	p, _ := authz.PrincipalFrom(ctx)
+	m["depth"] = json.RawMessage(strconv.Itoa(p.Depth + 1))
+	out, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
 // meshDelegationOf is a record as agentkit-mesh's.
 func meshDelegationOf(d delegation.Delegation) api.MeshDelegation {
 	m := api.MeshDelegation{ID: d.ID, SourceAgent: d.Caller, TargetAgent: d.AgentID, Status: string(d.Status),
 		CreatedAt: api.MeshTime(d.CreatedAt), UpdatedAt: api.MeshTime(d.UpdatedAt)}
 	if len(d.Result) > 0 {
 		m.Result = &d.Result
+	} else if d.Status == delegation.StatusAccepted {
+		accepted := json.RawMessage(strconv.Quote(meshAccepted))
+		m.Result = &accepted
 	}
 	if d.Task != "" {
 		m.Task = &d.Task
@@ -449,13 +552,20 @@ func meshDelegationOf(d delegation.Delegation) api.MeshDelegation {
 	return m
 }
 
+// meshOffsetMax bounds the records GET /v1/delegations skips: each is read to be skipped.
+const meshOffsetMax = 10000
+
 func (h *handlers) meshDelegations(c echo.Context) error {
 	limit := min(meshInt(c, "limit", meshDelegationsDefault), meshDelegationsMax)
 	skip := meshInt(c, "offset", 0)
 	out := make([]api.MeshDelegation, 0, limit)
+	if skip > meshOffsetMax {
+		return c.JSON(http.StatusOK, out)
+	}
 	ctx, tenant := c.Request().Context(), tenantOf(c)
-	page := paging.Page{Limit: new(delegation.MaxLimit)}
+	var page paging.Page
 	for len(out) < limit {
+		page.Limit = new(min(delegation.MaxLimit, skip+limit-len(out)))
 		list, next, err := h.Delegations.List(ctx, tenant, delegation.Filter{}, page)
 		if err != nil {
 			return err
@@ -480,7 +590,7 @@ func (h *handlers) meshDelegations(c echo.Context) error {
 func (h *handlers) meshGetDelegation(c echo.Context) error {
 	d, err := h.Delegations.Get(c.Request().Context(), tenantOf(c), c.Param("id"))
 	if err != nil {
-		return err
+		return meshSays(err, fault.NotFound, "not found")
 	}
 	return c.JSON(http.StatusOK, meshDelegationOf(d))
 }
@@ -488,15 +598,13 @@ func (h *handlers) meshGetDelegation(c echo.Context) error {
 // meshResult takes an agent's result for an async delegation, posted as agentkit-mesh's agents
 // post it: to the control plane, with the caller's token instead of the callback's.
 func (h *handlers) meshResult(c echo.Context) error {
-	body, err := readBody(c, mediaJSON)
-	if errors.Is(err, fault.TooLarge) {
-		return fault.New(fault.TooLarge, "the result is too large: result is too large")
-	}
+	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return err
+		return bodyError(c, err)
 	}
-	if err := h.Delegations.CompleteAs(c.Request().Context(), tenantOf(c), c.Param("id"), body); err != nil {
-		return err
+	err = h.Delegations.CompleteAs(c.Request().Context(), tenantOf(c), c.Param("id"), body)
+	if err != nil {
+		return meshSays(meshSays(err, fault.NotFound, "Delegation not found"), fault.Conflict, "Delegation already finalized")
 	}
 	return c.JSON(http.StatusOK, api.MeshOK{OK: true})
 }

@@ -73,6 +73,10 @@ type Config struct {
 	MaxDepth int
 	// DefaultTimeout applies when the caller names none; MaxTimeout caps what it names.
 	DefaultTimeout, MaxTimeout time.Duration
+	// MaxAsyncTimeout caps the timeout of an async delegation over HTTP instead: how long its
+	// agent may take to post the result. The call itself, which the agent answers with 202,
+	// still waits at most MaxTimeout.
+	MaxAsyncTimeout time.Duration
 	// MaxResultBytes bounds an agent's answer and a callback's body.
 	MaxResultBytes int64
 	// BreakerFailures consecutive failures open an endpoint's breaker for BreakerCooldown.
@@ -140,13 +144,14 @@ type Dispatcher struct {
 // Defaults are the limits of a server configured with none: the binary's configuration
 // (delegation.*) starts from them, and WithDefaults fills a zero field with them.
 var Defaults = Config{
-	MaxDepth: 5, DefaultTimeout: 30 * time.Second, MaxTimeout: 2 * time.Minute, MaxResultBytes: 1 << 20,
+	MaxDepth: 5, DefaultTimeout: 30 * time.Second, MaxTimeout: 2 * time.Minute, MaxAsyncTimeout: 24 * time.Hour, MaxResultBytes: 1 << 20,
 	BreakerFailures: 5, BreakerCooldown: 30 * time.Second, RatePerSecond: 20, RateBurst: 40,
 	Issuer: "agentcards", TokenTTL: 5 * time.Minute, RecordTaskBytes: 4096, MaxJSONDepth: cards.DefaultMaxJSONDepth,
 }
 
 // WithDefaults returns c with each zero limit set to its default. A zero rate stays zero (no
-// limit), and a zero RecordTaskBytes too (no task kept); MaxTimeout is at least DefaultTimeout.
+// limit), and a zero RecordTaskBytes too (no task kept); MaxTimeout is at least DefaultTimeout,
+// and MaxAsyncTimeout at least MaxTimeout.
 func (c Config) WithDefaults() Config {
 	d := Defaults
 	set := func(v *time.Duration, def time.Duration) {
@@ -159,6 +164,8 @@ func (c Config) WithDefaults() Config {
 	}
 	set(&c.DefaultTimeout, d.DefaultTimeout)
 	c.MaxTimeout = max(c.MaxTimeout, c.DefaultTimeout)
+	set(&c.MaxAsyncTimeout, d.MaxAsyncTimeout)
+	c.MaxAsyncTimeout = max(c.MaxAsyncTimeout, c.MaxTimeout)
 	if c.MaxResultBytes <= 0 {
 		c.MaxResultBytes = d.MaxResultBytes
 	}
@@ -283,8 +290,14 @@ func (x *Dispatcher) delegate(ctx context.Context, tenant tenants.ID, req Reques
 // calls Wait waits for (given back if the record cannot be stored) and the single-use token of
 // its callback URL, of which the record keeps only the hash.
 func (x *Dispatcher) record(ctx context.Context, c *call, callback CallbackURL) error {
-	c.timeout = x.callTimeout(c.req.TimeoutMS)
-	c.d.Deadline = c.d.CreatedAt.Add(c.timeout)
+	c.timeout = x.callTimeout(c.req.TimeoutMS, x.cfg.MaxTimeout)
+	window := c.timeout
+	if c.req.Mode == ModeAsync && c.req.Transport == TransportHTTP {
+		// The result comes by callback, whenever the agent is done: the timeout bounds that,
+		// and the call waits for the agent's 202 at most MaxTimeout of it.
+		window = x.callTimeout(c.req.TimeoutMS, x.cfg.MaxAsyncTimeout)
+	}
+	c.d.Deadline = c.d.CreatedAt.Add(window)
 	c.d.Task, c.d.TaskTruncated = x.recordedTask(ctx, c.tenant, c.req.Task)
 	hash := ""
 	if c.req.Mode == ModeAsync {
@@ -308,18 +321,17 @@ func (x *Dispatcher) record(ctx context.Context, c *call, callback CallbackURL) 
 	return nil
 }
 
-// callTimeout is how long a call waits for its answer: the caller's timeoutMs, capped at
-// MaxTimeout, or DefaultTimeout when it names none.
-func (x *Dispatcher) callTimeout(ms int64) time.Duration {
+// callTimeout is the caller's timeoutMs, capped at most, or DefaultTimeout when it names none.
+func (x *Dispatcher) callTimeout(ms int64, most time.Duration) time.Duration {
 	if ms <= 0 {
 		return x.cfg.DefaultTimeout
 	}
 	// Capped in milliseconds, before the conversion: a timeoutMs above ~292 years would
 	// overflow a Duration into a negative one, a deadline in the past.
-	if ms < x.cfg.MaxTimeout.Milliseconds() {
+	if ms < most.Milliseconds() {
 		return time.Duration(ms) * time.Millisecond
 	}
-	return x.cfg.MaxTimeout
+	return most
 }
 
 // recordedTask is what of task the record keeps, and whether it was cut.
@@ -473,7 +485,7 @@ func (x *Dispatcher) token(c call) (string, error) {
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer: x.cfg.Issuer, Subject: c.d.AgentID, Audience: jwt.ClaimStrings{c.target.url},
 			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(c.timeout + x.cfg.TokenTTL)), ID: c.d.ID,
+			ExpiresAt: jwt.NewNumericDate(c.d.Deadline.Add(x.cfg.TokenTTL)), ID: c.d.ID,
 		},
 		Tenant: string(c.tenant), Caller: c.d.Caller, Capability: c.d.Capability,
 		DelegationID: c.d.ID, Depth: c.d.Depth,

@@ -186,9 +186,23 @@ func (s *EndpointSecrets) authorize(ctx context.Context, tenant tenants.ID, agen
 // is never sent anywhere else, even if the card's endpoint changes later. It goes as the bearer
 // token of Authorization, or, with a header, as that header's whole value.
 func (s *EndpointSecrets) Set(ctx context.Context, tenant tenants.ID, agentID, secret, header string) error {
+	return s.set(ctx, tenant, agentID, "", secret, header)
+}
+
+// SetFor is Set for a card whose endpoint the caller has just written: it refuses (conflict)
+// when the card's endpoint is no longer that one, so that a write racing it cannot have the
+// secret bound to, and sent to, an endpoint another caller chose.
+func (s *EndpointSecrets) SetFor(ctx context.Context, tenant tenants.ID, agentID, endpoint, secret, header string) error {
+	return s.set(ctx, tenant, agentID, endpoint, secret, header)
+}
+
+func (s *EndpointSecrets) set(ctx context.Context, tenant tenants.ID, agentID, endpoint, secret, header string) error {
 	card, err := s.authorize(ctx, tenant, agentID)
 	if err != nil {
 		return err
+	}
+	if endpoint != "" && card.Endpoint != endpoint {
+		return fault.Errorf(fault.Conflict, "card %q: its endpoint changed meanwhile: conflict", agentID)
 	}
 	if card.Endpoint == "" {
 		return fault.Errorf(fault.Invalid, "card %q has no endpoint to hold a secret for: invalid", agentID)
@@ -251,7 +265,9 @@ func (s *EndpointSecrets) Kinds(ctx context.Context, tenant tenants.ID, cs []car
 		}
 		plain, err := s.open(tenant, c.AgentID, c.Endpoint, sec.Sealed)
 		if err != nil {
-			return nil, err
+			// A secret that does not open is sent by no call (a delegation to the card fails
+			// to prepare): it is none for what the card's reader is told.
+			continue
 		}
 		kinds[c.AgentID] = "bearer"
 		if credentialOf(plain).Header != "" {

@@ -2,6 +2,7 @@ package delegation_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -131,4 +132,57 @@ func TestServiceCallbackExpired(t *testing.T) {
 	if got := stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusTimeout); got.Result != nil {
 		t.Fatalf("stored %+v, want no result", got)
 	}
+}
+
+// TestServiceAsyncTimeoutBeyondMaxTimeout: an async delegation over HTTP may name a timeout up to
+// MaxAsyncTimeout, well past MaxTimeout: its deadline, and its delegation token's expiry, follow
+// it, and its result is taken long after MaxTimeout has passed; a sync delegation's timeout is
+// still capped at MaxTimeout, and an async one's at MaxAsyncTimeout.
+func TestServiceAsyncTimeoutBeyondMaxTimeout(t *testing.T) {
+	a := agenttest.New(t, answered(http.StatusAccepted))
+	cfg := delegation.Config{DefaultTimeout: 100 * time.Millisecond, MaxTimeout: 200 * time.Millisecond, MaxAsyncTimeout: time.Hour}
+	f := newDispatcherFixtureAt(t, cfg, nil, a.Endpoint())
+
+	d, token := asyncAccepted(t, f, (30 * time.Minute).Milliseconds())
+	if got := d.Deadline.Sub(d.CreatedAt); got != 30*time.Minute {
+		t.Fatalf("deadline %s after creation, want 30m", got)
+	}
+	accepted(t, f, d.ID)
+	if exp := tokenExpiry(t, a.Last().Header.Get("X-Delegation-Token")); exp.Before(d.Deadline) {
+		t.Fatalf("the delegation token expires at %s, before the deadline %s", exp, d.Deadline)
+	}
+	time.Sleep(cfg.MaxTimeout + 50*time.Millisecond)
+	if err := f.x.Complete(f.ctx, "acme", d.ID, token, []byte(`{"status":"completed","result":"late but in time"}`)); err != nil {
+		t.Fatalf("a result after MaxTimeout, before the deadline: %v", err)
+	}
+	stored(t, f.ctx, f.x, "acme", d.ID, delegation.StatusCompleted)
+
+	d, _ = asyncAccepted(t, f, (48 * time.Hour).Milliseconds())
+	if got := d.Deadline.Sub(d.CreatedAt); got != time.Hour {
+		t.Fatalf("async deadline %s after creation, want MaxAsyncTimeout (1h)", got)
+	}
+	req := syncReview()
+	req.TimeoutMS = (30 * time.Minute).Milliseconds()
+	a.SetReply(answered(http.StatusOK))
+	s, err := f.x.Delegate(f.ctx, "acme", req, nil)
+	if err != nil || s.Deadline.Sub(s.CreatedAt) != cfg.MaxTimeout {
+		t.Fatalf("sync: %+v, %v; want its deadline MaxTimeout after creation", s, err)
+	}
+}
+
+// tokenExpiry reads a JWT's exp claim, unverified (the token's checks are token's tests').
+func tokenExpiry(t *testing.T, tok string) time.Time {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", tok)
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	var claims struct {
+		Exp int64 `json:"exp"`
+	}
+	if err != nil || json.Unmarshal(payload, &claims) != nil || claims.Exp == 0 {
+		t.Fatalf("the JWT's claims: %s (%v)", payload, err)
+	}
+	return time.Unix(claims.Exp, 0)
 }

@@ -95,6 +95,7 @@ type DelegationConfig struct {
 	MaxDepth        int           `koanf:"maxDepth"`
 	DefaultTimeout  time.Duration `koanf:"defaultTimeout"`
 	MaxTimeout      time.Duration `koanf:"maxTimeout"`
+	MaxAsyncTimeout time.Duration `koanf:"maxAsyncTimeout"`
 	MaxResultBytes  int64         `koanf:"maxResultBytes"`
 	BreakerFailures uint32        `koanf:"breakerFailures"`
 	BreakerCooldown time.Duration `koanf:"breakerCooldown"`
@@ -219,6 +220,7 @@ var defaults = map[string]any{
 	"delegation.maxDepth":        delegation.Defaults.MaxDepth,
 	"delegation.defaultTimeout":  delegation.Defaults.DefaultTimeout.String(),
 	"delegation.maxTimeout":      delegation.Defaults.MaxTimeout.String(),
+	"delegation.maxAsyncTimeout": delegation.Defaults.MaxAsyncTimeout.String(),
 	"delegation.maxResultBytes":  delegation.Defaults.MaxResultBytes,
 	"delegation.breakerFailures": delegation.Defaults.BreakerFailures,
 	"delegation.breakerCooldown": delegation.Defaults.BreakerCooldown.String(),

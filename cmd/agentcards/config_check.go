@@ -200,9 +200,9 @@ func (o OutboundConfig) checkAllow() []error {
 // that is not 32 bytes, and a public URL that is not http(s).
 func (d DelegationConfig) check() []error {
 	var errs []error
-	if d.MaxDepth < 1 || d.DefaultTimeout <= 0 || d.MaxTimeout < d.DefaultTimeout ||
+	if d.MaxDepth < 1 || d.DefaultTimeout <= 0 || d.MaxTimeout < d.DefaultTimeout || d.MaxAsyncTimeout < d.MaxTimeout ||
 		d.MaxResultBytes <= 0 || d.BreakerFailures < 1 || d.BreakerCooldown <= 0 || d.RatePerSecond < 0 || d.RateBurst < 1 || (d.RecordTask && d.RecordTaskBytes < 1) {
-		errs = append(errs, errors.New("delegation: maxDepth, defaultTimeout, maxResultBytes, breakerFailures, breakerCooldown, rateBurst (and recordTaskBytes with recordTask) must be positive, maxTimeout at least defaultTimeout, ratePerSecond not negative"))
+		errs = append(errs, errors.New("delegation: maxDepth, defaultTimeout, maxResultBytes, breakerFailures, breakerCooldown, rateBurst (and recordTaskBytes with recordTask) must be positive, maxTimeout at least defaultTimeout, maxAsyncTimeout at least maxTimeout, ratePerSecond not negative"))
 	}
 	if _, err := d.secretKey(); err != nil {
 		errs = append(errs, err)

@@ -57,6 +57,8 @@ func TestConfigRanges(t *testing.T) {
 		{key: "delegation.defaultTimeout", inside: "1ns", outside: "0", want: "delegation: maxDepth"},
 		// maxTimeout's bound is defaultTimeout (30s by default).
 		{key: "delegation.maxTimeout", inside: "30s", outside: "29.999999999s", want: "maxTimeout at least defaultTimeout"},
+		// maxAsyncTimeout's bound is maxTimeout (2m by default).
+		{key: "delegation.maxAsyncTimeout", inside: "2m", outside: "1m59s", want: "maxAsyncTimeout at least maxTimeout"},
 		{key: "delegation.maxResultBytes", inside: "1", outside: "0", want: "delegation: maxDepth"},
 		{key: "delegation.breakerFailures", inside: "1", outside: "0", want: "delegation: maxDepth"},
 		{key: "delegation.breakerCooldown", inside: "1ns", outside: "0", want: "delegation: maxDepth"},

@@ -170,7 +170,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 			SnapshotDir: snapshotDir(cfg.Search.SnapshotDir), OutageCopyBytes: cfg.Search.OutageCopyBytes,
 		},
 		Delegation: delegation.Config{
-			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout,
+			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout, MaxAsyncTimeout: d.MaxAsyncTimeout,
 			MaxResultBytes: d.MaxResultBytes, BreakerFailures: d.BreakerFailures, BreakerCooldown: d.BreakerCooldown,
 			RatePerSecond: d.RatePerSecond, RateBurst: d.RateBurst, RecordTaskBytes: recordTaskBytes(d),
 		},

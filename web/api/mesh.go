@@ -83,7 +83,7 @@ type MeshOK struct {
 type MeshDiscover struct {
 	Scope
 	Query     string `json:"query" in:"query" doc:"what the agent must do, in words"`
-	Limit     int    `json:"limit,omitempty" in:"query" doc:"at most this many; 0 or none: every match, up to 1,000"`
+	Limit     string `json:"limit,omitempty" in:"query" doc:"at most this many, read as JavaScript's parseInt reads it; 0, none or no number: every match, up to 1,000"`
 	Resources string `json:"resources,omitempty" in:"query" doc:"a JSON list of {\"uri\"}: the agent must have access to each"`
 }
 
@@ -127,8 +127,8 @@ type MeshDelegated struct {
 // MeshDelegationsList lists delegation records, newest first.
 type MeshDelegationsList struct {
 	Scope
-	Limit  int `json:"limit,omitempty" in:"query" doc:"at most this many: 50 by default, up to 1,000"`
-	Offset int `json:"offset,omitempty" in:"query" doc:"skip this many first"`
+	Limit  string `json:"limit,omitempty" in:"query" doc:"at most this many, read as JavaScript's parseInt reads it: 50 by default, up to 1,000"`
+	Offset string `json:"offset,omitempty" in:"query" doc:"skip this many first (up to 10,000)"`
 }
 
 // MeshDelegationRef names one delegation.
