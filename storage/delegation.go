@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/audit"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // DelegationStore keeps delegation records.
@@ -55,6 +57,8 @@ type delegationRow struct {
 	// Task is the task as recorded ('' when none was kept), cut if TaskTruncated.
 	Task          string `gorm:"column:task"`
 	TaskTruncated bool   `gorm:"column:task_truncated"`
+	// Imported names the registry an imported record came from; '' for the service's own.
+	Imported string `gorm:"column:imported"`
 }
 
 func (delegationRow) TableName() string { return "delegations" }
@@ -67,6 +71,7 @@ func newDelegationRow(tenant tenants.ID, d delegation.Delegation, hash string) d
 		Depth:         d.Depth, Status: string(d.Status),
 		CallbackHash: hash, Result: string(d.Result), Error: d.Error, LatencyMS: d.LatencyMS,
 		CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt), Task: d.Task, TaskTruncated: d.TaskTruncated,
+		Imported: d.Imported,
 	}
 	if !d.Deadline.IsZero() {
 		at := utc(d.Deadline)
@@ -82,6 +87,7 @@ func (r delegationRow) delegation() delegation.Delegation {
 		Depth: r.Depth, Status: delegation.Status(r.Status), Error: r.Error,
 		LatencyMS: r.LatencyMS, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		AgentLiveness: cards.LivenessState(r.AgentLiveness), Task: r.Task, TaskTruncated: r.TaskTruncated,
+		Imported: r.Imported,
 	}
 	if r.Attempts > 1 {
 		d.Attempts = r.Attempts
@@ -230,7 +236,7 @@ func (s *DelegationStore) RepeatRejected(ctx context.Context, tenant tenants.ID,
 	found := false
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		var rows []delegationRow
-		if err := tx.Where("tenant_id = ? AND caller = ?", string(tenant), d.Caller).Order("id DESC").Limit(1).Find(&rows).Error; err != nil {
+		if err := tx.Where("tenant_id = ? AND caller = ?", string(tenant), d.Caller).Order("created_at DESC, id DESC").Limit(1).Find(&rows).Error; err != nil {
 			return err
 		}
 		if len(rows) == 0 {
@@ -262,7 +268,10 @@ func (s *DelegationStore) RepeatRejected(ctx context.Context, tenant tenants.ID,
 	return out, found, nil
 }
 
-// List returns the records f selects, newest first (ids are time-ordered).
+// List returns the records f selects, newest first: by created_at, then by id, which the
+// indexes of migration 19 hold in that order (an imported record keeps an id of its own registry,
+// which says nothing of when it was made). A page starts after the record f.Before, whose
+// creation time is read first.
 func (s *DelegationStore) List(ctx context.Context, tenant tenants.ID, f delegation.Filter) ([]delegation.Delegation, error) {
 	q := s.db.with(ctx).Where("tenant_id = ?", string(tenant))
 	if f.Caller != "" {
@@ -275,13 +284,24 @@ func (s *DelegationStore) List(ctx context.Context, tenant tenants.ID, f delegat
 		q = q.Where("agent_id = ?", f.AgentID)
 	}
 	if f.Before != "" {
-		q = q.Where("id < ?", f.Before)
+		var before []time.Time
+		err := s.db.with(ctx).Model(&delegationRow{}).Where("tenant_id = ? AND id = ?", string(tenant), f.Before).Pluck("created_at", &before).Error
+		if err != nil {
+			return nil, fmt.Errorf("list delegations: the cursor's record: %w", err)
+		}
+		if len(before) == 0 {
+			return nil, paging.ErrCursor
+		}
+		// The first condition bounds the index range; the second leaves out the records of the
+		// same time from the cursor's on.
+		at := utc(before[0])
+		q = q.Where("created_at <= ? AND (created_at < ? OR id < ?)", at, at, f.Before)
 	}
 	if f.Limit > 0 {
 		q = q.Limit(f.Limit)
 	}
 	var rows []delegationRow
-	if err := q.Order("id DESC").Find(&rows).Error; err != nil {
+	if err := q.Order("created_at DESC, id DESC").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list delegations: %w", err)
 	}
 	out := make([]delegation.Delegation, len(rows))
@@ -301,4 +321,119 @@ func countAttempt(tx *gorm.DB, tenant, object string) error {
 		return err
 	}
 	return tx.Model(&auditRow{}).Where("seq = ?", seq).Update("attempts", gorm.Expr("attempts + 1")).Error
+}
+
+// insertDelegations is the multi-row insert of Import, in the columns of delegationRow.
+var insertDelegations = &rowsInsert{table: "delegations", columns: []string{"tenant_id", "id", "caller", "agent_id", "capability",
+	"mode", "transport", "a2a_binding", "a2a_version", "depth", "status", "callback_hash", "result", "error", "latency_ms",
+	"created_at", "updated_at", "deadline", "agent_liveness", "attempts", "task", "task_truncated", "imported"}}
+
+// appendValues appends the row's values in the columns of insertDelegations.
+func (r delegationRow) appendValues(values []any) []any {
+	var deadline any
+	if r.Deadline != nil {
+		deadline = *r.Deadline
+	}
+	return append(values, r.TenantID, r.ID, r.Caller, r.AgentID, r.Capability, r.Mode, r.Transport, r.A2ABinding, r.A2AVersion,
+		r.Depth, r.Status, r.CallbackHash, r.Result, r.Error, r.LatencyMS, r.CreatedAt, r.UpdatedAt, deadline, r.AgentLiveness,
+		max(r.Attempts, 1), r.Task, r.TaskTruncated, r.Imported)
+}
+
+// Import inserts the records of ds that tenant does not hold yet, in one transaction with an
+// audit entry each (delegations.import, outcome the record's status), and returns the ids it
+// held already. A concurrent import of the same ids (Postgres and MySQL take writes at once)
+// makes one of them fail on the key; it runs again once, and then finds those records there.
+func (s *DelegationStore) Import(ctx context.Context, tenant tenants.ID, ds []delegation.Delegation) ([]string, error) {
+	var existing []string
+	var err error
+	for range 2 {
+		existing, err = s.importOnce(ctx, tenant, ds)
+		if !errors.Is(err, gorm.ErrDuplicatedKey) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, gorm.ErrForeignKeyViolated):
+		return nil, fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
+	case err != nil:
+		return nil, fmt.Errorf("import %d delegations: %w", len(ds), err)
+	}
+	return existing, nil
+}
+
+func (s *DelegationStore) importOnce(ctx context.Context, tenant tenants.ID, ds []delegation.Delegation) ([]string, error) {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	var existing []string
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		held, err := s.db.heldDelegations(tx, string(tenant), ids)
+		if err != nil {
+			return err
+		}
+		existing = existing[:0]
+		values := make([]any, 0, len(ds)*len(insertDelegations.columns))
+		var sizes []int
+		entries := make([]audit.Entry, 0, len(ds))
+		for _, d := range ds {
+			if held[d.ID] {
+				existing = append(existing, d.ID)
+				continue
+			}
+			r := newDelegationRow(tenant, d, "")
+			values = r.appendValues(values)
+			sizes = append(sizes, len(r.Result)+len(r.Task)+len(r.Error))
+			e := audit.New(ctx, "delegations.import", audit.DelegationObject(d.ID), 0, 0)
+			e.Outcome, e.Detail = r.Status, "agent "+r.AgentID+", imported from "+r.Imported
+			entries = append(entries, e)
+		}
+		if len(entries) == 0 {
+			return nil
+		}
+		if err := s.db.insertRows(tx, insertDelegations, values, func(i int) int { return sizes[i] }); err != nil {
+			return err
+		}
+		return s.db.recordAll(tx, string(tenant), entries)
+	})
+	return existing, err
+}
+
+// heldDelegations returns which of ids tenant holds a record of, read on tx. On Postgres each id
+// is looked up by the key on its own, as cardsByAgent does for cards and for the same reason; on
+// SQLite and MySQL a list, padded to a power of two so that a few prepared statements serve every
+// size.
+func (db *DB) heldDelegations(tx *gorm.DB, tenant string, ids []string) (map[string]bool, error) {
+	held := map[string]bool{}
+	scan := func(rs *sql.Rows) error {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return err
+		}
+		held[id] = true
+		return nil
+	}
+	for len(ids) > 0 {
+		part := ids[:min(len(ids), maxLookup)]
+		ids = ids[len(part):]
+		var query string
+		var args []any
+		if db.dialect == migrations.Postgres {
+			query = "SELECT d.id FROM unnest(?::text[]) AS k(id) CROSS JOIN LATERAL " +
+				"(SELECT id FROM delegations WHERE tenant_id = ? AND id = k.id) d"
+			args = []any{part, tenant}
+		} else {
+			size := 1 << bits.Len(uint(len(part)-1))
+			args = make([]any, 0, size+1)
+			args = append(args, tenant)
+			for i := range size {
+				args = append(args, part[min(i, len(part)-1)])
+			}
+			query = "SELECT id FROM delegations WHERE tenant_id = ? AND id IN (?" + strings.Repeat(", ?", size-1) + ")"
+		}
+		if err := db.prepare(query).each(tx, scan, args...); err != nil {
+			return nil, fmt.Errorf("look up the import's records: %w", err)
+		}
+	}
+	return held, nil
 }

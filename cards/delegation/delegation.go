@@ -151,6 +151,9 @@ type Delegation struct {
 	// that hides its tasks.
 	Task          string `json:"task,omitempty"`
 	TaskTruncated bool   `json:"taskTruncated,omitempty"`
+	// Imported names the registry the record was imported from (Import), such as
+	// agentkit-mesh; empty for the delegations the service made.
+	Imported string `json:"imported,omitempty"`
 }
 
 // expired reports whether d waits for an outcome past its deadline.
@@ -184,7 +187,8 @@ type Filter struct {
 	Caller  string
 	Status  Status
 	AgentID string
-	// Before is where the page starts: only records with a smaller id (older ones) are returned.
+	// Before is where the page starts: the id of the record before it. Only records older than
+	// that one are returned, in the order List gives them (createdAt, then id).
 	Before string
 	Limit  int
 }
@@ -199,8 +203,12 @@ type Store interface {
 	// Update applies o if the record's status is one of from: ErrConflict if it is not,
 	// ErrNotFound if there is no record.
 	Update(ctx context.Context, tenant tenants.ID, id string, from []Status, o Outcome) error
-	// List returns the records that f selects, newest first.
+	// List returns the records that f selects, newest first: by createdAt, then by id.
+	// A Before that names no record of the tenant is paging.ErrCursor.
 	List(ctx context.Context, tenant tenants.ID, f Filter) ([]Delegation, error)
+	// Import inserts those of ds whose ids the tenant does not have yet, all or none, with an
+	// audit entry each, and returns the ids it had already, whose records stay as they are.
+	Import(ctx context.Context, tenant tenants.ID, ds []Delegation) (existing []string, err error)
 	// RepeatRejected counts the refusal d into the caller's newest record if that is the same
 	// refusal, last tried at or after since, and returns it; false when there is none such.
 	RepeatRejected(ctx context.Context, tenant tenants.ID, d Delegation, since time.Time) (Delegation, bool, error)

@@ -122,8 +122,9 @@ type Deps struct {
 	Blocked func(error) bool
 	// Log receives the causes of calls the server failed to prepare; nil means slog.Default().
 	Log *slog.Logger
-	// Now and NewID are injected so tests can pin them; NewID must return ids that sort by time,
-	// UUIDs in their canonical lowercase form (wellFormedID).
+	// Now and NewID are injected so tests can pin them; NewID must return UUIDs in their
+	// canonical lowercase form (wellFormedID). Lists order records by creation time, then by id:
+	// ids that sort by time (version 7) keep the records of one instant in the order made.
 	Now   func() time.Time
 	NewID func() string
 }
