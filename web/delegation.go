@@ -96,6 +96,19 @@ func (h *handlers) listDelegations(c echo.Context) error {
 	return c.JSON(http.StatusOK, page)
 }
 
+// importDelegations writes another registry's delegation records (delegations.import).
+func (h *handlers) importDelegations(c echo.Context) error {
+	var in delegation.Import
+	if err := decodeBody(c, &in); err != nil {
+		return err
+	}
+	out, err := h.Delegations.Import(c.Request().Context(), tenantOf(c), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
 // delegationResult takes an agent's async result. The body is read with the result size limit,
 // so an oversized result is 413 however it is sent.
 func (h *handlers) delegationResult(c echo.Context) error {

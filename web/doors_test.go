@@ -81,6 +81,9 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"delegations.create", `{"agentId": "rev", "capability": "review_pr", "task": "review PR 7", "context": {"pr": 7}}`, false},
 		{"delegations.list", `{"agentId": "rev"}`, false},
 		{"delegations.get", `{"id": "{{delegation}}"}`, false},
+		{"delegations.import", `{"source": "agentkit-mesh", "records": [{"id": "f47ac10b-58cc-4372-a567-0e02b2c3d479", "caller": "api",
+			"agentId": "rev", "task": "review PR 6", "status": "completed", "result": "looks fine", "latencyMs": 900,
+			"createdAt": "2026-03-01T10:00:00.000Z", "updatedAt": "2026-03-01T10:00:01.000Z"}]}`, false},
 		{"audit.list", `{"object": "roles/", "action": "roles.revoke", "limit": 5}`, false},
 		{"a2a.agents", `{"limit": 10}`, false},
 		{"a2a.card", `{"agentId": "imp", "version": "0.3"}`, false},
@@ -200,6 +203,10 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, d
 	case tenants.SynonymSet:
 		if v.ID != "review" || !slices.Equal(v.Words, []string{"review", "code review"}) || v.UpdatedAt.IsZero() {
 			t.Errorf("%s: answered %+v", s.request, v)
+		}
+	case api.DelegationsImported:
+		if !slices.Equal(v.Imported, []string{"f47ac10b-58cc-4372-a567-0e02b2c3d479"}) || len(v.Existing) != 0 {
+			t.Errorf("%s: answered %+v, want the one record imported", s.request, v)
 		}
 	case api.SynonymList:
 		if v.Total != 1 || len(v.Items) != 1 || v.Items[0].ID != "review" {

@@ -169,7 +169,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"synonyms.list": h.listSynonyms, "synonyms.put": h.putSynonyms, "synonyms.remove": h.removeSynonyms,
 		"a2a.agents": h.a2aAgents, "a2a.card": h.a2aCard,
 		"delegations.create": h.createDelegation, "delegations.list": h.listDelegations,
-		"delegations.get": h.getDelegation, "delegations.complete": h.delegationResult,
+		"delegations.get": h.getDelegation, "delegations.import": h.importDelegations, "delegations.complete": h.delegationResult,
 		"secrets.set": h.putSecret, "secrets.remove": h.deleteSecret,
 		"mesh.health": h.meshHealth, "mesh.agents_list": h.meshAgents, "mesh.agents_register": h.meshRegister,
 		"mesh.agents_get": h.meshGetAgent, "mesh.agents_remove": h.meshRemoveAgent, "mesh.agents_heartbeat": h.meshHeartbeat,

@@ -358,6 +358,16 @@ func (s *cliScenario) delegationsAndPublic(t *testing.T) {
 	if r := e.ok(t, alice, nil, "delegations", "list", "--status", "completed", "-o", "table"); !strings.Contains(r.stdout, d.ID) {
 		t.Errorf("delegations list as a table:\n%s", r.stdout)
 	}
+	records := e.file(t, "records.json", `[{"id": "f47ac10b-58cc-4372-a567-0e02b2c3d479", "caller": "api", "agentId": "reviewer",
+		"status": "completed", "result": "reviewed", "createdAt": "2026-03-01T10:00:00.000Z"}]`)
+	var imported struct{ Imported, Existing []string }
+	e.ok(t, alice, &imported, "delegations", "import", "--source", "agentkit-mesh", "--records", "@"+records)
+	if len(imported.Imported) != 1 || len(imported.Existing) != 0 {
+		t.Errorf("delegations import: %+v", imported)
+	}
+	if r := e.ok(t, alice, nil, "delegations", "import", "--source", "agentkit-mesh", "--records", "@"+records, "-o", "table"); !regexp.MustCompile(`(?m)^existing\s+f47ac10b-`).MatchString(r.stdout) {
+		t.Errorf("delegations import again, as a table:\n%s", r.stdout)
+	}
 
 	if r := e.ok(t, "", nil, "a2a", "agents", "--tenant", "cli", "-o", "table"); !regexp.MustCompile(`(?m)^geo\s+GeoSpatial Route Planner Agent\s+/a2a/cli/geo/`).MatchString(r.stdout) {
 		t.Errorf("a2a agents as a table:\n%s", r.stdout)

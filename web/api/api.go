@@ -320,6 +320,35 @@ type DelegationRef struct {
 	ID string `json:"id" in:"path" doc:"the delegation's id"`
 }
 
+// DelegationsImport writes another registry's delegation records as the tenant's history, all
+// or none; nothing is sent to any agent.
+type DelegationsImport struct {
+	Scope
+	Source  string               `json:"source" doc:"the registry the records come from; each record keeps it as its imported" enum:"agentkit-mesh"`
+	Records []ImportedDelegation `json:"records" doc:"1 to 1,000 records; one the tenant holds already (by id) is left as it is and listed as existing"`
+}
+
+// ImportedDelegation is one delegation as another registry recorded it.
+type ImportedDelegation struct {
+	ID        string          `json:"id" doc:"its id there, a UUID in lowercase, which the record keeps"`
+	Caller    string          `json:"caller,omitempty" doc:"who delegated there, in its words (api, an agent's name); the record's caller is agentcards:import/ and this"`
+	AgentID   string          `json:"agentId" doc:"the agent the task went to"`
+	Mode      string          `json:"mode,omitempty" doc:"sync (the default) or async" enum:"sync,async"`
+	Task      string          `json:"task,omitempty" doc:"the task, kept as a delegation's is (delegation.recordTaskBytes, hideDelegationTasks)"`
+	Status    string          `json:"status" doc:"its status there; pending, running and accepted are recorded as timeout, with an error saying it was unfinished" enum:"pending,running,accepted,completed,failed,timeout,rejected"`
+	Result    json.RawMessage `json:"result,omitempty" doc:"its result, any JSON (a string for agentkit-mesh's)"`
+	Error     string          `json:"error,omitempty" doc:"its error (its first KiB is kept)"`
+	LatencyMS int64           `json:"latencyMs,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt,omitzero" doc:"createdAt when absent"`
+}
+
+// DelegationsImported is what an import did.
+type DelegationsImported struct {
+	Imported []string `json:"imported" doc:"the ids of the records written"`
+	Existing []string `json:"existing" doc:"the ids the tenant held already, whose records were left as they were"`
+}
+
 // DelegationsComplete is an agent's report of an async delegation's outcome.
 type DelegationsComplete struct {
 	Tenant string          `json:"tenant" in:"path"`
@@ -352,6 +381,7 @@ type Delegation struct {
 	Attempts      int    `json:"attempts,omitempty" doc:"for a rejected record, how many tries of the same refusal it stands for (absent: one)"`
 	Task          string `json:"task,omitempty" doc:"the task as the caller sent it, its first delegation.recordTaskBytes bytes; absent for delegations refused before they were sent, when the server keeps none, or when the tenant hides its tasks"`
 	TaskTruncated bool   `json:"taskTruncated,omitempty" doc:"the task was cut to delegation.recordTaskBytes"`
+	Imported      string `json:"imported,omitempty" doc:"the registry the record was imported from (delegations.import); absent for the service's own" enum:"agentkit-mesh"`
 }
 
 // A2AInterface is the A2A interface a delegation was sent to.

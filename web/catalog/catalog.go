@@ -233,6 +233,8 @@ var Requests = []Request{
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/delegations", Query: DelegationListQuery}}, Doors: Every},
 	{Name: "delegations.get", In: typeOf[api.DelegationRef](), Out: typeOf[api.Delegation](), Does: "Read one delegation record and its outcome", Caller: "its caller, or delegations:read",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/delegations/:id"}}, Doors: Every},
+	{Name: "delegations.import", In: typeOf[api.DelegationsImport](), Out: typeOf[api.DelegationsImported](), Does: "Write up to 1,000 delegation records of another registry as the tenant's history, all or none", Caller: "policies:manage",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + `/delegations\:import`}}, Doors: Every},
 	{Name: "delegations.complete", In: typeOf[api.DelegationsComplete](), Out: typeOf[api.Empty](), Does: "Report the outcome of an async delegation", Caller: "the agent, by the delegation's token",
 		Access: ResultToken, Routes: []Route{{Method: "POST", Path: "/callbacks/delegations/:tenant/:id", Query: []string{"token"}}},
 		Doors: REST, NotOn: "agents report results over HTTP to the callback URL they were given, not through a user's door"},

@@ -229,6 +229,11 @@ func (r Delegations) Get(ctx context.Context, in api.DelegationRef) (api.Delegat
 	return call[api.Delegation](ctx, r.c, "delegations.get", in)
 }
 
+// Import is delegations.import.
+func (r Delegations) Import(ctx context.Context, in api.DelegationsImport) (api.DelegationsImported, error) {
+	return call[api.DelegationsImported](ctx, r.c, "delegations.import", in)
+}
+
 // A2A are the a2a.* requests.
 type A2A struct{ c *Client }
 

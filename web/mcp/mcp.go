@@ -156,6 +156,10 @@ var details = map[string]string{
 		"delegate on the capability. mode sync (the default) waits for the agent, up to timeoutMs, and answers the record " +
 		"with status completed (and result), failed (and error) or timeout. mode async answers at once with status accepted; " +
 		"the agent reports later, and delegations_get reads the outcome.",
+	"delegations.import": "Writes the records as they were, all or none, sending nothing to any agent: each keeps its id, times, status, " +
+		"result, error and latency, is marked imported with the source, and has the caller agentcards:import/ and the source's caller. " +
+		"A record still pending, running or accepted there is recorded as timeout. Answers the ids imported, and those the tenant held " +
+		"already (existing, left as they were), so an import run again writes nothing twice; invalid naming the bad record by index.",
 	"delegations.list": "Newest first; nextCursor pages on (pass it as cursor).",
 	"delegations.get":  "Answers the record: status, result or error, latency.",
 	"a2a.agents":       "Answers one page of agentId, name, description and the card's URL; nextCursor pages on.",

@@ -36,7 +36,7 @@ func TestToolsListed(t *testing.T) {
 	slices.Sort(names)
 	want := []string{"a2a_agents", "a2a_card", "access_check", "audit_list", "cards_get", "cards_heartbeat", "cards_import",
 		"cards_refresh", "cards_register", "cards_register_batch", "cards_remove", "cards_replace", "cards_search", "cards_update",
-		"delegations_create", "delegations_get", "delegations_list", "keys_list", "mesh_delegate", "mesh_discover", "mesh_register",
+		"delegations_create", "delegations_get", "delegations_import", "delegations_list", "keys_list", "mesh_delegate", "mesh_discover", "mesh_register",
 		"mesh_unregister", "policies_add", "policies_list", "policies_remove", "registry_list", "roles_grant", "roles_list",
 		"roles_revoke", "secrets_remove", "secrets_set", "synonyms_list", "synonyms_put", "synonyms_remove", "tenants_create", "tenants_delete", "tenants_get", "tenants_list", "tenants_update"}
 	if !slices.Equal(names, want) {
