@@ -61,7 +61,7 @@ func cliRequests() map[string]map[string]catalog.Request {
 // clientCommands are the verbs of the CLI beside the catalogue's, by resource: tools composed of
 // requests rather than requests themselves.
 var clientCommands = map[string]map[string]string{
-	"cards": {"import-mesh": "Move an agentkit-mesh SQLite registry (its agents table) into a tenant"},
+	"cards": {"import-mesh": "Move an agentkit-mesh SQLite registry (its agents, and with --delegations its delegation history) into a tenant"},
 }
 
 // connection are the flags every client command takes: where the server is and who calls it.

@@ -50,7 +50,8 @@ type meshPlan struct {
 // runImportMesh moves an agentkit-mesh registry into a tenant. Each row becomes a card (its
 // name the agentId where it is one), or is skipped with the reason; cards go in batches, all or
 // none each, so a bad row leaves nothing of itself, and a card with a secret goes alone
-// with its secret, removed again if the secret cannot be set.
+// with its secret, removed again if the secret cannot be set. With --delegations the rows of
+// its delegations table then become delegation records (moveDelegations).
 func runImportMesh(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("agentcards cards import-mesh", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -58,8 +59,9 @@ func runImportMesh(ctx context.Context, args []string, stdout, stderr io.Writer,
 	conn.register(fs, getenv)
 	from := fs.String("from", "", "the agentkit-mesh database (~/.agentkit-mesh/registry.db)")
 	tenant := fs.String("tenant", "", "the tenant the cards go into (default the token's)")
-	batch := fs.Int("batch", 100, "cards per request, 1 to 1000")
+	batch := fs.Int("batch", 100, "cards, and delegation records, per request: 1 to 1000")
 	visibility := fs.String("visibility", "", "the cards' visibility: private, tenant (the default) or public")
+	delegations := fs.Bool("delegations", false, "also move the registry's delegation history (its delegations table) as delegation records; needs policies:manage")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: agentcards cards import-mesh --from mesh.db [--tenant T] [flags]\n\n%s.\n\nflags:\n", clientCommands["cards"]["import-mesh"])
 		fs.PrintDefaults()
@@ -92,6 +94,12 @@ func runImportMesh(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err != nil {
 		return err
 	}
+	var history meshHistory
+	if *delegations {
+		if history, err = readMeshDelegations(ctx, *from); err != nil {
+			return err
+		}
+	}
 	var plans []meshPlan
 	var skipped []meshOutcome
 	for i, row := range rows {
@@ -103,7 +111,7 @@ func runImportMesh(ctx context.Context, args []string, stdout, stderr io.Writer,
 		p.row = i
 		plans = append(plans, p)
 	}
-	progress := newProgress(stderr, len(rows))
+	progress := newProgress(stderr, len(rows)+len(history.rows))
 	progress.add(len(skipped))
 	im := meshImport{cl: cl, progress: progress, done: map[int]bool{}}
 	var plain, withSecret []meshPlan
@@ -131,16 +139,33 @@ func runImportMesh(ctx context.Context, args []string, stdout, stderr io.Writer,
 			}
 		}
 	}
+	var moved *meshHistorySummary
+	if *delegations {
+		if err == nil {
+			var hs meshHistorySummary
+			hs, err = moveDelegations(ctx, cl, progress, history, *batch)
+			moved = &hs
+		} else {
+			moved = notTried(history)
+		}
+	}
 	progress.done()
 	skipped = append(skipped, im.skipped...)
-	if perr := printMeshSummary(stdout, format, cl.Tenant(), len(rows), im.imported, skipped); perr != nil {
+	if perr := printMeshSummary(stdout, format, cl.Tenant(), len(rows), im.imported, skipped, moved); perr != nil {
 		return perr
 	}
 	if err != nil {
 		return err
 	}
+	var refused []string
 	if len(skipped) > 0 {
-		return fmt.Errorf("%d of %d agents were skipped (the summary says why)", len(skipped), len(rows))
+		refused = append(refused, fmt.Sprintf("%d of %d agents", len(skipped), len(rows)))
+	}
+	if moved != nil && len(moved.Skipped) > 0 {
+		refused = append(refused, fmt.Sprintf("%d of %d delegation records", len(moved.Skipped), moved.Total))
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("%s were skipped (the summary says why)", strings.Join(refused, " and "))
 	}
 	return nil
 }
@@ -369,15 +394,17 @@ func (im *meshImport) skip(p meshPlan, reason string) {
 	im.progress.add(1)
 }
 
-// printMeshSummary prints how many agents were imported and which were skipped, and why.
-func printMeshSummary(w io.Writer, format, tenant string, total int, imported []string, skipped []meshOutcome) error {
+// printMeshSummary prints how many agents were imported and which were skipped, and why, and,
+// when moved, what became of the delegation records.
+func printMeshSummary(w io.Writer, format, tenant string, total int, imported []string, skipped []meshOutcome, moved *meshHistorySummary) error {
 	if format == "json" {
 		out := struct {
-			Tenant   string        `json:"tenant"`
-			Total    int           `json:"total"`
-			Imported []string      `json:"imported"`
-			Skipped  []meshOutcome `json:"skipped"`
-		}{tenant, total, imported, skipped}
+			Tenant      string              `json:"tenant"`
+			Total       int                 `json:"total"`
+			Imported    []string            `json:"imported"`
+			Skipped     []meshOutcome       `json:"skipped"`
+			Delegations *meshHistorySummary `json:"delegations,omitempty"`
+		}{tenant, total, imported, skipped, moved}
 		if out.Imported == nil {
 			out.Imported = []string{}
 		}
@@ -389,15 +416,20 @@ func printMeshSummary(w io.Writer, format, tenant string, total int, imported []
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(w, "imported %d of %d agents into tenant %s; skipped %d\n", len(imported), total, tenant, len(skipped))
-	if len(skipped) == 0 {
+	if len(skipped) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nname\tagentId\treason")
+		for _, s := range skipped {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.AgentID, s.Reason)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if moved == nil {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nname\tagentId\treason")
-	for _, s := range skipped {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.AgentID, s.Reason)
-	}
-	return tw.Flush()
+	return printHistorySummary(w, *moved)
 }
 
 // progress draws a bar on a terminal while rows are imported; elsewhere it draws nothing.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/client"
@@ -319,5 +320,217 @@ func TestImportMeshBodyLimit(t *testing.T) {
 	sum.accounted(t)
 	if r.code != 1 || len(sum.Imported) != 40 || !strings.HasPrefix(sum.reason("agent-big"), "too_large: ") {
 		t.Errorf("import-mesh over a 4 KiB body limit: exit %d, imported %d, skipped %+v\n%s", r.code, len(sum.Imported), sum.Skipped, r.stderr)
+	}
+}
+
+// meshDelegationsSchema is the delegations table as agentkit-mesh creates it.
+const meshDelegationsSchema = `CREATE TABLE delegations (id TEXT PRIMARY KEY, source_agent TEXT NOT NULL, target_agent TEXT NOT NULL,
+	task TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending', result TEXT, error TEXT, latency_ms INTEGER,
+	created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`
+
+// meshDelegationRow is a row of the delegations table; result, errorText and latency are NULL
+// when nil.
+type meshDelegationRow struct {
+	id, source, target, task, status string
+	result, errorText                any
+	latency                          any
+	createdAt, updatedAt             string
+}
+
+// withDelegations adds agentkit-mesh's delegations table, with rows, to the registry at path.
+func withDelegations(t *testing.T, path string, rows []meshDelegationRow) string {
+	t.Helper()
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(meshDelegationsSchema); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		_, err := db.Exec(`INSERT INTO delegations (id, source_agent, target_agent, task, status, result, error, latency_ms, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.id, r.source, r.target, r.task, r.status, r.result, r.errorText, r.latency, r.createdAt, r.updatedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// meshHistoryRows are the delegations of TestImportMeshDelegations: four of the kinds
+// agentkit-mesh records, 240 more completed ones, and three it cannot be moved (an id that is no
+// UUID and a status agentkit-mesh never wrote, refused by the service in batches of good rows;
+// a time that does not read, refused before anything is sent).
+func meshHistoryRows() []meshDelegationRow {
+	rows := []meshDelegationRow{
+		{id: "f47ac10b-58cc-4372-a567-0e02b2c3d479", source: "api", target: "finance-agent", task: "Sum the Q3 budget", status: "completed",
+			result: "total 42", latency: 1200, createdAt: "2026-03-01T10:00:00.000Z", updatedAt: "2026-03-01T10:00:01.500Z"},
+		{id: "0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f", source: "HR Agent #2", target: "finance-agent", task: "Approve expense 7", status: "failed",
+			errorText: "Gateway returned 502: bad gateway", latency: 80, createdAt: "2026-03-01T11:00:00.000Z", updatedAt: "2026-03-01T11:00:00.080Z"},
+		{id: "9b2e4c1a-7d3f-4e8a-b5c6-1a2b3c4d5e6f", source: "api", target: "HR Agent #2", task: "Fill form 12", status: "running",
+			createdAt: "2026-03-01T12:00:00.000Z", updatedAt: ""},
+		{id: "1e2d3c4b-5a69-4788-9a0b-c1d2e3f4a5b6", source: "finance-agent", target: "HR Agent #2", task: "Fill form 13", status: "accepted",
+			createdAt: "2026-03-01T13:00:00.000Z", updatedAt: "2026-03-01T13:00:00.020Z"},
+		{id: "not-a-uuid", source: "api", target: "finance-agent", task: "x", status: "completed", createdAt: "2026-03-02T00:00:00.000Z", updatedAt: ""},
+		{id: "2f3e4d5c-6b7a-4899-8a0b-1c2d3e4f5a6b", source: "api", target: "finance-agent", task: "x", status: "done",
+			createdAt: "2026-03-02T00:00:01.000Z", updatedAt: ""},
+		{id: "3a4b5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d", source: "api", target: "finance-agent", task: "x", status: "completed",
+			createdAt: "yesterday", updatedAt: ""},
+	}
+	for i := range 240 {
+		at := time.Date(2026, 3, 5, 0, 0, i, 0, time.UTC).Format("2006-01-02T15:04:05.000Z")
+		rows = append(rows, meshDelegationRow{id: fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(i)*2654435761, i), source: "api",
+			target: fmt.Sprintf("agent-%03d", i%7), task: "work", status: "completed", result: "ok", latency: 5, createdAt: at, updatedAt: at})
+	}
+	return rows
+}
+
+// meshHistorySum is the delegations part of import-mesh's JSON summary.
+type meshHistorySum struct {
+	Found              bool
+	Total              int
+	Imported, Existing []string
+	Skipped            []struct{ ID, Reason string }
+}
+
+func (s meshHistorySum) reason(id string) string {
+	for _, k := range s.Skipped {
+		if k.ID == id {
+			return k.Reason
+		}
+	}
+	return ""
+}
+
+// TestImportMeshDelegations moves a registry's agents and its delegation history into a tenant
+// through a real server: records in batches, keeping their ids, times, results and errors, a
+// delegation still running there a timeout here, each bad row skipped with its reason while the
+// rows of its batch go in; run again, every record is already there. A caller who does not
+// manage the tenant's policies moves none, with one refusal; a registry without the table has
+// nothing to move.
+func TestImportMeshDelegations(t *testing.T) {
+	e := newCLIEnv(t, false)
+	e.ok(t, e.root, nil, "tenants", "create", "--id", "mesh", "--name", "Mesh", "--admins", "alice")
+	alice := webtest.Mint(t, webtest.Tokens(t), "alice", "mesh", false)
+	cl, err := client.New(e.base, client.WithToken(alice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	agents := []meshRow{
+		{name: "finance-agent", description: "Budgets", capabilities: `["budget"]`, endpoint: "http://127.0.0.1:4002/task"},
+		{name: "HR Agent #2", description: "Forms", capabilities: `["forms"]`, endpoint: "http://127.0.0.1:4003/task"},
+	}
+	history := meshHistoryRows()
+	path := withDelegations(t, meshDB(t, meshSchema, agents), history)
+
+	r := e.run(t, alice, "cards", "import-mesh", "--from", path, "--delegations", "--batch", "100", "-o", "json")
+	var sum struct {
+		meshSummary
+		Delegations *meshHistorySum
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum.Delegations == nil {
+		t.Fatalf("import-mesh --delegations: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	d := sum.Delegations
+	if r.code != 1 || !strings.Contains(r.stderr, "3 of 247 delegation records were skipped") || len(sum.Imported) != 2 ||
+		!d.Found || d.Total != 247 || len(d.Imported) != 244 || len(d.Existing) != 0 || len(d.Skipped) != 3 {
+		t.Fatalf("import-mesh --delegations: exit %d, %d agents, delegations %+v\n%s", r.code, len(sum.Imported), d, r.stderr)
+	}
+	for id, want := range map[string]string{
+		"not-a-uuid":                           "invalid: id",
+		"2f3e4d5c-6b7a-4899-8a0b-1c2d3e4f5a6b": `invalid: status "done"`,
+		"3a4b5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d": `created_at "yesterday"`,
+	} {
+		if got := d.reason(id); !strings.HasPrefix(got, want) && !strings.Contains(got, want) {
+			t.Errorf("%s: skipped for %q, want a reason naming %q", id, got, want)
+		}
+	}
+	checkMeshHistory(t, ctx, cl)
+
+	// Again, as a table: every record is there already, and the bad rows are skipped again.
+	r = e.run(t, alice, "cards", "import-mesh", "--from", path, "--delegations", "-o", "table")
+	if r.code != 1 || !regexp.MustCompile(`(?m)^imported 0 of 247 delegation records; 244 already there; skipped 3$`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^not-a-uuid\s+invalid: id "not-a-uuid"`).MatchString(r.stdout) {
+		t.Errorf("import-mesh --delegations again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var imports int
+	for entry, err := range cl.Audit.ListAll(ctx, api.AuditList{Action: "delegations.import", Limit: 500}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if entry.Outcome != "denied" {
+			imports++
+		}
+	}
+	if imports != 244 {
+		t.Errorf("%d audit entries of imported records, want 244", imports)
+	}
+
+	// bob, a reader, moves nothing: one refusal, and every record skipped with it.
+	e.ok(t, alice, nil, "roles", "grant", "--subject", "bob", "--role", "reader")
+	bob := webtest.Mint(t, webtest.Tokens(t), "bob", "mesh", false)
+	fresh := history[:4]
+	for i := range fresh {
+		fresh[i].id = strings.Replace(fresh[i].id, "-4", "-5", 1)
+	}
+	r = e.run(t, bob, "cards", "import-mesh", "--from", withDelegations(t, meshDB(t, meshSchema, nil), fresh), "--delegations", "-o", "json")
+	sum.Delegations = nil
+	_ = json.Unmarshal([]byte(r.stdout), &sum)
+	if r.code != 1 || sum.Delegations == nil || len(sum.Delegations.Skipped) != 4 || !strings.HasPrefix(sum.Delegations.Skipped[3].Reason, "forbidden: ") {
+		t.Errorf("import-mesh --delegations by a reader: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	denied := 0
+	for entry, err := range cl.Audit.ListAll(ctx, api.AuditList{Action: "delegations.import", Principal: "bob"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		denied += max(entry.Attempts, 1)
+	}
+	if denied != 1 {
+		t.Errorf("bob's import was refused %d times, want once", denied)
+	}
+
+	// A registry from before agentkit-mesh kept delegations: nothing to move, and it says so.
+	r = e.run(t, alice, "cards", "import-mesh", "--from", meshDB(t, meshSchema, []meshRow{{name: "new-agent", description: "x",
+		capabilities: `["a"]`, endpoint: "http://127.0.0.1:4010/task"}}), "--delegations", "-o", "table")
+	if r.code != 0 || !strings.Contains(r.stdout, "the registry has no delegations table: no delegation records to move") {
+		t.Errorf("import-mesh --delegations of a registry without them: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// checkMeshHistory checks the records of meshHistoryRows as the first import wrote them.
+func checkMeshHistory(t *testing.T, ctx context.Context, cl *client.Client) {
+	t.Helper()
+	get := func(id string) api.Delegation {
+		t.Helper()
+		d, err := cl.Delegations.Get(ctx, api.DelegationRef{ID: id})
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		return d
+	}
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	if d := get("f47ac10b-58cc-4372-a567-0e02b2c3d479"); d.Imported != "agentkit-mesh" || d.Caller != "agentcards:import/api" ||
+		d.AgentID != "finance-agent" || d.Capability != "" || d.Status != "completed" || string(d.Result) != `"total 42"` ||
+		d.LatencyMS != 1200 || !d.CreatedAt.Equal(at) || !d.UpdatedAt.Equal(at.Add(1500*time.Millisecond)) || d.Mode != "sync" {
+		t.Errorf("the completed record: %+v (%s)", d, d.Result)
+	}
+	if d := get("0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f"); d.Caller != "agentcards:import/HR Agent #2" || d.Status != "failed" ||
+		d.Error != "Gateway returned 502: bad gateway" || d.Result != nil {
+		t.Errorf("the failed record: %+v", d)
+	}
+	if d := get("9b2e4c1a-7d3f-4e8a-b5c6-1a2b3c4d5e6f"); d.AgentID != "HR-Agent-2" || d.Status != "timeout" ||
+		d.Error != "unfinished when imported: it was running in agentkit-mesh" || !d.UpdatedAt.Equal(d.CreatedAt) {
+		t.Errorf("the running record: %+v", d)
+	}
+	if d := get("1e2d3c4b-5a69-4788-9a0b-c1d2e3f4a5b6"); d.Mode != "async" || d.Status != "timeout" ||
+		d.Error != "unfinished when imported: it was accepted in agentkit-mesh" {
+		t.Errorf("the accepted record: %+v", d)
+	}
+	page, err := cl.Delegations.List(ctx, api.DelegationsList{Limit: 1})
+	if err != nil || len(page.Items) != 1 || page.Items[0].CreatedAt.Format(time.RFC3339) != "2026-03-05T00:03:59Z" {
+		t.Errorf("the newest record: %+v, %v", page.Items, err)
 	}
 }
