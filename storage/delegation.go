@@ -355,6 +355,9 @@ func (s *DelegationStore) Import(ctx context.Context, tenant tenants.ID, ds []de
 	switch {
 	case errors.Is(err, gorm.ErrForeignKeyViolated):
 		return nil, fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		// Written meanwhile twice over by other imports of overlapping records.
+		return nil, fault.New(fault.Conflict, "records of the import were written meanwhile by another; send it again: conflict")
 	case err != nil:
 		return nil, fmt.Errorf("import %d delegations: %w", len(ds), err)
 	}

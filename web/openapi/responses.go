@@ -164,6 +164,7 @@ var errorsOf = map[string][]string{
 	"a2a.card":                {"version_not_supported"},
 	"keys.list":               {"not_found"},
 	"delegations.create":      {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},
+	"delegations.import":      {"conflict"},
 	"delegations.complete":    {"conflict", "expired"},
 	"mesh.agents_register":    {"conflict", "precondition_failed"},
 	"mesh.delegate":           {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},
