@@ -15,25 +15,30 @@ import (
 // What the server makes of the delegation request itself, whatever the agent would answer.
 
 // TestDelegationTimeoutCappedAtMaxTimeout: the server, not the caller, bounds the wait: a
-// timeoutMs above delegation.maxTimeout gets the maximum as its deadline, none gets the default,
-// and one below the maximum is kept.
+// timeoutMs above delegation.maxTimeout (for an async delegation over HTTP,
+// delegation.maxAsyncTimeout) gets the maximum as its deadline, none gets the default, and one
+// below the maximum is kept.
 func TestDelegationTimeoutCappedAtMaxTimeout(t *testing.T) {
 	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true,
-		delegation: delegation.Config{DefaultTimeout: 20 * time.Second, MaxTimeout: 45 * time.Second}})
+		delegation: delegation.Config{DefaultTimeout: 20 * time.Second, MaxTimeout: 45 * time.Second, MaxAsyncTimeout: 90 * time.Minute}})
 	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
 	_, olga := e.delegationSetup("acme", "agt1", a.Endpoint())
 	for _, c := range []struct {
-		timeoutMS any
-		want      time.Duration
+		timeoutMS   any
+		sync, async time.Duration
 	}{
-		{int64(time.Hour / time.Millisecond), 45 * time.Second},
+		{int64(time.Hour / time.Millisecond), 45 * time.Second, time.Hour},
 		// So large that in nanoseconds it would overflow a time.Duration.
-		{int64(1e13), 45 * time.Second},
-		{int64(math.MaxInt64), 45 * time.Second},
-		{nil, 20 * time.Second},
-		{5000, 5 * time.Second},
+		{int64(1e13), 45 * time.Second, 90 * time.Minute},
+		{int64(math.MaxInt64), 45 * time.Second, 90 * time.Minute},
+		{nil, 20 * time.Second, 20 * time.Second},
+		{5000, 5 * time.Second, 5 * time.Second},
 	} {
 		for _, mode := range []string{"sync", "async"} {
+			want := c.sync
+			if mode == "async" {
+				want = c.async
+			}
 			req := delegate("agt1", mode)
 			if c.timeoutMS != nil {
 				req["timeoutMs"] = c.timeoutMS
@@ -46,8 +51,8 @@ func TestDelegationTimeoutCappedAtMaxTimeout(t *testing.T) {
 			} else {
 				expect(t, r, http.StatusOK)
 			}
-			if d.Status != delegation.StatusCompleted || d.Deadline.Sub(d.CreatedAt) != c.want {
-				t.Fatalf("%s timeoutMs %v: deadline %v after creation, want %v: %+v", mode, c.timeoutMS, d.Deadline.Sub(d.CreatedAt), c.want, d)
+			if d.Status != delegation.StatusCompleted || d.Deadline.Sub(d.CreatedAt) != want {
+				t.Fatalf("%s timeoutMs %v: deadline %v after creation, want %v: %+v", mode, c.timeoutMS, d.Deadline.Sub(d.CreatedAt), want, d)
 			}
 			if s := e.storedDelegation("acme", d.ID); !s.Deadline.Equal(d.Deadline) {
 				t.Fatalf("%s timeoutMs %v: stored deadline %v, answered %v", mode, c.timeoutMS, s.Deadline, d.Deadline)

@@ -534,6 +534,10 @@ func meshContext(ctx context.Context, raw json.RawMessage) json.RawMessage {
 func meshDelegationOf(d delegation.Delegation) api.MeshDelegation {
 	m := api.MeshDelegation{ID: d.ID, SourceAgent: d.Caller, TargetAgent: d.AgentID, Status: string(d.Status),
 		CreatedAt: api.MeshTime(d.CreatedAt), UpdatedAt: api.MeshTime(d.UpdatedAt)}
+	if d.Imported == "agentkit-mesh" {
+		// A record moved from agentkit-mesh answers its own source_agent again.
+		m.SourceAgent = strings.TrimPrefix(d.Caller, delegation.ImportCaller+"/")
+	}
 	if len(d.Result) > 0 {
 		m.Result = &d.Result
 	} else if d.Status == delegation.StatusAccepted {

@@ -148,7 +148,9 @@ func TestMeshControlPlane(t *testing.T) {
 	var got meshAgent
 	r.json(t, &got)
 	got.check(t, "finance-agent", finance.Endpoint(), "header")
-	meshError(t, m.call("GET", "/v1/agents/ghost", nil), http.StatusNotFound, "not_found")
+	if msg := meshError(t, m.call("GET", "/v1/agents/ghost", nil), http.StatusNotFound, "not_found"); msg != "not found" {
+		t.Fatalf("message %q", msg)
+	}
 
 	// Discovery, ranked, with what matched; filtered by the resources the agent must cover.
 	r = m.call("GET", "/v1/discover?query="+url.QueryEscape("budget cost center"), nil)
@@ -203,8 +205,8 @@ func TestMeshControlPlane(t *testing.T) {
 	}
 	call := waitCall(t, finance, sync.ID)
 	if call.Header.Get("X-Key") != "fin-key-1" || strings.Contains(call.Header.Get("Authorization"), "fin-key-1") ||
-		call.Task.Task != "Get Engineering budget" || call.Task.CallbackURL != "" || !bytes.Contains(call.Task.Context, []byte(`"quarter":"Q3"`)) {
-		t.Fatalf("the agent got %+v", call)
+		call.Task.Task != "Get Engineering budget" || call.Task.CallbackURL != "" || string(call.Task.Context) != `{"depth":1,"quarter":"Q3"}` {
+		t.Fatalf("the agent got %+v (context %s)", call, call.Task.Context)
 	}
 
 	// An async delegation to the best match of a query: answered once the agent accepted it; the
@@ -223,8 +225,18 @@ func TestMeshControlPlane(t *testing.T) {
 	if async.TargetAgent != "finance-agent" || !async.Success || async.Status != "accepted" || async.Result != "Task accepted, awaiting async result" {
 		t.Fatalf("async delegation: %s", r.body)
 	}
-	if call := waitCall(t, finance, async.ID); call.Task.CallbackURL == "" {
-		t.Fatalf("the async call has no callback URL: %+v", call.Task)
+	if call := waitCall(t, finance, async.ID); call.Task.CallbackURL == "" || string(call.Task.Context) != `{"depth":1}` {
+		t.Fatalf("the async call has no callback URL, or not its context: %+v (%s)", call.Task, call.Task.Context)
+	}
+	// Its result may come as long as the server allows an async delegation (a day), and until it
+	// does the record says agentkit-mesh's words.
+	if d := e.storedDelegation("acme", async.ID); d.Deadline.Sub(d.CreatedAt) != delegation.Defaults.MaxAsyncTimeout {
+		t.Fatalf("async deadline %s after creation, want delegation.maxAsyncTimeout", d.Deadline.Sub(d.CreatedAt))
+	}
+	r = m.call("GET", "/v1/delegations/"+async.ID, nil)
+	expect(t, r, http.StatusOK)
+	if !bytes.Contains(r.body, []byte(`"status":"accepted","result":"Task accepted, awaiting async result"`)) {
+		t.Fatalf("accepted record: %s", r.body)
 	}
 	result := "/v1/delegations/" + async.ID + "/result"
 	meshError(t, e.do("POST", m.base+result, "", map[string]string{"status": "completed"}), http.StatusUnauthorized, "unauthorized")
@@ -235,8 +247,14 @@ func TestMeshControlPlane(t *testing.T) {
 	if strings.TrimSpace(string(r.body)) != `{"ok":true}` {
 		t.Fatalf("result: %s", r.body)
 	}
-	meshError(t, m.call("POST", result, map[string]string{"status": "completed", "result": "again"}), http.StatusConflict, "conflict")
+	if msg := meshError(t, m.call("POST", result, map[string]string{"status": "completed", "result": "again"}), http.StatusConflict, "conflict"); msg != "Delegation already finalized" {
+		t.Fatalf("message %q", msg)
+	}
 	meshError(t, m.call("POST", "/v1/delegations/"+sync.ID+"/result", map[string]string{"status": "failed"}), http.StatusConflict, "conflict")
+	if msg := meshError(t, m.call("POST", "/v1/delegations/00000000-0000-4000-8000-000000000000/result", map[string]string{"status": "failed"}),
+		http.StatusNotFound, "not_found"); msg != "Delegation not found" {
+		t.Fatalf("message %q", msg)
+	}
 	// The agent itself may post with the delegation token it was called with.
 	r = m.call("POST", "/v1/delegate", map[string]any{"targetName": "finance-agent", "task": "Approve expense 43", "async": true})
 	expect(t, r, http.StatusOK)
@@ -249,6 +267,28 @@ func TestMeshControlPlane(t *testing.T) {
 	if d := e.storedDelegation("acme", third.ID); d.Status != delegation.StatusFailed || d.Error != "over budget" {
 		t.Fatalf("the agent's own result: %+v", d)
 	}
+	// An editor, who may write the agent's card, may post its result (as agentkit-mesh's bridge
+	// does); another agent's delegation token finds no such delegation; a status agentkit-mesh's
+	// agents do not send is refused.
+	r = m.call("POST", "/v1/delegate", map[string]any{"targetName": "finance-agent", "task": "Approve expense 44", "async": true})
+	expect(t, r, http.StatusOK)
+	var fourth struct {
+		ID string `json:"id"`
+	}
+	r.json(t, &fourth)
+	waitCall(t, finance, fourth.ID)
+	r = m.call("POST", "/v1/delegate", map[string]any{"targetName": "hr-agent", "task": "Onboard Ada"})
+	expect(t, r, http.StatusOK)
+	var toHR struct {
+		ID string `json:"id"`
+	}
+	r.json(t, &toHR)
+	hrToken := waitCall(t, hr, toHR.ID).Header.Get("X-Delegation-Token")
+	fourthResult := m.base + "/v1/delegations/" + fourth.ID + "/result"
+	meshError(t, e.do("POST", fourthResult, hrToken, map[string]string{"status": "completed"}), http.StatusNotFound, "not_found")
+	meshError(t, m.call("POST", "/v1/delegations/"+fourth.ID+"/result", map[string]string{"status": "done"}), http.StatusBadRequest, "invalid")
+	expect(t, e.do("POST", "/v1/tenants/acme/roles", alice, map[string]string{"subject": "eddie", "role": "editor"}), http.StatusCreated)
+	expect(t, e.do("POST", fourthResult, e.token("eddie", "acme", false), map[string]string{"status": "completed", "result": "ok"}), http.StatusOK)
 
 	r = m.call("GET", "/v1/delegations/"+async.ID, nil)
 	expect(t, r, http.StatusOK)
@@ -279,10 +319,11 @@ func TestMeshControlPlane(t *testing.T) {
 	r = m.call("GET", "/v1/delegations", nil)
 	expect(t, r, http.StatusOK)
 	r.json(t, &log)
-	if len(log) != 3 || log[0].ID != third.ID || log[1].ID != async.ID || log[2].ID != sync.ID {
+	if len(log) != 5 || log[0].ID != toHR.ID || log[1].ID != fourth.ID || log[2].ID != third.ID || log[3].ID != async.ID || log[4].ID != sync.ID {
 		t.Fatalf("delegations: %s", r.body)
 	}
-	r = m.call("GET", "/v1/delegations?limit=1&offset=2", nil)
+	// limit and offset are read as parseInt reads them.
+	r = m.call("GET", "/v1/delegations?limit=1abc&offset=+4", nil)
 	expect(t, r, http.StatusOK)
 	r.json(t, &log)
 	if len(log) != 1 || log[0].ID != sync.ID {
@@ -385,4 +426,61 @@ func TestMeshRegisterKeepsTheCard(t *testing.T) {
 	if got := a.Last().Header.Get("Authorization"); strings.Contains(got, "rev-1") {
 		t.Fatalf("Authorization %q after the credential was removed", got)
 	}
+}
+
+// TestMeshTakesWhatAgentkitMeshTook: bodies whatever their Content-Type says; a credential
+// missing its token, which agentkit-mesh kept and never sent, is none; a protocol in any case; a
+// capability named twice; a query with no word, which finds nothing; a record imported from
+// agentkit-mesh, which answers its own source_agent; and a server without endpoint secrets,
+// which refuses a credential and takes the rest.
+func TestMeshTakesWhatAgentkitMeshTook(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	m := meshClient{e: e, base: "/compat/agentkit-mesh/acme", token: alice}
+	a := agenttest.New(t, agenttest.Answer(http.StatusOK, `{"result": "ok"}`))
+
+	body := `{"name": "notes", "endpoint": "` + a.Endpoint() + `", "capabilities": ["notes", "notes"], "protocol": "HTTP",
+		"auth": {"type": "bearer"}}`
+	r := e.do("POST", m.base+"/v1/agents", alice, body, "Content-Type", "text/plain")
+	expect(t, r, http.StatusCreated)
+	var ag meshAgent
+	r.json(t, &ag)
+	ag.check(t, "notes", a.Endpoint(), "")
+	if strings.Join(ag.Capabilities, ",") != "notes" {
+		t.Fatalf("capabilities %v", ag.Capabilities)
+	}
+	r = m.call("POST", "/v1/delegate", map[string]any{"targetName": "notes", "task": "take a note"})
+	expect(t, r, http.StatusOK)
+	if auth := a.Last().Header.Get("Authorization"); !strings.HasPrefix(auth, "Bearer ey") {
+		t.Fatalf("Authorization %q: want the delegation token, as for an agent with no secret", auth)
+	}
+
+	r = m.call("GET", "/v1/discover?query="+url.QueryEscape("?!"), nil)
+	expect(t, r, http.StatusOK)
+	if strings.TrimSpace(string(r.body)) != "[]" {
+		t.Fatalf("a query with no word: %s", r.body)
+	}
+	if msg := meshError(t, m.call("POST", "/v1/delegate", map[string]any{"query": "...", "task": "x"}), http.StatusNotFound, "not_found"); msg != "No agent found matching query" {
+		t.Fatalf("message %q", msg)
+	}
+
+	const id = "3f1c2b7e-8a4d-4c5e-9f60-7a8b9c0d1e2f"
+	expect(t, e.do("POST", "/v1/tenants/acme/delegations:import", alice, map[string]any{"source": "agentkit-mesh",
+		"records": []map[string]any{{"id": id, "caller": "api", "agentId": "notes", "task": "old", "status": "completed",
+			"result": "done", "latencyMs": 12, "createdAt": "2026-03-01T10:00:00.000Z", "updatedAt": "2026-03-01T10:00:00.012Z"}}}), http.StatusOK)
+	r = m.call("GET", "/v1/delegations/"+id, nil)
+	expect(t, r, http.StatusOK)
+	if !bytes.Contains(r.body, []byte(`"source_agent":"api"`)) || !bytes.Contains(r.body, []byte(`"created_at":"2026-03-01T10:00:00.000Z"`)) {
+		t.Fatalf("an imported record: %s", r.body)
+	}
+
+	bare := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, noSecrets: true})
+	bare.mkTenant("acme", "alice")
+	bm := meshClient{e: bare, base: "/compat/agentkit-mesh/acme", token: bare.token("alice", "acme", false)}
+	meshError(t, bm.call("POST", "/v1/agents", map[string]any{"name": "notes", "endpoint": a.Endpoint(),
+		"auth": map[string]string{"type": "bearer", "token": "t0k"}}), http.StatusBadRequest, "invalid")
+	meshError(t, bm.call("GET", "/v1/agents/notes", nil), http.StatusNotFound, "not_found")
+	expect(t, bm.call("POST", "/v1/agents", map[string]any{"name": "notes", "endpoint": a.Endpoint()}), http.StatusCreated)
+	expect(t, bm.call("GET", "/v1/agents", nil), http.StatusOK)
 }

@@ -140,7 +140,7 @@ type MeshDelegationRef struct {
 // MeshDelegation is agentkit-mesh's delegation record.
 type MeshDelegation struct {
 	ID          string           `json:"id"`
-	SourceAgent string           `json:"source_agent" doc:"who delegated: the caller's subject"`
+	SourceAgent string           `json:"source_agent" doc:"who delegated: the caller's subject (a record imported from agentkit-mesh: its source_agent)"`
 	TargetAgent string           `json:"target_agent"`
 	Task        *string          `json:"task" doc:"the task as recorded; null when the tenant keeps no task text"`
 	Status      string           `json:"status" doc:"pending, running, accepted, completed, failed, timeout or rejected"`

@@ -165,9 +165,17 @@ func (b *builder) operation(r catalog.Request, i int) (*openapi3.Operation, erro
 		if route.Method == http.MethodPatch {
 			media = []string{mediaMergePatch, mediaJSON}
 		}
+		if r.FlatErrors {
+			// agentkit-mesh read its bodies as JSON whatever their Content-Type said (fetch sends
+			// a string body as text/plain), and so does its door here.
+			media = append(media, "*/*")
+		}
 		rb := openapi3.NewRequestBody().WithRequired(true).WithSchemaRef(body, media)
 		if doc, ok := optionalBodies[r.Name]; ok {
 			rb.Required, rb.Description = false, doc
+		}
+		if r.FlatErrors {
+			rb.Description = "JSON, whatever the Content-Type says."
 		}
 		op.RequestBody = &openapi3.RequestBodyRef{Value: rb}
 	}
