@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,9 +121,13 @@ func decodeCard(data []byte) (Card, error) {
 	return c, nil
 }
 
-// DecodeStrict decodes one JSON value into v, refusing unknown fields and trailing data, with
-// errors that name the field (ErrMalformed or ErrInvalid). The API uses it for every small body.
+// DecodeStrict decodes one JSON value into v, refusing unknown fields (by their exact names,
+// all of them named: CheckNames) and trailing data, with errors that name the field
+// (ErrMalformed or ErrInvalid). The API uses it for every small body.
 func DecodeStrict(data []byte, v any) error {
+	if err := CheckNames(data, reflect.TypeOf(v)); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

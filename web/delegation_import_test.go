@@ -188,7 +188,7 @@ func TestDelegationImportRefused(t *testing.T) {
 		"a result nested too deep":     {importBody(with("result", deep)), 400, "invalid", "records[0]: result"},
 		"another registry":             {map[string]any{"source": "agentmesh", "records": []any{good(1)}}, 400, "invalid", "source"},
 		"no records":                   {importBody(), 400, "invalid", "1 to 1000 records"},
-		"an unknown member":            {importBody(with("colour", "red")), 400, "invalid", "unknown field"},
+		"an unknown member":            {importBody(with("colour", "red")), 400, "invalid", "colour: unknown member"},
 		"not JSON":                     {`{"source": "agentkit-mesh", "records": [`, 400, "malformed_json", ""},
 		"over the body limit":          {importBody(with("task", strings.Repeat("t", 70<<10))), 413, "too_large", ""},
 	} {

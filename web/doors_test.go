@@ -455,8 +455,10 @@ func TestMCPToolsAreTheCatalogue(t *testing.T) {
 			}
 		}
 		a := tool.Annotations
+		// destructiveHint is said of the tools that change something only.
 		if a == nil || a.ReadOnlyHint != r.ReadOnly() || a.IdempotentHint != r.Idempotent() ||
-			a.DestructiveHint == nil || *a.DestructiveHint != r.Destructive() || a.OpenWorldHint == nil || *a.OpenWorldHint != r.OpenWorld {
+			(a.DestructiveHint == nil) != r.ReadOnly() || a.DestructiveHint != nil && *a.DestructiveHint != r.Destructive() ||
+			a.OpenWorldHint == nil || *a.OpenWorldHint != r.OpenWorld {
 			t.Errorf("%s: annotations %+v differ from the catalogue's hints", tool.Name, a)
 		}
 		if tool.OutputSchema == nil || !strings.Contains(tool.Description, r.Does) {
@@ -576,7 +578,7 @@ func TestMCPInMemory(t *testing.T) {
 	e, alice, _, endpoint := doorsEnv(t, envOptions{})
 	server, err := mcp.NewServer(func(context.Context, *sdk.CallToolRequest) (*client.Client, error) {
 		return client.New("http://in-process", client.WithHandler(e.srv.Config.Handler), client.WithToken(alice))
-	}, mcp.Options{})
+	}, mcp.Options{Toolsets: []string{mcp.All}})
 	if err != nil {
 		t.Fatal(err)
 	}

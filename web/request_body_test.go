@@ -130,3 +130,28 @@ func TestNonObjectBodies(t *testing.T) {
 		webtest.JSONEqual(t, p+" after the refused writes", f.do("GET", p, f.root, nil).body, want)
 	}
 }
+
+// TestMemberNamesAreExact: a body member named in another case than the request's, or not one of
+// its members at all, is refused with 400 invalid naming every such member (and the name meant),
+// on the routes of small bodies as on the card's, and nothing is stored.
+func TestMemberNamesAreExact(t *testing.T) {
+	f := newRouteFixture(t)
+	before := f.snapshot(t)
+	for _, c := range []struct{ method, path, body, says string }{
+		{"POST", "/v1/tenants/acme/delegations", `{"AgentId": "pub", "capability": "review_pr", "task": "x", "Mode": "sync"}`,
+			`AgentId: unknown member (the name is agentId); Mode: unknown member (the name is mode)`},
+		{"POST", "/v1/tenants/acme/roles", `{"subject": "zed", "Role": "reader", "until": "never"}`,
+			`Role: unknown member (the name is role); until: unknown member`},
+		{"POST", "/v1/tenants/acme/cards/search", `{"Q": "review"}`, `Q: unknown member (the name is q)`},
+		{"POST", "/v1/tenants/acme/cards", `{"agentID": "new", "name": "New"}`, `agentID`},
+	} {
+		r := f.do(c.method, c.path, f.root, c.body)
+		if r.status != http.StatusBadRequest || r.errCode(t) != "invalid" || !strings.Contains(string(r.body), c.says) {
+			t.Errorf("%s %s %s: %d %s, want 400 invalid saying %q", c.method, c.path, c.body, r.status, r.body, c.says)
+		}
+	}
+	expect(t, f.getCard("acme", "new"), http.StatusNotFound, "not_found")
+	for p, want := range before {
+		webtest.JSONEqual(t, p+" after the refused writes", f.do("GET", p, f.root, nil).body, want)
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/mcp"
 	"github.com/agentcards/agentcards/web/outbound"
 	"github.com/agentcards/agentcards/web/webtest"
 )
@@ -177,7 +178,9 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		o.keys = webtest.ServiceKeys(t)
 	}
 	opts := app.Options{
-		DB: db, Tokens: webtest.Tokens(t), Keys: o.keys, SecretKey: testSecret[:32],
+		// The door's tests reach every tool (the default toolsets are web/mcp's tests').
+		MCPToolsets: []string{mcp.All},
+		DB:          db, Tokens: webtest.Tokens(t), Keys: o.keys, SecretKey: testSecret[:32],
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Web: web.Config{BodyLimit: o.bodyLimit, ListenAddr: o.listenAddr, RequestTimeout: o.requestTimeout,
 			A2ACacheMaxAge: o.a2aCacheMaxAge},

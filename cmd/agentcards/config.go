@@ -22,6 +22,7 @@ import (
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/mcp"
 	"github.com/agentcards/agentcards/web/outbound"
 )
 
@@ -40,6 +41,13 @@ type Config struct {
 	Delegation DelegationConfig `koanf:"delegation"`
 	Liveness   LivenessConfig   `koanf:"liveness"`
 	Audit      AuditConfig      `koanf:"audit"`
+	MCP        MCPConfig        `koanf:"mcp"`
+}
+
+// MCPConfig is what the MCP door at /mcp serves.
+type MCPConfig struct {
+	// Toolsets are the toolsets of tools listed (web/mcp.Toolsets, or all).
+	Toolsets []string `koanf:"toolsets"`
 }
 
 // AuditConfig is how long the audit trail keeps its entries.
@@ -237,6 +245,7 @@ var defaults = map[string]any{
 	"liveness.probe.perTenant":   liveness.ProbeDefaults.PerTenant,
 	"liveness.probe.path":        "",
 	"audit.retention":            "2160h",
+	"mcp.toolsets":               mcp.DefaultToolsets,
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.

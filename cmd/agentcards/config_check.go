@@ -8,8 +8,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentcards/agentcards/web/mcp"
 	"github.com/agentcards/agentcards/web/outbound"
 )
+
+// check refuses a toolset the MCP door does not have.
+func (m MCPConfig) check() []error {
+	if err := mcp.CheckToolsets(m.Toolsets); err != nil {
+		return []error{fmt.Errorf("mcp.toolsets: %w", err)}
+	}
+	return nil
+}
 
 // check refuses every setting out of its range, each with an error naming its key, and puts the
 // database file and the index snapshots under dataDir when their settings are empty. The errors
@@ -29,6 +38,7 @@ func (c *Config) check() error {
 		c.Outbound.checkAllow(),
 		c.Delegation.check(),
 		c.Log.check(),
+		c.MCP.check(),
 	)
 	c.fillPaths()
 	return errors.Join(errs...)

@@ -41,6 +41,8 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.StringVar(&o.subject, "subject", "", "in process: the subject the tools act as")
 	fs.StringVar(&o.tenant, "tenant", "", "in process: the tenant they act in")
 	fs.DurationVar(&o.ttl, "ttl", 24*time.Hour, "in process: how long the minted token is valid; the session mints another when it expires")
+	toolsets := fs.String("toolsets", "", "the toolsets served, comma-separated: "+strings.Join(mcp.Toolsets, ", ")+" or all "+
+		"(default "+strings.Join(mcp.DefaultToolsets, ",")+"; in process, the config's mcp.toolsets)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -49,6 +51,12 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return flag.ErrHelp
 	}
 	opts := mcp.Options{Version: buildVersion()}
+	if *toolsets != "" {
+		opts.Toolsets = strings.Split(*toolsets, ",")
+		if err := mcp.CheckToolsets(opts.Toolsets); err != nil {
+			return usageError{err}
+		}
+	}
 	var clientFor mcp.ClientFor
 	if o.server != "" {
 		tok, err := readToken(o.tokenFile, getenv)
@@ -71,6 +79,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		cfg, err := loadConfig(o.configPath, getenv)
 		if err != nil {
 			return err
+		}
+		if *toolsets == "" {
+			opts.Toolsets = cfg.MCP.Toolsets
 		}
 		log := newLogger(cfg.Log, stderr)
 		a, db, err := buildApp(ctx, cfg, log, "", nil)

@@ -60,7 +60,8 @@ func TestMCPBinary(t *testing.T) {
 	}
 	bin := binary(t)
 	work := t.TempDir()
-	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0")
+	env := append(cleanEnv(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0",
+		"AGENTCARDS_MCP_TOOLSETS=discovery,cards,admin,old")
 	srv := startServer(t, bin, work, env)
 	root := mint(t, bin, work, env, "--subject", "root", "--platform-admin")
 	c := webtest.Client{BaseURL: srv.base}
@@ -78,7 +79,7 @@ func TestMCPBinary(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(alice+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	remote := exec.Command(bin, "mcp", "--server", srv.base, "--token-file", tokenFile)
+	remote := exec.Command(bin, "mcp", "--server", srv.base, "--token-file", tokenFile, "--toolsets", "discovery,cards,admin,old")
 	remote.Dir, remote.Env = work, cleanEnv()
 	remoteSession := connect(t, &sdk.CommandTransport{Command: remote})
 	found := mcpCall(t, remoteSession, "cards_search", `{"q": "review"}`)
@@ -88,7 +89,7 @@ func TestMCPBinary(t *testing.T) {
 	mcpCall(t, remoteSession, "cards_update", `{"agentId": "rev", "patch": {"description": "reviews pull requests"}}`)
 
 	// stdio, in process on the server's database, as alice in acme.
-	local := exec.Command(bin, "mcp", "--subject", "alice", "--tenant", "acme")
+	local := exec.Command(bin, "mcp", "--subject", "alice", "--tenant", "acme", "--toolsets", "discovery,cards,admin,old")
 	local.Dir, local.Env = work, cleanEnv()
 	localSession := connect(t, &sdk.CommandTransport{Command: local})
 	got := mcpCall(t, localSession, "cards_get", `{"agentId": "rev"}`)

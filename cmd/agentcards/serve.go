@@ -154,7 +154,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 	d := cfg.Delegation
 	pr := cfg.Liveness.Probe
 	a, err := app.New(app.Options{
-		DB: db, Tokens: tokens, Keys: keys, SecretKey: secretKey, Log: log, Version: buildVersion(),
+		DB: db, Tokens: tokens, Keys: keys, SecretKey: secretKey, Log: log, Version: buildVersion(), MCPToolsets: cfg.MCP.Toolsets,
 		Web: web.Config{
 			BodyLimit:      cfg.Server.BodyLimit,
 			RequestTimeout: cfg.Server.RequestTimeout,

@@ -24,7 +24,7 @@ import (
 // Scope names the tenant of a tenant's request. Left empty, a door fills in the tenant of the
 // caller's token (the Go client: its Tenant option, or the token's tenant claim).
 type Scope struct {
-	Tenant string `json:"tenant,omitempty" in:"path" doc:"the tenant; defaults to the token's tenant"`
+	Tenant string `json:"tenant,omitempty" in:"path" doc:"the tenant; the token's by default"`
 }
 
 // TenantOf returns the scope's tenant (the method lets a door find the scope of any input).
@@ -83,10 +83,10 @@ type CardInput struct {
 	Description      string                  `json:"description,omitempty" doc:"what the agent does"`
 	Version          string                  `json:"version,omitempty"`
 	Protocols        []string                `json:"protocols,omitempty" doc:"protocols it speaks: http, a2a, mcp, ..."`
-	Capabilities     []cards.Capability      `json:"capabilities,omitempty" doc:"what it can be asked to do"`
-	AuthRequirements *cards.AuthRequirements `json:"authRequirements,omitempty"`
+	Capabilities     []cards.Capability      `json:"capabilities,omitempty" doc:"what it can be asked to do: [{name, title, description, inputSchema, outputSchema, tags, examples}]"`
+	AuthRequirements *cards.AuthRequirements `json:"authRequirements,omitempty" doc:"{type, scopes}: how callers authenticate"`
 	Endpoint         string                  `json:"endpoint,omitempty" doc:"the URL tasks are sent to"`
-	Resources        []cards.Resource        `json:"resources,omitempty" doc:"URIs (patterns) it acts on"`
+	Resources        []cards.Resource        `json:"resources,omitempty" doc:"[{uri, access}]: URIs (patterns) it acts on"`
 	Tags             []string                `json:"tags,omitempty"`
 	Metadata         json.RawMessage         `json:"metadata,omitempty" doc:"any JSON object"`
 	Visibility       string                  `json:"visibility,omitempty" doc:"private, tenant (the default) or public" enum:"private,tenant,public"`
@@ -143,19 +143,19 @@ type CardRef struct {
 // CardsSearch searches a tenant's cards. Every filter given applies, and every value of a list.
 type CardsSearch struct {
 	Scope
-	Protocol   []string `json:"protocol,omitempty" in:"query" doc:"protocols the card must speak, any case (all of them)"`
-	Capability []string `json:"capability,omitempty" in:"query" doc:"capabilities the card must have, by exact name (all of them)"`
-	Tag        []string `json:"tag,omitempty" in:"query" doc:"tags the card must have, any case (all of them)"`
+	Protocol   []string `json:"protocol,omitempty" in:"query" doc:"protocols the card must speak (all; any case)"`
+	Capability []string `json:"capability,omitempty" in:"query" doc:"capabilities it must have (all; exact names)"`
+	Tag        []string `json:"tag,omitempty" in:"query" doc:"tags it must have (all; any case)"`
 	Resource   []string `json:"resource,omitempty" in:"query" doc:"URIs the card's resources must cover"`
 	Name       string   `json:"name,omitempty" in:"query" doc:"a substring of the card's name, any case"`
 	Q          string   `json:"q,omitempty" in:"query" doc:"free text, ranked"`
 	Limit      int      `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 100, 20 by default"`
-	Status     []string `json:"status,omitempty" in:"query" doc:"the statuses to find (any of them): active and deprecated by default; disabled cards only when asked for" enum:"active,deprecated,disabled"`
-	Verified   *bool    `json:"verified,omitempty" in:"query" doc:"true: only cards imported from an A2A card whose signature verified; false: only the others"`
-	Online     *bool    `json:"online,omitempty" in:"query" doc:"true: only cards whose agent is online (a heartbeat or probe within liveness.ttl); false: only those offline or never heard of"`
-	Explain    bool     `json:"explain,omitempty" in:"query" doc:"true: with q, each result says why it scored as it did (explain)"`
+	Status     []string `json:"status,omitempty" in:"query" doc:"the statuses to find (any of them); active and deprecated by default" enum:"active,deprecated,disabled"`
+	Verified   *bool    `json:"verified,omitempty" in:"query" doc:"true: only cards whose imported A2A signature verified; false: the others"`
+	Online     *bool    `json:"online,omitempty" in:"query" doc:"true: only agents online (a heartbeat or probe within liveness.ttl); false: the others"`
+	Explain    bool     `json:"explain,omitempty" in:"query" doc:"true: with q, each result says why it scored so"`
 	Cursor     string   `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
-	Fields     []string `json:"fields,omitempty" in:"view" doc:"the fields of each result to show (agentId, name, description, score, matchedCapabilities, endpoint and, unless active, status by default; any card field, or card for all)"`
+	Fields     []string `json:"fields,omitempty" in:"view" doc:"what each result shows instead of its compact fields: any card field, score, matchedCapabilities, matchedResources; card for all"`
 }
 
 // CardsReplace creates or replaces a card whole.

@@ -56,9 +56,14 @@ func TestToolErrors(t *testing.T) {
 	toolError(t, call(t, s, "cards_get", `{"agentId": "nope"}`),
 		`{"error": {"code": "not_found", "message": "card \"nope\" not found", "requestId": "req-9"}}`)
 	for _, c := range []struct{ tool, args, want string }{
-		{"cards_get", `{"agentId": "x", "extra": 1}`, `{"error": {"code": "invalid", "message": "arguments: json: unknown field \"extra\": invalid request"}}`},
-		{"cards_search", `{"limit": "ten"}`, `{"error": {"code": "invalid",
-			"message": "arguments: json: cannot unmarshal string into Go struct field CardsSearch.limit of type int: invalid request"}}`},
+		{"cards_get", `{"agentId": "x", "extra": 1}`, `{"error": {"code": "invalid", "message": "arguments: extra: unknown member: invalid"}}`},
+		// Names are exact, and every wrong one is named at once.
+		{"cards_get", `{"AGENTID": "x"}`, `{"error": {"code": "invalid", "message": "arguments: AGENTID: unknown member (the name is agentId): invalid"}}`},
+		{"cards_register", `{"agentID": "x", "name": "X", "Capabilities": [{"Name": "y"}], "colour": "red"}`, `{"error": {"code": "invalid",
+			"message": "arguments: Capabilities: unknown member (the name is capabilities); agentID: unknown member (the name is agentId); colour: unknown member: invalid"}}`},
+		{"cards_register", `{"agentId": "x", "name": "X", "capabilities": [{"Name": "y"}]}`, `{"error": {"code": "invalid",
+			"message": "arguments: capabilities[0].Name: unknown member (the name is name): invalid"}}`},
+		{"cards_search", `{"limit": "ten"}`, `{"error": {"code": "invalid", "message": "arguments: limit: expected a number, got string: invalid"}}`},
 		{"cards_get", `{}`, `{"error": {"code": "invalid", "message": "agentId is required: invalid request (not sent)"}}`},
 	} {
 		toolError(t, call(t, s, c.tool, c.args), c.want)

@@ -20,16 +20,22 @@ var (
 	beforeTheDay = theDay.Add(-time.Second)
 )
 
-// session serves the tool set over the go-sdk's in-memory transports, each call made with the Go
-// client, with alice's token (tenant acme), over real HTTP to door, which it starts; now is the
+// session serves every toolset over the go-sdk's in-memory transports, each call made with the
+// Go client, with alice's token (tenant acme), over real HTTP to door, which it starts; now is the
 // old names' clock.
 func session(t *testing.T, door *webtest.Script, now time.Time) (*sdk.ClientSession, string) {
+	t.Helper()
+	return sessionOf(t, door, now, mcp.All)
+}
+
+// sessionOf is session serving the toolsets named (none: the default ones).
+func sessionOf(t *testing.T, door *webtest.Script, now time.Time, toolsets ...string) (*sdk.ClientSession, string) {
 	t.Helper()
 	door.Start(t)
 	tok := webtest.Mint(t, webtest.Tokens(t), "alice", "acme", false)
 	server, err := mcp.NewServer(func(context.Context, *sdk.CallToolRequest) (*client.Client, error) {
 		return client.New(door.URL, client.WithToken(tok))
-	}, mcp.Options{Version: "1.2.3", Now: func() time.Time { return now }})
+	}, mcp.Options{Version: "1.2.3", Now: func() time.Time { return now }, Toolsets: toolsets})
 	if err != nil {
 		t.Fatal(err)
 	}

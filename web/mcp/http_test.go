@@ -40,7 +40,7 @@ func TestHTTPHandler(t *testing.T) {
 		}
 		webtest.Reply(w, http.StatusOK, `{"state": "online"}`)
 	})
-	h, err := mcp.HTTPHandler(door, mcp.Options{})
+	h, err := mcp.HTTPHandler(door, mcp.Options{Toolsets: []string{mcp.Discovery, mcp.Cards}})
 	if err != nil {
 		t.Fatal(err)
 	}

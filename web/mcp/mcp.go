@@ -21,6 +21,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/catalog"
 	"github.com/agentcards/agentcards/web/client"
@@ -36,10 +38,17 @@ type Options struct {
 	Version string
 	// Now is the clock old names are checked against; time.Now by default.
 	Now func() time.Time
+	// Toolsets are the toolsets served (names of Toolsets, or All); none is DefaultToolsets.
+	Toolsets []string
 }
 
-// NewServer returns an MCP server with a tool per request of the MCP door, and the old names.
+// NewServer returns an MCP server with a tool per request of the MCP door in the toolsets
+// chosen, and the old names when they are.
 func NewServer(clientFor ClientFor, o Options) (*sdk.Server, error) {
+	sets, err := chosen(o.Toolsets)
+	if err != nil {
+		return nil, err
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -52,6 +61,13 @@ func NewServer(clientFor ClientFor, o Options) (*sdk.Server, error) {
 		if r.Doors&catalog.MCP == 0 {
 			continue
 		}
+		set := Toolset(r)
+		if set == "" {
+			return nil, fmt.Errorf("mcp: the request %s is in no toolset", r.Name)
+		}
+		if !sets[set] {
+			continue
+		}
 		t, err := Tool(r)
 		if err != nil {
 			return nil, err
@@ -59,7 +75,7 @@ func NewServer(clientFor ClientFor, o Options) (*sdk.Server, error) {
 		s.AddTool(t, handler(r, clientFor))
 	}
 	for _, old := range catalog.OldNames {
-		if old.Door != catalog.MCP {
+		if old.Door != catalog.MCP || !sets[Old] {
 			continue
 		}
 		t, h, err := oldTool(old, clientFor, o.Now)
@@ -73,8 +89,11 @@ func NewServer(clientFor ClientFor, o Options) (*sdk.Server, error) {
 
 const instructions = `agentcards is a registry of agent capability cards. Find an agent with cards_search ` +
 	`(by protocol, capability, tag, name or free text q), read its card with cards_get, and hand it a task ` +
-	`with delegations_create. Every tool acts in the tenant of your token; errors carry the same codes as ` +
-	`the REST API (forbidden, not_found, invalid, precondition_failed, ...).`
+	`with delegations_create. Every tool acts in the tenant of your token. A refused call is a tool error ` +
+	`whose text is {"error": {"code", "message", "requestId"}}, with the REST API's codes: invalid (the ` +
+	`message names each bad argument), unauthorized, forbidden (policy does not allow it), tenant_suspended, ` +
+	`not_found, conflict, precondition_failed (ifRevision is stale), rate_limited, agent_unavailable, ` +
+	`agent_offline, card_disabled, depth_exceeded, unavailable and timeout (try again).`
 
 // HTTPHandler serves the tools over streamable HTTP, statelessly (no session is kept between
 // requests, so any replica answers any request). Each call is made with the bearer token of the
@@ -111,18 +130,34 @@ func Tool(r catalog.Request) (*sdk.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %s: output schema: %w", r.Name, err)
 	}
-	destructive, openWorld := r.Destructive(), r.OpenWorld
 	return &sdk.Tool{
-		Name: r.MCPTool(), Title: r.Does, Description: describe(r),
-		InputSchema: in, OutputSchema: out,
-		Annotations: &sdk.ToolAnnotations{
-			Title: r.Does, ReadOnlyHint: r.ReadOnly(), IdempotentHint: r.Idempotent(),
-			DestructiveHint: &destructive, OpenWorldHint: &openWorld,
-		},
+		Name: r.MCPTool(), Description: describe(r),
+		InputSchema: nonNull(trimmed(in, inputDepth, inputDepth+1)), OutputSchema: trimmed(out, outputDepth, 0),
+		Annotations: annotations(r),
 	}, nil
 }
 
-// describe is a tool's description: what it does, what it answers, how it fails.
+// annotations are the hints of r's tool. destructiveHint is said only of a tool that changes
+// something, the only kind it means anything for.
+func annotations(r catalog.Request) *sdk.ToolAnnotations {
+	a := &sdk.ToolAnnotations{ReadOnlyHint: r.ReadOnly(), IdempotentHint: r.Idempotent(), OpenWorldHint: &r.OpenWorld}
+	if !r.ReadOnly() {
+		destructive := r.Destructive()
+		a.DestructiveHint = &destructive
+	}
+	return a
+}
+
+// The depths a tool's schemas are cut to (trimmed): an input's fields with their descriptions
+// (which name the members of those that are objects); an output says it is an object, and the
+// tool's description says what it holds.
+const (
+	inputDepth  = 1
+	outputDepth = 0
+)
+
+// describe is a tool's description: what it does, what it answers, who may call it. How a call
+// fails is the same for every tool, and said once, in the server's instructions.
 func describe(r catalog.Request) string {
 	var b strings.Builder
 	b.WriteString(r.Does + ".")
@@ -130,18 +165,13 @@ func describe(r catalog.Request) string {
 		b.WriteString(" " + d)
 	}
 	b.WriteString(" Who may call it: " + r.Caller + ".")
-	b.WriteString(" Errors are tool errors whose text is the REST error body, {\"error\": {\"code\", \"message\"}}, " +
-		"with the same codes (unauthorized, forbidden, tenant_suspended, not_found, invalid, conflict, precondition_failed, agent_unavailable, ...).")
 	return b.String()
 }
 
 // details say, per tool, what the call does beyond its one line.
 var details = map[string]string{
-	"cards.search": "Answers one page: total (all matches), items ranked by score when q is given, and nextCursor " +
-		"when there are more (pass it as cursor). Each item is compact by default: agentId, name, description, " +
-		"score, matchedCapabilities, endpoint, and status when a card is deprecated or disabled; fields chooses others (any card field, matchedResources, or card for the whole card); explain with q adds why each scored. " +
-		"The filters all apply, and a list (protocol, capability, tag, resource) each of its values; status (any of " +
-		"active, deprecated, disabled) finds active and deprecated cards by default, disabled ones only when asked for.",
+	"cards.search": "Find the agent for a task here: one page, {total, items, nextCursor} (pass it as cursor), ranked " +
+		"by score with q; items are compact (fields chooses). Every filter given applies.",
 	"cards.get":            "Answers the whole card with its revision.",
 	"cards.register":       "Stores a new card and answers it with its revision (1, or one past the last revision of the agent's deleted card); conflict if the agent has a card, invalid naming each bad field.",
 	"cards.register_batch": "All or none: one bad card refuses the batch, naming it by index and field.",
@@ -220,16 +250,14 @@ const StaleMeta = "agentcards/stale"
 // staleNotice opens the text that says so.
 const staleNotice = "Answered from memory, it may miss recent writes: "
 
-// decodeArgs reads a tool's arguments strictly: an unknown or mistyped field is invalid, as on
-// REST.
+// decodeArgs reads a tool's arguments strictly, as REST reads a body: an argument whose name is
+// not exactly one of the tool's, or of the wrong type, is invalid, every unknown one named.
 func decodeArgs(args json.RawMessage, v any) error {
 	if len(args) == 0 || string(args) == "null" {
 		return nil
 	}
-	dec := json.NewDecoder(strings.NewReader(string(args)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return &client.Error{Status: http.StatusBadRequest, Code: "invalid", Message: "arguments: " + err.Error() + ": invalid request"}
+	if err := cards.DecodeStrict(args, v); err != nil {
+		return &client.Error{Status: http.StatusBadRequest, Code: "invalid", Message: "arguments: " + fault.MessageOf(err)}
 	}
 	return nil
 }

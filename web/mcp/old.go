@@ -160,12 +160,10 @@ func oldTool(old catalog.OldName, clientFor ClientFor, now func() time.Time) (*s
 		return nil, nil, err
 	}
 	r, _ := catalog.Lookup(old.Request)
-	destructive, openWorld := r.Destructive(), r.OpenWorld
 	t := &sdk.Tool{
 		Name: old.Name, Description: "Old name: " + old.Notice() + " " + def.does,
-		InputSchema: in, OutputSchema: out,
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: r.ReadOnly(), IdempotentHint: r.Idempotent(),
-			DestructiveHint: &destructive, OpenWorldHint: &openWorld},
+		InputSchema: nonNull(trimmed(in, inputDepth, inputDepth+1)), OutputSchema: trimmed(out, outputDepth, 0),
+		Annotations: annotations(r),
 	}
 	h := func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		if !old.Answers(now()) {

@@ -56,6 +56,8 @@ type Options struct {
 	Outbound outbound.Config
 	// Version is the server's version, which the MCP door announces.
 	Version string
+	// MCPToolsets are the toolsets the MCP door serves (mcp.toolsets; none: its default).
+	MCPToolsets []string
 	// Now is the clock of the MCP door's old names; time.Now when nil.
 	Now      func() time.Time
 	Liveness LivenessOptions

@@ -38,7 +38,7 @@ func (a *App) buildHandler() error {
 	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.Handler.ServeHTTP(w, r.WithContext(web.InProcess(r.Context())))
 	})
-	door, err := mcp.HTTPHandler(rest, mcp.Options{Version: o.Version, Now: o.Now})
+	door, err := mcp.HTTPHandler(rest, mcp.Options{Version: o.Version, Now: o.Now, Toolsets: o.MCPToolsets})
 	if err != nil {
 		return err
 	}
