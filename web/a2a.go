@@ -21,6 +21,11 @@ import (
 // headerA2AVersion is the request header an A2A client names the protocol version with.
 const headerA2AVersion = "A2A-Version"
 
+// HeaderA2ACardVersion says which A2A versions a served card is read as: "1.0", "0.3", or
+// "1.0, 0.3" for the hybrid default card. A2A names no response header for it, and a client
+// whose A2A-Version the agent lacks gets the default card: this tells it so before it parses.
+const HeaderA2ACardVersion = "A2A-Card-Version"
+
 // a2aVersions maps the accepted version values to the form served.
 var a2aVersions = map[string]string{"1.0": a2a.Version10, "0.3": a2a.Version03}
 
@@ -37,31 +42,39 @@ func optionalAuth(tokens *token.Tokens, delegationTokens tokenVerifier, log *slo
 	}
 }
 
-// a2aVersion reads the version asked for by ?version= or the A2A-Version header;
-// a2a.VersionDefault when neither names one.
-func a2aVersion(c echo.Context) (string, error) {
-	q, hdr := c.QueryParam("version"), strings.TrimSpace(c.Request().Header.Get(headerA2AVersion))
-	if q != "" && hdr != "" && q != hdr {
-		return "", fault.Errorf(fault.Invalid, "?version=%s and %s: %s disagree: invalid request", q, headerA2AVersion, hdr)
+// a2aQueryVersion reads ?version=, the explicit choice of a form: "" when absent, else the form,
+// which is served as asked or refused (a2a.Render). A value other than 1.0 and 0.3 is a 400.
+func a2aQueryVersion(c echo.Context) (string, error) {
+	q := c.QueryParam("version")
+	if q == "" {
+		return "", nil
 	}
-	asked := q
-	if asked == "" {
-		asked = hdr
-	}
-	if asked == "" {
-		return a2a.VersionDefault, nil
-	}
-	v, ok := a2aVersions[asked]
+	v, ok := a2aVersions[q]
 	if !ok {
-		return "", fault.Errorf(fault.Invalid, "A2A version %q is not served; this service serves 1.0 and 0.3: invalid request", asked)
+		return "", fault.Errorf(fault.Invalid, "A2A version %q is not served; this service serves 1.0 and 0.3: invalid request", q)
 	}
 	return v, nil
 }
 
+// a2aForm is the form of card to serve: the one ?version= names, else the one the A2A-Version
+// header prefers (a2a.Preferred). Client libraries send the header with every request, so it
+// never refuses a card: a version the agent lacks gets the default card, as a value that names
+// no version (not major.minor) does.
+func a2aForm(c echo.Context, card cards.Card, explicit string) string {
+	if explicit != "" {
+		return explicit
+	}
+	v, ok := cards.A2AVersion(c.Request().Header.Get(headerA2AVersion))
+	if !ok {
+		return a2a.VersionDefault
+	}
+	return a2a.Preferred(card, v)
+}
+
 // a2aCard serves an agent's A2A card, signed with the service key, with ETag and Cache-Control:
-// the form of the version asked for, or the default card (a2a.Render).
+// the form a2aForm picks (a2a.Render), and the versions it is read as in HeaderA2ACardVersion.
 func (h *handlers) a2aCard(c echo.Context) error {
-	version, err := a2aVersion(c)
+	explicit, err := a2aQueryVersion(c)
 	if err != nil {
 		return err
 	}
@@ -69,6 +82,7 @@ func (h *handlers) a2aCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	version := a2aForm(c, card, explicit)
 	form, err := a2a.Render(card, version)
 	if err != nil {
 		return err
@@ -85,8 +99,9 @@ func (h *handlers) a2aCard(c echo.Context) error {
 			return err
 		}
 	}
-	// The tag covers what is signed and the key that signs it: ECDSA signatures differ on every
-	// request, the card they sign does not.
+	// The tag covers the form served, what is signed and the key that signs it: ECDSA signatures
+	// differ on every request, the card they sign does not. The same form has the same tag
+	// however it was chosen (?version=, A2A-Version, a version the agent lacks, none).
 	sum := sha256.Sum256([]byte(version + "\x00" + kid + "\x00" + string(unsigned)))
 	tag := `"` + hex.EncodeToString(sum[:16]) + `"`
 	hdr := c.Response().Header()
@@ -97,6 +112,7 @@ func (h *handlers) a2aCard(c echo.Context) error {
 	}
 	hdr.Set(echo.HeaderCacheControl, scope+", max-age="+strconv.Itoa(int(h.a2aMaxAge.Seconds())))
 	hdr.Set(echo.HeaderVary, headerA2AVersion+", Authorization")
+	hdr.Set(HeaderA2ACardVersion, strings.Join(a2a.FormVersions(card, version), ", "))
 	if notModified(c, tag) {
 		return c.NoContent(http.StatusNotModified)
 	}

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 
@@ -18,8 +17,8 @@ import (
 // client and as a 0.3 client, and sends a message through the client each builds, to agents
 // made with a2a-go's own servers on loopback: a 1.0 one (a2asrv) and a 0.3 one (a2av0). Each
 // message must reach the agent of the client's version, through our default card (the hybrid for
-// the 0.3 client, which sends no version) and through the explicit forms; and a 0.3 client that
-// asks for the 0.3 card of a 1.0-only agent gets the version error, not the 1.0 endpoint.
+// the 0.3 client, which sends no version, or one the agent lacks) and through the explicit forms;
+// and a 0.3 client that asks for the 0.3 card of a 1.0-only agent is not led to the 1.0 endpoint.
 func TestA2AResolvedCardReachesAgents(t *testing.T) {
 	agent10, agent03 := &inbox{name: "v1.0"}, &inbox{name: "v0.3"}
 	srv10 := agenttest.NewA2A(t, agenttest.JSONRPC10, agent10)
@@ -65,6 +64,8 @@ func TestA2AResolvedCardReachesAgents(t *testing.T) {
 			{"0.3 client, hybrid card", "only03", resolver03, "", client03, agent03},
 			{"0.3 client, hybrid card of both", "both", resolver03, "", client03, agent03},
 			{"0.3 client, 0.3 card", "both", resolver03, "0.3", client03, agent03},
+			// As @a2a-js/sdk 1.3 asks: A2A-Version 1.0 of an agent that speaks only 0.3.
+			{"0.3 client asking for 1.0, 0.3-only agent", "only03", resolver03, "1.0", client03, agent03},
 		} {
 			var opts []agentcard.ResolveOption
 			if tc.version != "" {
@@ -91,12 +92,14 @@ func TestA2AResolvedCardReachesAgents(t *testing.T) {
 			_ = client.Destroy()
 		}
 
-		// The 0.3 card of a 1.0-only agent is the version error: a 0.3 client is not sent to
+		// A 0.3 client that asks for the 0.3 card of a 1.0-only agent gets the agent's 1.0 card,
+		// as the agent would give it: it lists no 0.3 interface, so the 0.3 client is not sent to
 		// an endpoint that does not speak 0.3.
-		_, err := resolver03.Resolve(ctx, e.srv.URL+"/a2a/acme/only10", agentcard.WithRequestHeader("A2A-Version", "0.3"))
-		var status *agentcard.ErrStatusNotOK
-		if !errors.As(err, &status) || status.StatusCode != http.StatusBadRequest {
-			t.Fatalf("0.3 card of a 1.0-only agent: %v", err)
+		card, err := resolver03.Resolve(ctx, e.srv.URL+"/a2a/acme/only10", agentcard.WithRequestHeader("A2A-Version", "0.3"))
+		if err == nil {
+			if _, err = client03(card); err == nil {
+				t.Fatalf("a 0.3 client of a 1.0-only agent was built from %+v", card)
+			}
 		}
 	})
 }

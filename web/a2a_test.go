@@ -265,8 +265,14 @@ func TestA2AVisibilityVersionsAndCaching(t *testing.T) {
 		if !strings.Contains(string(bad.body), "1.0 and 0.3") {
 			t.Fatalf("400 does not name the versions served: %s", bad.body)
 		}
-		expect(t, e.do("GET", card("pub"), "", nil, "A2A-Version", "0.2"), http.StatusBadRequest, "invalid")
-		expect(t, e.do("GET", card("pub")+"?version=1.0", "", nil, "A2A-Version", "0.3"), http.StatusBadRequest, "invalid")
+		// The header is never refused (TestA2AVersionHeaderNeverRefuses): a version not served
+		// gets the default card, and ?version= wins over it.
+		if r := e.do("GET", card("pub"), "", nil, "A2A-Version", "0.2"); r.status != http.StatusOK || r.header.Get("ETag") != tag {
+			t.Fatalf("A2A-Version 0.2: %d, ETag %q (default %q)", r.status, r.header.Get("ETag"), tag)
+		}
+		if r := e.do("GET", card("pub")+"?version=1.0", "", nil, "A2A-Version", "0.3"); r.status != http.StatusOK || r.header.Get("ETag") != r10.header.Get("ETag") {
+			t.Fatalf("?version=1.0 with A2A-Version 0.3: %d, ETag %q (1.0 %q)", r.status, r.header.Get("ETag"), r10.header.Get("ETag"))
+		}
 
 		// A write changes the tag.
 		expect(t, e.do("PATCH", "/v1/tenants/acme/cards/pub", alice, map[string]any{"name": "Renamed"}), http.StatusOK)

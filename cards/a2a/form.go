@@ -42,6 +42,38 @@ func Render(c cards.Card, version string) (any, error) {
 	return nil, fault.Errorf(fault.Invalid, "A2A version %q is not served; this service serves 1.0 and 0.3: invalid request", version)
 }
 
+// Preferred returns the form of the card to serve a client that prefers version v, as the
+// A2A-Version header names it (major.minor): v's pure form when the card declares an interface of
+// v, else the default card, the agent's own whatever the client speaks (a 0.3 agent's is the
+// hybrid, which a2a-go and the Python SDK serve for such an agent to every client). An agent serves
+// its card to any client, which reads from it the versions the agent speaks: refusing the card
+// for a header would refuse a client the agent itself answers. No form lists an interface under
+// a version it does not speak, so no client is sent to an endpoint in the wrong protocol.
+func Preferred(c cards.Card, v string) string {
+	if v == Version10 || v == Version03 {
+		for _, i := range c.A2AInterfaces() {
+			if versionOf(i.ProtocolVersion) == v {
+				return v
+			}
+		}
+	}
+	return VersionDefault
+}
+
+// FormVersions lists the A2A versions a client reads the card's form as (Render): its version
+// for a pure form; for the default card 1.0, and 0.3 too when it is the hybrid.
+func FormVersions(c cards.Card, form string) []string {
+	if form != VersionDefault {
+		return []string{form}
+	}
+	for _, i := range c.A2AInterfaces() {
+		if versionOf(i.ProtocolVersion) == Version03 {
+			return []string{Version10, Version03}
+		}
+	}
+	return []string{Version10}
+}
+
 // versionError is the answer to a form the card has no interface for. Like A2A's
 // VersionNotSupportedError it says which versions there are, so the client can ask again.
 func versionError(agentID, asked string, declared []string) error {

@@ -1,11 +1,13 @@
 package a2a_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/web/webtest"
@@ -108,4 +110,51 @@ func TestA2AHybridDefaultCard(t *testing.T) {
 			"security": []any{map[string]any{"bearer": []any{}}}, "supportsAuthenticatedExtendedCard": true,
 		})
 	})
+}
+
+// TestA2APreferredForm: the version a client prefers (the A2A-Version header) picks its pure
+// form when the card declares an interface of it; any other version, one the card lacks or one
+// not served at all, gets the default card, which is never refused. FormVersions names what
+// each form is read as.
+func TestA2APreferredForm(t *testing.T) {
+	iface := func(v string) string {
+		return `{"url": "https://agents.example.com/v` + v + `", "protocolBinding": "JSONRPC", "protocolVersion": "` + v + `"}`
+	}
+	card := func(ifaces ...string) cards.Card {
+		c := cards.Card{AgentID: "a", Endpoint: "https://agents.example.com/endpoint"}
+		if len(ifaces) > 0 {
+			c.A2A = &cards.A2A{Interfaces: json.RawMessage("[" + strings.Join(ifaces, ",") + "]")}
+		}
+		return c
+	}
+	only10, only03, both := card(), card(iface("0.3.0")), card(iface("1.0"), iface("0.3"))
+	none := cards.Card{AgentID: "a"}
+	for _, tc := range []struct {
+		name     string
+		card     cards.Card
+		prefers  string
+		form     string
+		readAsIs string
+	}{
+		{"1.0 agent, 1.0", only10, a2a.Version10, a2a.Version10, "1.0"},
+		{"1.0 agent, 0.3", only10, a2a.Version03, a2a.VersionDefault, "1.0"},
+		{"0.3 agent, 1.0 (the JS SDK's header)", only03, a2a.Version10, a2a.VersionDefault, "1.0, 0.3"},
+		{"0.3 agent, 0.3", only03, a2a.Version03, a2a.Version03, "0.3"},
+		{"both, 1.0", both, a2a.Version10, a2a.Version10, "1.0"},
+		{"both, 0.3", both, a2a.Version03, a2a.Version03, "0.3"},
+		{"both, 2.0", both, "2.0", a2a.VersionDefault, "1.0, 0.3"},
+		{"both, none", both, a2a.VersionDefault, a2a.VersionDefault, "1.0, 0.3"},
+		{"no interface, 1.0", none, a2a.Version10, a2a.VersionDefault, "1.0"},
+	} {
+		form := a2a.Preferred(tc.card, tc.prefers)
+		if form != tc.form {
+			t.Errorf("%s: form %q, want %q", tc.name, form, tc.form)
+		}
+		if got := strings.Join(a2a.FormVersions(tc.card, form), ", "); got != tc.readAsIs {
+			t.Errorf("%s: read as %q, want %q", tc.name, got, tc.readAsIs)
+		}
+		if _, err := a2a.Render(tc.card, form); err != nil {
+			t.Errorf("%s: the preferred form is refused: %v", tc.name, err)
+		}
+	}
 }

@@ -467,7 +467,7 @@ type AgentSummary struct {
 type A2ACard struct {
 	Scope
 	AgentID string `json:"agentId" in:"path" doc:"the agent's id"`
-	Version string `json:"version,omitempty" in:"query" doc:"1.0, 0.3, or both (the default: a 1.0 card that 0.3 readers also read)"`
+	Version string `json:"version,omitempty" in:"query" doc:"1.0 or 0.3: that form, refused when the agent declares no interface of it; absent: both (a 1.0 card that 0.3 readers also read)"`
 }
 
 // A2AAgentCard is an A2A Agent Card document, signed by the service.

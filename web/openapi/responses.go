@@ -57,8 +57,8 @@ var responseHeaders = map[string][]string{
 	"cards.refresh POST 200":      {"ETag"},
 	"cards.get GET 200":           {"ETag"},
 	"cards.get GET 304":           {"ETag"},
-	"a2a.card GET 200":            {"ETag", "Cache-Control", "Vary"},
-	"a2a.card GET 304":            {"ETag", "Cache-Control", "Vary"},
+	"a2a.card GET 200":            {"ETag", "Cache-Control", "Vary", "A2A-Card-Version"},
+	"a2a.card GET 304":            {"ETag", "Cache-Control", "Vary", "A2A-Card-Version"},
 	"a2a.agents GET 200":          {"Cache-Control"},
 	"keys.list GET 200":           {"Cache-Control"},
 	"delegations.create POST 200": {"Location"},
@@ -74,10 +74,11 @@ func header(desc string) *openapi3.HeaderRef {
 
 // knownHeaders describes the headers of responseHeaders.
 var knownHeaders = map[string]*openapi3.HeaderRef{
-	"Location":      header("where the resource created (or the delegation's record) is read"),
-	"ETag":          header("the entity tag: a card's revision in quotes; for an A2A card, a hash of the card served and the key that signs it"),
-	"Cache-Control": header("how long caches may keep the answer"),
-	"Vary":          header("the request headers the answer depends on"),
+	"Location":         header("where the resource created (or the delegation's record) is read"),
+	"ETag":             header("the entity tag: a card's revision in quotes; for an A2A card, a hash of the card served and the key that signs it"),
+	"Cache-Control":    header("how long caches may keep the answer"),
+	"Vary":             header("the request headers the answer depends on"),
+	"A2A-Card-Version": header("the A2A versions the card served is read as: 1.0, 0.3, or \"1.0, 0.3\" for the default card of an agent with a 0.3 interface"),
 }
 
 // extraHeaders are request headers a handler reads that its input has no field for.
@@ -86,8 +87,8 @@ var extraHeaders = map[string]openapi3.Parameters{
 	"a2a.card": {
 		ifNoneMatch("answer 304 without the card when its ETag is among these (weak comparison), or *"),
 		&openapi3.ParameterRef{Value: &openapi3.Parameter{In: openapi3.ParameterInHeader, Name: "A2A-Version",
-			Description: "the A2A version asked for, as ?version= (which, if both are sent, must agree); empty is none",
-			Schema:      openapi3.NewStringSchema().WithEnum("1.0", "0.3", "").NewRef()}},
+			Description: "the A2A version the client prefers, major.minor: that form when the agent declares an interface of it, else the default card (never refused); ?version= wins over it; empty, or no major.minor, is none",
+			Schema:      openapi3.NewStringSchema().NewRef()}},
 	},
 	"cards.replace": {ifNoneMatch("*: create the card only if it does not exist")},
 }
