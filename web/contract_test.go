@@ -181,6 +181,9 @@ func authenticated(_ context.Context, in *openapi3filter.AuthenticationInput) er
 // check checks one exchange: r as the handler got it (its body as far as it was read), and the
 // answer.
 func (c *contractDoc) check(r *http.Request, in *capped, rec *recorder) error {
+	if r.Method == http.MethodOptions && r.Header.Get("Origin") != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+		return c.preflight(r, rec)
+	}
 	// HEAD is GET without the body (RFC 9110 §9.3.2): the document lists the GET.
 	req := r.Clone(context.Background())
 	head := r.Method == http.MethodHead
@@ -259,6 +262,26 @@ func (c *contractDoc) outside(rec *recorder, head bool) error {
 	}
 	if err := c.errorSchema.VisitJSON(v); err != nil {
 		return fmt.Errorf("no operation of the document, answered a body that is not the error body: %w", err)
+	}
+	return nil
+}
+
+// preflight checks a CORS preflight, which is the browser's and no operation of the document
+// (its description says how they are answered): granted, a 204 for a path and method of the
+// document with Access-Control-Allow-Origin the request's Origin; else the one error body.
+func (c *contractDoc) preflight(r *http.Request, rec *recorder) error {
+	if rec.status != http.StatusNoContent {
+		return c.outside(rec, false)
+	}
+	req := r.Clone(context.Background())
+	req.Method = r.Header.Get("Access-Control-Request-Method")
+	if _, _, err := c.router.FindRoute(req); err != nil {
+		return fmt.Errorf("a preflight granted for %s, no operation of the document: %w", req.Method, err)
+	}
+	h := rec.Header()
+	if h.Get("Access-Control-Allow-Origin") != r.Header.Get("Origin") || h.Get("Access-Control-Allow-Methods") == "" ||
+		h.Get("Access-Control-Allow-Headers") == "" {
+		return fmt.Errorf("a preflight granted without its headers: %v", h)
 	}
 	return nil
 }

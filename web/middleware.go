@@ -112,11 +112,11 @@ func logRequests(log *slog.Logger, outage *outageLog) echo.MiddlewareFunc {
 				c.Error(err)
 			} else if c.Response().Header().Get(HeaderStale) != "" {
 				outage.answeredStale(requestID(c), c.Request().Method, c.Request().URL.Path)
-			} else if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead && c.Response().Status < 400 &&
-				c.Path() != mcpPath && c.Get(fromMemoryKey) == nil {
+			} else if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions &&
+				c.Response().Status < 400 && c.Path() != mcpPath && c.Get(fromMemoryKey) == nil {
 				// A write went through: the database answers. (An MCP call answers 200 whatever its
 				// tools met, so it says nothing of the database; nor does a read by POST that
-				// memory may answer, such as a search.)
+				// memory may answer, such as a search, or a CORS preflight, which asks it nothing.)
 				outage.wrote()
 			}
 			log.Info("request", "requestId", requestID(c), "method", c.Request().Method,

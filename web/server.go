@@ -45,6 +45,9 @@ type Config struct {
 	ListenAddr string
 	// Metrics, when set, times every request (see cmd/agentcards/app/metrics).
 	Metrics echo.MiddlewareFunc
+	// CORSOrigins are the origins (scheme://host[:port]) of browser pages that may call the API
+	// and /mcp (see cors.go); none by default. New panics on one ParseOrigin refuses.
+	CORSOrigins []string
 }
 
 // Deps are the services the handlers call.
@@ -143,7 +146,8 @@ func New(cfg Config, d Deps) *echo.Echo {
 	if cfg.Metrics != nil {
 		e.Use(cfg.Metrics)
 	}
-	e.Use(withRequestID, logRequests(log, outage), recoverPanics(log))
+	origins := newOrigins(cfg)
+	e.Use(noSniff, withRequestID, logRequests(log, outage), recoverPanics(log), origins.cors)
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
 	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 
@@ -208,7 +212,9 @@ func New(cfg Config, d Deps) *echo.Echo {
 	}
 	if d.MCP != nil {
 		for _, m := range mcpMethods {
-			routes{e: e, mw: auth[catalog.Token]}.add(m, mcpPath, echo.WrapHandler(d.MCP))
+			// The Origin first: a page of another origin is refused before its token is read.
+			mw := append([]echo.MiddlewareFunc{origins.checkOrigin}, auth[catalog.Token]...)
+			routes{e: e, mw: mw}.add(m, mcpPath, echo.WrapHandler(d.MCP))
 		}
 	}
 	// The console (web/console): its files are open, as they hold no data (the page asks for a

@@ -160,6 +160,10 @@ type envOptions struct {
 	noCopy bool
 	// maxJSONDepth is server.maxJsonDepth; 0 means its default.
 	maxJSONDepth int
+	// corsOrigins is server.corsOrigins.
+	corsOrigins []string
+	// publicURL is delegation.publicUrl.
+	publicURL string
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -183,7 +187,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		DB:          db, Tokens: webtest.Tokens(t), Keys: o.keys, SecretKey: testSecret[:32],
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Web: web.Config{BodyLimit: o.bodyLimit, ListenAddr: o.listenAddr, RequestTimeout: o.requestTimeout,
-			A2ACacheMaxAge: o.a2aCacheMaxAge},
+			A2ACacheMaxAge: o.a2aCacheMaxAge, CORSOrigins: o.corsOrigins, PublicURL: o.publicURL},
 		TenantCacheTTL: o.tenantCacheTTL,
 		NoIndex:        o.noIndex,
 		Delegation:     o.delegation,

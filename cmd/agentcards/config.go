@@ -152,6 +152,9 @@ type ServerConfig struct {
 	// MaxJSONDepth bounds how deeply free-form JSON (a card's metadata, a capability's
 	// inputSchema, a delegation's context) nests, on every door.
 	MaxJSONDepth int `koanf:"maxJsonDepth"`
+	// CORSOrigins are the origins of browser pages that may call the API and /mcp; none by
+	// default.
+	CORSOrigins []string `koanf:"corsOrigins"`
 }
 
 // DatabaseConfig selects the database.
@@ -220,6 +223,7 @@ var defaults = map[string]any{
 	"search.warmReady":           false,
 	"search.snapshotDir":         "",
 	"search.outageCopyBytes":     64 << 20,
+	"server.corsOrigins":         []string{},
 	"outbound.allow":             []string{},
 	"outbound.timeout":           outbound.DefaultTimeout.String(),
 	"a2a.cacheMaxAge":            web.Defaults.A2ACacheMaxAge.String(),

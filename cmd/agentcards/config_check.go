@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/mcp"
 	"github.com/agentcards/agentcards/web/outbound"
 )
@@ -99,6 +100,13 @@ func (s ServerConfig) check() []error {
 	}
 	if s.Pprof && s.MetricsAddr == "" {
 		errs = append(errs, errors.New("server.pprof needs server.metricsAddr: the profiles are served on the metrics listener, never the API's"))
+	}
+	for _, o := range s.CORSOrigins {
+		// Exact origins only: a wildcard would also admit any page at /mcp, which the MCP
+		// transport asks to refuse against DNS rebinding.
+		if _, err := web.ParseOrigin(o); err != nil {
+			errs = append(errs, fmt.Errorf("server.corsOrigins: %w (list each origin, no wildcard)", err))
+		}
 	}
 	return errs
 }

@@ -161,6 +161,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 			A2ACacheMaxAge: cfg.A2A.CacheMaxAge,
 			PublicURL:      cfg.Delegation.PublicURL,
 			ListenAddr:     listenAddr,
+			CORSOrigins:    cfg.Server.CORSOrigins,
 		},
 		TenantCacheTTL: cfg.Server.TenantCacheTTL,
 		NoIndex:        cfg.Search.Index == "none",

@@ -56,7 +56,13 @@ func New(errs Errors) (*openapi3.T, error) {
 				"search, roles and policies, delegations and the A2A views. Every error answers the one " +
 				"error body (components.schemas.Error) with a code from its enum, but for the mesh.* operations, " +
 				"agentkit-mesh's control plane, which answer that registry's (components.schemas.FlatError). The same requests are " +
-				"served as MCP tools at " + MCPPath + " and by the CLI and the Go client.",
+				"served as MCP tools at " + MCPPath + " and by the CLI and the Go client. Browsers: CORS is off unless " +
+				"server.corsOrigins lists origins. A preflight (OPTIONS with Origin and Access-Control-Request-Method, " +
+				"on any path here; no operation of this document) from a listed origin is 204 with Access-Control-Allow-Origin, " +
+				"-Methods (the path's), -Headers and -Max-Age; any other is 403 forbidden. An answer to a listed origin carries " +
+				"Access-Control-Allow-Origin and Access-Control-Expose-Headers (ETag, Location, X-Request-Id, Retry-After, " +
+				"A2A-Card-Version, X-Agentcards-Stale), and with origins listed every answer has Vary: Origin. Every answer " +
+				"carries X-Content-Type-Options: nosniff.",
 		},
 		Paths: openapi3.NewPaths(),
 	}

@@ -282,8 +282,8 @@ func (b *builder) mcp() *openapi3.Operation {
 	res.Set("200", &openapi3.ResponseRef{Value: &openapi3.Response{Description: &answered, Headers: requestIDHeader(),
 		Content: openapi3.NewContentWithJSONSchema(message)}})
 	res.Set("202", &openapi3.ResponseRef{Value: &openapi3.Response{Description: &noted, Headers: requestIDHeader()}})
-	for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusRequestEntityTooLarge, http.StatusInternalServerError,
-		http.StatusServiceUnavailable} {
+	for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge,
+		http.StatusInternalServerError, http.StatusServiceUnavailable} {
 		res.Set(fmt.Sprint(status), &openapi3.ResponseRef{Ref: "#/components/responses/" + b.errorResponse(status, false)})
 	}
 	return &openapi3.Operation{
@@ -293,7 +293,9 @@ func (b *builder) mcp() *openapi3.Operation {
 			"initialize, then tools/list and tools/call. Each tool is a request of this API under its name " +
 			"with _ for the dots (cards.search is cards_search), takes the request's fields, and answers " +
 			"as the REST operation does; a refusal is a tool error whose text is this API's error body. " +
-			"The same bearer token as on REST admits the caller.",
+			"The same bearer token as on REST admits the caller. A request with an Origin header (a browser's) is 403 " +
+			"forbidden unless that origin is listed in server.corsOrigins or is the server's own (delegation.publicUrl), " +
+			"against DNS rebinding; a request without Origin passes.",
 		Tags:        []string{"mcp"},
 		Security:    &openapi3.SecurityRequirements{{bearer: {}}},
 		RequestBody: &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithJSONSchema(message)},
