@@ -8,7 +8,8 @@
 // name), "query" (a query parameter; a list repeats it), "header" (ifRevision is the If-Match
 // header), "body" (the field's value is the whole body) or "view" (read by the door itself to
 // shape its answer, never sent). Untagged fields are members of the JSON body. An `enum` tag
-// lists the values a field takes (the doors' schemas say so); `doc` describes it.
+// lists the values a field takes, and `min` and `max` bound a number (the doors' schemas say so,
+// and the Go client refuses other values before sending); `doc` describes it.
 package api
 
 import (
@@ -81,13 +82,13 @@ type CardInput struct {
 	AgentID          string                  `json:"agentId" doc:"the agent's id, unique in the tenant"`
 	Name             string                  `json:"name" doc:"the agent's name"`
 	Description      string                  `json:"description,omitempty" doc:"what the agent does"`
-	Version          string                  `json:"version,omitempty"`
+	Version          string                  `json:"version,omitempty" doc:"free text"`
 	Protocols        []string                `json:"protocols,omitempty" doc:"protocols it speaks: http, a2a, mcp, ..."`
 	Capabilities     []cards.Capability      `json:"capabilities,omitempty" doc:"what it can be asked to do: [{name, title, description, inputSchema, outputSchema, tags, examples}]"`
 	AuthRequirements *cards.AuthRequirements `json:"authRequirements,omitempty" doc:"{type, scopes}: how callers authenticate"`
 	Endpoint         string                  `json:"endpoint,omitempty" doc:"the URL tasks are sent to"`
 	Resources        []cards.Resource        `json:"resources,omitempty" doc:"[{uri, access}]: URIs (patterns) it acts on"`
-	Tags             []string                `json:"tags,omitempty"`
+	Tags             []string                `json:"tags,omitempty" doc:"labels it is found by"`
 	Metadata         json.RawMessage         `json:"metadata,omitempty" doc:"any JSON object"`
 	Visibility       string                  `json:"visibility,omitempty" doc:"private, tenant (the default) or public" enum:"private,tenant,public"`
 	A2A              *cards.A2A              `json:"a2a,omitempty" doc:"what only the A2A Agent Card format has"`
@@ -149,7 +150,7 @@ type CardsSearch struct {
 	Resource   []string `json:"resource,omitempty" in:"query" doc:"URIs the card's resources must cover"`
 	Name       string   `json:"name,omitempty" in:"query" doc:"a substring of the card's name, any case"`
 	Q          string   `json:"q,omitempty" in:"query" doc:"free text, ranked"`
-	Limit      int      `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 100, 20 by default"`
+	Limit      int      `json:"limit,omitempty" in:"query" doc:"the page size, 20 by default" min:"1" max:"100"`
 	Status     []string `json:"status,omitempty" in:"query" doc:"the statuses to find (any of them); active and deprecated by default" enum:"active,deprecated,disabled"`
 	Verified   *bool    `json:"verified,omitempty" in:"query" doc:"true: only cards whose imported A2A signature verified; false: the others"`
 	Online     *bool    `json:"online,omitempty" in:"query" doc:"true: only agents online (a heartbeat or probe within liveness.ttl); false: the others"`
@@ -271,10 +272,10 @@ type PolicyAdd struct {
 // PolicyRemove removes a policy.
 type PolicyRemove struct {
 	Scope
-	Subject string `json:"subject" in:"query"`
-	Object  string `json:"object" in:"query"`
-	Action  string `json:"action" in:"query"`
-	Effect  string `json:"effect" in:"query" enum:"allow,deny"`
+	Subject string `json:"subject" in:"query" doc:"the policy's subject"`
+	Object  string `json:"object" in:"query" doc:"the policy's object"`
+	Action  string `json:"action" in:"query" doc:"the policy's action"`
+	Effect  string `json:"effect" in:"query" doc:"the policy's effect" enum:"allow,deny"`
 }
 
 // PolicyList is the tenant's policies.
@@ -287,8 +288,8 @@ type PolicyList struct {
 type AccessCheck struct {
 	Scope
 	Subject string `json:"subject,omitempty" doc:"the subject asked about; the caller by default"`
-	Action  string `json:"action"`
-	Object  string `json:"object"`
+	Action  string `json:"action" doc:"the action, as cards:read or delegate"`
+	Object  string `json:"object" doc:"the object, as cards/{agentId}"`
 }
 
 // ---- delegations
@@ -301,7 +302,7 @@ type DelegationsCreate struct {
 	Task       string          `json:"task" doc:"what to do"`
 	Context    json.RawMessage `json:"context,omitempty" doc:"any JSON the agent gets with the task"`
 	Mode       string          `json:"mode,omitempty" doc:"sync (the default: answers with the outcome) or async (answers at once; the agent reports later)" enum:"sync,async"`
-	TimeoutMS  int64           `json:"timeoutMs,omitempty" doc:"how long the agent may take, in milliseconds"`
+	TimeoutMS  int64           `json:"timeoutMs,omitempty" doc:"how long the agent may take, in milliseconds: the server's default when none, and at most the server's limit" min:"0"`
 	Transport  string          `json:"transport,omitempty" doc:"http or a2a; chosen from the card by default" enum:"http,a2a"`
 }
 
@@ -309,8 +310,8 @@ type DelegationsCreate struct {
 type DelegationsList struct {
 	Scope
 	Status  string `json:"status,omitempty" in:"query" doc:"pending, running, accepted, completed, failed, timeout or rejected" enum:"pending,running,accepted,completed,failed,timeout,rejected"`
-	AgentID string `json:"agentId,omitempty" in:"query"`
-	Limit   int    `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 100, 20 by default"`
+	AgentID string `json:"agentId,omitempty" in:"query" doc:"only the delegations to this agent"`
+	Limit   int    `json:"limit,omitempty" in:"query" doc:"the page size, 50 by default" min:"1" max:"200"`
 	Cursor  string `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
 }
 
@@ -406,7 +407,7 @@ type AuditList struct {
 	Object    string `json:"object,omitempty" in:"query" doc:"objects starting with this: cards/ for every card's, cards/<agentId> for one card's (its secret's too)"`
 	Since     string `json:"since,omitempty" in:"query" doc:"entries written at or after this time (RFC 3339)"`
 	Until     string `json:"until,omitempty" in:"query" doc:"entries written before this time (RFC 3339)"`
-	Limit     int    `json:"limit,omitempty" in:"query" doc:"the page size: 1 to 500, 50 by default"`
+	Limit     int    `json:"limit,omitempty" in:"query" doc:"the page size, 50 by default" min:"1" max:"500"`
 	Cursor    string `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
 }
 
@@ -445,7 +446,7 @@ type SynonymList struct {
 // A2AAgents lists a tenant's public agents.
 type A2AAgents struct {
 	Scope
-	Limit  int    `json:"limit,omitempty" in:"query" doc:"the page size"`
+	Limit  int    `json:"limit,omitempty" in:"query" doc:"the page size, 20 by default" min:"1" max:"100"`
 	Cursor string `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
 }
 

@@ -29,7 +29,8 @@ import (
 // Error is a request the service refused, or an answer that was not the service's: Code is the
 // error code of the service's error body ("not_found", "stale", ...), or "unexpected_response"
 // when the answer carried none. An input the client refused before sending it (a required field
-// left empty, a value a field does not take) is an Error with Code "invalid" and no Status.
+// left empty, a value a field does not take) is an Error with Code "invalid", no Status, and a
+// Message naming every problem of the input.
 type Error struct {
 	// Request is the catalogue name of the request refused.
 	Request   string
@@ -168,41 +169,89 @@ func (c *Client) Call(ctx context.Context, name string, in, out any) error {
 // scopedType is the inputs whose tenant, left empty, is the client's (api.Scope).
 var scopedType = reflect.TypeFor[api.Scoped]()
 
-// refuse is an input refused before it was sent: an *Error with no status, the code the service
-// would answer.
-func refuse(name, format string, args ...any) *Error {
-	return &Error{Request: name, Code: "invalid", Message: fmt.Sprintf(format, args...) + ": invalid request (not sent)"}
+// refuse is an input refused before it was sent: an *Error with no status and the code the
+// service would answer, its message naming every problem of the input.
+func refuse(name string, problems ...string) *Error {
+	return &Error{Request: name, Code: "invalid", Message: strings.Join(problems, "; ")}
 }
 
-// check refuses, before anything is sent, an input the service would refuse for its shape: a
-// field it requires (one without omitempty) left empty, or a value outside a field's enum. A
-// scope's tenant may be left empty: it is the client's.
+// Check refuses, as Call does before sending anything, an input of the catalogue's request name
+// that the service would refuse for its shape: a field it requires (one without omitempty) left
+// empty, a value outside a field's enum or bounds. The error is an *Error naming every problem;
+// a scope's tenant may be left empty, as it is the client's. Doors that build inputs (the CLI)
+// use it to say every problem of their caller's input at once.
+func Check(name string, in any) error {
+	r, ok := catalog.Lookup(name)
+	if !ok {
+		return fmt.Errorf("client: %q is not a request of the catalogue", name)
+	}
+	v := reflect.ValueOf(in)
+	for v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Type() != r.In {
+		return fmt.Errorf("client: %s takes %v, not %v", name, r.In, v.Type())
+	}
+	return check(r, v)
+}
+
+// check is Check of an input known to be the request's.
 func check(r catalog.Request, v reflect.Value) error {
+	var problems []string
 	for _, f := range Fields(r.In) {
-		fv := v.FieldByIndex(f.Index)
-		if !f.OmitEmpty && fv.IsZero() {
-			return refuse(r.Name, "%s is required", f.Name)
+		problems = append(problems, f.Problems(v.FieldByIndex(f.Index))...)
+	}
+	if len(problems) > 0 {
+		return refuse(r.Name, problems...)
+	}
+	return nil
+}
+
+// Problems lists what the service would refuse in v, a value of the field: left empty when it
+// is required, outside its enum (any value of a list), outside its bounds. A zero number of an
+// optional field is one not given, which the service takes for its default.
+func (f Field) Problems(v reflect.Value) []string {
+	if v.IsZero() {
+		if !f.OmitEmpty {
+			return []string{f.Name + " is required"}
 		}
-		if len(f.Enum) == 0 {
-			continue
+		return nil
+	}
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	values := []reflect.Value{v}
+	if v.Kind() == reflect.Slice && v.Type() != reflect.TypeFor[json.RawMessage]() {
+		values = values[:0]
+		for i := range v.Len() {
+			values = append(values, v.Index(i))
 		}
-		if fv.Kind() == reflect.Pointer && !fv.IsNil() {
-			fv = fv.Elem()
-		}
-		values := []reflect.Value{fv}
-		if fv.Kind() == reflect.Slice {
-			values = values[:0]
-			for i := range fv.Len() {
-				values = append(values, fv.Index(i))
-			}
-		}
-		for _, v := range values {
-			if v.Kind() == reflect.String && v.String() != "" && !slices.Contains(f.Enum, v.String()) {
-				return refuse(r.Name, "%s: %q is not one of %s", f.Name, v.String(), strings.Join(f.Enum, ", "))
+	}
+	var problems []string
+	for _, v := range values {
+		switch {
+		case len(f.Enum) > 0 && v.Kind() == reflect.String && v.String() != "" && !slices.Contains(f.Enum, v.String()):
+			problems = append(problems, fmt.Sprintf("%s: %q is not one of %s", f.Name, v.String(), strings.Join(f.Enum, ", ")))
+		case v.CanInt():
+			if p := f.OutOfBounds(v.Int()); p != "" {
+				problems = append(problems, p)
 			}
 		}
 	}
-	return nil
+	return problems
+}
+
+// OutOfBounds says how n is outside the field's bounds (its `min` and `max` tags), or "".
+func (f Field) OutOfBounds(n int64) string {
+	switch {
+	case f.Min != nil && f.Max != nil && (n < *f.Min || n > *f.Max):
+		return fmt.Sprintf("%s: %d is not between %d and %d", f.Name, n, *f.Min, *f.Max)
+	case f.Min != nil && n < *f.Min:
+		return fmt.Sprintf("%s: %d is less than %d", f.Name, n, *f.Min)
+	case f.Max != nil && n > *f.Max:
+		return fmt.Sprintf("%s: %d is more than %d", f.Name, n, *f.Max)
+	}
+	return ""
 }
 
 // encoded is a request ready to send, again on each attempt.
@@ -278,9 +327,9 @@ func (c *Client) encode(r catalog.Request, v reflect.Value) (encoded, error) {
 	path, err := fillPath(route.Path, params)
 	if err != nil {
 		if params["tenant"] == "" {
-			return encoded{}, refuse(r.Name, "tenant is required: the token names none")
+			return encoded{}, refuse(r.Name, "tenant is required, and the token names none")
 		}
-		return encoded{}, refuse(r.Name, "%v", err)
+		return encoded{}, refuse(r.Name, err.Error())
 	}
 	if len(query) > 0 {
 		path += "?" + query.Encode()
@@ -455,9 +504,11 @@ type Field struct {
 	OmitEmpty bool
 	Doc       string
 	// Enum are the values it takes, when its `enum` tag lists them.
-	Enum  []string
-	Type  reflect.Type
-	Index []int
+	Enum []string
+	// Min and Max bound a number, when its `min` and `max` tags say so.
+	Min, Max *int64
+	Type     reflect.Type
+	Index    []int
 }
 
 // Fields lists the fields of an input type, embedded structs' fields in place.
@@ -481,9 +532,19 @@ func Fields(t reflect.Type) []Field {
 			enum = strings.Split(e, ",")
 		}
 		out = append(out, Field{Name: name, In: sf.Tag.Get("in"), OmitEmpty: strings.Contains(opts, "omit"),
-			Doc: sf.Tag.Get("doc"), Enum: enum, Type: sf.Type, Index: []int{i}})
+			Doc: sf.Tag.Get("doc"), Enum: enum, Min: bound(sf.Tag.Get("min")), Max: bound(sf.Tag.Get("max")),
+			Type: sf.Type, Index: []int{i}})
 	}
 	return out
+}
+
+// bound reads a `min` or `max` tag; nil when there is none.
+func bound(tag string) *int64 {
+	n, err := strconv.ParseInt(tag, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // handlerTransport serves requests in process with the server's handler.

@@ -174,7 +174,7 @@ func TestTenantOfRequests(t *testing.T) {
 	_, err = root.Cards.Get(ctx, api.CardRef{AgentID: "x"})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code != "invalid" || ce.Status != 0 || ce.Request != "cards.get" ||
-		ce.Message != "tenant is required: the token names none: invalid request (not sent)" {
+		ce.Message != "tenant is required, and the token names none" {
 		t.Errorf("no tenant anywhere: %#v", err)
 	}
 	if len(s.Requests()) != sent {
@@ -183,8 +183,9 @@ func TestTenantOfRequests(t *testing.T) {
 }
 
 // TestRefusedUnsent: an input the service would refuse for its shape is refused before anything
-// is sent: a required field left empty, a value outside a field's enum (alone or in a list), an
-// input of another request's type, a request the Go client does not make.
+// is sent, every problem named at once: a required field left empty, a value outside a field's
+// enum (alone or in a list) or bounds; and an input of another request's type, a request the Go
+// client does not make.
 func TestRefusedUnsent(t *testing.T) {
 	s := webtest.StartScript(t, func(w http.ResponseWriter, _ *http.Request, _ int) { webtest.Reply(w, http.StatusOK, `{}`) })
 	c := newClient(t, s)
@@ -195,19 +196,29 @@ func TestRefusedUnsent(t *testing.T) {
 		want string // the *client.Error's text; "" for an error of another type
 	}{
 		{"required", func() error { _, err := c.Cards.Get(ctx, api.CardRef{}); return err },
-			"cards.get: agentId is required: invalid request (not sent) (invalid)"},
+			"cards.get: agentId is required (invalid)"},
 		{"required in the body", func() error {
 			_, err := c.Delegations.Create(ctx, api.DelegationsCreate{AgentID: "x", Capability: "c"})
 			return err
-		}, "delegations.create: task is required: invalid request (not sent) (invalid)"},
+		}, "delegations.create: task is required (invalid)"},
 		{"enum", func() error {
 			_, err := c.Delegations.Create(ctx, api.DelegationsCreate{AgentID: "x", Capability: "c", Task: "t", Mode: "later"})
 			return err
-		}, `delegations.create: mode: "later" is not one of sync, async: invalid request (not sent) (invalid)`},
+		}, `delegations.create: mode: "later" is not one of sync, async (invalid)`},
 		{"enum of a list", func() error {
 			_, err := c.Cards.Search(ctx, api.CardsSearch{Status: []string{"active", "gone"}})
 			return err
-		}, `cards.search: status: "gone" is not one of active, deprecated, disabled: invalid request (not sent) (invalid)`},
+		}, `cards.search: status: "gone" is not one of active, deprecated, disabled (invalid)`},
+		{"bounds", func() error { _, err := c.Cards.Search(ctx, api.CardsSearch{Limit: 500}); return err },
+			`cards.search: limit: 500 is not between 1 and 100 (invalid)`},
+		{"below a bound", func() error {
+			_, err := c.Delegations.Create(ctx, api.DelegationsCreate{AgentID: "x", Capability: "c", Task: "t", TimeoutMS: -1})
+			return err
+		}, `delegations.create: timeoutMs: -1 is less than 0 (invalid)`},
+		{"every problem", func() error {
+			_, err := c.Delegations.Create(ctx, api.DelegationsCreate{Capability: "c", Mode: "later", Transport: "smoke"})
+			return err
+		}, `delegations.create: agentId is required; task is required; mode: "later" is not one of sync, async; transport: "smoke" is not one of http, a2a (invalid)`},
 		{"another request's input", func() error { return c.Call(ctx, "cards.get", api.CardsRemove{AgentID: "x"}, nil) }, ""},
 		{"not a Go client request", func() error { return c.Call(ctx, "service.health", api.Probe{}, nil) }, ""},
 		{"no such request", func() error { return c.Call(ctx, "cards.teleport", api.CardRef{AgentID: "x"}, nil) }, ""},

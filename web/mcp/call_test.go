@@ -64,7 +64,7 @@ func TestToolErrors(t *testing.T) {
 		{"cards_register", `{"agentId": "x", "name": "X", "capabilities": [{"Name": "y"}]}`, `{"error": {"code": "invalid",
 			"message": "arguments: capabilities[0].Name: unknown member (the name is name): invalid"}}`},
 		{"cards_search", `{"limit": "ten"}`, `{"error": {"code": "invalid", "message": "arguments: limit: expected a number, got string: invalid"}}`},
-		{"cards_get", `{}`, `{"error": {"code": "invalid", "message": "agentId is required: invalid request (not sent)"}}`},
+		{"cards_get", `{}`, `{"error": {"code": "invalid", "message": "agentId is required"}}`},
 	} {
 		toolError(t, call(t, s, c.tool, c.args), c.want)
 	}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ type field struct {
 	optional bool   // omitempty or omitzero: absent when empty
 	doc      string
 	enum     []string // the values it takes (its `enum` tag)
+	min, max *float64 // the bounds of a number (its `min` and `max` tags)
 	typ      reflect.Type
 }
 
@@ -61,9 +63,19 @@ func fields(t reflect.Type) []field {
 		if e := sf.Tag.Get("enum"); e != "" {
 			enum = strings.Split(e, ",")
 		}
-		out = append(out, field{name: name, in: sf.Tag.Get("in"), optional: optional, doc: sf.Tag.Get("doc"), enum: enum, typ: sf.Type})
+		out = append(out, field{name: name, in: sf.Tag.Get("in"), optional: optional, doc: sf.Tag.Get("doc"), enum: enum,
+			min: bound(sf.Tag.Get("min")), max: bound(sf.Tag.Get("max")), typ: sf.Type})
 	}
 	return out
+}
+
+// bound reads a `min` or `max` tag; nil when there is none.
+func bound(tag string) *float64 {
+	n, err := strconv.ParseFloat(tag, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // ref is the schema of values of t.
@@ -162,9 +174,15 @@ func embedded(t reflect.Type) []reflect.Type {
 	return out
 }
 
-// fieldRef is the schema of a field's values: its type's, narrowed to its enum if it has one.
+// fieldRef is the schema of a field's values: its type's, narrowed to its enum or bounds if it
+// has them.
 func (s *schemas) fieldRef(f field) *openapi3.SchemaRef {
 	r := s.ref(f.typ)
+	if (f.min != nil || f.max != nil) && r.Ref == "" {
+		v := *r.Value
+		v.Min, v.Max = f.min, f.max
+		return openapi3.NewSchemaRef("", &v)
+	}
 	if len(f.enum) == 0 || r.Ref != "" {
 		return r
 	}
