@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/catalog"
 	"github.com/agentcards/agentcards/web/client"
@@ -70,8 +68,8 @@ type connection struct {
 }
 
 func (c *connection) register(fs *flag.FlagSet, getenv func(string) string) {
-	fs.StringVar(&c.server, "server", getenv("AGENTCARDS_SERVER"), "the agentcards server (default $AGENTCARDS_SERVER)")
-	fs.StringVar(&c.tokenFile, "token-file", "", "a file holding the bearer token (default $AGENTCARDS_TOKEN)")
+	fs.StringVar(&c.server, "server", getenv("AGENTCARDS_SERVER"), "the agentcards server's URL (default $AGENTCARDS_SERVER)")
+	fs.StringVar(&c.tokenFile, "token-file", "", "a file holding the bearer token; without it, the token is $AGENTCARDS_TOKEN")
 	fs.StringVar(&c.output, "output", "", "table or json (default: table on a terminal, else json)")
 	fs.StringVar(&c.output, "o", "", "short for --output")
 }
@@ -83,7 +81,7 @@ func (c *connection) client(getenv func(string) string, tenant string, optional 
 		return nil, usagef("no server: give --server URL or set AGENTCARDS_SERVER")
 	}
 	tok, err := readToken(c.tokenFile, getenv)
-	if err != nil && (c.tokenFile != "" || !optional) {
+	if err != nil && !(optional && errors.Is(err, errNoToken)) {
 		return nil, usageError{err}
 	}
 	opts := []client.Option{client.WithToken(tok), client.WithRetry(2), client.WithUserAgent("agentcards-cli/" + buildVersion())}
@@ -109,6 +107,14 @@ func (c *connection) format(stdout io.Writer) (string, error) {
 		return c.output, nil
 	}
 	return "", usagef("--output %q: want table or json", c.output)
+}
+
+// width is the width a table is fitted to: $COLUMNS when set, else the terminal's, else 0 (none).
+func (c *connection) width(stdout io.Writer, getenv func(string) string) int {
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return terminalWidth(stdout)
 }
 
 // isTerminal reports whether w is a terminal.
@@ -145,7 +151,12 @@ func runResource(ctx context.Context, resource string, args []string, stdout, st
 	r, ok := verbs[verb]
 	if !ok {
 		resourceUsage(stderr, resource, verbs)
-		return true, usagef("%s has no command %q", resource, verb)
+		names := slices.Collect(mapKeys(verbs))
+		for v := range clientCommands[resource] {
+			names = append(names, v)
+		}
+		slices.Sort(names)
+		return true, usagef("%s has no command %q%s", resource, verb, didYouMean(verb, names))
 	}
 	return true, runRequest(ctx, r, args, stdout, stderr, getenv)
 }
@@ -196,6 +207,13 @@ func runRequest(ctx context.Context, r catalog.Request, args []string, stdout, s
 		if errors.Is(err, flag.ErrHelp) {
 			return nil // asked for: the usage is the answer
 		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			if near := nearest(strings.TrimLeft(name, "-"), names); near != "" {
+				err = fmt.Errorf("%w (did you mean --%s?)", err, near)
+			}
+		}
 		return usageError{err}
 	}
 	if fs.NArg() > 0 {
@@ -206,23 +224,9 @@ func runRequest(ctx context.Context, r catalog.Request, args []string, stdout, s
 	if err != nil {
 		return err
 	}
-	in := reflect.New(r.In)
-	if *file != "" {
-		if err := readInputFile(r, *file, in); err != nil {
-			return usageError{err}
-		}
-	}
-	flagged := map[string]bool{}
-	for _, g := range given {
-		if !flagged[g.field.Name] {
-			// The first value given for a field replaces what -f gave it: a list is not added to.
-			flagged[g.field.Name] = true
-			v := in.Elem().FieldByIndex(g.field.Index)
-			v.Set(reflect.Zero(v.Type()))
-		}
-		if err := g.set(in.Elem()); err != nil {
-			return usageError{fmt.Errorf("--%s: %w", g.field.Name, err)}
-		}
+	in, err := buildInput(r, *file, given)
+	if err != nil {
+		return err
 	}
 	var tenant string
 	if s, ok := in.Interface().(api.Scoped); ok {
@@ -256,7 +260,37 @@ func runRequest(ctx context.Context, r catalog.Request, args []string, stdout, s
 	if view != nil {
 		answer = api.Compact(*out.Interface().(*api.SearchResult), view)
 	}
-	return printAnswer(stdout, r, answer, format, view)
+	return printAnswer(stdout, r, answer, format, view, conn.width(stdout, getenv))
+}
+
+// buildInput builds the request's input from -f and then the flags, and refuses it where the
+// service would, before anything is sent: members its fields lack or values of the wrong type in
+// the caller's JSON, and then required fields left empty and values outside a field's enum or
+// bounds. Every problem of a stage is named in one error, exit status 2.
+func buildInput(r catalog.Request, file string, given []fieldFlag) (reflect.Value, error) {
+	in := reflect.New(r.In)
+	var problems []string
+	if file != "" {
+		p, err := readInputFile(r, file, in)
+		if err != nil {
+			return in, usageError{err}
+		}
+		problems = p
+	}
+	flagged := map[string]bool{}
+	for _, g := range given {
+		if !flagged[g.field.Name] {
+			// The first value given for a field replaces what -f gave it: a list is not added to.
+			flagged[g.field.Name] = true
+			v := in.Elem().FieldByIndex(g.field.Index)
+			v.Set(reflect.Zero(v.Type()))
+		}
+		problems = append(problems, g.set(in.Elem())...)
+	}
+	if len(problems) > 0 {
+		return in, &client.Error{Request: r.Name, Code: "invalid", Message: strings.Join(problems, "; ")}
+	}
+	return in, client.Check(r.Name, in.Interface())
 }
 
 // inputFileHelp says what -f holds for the request.
@@ -285,6 +319,14 @@ func fieldHelp(f client.Field) string {
 	if len(f.Enum) > 0 {
 		help = strings.TrimSpace(help + " (one of " + strings.Join(f.Enum, ", ") + ")")
 	}
+	switch {
+	case f.Min != nil && f.Max != nil:
+		help += fmt.Sprintf(" (%d to %d)", *f.Min, *f.Max)
+	case f.Min != nil:
+		help += fmt.Sprintf(" (at least %d)", *f.Min)
+	case f.Max != nil:
+		help += fmt.Sprintf(" (at most %d)", *f.Max)
+	}
 	if form != "" {
 		help = strings.TrimSpace(help + " (" + form + ")")
 	}
@@ -292,102 +334,6 @@ func fieldHelp(f client.Field) string {
 		help += "; sent as If-Match"
 	}
 	return help
-}
-
-// readInputFile reads -f into the input. A body field (cards.update's patch, a batch's cards)
-// takes the whole file; otherwise the file's members are the input's fields. A card is read as
-// the service reads one (its server-owned members, as `cards get` prints them, are dropped), so
-// a card fetched, edited and sent back goes as it is.
-func readInputFile(r catalog.Request, name string, in reflect.Value) error {
-	var data []byte
-	var err error
-	if name == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(name)
-	}
-	if err != nil {
-		return fmt.Errorf("-f: %w", err)
-	}
-	for _, f := range client.Fields(r.In) {
-		if f.In != "body" {
-			continue
-		}
-		target := in.Elem().FieldByIndex(f.Index)
-		if f.Type == reflect.TypeFor[[]api.CardInput]() {
-			var items []json.RawMessage
-			if err := json.Unmarshal(data, &items); err != nil {
-				return fmt.Errorf("-f %s: want a JSON array of cards: %w", name, err)
-			}
-			list := make([]api.CardInput, len(items))
-			for i, item := range items {
-				if err := decodeCardInput(item, &list[i]); err != nil {
-					return fmt.Errorf("-f %s: cards[%d]: %w", name, i, err)
-				}
-			}
-			target.Set(reflect.ValueOf(list))
-			return nil
-		}
-		return decodeValue(data, target, name)
-	}
-	if ci := in.Elem().FieldByName("CardInput"); ci.IsValid() && ci.Type() == reflect.TypeFor[api.CardInput]() {
-		// The card's members, and the tenant (or an If-Match revision) beside them if given.
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(data, &members); err != nil {
-			return fmt.Errorf("-f %s: want a JSON object: %w", name, err)
-		}
-		rest := map[string]json.RawMessage{}
-		for _, f := range client.Fields(r.In) {
-			if v, ok := members[f.Name]; ok && !slices.Contains(api.CardFields, f.Name) {
-				rest[f.Name] = v
-				delete(members, f.Name)
-			}
-		}
-		card, _ := json.Marshal(members)
-		if err := decodeCardInput(card, ci.Addr().Interface().(*api.CardInput)); err != nil {
-			return fmt.Errorf("-f %s: %w", name, err)
-		}
-		others, _ := json.Marshal(rest)
-		return strictJSON(others, in.Interface(), name)
-	}
-	return strictJSON(data, in.Interface(), name)
-}
-
-// decodeCardInput reads a card as the service does (cards.Decode) into a card input.
-func decodeCardInput(data []byte, ci *api.CardInput) error {
-	c, err := cards.Decode(data)
-	if err != nil {
-		return err
-	}
-	raw, _ := json.Marshal(c)
-	return json.Unmarshal(raw, ci) // the card's members but those the server owns, which ci lacks
-}
-
-// strictJSON decodes data into v, refusing unknown members.
-func strictJSON(data []byte, v any, name string) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("-f %s: %w", name, err)
-	}
-	return nil
-}
-
-// decodeValue decodes JSON into a value of any type, refusing unknown members.
-func decodeValue(data []byte, target reflect.Value, name string) error {
-	if target.Type() == reflect.TypeFor[json.RawMessage]() {
-		if !json.Valid(data) {
-			return fmt.Errorf("%s is not JSON", name)
-		}
-		target.SetBytes(bytes.TrimSpace(data))
-		return nil
-	}
-	p := reflect.New(target.Type())
-	if err := strictJSON(data, p.Interface(), name); err != nil {
-		return err
-	}
-	target.Set(p.Elem())
-	return nil
 }
 
 // flagForm is how a field's flag takes its value.
@@ -446,29 +392,32 @@ func (f fieldFlag) check(s string) error {
 		_, err := strconv.ParseBool(s)
 		return err
 	case formNumber:
-		_, err := strconv.ParseInt(s, 10, 64)
+		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return errors.New("want an integer")
+		}
+		if p := f.field.OutOfBounds(n); p != "" {
+			return errors.New(p)
 		}
 	}
 	return nil
 }
 
-// set applies the flag's value to its field of the input.
-func (f fieldFlag) set(in reflect.Value) error {
+// set applies the flag's value to its field of the input, and returns the problems of a JSON
+// value.
+func (f fieldFlag) set(in reflect.Value) []string {
 	v := in.FieldByIndex(f.field.Index)
 	switch formOf(f.field.Type) {
 	case formJSON:
-		data := []byte(f.value)
-		name := "the value"
+		data, at := []byte(f.value), "--"+f.field.Name
 		if file, ok := strings.CutPrefix(f.value, "@"); ok {
 			var err error
 			if data, err = os.ReadFile(file); err != nil {
-				return err
+				return []string{at + ": " + err.Error()}
 			}
-			name = file
+			at += " @" + file
 		}
-		return decodeValue(data, v, name)
+		return decodeValue(data, v, at)
 	case formText:
 		if v.Kind() == reflect.Pointer {
 			s := f.value

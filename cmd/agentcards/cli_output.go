@@ -32,10 +32,14 @@ var listColumns = map[string][]string{
 // cellWidth bounds a table cell; longer text is cut with an ellipsis.
 const cellWidth = 60
 
+// minColumn is the narrowest a column is made to fit a table into the terminal.
+const minColumn = 8
+
 // printAnswer prints a request's answer: as JSON (indented), or as a table for a reader: a list
 // as rows (the columns of listColumns, or the search's view), anything else as its members, one
-// a line. An answer with nothing in it (204) prints nothing.
-func printAnswer(w io.Writer, r catalog.Request, answer any, format string, view []string) error {
+// a line. A table fits width columns (none when 0): a row's cells are cut, a member's value
+// wrapped. An answer with nothing in it (204) prints nothing.
+func printAnswer(w io.Writer, r catalog.Request, answer any, format string, view []string, width int) error {
 	if r.Out == reflect.TypeFor[api.Empty]() {
 		return nil
 	}
@@ -67,49 +71,96 @@ func printAnswer(w io.Writer, r catalog.Request, answer any, format string, view
 		if r.Name == "keys.list" {
 			rows = list.Keys
 		}
-		return printTable(w, columns, rows, list.Total, list.NextCursor)
+		return printTable(w, columns, rows, list.Total, list.NextCursor, width)
 	}
 	members, err := orderedMembers(raw)
 	if err != nil {
 		return err
 	}
+	nameWidth := 0
+	for _, m := range members {
+		nameWidth = max(nameWidth, utf8.RuneCountInString(m.name))
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, m := range members {
-		if cell := formatCell(m.value, false); cell != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", m.name, cell)
+		cell := formatCell(m.value, false)
+		if cell == "" {
+			continue
+		}
+		lines := []string{cell}
+		if width > 0 {
+			lines = wrapText(cell, max(width-nameWidth-2, minColumn))
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", m.name, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(tw, "\t%s\n", l)
 		}
 	}
 	return tw.Flush()
 }
 
 // printTable prints rows under their columns, then how many there are and the next page's cursor.
-// A column empty in every row (the score of a search without q) is left out.
-func printTable(w io.Writer, columns []string, rows []map[string]json.RawMessage, total *int, next string) error {
-	cells := make([][]string, len(rows))
-	used := make([]bool, len(columns))
-	for i, row := range rows {
-		cells[i] = make([]string, len(columns))
-		for j, c := range columns {
-			cells[i][j] = formatCell(row[c], true)
-			if c == "explain" {
-				cells[i][j] = explainCell(row[c])
+// A column empty in every row (the score of a search without q) is left out. With a width, the
+// widest columns are narrowed until the table fits it, their cells cut; explain's are wrapped.
+func printTable(w io.Writer, columns []string, rows []map[string]json.RawMessage, total *int, next string, width int) error {
+	var kept []string
+	for _, c := range columns {
+		for _, row := range rows {
+			if formatCell(row[c], true) != "" {
+				kept = append(kept, c)
+				break
 			}
-			used[j] = used[j] || cells[i][j] != ""
 		}
 	}
-	keep := func(line []string) string {
-		var out []string
-		for j, cell := range line {
-			if used[j] || len(rows) == 0 {
-				out = append(out, cell)
+	if len(rows) == 0 {
+		kept = columns
+	}
+	table := [][]string{kept}
+	for _, row := range rows {
+		line := make([]string, len(kept))
+		for j, c := range kept {
+			line[j] = formatCell(row[c], true)
+			if c == "explain" {
+				line[j] = explainCell(row[c])
 			}
 		}
-		return strings.Join(out, "\t")
+		table = append(table, line)
+	}
+	widths := make([]int, len(kept))
+	for _, line := range table {
+		for j, cell := range line {
+			widths[j] = max(widths[j], utf8.RuneCountInString(cell))
+		}
+	}
+	if width > 0 {
+		widths = fitColumns(widths, width)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, keep(columns))
-	for _, line := range cells {
-		fmt.Fprintln(tw, keep(line))
+	for _, line := range table {
+		if width == 0 {
+			fmt.Fprintln(tw, strings.Join(line, "\t"))
+			continue
+		}
+		// A wrapped cell continues on lines of its own, under its column.
+		var more [][]string
+		for j, cell := range line {
+			if kept[j] != "explain" {
+				line[j] = cut(cell, widths[j])
+				continue
+			}
+			parts := wrapText(cell, widths[j])
+			line[j] = parts[0]
+			for k, part := range parts[1:] {
+				if k >= len(more) {
+					more = append(more, make([]string, len(line)))
+				}
+				more[k][j] = part
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(line, "\t"))
+		for _, l := range more {
+			fmt.Fprintln(tw, strings.Join(l, "\t"))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -120,9 +171,68 @@ func printTable(w io.Writer, columns []string, rows []map[string]json.RawMessage
 	case total != nil:
 		fmt.Fprintf(w, "%d of %d\n", len(rows), *total)
 	case next != "":
-		fmt.Fprintf(w, "%d; the next page: --cursor %s\n", len(rows), next)
+		fmt.Fprintf(w, "%d shown; the next page: --cursor %s\n", len(rows), next)
+	default:
+		fmt.Fprintf(w, "%d shown; no more\n", len(rows))
 	}
 	return nil
+}
+
+// fitColumns narrows the widest of the columns, one character at a time and none below
+// minColumn, until they and the two spaces between each fit width.
+func fitColumns(widths []int, width int) []int {
+	sum := 2 * (len(widths) - 1)
+	for _, n := range widths {
+		sum += n
+	}
+	for sum > width {
+		widest := 0
+		for j, n := range widths {
+			if n > widths[widest] {
+				widest = j
+			}
+		}
+		if widths[widest] <= minColumn {
+			break
+		}
+		widths[widest]--
+		sum--
+	}
+	return widths
+}
+
+// cut shortens s to n characters, its last an ellipsis.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:max(n-1, 0)]) + "…"
+}
+
+// wrapText breaks s into lines of at most n characters, at spaces where it can; a longer word
+// (a URL) is broken where it must be.
+func wrapText(s string, n int) []string {
+	var lines []string
+	var line []rune
+	for _, word := range strings.Fields(s) {
+		w := []rune(word)
+		if len(line) > 0 && len(line)+1+len(w) <= n {
+			line = append(append(line, ' '), w...)
+			continue
+		}
+		if len(line) > 0 {
+			lines = append(lines, string(line))
+		}
+		for len(w) > n {
+			lines = append(lines, string(w[:n]))
+			w = w[n:]
+		}
+		line = w
+	}
+	if len(line) > 0 || len(lines) == 0 {
+		lines = append(lines, string(line))
+	}
+	return lines
 }
 
 // formatCell renders a JSON value for a reader: a string as it is, a list of strings (or of
@@ -134,8 +244,18 @@ func formatCell(raw json.RawMessage, cell bool) string {
 	}
 	var s string
 	var list []json.RawMessage
+	var liveness struct {
+		State      string  `json:"state"`
+		LastSeenAt *string `json:"lastSeenAt"`
+	}
 	switch {
 	case json.Unmarshal(raw, &s) == nil:
+	case raw[0] == '{' && json.Unmarshal(raw, &liveness) == nil && liveness.State != "":
+		// A card's liveness, or a heartbeat's answer: its state, and when last heard from.
+		s = liveness.State
+		if liveness.LastSeenAt != nil && !cell {
+			s += ", last seen " + *liveness.LastSeenAt
+		}
 	case json.Unmarshal(raw, &list) == nil:
 		parts := make([]string, 0, len(list))
 		for _, item := range list {
@@ -162,11 +282,7 @@ func formatCell(raw json.RawMessage, cell bool) string {
 	if !cell {
 		return s
 	}
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > cellWidth {
-		s = string([]rune(s)[:cellWidth-1]) + "…"
-	}
-	return s
+	return cut(strings.Join(strings.Fields(s), " "), cellWidth)
 }
 
 // explainCell renders a search result's explanation on one line, uncut: what each word of q

@@ -144,7 +144,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		return err
 	}
 	fmt.Fprint(stderr, usage)
-	return usagef("unknown command %q", cmd)
+	commands := append([]string{"serve", "migrate", "token", "mcp", "version", "help"}, resources()...)
+	return usagef("unknown command %q%s", cmd, didYouMean(cmd, commands))
 }
 
 func buildVersion() string {

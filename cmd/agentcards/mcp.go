@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +23,9 @@ type mcpOptions struct {
 	ttl                                            time.Duration
 }
 
+// mcpUsage is the command line of `agentcards mcp`.
+const mcpUsage = "agentcards mcp [--server URL [--token-file F]] | [--subject S --tenant T [--config FILE] [--ttl D]]"
+
 // runMCP serves the MCP door on stdin and stdout for a local MCP client (Claude Desktop and the
 // like). With a server (--server or AGENTCARDS_SERVER) each tool call goes there through the Go
 // client, with the token of AGENTCARDS_TOKEN or --token-file. Without one, the service runs in
@@ -34,10 +35,14 @@ type mcpOptions struct {
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n\nServes the MCP tools on stdin and stdout.\n\nflags:\n", mcpUsage)
+		fs.PrintDefaults()
+	}
 	var o mcpOptions
 	fs.StringVar(&o.configPath, "config", "", "config file of the in-process service (default ./config.yaml if present)")
 	fs.StringVar(&o.server, "server", getenv("AGENTCARDS_SERVER"), "the agentcards server to call (default $AGENTCARDS_SERVER); none runs the service in process")
-	fs.StringVar(&o.tokenFile, "token-file", "", "a file holding the bearer token (default $AGENTCARDS_TOKEN)")
+	fs.StringVar(&o.tokenFile, "token-file", "", "with --server: a file holding the bearer token; without it, the token is $AGENTCARDS_TOKEN")
 	fs.StringVar(&o.subject, "subject", "", "in process: the subject the tools act as")
 	fs.StringVar(&o.tenant, "tenant", "", "in process: the tenant they act in")
 	fs.DurationVar(&o.ttl, "ttl", 24*time.Hour, "in process: how long the minted token is valid; the session mints another when it expires")
@@ -47,7 +52,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: agentcards mcp [--server URL [--token-file F]] | [--subject S --tenant T [--config FILE]]")
+		fmt.Fprintln(stderr, "usage:", mcpUsage)
 		return flag.ErrHelp
 	}
 	opts := mcp.Options{Version: buildVersion()}
@@ -59,9 +64,11 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	var clientFor mcp.ClientFor
 	if o.server != "" {
+		// A token that is not one fails here, at start, naming the token: the tools would
+		// otherwise each fail for want of the tenant the token was to name.
 		tok, err := readToken(o.tokenFile, getenv)
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		c, err := client.New(o.server, client.WithToken(tok), client.WithRetry(2), client.WithUserAgent("agentcards-mcp/"+buildVersion()))
 		if err != nil {
@@ -113,21 +120,6 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return nil
 	}
 	return err
-}
-
-// readToken reads the bearer token from the file, else from AGENTCARDS_TOKEN.
-func readToken(file string, getenv func(string) string) (string, error) {
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %w", err)
-		}
-		return strings.TrimSpace(string(b)), nil
-	}
-	if tok := strings.TrimSpace(getenv("AGENTCARDS_TOKEN")); tok != "" {
-		return tok, nil
-	}
-	return "", errors.New("no token: set AGENTCARDS_TOKEN or give --token-file")
 }
 
 // minter mints the in-process session's token, again shortly before it expires.
