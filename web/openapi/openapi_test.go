@@ -70,6 +70,14 @@ func TestSchemas(t *testing.T) {
 	if p := doc.Paths.Value("/v1/tenants/{tenant}/delegations").Get.Parameters.GetByInAndName("query", "status"); p == nil || len(p.Schema.Value.Enum) != 7 {
 		t.Errorf("delegations.list's status: %+v", p)
 	}
+	// Its min and max tags bound a number, in the query and in a body.
+	if p := doc.Paths.Value("/v1/tenants/{tenant}/delegations").Get.Parameters.GetByInAndName("query", "limit"); p == nil ||
+		p.Schema.Value.Min == nil || *p.Schema.Value.Min != 1 || p.Schema.Value.Max == nil || *p.Schema.Value.Max != 200 {
+		t.Errorf("delegations.list's limit: %+v", p)
+	}
+	if ms := body.Properties["timeoutMs"].Value; ms.Min == nil || *ms.Min != 0 || ms.Max != nil {
+		t.Errorf("delegations.create's timeoutMs: minimum %v, maximum %v", ms.Min, ms.Max)
+	}
 	tenant := doc.Paths.Value("/v1/tenants/{tenant}").Patch.RequestBody.Value.Content["application/json"].Schema.Value
 	if st := tenant.Properties["status"].Value; !st.Nullable || !slices.Equal(st.Enum, []any{"active", "suspended", nil}) {
 		t.Errorf("tenants.update's status: nullable %v, enum %v", st.Nullable, st.Enum)
