@@ -148,7 +148,7 @@ func printTable(w io.Writer, columns []string, rows []map[string]json.RawMessage
 				line[j] = cut(cell, widths[j])
 				continue
 			}
-			parts := wrapText(cell, widths[j])
+			parts := wrapWords(strings.Split(cell, "; "), "; ", widths[j]-1)
 			line[j] = parts[0]
 			for k, part := range parts[1:] {
 				if k >= len(more) {
@@ -212,16 +212,23 @@ func cut(s string, n int) string {
 // wrapText breaks s into lines of at most n characters, at spaces where it can; a longer word
 // (a URL) is broken where it must be.
 func wrapText(s string, n int) []string {
+	return wrapWords(strings.Fields(s), " ", n)
+}
+
+// wrapWords joins words by sep into lines of at most n characters; a line that another follows
+// ends with sep's mark (";" of "; "). A word longer than a line is broken where it must be.
+func wrapWords(words []string, sep string, n int) []string {
+	mark := []rune(strings.TrimSpace(sep))
 	var lines []string
 	var line []rune
-	for _, word := range strings.Fields(s) {
+	for _, word := range words {
 		w := []rune(word)
-		if len(line) > 0 && len(line)+1+len(w) <= n {
-			line = append(append(line, ' '), w...)
+		if len(line) > 0 && len(line)+len([]rune(sep))+len(w) <= n {
+			line = append(append(line, []rune(sep)...), w...)
 			continue
 		}
 		if len(line) > 0 {
-			lines = append(lines, string(line))
+			lines = append(lines, string(append(line, mark...)))
 		}
 		for len(w) > n {
 			lines = append(lines, string(w[:n]))
