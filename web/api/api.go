@@ -92,8 +92,8 @@ type CardInput struct {
 	Metadata         json.RawMessage         `json:"metadata,omitempty" doc:"any JSON object"`
 	Visibility       string                  `json:"visibility,omitempty" doc:"private, tenant (the default) or public" enum:"private,tenant,public"`
 	A2A              *cards.A2A              `json:"a2a,omitempty" doc:"what only the A2A Agent Card format has"`
-	Status           string                  `json:"status,omitempty" doc:"active (the default), deprecated (still found and delegated to, flagged) or disabled (kept, not found unless asked for, not delegated to)" enum:"active,deprecated,disabled"`
-	Deprecation      *cards.Deprecation      `json:"deprecation,omitempty" doc:"with deprecated: a message and the agentId of the successor"`
+	Status           string                  `json:"status,omitempty" doc:"active (the default), deprecated (flagged) or disabled (hidden, not delegated to)" enum:"active,deprecated,disabled"`
+	Deprecation      *cards.Deprecation      `json:"deprecation,omitempty" doc:"{message, successor}: why, and the agentId to use instead"`
 }
 
 // CardsRegister registers an agent's card.
@@ -153,7 +153,7 @@ type CardsSearch struct {
 	Limit      int      `json:"limit,omitempty" in:"query" doc:"the page size, 20 by default" min:"1" max:"100"`
 	Status     []string `json:"status,omitempty" in:"query" doc:"the statuses to find (any of them); active and deprecated by default" enum:"active,deprecated,disabled"`
 	Verified   *bool    `json:"verified,omitempty" in:"query" doc:"true: only cards whose imported A2A signature verified; false: the others"`
-	Online     *bool    `json:"online,omitempty" in:"query" doc:"true: only agents online (a heartbeat or probe within liveness.ttl); false: the others"`
+	Online     *bool    `json:"online,omitempty" in:"query" doc:"true: only agents online (a recent heartbeat or probe); false: the others"`
 	Explain    bool     `json:"explain,omitempty" in:"query" doc:"true: with q, each result says why it scored so"`
 	Cursor     string   `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
 	Fields     []string `json:"fields,omitempty" in:"view" doc:"what each result shows instead of its compact fields: any card field, score, matchedCapabilities, matchedResources; card for all"`

@@ -170,10 +170,10 @@ func describe(r catalog.Request) string {
 
 // details say, per tool, what the call does beyond its one line.
 var details = map[string]string{
-	"cards.search": "Find the agent for a task here: one page, {total, items, nextCursor} (pass it as cursor), ranked " +
-		"by score with q; items are compact (fields chooses). Every filter given applies.",
+	"cards.search": "Find the agent for a task: a page {total, items, nextCursor} (pass it as cursor), ranked by " +
+		"score with q; items compact (fields chooses). Every filter applies.",
 	"cards.get":            "Answers the whole card with its revision.",
-	"cards.register":       "Stores a new card and answers it with its revision (1, or one past the last revision of the agent's deleted card); conflict if the agent has a card, invalid naming each bad field.",
+	"cards.register":       "Answers the card stored, with its revision; conflict if the agent has one already.",
 	"cards.register_batch": "All or none: one bad card refuses the batch, naming it by index and field.",
 	"cards.import":         "Converts an A2A Agent Card (1.0 or 0.3), given or fetched from url, and stores it; signatures are checked when it has any.",
 	"cards.refresh": "Fetches the agent's A2A card again from the URL it was imported from and answers the outcome: updated (a new revision), " +
@@ -326,6 +326,12 @@ func InputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 		}
 		for _, v := range f.Enum {
 			target.Enum = append(target.Enum, v)
+		}
+		if f.Min != nil {
+			fs.Minimum = new(float64(*f.Min))
+		}
+		if f.Max != nil {
+			fs.Maximum = new(float64(*f.Max))
 		}
 		if f.In == "body" && f.Type == reflect.TypeFor[json.RawMessage]() {
 			fs.Type = "object"

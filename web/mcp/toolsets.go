@@ -95,7 +95,7 @@ func trimmed(s *jsonschema.Schema, depth, describe int) *jsonschema.Schema {
 	if s == nil {
 		return nil
 	}
-	t := &jsonschema.Schema{Type: s.Type, Types: s.Types, Enum: s.Enum, Const: s.Const}
+	t := &jsonschema.Schema{Type: s.Type, Types: s.Types, Enum: s.Enum, Const: s.Const, Minimum: s.Minimum, Maximum: s.Maximum}
 	if describe > 0 {
 		t.Description, t.Format = s.Description, s.Format
 	}
