@@ -154,9 +154,10 @@ func bumpPolicyRevision(tx *gorm.DB, tenant string) error {
 }
 
 // writeRules runs write in a transaction that bumps the tenant's policy revision when write
-// reports a change, and records the audit entries of rows (added, or removed when removed is
-// set) with the policy revision before and after; it returns write's count.
-func (s *RuleStore) writeRules(ctx context.Context, tenant string, rows []ruleRow, removed bool, write func(tx *gorm.DB) (int, error)) (int, error) {
+// reports a change, checks the guards against the rules it leaves, and records the audit entries
+// of rows (added, or removed when removed is set) with the policy revision before and after; it
+// returns write's count.
+func (s *RuleStore) writeRules(ctx context.Context, tenant string, rows []ruleRow, removed bool, guards []policy.Guard, write func(tx *gorm.DB) (int, error)) (int, error) {
 	entries := make([]audit.Entry, len(rows))
 	for i, r := range rows {
 		entries[i] = ruleEntry(ctx, r, removed)
@@ -173,6 +174,11 @@ func (s *RuleStore) writeRules(ctx context.Context, tenant string, rows []ruleRo
 		if n == 0 {
 			return errNoChange
 		}
+		for _, g := range guards {
+			if err := checkGuard(tx, tenant, g); err != nil {
+				return err
+			}
+		}
 		var rev int64
 		if err := tx.Model(&tenantRow{}).Select("policy_revision").Where("tenant_id = ?", tenant).Scan(&rev).Error; err != nil {
 			return err
@@ -186,6 +192,27 @@ func (s *RuleStore) writeRules(ctx context.Context, tenant string, rows []ruleRo
 		return 0, nil
 	}
 	return n, err
+}
+
+// checkGuard reads the tenant's role assignments and its policies of g.Action as the
+// transaction's write left them, and has g check them. The transaction holds the tenant row's
+// lock (bumpPolicyRevision), which every writer of the tenant's rules takes first, so the rules
+// read are the latest: on Postgres each statement reads what was committed before it began, on
+// MySQL a transaction's snapshot is taken at its first plain read (this one, after the lock),
+// and SQLite has one writer.
+func checkGuard(tx *gorm.DB, tenant string, g policy.Guard) error {
+	var stored []storedRule
+	err := tx.Where("tenant_id = ? AND (ptype = ? OR (ptype = ? AND v3 = ?))", tenant, "g", "p", g.Action).
+		Order("id").Find(&stored).Error
+	if err != nil {
+		return fmt.Errorf("read the rules of tenant %q to check: %w", tenant, err)
+	}
+	rules := make([]authz.Rule, len(stored))
+	for i, r := range stored {
+		line := r.Rule.line()
+		rules[i] = authz.Rule{PType: line[0], Values: line[1:]}
+	}
+	return g.Check(rules)
 }
 
 // ruleEntry is the audit entry of adding (or removing) the rule r: a role assignment's object
@@ -211,13 +238,14 @@ func ruleEntry(ctx context.Context, r ruleRow, removed bool) audit.Entry {
 
 // AddRules stores the rules that are not stored yet and reports how many were new. Duplicates
 // are skipped by the unique (tenant_id, rule_key) index, so concurrent grants cannot double up.
-// The tenant's policy revision moves in the same transaction.
-func (s *RuleStore) AddRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error) {
+// The tenant's policy revision moves in the same transaction, in which the guards check the
+// rules the change leaves (an error of one undoes it).
+func (s *RuleStore) AddRules(ctx context.Context, tenant string, rules []authz.Rule, guards ...policy.Guard) (int, error) {
 	rows, err := ruleRows(tenant, rules)
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
-	n, err := s.writeRules(ctx, tenant, rows, false, func(tx *gorm.DB) (int, error) {
+	n, err := s.writeRules(ctx, tenant, rows, false, guards, func(tx *gorm.DB) (int, error) {
 		// On MySQL, DoNothing becomes ON DUPLICATE KEY UPDATE id=id, for which the server counts
 		// an unchanged row as 0 affected (the driver does not set CLIENT_FOUND_ROWS), so
 		// RowsAffected counts the new rules on every dialect.
@@ -231,8 +259,9 @@ func (s *RuleStore) AddRules(ctx context.Context, tenant string, rules []authz.R
 }
 
 // RemoveRules deletes the given rules and reports how many existed. The tenant's policy
-// revision moves in the same transaction.
-func (s *RuleStore) RemoveRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error) {
+// revision moves in the same transaction, in which the guards check the rules the change leaves
+// (an error of one undoes it).
+func (s *RuleStore) RemoveRules(ctx context.Context, tenant string, rules []authz.Rule, guards ...policy.Guard) (int, error) {
 	rows, err := ruleRows(tenant, rules)
 	if err != nil || len(rows) == 0 {
 		return 0, err
@@ -241,7 +270,7 @@ func (s *RuleStore) RemoveRules(ctx context.Context, tenant string, rules []auth
 	for i, r := range rows {
 		keys[i] = r.RuleKey
 	}
-	n, err := s.writeRules(ctx, tenant, rows, true, func(tx *gorm.DB) (int, error) {
+	n, err := s.writeRules(ctx, tenant, rows, true, guards, func(tx *gorm.DB) (int, error) {
 		res := tx.Where("tenant_id = ? AND rule_key IN ?", tenant, keys).Delete(&ruleRow{})
 		return int(res.RowsAffected), res.Error
 	})

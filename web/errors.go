@@ -37,6 +37,7 @@ var statuses = map[fault.Kind]int{
 	fault.Conflict:            http.StatusConflict,
 	fault.CardDisabled:        http.StatusConflict,
 	fault.AgentOffline:        http.StatusConflict,
+	fault.Lockout:             http.StatusConflict,
 	fault.Expired:             http.StatusGone,
 	fault.Stale:               http.StatusPreconditionFailed,
 	fault.TooLarge:            http.StatusRequestEntityTooLarge,

@@ -39,6 +39,9 @@ const (
 	CardDisabled Kind = "card_disabled"
 	// AgentOffline: the agent's card is offline and its tenant refuses delegations to it.
 	AgentOffline Kind = "agent_offline"
+	// Lockout: a change of roles or policies that would leave no one in the tenant allowed to
+	// manage its roles and policies; another subject must be given that right first.
+	Lockout Kind = "lockout"
 	// Stale: a precondition (If-Match, If-None-Match, a revision) does not hold.
 	Stale Kind = "precondition_failed"
 	// Expired: the resource's time is over (a delegation's deadline).
@@ -68,7 +71,7 @@ const (
 
 // Kinds lists every kind, for the doors' tables to be checked against.
 var Kinds = []Kind{Invalid, Malformed, TooLarge, Unauthenticated, Forbidden, Suspended, NotFound,
-	Conflict, CardDisabled, AgentOffline, Stale, Expired, DepthExceeded, EndpointBlocked, URLBlocked, BadSignature, FetchFailed,
+	Conflict, CardDisabled, AgentOffline, Lockout, Stale, Expired, DepthExceeded, EndpointBlocked, URLBlocked, BadSignature, FetchFailed,
 	RateLimited, AgentUnavailable, Unavailable, Timeout, VersionNotSupported}
 
 // Error makes a bare Kind an error, so that errors.Is(err, fault.NotFound) works on any chain.

@@ -39,10 +39,12 @@ type Filter struct {
 // read the tenant row again (server.tenantCacheTtl).
 type RuleStore interface {
 	persist.FilteredAdapter
-	// AddRules stores the rules that are not stored yet and reports how many were new.
-	AddRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error)
-	// RemoveRules deletes the given rules and reports how many existed.
-	RemoveRules(ctx context.Context, tenant string, rules []authz.Rule) (int, error)
+	// AddRules stores the rules that are not stored yet and reports how many were new; when
+	// some were, each guard checks the rules the change leaves, in its transaction.
+	AddRules(ctx context.Context, tenant string, rules []authz.Rule, guards ...Guard) (int, error)
+	// RemoveRules deletes the given rules and reports how many existed; when some did, each
+	// guard checks the rules the change leaves, in its transaction.
+	RemoveRules(ctx context.Context, tenant string, rules []authz.Rule, guards ...Guard) (int, error)
 	// PolicyVersion returns the tenant's current policy version.
 	PolicyVersion(ctx context.Context, tenant string) (authz.PolicyVersion, error)
 }

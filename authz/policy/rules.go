@@ -34,9 +34,19 @@ func (e *Enforcers) rules(ctx context.Context, tenant string, grouping bool) ([]
 	return enf.GetFilteredPolicy(1, tenant)
 }
 
-// add stores rule, once valid says it may be, and reports whether it was new. A new rule drops
-// the tenant's enforcer, so the next check sees it.
-func (e *Enforcers) add(ctx context.Context, tenant string, valid error, rule authz.Rule) (bool, error) {
+// guard is the lockout guard of a change made by the caller in ctx, or none for a platform admin,
+// who may make any change (and repair one). keep reports whether the change can take away the
+// right to manage the tenant's policies at all; what and remedy word its refusal (keepManager).
+func guard(ctx context.Context, tenant string, keep bool, what, remedy string) []Guard {
+	if p, _ := authz.PrincipalFrom(ctx); p.PlatformAdmin || !keep {
+		return nil
+	}
+	return []Guard{keepManager(tenant, what, remedy)}
+}
+
+// add stores rule, once valid says it may be and with the guards, and reports whether it was new.
+// A new rule drops the tenant's enforcer, so the next check sees it.
+func (e *Enforcers) add(ctx context.Context, tenant string, valid error, rule authz.Rule, guards func(context.Context) []Guard) (bool, error) {
 	ctx, err := e.manage(ctx, tenant)
 	if err != nil {
 		return false, err
@@ -44,7 +54,7 @@ func (e *Enforcers) add(ctx context.Context, tenant string, valid error, rule au
 	if valid != nil {
 		return false, valid
 	}
-	n, err := e.store.AddRules(ctx, tenant, []authz.Rule{rule})
+	n, err := e.store.AddRules(ctx, tenant, []authz.Rule{rule}, guards(ctx)...)
 	if err != nil {
 		return false, err
 	}
@@ -54,10 +64,10 @@ func (e *Enforcers) add(ctx context.Context, tenant string, valid error, rule au
 	return n > 0, nil
 }
 
-// remove deletes rule, once valid says it may be; missing is the error when there was none. It
-// takes effect on the next request on this replica, and on another once its tenant row is read
-// again (server.tenantCacheTtl).
-func (e *Enforcers) remove(ctx context.Context, tenant string, valid error, rule authz.Rule, missing error) error {
+// remove deletes rule, once valid says it may be and with the guards; missing is the error when
+// there was none. It takes effect on the next request on this replica, and on another once its
+// tenant row is read again (server.tenantCacheTtl).
+func (e *Enforcers) remove(ctx context.Context, tenant string, valid error, rule authz.Rule, guards func(context.Context) []Guard, missing error) error {
 	ctx, err := e.manage(ctx, tenant)
 	if err != nil {
 		return err
@@ -65,7 +75,7 @@ func (e *Enforcers) remove(ctx context.Context, tenant string, valid error, rule
 	if valid != nil {
 		return valid
 	}
-	n, err := e.store.RemoveRules(ctx, tenant, []authz.Rule{rule})
+	n, err := e.store.RemoveRules(ctx, tenant, []authz.Rule{rule}, guards(ctx)...)
 	e.Invalidate(tenant)
 	if err != nil {
 		return err
@@ -92,14 +102,23 @@ func (e *Enforcers) Roles(ctx context.Context, tenant string) ([]authz.Assignmen
 }
 
 // Grant assigns a role. It reports false when the assignment already existed.
+// A role may carry a deny of policies:manage, so a grant can take the right away from its last
+// holder too: such a grant is refused (fault.Lockout) unless a platform admin makes it.
 func (e *Enforcers) Grant(ctx context.Context, tenant string, a authz.Assignment) (bool, error) {
-	return e.add(ctx, tenant, a.Validate(), a.Rule(tenant))
+	return e.add(ctx, tenant, a.Validate(), a.Rule(tenant), func(ctx context.Context) []Guard {
+		return guard(ctx, tenant, true, fmt.Sprintf("giving %q the role %q", a.Subject, a.Role),
+			"a deny policy of the role takes that right away; remove the deny first")
+	})
 }
 
-// Revoke removes a role assignment.
+// Revoke removes a role assignment. Revoking the last admin's admin role (or the role of the
+// last subject allowed to manage the tenant's policies) is refused (fault.Lockout) unless a
+// platform admin does it.
 func (e *Enforcers) Revoke(ctx context.Context, tenant string, a authz.Assignment) error {
-	return e.remove(ctx, tenant, a.Validate(), a.Rule(tenant),
-		fault.Errorf(fault.NotFound, "role %q of %q: not found", a.Role, a.Subject))
+	return e.remove(ctx, tenant, a.Validate(), a.Rule(tenant), func(ctx context.Context) []Guard {
+		return guard(ctx, tenant, true, fmt.Sprintf("revoking the role %q of %q", a.Role, a.Subject),
+			"give another subject the admin role first")
+	}, fault.Errorf(fault.NotFound, "role %q of %q: not found", a.Role, a.Subject))
 }
 
 // Policies lists the tenant's policies, the built-in roles' included, in the order they were added.
@@ -118,14 +137,23 @@ func (e *Enforcers) Policies(ctx context.Context, tenant string) ([]authz.Policy
 }
 
 // AddPolicy stores a policy. It reports false when the policy already existed.
+// A deny of policies:manage that covers the last subjects allowed it is refused (fault.Lockout)
+// unless a platform admin adds it.
 func (e *Enforcers) AddPolicy(ctx context.Context, tenant string, p authz.Policy) (bool, error) {
-	return e.add(ctx, tenant, p.Validate(), p.Rule(tenant))
+	return e.add(ctx, tenant, p.Validate(), p.Rule(tenant), func(ctx context.Context) []Guard {
+		return guard(ctx, tenant, p.Action == authz.ActPoliciesManage && p.Effect == authz.Deny,
+			"this deny policy", "deny a narrower subject, or first give that right to a subject the deny does not cover")
+	})
 }
 
-// RemovePolicy deletes a policy.
+// RemovePolicy deletes a policy. Removing the last allow of policies:manage that some subject
+// holds (the admin role's built-in one, say) is refused (fault.Lockout) unless a platform admin
+// does it.
 func (e *Enforcers) RemovePolicy(ctx context.Context, tenant string, p authz.Policy) error {
-	return e.remove(ctx, tenant, p.Validate(), p.Rule(tenant),
-		fault.Errorf(fault.NotFound, "policy (subject %q, object %q, action %q, effect %q): not found", p.Subject, p.Object, p.Action, p.Effect))
+	return e.remove(ctx, tenant, p.Validate(), p.Rule(tenant), func(ctx context.Context) []Guard {
+		return guard(ctx, tenant, p.Action == authz.ActPoliciesManage && p.Effect == authz.Allow,
+			"removing this policy", "first allow policies:manage on policies to a subject by another policy or role")
+	}, fault.Errorf(fault.NotFound, "policy (subject %q, object %q, action %q, effect %q): not found", p.Subject, p.Object, p.Action, p.Effect))
 }
 
 // Authorize answers q in tenant. Asking about another subject than oneself needs policies:manage.
