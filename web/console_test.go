@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,10 +74,13 @@ func TestConsoleCatalogue(t *testing.T) {
 	b.signIn(alice, "", "#/cards")
 	b.waitText("#who-tenant", "acme")
 	b.waitText("#total", "25 cards match")
+	b.waitText("#order", "Sorted by agent id")
+	b.waitText(`li[data-agent="summarizer-00"] .badge.live-unknown`, "never heard from")
 
 	// Free text, ten a page: 12 translators, the capability that matched marked.
 	b.submit("search", map[string]string{"#f-q": "translate", "#f-limit": "10"}, `form[role=search] button[type=submit]`)
 	b.waitText("#total", "12 cards match · page 1")
+	b.waitText("#order", "Ranked: best match first")
 	if n := b.count("ol.results > li"); n != 10 {
 		t.Errorf("page 1 shows %d results, want 10", n)
 	}
@@ -105,7 +110,8 @@ func TestConsoleCatalogue(t *testing.T) {
 	// A card: its fields, liveness, and its A2A card in both versions, signed by the service.
 	b.open("#/cards/translator-03")
 	b.waitText("#page-title", "Translator 3")
-	b.waitText("#liveness", "unknown")
+	// An agent never heard from is named alike on the card and in the list.
+	b.waitText("#liveness", "never heard from")
 	for _, v := range []string{"default", "1.0", "0.3"} {
 		b.do("A2A "+v, chromedp.Click(chromedp.CSS(`[id="a2a-`+v+`"]`)))
 		shown := `#a2a-json[aria-label="A2A ` + v + ` card"]`
@@ -412,6 +418,101 @@ func TestConsoleAccess(t *testing.T) {
 	}
 }
 
+// TestConsoleAccessChoices: the role, action, subject and object fields offer what the tenant's
+// rules name besides the built-in ones, and take free text too.
+func TestConsoleAccessChoices(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	alice, _ := consoleTenant(t, e)
+	expect(t, e.do("POST", "/v1/tenants/acme/policies", alice, policyRule("auditor", "audit", "audit:read", "allow")), http.StatusCreated)
+	b := newBrowser(t, e)
+	b.signIn(alice, "", "#/cards")
+	b.open("#/access")
+	b.waitText("#roles", "rita")
+	options := func(list string) string {
+		return b.evalString(`[...document.getElementById(` + strconv.Quote(list) + `).options].map((o) => o.value).join(' ')`)
+	}
+	for list, want := range map[string][]string{
+		"roles-list":    {"reader", "editor", "orchestrator", "admin"},
+		"actions":       {"cards:read", "policies:manage", "audit:read", "search:manage"},
+		"subjects-list": {"alice", "rita", "auditor", "admin"},
+		"objects-list":  {"policies", "audit", "cards/*", "cards/*/capabilities/*"},
+	} {
+		got := strings.Fields(options(list))
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("#%s offers %v, without %s", list, got, w)
+			}
+		}
+	}
+	for _, sel := range []string{"#grant-role", "#grant-subject", "#policy-action", "#policy-object", "#policy-subject", "#check-action", "#check-object"} {
+		if tag := b.evalString(`document.querySelector(` + strconv.Quote(sel) + `).tagName + ' ' + (document.querySelector(` + strconv.Quote(sel) + `).getAttribute('list') || '')`); !strings.HasPrefix(tag, "INPUT ") || strings.HasSuffix(tag, " ") {
+			t.Errorf("%s is %q, want a text input with a list", sel, tag)
+		}
+	}
+	// A role outside the list is sent as typed, and the server says why it refuses it.
+	b.submit("grant a custom role", map[string]string{"#grant-subject": "carol", "#grant-role": "owner"}, `#roles form button[type=submit]`)
+	b.waitText("#grant-status", `role "owner" must be one of`)
+}
+
+// TestConsoleAccessLockout: the confirmation of a change that would leave no one to manage the
+// tenant's roles and policies says so before anything is sent, as the server words it; sent
+// anyway, it is refused with the server's message, and nothing changes. With a second admin the
+// same revoke is confirmed without the warning.
+func TestConsoleAccessLockout(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	alice, _ := consoleTenant(t, e)
+	b := newBrowser(t, e)
+	b.signIn(alice, "", "#/cards")
+	b.open("#/access")
+	b.waitText("#roles", "rita")
+	const why = "would leave no one who may manage the tenant's roles and policies"
+
+	b.do("revoke alice's admin", chromedp.Click(chromedp.CSS(`tr[data-subject="alice"][data-role="admin"] button`)))
+	b.waitText("#confirm-text", why)
+	b.waitText("#confirm-text", "give another subject the admin role first")
+	b.waitText("#confirm-text", "409 lockout")
+	b.confirmDialog(false)
+	if n := len(b.sent("DELETE", "/roles")); n != 0 {
+		t.Fatalf("%d revokes sent after the dialog was cancelled", n)
+	}
+	b.do("revoke alice's admin again", chromedp.Click(chromedp.CSS(`tr[data-subject="alice"][data-role="admin"] button`)))
+	b.confirmDialog(true)
+	b.waitText("#notice", "Not revoked")
+	b.waitText("#notice", "[409 lockout]")
+
+	b.do("remove the admin role's policies:manage", chromedp.Click(chromedp.CSS(`button[aria-label="Remove allow policies:manage on policies for admin"]`)))
+	b.waitText("#confirm-text", why)
+	b.waitText("#confirm-text", "first allow policies:manage on policies")
+	b.confirmDialog(false)
+
+	b.submit("deny alice", map[string]string{"#policy-subject": "alice", "#policy-object": "policies",
+		"#policy-action": "policies:manage", "#policy-effect": "deny"}, `#policies form button[type=submit]`)
+	b.waitText("#confirm-text", why)
+	b.waitText("#confirm-text", "deny a narrower subject")
+	b.confirmDialog(false)
+	if n := len(b.sent("POST", "/policies")); n != 0 {
+		t.Fatalf("%d policies sent after the dialog was cancelled", n)
+	}
+
+	r := e.do("GET", "/v1/tenants/acme/roles", alice, nil)
+	var roles roleList
+	r.json(t, &roles)
+	if !roles.has("alice", "admin") {
+		t.Fatalf("alice lost her admin role: %+v", roles)
+	}
+
+	// With bob an admin too, alice's revoke is asked without the warning, and passes.
+	b.submit("grant bob admin", map[string]string{"#grant-subject": "bob", "#grant-role": "admin"}, `#roles form button[type=submit]`)
+	b.waitText("#notice", "Granted admin to bob")
+	b.do("revoke alice's admin with bob", chromedp.Click(chromedp.CSS(`tr[data-subject="alice"][data-role="admin"] button`)))
+	b.waitText("#confirm-text", "Take the role admin from alice?")
+	if text := b.textNow("#confirm-text"); strings.Contains(text, why) {
+		t.Errorf("the confirmation warns although bob keeps the right: %q", text)
+	}
+	b.confirmDialog(true)
+	b.waitText("#notice", "Revoked admin from alice")
+}
+
 // TestConsoleSynonyms: an admin adds a synonym set, edits its words, is told why a bad edit is
 // refused, and removes it, each change seen through the API; a reader sees the sets but no
 // control that changes them.
@@ -528,6 +629,14 @@ func TestConsoleDelegations(t *testing.T) {
 		t.Errorf("filtered by failed, the records table has %d rows, want 2", n)
 	}
 	b.waitText("#records-table", "the repository is archived")
+
+	// A delegation that took no measurable time shows 0 ms, not nothing.
+	const instant = "0b7e4f4c-7d0e-4c53-9a39-2b0d3f1f6a01"
+	expect(t, e.do("POST", "/v1/tenants/acme/delegations:import", alice, map[string]any{"source": "agentkit-mesh", "records": []any{
+		map[string]any{"id": instant, "agentId": "reviewer", "status": "completed", "latencyMs": 0, "createdAt": "2026-01-02T03:04:05Z"},
+	}}), http.StatusOK)
+	b.open("#/delegations?status=completed")
+	b.waitText(`#records-table tr[data-id="`+instant+`"] td[data-latency]`, "0 ms")
 }
 
 // TestConsoleTenants: a platform admin, whose token names no tenant, lists, creates, suspends
@@ -561,4 +670,6 @@ func TestConsoleTenants(t *testing.T) {
 	b.do("act in acme", chromedp.Click(chromedp.CSS(`tr[data-tenant="acme"] button[aria-label="Act in acme"]`)))
 	b.waitText("#who-tenant", "acme")
 	b.waitText("#total", "25 cards match")
+	b.waitText("#order", "Sorted by agent id")
+	b.waitText(`li[data-agent="summarizer-00"] .badge.live-unknown`, "never heard from")
 }

@@ -17,6 +17,10 @@ export const session = {
   signOut() { sessionStorage.clear(); },
 };
 
+// caps are what the signed-in user may do beyond a page's own checks, asked at sign-in to decide
+// which controls to show and what to warn of; the server still decides every request.
+export const caps = { platform: false };
+
 // decodeClaims reads a JWT's payload, or {} for anything that is not one.
 export function decodeClaims(token) {
   const parts = token.split('.');

@@ -1,6 +1,6 @@
 // The console's pages, by the hash of the location: #/cards, #/cards/{agentId},
 // #/cards/{agentId}/edit, #/access, #/synonyms, #/delegations, #/tenants, #/login.
-import { call, decodeClaims, onUnauthenticated, session } from './api.js';
+import { call, caps, decodeClaims, onUnauthenticated, session } from './api.js';
 import { catalogue } from './catalogue.js';
 import { cardPage, editPage } from './card.js';
 import { accessPage } from './access.js';
@@ -9,9 +9,6 @@ import { synonymsPage } from './synonyms.js';
 import { tenantsPage } from './tenants.js';
 import { errorText, field, go, h, nextRoute, notice, page, pageNotice, ticket } from './ui.js';
 
-// caps are what the signed-in user may do beyond a page's own checks, asked at sign-in to decide
-// which controls to show; the server still decides every request.
-export const caps = { platform: false };
 function loginPage(message) {
   const token = h('textarea', { name: 'token', rows: 4, required: true, autocomplete: 'off', spellcheck: 'false' });
   const tenant = h('input', { name: 'tenant', autocomplete: 'off' });

@@ -3,7 +3,7 @@
 // at the fields they name and keeps the user's edits through a stale revision (412).
 import { allPages, call, cardPath, may, session, tenantPath } from './api.js';
 import { verifyCard } from './sig.js';
-import { badge, confirm, errorText, failure, field, goWith, h, list, notice, page, ticket, when } from './ui.js';
+import { badge, confirm, errorText, failure, field, goWith, h, list, liveBadge, notice, page, ticket, when } from './ui.js';
 
 export async function cardPage(agentId) {
   const live = ticket();
@@ -81,7 +81,7 @@ function liveness(c) {
   const probe = l.probe;
   return h('section', { 'aria-labelledby': 'live-title', id: 'liveness' }, h('h2', { id: 'live-title' }, 'Liveness'),
     h('dl', {},
-      row('State', badge(l.state, `live-${l.state}`)),
+      row('State', liveBadge(l.state)),
       row('Last heartbeat', l.lastSeenAt ? when(l.lastSeenAt) : 'never'),
       probe ? row('Last probe', `${probe.ok ? `answered in ${probe.latencyMs} ms` : 'failed'} ${when(probe.checkedAt)}${probe.error ? `: ${probe.error}` : ''}`) : []));
 }

@@ -1,7 +1,7 @@
 // The catalogue: the card search with the API's filters, ranked results with the matched
 // capabilities marked, cursor paging and the total.
 import { call, tenantPath } from './api.js';
-import { badge, errorText, field, go, h, hashQuery, list, page, ticket } from './ui.js';
+import { badge, errorText, field, go, h, hashQuery, list, liveBadge, NEVER_HEARD, page, ticket } from './ui.js';
 
 const STATUSES = ['active', 'deprecated', 'disabled'];
 
@@ -33,7 +33,7 @@ export async function catalogue() {
     tag: h('input', { name: 'tag', value: get('tag') }),
     resource: h('input', { name: 'resource', value: get('resource') }),
     online: h('select', { name: 'online' },
-      option('', 'any', get('online')), option('true', 'online', get('online')), option('false', 'offline or never heard from', get('online'))),
+      option('', 'any', get('online')), option('true', 'online', get('online')), option('false', `offline or ${NEVER_HEARD}`, get('online'))),
     verified: h('select', { name: 'verified' },
       option('', 'any', get('verified')), option('true', 'verified A2A signature', get('verified')), option('false', 'not verified', get('verified'))),
     limit: h('select', { name: 'limit' }, ...['10', '20', '50', '100'].map((n) => option(n, n, get('limit') || '20'))),
@@ -87,7 +87,8 @@ export async function catalogue() {
   trail.cursors[pageNo - 1] = query.cursor;
   saveTrail();
   results.append(h('p', { id: 'total', 'aria-live': 'polite' },
-    `${data.total} ${data.total === 1 ? 'card matches' : 'cards match'}`, data.total > 0 ? ` · page ${pageNo}` : ''));
+    `${data.total} ${data.total === 1 ? 'card matches' : 'cards match'}`, data.total > 0 ? ` · page ${pageNo}` : ''),
+  h('p', { id: 'order', class: 'hint' }, query.q ? 'Ranked: best match first.' : 'Sorted by agent id.'));
   const ol = h('ol', { class: 'results', start: (pageNo - 1) * (Number(query.limit) || 20) + 1 });
   for (const hit of data.items) { ol.append(result(hit)); }
   results.append(ol);
@@ -126,13 +127,12 @@ function result(hit) {
     const name = cap.title ? `${cap.name} (${cap.title})` : cap.name;
     caps.append(h('li', {}, matched.has(cap.name) ? h('mark', { title: 'matches the search' }, name) : name));
   }
-  const live = c.liveness ? c.liveness.state : 'unknown';
   return h('li', { class: 'hit', 'data-agent': c.agentId },
     h('h3', {}, h('a', { href: `#/cards/${encodeURIComponent(c.agentId)}` }, c.name)),
     h('p', { class: 'meta' },
       h('code', {}, c.agentId),
       c.status && c.status !== 'active' ? badge(c.status) : null,
-      badge(live === 'unknown' ? 'never heard from' : live, `live-${live}`),
+      liveBadge(c.liveness && c.liveness.state),
       hit.score !== undefined ? h('span', { class: 'score' }, `score ${hit.score.toFixed(2)}`) : null,
       c.protocols && c.protocols.length ? h('span', {}, c.protocols.join(', ')) : null),
     c.description ? h('p', { class: 'desc' }, c.description) : null,

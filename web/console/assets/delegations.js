@@ -42,7 +42,7 @@ async function renderRecords(section, filter, cursor) {
   const body = h('tbody', {}, ...data.items.map((d) => h('tr', { 'data-id': d.id },
     h('td', {}, when(d.createdAt)), h('td', {}, h('a', { href: `#/cards/${encodeURIComponent(d.agentId)}` }, d.agentId)),
     h('td', {}, d.capability), h('td', {}, d.caller), h('td', {}, d.mode, d.transport ? ` / ${d.transport}` : ''),
-    h('td', { class: `status-${d.status}` }, d.status), h('td', { class: 'num' }, d.latencyMs ? `${d.latencyMs} ms` : ''),
+    h('td', { class: `status-${d.status}` }, d.status), h('td', { class: 'num', 'data-latency': '' }, latency(d)),
     h('td', {}, d.task ? `${d.task.slice(0, 80)}${d.task.length > 80 || d.taskTruncated ? '…' : ''}` : ''),
     h('td', {}, d.error || ''))));
   section.append(h('table', { id: 'records-table' },
@@ -61,6 +61,15 @@ async function renderRecords(section, filter, cursor) {
     nav.append(h('a', { href: `#/delegations?${next}`, rel: 'next', id: 'next-records' }, 'Older'));
   }
   section.append(nav);
+}
+
+// UNFINISHED are the statuses of a delegation that has not ended, and so has no latency yet.
+const UNFINISHED = ['pending', 'running', 'accepted'];
+
+// latency is a record's latency as the table shows it: its milliseconds once it ended (0 ms
+// included), nothing while it runs.
+export function latency(d) {
+  return UNFINISHED.includes(d.status) || typeof d.latencyMs !== 'number' ? '' : `${d.latencyMs} ms`;
 }
 
 // Bucket sizes, in ms, the charts choose from: the smallest that makes at most 24 buckets.

@@ -182,3 +182,13 @@ export function go(hash) {
 export function badge(text, kind) {
   return h('span', { class: `badge ${kind || text}` }, text);
 }
+
+// NEVER_HEARD is the one label of an agent the service has never heard from (liveness unknown),
+// on every page.
+export const NEVER_HEARD = 'never heard from';
+
+// liveBadge is the badge of a liveness state: online, offline, or never heard from.
+export function liveBadge(state) {
+  const st = state || 'unknown';
+  return badge(st === 'unknown' ? NEVER_HEARD : st, `live-${st}`);
+}
