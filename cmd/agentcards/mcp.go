@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,7 +25,7 @@ type mcpOptions struct {
 }
 
 // mcpUsage is the command line of `agentcards mcp`.
-const mcpUsage = "agentcards mcp [--server URL [--token-file F]] | [--subject S --tenant T [--config FILE] [--ttl D]]"
+const mcpUsage = "agentcards mcp [--toolsets LIST] ([--server URL [--token-file F]] | [--subject S --tenant T [--config FILE] [--ttl D]])"
 
 // runMCP serves the MCP door on stdin and stdout for a local MCP client (Claude Desktop and the
 // like). With a server (--server or AGENTCARDS_SERVER) each tool call goes there through the Go

@@ -92,7 +92,8 @@ const instructions = `agentcards is a registry of agent capability cards. Find a
 	`with delegations_create. Every tool acts in the tenant of your token. A refused call is a tool error ` +
 	`whose text is {"error": {"code", "message", "requestId"}}, with the REST API's codes: invalid (the ` +
 	`message names each bad argument), unauthorized, forbidden (policy does not allow it), tenant_suspended, ` +
-	`not_found, conflict, precondition_failed (ifRevision is stale), rate_limited, agent_unavailable, ` +
+	`not_found, conflict, lockout (the change would leave no one to manage the tenant), precondition_failed ` +
+	`(ifRevision is stale), rate_limited, agent_unavailable, ` +
 	`agent_offline, card_disabled, depth_exceeded, unavailable and timeout (try again).`
 
 // HTTPHandler serves the tools over streamable HTTP, statelessly (no session is kept between
