@@ -39,6 +39,7 @@ var statuses = map[fault.Kind]int{
 	fault.AgentOffline:        http.StatusConflict,
 	fault.Lockout:             http.StatusConflict,
 	fault.Expired:             http.StatusGone,
+	fault.CursorExpired:       http.StatusGone,
 	fault.Stale:               http.StatusPreconditionFailed,
 	fault.TooLarge:            http.StatusRequestEntityTooLarge,
 	kindUnsupportedMedia:      http.StatusUnsupportedMediaType,

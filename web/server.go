@@ -58,6 +58,8 @@ type Deps struct {
 	Tokens    *token.Tokens
 	// Search answers searches over a tenant's cards.
 	Search *search.Service
+	// Changes answers the change feed; nil leaves its route out.
+	Changes *search.Changes
 	// Synonyms manages the tenants' search synonym sets; nil leaves its routes out.
 	Synonyms *search.Synonyms
 	// A2A imports cards, serves A2A cards and lists the public agents.
@@ -166,8 +168,8 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"cards.register": h.registerCard, "cards.register_batch": h.registerBatch, "cards.import": h.importCard,
 		"cards.refresh": h.refreshCard, "cards.heartbeat": h.heartbeat,
 		"cards.get": h.getCard, "cards.replace": h.putCard, "cards.update": h.patchCard, "cards.remove": h.deleteCard,
-		"cards.search": h.searchRoutes,
-		"roles.list":   h.listRoles, "roles.grant": h.grantRole, "roles.revoke": h.revokeRole,
+		"cards.search": h.searchRoutes, "cards.changes": h.listChanges,
+		"roles.list": h.listRoles, "roles.grant": h.grantRole, "roles.revoke": h.revokeRole,
 		"policies.list": h.listPolicies, "policies.add": h.addPolicy, "policies.remove": h.removePolicy,
 		"access.check": h.authorize, "audit.list": h.listAudit,
 		"synonyms.list": h.listSynonyms, "synonyms.put": h.putSynonyms, "synonyms.remove": h.removeSynonyms,
@@ -183,7 +185,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	// A server built without delegations, endpoint secrets, an audit trail or the synonyms'
 	// service has no routes for their requests (nor for agentkit-mesh's delegation routes).
 	without := map[string]bool{"delegations": d.Delegations == nil, "secrets": d.Secrets == nil, "audit": d.Audit == nil,
-		"synonyms":      d.Synonyms == nil,
+		"synonyms": d.Synonyms == nil, "cards.changes": d.Changes == nil,
 		"mesh.delegate": d.Delegations == nil, "mesh.delegations_list": d.Delegations == nil,
 		"mesh.delegations_get": d.Delegations == nil, "mesh.delegations_result": d.Delegations == nil}
 	auth := map[catalog.Access][]echo.MiddlewareFunc{

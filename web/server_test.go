@@ -65,6 +65,8 @@ type env struct {
 	conns *connList
 	// gate is the server's tenant gate, which keeps whether the database answers.
 	gate *tenants.Service
+	// changes is the server's change feed service.
+	changes *search.Changes
 }
 
 type connList struct {
@@ -247,7 +249,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
 		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober, refresher: a.Refresher, warmer: a.Warmer,
-		gate: a.Tenants}
+		gate: a.Tenants, changes: a.Changes}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

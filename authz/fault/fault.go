@@ -46,6 +46,9 @@ const (
 	Stale Kind = "precondition_failed"
 	// Expired: the resource's time is over (a delegation's deadline).
 	Expired Kind = "expired"
+	// CursorExpired: a change-feed cursor older than the feed keeps; the client lists the cards
+	// again and follows from a new cursor.
+	CursorExpired Kind = "cursor_expired"
 	// DepthExceeded: a delegation chain deeper than the server allows.
 	DepthExceeded Kind = "depth_exceeded"
 	// EndpointBlocked: an agent endpoint at an address the outbound guard refuses.

@@ -250,6 +250,19 @@ func (s *cliScenario) search(t *testing.T) {
 	if r := e.ok(t, alice, nil, "cards", "search", "--protocol", "mcp", "-o", "table"); !regexp.MustCompile(`^agentId\s+name\n`).MatchString(r.stdout) {
 		t.Errorf("cards search without q as a table:\n%s", r.stdout)
 	}
+	// The change feed: the present cursor, then the changes after it (none yet).
+	var now struct {
+		Changes    []any
+		NextCursor string
+	}
+	e.ok(t, alice, &now, "cards", "changes")
+	if len(now.Changes) != 0 || now.NextCursor == "" {
+		t.Errorf("cards changes: %+v", now)
+	}
+	e.ok(t, alice, &now, "cards", "changes", "--since", now.NextCursor, "--limit", "5")
+	if now.NextCursor == "" {
+		t.Errorf("cards changes --since: %+v", now)
+	}
 	var compact struct {
 		Total int
 		Items []map[string]any

@@ -181,6 +181,29 @@ type CardsRemove struct {
 	IfRevision int64  `json:"ifRevision,omitempty" in:"header" doc:"remove only the card at this revision"`
 }
 
+// CardsChanges reads the tenant's change feed: the changes of its cards since a cursor.
+type CardsChanges struct {
+	Scope
+	Since string `json:"since,omitempty" in:"query" doc:"the nextCursor of the previous page; none answers the feed's present cursor and no change"`
+	Limit int    `json:"limit,omitempty" in:"query" doc:"the most feed entries to read, 100 by default" min:"1" max:"1000"`
+}
+
+// ChangePage is one page of the change feed, in commit order, and the cursor to follow it from.
+type ChangePage struct {
+	Changes    []CardChange `json:"changes"`
+	NextCursor string       `json:"nextCursor" doc:"the cursor to pass as since for the changes after these"`
+	More       bool         `json:"more,omitempty" doc:"the page was full: more changes may be read at once; without it, ask again later"`
+}
+
+// CardChange is one change of a card: an upsert with the card as it is now (its revision is the
+// change's or a later one), or a removal with the revision of the card removed.
+type CardChange struct {
+	Op       string      `json:"op" doc:"upsert or remove"`
+	AgentID  string      `json:"agentId" doc:"the agent's id"`
+	Revision int64       `json:"revision" doc:"the card's revision: an upsert's card's, or the removed card's"`
+	Card     *cards.Card `json:"card,omitempty" doc:"an upsert's card, as cards.get answers it"`
+}
+
 // CardList is the cards a batch registered.
 type CardList struct {
 	Items []cards.Card `json:"items"`

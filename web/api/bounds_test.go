@@ -21,6 +21,7 @@ func TestPageBounds(t *testing.T) {
 		reflect.TypeFor[api.A2AAgents]():       search.MaxLimit,
 		reflect.TypeFor[api.DelegationsList](): delegation.MaxLimit,
 		reflect.TypeFor[api.AuditList]():       audit.MaxLimit,
+		reflect.TypeFor[api.CardsChanges]():    search.MaxChanges,
 	}
 	for _, r := range catalog.Requests {
 		for _, f := range client.Fields(r.In) {

@@ -190,6 +190,8 @@ var Requests = []Request{
 			{Method: "GET", Path: tenantPath + "/cards", Query: SearchQuery},
 			{Method: "POST", Path: tenantPath + "/cards/search"},
 		}, Doors: Every},
+	{Name: "cards.changes", In: typeOf[api.CardsChanges](), Out: typeOf[api.ChangePage](), Does: "Follow the changes of the tenant's cards, in commit order, from a cursor", Caller: "cards:read",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + `/cards\:changes`, Query: []string{"since", "limit"}}}, Doors: Every},
 	{Name: "cards.replace", In: typeOf[api.CardsReplace](), Out: typeOf[cards.Card](), Does: "Create or replace a card whole", Caller: "cards:write",
 		Access: Token, Routes: []Route{{Method: "PUT", Path: tenantPath + "/cards/:agentId"}}, Doors: Every},
 	{Name: "cards.update", In: typeOf[api.CardsUpdate](), Out: typeOf[cards.Card](), Does: "Change the fields of a card sent (JSON merge patch)", Caller: "cards:write",

@@ -105,6 +105,11 @@ func (r Cards) Update(ctx context.Context, in api.CardsUpdate) (cards.Card, erro
 	return call[cards.Card](ctx, r.c, "cards.update", in)
 }
 
+// Changes is cards.changes.
+func (r Cards) Changes(ctx context.Context, in api.CardsChanges) (api.ChangePage, error) {
+	return call[api.ChangePage](ctx, r.c, "cards.changes", in)
+}
+
 // Remove is cards.remove.
 func (r Cards) Remove(ctx context.Context, in api.CardsRemove) (api.Empty, error) {
 	return call[api.Empty](ctx, r.c, "cards.remove", in)

@@ -173,7 +173,9 @@ func describe(r catalog.Request) string {
 var details = map[string]string{
 	"cards.search": "Find the agent for a task: a page {total, items, nextCursor} (pass it as cursor), ranked by " +
 		"score with q; items compact (fields chooses). Every filter applies.",
-	"cards.get":            "Answers the whole card with its revision.",
+	"cards.get": "Answers the whole card with its revision.",
+	"cards.changes": "Without since: the present cursor; list with cards_search, then pass nextCursor as since to read " +
+		"{changes: [{op upsert|remove, agentId, revision, card}], nextCursor, more}. A change may come twice: keep the highest revision.",
 	"cards.register":       "Answers the card stored, with its revision; conflict if the agent has one already.",
 	"cards.register_batch": "All or none: one bad card refuses the batch, naming it by index and field.",
 	"cards.import":         "Converts an A2A Agent Card (1.0 or 0.3), given or fetched from url, and stores it; signatures are checked when it has any.",

@@ -42,7 +42,7 @@ var DefaultToolsets = []string{Discovery, Delegation, Old}
 
 // toolsetOf is the toolset of each request of the MCP door; a test checks that every one has one.
 var toolsetOf = map[string]string{
-	"cards.search": Discovery, "cards.get": Discovery,
+	"cards.search": Discovery, "cards.get": Discovery, "cards.changes": Discovery,
 	"delegations.create": Delegation, "delegations.get": Delegation, "delegations.list": Delegation,
 	"a2a.agents": A2A, "a2a.card": A2A, "keys.list": A2A,
 	"cards.register": Cards, "cards.register_batch": Cards, "cards.import": Cards, "cards.refresh": Cards,

@@ -47,7 +47,7 @@ func listed(t *testing.T, toolsets ...string) (names []string, sizes map[string]
 // toolset is at most 2 KB.
 func TestDefaultToolsets(t *testing.T) {
 	names, _, total := listed(t)
-	want := []string{"cards_get", "cards_search", "delegations_create", "delegations_get", "delegations_list",
+	want := []string{"cards_changes", "cards_get", "cards_search", "delegations_create", "delegations_get", "delegations_list",
 		"mesh_delegate", "mesh_discover", "mesh_register", "mesh_unregister", "registry_list"}
 	if !slices.Equal(names, want) {
 		t.Errorf("default tools %v, want %v", names, want)

@@ -19,7 +19,7 @@ import (
 var errs = openapi.Errors{
 	"invalid": 400, "malformed_json": 400, "blocked_url": 400, "invalid_signature": 400, "version_not_supported": 400,
 	"unauthorized": 401, "forbidden": 403, "tenant_suspended": 403, "depth_exceeded": 403, "endpoint_blocked": 403,
-	"not_found": 404, "method_not_allowed": 405, "conflict": 409, "card_disabled": 409, "agent_offline": 409, "lockout": 409, "expired": 410, "precondition_failed": 412,
+	"not_found": 404, "method_not_allowed": 405, "conflict": 409, "card_disabled": 409, "agent_offline": 409, "lockout": 409, "expired": 410, "cursor_expired": 410, "precondition_failed": 412,
 	"too_large": 413, "unsupported_media_type": 415, "rate_limited": 429, "internal": 500, "fetch_failed": 502,
 	"unavailable": 503, "agent_unavailable": 503, "timeout": 503,
 }

@@ -162,6 +162,7 @@ var errorsOf = map[string][]string{
 	"cards.replace":           {"precondition_failed", "conflict"},
 	"cards.update":            {"precondition_failed", "conflict"},
 	"cards.remove":            {"precondition_failed"},
+	"cards.changes":           {"cursor_expired"},
 	"a2a.card":                {"version_not_supported"},
 	"keys.list":               {"not_found"},
 	"delegations.create":      {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},

@@ -128,6 +128,8 @@ type App struct {
 	Cards   *cards.Service
 	A2A     *a2a.Service
 	Search  *search.Service
+	// Changes answers the change feed (cards.changes).
+	Changes *search.Changes
 	// Synonyms manages the tenants' search synonym sets.
 	Synonyms *search.Synonyms
 	Index    *search.Index // nil with NoIndex
@@ -268,6 +270,8 @@ func (a *App) buildCards(cardStore *storage.CardStore) {
 		a.Cards.Memory = a.Index
 	}
 	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness}
+	a.Changes = &search.Changes{Store: cardStore, Feed: cardStore, Gate: a.Tenants, Authz: a.Enforcers,
+		Window: changesWindow(a.opts), Retention: a.opts.Search.FeedRetention}
 	// A write of the sets drops this replica's cached tenant row, so that its next search reads
 	// the new ones; other replicas read them within TenantCacheTTL.
 	a.Synonyms = &search.Synonyms{Store: storage.NewTenantStore(a.opts.DB), Gate: a.Tenants, Authz: a.Enforcers, Forget: a.Tenants.Forget}
@@ -484,4 +488,14 @@ func quiet(log *slog.Logger, msg string) func(args ...any) {
 		said, unsaid = time.Now(), 0
 		log.Warn(msg, args...)
 	}
+}
+
+// changesWindow is how long a change-feed entry may stay uncommitted (search.Changes.Window):
+// a write's transaction lasts at most a request, plus a margin for the replicas' clocks. 0 on
+// SQLite, whose entries commit one at a time, in the order of their numbers.
+func changesWindow(o Options) time.Duration {
+	if o.DB.Dialect() == migrations.SQLite {
+		return 0
+	}
+	return o.Web.WithDefaults().RequestTimeout + 5*time.Second
 }

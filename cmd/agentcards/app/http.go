@@ -24,6 +24,7 @@ func (a *App) buildHandler() error {
 		Tenants:     a.Tenants,
 		Cards:       a.Cards,
 		Search:      a.Search,
+		Changes:     a.Changes,
 		Synonyms:    a.Synonyms,
 		A2A:         a.A2A,
 		Enforcers:   a.Enforcers,
