@@ -64,6 +64,7 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"cards.get", `{"agentId": "rev"}`, false},
 		{"cards.heartbeat", `{"agentId": "rev"}`, false},
 		{"cards.search", `{"q": "review", "protocol": ["http"], "limit": 2}`, false},
+		{"cards.changes", `{"limit": 5}`, false},
 		{"cards.replace", `{` + card("b1", "Batch One, replaced") + `, "ifRevision": 1}`, false},
 		{"cards.update", `{"agentId": "b2", "patch": {"description": "patched", "tags": null}}`, false},
 		{"secrets.set", `{"agentId": "rev", "secret": "s3cret"}`, false},
@@ -199,6 +200,10 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, d
 	case cards.Card:
 		if v.AgentID == "" || v.Revision == 0 {
 			t.Errorf("%s: answered %+v", s.request, v)
+		}
+	case api.ChangePage:
+		if v.NextCursor == "" || len(v.Changes) != 0 {
+			t.Errorf("%s: answered %+v, want the present cursor and no change", s.request, v)
 		}
 	case tenants.SynonymSet:
 		if v.ID != "review" || !slices.Equal(v.Words, []string{"review", "code review"}) || v.UpdatedAt.IsZero() {
