@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
-	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -23,18 +23,43 @@ import (
 // by their own decoder, any JSON (json.RawMessage, interfaces) and maps' keys are not checked.
 // data that is not JSON passes: the decoder says what is wrong with it.
 func CheckNames(data []byte, t reflect.Type) error {
+	unknown := UnknownMembers(data, t)
+	if len(unknown) == 0 {
+		return nil
+	}
+	problems := make([]string, len(unknown))
+	for i, u := range unknown {
+		problems[i] = u.Path + ": unknown member"
+		for _, known := range u.Known {
+			if strings.EqualFold(known, u.Name) {
+				problems[i] += " (the name is " + known + ")"
+				break
+			}
+		}
+	}
+	return fault.Errorf(fault.Invalid, "%s: invalid", strings.Join(problems, "; "))
+}
+
+// UnknownMember is a member of a JSON value that the type it decodes into does not have: where it is
+// (as "capabilities[0].Name"), its name, and the names its object does have, sorted.
+type UnknownMember struct {
+	Path, Name string
+	Known      []string
+}
+
+// UnknownMembers lists the members of data that t does not have by their exact JSON names, at
+// every depth, in the order of their paths' keys; CheckNames words them for the API, and a door
+// may word them its own way.
+func UnknownMembers(data []byte, t reflect.Type) []UnknownMember {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if dec.Decode(&v) != nil {
 		return nil
 	}
-	var problems []string
-	checkNames(v, t, "", &problems)
-	if len(problems) == 0 {
-		return nil
-	}
-	return fault.Errorf(fault.Invalid, "%s: invalid", strings.Join(problems, "; "))
+	var unknown []UnknownMember
+	checkNames(v, t, "", &unknown)
+	return unknown
 }
 
 var (
@@ -43,7 +68,7 @@ var (
 	textual     = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-func checkNames(v any, t reflect.Type, path string, problems *[]string) {
+func checkNames(v any, t reflect.Type, path string, unknown *[]UnknownMember) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -57,30 +82,27 @@ func checkNames(v any, t reflect.Type, path string, problems *[]string) {
 			return
 		}
 		fields := jsonFields(t)
+		var known []string
 		for _, name := range sortedKeys(obj) {
 			if ft, ok := fields[name]; ok {
-				checkNames(obj[name], ft, join(path, name), problems)
+				checkNames(obj[name], ft, join(path, name), unknown)
 				continue
 			}
-			msg := fmt.Sprintf("%s: unknown member", join(path, name))
-			for known := range fields {
-				if strings.EqualFold(known, name) {
-					msg = fmt.Sprintf("%s: unknown member (the name is %s)", join(path, name), known)
-					break
-				}
+			if known == nil {
+				known = slices.Sorted(maps.Keys(fields))
 			}
-			*problems = append(*problems, msg)
+			*unknown = append(*unknown, UnknownMember{Path: join(path, name), Name: name, Known: known})
 		}
 	case reflect.Slice, reflect.Array:
 		if list, ok := v.([]any); ok {
 			for i, item := range list {
-				checkNames(item, t.Elem(), path+"["+strconv.Itoa(i)+"]", problems)
+				checkNames(item, t.Elem(), path+"["+strconv.Itoa(i)+"]", unknown)
 			}
 		}
 	case reflect.Map:
 		if obj, ok := v.(map[string]any); ok {
 			for _, k := range sortedKeys(obj) {
-				checkNames(obj[k], t.Elem(), join(path, k), problems)
+				checkNames(obj[k], t.Elem(), join(path, k), unknown)
 			}
 		}
 	}
@@ -122,14 +144,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return fields
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 func join(path, name string) string {
 	if path == "" {

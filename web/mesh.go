@@ -49,30 +49,6 @@ func (h *handlers) meshHealth(c echo.Context) error {
 	return c.JSON(http.StatusOK, api.Status{Status: "ok"})
 }
 
-// meshAgentOf is a card as agentkit-mesh's agent record; kind is how its calls carry their
-// credential ("" for none).
-func meshAgentOf(c cards.Card, kind string) api.MeshAgent {
-	a := api.MeshAgent{Name: c.AgentID, Description: c.Description, Capabilities: make([]string, 0, len(c.Capabilities)),
-		Resources: make([]api.MeshResource, 0, len(c.Resources)), Endpoint: c.Endpoint, Protocol: "http",
-		RegisteredAt: api.MeshTime(c.CreatedAt), LastSeen: api.MeshTime(c.UpdatedAt)}
-	for _, cp := range c.Capabilities {
-		a.Capabilities = append(a.Capabilities, cp.Name)
-	}
-	for _, r := range c.Resources {
-		a.Resources = append(a.Resources, api.MeshResource{URI: r.URI, Access: r.Access})
-	}
-	if len(c.Protocols) > 0 {
-		a.Protocol = c.Protocols[0]
-	}
-	if l := c.Liveness; l != nil && l.LastSeenAt != nil && l.LastSeenAt.After(c.UpdatedAt) {
-		a.LastSeen = api.MeshTime(*l.LastSeenAt)
-	}
-	if kind != "" {
-		a.Auth = &api.MeshAuthType{Type: kind}
-	}
-	return a
-}
-
 // secretKinds says how each card's calls carry their credential; none without endpoint secrets.
 // A read answered from memory while the database is down (a search) says none rather than fail.
 func (h *handlers) secretKinds(ctx context.Context, tenant tenants.ID, cs []cards.Card) (map[string]string, error) {
@@ -94,19 +70,25 @@ func (h *handlers) meshAgents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list := make([]cards.Card, len(hits))
-	for i, hit := range hits {
-		list[i] = hit.Card
-	}
+	list := cardsOf(hits)
 	kinds, err := h.secretKinds(ctx, tenant, list)
 	if err != nil {
 		return err
 	}
 	out := make([]api.MeshAgent, len(list))
 	for i, card := range list {
-		out[i] = meshAgentOf(card, kinds[card.AgentID])
+		out[i] = api.MeshAgentOf(card, kinds[card.AgentID])
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// cardsOf are the hits' cards.
+func cardsOf(hits []search.Hit) []cards.Card {
+	list := make([]cards.Card, len(hits))
+	for i, hit := range hits {
+		list[i] = hit.Card
+	}
+	return list
 }
 
 // searchAll answers the search's hits page after page, up to max (at least 1) of them.
@@ -133,7 +115,7 @@ func (h *handlers) meshAgent(c echo.Context, status int, card cards.Card) error 
 	if err != nil {
 		return err
 	}
-	return c.JSON(status, meshAgentOf(card, kinds[card.AgentID]))
+	return c.JSON(status, api.MeshAgentOf(card, kinds[card.AgentID]))
 }
 
 // meshSays gives err agentkit-mesh's message for its kind, when it is of that kind.
@@ -398,17 +380,13 @@ func (h *handlers) meshFind(ctx context.Context, tenant tenants.ID, query string
 	}
 	var secretKinds map[string]string
 	if kinds {
-		list := make([]cards.Card, len(hits))
-		for i, hit := range hits {
-			list[i] = hit.Card
-		}
-		if secretKinds, err = h.secretKinds(ctx, tenant, list); err != nil {
+		if secretKinds, err = h.secretKinds(ctx, tenant, cardsOf(hits)); err != nil {
 			return nil, err
 		}
 	}
 	out := make([]api.MeshMatch, 0, len(hits))
 	for _, hit := range hits {
-		m := api.MeshMatch{Agent: meshAgentOf(hit.Card, secretKinds[hit.Card.AgentID]), MatchedCapabilities: hit.MatchedCapabilities,
+		m := api.MeshMatch{Agent: api.MeshAgentOf(hit.Card, secretKinds[hit.Card.AgentID]), MatchedCapabilities: hit.MatchedCapabilities,
 			MatchedResources: []api.MeshResource{}}
 		if m.MatchedCapabilities == nil {
 			m.MatchedCapabilities = []string{}

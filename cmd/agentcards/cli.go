@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -151,7 +152,7 @@ func runResource(ctx context.Context, resource string, args []string, stdout, st
 	r, ok := verbs[verb]
 	if !ok {
 		resourceUsage(stderr, resource, verbs)
-		names := slices.Collect(mapKeys(verbs))
+		names := slices.Collect(maps.Keys(verbs))
 		for v := range clientCommands[resource] {
 			names = append(names, v)
 		}

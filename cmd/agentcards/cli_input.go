@@ -77,7 +77,7 @@ func readInputFile(r catalog.Request, name string, in reflect.Value) ([]string, 
 	}
 	cardJSON, _ := json.Marshal(card)
 	restJSON, _ := json.Marshal(rest)
-	if unknown := append(unknownMembers(restJSON, r.In, ""), unknownMembers(cardJSON, reflect.TypeFor[cards.Card](), "")...); len(unknown) > 0 {
+	if unknown := append(unknownMembers(restJSON, r.In), unknownMembers(cardJSON, reflect.TypeFor[cards.Card]())...); len(unknown) > 0 {
 		slices.Sort(unknown)
 		return []string{at + ": " + unknownList(unknown)}, nil
 	}
@@ -90,7 +90,7 @@ func readInputFile(r catalog.Request, name string, in reflect.Value) ([]string, 
 // decodeCardInput reads a card as the service does (cards.Decode) into a card input, its
 // members' names checked exactly at every depth; it returns the problems, each starting with at.
 func decodeCardInput(data []byte, ci *api.CardInput, at string) []string {
-	if unknown := unknownMembers(data, reflect.TypeFor[cards.Card](), ""); len(unknown) > 0 {
+	if unknown := unknownMembers(data, reflect.TypeFor[cards.Card]()); len(unknown) > 0 {
 		return []string{at + ": " + unknownList(unknown)}
 	}
 	c, err := cards.Decode(data)
@@ -112,7 +112,7 @@ func decodeValue(data []byte, target reflect.Value, at string) []string {
 		target.SetBytes(bytes.TrimSpace(data))
 		return nil
 	}
-	if unknown := unknownMembers(data, target.Type(), ""); len(unknown) > 0 {
+	if unknown := unknownMembers(data, target.Type()); len(unknown) > 0 {
 		return []string{at + ": " + unknownList(unknown)}
 	}
 	p := reflect.New(target.Type())
@@ -123,82 +123,12 @@ func decodeValue(data []byte, target reflect.Value, at string) []string {
 	return nil
 }
 
-// unknownMembers lists the members of the JSON data, at any depth below path, that values of t
-// do not have by that exact name, each with the name it may have meant. Free-form values (raw
-// JSON, maps to anything, interfaces) hold any member; data that is not JSON, or not of t's
-// shape, is left to the decoder to name.
-func unknownMembers(data []byte, t reflect.Type, path string) []string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch {
-	case t == reflect.TypeFor[json.RawMessage]():
-		return nil
-	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
-		var items []json.RawMessage
-		if json.Unmarshal(data, &items) != nil {
-			return nil
-		}
-		var out []string
-		for i, item := range items {
-			out = append(out, unknownMembers(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
-		}
-		return out
-	case t.Kind() == reflect.Map:
-		var members map[string]json.RawMessage
-		if json.Unmarshal(data, &members) != nil {
-			return nil
-		}
-		var out []string
-		for _, k := range slices.Sorted(mapKeys(members)) {
-			out = append(out, unknownMembers(members[k], t.Elem(), join(path, k))...)
-		}
-		return out
-	case t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()):
-		return nil
-	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(data, &members) != nil {
-		return nil
-	}
-	known := jsonMembers(t)
-	names := make([]string, 0, len(known))
-	for name := range known {
-		names = append(names, name)
-	}
+// unknownMembers names the members of data that t does not have (cards.UnknownMembers), each
+// with the name it may have meant.
+func unknownMembers(data []byte, t reflect.Type) []string {
 	var out []string
-	for _, k := range slices.Sorted(mapKeys(members)) {
-		ft, ok := known[k]
-		if !ok {
-			out = append(out, unknownName(join(path, k), k, names))
-			continue
-		}
-		out = append(out, unknownMembers(members[k], ft, join(path, k))...)
-	}
-	return out
-}
-
-// jsonMembers are the members of struct t by their JSON names, as encoding/json writes them:
-// an embedded struct's in place.
-func jsonMembers(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if sf.Anonymous && sf.Type.Kind() == reflect.Struct && tag == "" {
-			for k, v := range jsonMembers(sf.Type) {
-				out[k] = v
-			}
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "-" || !sf.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		out[name] = sf.Type
+	for _, u := range cards.UnknownMembers(data, t) {
+		out = append(out, unknownName(u.Path, u.Name, u.Known))
 	}
 	return out
 }
@@ -224,21 +154,4 @@ func trimKind(msg string) string {
 // jsonProblem is a JSON error's message without encoding/json's prefix.
 func jsonProblem(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
-}
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

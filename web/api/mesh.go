@@ -160,6 +160,30 @@ type MeshResult struct {
 	Error  string          `json:"error,omitempty"`
 }
 
+// MeshAgentOf is a card as agentkit-mesh's agent record; kind is how its calls carry their
+// credential ("" for none).
+func MeshAgentOf(c cards.Card, kind string) MeshAgent {
+	a := MeshAgent{Name: c.AgentID, Description: c.Description, Capabilities: make([]string, 0, len(c.Capabilities)),
+		Resources: make([]MeshResource, 0, len(c.Resources)), Endpoint: c.Endpoint, Protocol: "http",
+		RegisteredAt: MeshTime(c.CreatedAt), LastSeen: MeshTime(c.UpdatedAt)}
+	for _, cp := range c.Capabilities {
+		a.Capabilities = append(a.Capabilities, cp.Name)
+	}
+	for _, r := range c.Resources {
+		a.Resources = append(a.Resources, MeshResource{URI: r.URI, Access: r.Access})
+	}
+	if len(c.Protocols) > 0 {
+		a.Protocol = c.Protocols[0]
+	}
+	if l := c.Liveness; l != nil && l.LastSeenAt != nil && l.LastSeenAt.After(c.UpdatedAt) {
+		a.LastSeen = MeshTime(*l.LastSeenAt)
+	}
+	if kind != "" {
+		a.Auth = &MeshAuthType{Type: kind}
+	}
+	return a
+}
+
 // MeshCapability picks the capability of a delegation that names none, as agentkit-mesh's are:
 // the card's only one, or the one whose name and title share the most words with the task (the
 // first listed on a tie). It reports false for a card that declares none.

@@ -35,19 +35,15 @@ type (
 	// meshAgent is agentkit-mesh's agent record, its members in its order. auth is always null:
 	// an endpoint secret is never read back.
 	meshAgent struct {
-		Name         string         `json:"name" doc:"the agent's name (its agentId)"`
-		Description  string         `json:"description"`
-		Capabilities []string       `json:"capabilities"`
-		Resources    []meshResource `json:"resources"`
-		Endpoint     string         `json:"endpoint"`
-		Protocol     string         `json:"protocol"`
-		Auth         *struct{}      `json:"auth" doc:"always null: credentials are never read back"`
-		RegisteredAt string         `json:"registered_at" doc:"when the card was created (ISO 8601, milliseconds, UTC)"`
-		LastSeen     string         `json:"last_seen" doc:"its last heartbeat or write, whichever is later"`
-	}
-	meshResource struct {
-		URI    string `json:"uri"`
-		Access string `json:"access,omitempty"`
+		Name         string             `json:"name" doc:"the agent's name (its agentId)"`
+		Description  string             `json:"description"`
+		Capabilities []string           `json:"capabilities"`
+		Resources    []api.MeshResource `json:"resources"`
+		Endpoint     string             `json:"endpoint"`
+		Protocol     string             `json:"protocol"`
+		Auth         *struct{}          `json:"auth" doc:"always null: credentials are never read back"`
+		RegisteredAt string             `json:"registered_at" doc:"when the card was created (ISO 8601, milliseconds, UTC)"`
+		LastSeen     string             `json:"last_seen" doc:"its last heartbeat or write, whichever is later"`
 	}
 	meshRegisterOut struct {
 		meshAgent
@@ -58,10 +54,10 @@ type (
 		Limit int    `json:"limit,omitempty" doc:"max results to return (1 to 100, 20 by default)"`
 	}
 	meshMatch struct {
-		Agent               meshAgent      `json:"agent"`
-		Score               float64        `json:"score"`
-		MatchedCapabilities []string       `json:"matchedCapabilities"`
-		MatchedResources    []meshResource `json:"matchedResources"`
+		Agent               meshAgent          `json:"agent"`
+		Score               float64            `json:"score"`
+		MatchedCapabilities []string           `json:"matchedCapabilities"`
+		MatchedResources    []api.MeshResource `json:"matchedResources"`
 	}
 	meshDiscoverOut struct {
 		Results []meshMatch `json:"results" doc:"agents ranked by score, with the matched capabilities"`
@@ -197,20 +193,12 @@ func capabilityNames(cs []cards.Capability) []string {
 	return names
 }
 
-// meshAgentOf is a card as agentkit-mesh's agent record.
+// meshAgentOf is a card as agentkit-mesh's agent record, as its control plane gives it
+// (api.MeshAgentOf), with auth null.
 func meshAgentOf(c cards.Card) meshAgent {
-	a := meshAgent{Name: c.AgentID, Description: c.Description, Capabilities: capabilityNames(c.Capabilities),
-		Resources: []meshResource{}, Endpoint: c.Endpoint, Protocol: "http", RegisteredAt: api.MeshTime(c.CreatedAt), LastSeen: api.MeshTime(c.UpdatedAt)}
-	if len(c.Protocols) > 0 {
-		a.Protocol = c.Protocols[0]
-	}
-	for _, r := range c.Resources {
-		a.Resources = append(a.Resources, meshResource{URI: r.URI, Access: r.Access})
-	}
-	if l := c.Liveness; l != nil && l.LastSeenAt != nil && l.LastSeenAt.After(c.UpdatedAt) {
-		a.LastSeen = api.MeshTime(*l.LastSeenAt)
-	}
-	return a
+	a := api.MeshAgentOf(c, "")
+	return meshAgent{Name: a.Name, Description: a.Description, Capabilities: a.Capabilities, Resources: a.Resources,
+		Endpoint: a.Endpoint, Protocol: a.Protocol, RegisteredAt: a.RegisteredAt, LastSeen: a.LastSeen}
 }
 
 // jsText writes v as JSON.stringify(v, null, 2) does: indented by two spaces, nothing escaped
@@ -256,7 +244,7 @@ func meshDiscover(ctx context.Context, c *client.Client, args json.RawMessage, n
 	}
 	out := meshDiscoverOut{Results: []meshMatch{}, Notice: notice}
 	for _, h := range page.Items {
-		m := meshMatch{Agent: meshAgentOf(h.Card), MatchedCapabilities: h.MatchedCapabilities, MatchedResources: []meshResource{}}
+		m := meshMatch{Agent: meshAgentOf(h.Card), MatchedCapabilities: h.MatchedCapabilities, MatchedResources: []api.MeshResource{}}
 		if m.MatchedCapabilities == nil {
 			m.MatchedCapabilities = []string{}
 		}
