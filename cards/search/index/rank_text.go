@@ -11,11 +11,12 @@ import (
 // documents scored as postings do.
 //
 // Each term's posting lists are read twice: once to count the live documents holding the word
-// (its weight), once to score the eligible ones (live, in cand, of the liveness asked). Only the
-// documents met are visited after, so a query costs its lists' length, not the index's size.
+// (its weight), once to score the eligible ones (live, in cand, of the liveness asked). The
+// documents are scored and collected a block at a time, every term's entries for the block
+// before the next block, so that the block's scores stay in the core's cache from the first
+// term to the collection; a query costs its lists' length and a pass over the documents.
 func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scratch, online *Online) ([]Candidate, int, *Position) {
 	x.eligible(p, cand, s, online)
-	s.sizeScores(len(x.docs))
 	c := corpus{docs: x.live, length: x.length}
 	weights := s.weights[:0]
 	total := 0.0
@@ -26,22 +27,24 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 	}
 	s.weights = weights
 	p.keepBasis(weights, total, c)
-	// On a large index the two halves of the documents are scored at once, and their matches
-	// collected at once when accepting them needs no check: each half reads and writes only the
-	// entries of its own documents, so they share nothing.
+	norm := c.norm()
+	terms := x.termLists(p, s)
+	boundary := x.boundary(p, s, terms, norm, accept, total)
+	// On a large index the two halves of the documents are ranked at once: each half reads and
+	// writes only the entries of its own documents, so they share nothing but accept, which only
+	// reads.
 	split := len(x.docs) >= parallelDocs
 	halves := [2][2]int{{0, len(x.docs)}, {len(x.docs), len(x.docs)}}
 	if split {
 		halves[0][1], halves[1][0] = len(x.docs)/2, len(x.docs)/2
 	}
-	norm := c.norm()
-	both(split, func(i int) { x.scoreRange(p, s, &s.parts[i], norm, halves[i][0], halves[i][1]) })
-	boundary := x.boundary(p, s, accept, total)
 	var pages [2]best
 	var counts [2]int
-	both(split && accept == nil, func(i int) {
+	both(split, func(i int) {
+		r := ranking{x: x, s: s, part: &s.parts[i], terms: terms, norm: norm, total: total, accept: accept, boundary: boundary,
+			page: &pages[i]}
 		pages[i] = best{k: p.limit + 1, h: make([]Candidate, 0, p.limit+1)}
-		counts[i] = x.collect(s, halves[i][0], halves[i][1], accept, total, boundary, &pages[i])
+		counts[i] = r.rank(halves[i][0], halves[i][1])
 	})
 	for _, c := range pages[1].h {
 		pages[0].offer(c)
@@ -63,79 +66,281 @@ func both(split bool, f func(i int)) {
 	wg.Wait()
 }
 
-// collect offers the matches among documents [lo, hi) to page, those accept takes (all when
-// nil) and after the boundary, clears their scores, and returns how many accept took. Reading
-// every document's count of words matched costs less than listing the matches as they are met.
-func (x *Tenant) collect(s *scratch, lo, hi int, accept func(uint32) bool, total float64, boundary *Candidate, page *best) int {
+// parallelDocs is the index size from which ranking is split in two, and blockDocs how many
+// documents are scored and collected at once: the scores of a block (8 bytes each, twice) stay
+// in the core's cache between its terms and its collection. Tests make them small, so that
+// small indexes are ranked in halves and blocks.
+var (
+	parallelDocs = 1 << 15
+	blockDocs    = 2048
+)
+
+// wordList is a posting list a term reads, with what a match in it is worth against a match of
+// the term's own word: 1, or prefixShare for a longer word the word being typed begins.
+type wordList struct {
+	entries []uint32
+	share   float64
+}
+
+// termList is what one term of the query reads. A plain word is added as it is met; otherwise
+// (a word being typed, a synonym) a document matches the term at its best of the lists' matches
+// and the phrases' (synonyms of several words: a document holds every word, and matches as well
+// as it matches the least of them).
+type termList struct {
+	weight  float64
+	plain   bool
+	words   []wordList
+	phrases [][][]uint32
+}
+
+// termLists resolves the plan's terms to the posting lists they read, in s.
+func (x *Tenant) termLists(p *Plan, s *scratch) []termList {
+	terms := s.terms[:0]
+	for i, t := range p.terms {
+		tl := termList{weight: s.weights[i], plain: !t.prefix && t.members == nil}
+		add := func(w string, share float64) {
+			if list := x.terms[w]; list != nil {
+				tl.words = append(tl.words, wordList{entries: *list, share: share})
+			}
+		}
+		if t.members == nil {
+			add(t.text, 1)
+		}
+	phrases:
+		for _, m := range t.members {
+			if len(m.words) == 1 {
+				add(m.words[0], 1)
+				continue
+			}
+			lists := make([][]uint32, len(m.words))
+			for j, w := range m.words {
+				list := x.terms[w]
+				if list == nil {
+					continue phrases
+				}
+				lists[j] = *list
+			}
+			// The shortest list is walked, and each of its documents looked up in the others.
+			shortest := 0
+			for j := range lists {
+				if len(lists[j]) < len(lists[shortest]) {
+					shortest = j
+				}
+			}
+			lists[0], lists[shortest] = lists[shortest], lists[0]
+			tl.phrases = append(tl.phrases, lists)
+		}
+		if t.prefix {
+			for _, w := range x.vocab3[t.raw[:minPrefix]] {
+				if t.prefixOf(w) && !t.coveredByPart(w) {
+					add(w, prefixShare)
+				}
+			}
+		}
+		terms = append(terms, tl)
+	}
+	s.terms = terms
+	return terms
+}
+
+// ranking is one half's ranking of the documents: its block's scores, and the page it offers
+// the matches to.
+type ranking struct {
+	x        *Tenant
+	s        *scratch
+	part     *scorePart
+	terms    []termList
+	norm     lengthNorm
+	total    float64
+	accept   func(uint32) bool
+	boundary *Candidate
+	page     *best
+	// below is a score before its division by total under which a match ranks below the full
+	// page: most matches are passed over without dividing. Its margin is far above the rounding
+	// of the division.
+	below float64
+}
+
+// rank scores and collects the documents [lo, hi) block by block, and returns how many matches
+// accept took. Each list is read from where the previous block stopped.
+func (r *ranking) rank(lo, hi int) int {
+	part := r.part
+	part.size()
+	pos := part.pos[:0]
+	for _, t := range r.terms {
+		for _, w := range t.words {
+			i, _ := slices.BinarySearch(w.entries, uint32(lo)<<termShift)
+			pos = append(pos, i)
+		}
+		for _, lists := range t.phrases {
+			i, _ := slices.BinarySearch(lists[0], uint32(lo)<<termShift)
+			pos = append(pos, i)
+		}
+	}
+	part.pos = pos
 	count := 0
-	for i, m := range s.matched[lo:hi] {
-		if m == 0 {
-			continue
+	for blo := lo; blo < hi; blo += blockDocs {
+		bhi := min(blo+blockDocs, hi)
+		k := 0
+		for _, t := range r.terms {
+			if t.plain {
+				for _, w := range t.words {
+					pos[k] = r.addWord(w.entries, pos[k], t.weight, blo, bhi)
+					k++
+				}
+				continue
+			}
+			part.touched = part.touched[:0]
+			for _, w := range t.words {
+				pos[k] = r.bestOfWord(w, pos[k], blo, bhi)
+				k++
+			}
+			for _, lists := range t.phrases {
+				pos[k] = r.bestOfPhrase(lists, pos[k], blo, bhi)
+				k++
+			}
+			score, matched, best := part.score, part.matched, part.best
+			for _, i := range part.touched {
+				score[i] += t.weight * best[i]
+				matched[i]++
+				best[i] = 0
+			}
 		}
-		n := uint32(lo + i)
-		score := s.score[n] / total
-		s.score[n], s.matched[n] = 0, 0
-		if accept != nil && !accept(n) {
-			continue
-		}
-		count++
-		// Most matches score below the page or above the cursor: they are passed over without
-		// reading their documents, which only a tie needs.
-		if boundary != nil && score > boundary.score || len(page.h) == page.k && score < page.h[0].score {
-			continue
-		}
-		c := Candidate{agentID: x.docs[n].agentID, score: score, matched: int(m)}
-		if boundary == nil || less(*boundary, c) {
-			page.offer(c)
-		}
+		count += r.collect(blo, bhi)
 	}
 	return count
 }
 
-// parallelDocs is the index size from which scoring is split in two.
-const parallelDocs = 1 << 15
-
-// scoreRange scores the eligible documents of [lo, hi) for every term, with the terms' weights
-// in s.weights, into s.score and s.matched; part lists the documents met.
-func (x *Tenant) scoreRange(p *Plan, s *scratch, part *scorePart, norm lengthNorm, lo, hi int) {
-	for i, t := range p.terms {
-		weight := s.weights[i]
-		if !t.prefix && t.members == nil {
-			x.addWord(s, norm, t.text, weight, lo, hi)
-			continue
-		}
-		// The word being typed matches at its best of the word and the longer words it begins, a
-		// synonym at its best of its members: the best is kept per document before it is added.
-		part.touched = part.touched[:0]
-		if t.members == nil {
-			x.bestOfWord(s, part, norm, t.text, 1, lo, hi)
-		}
-		for _, m := range t.members {
-			if len(m.words) == 1 {
-				x.bestOfWord(s, part, norm, m.words[0], 1, lo, hi)
-			} else {
-				x.bestOfPhrase(s, part, norm, m.words, lo, hi)
-			}
-		}
-		if t.prefix {
-			for _, w := range x.vocab3[t.raw[:minPrefix]] {
-				if t.prefixOf(w) {
-					x.bestOfWord(s, part, norm, w, prefixShare, lo, hi)
-				}
-			}
-		}
-		for _, n := range part.touched {
-			s.hit(n, weight*s.best[n])
-			s.best[n] = 0
+// addWord adds to each eligible document of the block [blo, bhi) holding the word its match of
+// it times weight, reading entries from i; it returns where the next block's entries start.
+func (r *ranking) addWord(entries []uint32, i int, weight float64, blo, bhi int) int {
+	score, matched, bits, lens, norm := r.part.score, r.part.matched, r.s.bits, r.x.lens, r.norm
+	end := uint32(bhi) << termShift
+	for ; i < len(entries) && entries[i] < end; i++ {
+		e := entries[i]
+		n := e >> termShift
+		if bits[n>>6]&(1<<(n&63)) != 0 {
+			score[int(n)-blo] += weight * norm.saturation(uint8(e&countMask), lens[n])
+			matched[int(n)-blo]++
 		}
 	}
+	return i
 }
 
-// inRange cuts a word's posting list to the entries of documents [lo, hi).
-func inRange(list []uint32, lo, hi int) []uint32 {
-	a, _ := slices.BinarySearch(list, uint32(lo)<<termShift)
-	b, _ := slices.BinarySearch(list, uint32(hi)<<termShift)
-	return list[a:b]
+// bestOfWord keeps, for each eligible document of the block holding the word, the better of its
+// best match of the term so far and its match of the word times the list's share; the documents
+// met first go into touched. It reads entries from i and returns where the next block's start.
+func (r *ranking) bestOfWord(w wordList, i, blo, bhi int) int {
+	touched, best, bits, lens, norm, share := r.part.touched, r.part.best, r.s.bits, r.x.lens, r.norm, w.share
+	end := uint32(bhi) << termShift
+	for ; i < len(w.entries) && w.entries[i] < end; i++ {
+		e := w.entries[i]
+		n := e >> termShift
+		// A match is below 1 before its share: a document holding a better match already is
+		// passed over without working it out.
+		j := int(n) - blo
+		if bits[n>>6]&(1<<(n&63)) == 0 || best[j] >= share {
+			continue
+		}
+		m := norm.saturation(uint8(e&countMask), lens[n]) * share
+		switch old := best[j]; {
+		case old == 0:
+			touched = append(touched, uint32(j))
+			best[j] = m
+		case m > old:
+			best[j] = m
+		}
+	}
+	r.part.touched = touched
+	return i
+}
+
+// bestOfPhrase is bestOfWord for a synonym of several words: a document matches it when it
+// holds every word, as well as it matches the least of them. The first list (the shortest) is
+// walked from i, and each of its documents looked up in the others.
+func (r *ranking) bestOfPhrase(lists [][]uint32, i, blo, bhi int) int {
+	first := lists[0]
+	end := uint32(bhi) << termShift
+	for ; i < len(first) && first[i] < end; i++ {
+		n := first[i] >> termShift
+		if !r.s.has(n) {
+			continue
+		}
+		if m := r.x.phraseMatch(lists, r.norm, n); m > 0 {
+			j := int(n) - blo
+			switch old := r.part.best[j]; {
+			case old == 0:
+				r.part.touched = append(r.part.touched, uint32(j))
+				r.part.best[j] = m
+			case m > old:
+				r.part.best[j] = m
+			}
+		}
+	}
+	return i
+}
+
+// phraseMatch is how well document n matches a synonym of several words, whose lists are lists:
+// as well as the least of them, 0 if it lacks one.
+func (x *Tenant) phraseMatch(lists [][]uint32, norm lengthNorm, n uint32) float64 {
+	m := 1.0
+	for _, list := range lists {
+		count, ok := countIn(list, n)
+		if !ok {
+			return 0
+		}
+		m = min(m, norm.saturation(count, x.lens[n]))
+	}
+	return m
+}
+
+// countIn finds document n in a word's list: its weighted count of the word.
+func countIn(list []uint32, n uint32) (uint8, bool) {
+	j, _ := slices.BinarySearch(list, n<<termShift)
+	if j == len(list) || list[j]>>termShift != n {
+		return 0, false
+	}
+	return uint8(list[j] & countMask), true
+}
+
+// collect offers the block's matches to the page, those accept takes (all when nil) and after
+// the boundary, clears their scores, and returns how many accept took. Reading every document's
+// count of words matched costs less than listing the matches as they are met.
+func (r *ranking) collect(blo, bhi int) int {
+	count := 0
+	page, boundary, total, accept, below := r.page, r.boundary, r.total, r.accept, r.below
+	score, matched := r.part.score[:bhi-blo], r.part.matched[:bhi-blo]
+	for i, m := range matched {
+		if m == 0 {
+			continue
+		}
+		raw := score[i]
+		n := uint32(blo + i)
+		if accept != nil && !accept(n) {
+			continue
+		}
+		count++
+		if raw < below {
+			continue
+		}
+		// Most matches score below the page or above the cursor: they are passed over without
+		// reading their documents, which only a tie needs.
+		sc := raw / total
+		if boundary != nil && sc > boundary.score || len(page.h) == page.k && sc < page.h[0].score {
+			continue
+		}
+		c := Candidate{agentID: r.x.docs[n].agentID, score: sc, matched: int(m)}
+		if boundary == nil || less(*boundary, c) {
+			page.offer(c)
+			if len(page.h) == page.k {
+				below = page.h[0].score * total * (1 - 1e-9)
+			}
+		}
+	}
+	r.below = below
+	clear(score)
+	clear(matched)
+	return count
 }
 
 // df is the number of live documents a term's weight counts (see term.df), or for a word being
@@ -190,95 +395,43 @@ type wordCounts struct {
 // maxCounts bounds the words whose counts are kept at once.
 const maxCounts = 1 << 12
 
-// addWord adds to each eligible document of [lo, hi) holding w its match of w times weight.
-func (x *Tenant) addWord(s *scratch, norm lengthNorm, w string, weight float64, lo, hi int) {
-	list := x.terms[w]
-	if list == nil {
-		return
-	}
-	for _, e := range inRange(*list, lo, hi) {
-		n := e >> termShift
-		if s.has(n) {
-			s.hit(n, weight*norm.saturation(uint8(e&countMask), x.lens[n]))
-		}
-	}
-}
-
-// bestOfWord keeps in s.best, for each eligible document of [lo, hi) holding w, the better of
-// its best match so far and its match of w times share; the documents met first go into
-// part.touched.
-func (x *Tenant) bestOfWord(s *scratch, part *scorePart, norm lengthNorm, w string, share float64, lo, hi int) {
-	list := x.terms[w]
-	if list == nil {
-		return
-	}
-	for _, e := range inRange(*list, lo, hi) {
-		n := e >> termShift
-		if !s.has(n) {
-			continue
-		}
-		s.keepBest(part, n, norm.saturation(uint8(e&countMask), x.lens[n])*share)
-	}
-}
-
-// keepBest keeps m as document n's best match of the term being read if it is better.
-func (s *scratch) keepBest(part *scorePart, n uint32, m float64) {
-	switch old := s.best[n]; {
-	case old == 0:
-		part.touched = append(part.touched, n)
-		s.best[n] = m
-	case m > old:
-		s.best[n] = m
-	}
-}
-
-// bestOfPhrase is bestOfWord for a synonym of several words: a document matches it when it
-// holds every word, as well as it matches the least of them. The shortest list is walked, and
-// each of its documents looked up in the others.
-func (x *Tenant) bestOfPhrase(s *scratch, part *scorePart, norm lengthNorm, words []string, lo, hi int) {
-	lists := make([][]uint32, len(words))
-	shortest := 0
-	for i, w := range words {
-		list := x.terms[w]
-		if list == nil {
-			return
-		}
-		lists[i] = *list
-		if len(lists[i]) < len(lists[shortest]) {
-			shortest = i
-		}
-	}
-next:
-	for _, e := range inRange(lists[shortest], lo, hi) {
-		n := e >> termShift
-		if !s.has(n) {
-			continue
-		}
-		m := 1.0
-		for _, list := range lists {
-			j, _ := slices.BinarySearch(list, n<<termShift)
-			if j == len(list) || list[j]>>termShift != n {
-				continue next
-			}
-			m = min(m, norm.saturation(uint8(list[j]&countMask), x.lens[n]))
-		}
-		s.keepBest(part, n, m)
-	}
-}
-
 // boundary is where the page starts (nil: at the first match): after the cursor's card as it
 // ranks now, if it still matches, so that a change of the words' weights between two pages moves
 // the cursor with the cards; else after the position the cursor recorded. total is the sum of
 // the terms' weights.
-func (x *Tenant) boundary(p *Plan, s *scratch, accept func(uint32) bool, total float64) *Candidate {
+func (x *Tenant) boundary(p *Plan, s *scratch, terms []termList, norm lengthNorm, accept func(uint32) bool, total float64) *Candidate {
 	a := p.after
 	if a == nil {
 		return nil
 	}
-	if n, ok := x.byID[a.AgentID]; ok && s.matched[n] > 0 && (accept == nil || accept(n)) {
-		return &Candidate{agentID: a.AgentID, score: s.score[n] / total, matched: int(s.matched[n])}
+	if n, ok := x.byID[a.AgentID]; ok && s.has(n) && (accept == nil || accept(n)) {
+		if raw, matched := x.scoreOne(terms, norm, n); matched > 0 {
+			return &Candidate{agentID: a.AgentID, score: raw / total, matched: matched}
+		}
 	}
 	return &Candidate{agentID: a.AgentID, score: a.Score, matched: a.Matched}
+}
+
+// scoreOne is the score of document n before its division by total, and its terms matched, as
+// rank works them out, in the same order.
+func (x *Tenant) scoreOne(terms []termList, norm lengthNorm, n uint32) (float64, int) {
+	raw, matched := 0.0, 0
+	for _, t := range terms {
+		m := 0.0
+		for _, w := range t.words {
+			if count, ok := countIn(w.entries, n); ok {
+				m = max(m, norm.saturation(count, x.lens[n])*w.share)
+			}
+		}
+		for _, lists := range t.phrases {
+			m = max(m, x.phraseMatch(lists, norm, n))
+		}
+		if m > 0 {
+			raw += t.weight * m
+			matched++
+		}
+	}
+	return raw, matched
 }
 
 // eligible sets s.bits to the documents worth scoring: the live ones among cand (every live one

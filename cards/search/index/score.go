@@ -59,6 +59,22 @@ func (t term) prefixOf(w string) bool {
 	return t.prefix && w != t.text && strings.HasPrefix(w, t.raw)
 }
 
+// coveredByPart reports whether the compound w, a longer word that t (being typed) begins, can
+// add nothing to t's match: one of its words is t's own or another word t begins. Every
+// occurrence of a compound in a card posts its words too, with the same weight, so a card
+// holding w holds that word at least as often, and matches it at least as well as it matches w.
+func (t term) coveredByPart(w string) bool {
+	if !strings.ContainsFunc(w, isJoiner) {
+		return false
+	}
+	for part := range strings.FieldsFuncSeq(w, isJoiner) {
+		if p := stem(part); p == t.text && t.members == nil || t.prefixOf(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // match is how well a card of length whose words are terms (a Doc's) matches t; 0 if it does
 // not.
 func (l lengthNorm) match(t term, terms map[string]uint8, length uint32) float64 {

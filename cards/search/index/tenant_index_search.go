@@ -12,19 +12,29 @@ import (
 // allocates almost nothing.
 type scratch struct {
 	bits []uint64
-	// The ranking of q (see ranked): by document, its score so far, its words matched and the
-	// best match of the term being read. Every entry is zero between searches.
-	score   []float64
-	best    []float64
-	matched []uint8
-	weights []float64 // by term
+	// The ranking of q (see ranked): the terms' weights and lists, and each half's block.
+	weights []float64
+	terms   []termList
 	parts   [2]scorePart
 }
 
-// scorePart is what one half of the documents' scoring met: the documents of the term being
-// read.
+// scorePart is one half's working memory in the ranking of q: by document of the block being
+// ranked, its score so far, its words matched and its best match of the term being read, with
+// the documents of that term met so far; and by list read, where the block's entries start.
+// Every entry of score, best and matched is zero between blocks.
 type scorePart struct {
+	score   []float64
+	best    []float64
+	matched []uint8
 	touched []uint32
+	pos     []int
+}
+
+// size makes the block's arrays hold a block.
+func (p *scorePart) size() {
+	if len(p.score) != blockDocs {
+		p.score, p.best, p.matched = make([]float64, blockDocs), make([]float64, blockDocs), make([]uint8, blockDocs)
+	}
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -36,20 +46,6 @@ func (s *scratch) size(n int) {
 	}
 	s.bits = s.bits[:words]
 	clear(s.bits)
-}
-
-// sizeScores makes the ranking's arrays hold n documents.
-func (s *scratch) sizeScores(n int) {
-	if cap(s.score) < n {
-		s.score, s.best, s.matched = make([]float64, n), make([]float64, n), make([]uint8, n)
-	}
-	s.score, s.best, s.matched = s.score[:n], s.best[:n], s.matched[:n]
-}
-
-// hit adds v to document n's score, and one to its words matched.
-func (s *scratch) hit(n uint32, v float64) {
-	s.score[n] += v
-	s.matched[n]++
 }
 
 func (s *scratch) set(n uint32)      { s.bits[n>>6] |= 1 << (n & 63) }
@@ -82,7 +78,8 @@ func (x *Tenant) filterLists(p *Plan) ([][]uint32, bool) {
 }
 
 // Search answers p from the index: the page, the count of every match and the next page's
-// position (nil on the last page). readable, when not nil, says which agents the caller may read;
+// position (nil on the last page). readable, when not nil, says which agents the caller may read
+// (it may be called from two goroutines at once);
 // online, when the plan filters on liveness, which documents are online. The caller holds the
 // read lock.
 func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]Candidate, int, *Position) {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/cardstest"
+	"github.com/agentcards/agentcards/tenants"
 )
 
 // naiveSearch is the reference: a Scan of every live card, as search.index: none reads them. It
@@ -84,11 +85,18 @@ func TestIndexAgreesWithScan(t *testing.T) {
 	}
 	slices.SortFunc(cardsLive, func(a, b cards.Card) int { return strings.Compare(a.AgentID, b.AgentID) })
 	// Once as loaded, once with cards rewritten between queries, so that the words' weights and
-	// the average length move under the queries.
-	for _, rewrite := range []bool{false, true} {
-		t.Run(fmt.Sprintf("rewrite=%v", rewrite), func(t *testing.T) {
-			checkQueries(t, r, x, cardsLive, rewrite)
-		})
+	// the average length move under the queries; and again ranked in halves and small blocks, as
+	// a large index is.
+	for _, split := range []bool{false, true} {
+		for _, rewrite := range []bool{false, true} {
+			t.Run(fmt.Sprintf("split=%v/rewrite=%v", split, rewrite), func(t *testing.T) {
+				if split {
+					defer func(docs, block int) { parallelDocs, blockDocs = docs, block }(parallelDocs, blockDocs)
+					parallelDocs, blockDocs = 500, 64+r.IntN(200)
+				}
+				checkQueries(t, r, x, cardsLive, rewrite)
+			})
+		}
 	}
 }
 
@@ -124,12 +132,19 @@ func checkQueries(t *testing.T, r *rand.Rand, x *Tenant, cardsLive []cards.Card,
 			var qw []string
 			for range 1 + r.IntN(3) {
 				w := words[r.IntN(len(words))]
+				if r.IntN(4) == 0 {
+					// a capability's name being typed: a compound's words or more
+					w = some.Capabilities[r.IntN(len(some.Capabilities))].Name
+				}
 				if r.IntN(4) == 0 && len(w) > 4 {
 					w = w[:3+r.IntN(len(w)-3)] // a word being typed
 				}
 				qw = append(qw, w)
 			}
 			q.Q = strings.Join(qw, " ")
+			if r.IntN(3) == 0 {
+				q.Synonyms = randomSynonyms(r, words, qw)
+			}
 		}
 		switch r.IntN(6) {
 		case 0:
@@ -164,4 +179,22 @@ func checkQueries(t *testing.T, r *rand.Rand, x *Tenant, cardsLive []cards.Card,
 			q.Cursor = encodePosition(*gotNext)
 		}
 	}
+}
+
+// randomSynonyms makes synonym sets for the query's words qw from the generated words: for some of
+// them, a set of the word, other words and a phrase of two.
+func randomSynonyms(r *rand.Rand, words, qw []string) []tenants.SynonymSet {
+	var sets []tenants.SynonymSet
+	for i, w := range qw {
+		if r.IntN(2) == 0 {
+			continue
+		}
+		set := tenants.SynonymSet{ID: fmt.Sprint("s", i), Words: []string{w}}
+		for range 1 + r.IntN(3) {
+			set.Words = append(set.Words, words[r.IntN(len(words))])
+		}
+		set.Words = append(set.Words, words[r.IntN(len(words))]+" "+words[r.IntN(len(words))])
+		sets = append(sets, set)
+	}
+	return sets
 }
