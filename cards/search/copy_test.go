@@ -338,3 +338,42 @@ func BenchmarkOutageCopy(b *testing.B) {
 		b.ReportMetric(float64(spent[true])/float64(spent[false]), "with/without")
 	})
 }
+
+// TestIndexCloseWaitsForFills: Close returns only once the outage-copy fill it ends has stopped
+// reading, so that nothing reads the database after the server closes it.
+func TestIndexCloseWaitsForFills(t *testing.T) {
+	store, _, ix := copyFixture(t, 5, 64<<20)
+	f := &slowReads{failing: failing{CardStore: store}}
+	f.n.Store(1 << 30) // every read fails: the fill waits and tries again until Close
+	ix.Copy.Store = f
+	if err := ix.Load("t"); err != nil {
+		t.Fatal(err)
+	}
+	for f.active.Load() == 0 {
+		runtime.Gosched()
+	}
+	ix.Close() // while a read is under way
+	if n := f.active.Load(); n != 0 {
+		t.Fatalf("Close returned with %d reads of the fill under way", n)
+	}
+	after := f.reads.Load()
+	time.Sleep(1500 * time.Millisecond) // past the fill's first retry
+	if n := f.reads.Load(); n != after {
+		t.Fatalf("the fill read %d more times after Close", n-after)
+	}
+}
+
+// slowReads is failing, each read taking 100 ms whatever its context says (as a query the
+// database is running does), counting its reads and those under way.
+type slowReads struct {
+	failing
+	reads, active atomic.Int64
+}
+
+func (r *slowReads) Documents(ctx context.Context, tenant tenants.ID, after string, limit int) ([]cards.Stored, error) {
+	r.active.Add(1)
+	defer r.active.Add(-1)
+	r.reads.Add(1)
+	time.Sleep(100 * time.Millisecond)
+	return r.failing.Documents(ctx, tenant, after, limit)
+}

@@ -45,9 +45,10 @@ type Index struct {
 	// Snapshots, when set, writes large indexes out and reads them back at their build.
 	Snapshots *Snapshots
 	// Copy, when set, keeps the cards of each loaded index for reads during an outage;
-	// filling counts its fills under way.
+	// filling counts its fills under way, and writing the snapshots written after a build.
 	Copy    *OutageCopy
 	filling sync.WaitGroup
+	writing sync.WaitGroup
 	saving  sync.Mutex
 
 	// synced is when (Unix ns) a round of Follow that began then last brought every loaded
@@ -175,9 +176,28 @@ func NewIndex(store cards.Store, feed Feed) *Index {
 		searching: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
-// Close ends the builds in progress and refuses new ones (the server is stopping): a warm-up
-// of a large tenant does not hold the shutdown until it ends.
-func (ix *Index) Close() { ix.shut() }
+// Close ends the builds and outage-copy fills in progress and refuses new ones (the server is
+// stopping): a warm-up of a large tenant does not hold the shutdown until it ends. It returns
+// once the fills have stopped and the snapshots being written are written, so that nothing
+// reads the database or writes a file after it.
+func (ix *Index) Close() {
+	// Under the lock goUnlessClosed takes: whatever it started is counted before the waits.
+	ix.mu.Lock()
+	ix.shut()
+	ix.mu.Unlock()
+	ix.filling.Wait()
+	ix.writing.Wait()
+}
+
+// goUnlessClosed runs f in the background, counted in wg, unless the index is closed (then a
+// queued snapshot is left to the SaveSnapshots of the stop).
+func (ix *Index) goUnlessClosed(wg *sync.WaitGroup, f func()) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed.Err() == nil {
+		wg.Go(f)
+	}
+}
 
 // entry returns the tenant's index, building it on first use; concurrent first searches wait for
 // one build.
@@ -228,16 +248,16 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 		return nil, e.err
 	}
 	if ix.Copy != nil && ix.Copy.Bytes > 0 {
-		ix.filling.Go(func() { ix.fillCopy(tenant, e) })
+		ix.goUnlessClosed(&ix.filling, func() { ix.fillCopy(tenant, e) })
 	}
 	if queued {
 		// Written out at once, off the searchers' path, so a restart (even after a crash)
 		// finds it; saveSnapshot skips an index read back unchanged or too small.
-		go func() {
+		ix.goUnlessClosed(&ix.writing, func() {
 			if err := ix.saveQueued(tenant, e); err != nil {
 				ix.Snapshots.warn("search index snapshot not written", "tenant", tenant, "err", err)
 			}
-		}()
+		})
 	}
 	return e, nil
 }
