@@ -1,12 +1,15 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/api"
 )
 
@@ -24,11 +27,32 @@ func (h *handlers) listChanges(c echo.Context) error {
 	if v, ok := q["since"]; ok && v[0] == "" {
 		return fault.New(fault.Invalid, "since: must not be empty: invalid request")
 	}
-	page, err := h.Changes.ListChanges(c.Request().Context(), tenantOf(c), q.Get("since"), asked)
+	tenant := tenantOf(c)
+	page, err := h.Changes.ListChanges(c.Request().Context(), tenant, q.Get("since"), asked)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, changePage(page))
+	return h.signedJSON(c, tenant, changePage(page))
+}
+
+// signedJSON answers v as c.JSON does, signed with the service's key over the body's bytes
+// (api.SignatureHeader), so that whoever keeps the page can show it came from this service and
+// tenant. The protected header names the tenant and when it was signed. Unsigned on a server
+// without keys.
+func (h *handlers) signedJSON(c echo.Context, tenant tenants.ID, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	body = append(body, '\n') // as c.JSON ends it
+	if h.ServiceKeys != nil {
+		protected, sig, err := h.ServiceKeys.SignDetached(map[string]any{"typ": "JOSE", "tenant": string(tenant), "iat": time.Now().Unix()}, body)
+		if err != nil {
+			return err
+		}
+		c.Response().Header().Set(api.SignatureHeader, protected+".."+sig)
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body)
 }
 
 // changePage is the API's form of a page of the change feed.

@@ -1,7 +1,9 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -11,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/web/api"
 )
@@ -395,6 +400,73 @@ func TestChangesListThenFollow(t *testing.T) {
 		m.follow(t, e, alice, "acme", cursor, 7)
 		if got, want := m.names(), e.truth(t, alice, "acme"); !slices.Equal(got, want) {
 			t.Fatalf("mirror %v\nwant   %v", got, want)
+		}
+	})
+}
+
+// TestChangesPagesSigned: each page of the feed carries the service's signature of its exact
+// bytes, which a receiver checks with go-jose against the JWKS the service serves, as a mirror
+// would; the protected header names the tenant; a byte changed, or another tenant's page under
+// this page's signature, fails.
+func TestChangesPagesSigned(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		e.mkTenant("zeta", "zoe")
+		alice, zoe := e.token("alice", "acme", false), e.token("zoe", "zeta", false)
+		start := e.changesPage(t, alice, "acme", "", 0)
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, named("a", "A1")), http.StatusCreated)
+		var keys jose.JSONWebKeySet
+		if err := json.Unmarshal(e.jwks(), &keys); err != nil {
+			t.Fatal(err)
+		}
+		verify := func(body []byte, sig string) (jose.Header, error) {
+			jws, err := jose.ParseDetached(sig, body, []jose.SignatureAlgorithm{jose.ES256, jose.EdDSA})
+			if err != nil {
+				return jose.Header{}, err
+			}
+			h := jws.Signatures[0].Protected
+			found := keys.Key(h.KeyID)
+			if len(found) != 1 {
+				return h, fmt.Errorf("kid %q: %d keys", h.KeyID, len(found))
+			}
+			_, err = jws.Verify(found[0].Key)
+			return h, err
+		}
+		r := e.do("GET", changesPath("acme", start.NextCursor, 0), alice, nil)
+		expect(t, r, http.StatusOK)
+		sig := r.header.Get(api.SignatureHeader)
+		h, err := verify(r.body, sig)
+		if err != nil {
+			t.Fatalf("the page's signature %q does not verify: %v", sig, err)
+		}
+		if h.ExtraHeaders["tenant"] != "acme" || h.ExtraHeaders["iat"] == nil {
+			t.Fatalf("protected header %+v", h.ExtraHeaders)
+		}
+		if _, err := token.VerifyDetached(keys, sig, r.body); err != nil {
+			t.Fatalf("token.VerifyDetached: %v", err)
+		}
+		var page api.ChangePage
+		r.json(t, &page)
+		if len(page.Changes) != 1 || page.Changes[0].AgentID != "a" {
+			t.Fatalf("page %+v", page)
+		}
+		tampered := bytes.Replace(r.body, []byte(`"A1"`), []byte(`"A2"`), 1)
+		if bytes.Equal(tampered, r.body) {
+			t.Fatal("nothing to tamper with")
+		}
+		if _, err := verify(tampered, sig); err == nil {
+			t.Fatal("a changed page verifies")
+		}
+		if _, err := token.VerifyDetached(keys, sig, tampered); err == nil {
+			t.Fatal("token.VerifyDetached: a changed page verifies")
+		}
+		other := e.do("GET", changesPath("zeta", "", 0), zoe, nil)
+		expect(t, other, http.StatusOK)
+		if h, err := verify(other.body, other.header.Get(api.SignatureHeader)); err != nil || h.ExtraHeaders["tenant"] != "zeta" {
+			t.Fatalf("zeta's page: %v, header %+v", err, h.ExtraHeaders)
+		}
+		if _, err := verify(other.body, sig); err == nil {
+			t.Fatal("another tenant's page verifies under acme's signature")
 		}
 	})
 }

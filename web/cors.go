@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/web/api"
 )
 
 // Browsers at the door. A page of another origin may call the API only from the origins the
@@ -32,7 +33,7 @@ var corsMCPHeaders = []string{"Mcp-Session-Id", "MCP-Protocol-Version", "Last-Ev
 
 // corsExposeHeaders are the answer headers beyond the CORS-safelisted ones a page may read.
 var corsExposeHeaders = []string{"ETag", echo.HeaderLocation, echo.HeaderXRequestID, echo.HeaderRetryAfter,
-	HeaderA2ACardVersion, HeaderStale}
+	HeaderA2ACardVersion, HeaderStale, api.SignatureHeader}
 
 // ParseOrigin reads a browser origin as browsers send it, scheme://host[:port] (http or https,
 // no path, query or user), and returns it in their form: lower-case, no default port.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web"
+	"github.com/agentcards/agentcards/web/api"
 )
 
 // mcpInit is an MCP initialize request, as a browser page would post it.
@@ -140,7 +141,7 @@ func TestBrowsersFromListedOrigins(t *testing.T) {
 	r = e.do("GET", "/v1/tenants/acme/cards/x", alice, nil, "Origin", app)
 	expect(t, r, http.StatusOK)
 	if r.header.Get("Access-Control-Allow-Origin") != app ||
-		!has(r.header, "Access-Control-Expose-Headers", "ETag", "Location", "X-Request-Id", "Retry-After", web.HeaderA2ACardVersion) ||
+		!has(r.header, "Access-Control-Expose-Headers", "ETag", "Location", "X-Request-Id", "Retry-After", web.HeaderA2ACardVersion, api.SignatureHeader) ||
 		!has(r.header, "Vary", "Origin") {
 		t.Errorf("an answer to a listed origin: %v", r.header)
 	}

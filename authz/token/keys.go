@@ -137,3 +137,37 @@ func (s *ServiceKeys) SignDetached(header map[string]any, payload []byte) (prote
 	protected, signature, _ = strings.Cut(compact, "..")
 	return protected, signature, nil
 }
+
+// VerifyDetached checks a JWS with a detached payload, "protected..signature" (RFC 7515 appendix
+// F), over payload against keys (a JWKS, as /.well-known/jwks.json serves): with the key its
+// "kid" names, by that key's algorithm. It returns the protected header. A header with "crit" or
+// "b64" is refused: the service signs with neither, and no extension is understood.
+func VerifyDetached(keys jose.JSONWebKeySet, jws string, payload []byte) (jose.Header, error) {
+	sig, err := jose.ParseDetached(jws, payload, []jose.SignatureAlgorithm{jose.ES256, jose.EdDSA})
+	if err != nil {
+		return jose.Header{}, err
+	}
+	if len(sig.Signatures) != 1 {
+		return jose.Header{}, errors.New("not a JWS of one signature")
+	}
+	h := sig.Signatures[0].Protected
+	if _, ok := h.ExtraHeaders["crit"]; ok {
+		return jose.Header{}, errors.New("the JWS has extensions (crit)")
+	}
+	if _, ok := h.ExtraHeaders["b64"]; ok {
+		return jose.Header{}, errors.New("the JWS has extensions (b64)")
+	}
+	found := keys.Key(h.KeyID)
+	if h.KeyID == "" || len(found) == 0 {
+		return jose.Header{}, fmt.Errorf("no key %q in the key set", h.KeyID)
+	}
+	for _, k := range found {
+		if k.Algorithm != "" && k.Algorithm != h.Algorithm {
+			continue
+		}
+		if _, err := sig.Verify(k.Key); err == nil {
+			return h, nil
+		}
+	}
+	return jose.Header{}, errors.New("the signature does not verify with the key")
+}

@@ -141,3 +141,52 @@ func TestServiceKeyIDs(t *testing.T) {
 		t.Errorf("P-256 key id %s, want %s", ec.ID, want[0]["kid"])
 	}
 }
+
+// TestVerifyDetached: a detached JWS the keys made verifies over its payload with the JWKS, for
+// both algorithms and after a rotation (the old key still published); a changed payload, a key
+// set without its kid, another key under its kid, and a header with b64 or crit do not.
+func TestVerifyDetached(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	ecKey, _ := NewServiceKey(ec)
+	edKey, _ := NewServiceKey(ed)
+	old, _ := NewServiceKeys(ecKey)
+	rotated, _ := NewServiceKeys(ecKey, edKey)
+	payload := []byte(`{"changes":[],"nextCursor":"x"}` + "\n")
+	for _, keys := range []*ServiceKeys{old, rotated} {
+		protected, sig, err := keys.SignDetached(map[string]any{"typ": "JOSE", "tenant": "acme"}, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jws := protected + ".." + sig
+		h, err := VerifyDetached(rotated.JWKS(), jws, payload)
+		if err != nil || h.KeyID != keys.Current().ID || h.ExtraHeaders["tenant"] != "acme" {
+			t.Fatalf("%s: %v, header %+v", keys.Current().Alg, err, h)
+		}
+		if _, err := VerifyDetached(rotated.JWKS(), jws, append([]byte(" "), payload...)); err == nil {
+			t.Fatalf("%s: a changed payload verifies", keys.Current().Alg)
+		}
+	}
+	// Signed by the new key: a set of the old key alone has no key of its kid.
+	protected, sig, _ := rotated.SignDetached(nil, payload)
+	if _, err := VerifyDetached(old.JWKS(), protected+".."+sig, payload); err == nil {
+		t.Fatal("verified without its key")
+	}
+	// Another key published under the signer's kid.
+	impostor := edKey
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	impostor.Signer = other
+	fake, _ := NewServiceKeys(impostor)
+	if _, err := VerifyDetached(fake.JWKS(), protected+".."+sig, payload); err == nil {
+		t.Fatal("verified with another key under the same kid")
+	}
+	for _, ext := range []map[string]any{{"b64": true}, {"crit": []string{"exp"}, "exp": 1}} {
+		p, s, err := rotated.SignDetached(ext, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := VerifyDetached(rotated.JWKS(), p+".."+s, payload); err == nil {
+			t.Fatalf("a header with %v verifies", ext)
+		}
+	}
+}

@@ -188,6 +188,12 @@ type CardsChanges struct {
 	Limit int    `json:"limit,omitempty" in:"query" doc:"the most feed entries to read, 100 by default" min:"1" max:"1000"`
 }
 
+// SignatureHeader carries the service's signature of an answer's body where the answer is
+// signed (a page of the change feed): a JWS with a detached payload, "protected..signature"
+// (RFC 7515 appendix F), over the body's exact bytes, made with a key of the service's JWKS
+// (/.well-known/jwks.json) that its "kid" names.
+const SignatureHeader = "X-JWS-Signature"
+
 // ChangePage is one page of the change feed, in commit order, and the cursor to follow it from.
 type ChangePage struct {
 	Changes    []CardChange `json:"changes"`
