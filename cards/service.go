@@ -36,6 +36,8 @@ type Store interface {
 	Delete(ctx context.Context, tenant tenants.ID, agentID string, rev int64) error
 	// IDs returns the agent ids of the tenant's cards in ascending byte order.
 	IDs(ctx context.Context, tenant tenants.ID) ([]string, error)
+	// CountUpTo returns how many cards the tenant has, counting no further than most.
+	CountUpTo(ctx context.Context, tenant tenants.ID, most int) (int, error)
 	// CreateMany inserts new cards in one transaction, all or none; ErrExists names the first
 	// card (by its index) whose agent already has one. Each comes with its stored document, and
 	// is given its revision as Create gives it.

@@ -419,6 +419,21 @@ func (s *CardStore) IDs(ctx context.Context, tenant tenants.ID) ([]string, error
 	return ids, nil
 }
 
+// CountUpTo returns how many cards the tenant has, counting no further than most: the rows
+// read are bounded, whatever the tenant's size.
+func (s *CardStore) CountUpTo(ctx context.Context, tenant tenants.ID, most int) (int, error) {
+	row, err := s.db.prepare("SELECT COUNT(*) FROM (SELECT 1 FROM cards WHERE tenant_id = ? LIMIT ?) AS c").
+		queryRow(ctx, string(tenant), max(most, 0))
+	var n int
+	if err == nil {
+		err = row.Scan(&n)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count cards: %w", err)
+	}
+	return n, nil
+}
+
 // Versions returns the version of each of the tenant's cards, in ascending agent id order (see
 // IDs): what a search index restored from a snapshot compares itself with. It reads them
 // versionsPage at a time, each page after the last agent id of the one before, so that an index

@@ -73,3 +73,23 @@ func (ix *Index) CopyOlder(tenant tenants.ID, agentID string) {
 
 // WaitFills waits for the outage copies' fills that builds started.
 func (ix *Index) WaitFills() { ix.filling.Wait() }
+
+// WaitBuilds waits for the builds under way and those writes started.
+func (ix *Index) WaitBuilds() { ix.building.Wait() }
+
+// Entry is entry: the tenant's index, built or being built, waited for within ctx.
+func (ix *Index) Entry(ctx context.Context, tenant tenants.ID) error {
+	_, err := ix.entry(ctx, tenant)
+	return err
+}
+
+// Cards is the number of live cards of the tenant's index; -1 when it is not built.
+func (ix *Index) Cards(tenant tenants.ID) int {
+	e, _ := ix.loaded(context.Background(), tenant, false)
+	if e == nil {
+		return -1
+	}
+	e.x.RLock()
+	defer e.x.RUnlock()
+	return e.x.Live()
+}

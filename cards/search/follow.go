@@ -57,6 +57,9 @@ func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...str
 	// A build in progress is waited for: it read the cards before or their feed entries after.
 	e, err := ix.loaded(ctx, tenant, true)
 	if e == nil {
+		if err == nil {
+			ix.buildOnWrite(tenant)
+		}
 		return err
 	}
 	return ix.refresh(ctx, tenant, e, sortedSet(agentIDs))
@@ -75,6 +78,9 @@ func (ix *Index) Written(ctx context.Context, tenant tenants.ID, agentIDs ...str
 func (ix *Index) Wrote(ctx context.Context, tenant tenants.ID, started time.Time, written ...cards.Card) error {
 	e, err := ix.loaded(ctx, tenant, true)
 	if e == nil {
+		if err == nil {
+			ix.buildOnWrite(tenant)
+		}
 		return err
 	}
 	w := &wroteReq{written: written, ready: e.ready(written), started: started, done: make(chan struct{})}

@@ -232,6 +232,12 @@ func (f *feedModel) Delete(context.Context, tenants.ID, string, int64) error {
 	panic("unused")
 }
 
+func (f *feedModel) CountUpTo(ctx context.Context, tenant tenants.ID, most int) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return min(len(f.cards), most), nil
+}
+
 func (f *feedModel) IDs(ctx context.Context, tenant tenants.ID) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -50,6 +50,13 @@ type Index struct {
 	filling sync.WaitGroup
 	writing sync.WaitGroup
 	saving  sync.Mutex
+	// building counts the builds under way (see entry) and those buildOnWrite starts.
+	building sync.WaitGroup
+	// BuildOnWrite is the most cards a tenant written before its first search may have for the
+	// write to start its index's build (see buildOnWrite); 0: never. considered holds the
+	// tenants a write has considered since the process began.
+	BuildOnWrite int
+	considered   map[tenants.ID]bool
 
 	// synced is when (Unix ns) a round of Follow that began then last brought every loaded
 	// index up to date.
@@ -178,13 +185,14 @@ func NewIndex(store cards.Store, feed Feed) *Index {
 
 // Close ends the builds and outage-copy fills in progress and refuses new ones (the server is
 // stopping): a warm-up of a large tenant does not hold the shutdown until it ends. It returns
-// once the fills have stopped and the snapshots being written are written, so that nothing
-// reads the database or writes a file after it.
+// once the builds and fills have stopped and the snapshots being written are written, so that
+// nothing reads the database or writes a file after it.
 func (ix *Index) Close() {
 	// Under the lock goUnlessClosed takes: whatever it started is counted before the waits.
 	ix.mu.Lock()
 	ix.shut()
 	ix.mu.Unlock()
+	ix.building.Wait()
 	ix.filling.Wait()
 	ix.writing.Wait()
 }
@@ -200,7 +208,7 @@ func (ix *Index) goUnlessClosed(wg *sync.WaitGroup, f func()) {
 }
 
 // entry returns the tenant's index, building it on first use; concurrent first searches wait for
-// one build.
+// one build (see await).
 func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, error) {
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
@@ -209,23 +217,61 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 		if ix.Copy != nil {
 			e.cache.copyLimit = ix.Copy.Bytes
 		}
-		ix.tenants[tenant] = e
+		if ix.closed.Err() != nil {
+			e.err = errClosed
+			close(e.built)
+		} else {
+			ix.tenants[tenant] = e
+			// The build serves every search that waits for it, so it runs on its own, not in
+			// the first searcher's request; it has a deadline of its own.
+			buildCtx := context.WithoutCancel(ctx)
+			ix.building.Go(func() { ix.runBuild(buildCtx, tenant, e) })
+		}
 	}
 	ix.mu.Unlock()
-	if ok {
+	return ix.await(ctx, e)
+}
+
+// await waits for e's build within ctx. A search that cannot have the index in time is refused
+// just before its deadline (answerMargin) as unavailable, with Retry-After (errBuilding), not
+// left to time out: the build goes on, and the search is worth asking again.
+func (ix *Index) await(ctx context.Context, e *indexEntry) (*indexEntry, error) {
+	select {
+	case <-e.built:
+	default:
+		wait := ctx
+		if deadline, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			wait, cancel = context.WithDeadline(ctx, deadline.Add(-answerMargin))
+			defer cancel()
+		}
 		select {
 		case <-e.built:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		case <-wait.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, errBuilding
 		}
-		if e.err != nil {
-			return nil, e.err
-		}
-		return e, nil
 	}
-	// The build serves every search that waits for it, so it does not end with the first
-	// searcher's request; it has a deadline of its own.
-	buildCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e, nil
+}
+
+// answerMargin is how long before its deadline a search waiting for a build gives up, so that
+// it answers errBuilding before the request times out.
+const answerMargin = 500 * time.Millisecond
+
+// errBuilding answers a search that came while its tenant's index was being built and could not
+// wait for it.
+var errBuilding = fault.New(fault.Unavailable, "the search index of this tenant is being built; try again shortly")
+
+// runBuild builds e, the tenant's new index, and makes it known: built, or forgotten if the
+// build failed, so that the next search tries again.
+func (ix *Index) runBuild(ctx context.Context, tenant tenants.ID, e *indexEntry) {
+	buildCtx, cancel := context.WithTimeout(ctx, buildTimeout)
 	stop := context.AfterFunc(ix.closed, cancel)
 	e.err = ix.build(buildCtx, tenant, e)
 	if e.err != nil && ix.closed.Err() != nil {
@@ -238,16 +284,9 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 	// takes the queued write over (see saveQueued).
 	queued := e.err == nil && ix.Snapshots != nil
 	e.saveQueued.Store(queued)
-	close(e.built)
-	if e.err != nil {
-		ix.mu.Lock()
-		if ix.tenants[tenant] == e {
-			delete(ix.tenants, tenant)
-		}
-		ix.mu.Unlock()
-		return nil, e.err
-	}
-	if ix.Copy != nil && ix.Copy.Bytes > 0 {
+	// The fill and the snapshot write are started before the build is seen as done, so that
+	// whoever waited for it can wait for them too.
+	if e.err == nil && ix.Copy != nil && ix.Copy.Bytes > 0 {
 		ix.goUnlessClosed(&ix.filling, func() { ix.fillCopy(tenant, e) })
 	}
 	if queued {
@@ -259,8 +298,47 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 			}
 		})
 	}
-	return e, nil
+	close(e.built)
+	if e.err != nil {
+		ix.mu.Lock()
+		if ix.tenants[tenant] == e {
+			delete(ix.tenants, tenant)
+		}
+		ix.mu.Unlock()
+	}
 }
+
+// buildOnWrite starts, once per tenant, the build of the index of a tenant written before its
+// first search, if it has at most BuildOnWrite cards (counted without reading more): a tenant
+// filled from its first card on is then indexed as it grows, each write applied as it commits
+// (Wrote, Written), and its first search finds the index ready however large the tenant has
+// grown by then. A larger tenant is left to its first search or the warm start, so that a write
+// never waits for a long build it started.
+func (ix *Index) buildOnWrite(tenant tenants.ID) {
+	if ix.BuildOnWrite <= 0 {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if _, ok := ix.tenants[tenant]; ok || ix.considered[tenant] || ix.closed.Err() != nil {
+		return
+	}
+	if ix.considered == nil {
+		ix.considered = map[tenants.ID]bool{}
+	}
+	ix.considered[tenant] = true
+	ix.building.Go(func() {
+		ctx, cancel := context.WithTimeout(ix.closed, countTimeout)
+		n, err := ix.store.CountUpTo(ctx, tenant, ix.BuildOnWrite+1)
+		cancel()
+		if err == nil && n <= ix.BuildOnWrite {
+			_, _ = ix.entry(ix.closed, tenant)
+		}
+	})
+}
+
+// countTimeout bounds buildOnWrite's count of a tenant's cards.
+const countTimeout = 10 * time.Second
 
 // errClosed refuses a build once the index is closed: the server is stopping.
 var errClosed = fault.New(fault.Unavailable, "the server is stopping; try again later")

@@ -89,6 +89,8 @@ type SearchConfig struct {
 	// WarmWindow and WarmReady: see app.SearchOptions.
 	WarmWindow time.Duration `koanf:"warmWindow"`
 	WarmReady  bool          `koanf:"warmReady"`
+	// BuildOnWrite: see app.SearchOptions.
+	BuildOnWrite int `koanf:"buildOnWrite"`
 	// SnapshotDir keeps large indexes on disk between runs (see app.SearchOptions): empty is
 	// <dataDir>/index, none turns it off.
 	SnapshotDir string `koanf:"snapshotDir"`
@@ -221,6 +223,7 @@ var defaults = map[string]any{
 	"search.feedRetention":       "24h",
 	"search.warmWindow":          "24h",
 	"search.warmReady":           false,
+	"search.buildOnWrite":        10000,
 	"search.snapshotDir":         "",
 	"search.outageCopyBytes":     64 << 20,
 	"server.corsOrigins":         []string{},

@@ -167,7 +167,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		NoIndex:        cfg.Search.Index == "none",
 		Search: app.SearchOptions{
 			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
-			WarmWindow: cfg.Search.WarmWindow, WarmReady: cfg.Search.WarmReady,
+			WarmWindow: cfg.Search.WarmWindow, WarmReady: cfg.Search.WarmReady, BuildOnWrite: cfg.Search.BuildOnWrite,
 			SnapshotDir: snapshotDir(cfg.Search.SnapshotDir), OutageCopyBytes: cfg.Search.OutageCopyBytes,
 		},
 		Delegation: delegation.Config{

@@ -86,6 +86,9 @@ type SearchOptions struct {
 	// background (0: none). WarmReady makes /ready answer 503 until they are.
 	WarmWindow time.Duration
 	WarmReady  bool
+	// BuildOnWrite is the most cards a tenant written before its first search may have for the
+	// write to build its index, in the background (search.Index.BuildOnWrite); 0: never.
+	BuildOnWrite int
 	// SnapshotDir, when set, is where each index of at least 1,000 cards is written out (after
 	// its build, every search.SnapshotEvery if a tenth of its cards changed, and as the server
 	// stops) and read back at its next build, which then reads only the cards that changed.

@@ -21,6 +21,7 @@ func (a *App) buildIndex(cardStore *storage.CardStore) {
 		return
 	}
 	a.Index = search.NewIndex(cardStore, cardStore)
+	a.Index.BuildOnWrite = o.Search.BuildOnWrite
 	if o.Search.SnapshotDir != "" {
 		s := &search.Snapshots{Dir: o.Search.SnapshotDir, Versions: cardStore, Log: o.Log, Tenants: tenantIDs(storage.NewTenantStore(db))}
 		if err := s.Check(); err != nil {
