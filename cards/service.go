@@ -125,6 +125,9 @@ type Service struct {
 	// Memory, when set, keeps the cards read and answers a read with them while the database
 	// does not (search's Index).
 	Memory Memory
+	// Committed, when set, is told of the tenant after each of its card writes commits, once the
+	// index has it: the change feed's live streams of this replica read it at once.
+	Committed func(tenants.ID)
 	// MaxJSONDepth bounds how deeply a card's free-form values (metadata, a capability's
 	// inputSchema) nest, on every write (DecodeWithin); 0 is DefaultMaxJSONDepth.
 	MaxJSONDepth int
@@ -889,6 +892,14 @@ func (s *Service) applyWritten(ctx context.Context, tenant tenants.ID, started t
 		// The write committed: apply it even if its client has gone.
 		_ = s.Index.Wrote(context.WithoutCancel(ctx), tenant, started, written...)
 	}
+	s.committed(tenant)
+}
+
+// committed tells Committed, when set, of a write of the tenant that committed.
+func (s *Service) committed(tenant tenants.ID) {
+	if s.Committed != nil {
+		s.Committed(tenant)
+	}
 }
 
 // written applies a single card's write that just committed (applyWritten) and returns the card
@@ -920,6 +931,7 @@ func (s *Service) syncIndex(ctx context.Context, tenant tenants.ID, agentIDs ...
 		// The write committed: apply it even if its client has gone.
 		_ = s.Index.Written(context.WithoutCancel(ctx), tenant, agentIDs...)
 	}
+	s.committed(tenant)
 }
 
 type batchReadKey struct{}

@@ -14,7 +14,8 @@ import (
 )
 
 // listChanges is GET /v1/tenants/{t}/cards:changes?since=&limit=: a page of the tenant's change
-// feed after since, or the feed's present cursor without it.
+// feed after since, or the feed's present cursor without it; with Accept: text/event-stream, the
+// feed as a live stream (streamChanges).
 func (h *handlers) listChanges(c echo.Context) error {
 	q := c.QueryParams()
 	if err := singleValued(q); err != nil {
@@ -26,6 +27,9 @@ func (h *handlers) listChanges(c echo.Context) error {
 	}
 	if v, ok := q["since"]; ok && v[0] == "" {
 		return fault.New(fault.Invalid, "since: must not be empty: invalid request")
+	}
+	if h.Streams != nil && wantsStream(c.Request()) {
+		return h.streamChanges(c, q.Get("since"), asked)
 	}
 	tenant := tenantOf(c)
 	page, err := h.Changes.ListChanges(c.Request().Context(), tenant, q.Get("since"), asked)

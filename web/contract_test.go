@@ -46,6 +46,11 @@ func init() {
 	// The document gives agentkit-mesh's routes bodies of any media type, read as JSON (as fetch
 	// sends a string body, text/plain); the checker reads those the tests send so too.
 	openapi3filter.RegisterBodyDecoder("text/plain", openapi3filter.JSONBodyDecoder)
+	// A live stream of Server-Sent Events is checked as what the document says it is: text.
+	openapi3filter.RegisterBodyDecoder("text/event-stream", func(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+		b, err := io.ReadAll(body)
+		return string(b), err
+	})
 }
 
 var loadContract = sync.OnceValues(func() (*contractDoc, error) {

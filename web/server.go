@@ -58,8 +58,10 @@ type Deps struct {
 	Tokens    *token.Tokens
 	// Search answers searches over a tenant's cards.
 	Search *search.Service
-	// Changes answers the change feed; nil leaves its route out.
+	// Changes answers the change feed; nil leaves its route out. Streams serves it live (Accept:
+	// text/event-stream); nil answers pages only.
 	Changes *search.Changes
+	Streams *search.Streams
 	// Synonyms manages the tenants' search synonym sets; nil leaves its routes out.
 	Synonyms *search.Synonyms
 	// A2A imports cards, serves A2A cards and lists the public agents.
@@ -150,7 +152,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 	}
 	origins := newOrigins(cfg)
 	e.Use(noSniff, withRequestID, logRequests(log, outage), recoverPanics(log), origins.cors)
-	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout}))
+	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Timeout: cfg.RequestTimeout, Skipper: noStreamTimeout}))
 	e.Use(limitBody(cfg.BodyLimit), strictQuery)
 
 	// The document is built from the catalogue when the first server is: a catalogue it cannot

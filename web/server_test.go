@@ -65,8 +65,11 @@ type env struct {
 	conns *connList
 	// gate is the server's tenant gate, which keeps whether the database answers.
 	gate *tenants.Service
-	// changes is the server's change feed service.
+	// changes is the server's change feed service, streams its live streams and app the
+	// server's graph.
 	changes *search.Changes
+	streams *search.Streams
+	app     *app.App
 }
 
 type connList struct {
@@ -135,6 +138,8 @@ type envOptions struct {
 	a2aCacheMaxAge time.Duration
 	// keys sign cards and delegation tokens; nil means fresh ones.
 	keys *token.ServiceKeys
+	// streams bound the live streams of the change feed (search.streams; zero: the defaults).
+	streams search.StreamLimits
 	// follow runs the background work as serve does: the feed follower (polling every 500 ms,
 	// and listening on Postgres) and pruning.
 	follow bool
@@ -217,6 +222,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		opts.Search = app.SearchOptions{PollInterval: 500 * time.Millisecond, Listen: true, FeedRetention: time.Hour}
 	}
 	opts.Search.SnapshotDir = o.snapshotDir
+	opts.Search.Streams = o.streams
 	if !o.noCopy {
 		opts.Search.OutageCopyBytes = 64 << 20
 	}
@@ -249,7 +255,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
 		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober, refresher: a.Refresher, warmer: a.Warmer,
-		gate: a.Tenants, changes: a.Changes}
+		gate: a.Tenants, changes: a.Changes, streams: a.Streams, app: a}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

@@ -177,6 +177,26 @@ func (t *Tokens) Mint(subject, tenant string, ttl time.Duration, platformAdmin b
 	return jwt.NewWithClaims(t.method, c).SignedString(key)
 }
 
+// ValidUntil returns when a token Verify accepts stops being accepted (its exp, widened by the
+// leeway): a long-lived answer, such as a live stream, ends then.
+func (t *Tokens) ValidUntil(raw string) (time.Time, error) {
+	if _, err := t.Verify(raw); err != nil {
+		return time.Time{}, err
+	}
+	t.mu.Lock()
+	v, ok := t.verified[raw]
+	t.mu.Unlock()
+	if !ok {
+		// Forgotten meanwhile (the memory was refilled): read the claims again.
+		var c Claims
+		if _, err := t.parser.ParseWithClaims(raw, &c, t.keyFunc); err != nil {
+			return time.Time{}, fault.Wrap(err, fault.Unauthenticated, "the bearer token is not valid")
+		}
+		v.exp = c.ExpiresAt.Time
+	}
+	return v.exp.Add(t.cfg.Leeway), nil
+}
+
 // Verify checks a token and returns its principal. Every failure is authz.ErrUnauthenticated; the cause
 // is kept in the chain for logs only.
 func (t *Tokens) Verify(raw string) (authz.Principal, error) {

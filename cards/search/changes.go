@@ -34,6 +34,8 @@ type FeedChange struct {
 	Revision int64
 	// Card is an upsert's card; nil for a removal.
 	Card *cards.Card
+	// seq is the number of the feed entry the change was read from.
+	seq int64
 }
 
 // FeedPage is one page of the change feed and the cursor to follow it from.
@@ -98,7 +100,7 @@ func (s *Changes) ListChanges(ctx context.Context, tenant tenants.ID, since stri
 	if err != nil {
 		return FeedPage{}, err
 	}
-	list := "changes/" + string(tenant)
+	list := feedList(tenant)
 	now := s.now()
 	if since == "" {
 		h, err := s.horizon(ctx, tenant, now, 0)
@@ -108,39 +110,79 @@ func (s *Changes) ListChanges(ctx context.Context, tenant tenants.ID, since stri
 		pos := feedPos{After: h, Since: now.Unix(), Horizon: -1}
 		return FeedPage{Changes: []FeedChange{}, NextCursor: paging.EncodeCursor(list, pos)}, nil
 	}
-	var pos feedPos
-	if err := paging.DecodeCursor(list, since, &pos); err != nil {
+	pos, err := s.decode(tenant, since, now)
+	if err != nil {
 		return FeedPage{}, err
-	}
-	if s.Retention > 0 && now.Sub(time.Unix(pos.Since, 0)) > s.Retention-2*s.Window {
-		return FeedPage{}, fault.New(fault.CursorExpired, "since: the change feed no longer holds this cursor's changes: list the cards again and follow from a new cursor")
 	}
 	readable, err := s.Authz.ReadFilter(ctx, string(tenant))
 	if err != nil {
 		return FeedPage{}, err
 	}
+	r, err := s.scan(ctx, tenant, pos, now, limit)
+	if err != nil {
+		return FeedPage{}, err
+	}
+	out, err := s.render(ctx, tenant, r.entries, readable)
+	if err != nil {
+		return FeedPage{}, err
+	}
+	return FeedPage{Changes: out, NextCursor: paging.EncodeCursor(list, r.next), More: r.full}, nil
+}
+
+// scanned is one read of the feed within a pass (see feedPos).
+type scanned struct {
+	entries []Change
+	// pos is the position the read was made from, with its pass's horizon: the cursor after an
+	// entry e of the read is pos with After e.Seq.
+	pos feedPos
+	// next is where the following read starts: after the last entry of a full read, else the
+	// next pass, from this one's horizon.
+	next feedPos
+	// full says the read returned limit entries: more may follow at once.
+	full bool
+	// began says the read began a pass (took its horizon at now).
+	began bool
+}
+
+// scan reads the tenant's entries after pos, at most limit, beginning a pass at now when pos
+// asks for one (Horizon -1).
+func (s *Changes) scan(ctx context.Context, tenant tenants.ID, pos feedPos, now time.Time, limit int) (scanned, error) {
+	r := scanned{pos: pos}
 	if pos.Horizon < 0 {
-		if pos.Horizon, err = s.horizon(ctx, tenant, now, pos.After); err != nil {
-			return FeedPage{}, err
+		h, err := s.horizon(ctx, tenant, now, pos.After)
+		if err != nil {
+			return scanned{}, err
 		}
-		pos.At = now.Unix()
+		r.pos.Horizon, r.pos.At, r.began = h, now.Unix(), true
 	}
-	entries, err := s.Feed.Changes(ctx, tenant, pos.After, limit)
+	entries, err := s.Feed.Changes(ctx, tenant, r.pos.After, limit)
 	if err != nil {
-		return FeedPage{}, err
+		return scanned{}, err
 	}
-	out, err := s.render(ctx, tenant, entries, readable)
-	if err != nil {
-		return FeedPage{}, err
-	}
-	next := pos
-	if len(entries) == limit {
-		next.After = entries[len(entries)-1].Seq
+	r.entries, r.full = entries, len(entries) == limit
+	if r.full {
+		r.next = r.pos
+		r.next.After = entries[len(entries)-1].Seq
 	} else {
 		// Caught up: the next pass starts from this one's horizon.
-		next = feedPos{After: pos.Horizon, Since: pos.At, Horizon: -1}
+		r.next = feedPos{After: r.pos.Horizon, Since: r.pos.At, Horizon: -1}
 	}
-	return FeedPage{Changes: out, NextCursor: paging.EncodeCursor(list, next), More: len(entries) == limit}, nil
+	return r, nil
+}
+
+// feedList is the list a cursor of the tenant's change feed belongs to.
+func feedList(tenant tenants.ID) string { return "changes/" + string(tenant) }
+
+// decode reads a cursor of the tenant's feed, refusing one that may need entries pruned since.
+func (s *Changes) decode(tenant tenants.ID, since string, now time.Time) (feedPos, error) {
+	var pos feedPos
+	if err := paging.DecodeCursor(feedList(tenant), since, &pos); err != nil {
+		return feedPos{}, err
+	}
+	if s.Retention > 0 && now.Sub(time.Unix(pos.Since, 0)) > s.Retention-2*s.Window {
+		return feedPos{}, fault.New(fault.CursorExpired, "since: the change feed no longer holds this cursor's changes: list the cards again and follow from a new cursor")
+	}
+	return pos, nil
 }
 
 // admit lets an authenticated caller into the tenant through the gate.
@@ -205,14 +247,14 @@ func (s *Changes) render(ctx context.Context, tenant tenants.ID, entries []Chang
 			continue
 		}
 		if e.Op == OpDelete {
-			out = append(out, FeedChange{Op: FeedRemove, AgentID: e.AgentID, Revision: e.Revision})
+			out = append(out, FeedChange{Op: FeedRemove, AgentID: e.AgentID, Revision: e.Revision, seq: e.Seq})
 			continue
 		}
 		c, ok := current[e.AgentID]
 		if !ok {
 			continue
 		}
-		out = append(out, FeedChange{Op: FeedUpsert, AgentID: e.AgentID, Revision: c.Revision, Card: c})
+		out = append(out, FeedChange{Op: FeedUpsert, AgentID: e.AgentID, Revision: c.Revision, Card: c, seq: e.Seq})
 	}
 	return out, nil
 }

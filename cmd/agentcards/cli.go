@@ -60,7 +60,10 @@ func cliRequests() map[string]map[string]catalog.Request {
 // clientCommands are the verbs of the CLI beside the catalogue's, by resource: tools composed of
 // requests rather than requests themselves.
 var clientCommands = map[string]map[string]string{
-	"cards": {"import-mesh": "Move an agentkit-mesh SQLite registry (its agents, and with --delegations its delegation history) into a tenant"},
+	"cards": {
+		"import-mesh": "Move an agentkit-mesh SQLite registry (its agents, and with --delegations its delegation history) into a tenant",
+		"watch":       "Follow the changes of the tenant's cards live, as they commit, from a cursor or from now",
+	},
 }
 
 // connection are the flags every client command takes: where the server is and who calls it.
@@ -148,6 +151,9 @@ func runResource(ctx context.Context, resource string, args []string, stdout, st
 	verb, args := args[0], args[1:]
 	if resource == "cards" && verb == "import-mesh" {
 		return true, runImportMesh(ctx, args, stdout, stderr, getenv)
+	}
+	if resource == "cards" && verb == "watch" {
+		return true, runWatch(ctx, args, stdout, stderr, getenv)
 	}
 	r, ok := verbs[verb]
 	if !ok {

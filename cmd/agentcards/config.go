@@ -21,6 +21,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/mcp"
 	"github.com/agentcards/agentcards/web/outbound"
@@ -97,6 +98,16 @@ type SearchConfig struct {
 	// OutageCopyBytes bounds the copy of its cards each loaded index keeps for reads during a
 	// database outage, per tenant (see app.SearchOptions); 0 keeps none.
 	OutageCopyBytes int64 `koanf:"outageCopyBytes"`
+	// Streams bound the live streams of the change feed each replica serves.
+	Streams StreamsConfig `koanf:"streams"`
+}
+
+// StreamsConfig bounds the live streams of the change feed (search.StreamLimits): streams open
+// per tenant and per replica, and the changes that may wait for one reader.
+type StreamsConfig struct {
+	PerTenant  int `koanf:"perTenant"`
+	PerReplica int `koanf:"perReplica"`
+	Buffer     int `koanf:"buffer"`
 }
 
 // DelegationConfig bounds delegations: the server enforces these whatever the caller asks.
@@ -226,6 +237,9 @@ var defaults = map[string]any{
 	"search.buildOnWrite":        10000,
 	"search.snapshotDir":         "",
 	"search.outageCopyBytes":     64 << 20,
+	"search.streams.perTenant":   search.DefaultStreamLimits.PerTenant,
+	"search.streams.perReplica":  search.DefaultStreamLimits.PerReplica,
+	"search.streams.buffer":      search.DefaultStreamLimits.Buffer,
 	"server.corsOrigins":         []string{},
 	"outbound.allow":             []string{},
 	"outbound.timeout":           outbound.DefaultTimeout.String(),

@@ -34,6 +34,7 @@ func (c *Config) check() error {
 		c.A2A.checkRefresh(),
 		c.Liveness.check(),
 		c.Search.checkUpkeep(),
+		c.Search.Streams.checkStreams(),
 		c.Outbound.checkTimeout(),
 		c.A2A.checkCache(),
 		c.Outbound.checkAllow(),
@@ -143,6 +144,21 @@ func (s SearchConfig) checkUpkeep() []error {
 	}
 	if s.PollInterval < 10*time.Millisecond {
 		errs = append(errs, errors.New("search.pollInterval must be at least 10ms"))
+	}
+	return errs
+}
+
+// checkStreams refuses bounds of the change feed's live streams under 1: 0 would refuse every
+// stream, or drop every reader.
+func (s StreamsConfig) checkStreams() []error {
+	var errs []error
+	for _, b := range []struct {
+		key string
+		n   int
+	}{{"perTenant", s.PerTenant}, {"perReplica", s.PerReplica}, {"buffer", s.Buffer}} {
+		if b.n < 1 {
+			errs = append(errs, fmt.Errorf("search.streams.%s must be at least 1", b.key))
+		}
 	}
 	return errs
 }

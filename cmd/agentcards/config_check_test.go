@@ -51,6 +51,8 @@ func TestConfigRanges(t *testing.T) {
 		{key: "audit.retention", inside: "1h", outside: "59m59.999999999s", want: "audit.retention must be 0 (keep for good) or at least 1h"},
 		{key: "audit.retention", inside: "0", outside: "-1ns", want: "audit.retention must be 0 (keep for good) or at least 1h"},
 		{key: "search.pollInterval", inside: "10ms", outside: "9.999999ms", want: "search.pollInterval must be at least 10ms"},
+		{key: "search.streams.perTenant", inside: "1", outside: "0", want: "search.streams.perTenant must be at least 1"},
+		{key: "search.streams.buffer", inside: "1", outside: "0", want: "search.streams.buffer must be at least 1"},
 		{key: "search.listen", inside: "false", outside: "maybe", want: "'search.listen' cannot parse value as 'bool'"},
 		{key: "outbound.timeout", inside: "1ns", outside: "0", want: "outbound.timeout must be positive"},
 		{key: "outbound.allow", inside: "10.0.0.0/8, ::1, 192.168.1.7", outside: "10.0.0.0/33", want: `outbound.allow: "10.0.0.0/33" is neither an address nor a CIDR prefix`},

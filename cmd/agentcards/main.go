@@ -31,6 +31,7 @@ var usage = `agentcards: a multi-tenant registry of agent capability cards
 usage:
   agentcards RESOURCE COMMAND [flags]   send a request to a server: ` + strings.Join(resources(), ", ") + `
   agentcards cards import-mesh --from mesh.db [--tenant T]
+  agentcards cards watch [--tenant T] [--since CURSOR]
   agentcards serve   [--config FILE]
   agentcards migrate [--config FILE] up|status
   agentcards token   [--config FILE] --subject S [--tenant T] [--platform-admin] [--ttl 1h]

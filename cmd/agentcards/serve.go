@@ -14,6 +14,7 @@ import (
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
+	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/cmd/agentcards/app/metrics"
 	"github.com/agentcards/agentcards/storage"
@@ -169,6 +170,8 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
 			WarmWindow: cfg.Search.WarmWindow, WarmReady: cfg.Search.WarmReady, BuildOnWrite: cfg.Search.BuildOnWrite,
 			SnapshotDir: snapshotDir(cfg.Search.SnapshotDir), OutageCopyBytes: cfg.Search.OutageCopyBytes,
+			Streams: search.StreamLimits{PerTenant: cfg.Search.Streams.PerTenant, PerReplica: cfg.Search.Streams.PerReplica,
+				Buffer: cfg.Search.Streams.Buffer},
 		},
 		Delegation: delegation.Config{
 			MaxDepth: d.MaxDepth, DefaultTimeout: d.DefaultTimeout, MaxTimeout: d.MaxTimeout, MaxAsyncTimeout: d.MaxAsyncTimeout,

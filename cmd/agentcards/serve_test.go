@@ -120,7 +120,8 @@ const followLine = "following the change feed with LISTEN/NOTIFY"
 
 // TestServeSearchIndexNone: with search.index none every search reads the database, so a card
 // that a second server writes into the same database is found by the first at once, though the
-// poll interval is an hour; and no follower starts (no LISTEN, on Postgres either). The control,
+// poll interval is an hour; and no follower of an index starts (on Postgres the live streams of
+// the change feed LISTEN, and say so in a line of their own). The control,
 // with the memory index, no LISTEN and the same hour, misses it: the difference is the setting.
 func TestServeSearchIndexNone(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {

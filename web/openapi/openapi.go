@@ -281,6 +281,11 @@ func (b *builder) answers(op *openapi3.Operation, r catalog.Request, route catal
 		if status != http.StatusNoContent && status != http.StatusNotModified {
 			res.Content = openapi3.NewContentWithJSONSchemaRef(b.out(r.Out))
 		}
+		if stream, ok := streams[key+" "+fmt.Sprint(status)]; ok {
+			s := openapi3.NewStringSchema()
+			s.Description = stream
+			res.Content["text/event-stream"] = openapi3.NewMediaType().WithSchema(s)
+		}
 		for _, h := range responseHeaders[key+" "+fmt.Sprint(status)] {
 			res.Headers[h] = knownHeaders[h]
 		}

@@ -93,6 +93,21 @@ var extraHeaders = map[string]openapi3.Parameters{
 			Schema:      openapi3.NewStringSchema().NewRef()}},
 	},
 	"cards.replace": {ifNoneMatch("*: create the card only if it does not exist")},
+	"cards.changes": {
+		&openapi3.ParameterRef{Value: &openapi3.Parameter{In: openapi3.ParameterInHeader, Name: "Last-Event-ID",
+			Description: "with Accept: text/event-stream, the id of the last event received (a cursor): the stream resumes after it, and it wins over since",
+			Schema:      openapi3.NewStringSchema().NewRef()}},
+	},
+}
+
+// streams are the answers ("name METHOD status") that are also a live stream of Server-Sent
+// Events, when the client's Accept asks for text/event-stream, and what the stream carries.
+var streams = map[string]string{
+	"cards.changes GET 200": "With Accept: text/event-stream, the feed as a live stream of Server-Sent Events: " +
+		"first `ready` (data {cursor}), then a `change` event per change as it commits (data: a member of changes, " +
+		"id: the cursor after it, which since or Last-Event-ID resumes from), a comment every 15 s, and, when the " +
+		"server ends it, a final `resume` (data {reason: slow, draining or token_expired; cursor}) or `error` " +
+		"(data: the error body). Refused with 429 rate_limited and Retry-After past the replica's stream limits.",
 }
 
 func ifNoneMatch(doc string) *openapi3.ParameterRef {
@@ -164,7 +179,7 @@ var errorsOf = map[string][]string{
 	"cards.replace":           {"precondition_failed", "conflict"},
 	"cards.update":            {"precondition_failed", "conflict"},
 	"cards.remove":            {"precondition_failed"},
-	"cards.changes":           {"cursor_expired"},
+	"cards.changes":           {"cursor_expired", "rate_limited"},
 	"a2a.card":                {"version_not_supported"},
 	"keys.list":               {"not_found"},
 	"delegations.create":      {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},
@@ -262,6 +277,11 @@ func (b *builder) errorResponse(status int, flat bool) string {
 		res.Headers["WWW-Authenticate"] = header(`the Bearer challenge (RFC 6750), with error="invalid_token" when a token was sent and refused`)
 	case http.StatusServiceUnavailable:
 		h := header("seconds to wait before trying again, when the database is unavailable")
+		h.Value.Required = false
+		h.Value.Schema = openapi3.NewIntegerSchema().NewRef()
+		res.Headers["Retry-After"] = h
+	case http.StatusTooManyRequests:
+		h := header("seconds to wait before trying again, when a limit of the server's (such as its live streams') was reached")
 		h.Value.Required = false
 		h.Value.Schema = openapi3.NewIntegerSchema().NewRef()
 		res.Headers["Retry-After"] = h

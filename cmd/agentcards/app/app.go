@@ -96,6 +96,9 @@ type SearchOptions struct {
 	// OutageCopyBytes, when positive, bounds the copy of its cards each loaded index keeps to
 	// answer reads while the database does not answer (search.OutageCopy); 0: no copy.
 	OutageCopyBytes int64
+	// Streams bound the live streams of the change feed (search.streams); zero bounds are
+	// search.DefaultStreamLimits.
+	Streams search.StreamLimits
 }
 
 // LivenessOptions say how long a heartbeat keeps a card online (liveness.ttl; 0 is the
@@ -131,8 +134,9 @@ type App struct {
 	Cards   *cards.Service
 	A2A     *a2a.Service
 	Search  *search.Service
-	// Changes answers the change feed (cards.changes).
+	// Changes answers the change feed (cards.changes), and Streams its live streams.
 	Changes *search.Changes
+	Streams *search.Streams
 	// Synonyms manages the tenants' search synonym sets.
 	Synonyms *search.Synonyms
 	Index    *search.Index // nil with NoIndex
@@ -275,6 +279,10 @@ func (a *App) buildCards(cardStore *storage.CardStore) {
 	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness}
 	a.Changes = &search.Changes{Store: cardStore, Feed: cardStore, Gate: a.Tenants, Authz: a.Enforcers,
 		Window: changesWindow(a.opts), Retention: a.opts.Search.FeedRetention}
+	streamFailed := quiet(a.opts.Log, "reading the change feed for its live streams failed; retrying at the next write or poll")
+	a.Streams = &search.Streams{Changes: a.Changes, Limits: a.opts.Search.Streams,
+		OnError: func(t tenants.ID, err error) { streamFailed("tenant", t, "err", err) }}
+	a.Cards.Committed = a.Streams.Wake
 	// A write of the sets drops this replica's cached tenant row, so that its next search reads
 	// the new ones; other replicas read them within TenantCacheTTL.
 	a.Synonyms = &search.Synonyms{Store: storage.NewTenantStore(a.opts.DB), Gate: a.Tenants, Authz: a.Enforcers, Forget: a.Tenants.Forget}
@@ -315,6 +323,10 @@ func (a *App) observe(deps *delegation.Deps) {
 
 // followLine is logged when the follower listens on Postgres besides polling.
 const followLine = "following the change feed with LISTEN/NOTIFY and polling"
+
+// streamsListenLine is logged when, without an index, only the live streams of the change feed
+// listen on Postgres.
+const streamsListenLine = "live streams of the change feed hear other replicas' writes with LISTEN/NOTIFY, and poll"
 
 // Start runs the background work until ctx ends or Close: change-feed pruning, and, with an
 // index, the follower that applies other replicas' writes (polling every Search.PollInterval,
@@ -360,7 +372,11 @@ func (a *App) Start(ctx context.Context) {
 			a.Prober.Run(ctx, func(err error) { log.Warn("probe round failed; retrying next round", "err", err) })
 		})
 	}
+	if o.Search.PollInterval > 0 {
+		a.background.Go(func() { a.Streams.Run(ctx, o.Search.PollInterval) })
+	}
 	if a.Index == nil {
+		a.listen(ctx, nil, nil)
 		return
 	}
 	if a.Index.Snapshots != nil {
@@ -373,35 +389,73 @@ func (a *App) Start(ctx context.Context) {
 		indexFailed("tenant", t, "err", err)
 		a.Tenants.Suspect(ctx)
 	}
-	if o.Search.Listen {
-		// Each (re)established LISTEN first syncs every loaded tenant: what was notified while
-		// none was in effect reached nobody.
-		// The follower reads only what is new while LISTEN is in effect (see Index.Listening).
-		var listening atomic.Bool
+	a.listen(ctx, notify, syncFailed)
+	a.background.Go(func() { a.Index.Follow(ctx, o.Search.PollInterval, notify, syncFailed) })
+}
+
+// listen, on Postgres with Search.Listen, hears other replicas' writes at once: each notice
+// wakes the tenant's live streams and goes on to the index's follower (on index, when there is
+// one). Each (re)established LISTEN first syncs every loaded tenant and wakes every stream:
+// what was notified while none was in effect reached nobody.
+func (a *App) listen(ctx context.Context, index chan<- search.Notice, syncFailed func(tenants.ID, error)) {
+	o, log := a.opts, a.opts.Log
+	if !o.Search.Listen {
+		return
+	}
+	// The follower reads only what is new while LISTEN is in effect (see Index.Listening).
+	var listening atomic.Bool
+	if a.Index != nil {
 		a.Index.Listening = listening.Load
-		resync := func() {
-			listening.Store(true)
+	}
+	resync := func() {
+		listening.Store(true)
+		a.Streams.WakeAll()
+		if a.Index != nil {
 			a.Index.SyncLoaded(ctx, syncFailed)
 		}
-		listenerFailed := quiet(log, "change-feed listener")
-		lost := func(err error) {
-			listening.Store(false)
-			listenerFailed("err", err)
-		}
-		switch err := o.DB.Listen(ctx, notify, resync, lost); {
-		case err == nil:
-			log.Info(followLine, "interval", o.Search.PollInterval)
-		case !errors.Is(err, storage.ErrNoListen) && ctx.Err() == nil:
-			log.Warn("change-feed LISTEN failed; following by polling until a retry (every second) succeeds", "err", err)
-		}
 	}
-	a.background.Go(func() { a.Index.Follow(ctx, o.Search.PollInterval, notify, syncFailed) })
+	listenerFailed := quiet(log, "change-feed listener")
+	lost := func(err error) {
+		listening.Store(false)
+		listenerFailed("err", err)
+	}
+	heard := make(chan search.Notice, 64)
+	switch err := o.DB.Listen(ctx, heard, resync, lost); {
+	case err == nil && a.Index == nil:
+		log.Info(streamsListenLine, "interval", o.Search.PollInterval)
+	case err == nil:
+		log.Info(followLine, "interval", o.Search.PollInterval)
+	case errors.Is(err, storage.ErrNoListen):
+		return
+	case ctx.Err() == nil:
+		log.Warn("change-feed LISTEN failed; following by polling until a retry (every second) succeeds", "err", err)
+	}
+	a.background.Go(func() {
+		for {
+			var n search.Notice
+			select {
+			case <-ctx.Done():
+				return
+			case n = <-heard:
+			}
+			a.Streams.Wake(n.Tenant)
+			if index == nil {
+				continue
+			}
+			select {
+			case index <- n:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
 }
 
 // Close waits for the async delegations in flight to get their outcome, then stops the
 // background work and waits for it; call it once the server takes no more requests, and before
 // the database closes (which stops the LISTEN connection).
 func (a *App) Close() {
+	a.Streams.Drain()
 	a.Dispatcher.Wait()
 	a.stop()
 	a.Tenants.Close()

@@ -25,6 +25,7 @@ func (a *App) buildHandler() error {
 		Cards:       a.Cards,
 		Search:      a.Search,
 		Changes:     a.Changes,
+		Streams:     a.Streams,
 		Synonyms:    a.Synonyms,
 		A2A:         a.A2A,
 		Enforcers:   a.Enforcers,
@@ -61,6 +62,9 @@ func (a *App) ConfigureServer(s *http.Server) {
 	// A search index build in progress (a warm-up, or a first search) ends as soon as the
 	// shutdown begins: the requests waiting for it answer 503 instead of holding the drain.
 	s.RegisterOnShutdown(func() {
+		// Live streams end with their final event at once: their clients resume elsewhere, and
+		// the drain does not wait for them.
+		a.Streams.Drain()
 		if a.Index != nil {
 			a.Index.Close()
 		}
