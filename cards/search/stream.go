@@ -439,8 +439,12 @@ func (f *tenantFeed) scanAll(ctx context.Context, apply func([]Change, scanned) 
 			if err := apply(fresh, r); err != nil {
 				return n, err
 			}
-			for _, e := range fresh {
-				f.delivered[e.Seq] = struct{}{}
+			if c.Window > 0 {
+				// Only a new pass reads entries again; where entries commit in order (SQLite)
+				// every read starts after the last entry read, and nothing needs remembering.
+				for _, e := range fresh {
+					f.delivered[e.Seq] = struct{}{}
+				}
 			}
 			n += len(fresh)
 		}
