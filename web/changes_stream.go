@@ -77,6 +77,9 @@ func (h *handlers) streamChanges(c echo.Context, since string, page paging.Page)
 	res.Header().Set(echo.HeaderCacheControl, "no-store")
 	// Proxies that buffer answers (nginx) pass this one on as it comes.
 	res.Header().Set("X-Accel-Buffering", "no")
+	// The connection ends with the stream: its client opens the next one anew, maybe on another
+	// replica, and no later request meets the stream's write deadline.
+	res.Header().Set(echo.HeaderConnection, "close")
 	res.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(res)
 	// The server's read timeout bounds reading a request; this one is read, and the stream

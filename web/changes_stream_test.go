@@ -363,6 +363,9 @@ func TestChangesStreamDrain(t *testing.T) {
 		if len(rest) != 1 || rest[0].name != "resume" || !strings.Contains(rest[0].data, `"reason":"draining"`) || rest[0].id != id {
 			t.Fatalf("after the drain: %+v, want one resume event with the last id %s", rest, id)
 		}
+		if !s.resp.Close {
+			t.Error("a stream's connection is kept for another request")
+		}
 	})
 }
 
