@@ -36,6 +36,28 @@ func TestVerifiedTokenMemoryKeepsExpiry(t *testing.T) {
 	}
 }
 
+// TestValidUntil: a token's end is its exp plus the leeway; a token no longer valid has none.
+func TestValidUntil(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	tk, err := NewTokens(Config{Algorithm: "HS256", Secret: []byte("0123456789abcdef0123456789abcdef"),
+		Leeway: 10 * time.Second, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tk.Mint("alice", "acme", time.Minute, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := now.Add(time.Minute + 10*time.Second)
+	if got, err := tk.ValidUntil(tok); err != nil || !got.Equal(want) {
+		t.Fatalf("ValidUntil: %v %v, want %v", got, err, want)
+	}
+	now = want.Add(time.Second)
+	if got, err := tk.ValidUntil(tok); err == nil {
+		t.Fatalf("ValidUntil after the end: %v, want an error", got)
+	}
+}
+
 // TestVerifyRefusesWhatRFCsForbid: a JWS whose header lists "crit" extensions (RFC 7515 §4.1.11:
 // we understand none, and an empty list must not be sent) and a NumericDate that is not a JSON
 // number (RFC 7519 §2) are refused, even when golang-jwt would decode them. Each case is paired
