@@ -369,34 +369,18 @@ func TestChangesStreamDrain(t *testing.T) {
 	})
 }
 
-// TestChangesStreamReplicas: on Postgres, a write on replica A reaches a stream of replica B
-// through LISTEN, with the polls an hour apart; elsewhere through B's poll.
+// TestChangesStreamReplicas: a write on replica A reaches a stream of replica B, two servers on
+// one database running their background work as serve does: on Postgres through LISTEN, with
+// the polls an hour apart; elsewhere through B's poll.
 func TestChangesStreamReplicas(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, d string) {
 		db := storagetest.Open(t, d)
-		a := newEnvWith(t, db, envOptions{allowLoopback: true})
-		b := newEnvWith(t, db, envOptions{allowLoopback: true})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
+		poll := 50 * time.Millisecond
 		if d == "postgres" {
-			notify := make(chan search.Notice, 16)
-			if err := db.Listen(ctx, notify, b.streams.WakeAll, func(err error) { t.Log(err) }); err != nil {
-				t.Fatal(err)
-			}
-			go func() {
-				for {
-					select {
-					case n := <-notify:
-						b.streams.Wake(n.Tenant)
-					case <-ctx.Done():
-						return
-					}
-				}
-			}()
-			go b.streams.Run(ctx, time.Hour)
-		} else {
-			go b.streams.Run(ctx, 50*time.Millisecond)
+			poll = time.Hour
 		}
+		a := newEnvWith(t, db, envOptions{allowLoopback: true, follow: true, pollInterval: poll})
+		b := newEnvWith(t, db, envOptions{allowLoopback: true, follow: true, pollInterval: poll})
 		a.mkTenant("acme", "alice")
 		alice := a.token("alice", "acme", false)
 		s := b.openStream(t, alice, "acme", "")

@@ -138,6 +138,8 @@ type envOptions struct {
 	a2aCacheMaxAge time.Duration
 	// keys sign cards and delegation tokens; nil means fresh ones.
 	keys *token.ServiceKeys
+	// pollInterval replaces follow's poll interval of 500 ms.
+	pollInterval time.Duration
 	// streams bound the live streams of the change feed (search.streams; zero: the defaults).
 	streams search.StreamLimits
 	// follow runs the background work as serve does: the feed follower (polling every 500 ms,
@@ -220,6 +222,9 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	}
 	if o.follow {
 		opts.Search = app.SearchOptions{PollInterval: 500 * time.Millisecond, Listen: true, FeedRetention: time.Hour}
+		if o.pollInterval > 0 {
+			opts.Search.PollInterval = o.pollInterval
+		}
 	}
 	opts.Search.SnapshotDir = o.snapshotDir
 	opts.Search.Streams = o.streams
