@@ -22,6 +22,10 @@ const (
 	// ActSearchManage is managing how the tenant's searches read queries: its synonym sets.
 	// Reading them needs cards:read only.
 	ActSearchManage = "search:manage"
+	// ActWebhooksManage is managing the tenant's webhook subscriptions and reading their
+	// delivery records: a subscriber receives every card change its filter matches, whatever
+	// the subscriber may read, so it is an admin's.
+	ActWebhooksManage = "webhooks:manage"
 )
 
 // Objects (or object patterns) that policies name.
@@ -31,6 +35,8 @@ const (
 	ObjPolicies        = "policies"
 	// ObjSearch is the tenant's search settings (its synonym sets).
 	ObjSearch = "search"
+	// ObjWebhooks is the tenant's webhook subscriptions.
+	ObjWebhooks = "webhooks"
 )
 
 // CardObject is the policy object of one card.
@@ -70,7 +76,7 @@ var builtinRoles = map[string][]grant{
 	RoleAdmin: {
 		{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete},
 		{ObjAllCards, ActCardsHeartbeat}, {ObjAllCapabilities, ActDelegate}, {ObjPolicies, ActPoliciesManage},
-		{ObjSearch, ActSearchManage},
+		{ObjSearch, ActSearchManage}, {ObjWebhooks, ActWebhooksManage},
 	},
 }
 

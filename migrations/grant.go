@@ -16,6 +16,7 @@ func goMigrations(dialect string) []*goose.Migration {
 	return []*goose.Migration{
 		grantMigration(7, dialect, heartbeatGrant),
 		grantMigration(18, dialect, searchManageGrant),
+		grantMigration(21, dialect, webhooksManageGrant),
 	}
 }
 
@@ -31,6 +32,10 @@ var heartbeatGrant = builtinGrant{roles: []string{authz.RoleAdmin, authz.RoleEdi
 
 // searchManageGrant is search:manage, given to the built-in admin role (migration 18).
 var searchManageGrant = builtinGrant{roles: []string{authz.RoleAdmin}, obj: authz.ObjSearch, act: authz.ActSearchManage}
+
+// webhooksManageGrant is webhooks:manage, given to the built-in admin role (migration 21, after
+// the tables of migration 20).
+var webhooksManageGrant = builtinGrant{roles: []string{authz.RoleAdmin}, obj: authz.ObjWebhooks, act: authz.ActWebhooksManage}
 
 // grantMigration is the Go migration version that gives g to every existing tenant (up) or
 // takes it back (down).

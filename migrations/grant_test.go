@@ -17,13 +17,19 @@ import (
 // built-in rules without it; migration 7 gives it to its editor and admin roles, once, and moves
 // its policy revision.
 func TestHeartbeatGrantedToExistingTenants(t *testing.T) {
-	testGrantedToExistingTenants(t, 7, authz.ActCardsHeartbeat, []string{"role:admin", "role:editor"}, authz.ActSearchManage)
+	testGrantedToExistingTenants(t, 7, authz.ActCardsHeartbeat, []string{"role:admin", "role:editor"}, authz.ActSearchManage, authz.ActWebhooksManage)
 }
 
 // TestSearchManageGrantedToExistingTenants: migration 18 gives search:manage to the admin role
 // of every tenant created before it existed, as migration 7 gave cards:heartbeat.
 func TestSearchManageGrantedToExistingTenants(t *testing.T) {
-	testGrantedToExistingTenants(t, 18, authz.ActSearchManage, []string{"role:admin"})
+	testGrantedToExistingTenants(t, 18, authz.ActSearchManage, []string{"role:admin"}, authz.ActWebhooksManage)
+}
+
+// TestWebhooksManageGrantedToExistingTenants: migration 21 gives webhooks:manage to the admin
+// role of every tenant created before it existed.
+func TestWebhooksManageGrantedToExistingTenants(t *testing.T) {
+	testGrantedToExistingTenants(t, 21, authz.ActWebhooksManage, []string{"role:admin"})
 }
 
 // testGrantedToExistingTenants: a tenant created just before migration version, seeded with the

@@ -1,0 +1,49 @@
+-- Webhook subscriptions and their delivery records (docs/webhooks.md). A subscription follows
+-- the tenant's change feed from feed_cursor, a cards.changes cursor advanced only after its
+-- subscriber answered 2xx (or when a change does not match its filter). One replica at a time
+-- delivers to a subscriber: the one whose lease (lease_owner, lease_until) is current. types and
+-- agent_ids are the filter, JSON arrays (empty: everything). Deliveries keep the last
+-- webhooks.keepDeliveries attempts per subscription; storage deletes both with their tenant, and the records with their
+-- subscription.
+
+-- +goose Up
+CREATE TABLE webhooks (
+    tenant_id       VARCHAR(63)   COLLATE "C" NOT NULL,
+    webhook_id      VARCHAR(64)   COLLATE "C" NOT NULL,
+    url             VARCHAR(2048) NOT NULL,
+    types           TEXT          NOT NULL,
+    agent_ids       TEXT          NOT NULL,
+    state           VARCHAR(16)   NOT NULL,
+    feed_cursor     VARCHAR(512)  NOT NULL,
+    failures        INTEGER       NOT NULL DEFAULT 0,
+    failing_since   TIMESTAMPTZ,
+    last_error      VARCHAR(300)  NOT NULL DEFAULT '',
+    next_attempt_at TIMESTAMPTZ   NOT NULL,
+    lease_owner     VARCHAR(64)   NOT NULL DEFAULT '',
+    lease_until     TIMESTAMPTZ,
+    created_at      TIMESTAMPTZ   NOT NULL,
+    updated_at      TIMESTAMPTZ   NOT NULL,
+    PRIMARY KEY (tenant_id, webhook_id),
+    FOREIGN KEY (tenant_id) REFERENCES tenants (tenant_id)
+);
+CREATE INDEX webhooks_due ON webhooks (next_attempt_at);
+
+CREATE TABLE webhook_deliveries (
+    seq         BIGINT        GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    tenant_id   VARCHAR(63)   COLLATE "C" NOT NULL,
+    webhook_id  VARCHAR(64)   COLLATE "C" NOT NULL,
+    event_id    VARCHAR(300)  NOT NULL,
+    event_type  VARCHAR(64)   NOT NULL,
+    agent_id    VARCHAR(128)  NOT NULL,
+    status_code INTEGER       NOT NULL DEFAULT 0,
+    ok          BOOLEAN       NOT NULL,
+    error_text  VARCHAR(300)  NOT NULL DEFAULT '',
+    latency_ms  BIGINT        NOT NULL DEFAULT 0,
+    attempted_at TIMESTAMPTZ   NOT NULL,
+    FOREIGN KEY (tenant_id, webhook_id) REFERENCES webhooks (tenant_id, webhook_id)
+);
+CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (tenant_id, webhook_id, seq);
+
+-- +goose Down
+DROP TABLE webhook_deliveries;
+DROP TABLE webhooks;
