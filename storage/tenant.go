@@ -196,8 +196,8 @@ func tenantDetail(old, row tenantRow) string {
 	return strings.Join(parts, "; ")
 }
 
-// Delete removes the tenant with its cards, rules, delegations, endpoint secrets and change
-// history in one transaction, then appends a 'purge' entry to the change feed so followers drop
+// Delete removes the tenant with its cards, rules, delegations, endpoint secrets, webhooks and
+// change history in one transaction, then appends a 'purge' entry to the change feed so followers drop
 // what they hold for it.
 func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 	tenant := string(id)
@@ -226,7 +226,7 @@ func (s *TenantStore) delete(ctx context.Context, tenant string) error {
 		case err != nil:
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
-		for _, model := range []any{&cardRow{}, &ruleRow{}, &changeRow{}, &delegationRow{}, &secretRow{}, &tenantRow{}} {
+		for _, model := range []any{&deliveryRow{}, &webhookRow{}, &cardRow{}, &ruleRow{}, &changeRow{}, &delegationRow{}, &secretRow{}, &tenantRow{}} {
 			if err := tx.Where("tenant_id = ?", tenant).Delete(model).Error; err != nil {
 				return fmt.Errorf("delete tenant %q: %w", tenant, err)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/agenttest"
+	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/api"
@@ -79,6 +80,12 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"synonyms.put", `{"id": "review", "words": ["review", "code review"]}`, false},
 		{"synonyms.list", `{}`, false},
 		{"synonyms.remove", `{"id": "review"}`, false},
+		{"webhooks.create", `{"url": "` + endpoint + `/hooks", "types": ["agentcards.card.removed"], "agentIds": ["b*"]}`, false},
+		{"webhooks.list", `{}`, false},
+		{"webhooks.get", `{"id": "{{webhook}}"}`, false},
+		{"webhooks.update", `{"id": "{{webhook}}", "state": "disabled"}`, false},
+		{"webhooks.deliveries", `{"id": "{{webhook}}", "limit": 10}`, false},
+		{"webhooks.remove", `{"id": "{{webhook}}"}`, false},
 		{"delegations.create", `{"agentId": "rev", "capability": "review_pr", "task": "review PR 7", "context": {"pr": 7}}`, false},
 		{"delegations.list", `{"agentId": "rev"}`, false},
 		{"delegations.get", `{"id": "{{delegation}}"}`, false},
@@ -131,14 +138,12 @@ func TestGoClientEveryRequest(t *testing.T) {
 		}
 		as[admin] = c
 	}
-	var delegationID string
+	made := map[string]string{}
 	for _, s := range steps {
-		if id := goClientStep(t, ctx, as[s.admin], s, delegationID); id != "" {
-			delegationID = id
-		}
+		goClientStep(t, ctx, as[s.admin], s, made)
 	}
-	if delegationID == "" {
-		t.Fatal("no delegation made")
+	if made["delegation"] == "" || made["webhook"] == "" {
+		t.Fatalf("no delegation or no webhook made: %v", made)
 	}
 
 	// Paging: the iterator reads every page.
@@ -155,14 +160,14 @@ func TestGoClientEveryRequest(t *testing.T) {
 	goClientRefusals(t, ctx, e, as[false])
 }
 
-// goClientStep sends step s of the scenario with its typed method of c, {{delegation}} in its
-// arguments standing for delegationID, and checks the answer; it returns the id of the
-// delegation the step made, if it made one.
-func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, delegationID string) string {
+// goClientStep sends step s of the scenario with its typed method of c, {{delegation}} and
+// {{webhook}} in its arguments standing for ids["delegation"] and ids["webhook"], and checks the
+// answer; it keeps in ids the id of the delegation or webhook the step made, if it made one.
+func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, ids map[string]string) {
 	t.Helper()
 	r, _ := catalog.Lookup(s.request)
 	in := reflect.New(r.In)
-	args := strings.ReplaceAll(s.args, "{{delegation}}", delegationID)
+	args := withIDs(s.args, ids)
 	if err := json.Unmarshal([]byte(args), in.Interface()); err != nil {
 		t.Fatalf("%s: arguments: %v", s.request, err)
 	}
@@ -171,28 +176,41 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, d
 	method := reflect.ValueOf(c).Elem().FieldByName(resource).MethodByName(verb)
 	if !method.IsValid() {
 		t.Errorf("%s: the client has no method %s", s.request, r.GoMethod())
-		return ""
+		return
 	}
 	if got := method.Type().In(1); got != r.In {
 		t.Errorf("%s: %s takes %v, the catalogue says %v", s.request, r.GoMethod(), got, r.In)
-		return ""
+		return
 	}
 	res := method.Call([]reflect.Value{reflect.ValueOf(ctx), in.Elem()})
 	if err, _ := res[1].Interface().(error); err != nil {
 		t.Errorf("%s: %v", s.request, err)
-		return ""
+		return
 	}
 	out := res[0]
 	if out.Type() != r.Out {
 		t.Errorf("%s: %s answers %v, the catalogue says %v", s.request, r.GoMethod(), out.Type(), r.Out)
-		return ""
+		return
 	}
 	switch v := out.Interface().(type) {
 	case api.Delegation:
 		if v.Status != "completed" || string(v.Result) != `"looks good"` {
 			t.Errorf("%s: %s with result %s, want completed with the agent's", s.request, v.Status, v.Result)
 		}
-		return v.ID
+		ids["delegation"] = v.ID
+	case webhooks.Webhook:
+		want := webhooks.StateActive
+		if s.request == "webhooks.update" {
+			want = webhooks.StateDisabled
+		}
+		if !strings.HasPrefix(v.ID, "wh_") || v.State != want || !slices.Equal(v.Types, []string{webhooks.TypeRemoved}) {
+			t.Errorf("%s: answered %+v", s.request, v)
+		}
+		ids["webhook"] = v.ID
+	case api.WebhookList:
+		if v.Total != 1 || len(v.Items) != 1 || v.Items[0].ID != ids["webhook"] {
+			t.Errorf("%s: answered %+v, want the webhook just made", s.request, v)
+		}
 	case api.SearchResult:
 		if v.Total != 3 || len(v.Items) != 2 || v.NextCursor == "" || v.Items[0].Score == nil {
 			t.Errorf("%s: %d of %d, next %q; want 2 of 3 ranked, and a cursor", s.request, len(v.Items), v.Total, v.NextCursor)
@@ -222,7 +240,12 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, d
 			t.Errorf("%s: not the 0.3 card asked for: %.200s", s.request, v)
 		}
 	}
-	return ""
+}
+
+// withIDs is a step's arguments with {{delegation}} and {{webhook}} replaced by the ids of the
+// delegation and the webhook the scenario made.
+func withIDs(args string, ids map[string]string) string {
+	return strings.NewReplacer("{{delegation}}", ids["delegation"], "{{webhook}}", ids["webhook"]).Replace(args)
 }
 
 // goClientRefusals: refusals by the server come back as *client.Error with the REST code, and
@@ -502,7 +525,7 @@ func TestMCPEveryTool(t *testing.T) {
 	checkScenarioCovers(t, steps, catalog.MCP)
 	sessions := map[bool]*sdk.ClientSession{false: mustSession(t, e, alice), true: mustSession(t, e, root)}
 	listed := tools(t, sessions[false])
-	var delegationID string
+	ids := map[string]string{}
 	for _, s := range steps {
 		r, _ := catalog.Lookup(s.request)
 		tool := listed[r.MCPTool()]
@@ -511,13 +534,15 @@ func TestMCPEveryTool(t *testing.T) {
 			continue
 		}
 		// Alice's token names acme; the platform admin's names no tenant, and its requests name theirs.
-		out := checkOutput(t, tool, callTool(t, sessions[s.admin], tool.Name, strings.ReplaceAll(s.args, "{{delegation}}", delegationID)))
+		out := checkOutput(t, tool, callTool(t, sessions[s.admin], tool.Name, withIDs(s.args, ids)))
 		switch s.request {
+		case "webhooks.create":
+			ids["webhook"], _ = out["id"].(string)
 		case "delegations.create":
 			if out["status"] != "completed" || out["result"] != "looks good" {
 				t.Errorf("delegation: %v", out)
 			}
-			delegationID, _ = out["id"].(string)
+			ids["delegation"], _ = out["id"].(string)
 		case "cards.search":
 			items, _ := out["items"].([]any)
 			if out["total"] != float64(3) || len(items) != 2 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,8 @@ type routeFixture struct {
 	root, alice string
 	// agent is the card's agent; its record holds the delegation token it was called with.
 	agent *agenttest.Agent
-	// params fills each path parameter (":tenant", ":agentId", ":name", ":id", and the console's "*")
-	// with an existing value.
+	// params fills each path parameter (":tenant", ":agentId", ":name", ":id", a webhook's
+	// "webhooks/id", and the console's "*") with an existing value.
 	params map[string]string
 }
 
@@ -45,19 +46,32 @@ func newRouteFixture(t *testing.T) routeFixture {
 		ID string `json:"id"`
 	}
 	r.json(t, &d)
-	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "name": "pub", "id": d.ID, "*": "index.html"}
+	// A webhook to a receiver that takes every event.
+	hooked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(hooked.Close)
+	r = e.do("POST", "/v1/tenants/acme/webhooks", f.alice, map[string]any{"url": hooked.URL})
+	expect(t, r, http.StatusCreated)
+	var hook struct {
+		ID string `json:"id"`
+	}
+	r.json(t, &hook)
+	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "name": "pub", "id": d.ID, "webhooks/id": hook.ID, "*": "index.html"}
 	f.agent = a
 	return f
 }
 
-// fill replaces the route's path parameters with values (by name, without the colon), failing
+// fill replaces the route's path parameters with values (by the segment before and the name,
+// "webhooks/id", or by the name alone, without the colon), failing
 // the test on a parameter it has no value for: a new kind of route needs a fixture for it.
 func fill(t testing.TB, route string, values map[string]string) string {
 	t.Helper()
 	segs := strings.Split(route, "/")
 	for i, s := range segs {
 		if name, ok := strings.CutPrefix(s, ":"); ok {
-			v, ok := values[name]
+			v, ok := values[segs[max(i-1, 0)]+"/"+name] // a parameter of one resource: "webhooks/id"
+			if !ok {
+				v, ok = values[name]
+			}
 			if !ok {
 				t.Fatalf("route %s: no value for its parameter %s", route, s)
 			}

@@ -34,8 +34,9 @@ type FeedChange struct {
 	Revision int64
 	// Card is an upsert's card; nil for a removal.
 	Card *cards.Card
-	// seq is the number of the feed entry the change was read from.
-	seq int64
+	// Seq is the entry's number in the tenant's feed: the same change read again (a later pass
+	// may repeat some) has the same one.
+	Seq int64
 }
 
 // FeedPage is one page of the change feed and the cursor to follow it from.
@@ -46,6 +47,10 @@ type FeedPage struct {
 	// More says the page was full: more changes may be read at once. Without it the client has
 	// caught up and asks again later.
 	More bool
+	// Horizon is the number at or below which every entry of the feed had committed when this
+	// page's pass began: once a follower has moved past this page, no later page answers an entry
+	// numbered at or below it again, while one above it may come again in the next pass.
+	Horizon int64
 }
 
 // Changes is the feed a client follows: reads of the change feed that card stores append to.
@@ -100,6 +105,25 @@ func (s *Changes) ListChanges(ctx context.Context, tenant tenants.ID, since stri
 	if err != nil {
 		return FeedPage{}, err
 	}
+	var readable func(string) bool
+	if since != "" {
+		if readable, err = s.Authz.ReadFilter(ctx, string(tenant)); err != nil {
+			return FeedPage{}, err
+		}
+	}
+	return s.read(ctx, tenant, since, limit, readable)
+}
+
+// Follow answers a page of at most limit entries of the tenant's change feed after since, as
+// ListChanges does, with every change (no caller, no read filter, no gate): the service's own
+// followers (webhook deliveries) read the feed through it, so that they share its order and
+// its gap-freedom. The caller has checked the tenant, and limit (1 or more).
+func (s *Changes) Follow(ctx context.Context, tenant tenants.ID, since string, limit int) (FeedPage, error) {
+	return s.read(ctx, tenant, since, limit, nil)
+}
+
+// read is a page of the feed after since with the changes readable allows (all when nil).
+func (s *Changes) read(ctx context.Context, tenant tenants.ID, since string, limit int, readable func(string) bool) (FeedPage, error) {
 	list := feedList(tenant)
 	now := s.now()
 	if since == "" {
@@ -108,13 +132,9 @@ func (s *Changes) ListChanges(ctx context.Context, tenant tenants.ID, since stri
 			return FeedPage{}, err
 		}
 		pos := feedPos{After: h, Since: now.Unix(), Horizon: -1}
-		return FeedPage{Changes: []FeedChange{}, NextCursor: paging.EncodeCursor(list, pos)}, nil
+		return FeedPage{Changes: []FeedChange{}, NextCursor: paging.EncodeCursor(list, pos), Horizon: h}, nil
 	}
 	pos, err := s.decode(tenant, since, now)
-	if err != nil {
-		return FeedPage{}, err
-	}
-	readable, err := s.Authz.ReadFilter(ctx, string(tenant))
 	if err != nil {
 		return FeedPage{}, err
 	}
@@ -126,7 +146,7 @@ func (s *Changes) ListChanges(ctx context.Context, tenant tenants.ID, since stri
 	if err != nil {
 		return FeedPage{}, err
 	}
-	return FeedPage{Changes: out, NextCursor: paging.EncodeCursor(list, r.next), More: r.full}, nil
+	return FeedPage{Changes: out, NextCursor: paging.EncodeCursor(list, r.next), More: r.full, Horizon: r.pos.Horizon}, nil
 }
 
 // scanned is one read of the feed within a pass (see feedPos).
@@ -247,14 +267,14 @@ func (s *Changes) render(ctx context.Context, tenant tenants.ID, entries []Chang
 			continue
 		}
 		if e.Op == OpDelete {
-			out = append(out, FeedChange{Op: FeedRemove, AgentID: e.AgentID, Revision: e.Revision, seq: e.Seq})
+			out = append(out, FeedChange{Op: FeedRemove, AgentID: e.AgentID, Revision: e.Revision, Seq: e.Seq})
 			continue
 		}
 		c, ok := current[e.AgentID]
 		if !ok {
 			continue
 		}
-		out = append(out, FeedChange{Op: FeedUpsert, AgentID: e.AgentID, Revision: c.Revision, Card: c, seq: e.Seq})
+		out = append(out, FeedChange{Op: FeedUpsert, AgentID: e.AgentID, Revision: c.Revision, Card: c, Seq: e.Seq})
 	}
 	return out, nil
 }

@@ -408,7 +408,7 @@ func (f *tenantFeed) read() error {
 		events := make([]*StreamEvent, len(changes))
 		for i, ch := range changes {
 			at := r.pos
-			at.After = ch.seq
+			at.After = ch.Seq
 			events[i] = &StreamEvent{FeedChange: ch, Cursor: paging.EncodeCursor(list, at)}
 		}
 		f.deliver(events)
@@ -593,7 +593,7 @@ func (sub *Subscription) Next(ctx context.Context, within time.Duration) ([]*Str
 func (sub *Subscription) keep(batch []*StreamEvent) []*StreamEvent {
 	var out []*StreamEvent
 	for _, e := range batch {
-		if _, dup := sub.seen[e.seq]; dup || (sub.readable != nil && !sub.readable(e.AgentID)) {
+		if _, dup := sub.seen[e.Seq]; dup || (sub.readable != nil && !sub.readable(e.AgentID)) {
 			continue
 		}
 		out = append(out, e)
@@ -638,7 +638,7 @@ func (sub *Subscription) catchUp(ctx context.Context) ([]*StreamEvent, error) {
 	out := make([]*StreamEvent, len(changes))
 	for i, ch := range changes {
 		at := r.pos
-		at.After = ch.seq
+		at.After = ch.Seq
 		out[i] = &StreamEvent{FeedChange: ch, Cursor: paging.EncodeCursor(list, at)}
 	}
 	if len(out) > 0 {

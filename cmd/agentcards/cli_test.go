@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -126,6 +127,7 @@ func TestCLIEveryRequest(t *testing.T) {
 	s.edits(t)
 	s.access(t)
 	s.synonyms(t)
+	s.webhooks(t)
 	s.delegationsAndPublic(t)
 	s.refusals(t)
 	s.inputs(t)
@@ -356,6 +358,35 @@ func (s *cliScenario) synonyms(t *testing.T) {
 	e.refused(t, s.bob, 1, "forbidden", "synonyms", "put", "--id", "l10n", "--words", "a,b")
 	e.ok(t, alice, nil, "synonyms", "remove", "--id", "l10n")
 	e.refused(t, alice, 1, "not_found", "synonyms", "remove", "--id", "l10n")
+}
+
+// webhooks: a webhook to a receiver on loopback, created with its filter as list flags, listed as
+// a table, read, paused, its deliveries read, refused to bob, and removed, once.
+func (s *cliScenario) webhooks(t *testing.T) {
+	e, alice := s.e, s.alice
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(receiver.Close)
+	var hook struct {
+		ID, URL, State string
+		Types          []string
+	}
+	e.ok(t, alice, &hook, "webhooks", "create", "--url", receiver.URL, "--types", "agentcards.card.removed", "--agentIds", "rev*")
+	if !strings.HasPrefix(hook.ID, "wh_") || hook.URL != receiver.URL || hook.State != "active" || !slices.Equal(hook.Types, []string{"agentcards.card.removed"}) {
+		t.Errorf("webhooks create: %+v", hook)
+	}
+	if r := e.ok(t, alice, nil, "webhooks", "list", "-o", "table"); !regexp.MustCompile(`(?m)^` + hook.ID + `\s+http://127\.0\.0\.1:\d+\s+active\s+0\s`).MatchString(r.stdout) {
+		t.Errorf("webhooks list as a table:\n%s", r.stdout)
+	}
+	e.ok(t, alice, nil, "webhooks", "get", "--id", hook.ID)
+	e.ok(t, alice, &hook, "webhooks", "update", "--id", hook.ID, "--state", "disabled")
+	if hook.State != "disabled" {
+		t.Errorf("webhooks update: %+v", hook)
+	}
+	e.ok(t, alice, nil, "webhooks", "deliveries", "--id", hook.ID, "--limit", "5")
+	e.refused(t, s.bob, 1, "forbidden", "webhooks", "list")
+	e.refused(t, alice, 1, "blocked_url", "webhooks", "create", "--url", "http://169.254.169.254/latest")
+	e.ok(t, alice, nil, "webhooks", "remove", "--id", hook.ID)
+	e.refused(t, alice, 1, "not_found", "webhooks", "remove", "--id", hook.ID)
 }
 
 // delegationsAndPublic: a delegation to reviewer, read and listed; then A2A and keys, without a

@@ -22,6 +22,7 @@ import (
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/mcp"
 	"github.com/agentcards/agentcards/web/outbound"
@@ -43,6 +44,20 @@ type Config struct {
 	Liveness   LivenessConfig   `koanf:"liveness"`
 	Audit      AuditConfig      `koanf:"audit"`
 	MCP        MCPConfig        `koanf:"mcp"`
+	Webhooks   WebhooksConfig   `koanf:"webhooks"`
+}
+
+// WebhooksConfig is how webhook events are delivered (see webhooks.Config and docs/webhooks.md).
+type WebhooksConfig struct {
+	PollInterval   time.Duration `koanf:"pollInterval"`
+	Timeout        time.Duration `koanf:"timeout"`
+	MinBackoff     time.Duration `koanf:"minBackoff"`
+	MaxBackoff     time.Duration `koanf:"maxBackoff"`
+	DisableAfter   time.Duration `koanf:"disableAfter"`
+	MaxPerTenant   int           `koanf:"maxPerTenant"`
+	KeepDeliveries int           `koanf:"keepDeliveries"`
+	Lease          time.Duration `koanf:"lease"`
+	Concurrency    int           `koanf:"concurrency"`
 }
 
 // MCPConfig is what the MCP door at /mcp serves.
@@ -267,6 +282,15 @@ var defaults = map[string]any{
 	"liveness.probe.path":        "",
 	"audit.retention":            "2160h",
 	"mcp.toolsets":               mcp.DefaultToolsets,
+	"webhooks.pollInterval":      webhooks.Defaults.PollInterval.String(),
+	"webhooks.timeout":           webhooks.Defaults.Timeout.String(),
+	"webhooks.minBackoff":        webhooks.Defaults.MinBackoff.String(),
+	"webhooks.maxBackoff":        webhooks.Defaults.MaxBackoff.String(),
+	"webhooks.disableAfter":      webhooks.Defaults.DisableAfter.String(),
+	"webhooks.maxPerTenant":      webhooks.Defaults.MaxPerTenant,
+	"webhooks.keepDeliveries":    webhooks.Defaults.KeepDeliveries,
+	"webhooks.lease":             webhooks.Defaults.Lease.String(),
+	"webhooks.concurrency":       webhooks.Defaults.Concurrency,
 }
 
 // envName turns a key such as "server.bodyLimit" into AGENTCARDS_SERVER_BODY_LIMIT.

@@ -41,6 +41,7 @@ func (c *Config) check() error {
 		c.Delegation.check(),
 		c.Log.check(),
 		c.MCP.check(),
+		c.Webhooks.check(),
 	)
 	c.fillPaths()
 	return errors.Join(errs...)
@@ -159,6 +160,25 @@ func (s StreamsConfig) checkStreams() []error {
 		if b.n < 1 {
 			errs = append(errs, fmt.Errorf("search.streams.%s must be at least 1", b.key))
 		}
+	}
+	return errs
+}
+
+// check bounds the webhook settings: delivery needs a positive poll, timeout and backoff, a
+// backoff range in order, a lease that outlasts a delivery, and at least one of each count.
+func (w WebhooksConfig) check() []error {
+	var errs []error
+	if w.PollInterval < 100*time.Millisecond || w.Timeout <= 0 || w.MinBackoff <= 0 || w.DisableAfter <= 0 {
+		errs = append(errs, errors.New("webhooks.pollInterval must be at least 100ms, and timeout, minBackoff and disableAfter positive"))
+	}
+	if w.MaxBackoff < w.MinBackoff {
+		errs = append(errs, errors.New("webhooks.maxBackoff must be at least webhooks.minBackoff"))
+	}
+	if w.Lease < 2*w.Timeout {
+		errs = append(errs, fmt.Errorf("webhooks.lease (%s) must be at least twice webhooks.timeout (%s): a delivery must end within the lease it renews", w.Lease, w.Timeout))
+	}
+	if w.MaxPerTenant < 1 || w.KeepDeliveries < 1 || w.Concurrency < 1 {
+		errs = append(errs, errors.New("webhooks.maxPerTenant, keepDeliveries and concurrency must be at least 1"))
 	}
 	return errs
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/cmd/agentcards/app/metrics"
 	"github.com/agentcards/agentcards/storage"
@@ -153,7 +154,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		}
 	}
 	d := cfg.Delegation
-	pr := cfg.Liveness.Probe
+	pr, wh := cfg.Liveness.Probe, cfg.Webhooks
 	a, err := app.New(app.Options{
 		DB: db, Tokens: tokens, Keys: keys, SecretKey: secretKey, Log: log, Version: buildVersion(), MCPToolsets: cfg.MCP.Toolsets,
 		Web: web.Config{
@@ -183,6 +184,11 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		Metrics:        m,
 		AuditRetention: cfg.Audit.Retention,
 		MaxJSONDepth:   cfg.Server.MaxJSONDepth,
+		Webhooks: app.WebhookOptions{Config: webhooks.Config{
+			PollInterval: wh.PollInterval, Timeout: wh.Timeout, MinBackoff: wh.MinBackoff, MaxBackoff: wh.MaxBackoff,
+			DisableAfter: wh.DisableAfter, MaxPerTenant: wh.MaxPerTenant, KeepDeliveries: wh.KeepDeliveries, Lease: wh.Lease,
+			Concurrency: wh.Concurrency,
+		}},
 		Liveness: app.LivenessOptions{TTL: cfg.Liveness.TTL, Probe: liveness.ProbeConfig{
 			Interval: pr.Interval, Failures: pr.Failures, Timeout: pr.Timeout,
 			Concurrency: pr.Concurrency, PerTenant: pr.PerTenant, Path: pr.Path,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/audit"
 )
@@ -468,6 +469,54 @@ type SynonymsRemove struct {
 type SynonymList struct {
 	Items []tenants.SynonymSet `json:"items"`
 	Total int                  `json:"total"`
+}
+
+// ---- webhooks
+
+// WebhooksCreate subscribes a URL to the tenant's card changes.
+type WebhooksCreate struct {
+	Scope
+	URL      string   `json:"url" doc:"where each event is POSTed: an absolute http or https URL, up to 2048 bytes, at an address the outbound guard allows"`
+	Types    []string `json:"types,omitempty" doc:"the event types delivered, agentcards.card.upserted and agentcards.card.removed; none: both"`
+	AgentIDs []string `json:"agentIds,omitempty" doc:"globs (* and ? within an id) of the agents whose changes are delivered, up to 32; none: every agent"`
+}
+
+// WebhooksList lists the tenant's webhook subscriptions.
+type WebhooksList struct{ Scope }
+
+// WebhookRef names one webhook subscription.
+type WebhookRef struct {
+	Scope
+	ID string `json:"id" in:"path" doc:"the subscription's id (wh_...)"`
+}
+
+// WebhooksUpdate changes a webhook subscription: the members sent.
+type WebhooksUpdate struct {
+	Scope
+	ID       string    `json:"id" in:"path" doc:"the subscription's id (wh_...)"`
+	URL      *string   `json:"url,omitempty" doc:"a new URL"`
+	Types    *[]string `json:"types,omitempty" doc:"new event types; [] for both"`
+	AgentIDs *[]string `json:"agentIds,omitempty" doc:"new agent globs; [] for every agent"`
+	State    *string   `json:"state,omitempty" doc:"active (resume, and retry at once) or disabled (pause)"`
+}
+
+// WebhooksDeliveries reads a subscription's delivery records.
+type WebhooksDeliveries struct {
+	Scope
+	ID    string `json:"id" in:"path" doc:"the subscription's id (wh_...)"`
+	Limit int    `json:"limit,omitempty" in:"query" doc:"the most records to answer, newest first; all that are kept by default" min:"1" max:"1000"`
+}
+
+// WebhookList is the tenant's webhook subscriptions, oldest first.
+type WebhookList struct {
+	Items []webhooks.Webhook `json:"items"`
+	Total int                `json:"total"`
+}
+
+// DeliveryList is a subscription's delivery records, newest first.
+type DeliveryList struct {
+	Items []webhooks.Delivery `json:"items"`
+	Total int                 `json:"total"`
 }
 
 // ---- A2A

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants/audit"
 	"github.com/agentcards/agentcards/web/api"
 	"github.com/agentcards/agentcards/web/catalog"
@@ -17,11 +18,12 @@ import (
 // every limit of a catalogue request has them.
 func TestPageBounds(t *testing.T) {
 	want := map[reflect.Type]int64{
-		reflect.TypeFor[api.CardsSearch]():     search.MaxLimit,
-		reflect.TypeFor[api.A2AAgents]():       search.MaxLimit,
-		reflect.TypeFor[api.DelegationsList](): delegation.MaxLimit,
-		reflect.TypeFor[api.AuditList]():       audit.MaxLimit,
-		reflect.TypeFor[api.CardsChanges]():    search.MaxChanges,
+		reflect.TypeFor[api.CardsSearch]():        search.MaxLimit,
+		reflect.TypeFor[api.A2AAgents]():          search.MaxLimit,
+		reflect.TypeFor[api.DelegationsList]():    delegation.MaxLimit,
+		reflect.TypeFor[api.AuditList]():          audit.MaxLimit,
+		reflect.TypeFor[api.CardsChanges]():       search.MaxChanges,
+		reflect.TypeFor[api.WebhooksDeliveries](): webhooks.MaxDeliveries,
 	}
 	for _, r := range catalog.Requests {
 		for _, f := range client.Fields(r.In) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/api"
 )
@@ -228,6 +229,19 @@ var Requests = []Request{
 		Access: Token, Routes: []Route{{Method: "PUT", Path: tenantPath + "/synonyms/:id"}}, Doors: Every},
 	{Name: "synonyms.remove", In: typeOf[api.SynonymsRemove](), Out: typeOf[api.Empty](), Does: "Remove a synonym set", Caller: "search:manage on search",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/synonyms/:id"}}, Doors: Every},
+
+	{Name: "webhooks.create", In: typeOf[api.WebhooksCreate](), Out: typeOf[webhooks.Webhook](), Does: "Subscribe a URL to the tenant's card changes, delivered as signed CloudEvents", Caller: "webhooks:manage on webhooks",
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/webhooks"}}, Doors: Every},
+	{Name: "webhooks.list", In: typeOf[api.WebhooksList](), Out: typeOf[api.WebhookList](), Does: "List the tenant's webhook subscriptions and their delivery state", Caller: "webhooks:manage on webhooks",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/webhooks"}}, Doors: Every},
+	{Name: "webhooks.get", In: typeOf[api.WebhookRef](), Out: typeOf[webhooks.Webhook](), Does: "Read one webhook subscription and its delivery state", Caller: "webhooks:manage on webhooks",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/webhooks/:id"}}, Doors: Every},
+	{Name: "webhooks.update", In: typeOf[api.WebhooksUpdate](), Out: typeOf[webhooks.Webhook](), Does: "Change a webhook's URL or filter, pause it, or resume it", Caller: "webhooks:manage on webhooks",
+		Access: Token, Routes: []Route{{Method: "PATCH", Path: tenantPath + "/webhooks/:id"}}, Doors: Every},
+	{Name: "webhooks.remove", In: typeOf[api.WebhookRef](), Out: typeOf[api.Empty](), Does: "Remove a webhook subscription and its delivery records", Caller: "webhooks:manage on webhooks",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/webhooks/:id"}}, Doors: Every},
+	{Name: "webhooks.deliveries", In: typeOf[api.WebhooksDeliveries](), Out: typeOf[api.DeliveryList](), Does: "List a webhook's last delivery attempts, newest first", Caller: "webhooks:manage on webhooks",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/webhooks/:id/deliveries", Query: []string{"limit"}}}, Doors: Every},
 
 	{Name: "delegations.create", In: typeOf[api.DelegationsCreate](), Out: typeOf[api.Delegation](), Does: "Delegate a task to an agent, sync or async, over HTTP or A2A", Caller: "delegate on the capability", OpenWorld: true,
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/delegations"}}, Doors: Every},

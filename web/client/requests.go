@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/audit"
 	"github.com/agentcards/agentcards/web/api"
@@ -205,6 +206,39 @@ func (r Synonyms) Put(ctx context.Context, in api.SynonymsPut) (tenants.SynonymS
 // Remove is synonyms.remove.
 func (r Synonyms) Remove(ctx context.Context, in api.SynonymsRemove) (api.Empty, error) {
 	return call[api.Empty](ctx, r.c, "synonyms.remove", in)
+}
+
+// Webhooks are the webhooks.* requests.
+type Webhooks struct{ c *Client }
+
+// Create is webhooks.create.
+func (r Webhooks) Create(ctx context.Context, in api.WebhooksCreate) (webhooks.Webhook, error) {
+	return call[webhooks.Webhook](ctx, r.c, "webhooks.create", in)
+}
+
+// List is webhooks.list.
+func (r Webhooks) List(ctx context.Context, in api.WebhooksList) (api.WebhookList, error) {
+	return call[api.WebhookList](ctx, r.c, "webhooks.list", in)
+}
+
+// Get is webhooks.get.
+func (r Webhooks) Get(ctx context.Context, in api.WebhookRef) (webhooks.Webhook, error) {
+	return call[webhooks.Webhook](ctx, r.c, "webhooks.get", in)
+}
+
+// Update is webhooks.update.
+func (r Webhooks) Update(ctx context.Context, in api.WebhooksUpdate) (webhooks.Webhook, error) {
+	return call[webhooks.Webhook](ctx, r.c, "webhooks.update", in)
+}
+
+// Remove is webhooks.remove.
+func (r Webhooks) Remove(ctx context.Context, in api.WebhookRef) (api.Empty, error) {
+	return call[api.Empty](ctx, r.c, "webhooks.remove", in)
+}
+
+// Deliveries is webhooks.deliveries.
+func (r Webhooks) Deliveries(ctx context.Context, in api.WebhooksDeliveries) (api.DeliveryList, error) {
+	return call[api.DeliveryList](ctx, r.c, "webhooks.deliveries", in)
 }
 
 // Delegations are the delegations.* requests.

@@ -205,8 +205,14 @@ var details = map[string]string{
 	"synonyms.put": "Creates the set or replaces the set of that id whole; searches use it from their next query. invalid naming the bad word; " +
 		"conflict when the tenant already has 500 sets.",
 	"synonyms.remove": "The set is gone for good; not_found when the tenant has no set of that id.",
-	"tenants.update":  "A suspended tenant keeps its data; every request in it is refused until it is active again.",
-	"tenants.delete":  "Deletes the tenant's cards, roles, policies and delegations for good.",
+	"webhooks.create": "Each change of a matching card is POSTed to url as a CloudEvent (type agentcards.card.upserted or .removed), signed: " +
+		"the Agentcards-Signature header is a detached JWS the keys of keys_list verify. Delivery is at least once, in order; blocked_url for a refused address.",
+	"webhooks.list":       "Each subscription with its state (active, failing, disabled), failures, lastError and nextAttemptAt.",
+	"webhooks.update":     "state active resumes a failing or disabled subscription at once, from where it stopped; disabled pauses it.",
+	"webhooks.remove":     "The subscription and its delivery records are gone for good; a delivery in flight may still arrive.",
+	"webhooks.deliveries": "Newest first: each attempt's eventId, type, agentId, status, ok, error, latencyMs and at.",
+	"tenants.update":      "A suspended tenant keeps its data; every request in it is refused until it is active again.",
+	"tenants.delete":      "Deletes the tenant's cards, roles, policies and delegations for good.",
 }
 
 // handler answers a tool call of request r.

@@ -24,8 +24,8 @@ const (
 	A2A = "a2a"
 	// Cards writes cards: registration, changes, imports, refreshes, heartbeats, endpoint secrets.
 	Cards = "cards"
-	// Admin administers the tenant: tenants, roles, policies, the audit trail, synonyms, imports
-	// of delegation history.
+	// Admin administers the tenant: tenants, roles, policies, the audit trail, synonyms, webhooks,
+	// imports of delegation history.
 	Admin = "admin"
 	// Old are the seeds' tool names (agentkit-mesh, agentmesh), answered until their day.
 	Old = "old"
@@ -53,6 +53,8 @@ var toolsetOf = map[string]string{
 	"policies.list": Admin, "policies.add": Admin, "policies.remove": Admin, "access.check": Admin,
 	"audit.list": Admin, "synonyms.list": Admin, "synonyms.put": Admin, "synonyms.remove": Admin,
 	"delegations.import": Admin,
+	"webhooks.create":    Admin, "webhooks.list": Admin, "webhooks.get": Admin, "webhooks.update": Admin,
+	"webhooks.remove": Admin, "webhooks.deliveries": Admin,
 }
 
 // Toolset is the toolset a request's tool is in ("" for a request the MCP door does not serve).

@@ -30,6 +30,7 @@ var successes = map[string][]int{
 	"policies.add POST":         {http.StatusOK, http.StatusCreated},
 	"delegations.create POST":   {http.StatusOK, http.StatusAccepted},
 	"mesh.agents_register POST": {http.StatusCreated},
+	"webhooks.create POST":      {http.StatusCreated},
 }
 
 // successText says what a success status means where a request has several.
@@ -49,6 +50,7 @@ var successText = map[string]string{
 // responseHeaders are the headers of a success answer ("name METHOD status"), beside X-Request-Id.
 var responseHeaders = map[string][]string{
 	"tenants.create POST 201":     {"Location"},
+	"webhooks.create POST 201":    {"Location"},
 	"cards.register POST 201":     {"Location", "ETag"},
 	"cards.import POST 201":       {"Location", "ETag"},
 	"cards.replace PUT 200":       {"ETag"},

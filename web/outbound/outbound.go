@@ -67,15 +67,7 @@ func New(cfg Config) *http.Client {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	var v4, v6 []netip.Prefix
-	for _, p := range cfg.Allow {
-		if p.Addr().Is4() {
-			v4 = append(v4, p)
-		} else {
-			v6 = append(v6, p)
-		}
-	}
-	guard := ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))
+	guard := newGuard(cfg.Allow)
 	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second, Control: guard.Safe}
 	transport := &http.Transport{
 		// No proxy from the environment: a proxy would dial on our behalf and void the guard.
@@ -106,6 +98,26 @@ func New(cfg Config) *http.Client {
 		return nil
 	}
 	return client
+}
+
+// newGuard is the guard of every client New makes: it refuses private, loopback and other
+// special addresses but those in allow, on any port.
+func newGuard(allow []netip.Prefix) *ssrf.Guardian {
+	var v4, v6 []netip.Prefix
+	for _, p := range allow {
+		if p.Addr().Is4() {
+			v4 = append(v4, p)
+		} else {
+			v6 = append(v6, p)
+		}
+	}
+	return ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))
+}
+
+// Refuses reports whether a client New makes with allow would refuse to connect to addr: a URL
+// whose host is that literal address can be refused when it is given, rather than on every call.
+func Refuses(allow []netip.Prefix, addr netip.Addr) bool {
+	return newGuard(allow).SafeAddr(addr.Unmap()) != nil
 }
 
 // ReadBody reads at most limit bytes of a response body, failing with ErrTooLarge beyond.

@@ -21,6 +21,7 @@ import (
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/cmd/agentcards/app/metrics"
 	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
@@ -71,6 +72,8 @@ type Options struct {
 	Fetch a2a.Doer
 	// AuditRetention is how long audit entries are kept (audit.retention; 0 keeps them).
 	AuditRetention time.Duration
+	// Webhooks says how webhook events are delivered (webhooks.*); Start runs the deliverer.
+	Webhooks WebhookOptions
 	// MaxJSONDepth bounds how deeply free-form JSON nests in cards, imports and delegations
 	// (server.maxJsonDepth); 0 is cards.DefaultMaxJSONDepth. Delegation.MaxJSONDepth, when set,
 	// bounds delegations instead.
@@ -110,6 +113,14 @@ type LivenessOptions struct {
 	Probe liveness.ProbeConfig
 }
 
+// WebhookOptions say how webhooks are delivered and, for tests, the deliverer's clock (time.Now
+// when nil) and its client (the guarded client of Outbound when nil).
+type WebhookOptions struct {
+	webhooks.Config
+	Now  func() time.Time
+	Doer webhooks.Doer
+}
+
 // RefreshOptions say how often cards imported by URL are refreshed from their source (0: only
 // when asked), and, for tests, the clock that decides which are due.
 type RefreshOptions struct {
@@ -139,7 +150,11 @@ type App struct {
 	Streams *search.Streams
 	// Synonyms manages the tenants' search synonym sets.
 	Synonyms *search.Synonyms
-	Index    *search.Index // nil with NoIndex
+	// Webhooks manages the tenants' webhook subscriptions; Deliverer delivers their events (Start
+	// runs it).
+	Webhooks  *webhooks.Service
+	Deliverer *webhooks.Deliverer
+	Index     *search.Index // nil with NoIndex
 	// Warmer remembers which tenants are searched and warms their indexes at start (nil with
 	// NoIndex).
 	Warmer    *search.Warmer
@@ -179,6 +194,7 @@ func New(o Options) (*App, error) {
 	livenessStore := storage.NewLivenessStore(o.DB)
 	a.buildLiveness(livenessStore, cardStore)
 	a.buildCards(cardStore)
+	a.buildWebhooks()
 	a.buildA2A(cardStore, livenessStore, fetch)
 	deps := a.delegationDeps(cardStore)
 	a.observe(&deps)
@@ -375,6 +391,8 @@ func (a *App) Start(ctx context.Context) {
 	if o.Search.PollInterval > 0 {
 		a.background.Go(func() { a.Streams.Run(ctx, o.Search.PollInterval) })
 	}
+	hookFailed := quiet(log, "webhook delivery round failed; retrying next round")
+	a.background.Go(func() { a.Deliverer.Run(ctx, func(err error) { hookFailed("err", err) }) })
 	if a.Index == nil {
 		a.listen(ctx, nil, nil)
 		return
@@ -394,9 +412,9 @@ func (a *App) Start(ctx context.Context) {
 }
 
 // listen, on Postgres with Search.Listen, hears other replicas' writes at once: each notice
-// wakes the tenant's live streams and goes on to the index's follower (on index, when there is
-// one). Each (re)established LISTEN first syncs every loaded tenant and wakes every stream:
-// what was notified while none was in effect reached nobody.
+// wakes the tenant's live streams and the webhook deliverer, and goes on to the index's
+// follower (on index, when there is one). Each (re)established LISTEN first syncs every loaded
+// tenant and wakes every stream: what was notified while none was in effect reached nobody.
 func (a *App) listen(ctx context.Context, index chan<- search.Notice, syncFailed func(tenants.ID, error)) {
 	o, log := a.opts, a.opts.Log
 	if !o.Search.Listen {
@@ -439,6 +457,7 @@ func (a *App) listen(ctx context.Context, index chan<- search.Notice, syncFailed
 			case n = <-heard:
 			}
 			a.Streams.Wake(n.Tenant)
+			a.Deliverer.Wake()
 			if index == nil {
 				continue
 			}

@@ -27,6 +27,7 @@ func (a *App) buildHandler() error {
 		Changes:     a.Changes,
 		Streams:     a.Streams,
 		Synonyms:    a.Synonyms,
+		Webhooks:    a.Webhooks,
 		A2A:         a.A2A,
 		Enforcers:   a.Enforcers,
 		Tokens:      o.Tokens,

@@ -29,6 +29,7 @@ type Metrics struct {
 	delegations *prometheus.CounterVec
 	breakers    *prometheus.CounterVec
 	outbound    *prometheus.HistogramVec
+	webhooks    *prometheus.CounterVec
 }
 
 // New returns the metrics of a server of version.
@@ -57,12 +58,16 @@ func New(version string) *Metrics {
 		Help:    "Calls to URLs users registered, by purpose (import, delegation, probe) and outcome (status class, or error).",
 		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 	}, []string{"purpose", "outcome"})
+	m.webhooks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "webhook_deliveries_total",
+		Help: "Webhook delivery attempts by outcome: ok (answered 2xx) or failed; retried counts the attempts made after a failure as well.",
+	}, []string{"outcome"})
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info", Help: "The server's version and Go version; always 1.",
 		ConstLabels: prometheus.Labels{"version": version, "goversion": goVersion()},
 	})
 	build.Set(1)
-	m.Registry.MustRegister(m.requests, m.searches, m.delegations, m.breakers, m.outbound, build,
+	m.Registry.MustRegister(m.requests, m.searches, m.delegations, m.breakers, m.outbound, m.webhooks, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -123,6 +128,10 @@ func (m *Metrics) Delegation(transport, status string) {
 	}
 	m.delegations.WithLabelValues(status, transport).Inc()
 }
+
+// Webhook counts a webhook delivery attempt's outcome (webhooks.OutcomeOK, OutcomeFailed,
+// OutcomeRetried).
+func (m *Metrics) Webhook(outcome string) { m.webhooks.WithLabelValues(outcome).Inc() }
 
 // Breaker counts a change of a breaker's state.
 func (m *Metrics) Breaker(from, to string) { m.breakers.WithLabelValues(from, to).Inc() }
