@@ -38,6 +38,7 @@ type webhookRow struct {
 	AgentIDs      string       `gorm:"column:agent_ids"`
 	State         string       `gorm:"column:state"`
 	FeedCursor    string       `gorm:"column:feed_cursor"`
+	Recent        string       `gorm:"column:recent"`
 	Failures      int          `gorm:"column:failures"`
 	FailingSince  sql.NullTime `gorm:"column:failing_since"`
 	LastError     string       `gorm:"column:last_error"`
@@ -85,7 +86,7 @@ func webhookNotFound(id string) error {
 // concurrent creates count each other.
 func (s *WebhookStore) Create(ctx context.Context, tenant tenants.ID, w webhooks.Webhook, cursor string, max int) (webhooks.Webhook, error) {
 	row := webhookRow{TenantID: string(tenant), WebhookID: w.ID, URL: w.URL, Types: jsonList(w.Types), AgentIDs: jsonList(w.AgentIDs),
-		State: w.State, FeedCursor: cursor, NextAttemptAt: utc(w.NextAttemptAt), CreatedAt: utc(w.CreatedAt), UpdatedAt: utc(w.UpdatedAt)}
+		State: w.State, FeedCursor: cursor, Recent: "[]", NextAttemptAt: utc(w.NextAttemptAt), CreatedAt: utc(w.CreatedAt), UpdatedAt: utc(w.UpdatedAt)}
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		var t tenantRow
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("tenant_id").Where("tenant_id = ?", string(tenant)).Take(&t).Error
@@ -171,6 +172,7 @@ func (s *WebhookStore) Update(ctx context.Context, tenant tenants.ID, id string,
 		if err := tx.Model(&webhookRow{}).Where("tenant_id = ? AND webhook_id = ?", string(tenant), id).UpdateColumns(set).Error; err != nil {
 			return err
 		}
+		row = webhookRow{} // a NULL read into a field leaves what it held
 		return tx.Where("tenant_id = ? AND webhook_id = ?", string(tenant), id).Take(&row).Error
 	})
 	if err != nil {
@@ -312,20 +314,33 @@ func (s *WebhookStore) Claim(ctx context.Context, tenant tenants.ID, id, owner s
 			return false, err
 		}
 		w, err := row.webhook()
+		if err != nil {
+			return false, err
+		}
 		c = webhooks.Claimed{Tenant: tenant, Webhook: w, Cursor: row.FeedCursor}
-		return err == nil, err
+		if err := json.Unmarshal([]byte(row.Recent), &c.Recent); err != nil {
+			return false, fmt.Errorf("webhook %s: recent: %w", id, err)
+		}
+		return true, nil
 	})
 	return c, got, err
 }
 
-// Advance moves owner's subscription's cursor and renews its lease; delivered clears its
-// failures.
-func (s *WebhookStore) Advance(ctx context.Context, tenant tenants.ID, id, owner, cursor string, delivered bool, until time.Time) (bool, error) {
+// Advance stores owner's subscription's cursor and the entries delivered it may read again, and
+// renews its lease; delivered clears its failures.
+func (s *WebhookStore) Advance(ctx context.Context, tenant tenants.ID, id, owner, cursor string, recent []int64, delivered bool, until time.Time) (bool, error) {
+	if recent == nil {
+		recent = []int64{}
+	}
+	list, err := json.Marshal(recent)
+	if err != nil {
+		return false, err
+	}
 	return s.leased(ctx, tenant, id, func(tx *gorm.DB, row *webhookRow) (bool, error) {
 		if !held(row, owner) {
 			return false, nil
 		}
-		set := map[string]any{"feed_cursor": cursor, "lease_until": utc(until)}
+		set := map[string]any{"feed_cursor": cursor, "recent": string(list), "lease_until": utc(until)}
 		if delivered && row.Failures > 0 {
 			set["failures"], set["failing_since"], set["last_error"] = 0, nil, ""
 			if row.State == webhooks.StateFailing {

@@ -24,6 +24,7 @@ import (
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
 	"github.com/agentcards/agentcards/cmd/agentcards/app/metrics"
 	"github.com/agentcards/agentcards/storage"
@@ -70,6 +71,8 @@ type env struct {
 	changes *search.Changes
 	streams *search.Streams
 	app     *app.App
+	// deliverer is the server's webhook deliverer (its rounds are run by the test unless follow).
+	deliverer *webhooks.Deliverer
 }
 
 type connList struct {
@@ -173,6 +176,8 @@ type envOptions struct {
 	corsOrigins []string
 	// publicURL is delegation.publicUrl.
 	publicURL string
+	// webhooks configures webhook delivery (its clock and client too).
+	webhooks app.WebhookOptions
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -206,6 +211,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		Liveness:     app.LivenessOptions{TTL: o.livenessTTL, Now: o.livenessNow, Probe: o.probe},
 		Refresh:      app.RefreshOptions{Interval: o.refreshInterval, Now: o.refreshNow},
 		MaxJSONDepth: o.maxJSONDepth,
+		Webhooks:     o.webhooks,
 	}
 	if o.noSecrets {
 		opts.SecretKey = nil
@@ -260,7 +266,7 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
 		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober, refresher: a.Refresher, warmer: a.Warmer,
-		gate: a.Tenants, changes: a.Changes, streams: a.Streams, app: a}
+		gate: a.Tenants, changes: a.Changes, streams: a.Streams, app: a, deliverer: a.Deliverer}
 }
 
 // token mints a token for subject in tenant ("" with admin for a platform admin).

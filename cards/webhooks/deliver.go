@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -29,10 +31,11 @@ type DeliveryStore interface {
 	// Claim leases the subscription to owner until until, if its lease has lapsed at now, and
 	// answers it as stored with its cursor; false when another replica holds it.
 	Claim(ctx context.Context, tenant tenants.ID, id, owner string, now, until time.Time) (Claimed, bool, error)
-	// Advance moves the cursor of owner's subscription and renews the lease until until; with
-	// delivered, it also clears the failures (a failing subscription is active again). false
-	// when owner no longer holds the lease.
-	Advance(ctx context.Context, tenant tenants.ID, id, owner, cursor string, delivered bool, until time.Time) (bool, error)
+	// Advance stores the cursor of owner's subscription and the entries delivered that the feed
+	// may answer again (recent), and renews the lease until until; with delivered, it also clears
+	// the failures (a failing subscription is active again). false when owner no longer holds
+	// the lease.
+	Advance(ctx context.Context, tenant tenants.ID, id, owner, cursor string, recent []int64, delivered bool, until time.Time) (bool, error)
 	// Fail records a failed attempt of owner's subscription and gives up the lease.
 	Fail(ctx context.Context, tenant tenants.ID, id, owner string, f Failure) error
 	// Release gives up owner's lease of the subscription.
@@ -47,11 +50,13 @@ type Due struct {
 	ID     string
 }
 
-// Claimed is a subscription leased for delivery: as stored, with its cursor into the feed.
+// Claimed is a subscription leased for delivery: as stored, with its cursor into the feed and
+// the entries delivered that the feed may answer again.
 type Claimed struct {
 	Tenant  tenants.ID
 	Webhook Webhook
 	Cursor  string
+	Recent  []int64
 }
 
 // Failure is a failed attempt: when it began, when the next is due, what it said, and whether
@@ -135,11 +140,14 @@ func (d *Deliverer) Run(ctx context.Context, failed func(error)) {
 	}
 }
 
-// dueLimit bounds the subscriptions one round considers; perRound the changes one subscription
-// is sent in a round, so that one with a long backlog lets the round end.
+// dueLimit bounds the subscriptions one round considers; perRound the pages of the feed one
+// subscription is given in a round, so that one with a long backlog lets the round end;
+// pageSize the entries of a page; maxRecent the entries delivered a subscription remembers.
 const (
-	dueLimit = 1000
-	perRound = 1000
+	dueLimit  = 1000
+	perRound  = 10
+	pageSize  = 100
+	maxRecent = 10000
 )
 
 // Round claims the subscriptions due whose lease has lapsed, delivers to them (Concurrency at
@@ -198,32 +206,40 @@ func (d *Deliverer) serve(ctx context.Context, s Due) (int, error) {
 	return n, nil
 }
 
-// drain delivers the claimed subscription's changes one feed entry at a time, so that its cursor
-// moves past each change only once it is delivered (or filtered out). It returns after catching
-// up (giving the lease up), after a failed delivery (recorded, with its backoff), when the lease
-// was lost, or after perRound entries.
+// drain delivers the claimed subscription's changes in feed order, a page at a time. The stored
+// cursor moves past a page once each of its changes was delivered (or does not match the
+// filter); until then, each change delivered is kept in recent, so that reading the page again
+// (after a failure, or on another replica) sends none twice. recent also keeps what the feed may
+// answer again in its next pass (the entries above the horizon of its pass, on Postgres and
+// MySQL), and forgets the rest as the cursor moves. It returns after catching up (giving the
+// lease up), after a failed delivery (recorded, with its backoff), when the lease was lost, or
+// after perRound pages.
 func (d *Deliverer) drain(ctx context.Context, c Claimed) (int, error) {
 	w, cursor := c.Webhook, c.Cursor
 	filter := Filter{Types: w.Types, AgentIDs: w.AgentIDs}
+	recent := map[int64]bool{}
+	for _, seq := range c.Recent {
+		recent[seq] = true
+	}
 	delivered := 0
 	for range perRound {
 		if ctx.Err() != nil {
 			return delivered, ctx.Err()
 		}
-		page, err := d.feed.Follow(ctx, c.Tenant, cursor, 1)
+		page, err := d.feed.Follow(ctx, c.Tenant, cursor, pageSize)
 		if fault.KindOf(err) == fault.CursorExpired {
 			// Disabled past the feed's retention: its changes are gone. Resume from the present,
 			// and say so in the records.
 			if page, err = d.feed.Follow(ctx, c.Tenant, "", 1); err == nil {
+				clear(recent)
 				d.record(ctx, c, Delivery{Error: "the change feed no longer holds the changes since the last delivery: resumed from the present", At: d.now()})
 			}
 		}
 		if err != nil {
 			return delivered, err
 		}
-		sent := false
 		for _, ch := range page.Changes {
-			if !filter.Matches(TypeOf(ch), ch.AgentID) {
+			if recent[ch.Seq] || !filter.Matches(TypeOf(ch), ch.AgentID) {
 				continue
 			}
 			if err := d.deliver(ctx, c, w, ch); err != nil {
@@ -232,12 +248,23 @@ func (d *Deliverer) drain(ctx context.Context, c Claimed) (int, error) {
 				}
 				return delivered, d.fail(ctx, c, w, err)
 			}
-			sent = true
+			recent[ch.Seq] = true
 			delivered++
 			w.Failures, w.FailingSince = 0, nil
+			// The cursor stays at the page's start; what of the page went out is in recent.
+			held, err := d.store.Advance(ctx, c.Tenant, w.ID, d.owner, cursor, seqs(recent), true, d.now().Add(d.cfg.Lease))
+			if err != nil || !held {
+				return delivered, err
+			}
 		}
-		if page.NextCursor != cursor || sent {
-			held, err := d.store.Advance(ctx, c.Tenant, w.ID, d.owner, page.NextCursor, sent, d.now().Add(d.cfg.Lease))
+		before := len(recent)
+		for seq := range recent {
+			if seq <= page.Horizon {
+				delete(recent, seq) // never answered again once the cursor is past this page
+			}
+		}
+		if page.NextCursor != cursor || len(recent) != before {
+			held, err := d.store.Advance(ctx, c.Tenant, w.ID, d.owner, page.NextCursor, seqs(recent), false, d.now().Add(d.cfg.Lease))
 			if err != nil || !held {
 				return delivered, err
 			}
@@ -248,6 +275,16 @@ func (d *Deliverer) drain(ctx context.Context, c Claimed) (int, error) {
 		}
 	}
 	return delivered, d.store.Release(ctx, c.Tenant, w.ID, d.owner)
+}
+
+// seqs lists the set's entries in order, at most maxRecent of them (the newest): past that, an
+// entry forgotten may be delivered twice, which at-least-once delivery allows.
+func seqs(set map[int64]bool) []int64 {
+	out := slices.Sorted(maps.Keys(set))
+	if len(out) > maxRecent {
+		out = out[len(out)-maxRecent:]
+	}
+	return out
 }
 
 // errAnswered is a delivery answered with a status other than 2xx.

@@ -1,6 +1,8 @@
 -- Webhook subscriptions and their delivery records (docs/webhooks.md). A subscription follows
--- the tenant's change feed from feed_cursor, a cards.changes cursor advanced only after its
--- subscriber answered 2xx (or when a change does not match its filter). One replica at a time
+-- the tenant's change feed from feed_cursor, a cards.changes cursor moved past a page of changes
+-- only once its subscriber answered 2xx to each (or a change does not match its filter); recent
+-- is a JSON array of the feed entries delivered that the feed may answer again (those of the
+-- page in progress, and those above the horizon of the pass), so that none is sent twice. One replica at a time
 -- delivers to a subscriber: the one whose lease (lease_owner, lease_until) is current. types and
 -- agent_ids are the filter, JSON arrays (empty: everything). Deliveries keep the last
 -- webhooks.keepDeliveries attempts per subscription; storage deletes both with their tenant, and the records with their
@@ -15,6 +17,7 @@ CREATE TABLE webhooks (
     agent_ids       TEXT          NOT NULL,
     state           VARCHAR(16)   NOT NULL,
     feed_cursor     VARCHAR(512)  NOT NULL,
+    recent          TEXT          NOT NULL,
     failures        INTEGER       NOT NULL DEFAULT 0,
     failing_since   DATETIME(6),
     last_error      VARCHAR(300)  NOT NULL DEFAULT '',

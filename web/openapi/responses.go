@@ -201,6 +201,8 @@ var errorsOf = map[string][]string{
 	"mesh.agents_register":    {"conflict", "precondition_failed"},
 	"mesh.delegate":           {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},
 	"mesh.delegations_result": {"conflict", "expired"},
+	"webhooks.create":         {"conflict", "blocked_url"},
+	"webhooks.update":         {"blocked_url"},
 }
 
 // requestIDHeader are the headers every answer has.
