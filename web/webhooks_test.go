@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +20,9 @@ import (
 
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
+	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/api"
+	"github.com/agentcards/agentcards/web/outbound"
 )
 
 // receiver is a webhook subscriber on loopback. It keeps the events it answered 2xx, in the
@@ -491,4 +494,122 @@ func TestWebhooksRefusals(t *testing.T) {
 		expect(t, e.do("DELETE", path+"/"+hook.ID, alice, nil), http.StatusNoContent)
 		expect(t, e.do("GET", path+"/"+hook.ID+"/deliveries", alice, nil), http.StatusNotFound, "not_found")
 	})
+}
+
+// freezer is a replica's webhook client that, once frozen, never answers: the replica holds
+// its lease and does nothing more, as one killed with SIGKILL (its process gone, its lease left
+// in the database). release lets the calls return at the test's end.
+type freezer struct {
+	inner   webhooks.Doer
+	frozen  atomic.Bool
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newFreezer(inner webhooks.Doer) *freezer {
+	return &freezer{inner: inner, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (f *freezer) Do(r *http.Request) (*http.Response, error) {
+	if !f.frozen.Load() {
+		return f.inner.Do(r)
+	}
+	f.once.Do(func() { close(f.entered) })
+	<-f.release
+	return nil, context.Canceled
+}
+
+// waitFor polls cond until it holds, failing the test after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// running runs a deliverer as Start does until the returned stop is called, which waits for it.
+func running(d *webhooks.Deliverer) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx, nil) }()
+	return func() { cancel(); <-done }
+}
+
+// TestWebhooksTwoReplicas: two replicas on one database, both delivering, send each event once
+// (one holds a subscription's lease at a time); when the replica holding it stops dead in the
+// middle of a delivery, the other takes over once the lease lapses and delivers everything, the
+// change in flight included.
+func TestWebhooksTwoReplicas(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, d string) {
+		dbs := storagetest.OpenShared(t, d, 2)
+		cfg := webhooks.Config{PollInterval: 20 * time.Millisecond, Timeout: 500 * time.Millisecond, Lease: time.Second}
+		frozen := newFreezer(outbound.New(outbound.Config{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Timeout: cfg.Timeout}))
+		e1 := newEnvWith(t, dbs[0], envOptions{allowLoopback: true, webhooks: app.WebhookOptions{Config: cfg, Doer: frozen}})
+		e2 := newEnvWith(t, dbs[1], envOptions{allowLoopback: true, webhooks: app.WebhookOptions{Config: cfg}})
+		e1.mkTenant("acme", "alice")
+		alice := e1.token("alice", "acme", false)
+		rcv := newReceiver(t)
+		e1.createWebhook(t, alice, "acme", map[string]any{"url": rcv.srv.URL})
+		stop1, stop2 := running(e1.deliverer), running(e2.deliverer)
+		t.Cleanup(func() {
+			close(frozen.release)
+			stop1()
+			stop2()
+		})
+
+		// Normal operation: writes on both replicas, each change delivered once.
+		for i := range 10 {
+			e := []*env{e1, e2}[i%2]
+			expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, sampleCard(cardName(i))), http.StatusCreated)
+		}
+		waitFor(t, 20*time.Second, "ten events", func() bool { return len(rcv.got()) >= 10 })
+		time.Sleep(5 * cfg.PollInterval) // time for a second copy to arrive, were one sent
+		first := rcv.got()
+		if got := subjects(first); len(first) != 10 || !slices.Equal(got, cardNames(0, 10)) {
+			t.Fatalf("under normal operation: %q, want each card once, in order", got)
+		}
+
+		// Replica 1 alone delivers, and stops dead in the middle of a delivery.
+		stop2()
+		frozen.frozen.Store(true)
+		for i := 10; i < 20; i++ {
+			expect(t, e1.do("POST", "/v1/tenants/acme/cards", alice, sampleCard(cardName(i))), http.StatusCreated)
+		}
+		select {
+		case <-frozen.entered:
+		case <-time.After(20 * time.Second):
+			t.Fatal("replica 1 did not begin a delivery")
+		}
+		// Another replica takes over once the lease lapses.
+		stop2 = running(e2.deliverer)
+		waitFor(t, 20*time.Second, "twenty events", func() bool { return len(rcv.got()) >= 20 })
+		got := subjects(rcv.got())
+		if !slices.Equal(got[:10], cardNames(0, 10)) || !slices.Equal(slices.Compact(got[10:]), cardNames(10, 20)) {
+			t.Errorf("after replica 1 stopped: %q, want every card from c10 on, in order", got)
+		}
+	})
+}
+
+func cardName(i int) string { return "c" + itoa(int64(100+i)) }
+
+// cardNames are the names of cards from to to-1.
+func cardNames(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, cardName(i))
+	}
+	return out
+}
+
+func subjects(rs []hookEvent) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.event.Subject
+	}
+	return out
 }
