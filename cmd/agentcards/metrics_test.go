@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,7 +23,8 @@ import (
 // TestServeMetrics: serve answers Prometheus on server.metricsAddr, a listener of its own (the
 // API's has no /metrics). After a search, a card read and a delegation to a loopback agent, a
 // scrape parses with Prometheus's text parser and carries each family: requests by route
-// template, searches by shape, delegations by status and transport, outbound calls, the index
+// template, searches by shape, delegations by status and transport, outbound calls, webhook
+// deliveries, the index
 // by tenant, the follower's age, the database pools, the build. On every database.
 func TestServeMetrics(t *testing.T) {
 	storagetest.ForEachDialect(t, testServeMetrics)
@@ -43,13 +45,15 @@ func testServeMetrics(t *testing.T, dialect string) {
 
 	var families map[string]*dto.MetricFamily
 	// The follower reports its first round within its interval (500 ms); the outage copy is
-	// filled in the background once the index is built.
-	webtest.Eventually(t, 10*time.Second, "the follower's age and the outage copy", func() bool {
+	// filled in the background once the index is built; the webhook is delivered in the
+	// background too.
+	webtest.Eventually(t, 10*time.Second, "the follower's age, the outage copy and the webhook", func() bool {
 		families = scrapeMetrics(t, base)
 		_, ok := metricSample(families, "agentcards_feed_sync_age_seconds", nil)
 		kept, _ := metricSample(families, "agentcards_index_copy_cards", map[string]string{"tenant": "acme"})
 		indexed, _ := metricSample(families, "agentcards_index_cards", map[string]string{"tenant": "acme"})
-		return ok && kept >= 1 && kept == indexed
+		delivered, _ := metricSample(families, "agentcards_webhook_deliveries_total", map[string]string{"outcome": "ok"})
+		return ok && kept >= 1 && kept == indexed && delivered >= 1
 	})
 	for _, c := range metricMinimums {
 		if v, ok := metricSample(families, c.family, c.labels); !ok || v < c.min {
@@ -86,13 +90,17 @@ func testServeMetrics(t *testing.T, dialect string) {
 }
 
 // metricsTraffic sends what testServeMetrics finds counted: a tenant acme whose card rev has
-// its endpoint at agentURL, a search, a card read, a sync delegation to rev, and two 404s (the
+// its endpoint at agentURL (and a webhook that receives its creation), a search, a card read, a
+// sync delegation to rev, and two 404s (the
 // API's listener has no /metrics; a missing card).
 func metricsTraffic(t *testing.T, s served, agentURL string) {
 	t.Helper()
 	root := webtest.Mint(t, webtest.Tokens(t), "root", "", true)
 	webtest.Expect(t, s.api.Do(t, http.MethodPost, "/v1/tenants", root, map[string]any{"id": "acme", "name": "Acme", "admins": []string{"alice"}}), http.StatusCreated)
 	alice := webtest.Mint(t, webtest.Tokens(t), "alice", "acme", false)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(receiver.Close)
+	webtest.Expect(t, s.api.Do(t, http.MethodPost, "/v1/tenants/acme/webhooks", alice, map[string]any{"url": receiver.URL}), http.StatusCreated)
 	webtest.Expect(t, s.api.Do(t, http.MethodPost, "/v1/tenants/acme/cards", alice, map[string]any{
 		"agentId": "rev", "name": "Reviewer", "protocols": []string{"http"}, "endpoint": agentURL + "/task",
 		"capabilities": []any{map[string]any{"name": "review_pr"}},
@@ -116,6 +124,8 @@ var metricMinimums = []struct {
 	{"agentcards_search_duration_seconds", map[string]string{"shape": "q"}, 1},
 	{"agentcards_delegations_total", map[string]string{"status": "completed", "transport": "http"}, 1},
 	{"agentcards_outbound_request_duration_seconds", map[string]string{"purpose": "delegation", "outcome": "2xx"}, 1},
+	{"agentcards_outbound_request_duration_seconds", map[string]string{"purpose": "webhook", "outcome": "2xx"}, 1},
+	{"agentcards_webhook_deliveries_total", map[string]string{"outcome": "ok"}, 1},
 	{"agentcards_index_cards", map[string]string{"tenant": "acme"}, 1},
 	{"agentcards_index_bytes", map[string]string{"tenant": "acme"}, 1},
 	// The card read and the search answered: the card is kept encoded.
