@@ -1,15 +1,10 @@
 // Synonyms: the tenant's search synonym sets, listed for anyone who may read the cards, and
 // added, edited and removed by holders of search:manage (the admin role).
 import { call, may, tenantPath } from './api.js';
-import { confirm, errorText, failure, field, h, notice, page, ticket, when } from './ui.js';
+import { confirm, errorText, failure, field, h, lines, notice, page, ticket, when } from './ui.js';
 
 function setPath(id) {
   return tenantPath(`/synonyms/${encodeURIComponent(id)}`);
-}
-
-// words reads the textarea: one word or phrase a line, blank lines left out.
-function words(value) {
-  return String(value || '').split('\n').map((w) => w.trim()).filter(Boolean);
 }
 
 export async function synonymsPage() {
@@ -78,7 +73,7 @@ function setForm() {
       return;
     }
     try {
-      await call('PUT', setPath(setID), { body: { words: words(list.value) } });
+      await call('PUT', setPath(setID), { body: { words: lines(list.value) } });
       notice(`Saved the synonym set ${setID}.`, 'ok');
       await synonymsPage();
     } catch (err) {

@@ -160,6 +160,11 @@ export function when(t) {
   return Number.isNaN(d.getTime()) ? String(t) : d.toLocaleString();
 }
 
+// lines splits a textarea's value into its trimmed lines, blank ones left out.
+export function lines(value) {
+  return String(value || '').split('\n').map((w) => w.trim()).filter(Boolean);
+}
+
 // list splits a comma-separated input into its trimmed, non-empty values.
 export function list(value) {
   return String(value || '').split(',').map((v) => v.trim()).filter(Boolean);

@@ -1,17 +1,12 @@
 // Webhooks: the tenant's subscriptions to its card changes, with their delivery state and last
 // deliveries; created, paused, resumed and removed by holders of webhooks:manage (the admin role).
 import { call, tenantPath } from './api.js';
-import { badge, confirm, errorText, failure, field, h, notice, page, ticket, when } from './ui.js';
+import { badge, confirm, errorText, failure, field, h, lines, notice, page, ticket, when } from './ui.js';
 
 const TYPES = ['agentcards.card.upserted', 'agentcards.card.removed'];
 
 function hookPath(id, rest = '') {
   return tenantPath(`/webhooks/${encodeURIComponent(id)}${rest}`);
-}
-
-// lines reads a textarea: one value a line, blank lines left out.
-function lines(value) {
-  return String(value || '').split('\n').map((w) => w.trim()).filter(Boolean);
 }
 
 export async function webhooksPage() {
