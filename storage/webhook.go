@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/webhooks"
+	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/audit"
 )
 
 // WebhookStore keeps the tenants' webhook subscriptions and their delivery records (migration
@@ -81,15 +84,22 @@ func webhookNotFound(id string) error {
 	return fault.Errorf(fault.NotFound, "webhook %q: not found", id)
 }
 
-// Create stores w following the feed from cursor, unless the tenant has max subscriptions
-// already (conflict) or does not exist (not found). The tenant row is locked meanwhile, so that
-// concurrent creates count each other.
+// Create stores w following the feed from cursor, with its audit entry, unless the tenant has max
+// subscriptions already (conflict) or does not exist (not found). The tenant row is locked
+// meanwhile, so that concurrent creates count each other: on Postgres NO KEY UPDATE, as Update
+// takes it, which concurrent card inserts checking their foreign key do not wait for.
 func (s *WebhookStore) Create(ctx context.Context, tenant tenants.ID, w webhooks.Webhook, cursor string, max int) (webhooks.Webhook, error) {
+	entry := audit.New(ctx, "webhooks.create", audit.WebhookObject(w.ID), 0, 0)
+	entry.Detail = "created: " + w.URL
+	strength := "UPDATE"
+	if s.db.dialect == migrations.Postgres {
+		strength = "NO KEY UPDATE"
+	}
 	row := webhookRow{TenantID: string(tenant), WebhookID: w.ID, URL: w.URL, Types: jsonList(w.Types), AgentIDs: jsonList(w.AgentIDs),
 		State: w.State, FeedCursor: cursor, Recent: "[]", NextAttemptAt: utc(w.NextAttemptAt), CreatedAt: utc(w.CreatedAt), UpdatedAt: utc(w.UpdatedAt)}
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		var t tenantRow
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("tenant_id").Where("tenant_id = ?", string(tenant)).Take(&t).Error
+		err := tx.Clauses(clause.Locking{Strength: strength}).Select("tenant_id").Where("tenant_id = ?", string(tenant)).Take(&t).Error
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
 			return fault.Errorf(fault.NotFound, "tenant %q: not found", tenant)
@@ -103,7 +113,10 @@ func (s *WebhookStore) Create(ctx context.Context, tenant tenants.ID, w webhooks
 		if n >= int64(max) {
 			return fault.Errorf(fault.Conflict, "the tenant has %d webhooks, the most it may have; remove one first", n)
 		}
-		return tx.Create(&row).Error
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return s.db.record(tx, string(tenant), entry)
 	})
 	if err != nil {
 		return webhooks.Webhook{}, err
@@ -141,9 +154,11 @@ func (s *WebhookStore) Get(ctx context.Context, tenant tenants.ID, id string) (w
 	return row.webhook()
 }
 
-// Update applies p to the subscription under its row's lock, and answers it as stored. Setting
-// it active when it is not clears its failures and makes it due at p.At.
+// Update applies p to the subscription under its row's lock, with its audit entry (saying what
+// changed), and answers it as stored. Setting it active when it is not clears its failures and
+// makes it due at p.At.
 func (s *WebhookStore) Update(ctx context.Context, tenant tenants.ID, id string, p webhooks.Patch) (webhooks.Webhook, error) {
+	entry := audit.New(ctx, "webhooks.update", audit.WebhookObject(id), 0, 0)
 	var row webhookRow
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("tenant_id = ? AND webhook_id = ?", string(tenant), id).Take(&row).Error
@@ -154,22 +169,31 @@ func (s *WebhookStore) Update(ctx context.Context, tenant tenants.ID, id string,
 			return err
 		}
 		set := map[string]any{"updated_at": utc(p.At)}
+		var changed []string
 		if p.URL != nil {
 			set["url"] = *p.URL
+			changed = append(changed, "url "+*p.URL)
 		}
 		if p.Types != nil {
 			set["types"] = jsonList(*p.Types)
+			changed = append(changed, "types "+jsonList(*p.Types))
 		}
 		if p.AgentIDs != nil {
 			set["agent_ids"] = jsonList(*p.AgentIDs)
+			changed = append(changed, "agentIds "+jsonList(*p.AgentIDs))
 		}
 		if p.State != nil && *p.State != row.State {
 			set["state"] = *p.State
+			changed = append(changed, "state "+*p.State)
 			if *p.State == webhooks.StateActive {
 				set["failures"], set["failing_since"], set["last_error"], set["next_attempt_at"] = 0, nil, "", utc(p.At)
 			}
 		}
 		if err := tx.Model(&webhookRow{}).Where("tenant_id = ? AND webhook_id = ?", string(tenant), id).UpdateColumns(set).Error; err != nil {
+			return err
+		}
+		entry.Detail = strings.Join(changed, "; ")
+		if err := s.db.record(tx, string(tenant), entry); err != nil {
 			return err
 		}
 		row = webhookRow{} // a NULL read into a field leaves what it held
@@ -181,20 +205,26 @@ func (s *WebhookStore) Update(ctx context.Context, tenant tenants.ID, id string,
 	return row.webhook()
 }
 
-// Remove removes the subscription and its delivery records.
+// Remove removes the subscription and its delivery records, with its audit entry.
 func (s *WebhookStore) Remove(ctx context.Context, tenant tenants.ID, id string) error {
+	entry := audit.New(ctx, "webhooks.remove", audit.WebhookObject(id), 0, 0)
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
+		var row webhookRow
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("url").Where("tenant_id = ? AND webhook_id = ?", string(tenant), id).Take(&row).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return webhookNotFound(id)
+		case err != nil:
+			return err
+		}
 		if err := tx.Exec("DELETE FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ?", string(tenant), id).Error; err != nil {
 			return err
 		}
-		res := tx.Exec("DELETE FROM webhooks WHERE tenant_id = ? AND webhook_id = ?", string(tenant), id)
-		if res.Error != nil {
-			return res.Error
+		if err := tx.Exec("DELETE FROM webhooks WHERE tenant_id = ? AND webhook_id = ?", string(tenant), id).Error; err != nil {
+			return err
 		}
-		if res.RowsAffected == 0 {
-			return webhookNotFound(id)
-		}
-		return nil
+		entry.Detail = "removed: " + row.URL
+		return s.db.record(tx, string(tenant), entry)
 	})
 }
 

@@ -490,9 +490,31 @@ func TestWebhooksRefusals(t *testing.T) {
 		if list.Total != 2 || list.Items[0].ID != hook.ID || !slices.Equal(list.Items[0].Types, []string{webhooks.TypeRemoved}) {
 			t.Errorf("list: %+v", list)
 		}
-		// Removed, it is gone, with its records.
+		// Paused, then removed, it is gone, with its records.
+		expect(t, e.do("PATCH", path+"/"+hook.ID, alice, map[string]any{"state": "disabled", "agentIds": []string{"a*"}}), http.StatusOK)
 		expect(t, e.do("DELETE", path+"/"+hook.ID, alice, nil), http.StatusNoContent)
 		expect(t, e.do("GET", path+"/"+hook.ID+"/deliveries", alice, nil), http.StatusNotFound, "not_found")
+
+		// The trail has each write, and bob's refused one.
+		var trail struct {
+			Items []struct{ Principal, Action, Object, Detail, Outcome string }
+		}
+		e.do("GET", "/v1/tenants/acme/audit?object=webhooks", alice, nil).json(t, &trail)
+		var got []string
+		for _, it := range trail.Items {
+			if it.Object == "webhooks" || it.Object == "webhooks/"+hook.ID {
+				got = append(got, it.Principal+" "+it.Action+" "+strings.TrimPrefix(it.Object, "webhooks/"+hook.ID)+" "+it.Detail+" "+it.Outcome)
+			}
+		}
+		want := []string{"alice webhooks.remove  removed: http://127.0.0.1:9/a ok",
+			`alice webhooks.update  agentIds ["a*"]; state disabled ok`,
+			"alice webhooks.create  created: http://127.0.0.1:9/a ok",
+			"bob webhooks.create webhooks webhooks:manage denied"}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("trail: %q, want %q", got, want)
+		}
 	})
 }
 

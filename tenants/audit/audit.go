@@ -93,6 +93,9 @@ func PolicyObject(subject string) string { return "policies/" + subject }
 // SynonymsObject is the object of the entries of a synonym set of the tenant's searches.
 func SynonymsObject(id string) string { return "synonyms/" + id }
 
+// WebhookObject is the object of the entries of a webhook subscription.
+func WebhookObject(id string) string { return "webhooks/" + id }
+
 // DelegationObject is the object of a delegation record's entries.
 func DelegationObject(id string) string { return "delegations/" + id }
 
