@@ -306,11 +306,14 @@ func (d *Deliverer) deliver(ctx context.Context, c Claimed, w Webhook, ch search
 	rec := Delivery{EventID: ev.ID, Type: ev.Type, AgentID: ch.AgentID, At: start}
 	began := time.Now()
 	status, err := d.post(ctx, w.URL, body, sig)
+	if err != nil && ctx.Err() != nil {
+		return err // stopping: the attempt says nothing of the subscriber, and is not recorded
+	}
 	rec.LatencyMs, rec.Status = time.Since(began).Milliseconds(), status
 	switch {
 	case err != nil && outbound.Blocked(err):
 		err = errors.New("the URL resolves to an address this server does not send to")
-	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+	case err != nil && errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer within %s", d.cfg.Timeout)
 	}
 	if err != nil {
