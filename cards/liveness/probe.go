@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/tenants"
@@ -511,7 +510,7 @@ func (p *Prober) probe(parent context.Context, j probeJob) (ProbeResult, bool) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("no answer within %s", p.cfg.Timeout)
 		}
-		r.Error = truncate(err.Error(), 200)
+		r.Error = cards.Clip(err.Error(), 200)
 		return r, true
 	}
 	r.OK = true
@@ -538,17 +537,6 @@ func (p *Prober) credential(parent context.Context, j probeJob) (header, value s
 		return "", ""
 	}
 	return header, value
-}
-
-// truncate cuts s to at most n bytes, at a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // applyStored applies records just written by this replica.

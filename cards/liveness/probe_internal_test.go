@@ -75,26 +75,6 @@ func TestSecretFor(t *testing.T) {
 	}
 }
 
-// TestTruncate: a probe's error is cut to a byte bound, never inside a character.
-func TestTruncate(t *testing.T) {
-	for _, c := range []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{"answered 503", 200, "answered 503"},
-		{"answered 503", 8, "answered"},
-		{"héllo", 2, "h"}, // é is bytes 1 and 2: cutting at 2 would split it
-		{"héllo", 3, "hé"},
-		{"日本", 5, "日"},
-		{"", 0, ""},
-	} {
-		if got := truncate(c.s, c.n); got != c.want {
-			t.Errorf("truncate(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
-		}
-	}
-}
-
 // TestProbeConfigDefaults: the settings left zero (or below) take the defaults; those set, and
 // the interval, path and spread, are kept.
 func TestProbeConfigDefaults(t *testing.T) {

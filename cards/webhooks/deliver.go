@@ -13,9 +13,9 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/outbound"
@@ -317,7 +317,7 @@ func (d *Deliverer) deliver(ctx context.Context, c Claimed, w Webhook, ch search
 		err = fmt.Errorf("no answer within %s", d.cfg.Timeout)
 	}
 	if err != nil {
-		rec.Error = truncate(err.Error(), 300)
+		rec.Error = cards.Clip(err.Error(), 300)
 	}
 	rec.OK = err == nil
 	d.record(ctx, c, rec)
@@ -357,7 +357,7 @@ func (d *Deliverer) fail(ctx context.Context, c Claimed, w Webhook, cause error)
 	if w.FailingSince != nil {
 		since = *w.FailingSince
 	}
-	f := Failure{At: now, Next: now.Add(d.cfg.Backoff(w.Failures + 1)), Error: truncate(cause.Error(), 300),
+	f := Failure{At: now, Next: now.Add(d.cfg.Backoff(w.Failures + 1)), Error: cards.Clip(cause.Error(), 300),
 		Disable: now.Sub(since) >= d.cfg.DisableAfter}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.Timeout)
 	defer cancel()
@@ -383,15 +383,4 @@ func (d *Deliverer) observe(ok, retry bool) {
 	if retry {
 		d.Observe(OutcomeRetried)
 	}
-}
-
-// truncate cuts s to at most n bytes, at a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
