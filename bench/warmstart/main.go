@@ -81,6 +81,9 @@ func main() {
 	modeList := flag.String("modes", "warm,cold,ready,build,scan", "the modes of each round, comma-separated")
 	flag.Parse()
 	for _, s := range strings.Split(*modeList, ",") {
+		if strings.TrimSpace(s) == "" {
+			continue // -modes "": the registrations and the first search only
+		}
 		m, ok := parseMode(strings.TrimSpace(s))
 		if !ok {
 			log.Fatalf("-modes: %q is not one of %s", s, strings.Join(modeNames[:], ", "))

@@ -128,6 +128,8 @@ func report(out io.Writer, o options, results []*sizeResult) {
 		}
 		fmt.Fprintf(out, "\n%d cards (registered in %s; the server's search total %d, the scan's substring matches %d)\n",
 			res.n, fmtDur(res.seedTook), res.total, matched)
+		fmt.Fprintf(out, "first search after the registrations: 200 in %s, after %d answers 503 (goal: within 2 s)\n",
+			fmtDur(res.firstSearch), res.firstRefused)
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "\tfrom process start\tfrom port's first answer\t\n")
 		fmt.Fprintf(tw, "port answers (GET /health 200)\t%s\t\t\n", durs(pick(slices.Concat(warmRuns, coldRuns, readyRuns, buildRuns), portAt)))
