@@ -190,10 +190,10 @@ type CardsChanges struct {
 }
 
 // SignatureHeader carries the service's signature of an answer's body where the answer is
-// signed (a page of the change feed): a JWS with a detached payload, "protected..signature"
+// signed (a page of the change feed; webhooks.SignatureHeader, the same, signs deliveries): a JWS with a detached payload, "protected..signature"
 // (RFC 7515 appendix F), over the body's exact bytes, made with a key of the service's JWKS
 // (/.well-known/jwks.json) that its "kid" names.
-const SignatureHeader = "X-JWS-Signature"
+const SignatureHeader = "Agentcards-Signature"
 
 // ChangePage is one page of the change feed, in commit order, and the cursor to follow it from.
 type ChangePage struct {

@@ -61,7 +61,7 @@ func New(errs Errors) (*openapi3.T, error) {
 				"on any path here; no operation of this document) from a listed origin is 204 with Access-Control-Allow-Origin, " +
 				"-Methods (the path's), -Headers and -Max-Age; any other is 403 forbidden. An answer to a listed origin carries " +
 				"Access-Control-Allow-Origin and Access-Control-Expose-Headers (ETag, Location, X-Request-Id, Retry-After, " +
-				"A2A-Card-Version, X-Agentcards-Stale, X-JWS-Signature), and with origins listed every answer has Vary: Origin. Every answer " +
+				"A2A-Card-Version, X-Agentcards-Stale, Agentcards-Signature), and with origins listed every answer has Vary: Origin. Every answer " +
 				"carries X-Content-Type-Options: nosniff.",
 		},
 		Paths: openapi3.NewPaths(),

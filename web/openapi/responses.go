@@ -66,7 +66,7 @@ var responseHeaders = map[string][]string{
 	"delegations.create POST 200": {"Location"},
 	"delegations.create POST 202": {"Location"},
 	"service.openapi GET 200":     {"Cache-Control"},
-	"cards.changes GET 200":       {"X-JWS-Signature"},
+	"cards.changes GET 200":       {"Agentcards-Signature"},
 }
 
 func header(desc string) *openapi3.HeaderRef {
@@ -84,12 +84,12 @@ func optionalHeader(desc string) *openapi3.HeaderRef {
 
 // knownHeaders describes the headers of responseHeaders.
 var knownHeaders = map[string]*openapi3.HeaderRef{
-	"Location":         header("where the resource created (or the delegation's record) is read"),
-	"ETag":             header("the entity tag: a card's revision in quotes; for an A2A card, a hash of the card served and the key that signs it"),
-	"Cache-Control":    header("how long caches may keep the answer"),
-	"Vary":             header("the request headers the answer depends on"),
-	"X-JWS-Signature":  optionalHeader("the service's signature of a page (application/json; not of a stream): a JWS with a detached payload (protected..signature, RFC 7515 appendix F) over the body's exact bytes, with a key of /.well-known/jwks.json its kid names; its protected header also names the tenant and when it was signed (iat). Absent when the server has no signing keys"),
-	"A2A-Card-Version": header("the A2A versions the card served is read as: 1.0, 0.3, or \"1.0, 0.3\" for the default card of an agent with a 0.3 interface"),
+	"Location":             header("where the resource created (or the delegation's record) is read"),
+	"ETag":                 header("the entity tag: a card's revision in quotes; for an A2A card, a hash of the card served and the key that signs it"),
+	"Cache-Control":        header("how long caches may keep the answer"),
+	"Vary":                 header("the request headers the answer depends on"),
+	"Agentcards-Signature": optionalHeader("the service's signature of a page (application/json; not of a stream): a JWS with a detached payload (protected..signature, RFC 7515 appendix F) over the body's exact bytes, with a key of /.well-known/jwks.json its kid names; its protected header also names the tenant and when it was signed (iat). Absent when the server has no signing keys"),
+	"A2A-Card-Version":     header("the A2A versions the card served is read as: 1.0, 0.3, or \"1.0, 0.3\" for the default card of an agent with a 0.3 interface"),
 }
 
 // extraHeaders are request headers a handler reads that its input has no field for.
