@@ -39,6 +39,11 @@ func (h *handlers) listChanges(c echo.Context) error {
 	return h.signedJSON(c, tenant, changePage(page))
 }
 
+// pageHeader is the protected header of the tenant's signed pages and events, beside alg and kid.
+func pageHeader(tenant tenants.ID) map[string]any {
+	return map[string]any{"typ": "JOSE", "tenant": string(tenant), "iat": time.Now().Unix()}
+}
+
 // signedJSON answers v as c.JSON does, signed with the service's key over the body's bytes
 // (api.SignatureHeader), so that whoever keeps the page can show it came from this service and
 // tenant. The protected header names the tenant and when it was signed. Unsigned on a server
@@ -50,7 +55,7 @@ func (h *handlers) signedJSON(c echo.Context, tenant tenants.ID, v any) error {
 	}
 	body = append(body, '\n') // as c.JSON ends it
 	if h.ServiceKeys != nil {
-		protected, sig, err := h.ServiceKeys.SignDetached(map[string]any{"typ": "JOSE", "tenant": string(tenant), "iat": time.Now().Unix()}, body)
+		protected, sig, err := h.ServiceKeys.SignDetached(pageHeader(tenant), body)
 		if err != nil {
 			return err
 		}

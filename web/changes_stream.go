@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/paging"
 	"github.com/agentcards/agentcards/web/api"
 )
@@ -114,8 +115,16 @@ func (h *handlers) streamChanges(c echo.Context, since string, page paging.Page)
 		case len(events) == 0:
 			w.printf(": keep-alive\n\n")
 		}
+		sign := h.signChange(tenantOf(c))
 		for _, e := range events {
-			w.raw(e.Cursor, "change", e.Encoded(encodeChange))
+			data, sig := e.Encoded(encodeChange, sign)
+			if sig == "" {
+				w.raw(e.Cursor, "change", data)
+				continue
+			}
+			// The event's signature goes in a field of its own: EventSource ignores a field it
+			// does not know (HTML, 9.2.6), and a client that checks reads it.
+			w.raw(e.Cursor, "change", data, "signature: "+sig)
 		}
 		if w.flush() != nil {
 			return nil
@@ -132,6 +141,22 @@ type readyEvent struct {
 type endEvent struct {
 	Reason string `json:"reason"`
 	Cursor string `json:"cursor"`
+}
+
+// signChange returns how a change event of the tenant's stream is signed: as a page is (see
+// signedJSON), over the event's data, or not at all on a server without signing keys ("").
+func (h *handlers) signChange(tenant tenants.ID) func([]byte) string {
+	return func(data []byte) string {
+		if h.ServiceKeys == nil {
+			return ""
+		}
+		protected, sig, err := h.ServiceKeys.SignDetached(pageHeader(tenant), data)
+		if err != nil {
+			h.log.Error("a change event could not be signed", "tenant", tenant, "err", err)
+			return ""
+		}
+		return protected + ".." + sig
+	}
 }
 
 // encodeChange is a change's event data: the member of a cards.changes page for it.
@@ -177,14 +202,19 @@ func (w *sseWriter) event(id, name string, v any) {
 	w.raw(id, name, b)
 }
 
-// raw writes an event whose data is one line of JSON (which holds no newline).
-func (w *sseWriter) raw(id, name string, data []byte) {
+// raw writes an event whose data is one line of JSON (which holds no newline), with the lines
+// of more fields after it.
+func (w *sseWriter) raw(id, name string, data []byte, fields ...string) {
 	if id != "" {
 		w.buf.WriteString("id: " + id + "\n")
 	}
 	w.buf.WriteString("event: " + name + "\ndata: ")
 	w.buf.Write(data)
-	w.buf.WriteString("\n\n")
+	w.buf.WriteString("\n")
+	for _, f := range fields {
+		w.buf.WriteString(f + "\n")
+	}
+	w.buf.WriteString("\n")
 }
 
 // flush sends what was written, within streamWriteTimeout.

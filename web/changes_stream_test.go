@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/api"
@@ -22,7 +25,7 @@ import (
 
 // sseEvent is one Server-Sent Event as a client reads it.
 type sseEvent struct {
-	id, name, data string
+	id, name, data, signature string
 }
 
 // change decodes a change event's data.
@@ -107,6 +110,8 @@ func readEvents(r *bufio.Reader, out chan<- sseEvent) {
 			ev.name = value
 		case name == "data":
 			ev.data = value
+		case name == "signature":
+			ev.signature = value
 		}
 	}
 }
@@ -509,4 +514,55 @@ func TestChangesStreamTokenExpiry(t *testing.T) {
 	if c, _ := r.nextChange(t, newMirror()); c.AgentID != "a" {
 		t.Fatalf("resumed: %+v", c)
 	}
+}
+
+// TestChangesStreamSigned: each change event carries the service's signature of its data, which
+// a client checks with go-jose against the JWKS the service serves, naming the tenant; the Go
+// client's Watch hands it over with the data it covers.
+func TestChangesStreamSigned(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, e *env) {
+		e.mkTenant("acme", "alice")
+		alice := e.token("alice", "acme", false)
+		var keys jose.JSONWebKeySet
+		if err := json.Unmarshal(e.jwks(), &keys); err != nil {
+			t.Fatal(err)
+		}
+		start := e.changesPage(t, alice, "acme", "", 0)
+		s := e.openStream(t, alice, "acme", "")
+		defer s.close()
+		expect(t, e.do("POST", "/v1/tenants/acme/cards", alice, named("a", "A")), http.StatusCreated)
+		ev := s.next(t)
+		ev.change(t)
+		jws, err := jose.ParseDetached(ev.signature, []byte(ev.data), []jose.SignatureAlgorithm{jose.ES256, jose.EdDSA})
+		if err != nil {
+			t.Fatalf("signature %q: %v", ev.signature, err)
+		}
+		h := jws.Signatures[0].Protected
+		found := keys.Key(h.KeyID)
+		if len(found) != 1 {
+			t.Fatalf("kid %q: %d keys", h.KeyID, len(found))
+		}
+		if _, err := jws.Verify(found[0].Key); err != nil || h.ExtraHeaders["tenant"] != "acme" {
+			t.Fatalf("the event's signature: %v, header %+v", err, h.ExtraHeaders)
+		}
+		if _, err := token.VerifyDetached(keys, ev.signature, []byte(strings.Replace(ev.data, `"A"`, `"B"`, 1))); err == nil {
+			t.Fatal("a changed event verifies")
+		}
+
+		cl, err := client.New(e.srv.URL, client.WithToken(alice), client.WithHTTPClient(e.srv.Client()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for ch, err := range cl.Cards.Watch(ctx, api.CardsChanges{Since: start.NextCursor}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := token.VerifyDetached(keys, ch.Signature, ch.Data); err != nil || ch.AgentID != "a" {
+				t.Fatalf("Watch's change %s: %v", ch.AgentID, err)
+			}
+			break
+		}
+	})
 }

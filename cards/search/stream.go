@@ -136,12 +136,17 @@ type StreamEvent struct {
 
 	once    sync.Once
 	encoded []byte
+	signed  string
 }
 
-// Encoded returns the change as encode encodes it, encoded once for every stream it goes to.
-func (e *StreamEvent) Encoded(encode func(FeedChange) []byte) []byte {
-	e.once.Do(func() { e.encoded = encode(e.FeedChange) })
-	return e.encoded
+// Encoded returns the change as encode encodes it, and sign's signature of those bytes, both made
+// once for every stream it goes to.
+func (e *StreamEvent) Encoded(encode func(FeedChange) []byte, sign func([]byte) string) ([]byte, string) {
+	e.once.Do(func() {
+		e.encoded = encode(e.FeedChange)
+		e.signed = sign(e.encoded)
+	})
+	return e.encoded, e.signed
 }
 
 // Subscribe opens a stream of the tenant's change feed for the caller in ctx: the changes after

@@ -23,6 +23,11 @@ import (
 type Change struct {
 	api.CardChange
 	Cursor string
+	// Signature is the service's signature of the event's data (the change's JSON, Data), as a
+	// page's Agentcards-Signature is of the page: token.VerifyDetached(jwks, Signature, Data)
+	// checks it. Empty when the server signs nothing.
+	Signature string
+	Data      []byte
 }
 
 // watchAttempts is the least number of attempts in a row Watch makes to open a stream before it
@@ -160,7 +165,7 @@ func (w *watch) once(ctx context.Context, yield func(Change, error) bool) (opene
 					Message: "a change event is not the JSON expected: " + err.Error()}
 			}
 			w.cursor = ev.id
-			if !yield(Change{CardChange: ch, Cursor: ev.id}, nil) {
+			if !yield(Change{CardChange: ch, Cursor: ev.id, Signature: ev.signature, Data: ev.data}, nil) {
 				return true, 0, errStopped
 			}
 		case "error":
@@ -170,10 +175,11 @@ func (w *watch) once(ctx context.Context, yield func(Change, error) bool) (opene
 	return true, 0, nil
 }
 
-// sseEvent is one Server-Sent Event: its id, its name and its data (lines joined by "\n").
+// sseEvent is one Server-Sent Event: its id, its name, its data (lines joined by "\n") and its
+// signature (a field of agentcards' change events).
 type sseEvent struct {
-	id, name string
-	data     []byte
+	id, name, signature string
+	data                []byte
 }
 
 // readEvents reads Server-Sent Events until the stream ends (no error) or breaks.
@@ -213,6 +219,8 @@ func readEvents(r *bufio.Reader) iter.Seq2[sseEvent, error] {
 				ev.id = value
 			case "event":
 				ev.name = value
+			case "signature":
+				ev.signature = value
 			case "data":
 				if ev.data != nil {
 					ev.data = append(ev.data, '\n')
