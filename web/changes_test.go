@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/web/api"
 )
 
@@ -467,6 +468,59 @@ func TestChangesPagesSigned(t *testing.T) {
 		}
 		if _, err := verify(other.body, sig); err == nil {
 			t.Fatal("another tenant's page verifies under acme's signature")
+		}
+	})
+}
+
+// TestChangesMirrorTwoReplicas: a mirror built only from cards.changes (the list, then the feed)
+// of one replica equals the tenant's cards after a mixed load of creates, patches, deletes and
+// re-creates written through two replicas (two servers, each with its own connection pool, on
+// one database) while it follows.
+func TestChangesMirrorTwoReplicas(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, d string) {
+		dbs := storagetest.OpenShared(t, d, 2)
+		a := newEnvWith(t, dbs[0], envOptions{allowLoopback: true})
+		b := newEnvWith(t, dbs[1], envOptions{allowLoopback: true})
+		a.mkTenant("acme", "alice")
+		alice := a.token("alice", "acme", false)
+		base := "/v1/tenants/acme/cards"
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for w, e := range []*env{a, b, a, b} {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					// The replicas write the same agents, so each one's writes race the other's.
+					id := fmt.Sprintf("x%d-%d", w%2, i%5)
+					switch i % 4 {
+					case 0, 3:
+						e.do("PUT", base+"/"+id, alice, named(id, fmt.Sprint(w, i)))
+					case 1:
+						e.do("PATCH", base+"/"+id, alice, map[string]any{"name": fmt.Sprint(w, i)})
+					case 2:
+						e.do("DELETE", base+"/"+id, alice, nil)
+					}
+				}
+			})
+		}
+		time.Sleep(20 * time.Millisecond)
+		m := newMirror()
+		cursor := b.changesPage(t, alice, "acme", "", 0).NextCursor
+		b.listInto(t, alice, "acme", m)
+		for range 5 {
+			cursor = m.follow(t, b, alice, "acme", cursor, 7)
+		}
+		close(stop)
+		wg.Wait()
+		// Twice: the second pass begins after every write committed.
+		cursor = m.follow(t, b, alice, "acme", cursor, 7)
+		m.follow(t, b, alice, "acme", cursor, 7)
+		if got, want := m.names(), a.truth(t, alice, "acme"); !slices.Equal(got, want) || len(want) == 0 {
+			t.Fatalf("mirror %v\nwant   %v", got, want)
 		}
 	})
 }
