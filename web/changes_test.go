@@ -365,44 +365,54 @@ func TestChangesListThenFollow(t *testing.T) {
 		for i := range 10 {
 			expect(t, e.do("POST", base, alice, named(fmt.Sprintf("w%d", i%5)+fmt.Sprint(i), "0")), http.StatusCreated)
 		}
-		var wg sync.WaitGroup
-		stop := make(chan struct{})
-		for w := range 3 {
-			wg.Go(func() {
-				for i := 0; ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					id := fmt.Sprintf("x%d-%d", w, i%4)
-					switch i % 3 {
-					case 0:
-						e.do("PUT", base+"/"+id, alice, named(id, fmt.Sprint(i)))
-					case 1:
-						e.do("PATCH", base+"/"+id, alice, map[string]any{"name": fmt.Sprint(i)})
-					case 2:
-						e.do("DELETE", base+"/"+id, alice, nil)
-					}
-				}
-			})
-		}
-		time.Sleep(20 * time.Millisecond)
-		m := newMirror()
-		cursor := e.changesPage(t, alice, "acme", "", 0).NextCursor
-		e.listInto(t, alice, "acme", m)
-		for range 3 {
-			cursor = m.follow(t, e, alice, "acme", cursor, 7)
-		}
-		close(stop)
-		wg.Wait()
-		// Twice: the second pass begins after every write committed.
-		cursor = m.follow(t, e, alice, "acme", cursor, 7)
-		m.follow(t, e, alice, "acme", cursor, 7)
-		if got, want := m.names(), e.truth(t, alice, "acme"); !slices.Equal(got, want) {
-			t.Fatalf("mirror %v\nwant   %v", got, want)
-		}
+		mirrorUnderLoad(t, alice, e, e, e, e)
 	})
+}
+
+// mirrorUnderLoad writes creates, patches, deletes and re-creates of the same few agents of
+// tenant acme, one goroutine through each of writers, while a mirror lists the cards of follower
+// and follows its change feed; once the writes stop, the mirror must equal the tenant's cards.
+func mirrorUnderLoad(t *testing.T, tok string, follower *env, writers ...*env) {
+	t.Helper()
+	base := "/v1/tenants/acme/cards"
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w, e := range writers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// Writers share agents, so each one's writes race another's.
+				id := fmt.Sprintf("x%d-%d", w%2, i%5)
+				switch i % 4 {
+				case 0, 3:
+					e.do("PUT", base+"/"+id, tok, named(id, fmt.Sprint(w, i)))
+				case 1:
+					e.do("PATCH", base+"/"+id, tok, map[string]any{"name": fmt.Sprint(w, i)})
+				case 2:
+					e.do("DELETE", base+"/"+id, tok, nil)
+				}
+			}
+		})
+	}
+	time.Sleep(20 * time.Millisecond)
+	m := newMirror()
+	cursor := follower.changesPage(t, tok, "acme", "", 0).NextCursor
+	follower.listInto(t, tok, "acme", m)
+	for range 5 {
+		cursor = m.follow(t, follower, tok, "acme", cursor, 7)
+	}
+	close(stop)
+	wg.Wait()
+	// Twice: the second pass begins after every write committed.
+	cursor = m.follow(t, follower, tok, "acme", cursor, 7)
+	m.follow(t, follower, tok, "acme", cursor, 7)
+	if got, want := m.names(), writers[0].truth(t, tok, "acme"); !slices.Equal(got, want) || len(want) == 0 {
+		t.Fatalf("mirror %v\nwant   %v", got, want)
+	}
 }
 
 // TestChangesPagesSigned: each page of the feed carries the service's signature of its exact
@@ -482,45 +492,6 @@ func TestChangesMirrorTwoReplicas(t *testing.T) {
 		a := newEnvWith(t, dbs[0], envOptions{allowLoopback: true})
 		b := newEnvWith(t, dbs[1], envOptions{allowLoopback: true})
 		a.mkTenant("acme", "alice")
-		alice := a.token("alice", "acme", false)
-		base := "/v1/tenants/acme/cards"
-		var wg sync.WaitGroup
-		stop := make(chan struct{})
-		for w, e := range []*env{a, b, a, b} {
-			wg.Go(func() {
-				for i := 0; ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					// The replicas write the same agents, so each one's writes race the other's.
-					id := fmt.Sprintf("x%d-%d", w%2, i%5)
-					switch i % 4 {
-					case 0, 3:
-						e.do("PUT", base+"/"+id, alice, named(id, fmt.Sprint(w, i)))
-					case 1:
-						e.do("PATCH", base+"/"+id, alice, map[string]any{"name": fmt.Sprint(w, i)})
-					case 2:
-						e.do("DELETE", base+"/"+id, alice, nil)
-					}
-				}
-			})
-		}
-		time.Sleep(20 * time.Millisecond)
-		m := newMirror()
-		cursor := b.changesPage(t, alice, "acme", "", 0).NextCursor
-		b.listInto(t, alice, "acme", m)
-		for range 5 {
-			cursor = m.follow(t, b, alice, "acme", cursor, 7)
-		}
-		close(stop)
-		wg.Wait()
-		// Twice: the second pass begins after every write committed.
-		cursor = m.follow(t, b, alice, "acme", cursor, 7)
-		m.follow(t, b, alice, "acme", cursor, 7)
-		if got, want := m.names(), a.truth(t, alice, "acme"); !slices.Equal(got, want) || len(want) == 0 {
-			t.Fatalf("mirror %v\nwant   %v", got, want)
-		}
+		mirrorUnderLoad(t, a.token("alice", "acme", false), b, a, b, a, b)
 	})
 }
