@@ -48,7 +48,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	env := append(os.Environ(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL=warn")
+	env := proc.Env()
 	srv, err := proc.Start(bin, work, env)
 	if err != nil {
 		log.Fatal(err)

@@ -80,7 +80,7 @@ func run(bin, work, dsn string, listen bool, poll time.Duration, n int) []time.D
 	if err != nil {
 		log.Fatal(err)
 	}
-	env := append(os.Environ(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL=warn",
+	env := proc.Env(
 		"AGENTCARDS_DATABASE_DRIVER=postgres", "AGENTCARDS_DATABASE_DSN="+dsn,
 		"AGENTCARDS_AUTH_SECRET=replicadelay-shared-secret-0123456789abcdef",
 		fmt.Sprintf("AGENTCARDS_SEARCH_LISTEN=%v", listen), "AGENTCARDS_SEARCH_POLL_INTERVAL="+poll.String())

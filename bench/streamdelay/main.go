@@ -47,7 +47,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	env := append(os.Environ(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL=warn",
+	env := proc.Env(
 		"AGENTCARDS_AUTH_SECRET=streamdelay-shared-secret-0123456789abcdef",
 		"AGENTCARDS_SEARCH_STREAMS_PER_TENANT="+strconv.Itoa(*streams+10), "AGENTCARDS_SEARCH_STREAMS_PER_REPLICA="+strconv.Itoa(*streams+10))
 	dir := mkdir(work, "sqlite")

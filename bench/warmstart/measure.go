@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -105,8 +104,7 @@ func (b *bench) env(m mode) []string {
 	if b.o.noSnapshots {
 		snapshots = "none"
 	}
-	return append(os.Environ(),
-		"AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL="+b.o.serverLog,
+	return proc.Env("AGENTCARDS_LOG_LEVEL="+b.o.serverLog,
 		"AGENTCARDS_DATABASE_DRIVER="+b.o.dialect, "AGENTCARDS_DATABASE_DSN="+b.db.DSN,
 		"AGENTCARDS_AUTH_SECRET=warmstart-bench-secret-0123456789abcdef",
 		"AGENTCARDS_SEARCH_WARM_WINDOW="+window, "AGENTCARDS_SEARCH_WARM_READY="+readyOn, "AGENTCARDS_SEARCH_SNAPSHOT_DIR="+snapshots)

@@ -101,7 +101,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			err = derr
 		}
 	}()
-	env := append(os.Environ(), "AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL=warn",
+	env := proc.Env(
 		"AGENTCARDS_DATABASE_DRIVER="+o.dialect, "AGENTCARDS_DATABASE_DSN="+db.DSN,
 		"AGENTCARDS_AUTH_SECRET=writeload-bench-secret-0123456789abcdef")
 	srv, err := proc.Start(bin, work, env) // migrates the scratch database before it listens

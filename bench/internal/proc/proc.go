@@ -34,6 +34,14 @@ type Server struct {
 
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
+// Env is the environment of a served binary: this process's, with the server and its metrics on
+// free loopback ports (several servers may run at once) and log level warn, then extra, whose
+// entries win over those before them of the same name.
+func Env(extra ...string) []string {
+	return append(append(os.Environ(),
+		"AGENTCARDS_SERVER_ADDR=127.0.0.1:0", "AGENTCARDS_SERVER_METRICS_ADDR=127.0.0.1:0", "AGENTCARDS_LOG_LEVEL=warn"), extra...)
+}
+
 // Start runs `bin serve` in dir with env and waits until it listens.
 func Start(bin, dir string, env []string) (*Server, error) {
 	cmd := exec.Command(bin, "serve")
