@@ -3,7 +3,9 @@
 // stream, with 1 stream and with many streams of one tenant open (at -rate writes/s), and the
 // memory one idle stream costs the server. It builds the binary and runs `serve` on SQLite in a
 // temporary directory; with -dsn (Postgres) it also runs two servers on one database and times a
-// write on A to its event on a stream of B.
+// write on A to its event on a stream of B. Last, with no server, it measures the socket floor
+// under the many-streams run: one 1 KB line written to as many loopback connections, each read
+// by a goroutine of the bench, timed until the last reader has it.
 //
 //	go run ./bench/streamdelay -streams 1000 -writes 200 -rate 10
 package main
@@ -18,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -80,6 +83,12 @@ func main() {
 	many := b.timed(*streams, *writes, *rate)
 	b.report(fmt.Sprintf("%d streams", *streams), many)
 	fmt.Printf("p99 ratio, %d streams / 1 stream: %.2f\n", *streams, float64(pct(many, 99))/float64(pct(one, 99)))
+	// The floor under the many-streams run: what sockets alone cost to carry one event to every
+	// stream, with no server.
+	f1, fn := socketFloor(1, *writes), socketFloor(*streams, *writes)
+	fmt.Printf("socket floor (one 1 KB write to each loopback connection, a reader each; the last reader):\n"+
+		"  1 connection p50 %s p99 %s; %d connections p50 %s p99 %s\n",
+		pct(f1, 50).Round(time.Microsecond), pct(f1, 99).Round(time.Microsecond), *streams, pct(fn, 50).Round(time.Microsecond), pct(fn, 99).Round(time.Microsecond))
 
 	if *dsn != "" {
 		b.replicas(bin, work, env, *dsn, *writes, *rate)
@@ -306,4 +315,67 @@ func rss(pid int) int64 {
 	}
 	log.Fatal("no VmRSS")
 	return 0
+}
+
+// socketFloor opens n loopback TCP connections and, rounds times, writes one 1 KB line to each
+// (a writer goroutine per connection, as each stream writes its own) while a reader goroutine per
+// connection reads it: the time from the writes' start until the last reader has the line. It is
+// what carrying one event to n streams costs without a server, on the same cores.
+func socketFloor(n, rounds int) []time.Duration {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ln.Close()
+	writers := make([]net.Conn, n)
+	readers := make([]*bufio.Reader, n)
+	for i := range n {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer c.Close()
+		if writers[i], err = ln.Accept(); err != nil {
+			log.Fatal(err)
+		}
+		defer writers[i].Close()
+		readers[i] = bufio.NewReader(c)
+	}
+	line := append(bytes.Repeat([]byte("x"), 1023), '\n')
+	wake := make([]chan struct{}, n)
+	for i := range n {
+		wake[i] = make(chan struct{}, 1)
+		go func() {
+			for range wake[i] {
+				_, _ = writers[i].Write(line)
+			}
+		}()
+		defer close(wake[i])
+	}
+	lat := make([]time.Duration, 0, rounds)
+	for range rounds {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		last := time.Duration(0)
+		start := time.Now()
+		for i := range n {
+			wg.Go(func() {
+				if _, err := readers[i].ReadBytes('\n'); err != nil {
+					log.Fatal(err)
+				}
+				d := time.Since(start)
+				mu.Lock()
+				last = max(last, d)
+				mu.Unlock()
+			})
+		}
+		for i := range n {
+			wake[i] <- struct{}{}
+		}
+		wg.Wait()
+		lat = append(lat, last)
+		time.Sleep(5 * time.Millisecond)
+	}
+	slices.Sort(lat)
+	return lat
 }
