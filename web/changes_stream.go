@@ -87,6 +87,7 @@ func (h *handlers) streamChanges(c echo.Context, since string, page paging.Page)
 	// lasts longer.
 	_ = rc.SetReadDeadline(time.Time{})
 	w := &sseWriter{rc: rc, res: res}
+	sign := h.signChange(tenantOf(c))
 	w.printf("retry: %d\n\n", streamRetry)
 	w.event(sub.Cursor(), "ready", readyEvent{Cursor: sub.Cursor()})
 	if w.flush() != nil {
@@ -115,7 +116,6 @@ func (h *handlers) streamChanges(c echo.Context, since string, page paging.Page)
 		case len(events) == 0:
 			w.printf(": keep-alive\n\n")
 		}
-		sign := h.signChange(tenantOf(c))
 		for _, e := range events {
 			data, sig := e.Encoded(encodeChange, sign)
 			if sig == "" {

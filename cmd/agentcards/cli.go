@@ -78,6 +78,18 @@ func (c *connection) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.output, "o", "", "short for --output")
 }
 
+// tenantClient is client for a command that works in one tenant: tenant, or the token's.
+func (c *connection) tenantClient(getenv func(string) string, tenant string) (*client.Client, error) {
+	cl, err := c.client(getenv, tenant, false)
+	if err != nil {
+		return nil, err
+	}
+	if cl.Tenant() == "" {
+		return nil, usagef("the token names no tenant: give --tenant")
+	}
+	return cl, nil
+}
+
 // client returns a client of the server, with the token, tenant and retries of the CLI. A
 // request open to anyone (optional) goes without a token when none is given.
 func (c *connection) client(getenv func(string) string, tenant string, optional bool) (*client.Client, error) {

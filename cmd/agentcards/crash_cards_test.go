@@ -57,11 +57,7 @@ func TestKillKeepsCardWrites(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		env := crashEnv(t, dialect)
 		work := t.TempDir()
-		srv := startServer(t, bin, work, env)
-		root := mint(t, bin, work, env, "--subject", "root", "--platform-admin")
-		api := webtest.Client{BaseURL: srv.base}
-		api.CreateTenant(t, root, "acme", "alice")
-		alice := mint(t, bin, work, env, "--subject", "alice", "--tenant", "acme")
+		srv, api, alice := crashTenant(t, bin, work, env)
 		// The first search loads the index, so writes also go through it before they answer.
 		webtest.Expect(t, api.Do(t, "GET", "/v1/tenants/acme/cards?q=agent", alice, nil), http.StatusOK)
 

@@ -110,11 +110,7 @@ func TestKillStreamResumes(t *testing.T) {
 	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		env := crashEnv(t, dialect)
 		work := t.TempDir()
-		srv := startServer(t, bin, work, env)
-		root := mint(t, bin, work, env, "--subject", "root", "--platform-admin")
-		apiClient := webtest.Client{BaseURL: srv.base}
-		apiClient.CreateTenant(t, root, "acme", "alice")
-		alice := mint(t, bin, work, env, "--subject", "alice", "--tenant", "acme")
+		srv, apiClient, alice := crashTenant(t, bin, work, env)
 		// The client follows from the feed's present, taken before any write.
 		var present api.ChangePage
 		r := apiClient.Do(t, "GET", "/v1/tenants/acme/cards:changes", alice, nil)

@@ -44,11 +44,7 @@ func TestKillKeepsDelegations(t *testing.T) {
 		work := t.TempDir()
 		agent := newRecordingAgent(t)
 
-		srv := startServer(t, bin, work, env)
-		root := mint(t, bin, work, env, "--subject", "root", "--platform-admin")
-		api := webtest.Client{BaseURL: srv.base}
-		api.CreateTenant(t, root, "acme", "alice")
-		alice := mint(t, bin, work, env, "--subject", "alice", "--tenant", "acme")
+		srv, api, alice := crashTenant(t, bin, work, env)
 		card := map[string]any{"agentId": "reviewer", "name": "Reviewer", "protocols": []string{"http"},
 			"endpoint": agent.Endpoint(), "capabilities": []any{map[string]any{"name": "review_pr"}}}
 		webtest.Expect(t, api.Do(t, "POST", "/v1/tenants/acme/cards", alice, card), http.StatusCreated)
@@ -103,6 +99,16 @@ func TestKillKeepsDelegations(t *testing.T) {
 		t.Logf("%d kills: the agent received %d delegations (%d were still open when the server died), %d were answered, %d are recorded",
 			crashKills, len(seen), open, len(answered.all()), len(stored))
 	})
+}
+
+// crashTenant starts the server on env in work, creates tenant acme with alice as its admin, and
+// returns the server, a client of it and alice's token.
+func crashTenant(t *testing.T, bin, work string, env []string) (*server, webtest.Client, string) {
+	srv := startServer(t, bin, work, env)
+	root := mint(t, bin, work, env, "--subject", "root", "--platform-admin")
+	api := webtest.Client{BaseURL: srv.base}
+	api.CreateTenant(t, root, "acme", "alice")
+	return srv, api, mint(t, bin, work, env, "--subject", "alice", "--tenant", "acme")
 }
 
 // crashEnv is the environment of a server a kill test starts on dialect, with extra settings:

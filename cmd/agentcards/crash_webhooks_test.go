@@ -77,11 +77,7 @@ func TestKillHandsWebhooksOver(t *testing.T) {
 		work := t.TempDir()
 		rcv := newHangingReceiver(t)
 
-		a := startServer(t, bin, work, env)
-		root := mint(t, bin, work, env, "--subject", "root", "--platform-admin")
-		api := webtest.Client{BaseURL: a.base}
-		api.CreateTenant(t, root, "acme", "alice")
-		alice := mint(t, bin, work, env, "--subject", "alice", "--tenant", "acme")
+		a, api, alice := crashTenant(t, bin, work, env)
 		webtest.Expect(t, api.Do(t, "POST", "/v1/tenants/acme/webhooks", alice, map[string]any{"url": rcv.srv.URL}), http.StatusCreated)
 		want := []string{"c0", "c1", "c2", "c3", "c4"}
 		for _, id := range want {

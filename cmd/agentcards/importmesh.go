@@ -83,12 +83,9 @@ func runImportMesh(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err != nil {
 		return err
 	}
-	cl, err := conn.client(getenv, *tenant, false)
+	cl, err := conn.tenantClient(getenv, *tenant)
 	if err != nil {
 		return err
-	}
-	if cl.Tenant() == "" {
-		return usagef("the token names no tenant: give --tenant")
 	}
 	rows, err := readMesh(ctx, *from)
 	if err != nil {

@@ -41,12 +41,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		return err
 	}
-	cl, err := conn.client(getenv, *tenant, false)
+	cl, err := conn.tenantClient(getenv, *tenant)
 	if err != nil {
 		return err
-	}
-	if cl.Tenant() == "" {
-		return usagef("the token names no tenant: give --tenant")
 	}
 	enc := json.NewEncoder(stdout)
 	for ch, err := range cl.Cards.Watch(ctx, api.CardsChanges{Since: *since}) {

@@ -1,12 +1,9 @@
 package app
 
 import (
-	"context"
 	"net/netip"
 	"net/url"
-	"time"
 
-	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/storage"
@@ -20,7 +17,8 @@ var _ webhooks.Feed = (*search.Changes)(nil)
 // their events. Deliveries go through the guarded client, as every call to a URL users
 // registered does, and follow no redirect (a 3xx is a failed delivery); they are signed with the
 // service's current key, which /.well-known/jwks.json publishes. A card write committed here
-// wakes the deliverer at once (a write elsewhere does through its notice, or the next poll).
+// wakes the deliverer at once, through the card service's Committed as it wakes the live
+// streams (a write elsewhere does through its notice, or the next poll).
 func (a *App) buildWebhooks() {
 	o := a.opts
 	cfg := o.Webhooks.Config.WithDefaults()
@@ -38,28 +36,11 @@ func (a *App) buildWebhooks() {
 	allow := o.Outbound.Allow
 	a.Webhooks = &webhooks.Service{Store: store, Gate: a.Tenants, Authz: a.Enforcers, Feed: a.Changes, Config: cfg,
 		Refused: func(ip netip.Addr) bool { return outbound.Refuses(allow, ip) }, Wake: a.Deliverer.Wake, Now: o.Webhooks.Now}
-	a.Cards.Index = wakeOnWrite{next: a.Cards.Index, wake: a.Deliverer.Wake}
-}
-
-// wakeOnWrite passes the card service's committed writes on to the index (when there is one) and
-// wakes the webhook deliverer.
-type wakeOnWrite struct {
-	next cards.Indexer
-	wake func()
-}
-
-func (w wakeOnWrite) Written(ctx context.Context, tenant tenants.ID, agentIDs ...string) error {
-	w.wake()
-	if w.next == nil {
-		return nil
+	wakeStreams := a.Cards.Committed
+	a.Cards.Committed = func(t tenants.ID) {
+		if wakeStreams != nil {
+			wakeStreams(t)
+		}
+		a.Deliverer.Wake()
 	}
-	return w.next.Written(ctx, tenant, agentIDs...)
-}
-
-func (w wakeOnWrite) Wrote(ctx context.Context, tenant tenants.ID, started time.Time, written ...cards.Card) error {
-	w.wake()
-	if w.next == nil {
-		return nil
-	}
-	return w.next.Wrote(ctx, tenant, started, written...)
 }
