@@ -306,7 +306,10 @@ func TestChangesStreamSlowReader(t *testing.T) {
 		}
 		defer conn.Close()
 		_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
-		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer %s\r\n\r\n", changesPath("acme", "", 0), alice)
+		// From the present cursor: the stream counts as open before it takes its own present,
+		// so a stream opened without one might start after the first writes.
+		from := e.changesPage(t, alice, "acme", "", 0).NextCursor
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer %s\r\n\r\n", changesPath("acme", from, 0), alice)
 		big := strings.Repeat("x", 7000)
 		webtest.Eventually(t, streamWait, "the stream open", func() bool { return e.streams.Open() == 1 })
 		// The server's side of it sends little at a time too.
@@ -418,6 +421,8 @@ func TestChangesStreamClientWatch(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		// As the slow reader's stream, from the present cursor.
+		from := e.changesPage(t, alice, "acme", "", 0).NextCursor
 		e.conns.mu.Lock()
 		before := len(e.conns.conns)
 		e.conns.mu.Unlock()
@@ -425,7 +430,7 @@ func TestChangesStreamClientWatch(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			defer close(done)
-			for ch, err := range cl.Cards.Watch(ctx, api.CardsChanges{}) {
+			for ch, err := range cl.Cards.Watch(ctx, api.CardsChanges{Since: from}) {
 				if err != nil {
 					done <- err
 					return
