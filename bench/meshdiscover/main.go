@@ -5,6 +5,13 @@
 // endpoint), then runs 1-, 2- and 3-word queries drawn from the cards' vocabulary, limit 10,
 // sequentially with one client, alternating the systems round by round.
 //
+// Before the rounds, the first -warmup queries of a round run on each system, untimed. The rest
+// of the first round are then the first answers of most of their cards: agentcards reads such a
+// card from the database and encodes it, and keeps the encoding for later answers. -warmup set to
+// a round's queries (150 by default) times answers of cards answered before only. -detail prints
+// each round's percentiles, those of agentcards' queries with and without such cards, and its
+// slowest queries.
+//
 // agentkit-mesh must already run (bench/meshdiscover.sh starts it); agentcards is built and
 // started here on SQLite unless -agentcards is a URL.
 //
@@ -22,6 +29,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -75,9 +84,15 @@ func main() {
 	perSize := flag.Int("queries", 50, "queries of each length (1, 2 and 3 words) per round")
 	limit := flag.Int("limit", 10, "results per query")
 	seed := flag.Uint64("seed", 42, "card and query seed")
+	warmup := flag.Int("warmup", 10, "queries run on each system before the measured rounds (the first of the rounds' queries), not counted")
+	detail := flag.Bool("detail", false, "also print each round's percentiles, the slowest queries and whether their results were answered before")
+	serverEnv := flag.String("server-env", "", "extra environment of the agentcards server started here, space-separated NAME=value (e.g. GODEBUG=gctrace=1)")
 	flag.Parse()
 	if *meshURL == "" {
 		log.Fatal("-mesh is required (bench/meshdiscover.sh starts agentkit-mesh)")
+	}
+	if perRound := 3 * *perSize; *warmup < 0 || *warmup > perRound {
+		log.Fatalf("-warmup %d: 0 to the %d queries of a round", *warmup, perRound)
 	}
 	if !loopback(*meshURL) {
 		log.Fatalf("-mesh %s: loopback only", *meshURL)
@@ -96,7 +111,7 @@ func main() {
 				log.Fatal(err)
 			}
 		}
-		env := proc.Env()
+		env := proc.Env(strings.Fields(*serverEnv)...)
 		srv, err := proc.Start(bin, work, env)
 		if err != nil {
 			log.Fatal(err)
@@ -163,10 +178,15 @@ func main() {
 	}
 
 	queries := makeQueries(*seed, *perSize)
+	// seen holds, per system, the agents it has answered with so far: a query's fresh results
+	// are those it returns for the first time (agentcards renders a card on its first answer).
+	seen := map[string]map[string]bool{"agentcards": {}, "mesh": {}}
 	// Warm up both: agentcards builds the tenant's index on its first search, V8 compiles.
+	var warm []sample
 	for _, sys := range []*system{agentcards, mesh} {
-		for _, q := range queries[:10] {
-			measure(sys, q, *limit)
+		for i, q := range queries[:*warmup] {
+			d, _, ids, gcs := measure(sys, q, *limit)
+			warm = append(warm, sample{sys.name, 0, i, q, d, fresh(seen[sys.name], ids), gcs})
 		}
 	}
 
@@ -176,6 +196,9 @@ func main() {
 	}
 	all := map[string]*stats{"agentcards": {}, "mesh": {}}
 	byLen := map[string]map[int][]time.Duration{"agentcards": {}, "mesh": {}}
+	var samples []sample
+	var gc0, gc1 runtime.MemStats
+	runtime.ReadMemStats(&gc0)
 	for r := 0; r < *rounds; r++ {
 		order := []*system{mesh, agentcards}
 		if r%2 == 1 {
@@ -183,16 +206,18 @@ func main() {
 		}
 		for _, sys := range order {
 			st := all[sys.name]
-			for _, q := range queries {
-				d, size, found := measure(sys, q, *limit)
+			for i, q := range queries {
+				d, size, ids, gcs := measure(sys, q, *limit)
 				st.lat = append(st.lat, d)
 				st.bytes += size
-				st.results += found
+				st.results += len(ids)
 				words := len(strings.Fields(q))
 				byLen[sys.name][words] = append(byLen[sys.name][words], d)
+				samples = append(samples, sample{sys.name, r + 1, i, q, d, fresh(seen[sys.name], ids), gcs})
 			}
 		}
 	}
+	runtime.ReadMemStats(&gc1)
 
 	fmt.Printf("\n%d agents, %d queries per system (%d rounds of %d each of 1, 2 and 3 words), limit %d, one client, sequential\n",
 		*n, len(all["mesh"].lat), *rounds, *perSize, *limit)
@@ -214,6 +239,11 @@ func main() {
 	fmt.Printf("\nratio mesh/agentcards: %s\n", ratio(all["mesh"].lat, all["agentcards"].lat))
 	for w := 1; w <= 3; w++ {
 		fmt.Printf("  %d word(s): %s\n", w, ratio(byLen["mesh"][w], byLen["agentcards"][w]))
+	}
+	if *detail {
+		printDetail(warm, samples)
+		fmt.Printf("\nthis client: %d GCs, %s of pauses during the rounds\n",
+			gc1.NumGC-gc0.NumGC, time.Duration(gc1.PauseTotalNs-gc0.PauseTotalNs).Round(time.Microsecond))
 	}
 }
 
@@ -242,29 +272,48 @@ func registerAll(sys *system, seed uint64, n int) {
 }
 
 // measure runs one discovery and returns its latency (request to the last byte of the answer),
-// the answer's size and how many results it held.
-func measure(sys *system, q string, limit int) (time.Duration, int, int) {
+// the answer's size, the ids of the agents it held, in order, and how many of this client's
+// garbage collections ended meanwhile.
+func measure(sys *system, q string, limit int) (time.Duration, int, []string, int) {
+	gc0 := gcCycles()
 	t0 := time.Now()
 	s, b := sys.do("GET", sys.discover(q, limit), nil)
 	d := time.Since(t0)
+	gcs := int(gcCycles() - gc0)
 	if s != 200 {
 		log.Fatalf("%s: discover %q: %d %s", sys.name, q, s, b)
 	}
-	var found int
+	var ids []string
 	if sys.name == "mesh" {
-		var r []json.RawMessage
+		var r []struct{ Agent struct{ Name string } }
 		if err := json.Unmarshal(b, &r); err != nil {
 			log.Fatalf("mesh: %v", err)
 		}
-		found = len(r)
+		for _, a := range r {
+			ids = append(ids, a.Agent.Name)
+		}
 	} else {
-		var r struct{ Items []json.RawMessage }
+		var r struct {
+			Items []struct {
+				Card struct{ AgentID string }
+			}
+		}
 		if err := json.Unmarshal(b, &r); err != nil {
 			log.Fatalf("agentcards: %v", err)
 		}
-		found = len(r.Items)
+		for _, it := range r.Items {
+			ids = append(ids, it.Card.AgentID)
+		}
 	}
-	return d, len(b), found
+	return d, len(b), ids, gcs
+}
+
+var gcSample = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+
+// gcCycles is the number of garbage collections this process has completed.
+func gcCycles() uint64 {
+	metrics.Read(gcSample)
+	return gcSample[0].Value.Uint64()
 }
 
 // makeQueries draws perSize queries of each of 1, 2 and 3 distinct words from the cards'
