@@ -10,7 +10,8 @@ import (
 
 // sample is one timed query: its system, round (0: warm-up) and position in the round, how long
 // it took, how many of its results the system answered with for the first time and how many of
-// this client's garbage collections ended while it ran.
+// this client's garbage collections ended while it ran, and how long this client's and the
+// agentcards server's threads waited for a CPU meanwhile (-runqueue).
 type sample struct {
 	sys   string
 	round int
@@ -19,6 +20,7 @@ type sample struct {
 	d     time.Duration
 	fresh int
 	gcs   int
+	wait  time.Duration
 }
 
 // fresh counts the ids not in seen and adds them to it.
@@ -67,15 +69,26 @@ func printDetail(warm, samples []sample) {
 			cold = append(cold, s)
 		}
 	}
+	fmt.Print("\nagentcards' first query of each round (an odd round follows mesh's):")
+	for _, s := range samples {
+		if s.sys == "agentcards" && s.pos == 0 {
+			fmt.Printf(" %d: %s", s.round, s.d.Round(time.Microsecond))
+		}
+	}
 	fmt.Println()
 	printRow("agentcards", "fresh=0", hot)
 	printRow("agentcards", "fresh>0", cold)
 
+	if waits := waitsOf(mine); len(waits) > 0 && slices.Max(waits) > 0 {
+		p := pct(waits)
+		fmt.Printf("\nagentcards' queries' cpu wait (-runqueue): p50 %s, p90 %s, p99 %s\n", p[0], p[1], p[2])
+	}
 	slices.SortFunc(mine, func(a, b sample) int { return cmp.Compare(b.d, a.d) })
-	fmt.Printf("\nagentcards' slowest queries (gc: this client's collections ended meanwhile):\n%12s %6s %6s %6s %6s %4s  %s\n",
-		"latency", "round", "pos", "words", "fresh", "gc", "query")
+	fmt.Printf("\nagentcards' slowest queries (gc: this client's collections ended meanwhile; cpu wait: with -runqueue, its\nand the server's threads' wait for a CPU meanwhile):\n%12s %6s %6s %6s %6s %4s %10s  %s\n",
+		"latency", "round", "pos", "words", "fresh", "gc", "cpu wait", "query")
 	for _, s := range mine[:min(10, len(mine))] {
-		fmt.Printf("%12s %6d %6d %6d %6d %4d  %s\n", s.d.Round(time.Microsecond), s.round, s.pos, len(strings.Fields(s.q)), s.fresh, s.gcs, s.q)
+		fmt.Printf("%12s %6d %6d %6d %6d %4d %10s  %s\n", s.d.Round(time.Microsecond), s.round, s.pos, len(strings.Fields(s.q)),
+			s.fresh, s.gcs, s.wait.Round(time.Microsecond), s.q)
 	}
 }
 
@@ -92,4 +105,12 @@ func printRow(name, label string, ss []sample) {
 	}
 	p := pct(lat)
 	fmt.Printf("%-10s %8s %6d %12s %12s %12s %12s %8d\n", name, label, len(ss), p[0], p[1], p[2], slices.Max(lat).Round(time.Microsecond), fr)
+}
+
+func waitsOf(ss []sample) []time.Duration {
+	out := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		out[i] = s.wait
+	}
+	return out
 }

@@ -86,6 +86,7 @@ func main() {
 	seed := flag.Uint64("seed", 42, "card and query seed")
 	warmup := flag.Int("warmup", 10, "queries run on each system before the measured rounds (the first of the rounds' queries), not counted")
 	detail := flag.Bool("detail", false, "also print each round's percentiles, the slowest queries and whether their results were answered before")
+	runqueue := flag.Bool("runqueue", false, "with -detail: also show how long this client's and agentcards' threads waited for a CPU during each slow query (Linux; reads /proc between the queries, outside their timing)")
 	serverEnv := flag.String("server-env", "", "extra environment of the agentcards server started here, space-separated NAME=value (e.g. GODEBUG=gctrace=1)")
 	flag.Parse()
 	if *meshURL == "" {
@@ -118,6 +119,9 @@ func main() {
 		}
 		defer srv.Stop()
 		acBase = srv.Base
+		if *runqueue {
+			waitPids = []int{os.Getpid(), srv.Pid()}
+		}
 		if acToken, err = proc.Token(bin, work, env); err != nil {
 			log.Fatal(err)
 		}
@@ -185,8 +189,8 @@ func main() {
 	var warm []sample
 	for _, sys := range []*system{agentcards, mesh} {
 		for i, q := range queries[:*warmup] {
-			d, _, ids, gcs := measure(sys, q, *limit)
-			warm = append(warm, sample{sys.name, 0, i, q, d, fresh(seen[sys.name], ids), gcs})
+			d, _, ids, gcs, wait := measure(sys, q, *limit)
+			warm = append(warm, sample{sys.name, 0, i, q, d, fresh(seen[sys.name], ids), gcs, wait})
 		}
 	}
 
@@ -207,13 +211,13 @@ func main() {
 		for _, sys := range order {
 			st := all[sys.name]
 			for i, q := range queries {
-				d, size, ids, gcs := measure(sys, q, *limit)
+				d, size, ids, gcs, wait := measure(sys, q, *limit)
 				st.lat = append(st.lat, d)
 				st.bytes += size
 				st.results += len(ids)
 				words := len(strings.Fields(q))
 				byLen[sys.name][words] = append(byLen[sys.name][words], d)
-				samples = append(samples, sample{sys.name, r + 1, i, q, d, fresh(seen[sys.name], ids), gcs})
+				samples = append(samples, sample{sys.name, r + 1, i, q, d, fresh(seen[sys.name], ids), gcs, wait})
 			}
 		}
 	}
@@ -271,15 +275,27 @@ func registerAll(sys *system, seed uint64, n int) {
 	wg.Wait()
 }
 
+// waitPids are the processes whose wait for a CPU measure notes (see waited): with -runqueue,
+// this one and the agentcards server it started.
+var waitPids []int
+
 // measure runs one discovery and returns its latency (request to the last byte of the answer),
-// the answer's size, the ids of the agents it held, in order, and how many of this client's
-// garbage collections ended meanwhile.
-func measure(sys *system, q string, limit int) (time.Duration, int, []string, int) {
+// the answer's size, the ids of the agents it held, in order, how many of this client's garbage
+// collections ended meanwhile and how long the waitPids waited for a CPU meanwhile.
+func measure(sys *system, q string, limit int) (time.Duration, int, []string, int, time.Duration) {
+	var w0 time.Duration
+	if sys.name == "agentcards" && waitPids != nil {
+		w0 = waited(waitPids)
+	}
 	gc0 := gcCycles()
 	t0 := time.Now()
 	s, b := sys.do("GET", sys.discover(q, limit), nil)
 	d := time.Since(t0)
 	gcs := int(gcCycles() - gc0)
+	var wait time.Duration
+	if sys.name == "agentcards" && waitPids != nil {
+		wait = max(0, waited(waitPids)-w0)
+	}
 	if s != 200 {
 		log.Fatalf("%s: discover %q: %d %s", sys.name, q, s, b)
 	}
@@ -305,7 +321,7 @@ func measure(sys *system, q string, limit int) (time.Duration, int, []string, in
 			ids = append(ids, it.Card.AgentID)
 		}
 	}
-	return d, len(b), ids, gcs
+	return d, len(b), ids, gcs, wait
 }
 
 var gcSample = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
