@@ -311,9 +311,19 @@ func (h *handlers) searchCards(c echo.Context) error {
 var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
 func (h *handlers) search(c echo.Context, q search.Query) error {
-	res, err := h.Search.Search(c.Request().Context(), tenantOf(c), q)
+	var load search.Load
+	res, err := h.Search.Search(search.WithLoad(c.Request().Context(), &load), tenantOf(c), q)
 	if err != nil {
 		return err
+	}
+	if load.Took > 0 {
+		// The search waited for its tenant's index to be read back or built: the answer says
+		// how long (in milliseconds, as Server-Timing has it) and which.
+		from := "cards"
+		if load.Snapshot {
+			from = "snapshot"
+		}
+		c.Response().Header().Set("Server-Timing", "index-load;dur="+strconv.FormatFloat(float64(load.Took.Microseconds())/1000, 'f', 1, 64)+`;desc="`+from+`"`)
 	}
 	buf := answerBuffers.Get().(*[]byte)
 	defer func() {

@@ -134,6 +134,7 @@ func keepCard(c cards.Card) (kept, bool) {
 // 1 s, then twice as long each time up to a minute, from where it failed (meanwhile the copy
 // holds the cards read so far and those installed since).
 func (ix *Index) fillCopy(tenant tenants.ID, e *indexEntry) {
+	defer ix.trim() // the copy counts in the memory budget
 	start := time.Now()
 	after := ""
 	wait := time.Duration(0)

@@ -641,6 +641,8 @@ func (ix *Index) Follow(ctx context.Context, interval time.Duration, notify <-ch
 			if failures == 0 {
 				ix.synced.Store(start.UnixNano())
 			}
+			// Writes and cached answers grow the indexes between builds.
+			ix.trim()
 		}
 	}
 }

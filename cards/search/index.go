@@ -58,6 +58,17 @@ type Index struct {
 	BuildOnWrite int
 	considered   map[tenants.ID]bool
 
+	// MemoryBudget, when positive, bounds the bytes of the loaded indexes (see budget.go):
+	// past it the least recently searched are evicted. trimming runs one trim at a time, and
+	// trimDue asks for another; memoryInUse is what the last trim counted. evicted holds the
+	// tenants evicted and not loaded since (under mu): their next build is a reload.
+	MemoryBudget       int64
+	trimming           sync.Mutex
+	trimDue            atomic.Bool
+	memoryInUse        atomic.Int64
+	evictions, reloads atomic.Uint64
+	evicted            map[tenants.ID]bool
+
 	// synced is when (Unix ns) a round of Follow that began then last brought every loaded
 	// index up to date.
 	synced atomic.Int64
@@ -85,7 +96,7 @@ type TenantSize struct {
 	Cards  int
 	Bytes  int64
 	// CachedCards and CachedBytes are the encoded cards kept for answers (renderCache), and
-	// their JSON's size.
+	// the memory they hold, about (their JSON, the decoded cards and their tokens).
 	CachedCards int
 	CachedBytes int64
 	// CopyCards and CopyBytes are the cards of the outage copy (OutageCopy) and the bytes
@@ -166,14 +177,27 @@ type indexEntry struct {
 	clock    func() time.Time
 	snapshot int64     // the feed position the build's snapshot of the cards is after
 	builtAt  time.Time // when the build ended (set before built is closed)
-	// savedGen is x.gen when the index was last written out or read back (see saveSnapshot).
+	// savedGen is x.gen when the index was last written out or read back, or found too small
+	// to be written (see saveSnapshot); onDisk says its snapshot holds it as of savedGen.
 	savedGen atomic.Uint64
+	onDisk   atomic.Bool
 	// saveQueued: the write of the index after its build is yet to run (see saveQueued).
 	// dropped: the tenant's index was dropped and its snapshot removed; none is written again.
 	saveQueued, dropped atomic.Bool
-	lastSeq             int64          // the highest sequence number applied
-	marks               []mark         // lastSeq over the last feedWindow, oldest first
-	seen                map[int64]bool // entries applied at or above the oldest mark
+	lastSeq             int64 // the highest sequence number applied
+	// used is when (Unix ns) a search last asked for the index; reload says a build loads it
+	// again after its eviction. sized is when its index was last measured for the memory
+	// budget, at sizedGen, as sizedBytes (guarded by Index.trimming).
+	used   atomic.Int64
+	reload bool
+	// restored says the build read the index back from its snapshot (set before built is
+	// closed).
+	restored   bool
+	sized      time.Time
+	sizedGen   uint64
+	sizedBytes int64
+	marks      []mark         // lastSeq over the last feedWindow, oldest first
+	seen       map[int64]bool // entries applied at or above the oldest mark
 }
 
 // NewIndex returns an empty index over store and feed.
@@ -210,10 +234,17 @@ func (ix *Index) goUnlessClosed(wg *sync.WaitGroup, f func()) {
 // entry returns the tenant's index, building it on first use; concurrent first searches wait for
 // one build (see await).
 func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, error) {
+	return ix.entryUsed(ctx, tenant, time.Now().UnixNano())
+}
+
+// entryUsed is entry for a use at the time given (Unix ns), which orders the memory budget's
+// evictions (the warm start gives the times its tenants were last searched, in order).
+func (ix *Index) entryUsed(ctx context.Context, tenant tenants.ID, at int64) (*indexEntry, error) {
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
 	if !ok {
 		e = &indexEntry{built: make(chan struct{}), forgetAfter: cmp.Or(ix.WriteBound, defaultFeedWindow), clock: ix.clock}
+		e.use(at) // before the build's trim counts it
 		if ix.Copy != nil {
 			e.cache.copyLimit = ix.Copy.Bytes
 		}
@@ -222,6 +253,8 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 			close(e.built)
 		} else {
 			ix.tenants[tenant] = e
+			e.reload = ix.evicted[tenant]
+			delete(ix.evicted, tenant)
 			// The build serves every search that waits for it, so it runs on its own, not in
 			// the first searcher's request; it has a deadline of its own.
 			buildCtx := context.WithoutCancel(ctx)
@@ -229,6 +262,7 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 		}
 	}
 	ix.mu.Unlock()
+	e.use(at)
 	return ix.await(ctx, e)
 }
 
@@ -239,6 +273,8 @@ func (ix *Index) await(ctx context.Context, e *indexEntry) (*indexEntry, error) 
 	select {
 	case <-e.built:
 	default:
+		start := time.Now()
+		defer func() { recordLoad(ctx, e, time.Since(start)) }()
 		wait := ctx
 		if deadline, ok := ctx.Deadline(); ok {
 			var cancel context.CancelFunc
@@ -304,8 +340,16 @@ func (ix *Index) runBuild(ctx context.Context, tenant tenants.ID, e *indexEntry)
 		if ix.tenants[tenant] == e {
 			delete(ix.tenants, tenant)
 		}
+		if e.reload {
+			ix.evicted[tenant] = true // not loaded after all
+		}
 		ix.mu.Unlock()
+		return
 	}
+	if e.reload {
+		ix.reloads.Add(1)
+	}
+	ix.trim()
 }
 
 // buildOnWrite starts, once per tenant, the build of the index of a tenant written before its
@@ -367,8 +411,10 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 	if err != nil {
 		return err
 	}
+	e.restored = x != nil
 	if unchanged {
 		e.savedGen.Store(x.Gen())
+		e.onDisk.Store(true)
 	}
 	if x == nil {
 		ids, err := ix.store.IDs(ctx, tenant)

@@ -12,6 +12,7 @@ import (
 type rendered struct {
 	card cards.Card
 	json []byte
+	mem  int // the memory it holds, about (memoryOf)
 
 	termsOnce sync.Once
 	capTerms  []map[string]uint8 // per capability, the tokens of its name and description
@@ -28,8 +29,32 @@ func render(c cards.Card) (*rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rendered{card: c, json: b}, nil
+	r := &rendered{card: c, json: b}
+	r.mem = memoryOf(r)
+	return r, nil
 }
+
+// memoryOf estimates the heap r holds: its JSON, the decoded card (its text again, with a share
+// for each capability's fields), and the maps of the capabilities' tokens that a q or
+// capability search builds (capabilityTerms; counted from the start, as most cards a search
+// returns get them). The constants are heap measurements of bench/cardgen cards: ~15 KB for a
+// card of ~2 KB of JSON with 9 capabilities.
+func memoryOf(r *rendered) int {
+	n := 2 * len(r.json)
+	for _, cp := range r.card.Capabilities {
+		n += capabilityHeap + termMapHeap*(len(cp.Name)+len(cp.Description))
+	}
+	return n
+}
+
+const (
+	// capabilityHeap is a decoded capability's memory beside its text: its struct, slice and
+	// string headers, allocation rounding.
+	capabilityHeap = 350
+	// termMapHeap is the memory of a capability's token map per byte of its name and
+	// description.
+	termMapHeap = 8
+)
 
 // renderCacheBytes bounds the encoded cards one tenant's cache holds.
 const renderCacheBytes = 32 << 20
@@ -39,7 +64,8 @@ const renderCacheBytes = 32 << 20
 type renderCache struct {
 	mu    sync.Mutex
 	m     map[string]*rendered
-	bytes int
+	bytes int // their JSON, which renderCacheBytes bounds
+	mem   int // their memory, about (rendered.mem)
 	// distrusted are agents whose write the index could not read back: what it holds of them
 	// may be older than the database (a card deleted), so nothing of theirs is cached or
 	// answered until the index installs them from a read that began after (installed); the
@@ -74,6 +100,7 @@ func (rc *renderCache) put(agentID string, r *rendered) {
 	}
 	if old := rc.m[agentID]; old != nil {
 		rc.bytes -= len(old.json)
+		rc.mem -= old.mem
 		delete(rc.m, agentID)
 	}
 	if rc.bytes+len(r.json) > renderCacheBytes {
@@ -83,11 +110,13 @@ func (rc *renderCache) put(agentID string, r *rendered) {
 				break
 			}
 			rc.bytes -= len(old.json)
+			rc.mem -= old.mem
 			delete(rc.m, id)
 		}
 	}
 	rc.m[agentID] = r
 	rc.bytes += len(r.json)
+	rc.mem += r.mem
 }
 
 // installed drops the agents' entries, and their cards in the outage copy: the index installed
@@ -112,6 +141,7 @@ func (rc *renderCache) drop(agentIDs []string) {
 	for _, id := range agentIDs {
 		if old := rc.m[id]; old != nil {
 			rc.bytes -= len(old.json)
+			rc.mem -= old.mem
 			delete(rc.m, id)
 		}
 		if old, ok := rc.copy[id]; ok {
@@ -135,9 +165,9 @@ func (rc *renderCache) distrust(agentIDs []string, reads uint64) {
 	}
 }
 
-// size is the number of cards cached and their encoded bytes.
+// size is the number of cards cached and the memory they hold, about.
 func (rc *renderCache) size() (int, int) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return len(rc.m), rc.bytes
+	return len(rc.m), rc.mem
 }

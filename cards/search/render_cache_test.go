@@ -43,8 +43,8 @@ func TestRenderCacheForgetsWrittenCards(t *testing.T) {
 	if err := ix.Written(ctx, "t", "a", "b"); err != nil {
 		t.Fatal(err)
 	}
-	if n, bytes := e.cache.size(); n != 1 || e.cache.get("c", "id-c", 1) == nil || bytes != len(e.cache.get("c", "id-c", 1).json) {
-		t.Fatalf("after a replace and a delete: %d cards, %d bytes cached; want only c", n, bytes)
+	if n, mem := e.cache.size(); n != 1 || e.cache.get("c", "id-c", 1) == nil || mem != e.cache.get("c", "id-c", 1).mem || e.cache.bytes != len(e.cache.get("c", "id-c", 1).json) {
+		t.Fatalf("after a replace and a delete: %d cards, %d bytes of JSON and %d of memory cached; want only c", n, e.cache.bytes, mem)
 	}
 	search()
 	if n, _ := e.cache.size(); n != 2 || e.cache.get("a", "id-a", 2) == nil {

@@ -258,7 +258,7 @@ func (ix *Index) saveSnapshot(tenant tenants.ID, e *indexEntry, share float64) e
 	if share == 0 {
 		e.saveQueued.Store(false) // what the write queued after the build would do, done now
 	}
-	return ix.saveLocked(tenant, e, share)
+	return ix.saveLocked(tenant, e, share, ix.Snapshots.minCards())
 }
 
 // saveQueued writes the index out after its build (see entry), unless a write of every
@@ -270,11 +270,12 @@ func (ix *Index) saveQueued(tenant tenants.ID, e *indexEntry) error {
 	if !e.saveQueued.CompareAndSwap(true, false) {
 		return nil
 	}
-	return ix.saveLocked(tenant, e, 0)
+	return ix.saveLocked(tenant, e, 0, ix.Snapshots.minCards())
 }
 
-// saveLocked is saveSnapshot; the caller holds ix.saving.
-func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64) error {
+// saveLocked is saveSnapshot of an index of at least minCards cards; the caller holds
+// ix.saving.
+func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64, minCards int) error {
 	s := ix.Snapshots
 	if e.dropped.Load() {
 		return nil
@@ -283,14 +284,16 @@ func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64) err
 	gen, live := e.x.Gen(), e.x.Live()
 	// Each card written moves gen on twice (removed, added again).
 	changed := float64(gen-e.savedGen.Load()) / 2
-	if changed == 0 || changed < share*float64(live) {
+	// Unchanged, it is on disk as it is, or was too small to be (and still is).
+	if (changed == 0 && (e.onDisk.Load() || live < minCards)) || changed < share*float64(live) {
 		e.x.RUnlockLong()
 		return nil
 	}
-	if live < s.minCards() {
+	if live < minCards {
 		e.x.RUnlockLong()
 		s.remove(tenant) // a snapshot of when it held more would only cost its next build
 		e.savedGen.Store(gen)
+		e.onDisk.Store(false)
 		return nil
 	}
 	b := e.x.Encode(string(tenant))
@@ -299,6 +302,7 @@ func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64) err
 		return fmt.Errorf("write the search index snapshot of %s: %w", tenant, err)
 	}
 	e.savedGen.Store(gen)
+	e.onDisk.Store(true)
 	return nil
 }
 

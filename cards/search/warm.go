@@ -56,8 +56,9 @@ func (w *Warmer) Searched(tenant tenants.ID) {
 }
 
 // Warm builds, one after another, the indexes of the tenants searched within window (most
-// recent first), then reports itself done. A tenant searched meanwhile builds its own at its
-// first search as ever (and a build under way serves it).
+// recent first), until they fill the memory budget if there is one, then reports itself done.
+// A tenant searched meanwhile builds its own at its first search as ever (and a build under way
+// serves it).
 func (w *Warmer) Warm(ctx context.Context, window time.Duration) {
 	defer w.done.Store(true)
 	if window <= 0 {
@@ -72,11 +73,22 @@ func (w *Warmer) Warm(ctx context.Context, window time.Duration) {
 		return
 	}
 	built := 0
-	for _, tenant := range list {
+	for i, tenant := range list {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, err := w.Index.entry(ctx, tenant); err != nil {
+		// Used in the order the tenants were last searched, before any search since: under a
+		// memory budget the least recently searched go first.
+		evicted := w.Index.evictions.Load()
+		_, err := w.Index.entryUsed(ctx, tenant, start.UnixNano()-int64(i)-1)
+		if w.Index.MemoryBudget > 0 && w.Index.trimNow() > evicted {
+			// The budget is full: this load evicted an index (most likely itself).
+			if w.Log != nil {
+				w.Log.Info("warm start: stopped at the memory budget (search.memoryBudget); the other indexes load at their first search", "built", built, "left", len(list)-i)
+			}
+			break
+		}
+		if err != nil {
 			if w.Log != nil {
 				w.Log.Warn("warm start: index build failed; it builds at first search", "tenant", tenant, "err", err)
 			}

@@ -113,6 +113,8 @@ type SearchConfig struct {
 	// OutageCopyBytes bounds the copy of its cards each loaded index keeps for reads during a
 	// database outage, per tenant (see app.SearchOptions); 0 keeps none.
 	OutageCopyBytes int64 `koanf:"outageCopyBytes"`
+	// MemoryBudget bounds the memory of the loaded indexes (see app.SearchOptions); 0: none.
+	MemoryBudget int64 `koanf:"memoryBudget"`
 	// Streams bound the live streams of the change feed each replica serves.
 	Streams StreamsConfig `koanf:"streams"`
 }
@@ -252,6 +254,7 @@ var defaults = map[string]any{
 	"search.buildOnWrite":        10000,
 	"search.snapshotDir":         "",
 	"search.outageCopyBytes":     64 << 20,
+	"search.memoryBudget":        0,
 	"search.streams.perTenant":   search.DefaultStreamLimits.PerTenant,
 	"search.streams.perReplica":  search.DefaultStreamLimits.PerReplica,
 	"search.streams.buffer":      search.DefaultStreamLimits.Buffer,

@@ -143,6 +143,9 @@ func (s SearchConfig) checkUpkeep() []error {
 	if s.OutageCopyBytes < 0 {
 		errs = append(errs, errors.New("search.outageCopyBytes must not be negative (0 keeps no copy)"))
 	}
+	if s.MemoryBudget < 0 {
+		errs = append(errs, errors.New("search.memoryBudget must not be negative (0 bounds nothing)"))
+	}
 	if s.PollInterval < 10*time.Millisecond {
 		errs = append(errs, errors.New("search.pollInterval must be at least 10ms"))
 	}

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/agentcards/agentcards/authz/token"
@@ -58,6 +60,7 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 		return err
 	}
 	defer db.Close()
+	defer limitMemory(cfg.Search.MemoryBudget, log)()
 	a.Start(ctx)
 	// After the server stops taking requests: async delegations in flight get their outcome,
 	// and the background work stops, before the database closes.
@@ -171,6 +174,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
 			WarmWindow: cfg.Search.WarmWindow, WarmReady: cfg.Search.WarmReady, BuildOnWrite: cfg.Search.BuildOnWrite,
 			SnapshotDir: snapshotDir(cfg.Search.SnapshotDir), OutageCopyBytes: cfg.Search.OutageCopyBytes,
+			MemoryBudget: cfg.Search.MemoryBudget,
 			Streams: search.StreamLimits{PerTenant: cfg.Search.Streams.PerTenant, PerReplica: cfg.Search.Streams.PerReplica,
 				Buffer: cfg.Search.Streams.Buffer},
 		},
@@ -216,4 +220,23 @@ func snapshotDir(dir string) string {
 		return ""
 	}
 	return dir
+}
+
+// memoryMargin is what the Go runtime's memory limit adds to search.memoryBudget: the heap of
+// everything else (requests, the database drivers, the policies), and room for the garbage
+// between collections.
+const memoryMargin = 160 << 20
+
+// limitMemory sets the Go runtime's soft memory limit to search.memoryBudget and a margin, when
+// there is a budget and GOMEMLIMIT does not set the limit already: the collector then runs
+// before the heap's garbage takes the process past the budget by more than the margin. It
+// returns the function that restores the limit before.
+func limitMemory(budget int64, log *slog.Logger) func() {
+	if budget <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	limit := budget + memoryMargin
+	before := debug.SetMemoryLimit(limit)
+	log.Info("search.memoryBudget: the Go runtime's memory limit is the budget and a margin (GOMEMLIMIT sets another)", "budget", budget, "limit", limit)
+	return func() { debug.SetMemoryLimit(before) }
 }

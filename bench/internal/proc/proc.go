@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Build compiles ./cmd/agentcards (run from the repository root) into dir.
@@ -30,9 +31,14 @@ type Server struct {
 	cmd *exec.Cmd
 	// Base is the URL it listens on.
 	Base string
+	// metrics is given the base URL of its metrics listener, if it prints one.
+	metrics chan string
 }
 
-var listening = regexp.MustCompile(`listening on (http://\S+)`)
+var (
+	listening     = regexp.MustCompile(`listening on (http://\S+)`)
+	metricsListen = regexp.MustCompile(`metrics on (http://\S+)/metrics`)
+)
 
 // Env is the environment of a served binary: this process's, with the server and its metrics on
 // free loopback ports (several servers may run at once) and log level warn, then extra, whose
@@ -56,8 +62,17 @@ func Start(bin, dir string, env []string) (*Server, error) {
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-			go func() { _, _ = io.Copy(io.Discard, out) }()
-			return &Server{cmd: cmd, Base: m[1]}, nil
+			s := &Server{cmd: cmd, Base: m[1], metrics: make(chan string, 1)}
+			go func() {
+				for sc.Scan() {
+					if m := metricsListen.FindStringSubmatch(sc.Text()); m != nil {
+						s.metrics <- m[1]
+						break
+					}
+				}
+				_, _ = io.Copy(io.Discard, out)
+			}()
+			return s, nil
 		}
 	}
 	_ = cmd.Process.Kill()
@@ -79,6 +94,18 @@ func Token(bin, dir string, env []string) (string, error) {
 		return "", fmt.Errorf("token: %w", err)
 	}
 	return strings.TrimSpace(string(tok)), nil
+}
+
+// Metrics returns the base URL of the server's metrics listener (server.metricsAddr), which it
+// prints after its API's; an error if it printed none within a few seconds.
+func (s *Server) Metrics() (string, error) {
+	select {
+	case base := <-s.metrics:
+		s.metrics <- base // for the next call
+		return base, nil
+	case <-time.After(5 * time.Second):
+		return "", fmt.Errorf("the server printed no metrics address")
+	}
 }
 
 // Pid is the process id of the server, for attaching a profiler.

@@ -425,7 +425,9 @@ func (x *Tenant) compact() {
 // ApproxBytes estimates the memory the index holds: documents, posting lists and their keys,
 // with a fixed allowance per map entry. The caller holds the read lock.
 func (x *Tenant) ApproxBytes() int64 {
-	const entry = 48 // a map entry's share: key and value headers, bucket overhead
+	// A map entry's share: key and value headers, bucket overhead, the key's allocation
+	// rounded up to its size class.
+	const entry = 64
 	n := int64(len(x.docs))*int64(unsafe.Sizeof(idoc{})) + int64(len(x.lens)+len(x.order))*4 + int64(len(x.alive))*8
 	for _, d := range x.docs {
 		n += int64(len(d.agentID) + len(d.name) + len(d.cardID))
@@ -436,7 +438,7 @@ func (x *Tenant) ApproxBytes() int64 {
 		}
 	}
 	for k, l := range x.terms {
-		n += entry + int64(len(k)) + int64(cap(*l))*4
+		n += entry + 32 + int64(len(k)) + int64(cap(*l))*4 // 32: the slice header it points to
 	}
 	for k, toks := range x.vocab3 {
 		n += entry + int64(len(k)) + int64(cap(toks))*16

@@ -99,6 +99,10 @@ type SearchOptions struct {
 	// OutageCopyBytes, when positive, bounds the copy of its cards each loaded index keeps to
 	// answer reads while the database does not answer (search.OutageCopy); 0: no copy.
 	OutageCopyBytes int64
+	// MemoryBudget, when positive, bounds the bytes of the loaded indexes with their cached
+	// answers and outage copies (search.Index.MemoryBudget): past it the least recently
+	// searched are dropped, and load again (from their snapshot, if any) at their next search.
+	MemoryBudget int64
 	// Streams bound the live streams of the change feed (search.streams); zero bounds are
 	// search.DefaultStreamLimits.
 	Streams search.StreamLimits
@@ -334,6 +338,7 @@ func (a *App) observe(deps *delegation.Deps) {
 	m.NotificationsDropped(db.NotificationsDropped)
 	if a.Index != nil {
 		m.Indexes(a.indexSizes, a.Index.LastSynced)
+		m.IndexMemory(a.indexMemory)
 	}
 }
 

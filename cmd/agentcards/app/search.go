@@ -22,6 +22,7 @@ func (a *App) buildIndex(cardStore *storage.CardStore) {
 	}
 	a.Index = search.NewIndex(cardStore, cardStore)
 	a.Index.BuildOnWrite = o.Search.BuildOnWrite
+	a.Index.MemoryBudget = o.Search.MemoryBudget
 	if o.Search.SnapshotDir != "" {
 		s := &search.Snapshots{Dir: o.Search.SnapshotDir, Versions: cardStore, Log: o.Log, Tenants: tenantIDs(storage.NewTenantStore(db))}
 		if err := s.Check(); err != nil {
@@ -56,6 +57,12 @@ func (a *App) indexSizes() []metrics.TenantSize {
 			CopyCards: s.CopyCards, CopyBytes: s.CopyBytes}
 	}
 	return out
+}
+
+// indexMemory reports the memory budget's counters, in the metrics' terms.
+func (a *App) indexMemory() metrics.IndexMemory {
+	u := a.Index.Memory()
+	return metrics.IndexMemory{Bytes: u.Bytes, Budget: u.Budget, Evictions: u.Evictions, Reloads: u.Reloads}
 }
 
 // snapshotsAtStop bounds the writing of the indexes' snapshots as the server stops: none begins

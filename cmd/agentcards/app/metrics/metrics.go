@@ -177,13 +177,41 @@ func (m *Metrics) NotificationsDropped(count func() uint64) {
 	}, func() float64 { return float64(count()) }))
 }
 
+// IndexMemory is the memory budget's view of the loaded indexes (search.MemoryUse).
+type IndexMemory struct {
+	Bytes, Budget      int64
+	Evictions, Reloads uint64
+}
+
+// IndexMemory registers the memory budget's gauges and counters, read at each scrape.
+func (m *Metrics) IndexMemory(use func() IndexMemory) {
+	m.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "index_memory_bytes",
+			Help: "Bytes of the loaded search indexes with their cached answers and outage copies, as the memory budget last counted them (after each load and every search.pollInterval); 0 without a budget.",
+		}, func() float64 { return float64(use().Bytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "index_memory_budget_bytes",
+			Help: "The memory budget of the loaded search indexes (search.memoryBudget); 0: none.",
+		}, func() float64 { return float64(use().Budget) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: namespace, Name: "index_evictions_total",
+			Help: "Search indexes dropped from memory, the least recently searched first, to stay within search.memoryBudget.",
+		}, func() float64 { return float64(use().Evictions) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: namespace, Name: "index_reloads_total",
+			Help: "Search indexes loaded again, at a search, after their eviction.",
+		}, func() float64 { return float64(use().Reloads) }),
+	)
+}
+
 // TenantSize is one tenant's search index: its cards and the bytes it holds, about.
 type TenantSize struct {
 	Tenant string
 	Cards  int
 	Bytes  int64
-	// CachedCards and CachedBytes are the encoded cards the index keeps for answers (their
-	// JSON's size).
+	// CachedCards and CachedBytes are the encoded cards the index keeps for answers, and the
+	// memory they hold, about.
 	CachedCards int
 	CachedBytes int64
 	// CopyCards and CopyBytes are the cards of the outage copy the index keeps for reads during
@@ -209,7 +237,7 @@ var (
 	indexCards  = prometheus.NewDesc(namespace+"_index_cards", "Cards in the loaded search index, by tenant (the largest 20; the rest as _other).", []string{"tenant"}, nil)
 	indexBytes  = prometheus.NewDesc(namespace+"_index_bytes", "Approximate memory of the loaded search index, by tenant (as index_cards).", []string{"tenant"}, nil)
 	cachedCards = prometheus.NewDesc(namespace+"_index_cached_cards", "Encoded cards the loaded search index keeps for answers, by tenant (as index_cards).", []string{"tenant"}, nil)
-	cachedBytes = prometheus.NewDesc(namespace+"_index_cached_bytes", "JSON bytes of the encoded cards the loaded search index keeps, by tenant (as index_cards).", []string{"tenant"}, nil)
+	cachedBytes = prometheus.NewDesc(namespace+"_index_cached_bytes", "Approximate memory of the encoded cards the loaded search index keeps (their JSON, the decoded cards and their capabilities' tokens), by tenant (as index_cards).", []string{"tenant"}, nil)
 	copyCards   = prometheus.NewDesc(namespace+"_index_copy_cards", "Cards of the outage copy the loaded search index keeps for reads while the database does not answer, by tenant (as index_cards).", []string{"tenant"}, nil)
 	copyBytes   = prometheus.NewDesc(namespace+"_index_copy_bytes", "Bytes of the outage copy (documents and an allowance per card), by tenant (as index_cards); at most search.outageCopyBytes each. Fewer copy cards than index cards: past the bound, or a fill under way.", []string{"tenant"}, nil)
 	indexes     = prometheus.NewDesc(namespace+"_index_tenants", "Tenants whose search index is loaded.", nil, nil)
