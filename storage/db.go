@@ -42,7 +42,12 @@ type DB struct {
 	writer  *gorm.DB
 	wsql    *sql.DB
 	dialect string
-	dsn     string // for the dedicated LISTEN connection on Postgres
+	dsn     string // for the dedicated LISTEN connection on Postgres, unless direct is set
+	// direct, if set, reaches Postgres itself where dsn goes through a pooler (see UseDirect).
+	direct string
+	// unprepared: the Postgres DSN asks pgx for no named prepared statements, so the hot
+	// queries are sent as text too (see prepared).
+	unprepared bool
 	// probe is the one connection Alive pings on (Postgres, MySQL), opened at its first ping
 	// with probeDriver and probeDSN.
 	probeOnce             sync.Once
@@ -81,6 +86,7 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 	readDSN := "" // SQLite's read-only pool; none elsewhere, or for a database in memory
 	probeDriver, probeDSN := "", ""
 	fileDSN := "" // SQLite's file, for the checkpointer
+	unprepared := false
 	switch driver {
 	case migrations.SQLite:
 		d, mem, err := sqliteDSN(dsn)
@@ -97,6 +103,7 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 	case migrations.Postgres:
 		dialector = postgres.Open(dsn)
 		probeDriver, probeDSN = "pgx", dsn
+		unprepared = namedStatementsOff(dsn)
 	case migrations.MySQL:
 		d, err := mysqlDSN(dsn)
 		if err != nil {
@@ -115,7 +122,8 @@ func Open(ctx context.Context, driver, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", driver, err)
 	}
-	db := &DB{gorm: w, sql: wsql, writer: w, wsql: wsql, dialect: driver, dsn: dsn, probeDriver: probeDriver, probeDSN: probeDSN}
+	db := &DB{gorm: w, sql: wsql, writer: w, wsql: wsql, dialect: driver, dsn: dsn, probeDriver: probeDriver, probeDSN: probeDSN,
+		unprepared: unprepared}
 	if driver != migrations.SQLite {
 		configurePool(wsql, driver)
 	} else {
@@ -404,9 +412,18 @@ func (db *DB) Close() error {
 	return err
 }
 
-// Migrate applies the pending schema migrations of the database's dialect.
+// Migrate applies the pending schema migrations of the database's dialect, on the direct
+// connection if there is one (see UseDirect).
 func (db *DB) Migrate(ctx context.Context) error {
-	return migrations.Up(ctx, db.wsql, db.dialect)
+	if db.direct == "" {
+		return migrations.Up(ctx, db.wsql, db.dialect)
+	}
+	direct, err := sql.Open("pgx", db.direct)
+	if err != nil {
+		return fmt.Errorf("storage: open the direct connection: %w", err)
+	}
+	defer direct.Close()
+	return migrations.Up(ctx, direct, db.dialect)
 }
 
 // with returns a GORM session on the read pool bound to ctx: every store read goes through it.

@@ -323,7 +323,7 @@ func ListenApplication(schema string) string { return "agentcards-listen " + sch
 func (db *DB) listenOnce(ctx context.Context, out chan<- search.Notice, listening func()) error {
 	setupCtx, cancel := context.WithTimeout(ctx, listenConnectTimeout)
 	defer cancel()
-	conn, err := pgx.Connect(setupCtx, db.dsn)
+	conn, err := pgx.Connect(setupCtx, db.listenDSN())
 	if err != nil {
 		return fmt.Errorf("listen: connect: %w", err)
 	}

@@ -212,6 +212,10 @@ func (p *prepared) each(tx *gorm.DB, scan func(*sql.Rows) error, args ...any) er
 			rs, err = pool.QueryContext(ctx, rebind(p.db.dialect, p.query), args...)
 		}
 	case *sql.DB: // autocommit, see grouped
+		if p.db.unprepared {
+			rs, err = pool.QueryContext(ctx, rebind(p.db.dialect, p.query), args...)
+			break
+		}
 		stmt, perr := p.get(ctx, true)
 		if perr != nil {
 			return perr

@@ -20,7 +20,8 @@ import (
 // first use; database/sql then prepares it on each pooled connection as needed. The queries on
 // every request's path use it instead of GORM's reflection. Explicit columns keep a prepared
 // SELECT valid when a later migration adds a column (Postgres refuses a cached plan whose result
-// type changed).
+// type changed). On a Postgres DSN without named prepared statements (DB.unprepared, for a
+// pooler in transaction mode) nothing is prepared: each query goes to the pool as text.
 type prepared struct {
 	db    *DB
 	query string
@@ -82,6 +83,10 @@ func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
 		defer txStmt.Close()
 		res, err = txStmt.ExecContext(ctx, args...)
 	case *sql.DB: // autocommit, see grouped
+		if p.db.unprepared {
+			res, err = pool.ExecContext(ctx, rebind(p.db.dialect, p.query), args...)
+			break
+		}
 		stmt, perr := p.get(ctx, true)
 		if perr != nil {
 			return nil, perr
@@ -98,8 +103,11 @@ func (p *prepared) exec(tx *gorm.DB, args ...any) (sql.Result, error) {
 // the pool needs a second connection while the transaction holds one: on SQLite's one writing
 // connection it would wait for ever, and on a server's pool as many transactions as connections
 // would wait for each other. So it is prepared in the background, which waits for a free
-// connection without holding any.
+// connection without holding any. On a DB that prepares nothing (unprepared) it is always nil.
 func (p *prepared) inTx() *sql.Stmt {
+	if p.db.unprepared {
+		return nil
+	}
 	if stmt := p.write.Load(); stmt != nil {
 		return stmt
 	}
@@ -157,6 +165,9 @@ func rebind(dialect, query string) string {
 
 // rows runs the query on the read pool, outside any transaction.
 func (p *prepared) rows(ctx context.Context, args ...any) (*sql.Rows, error) {
+	if p.db.unprepared {
+		return p.db.sql.QueryContext(ctx, rebind(p.db.dialect, p.query), args...)
+	}
 	stmt, err := p.get(ctx, false)
 	if err != nil {
 		return nil, err
@@ -166,6 +177,9 @@ func (p *prepared) rows(ctx context.Context, args ...any) (*sql.Rows, error) {
 
 // queryRow runs the statement on the read pool, outside any transaction.
 func (p *prepared) queryRow(ctx context.Context, args ...any) (*sql.Row, error) {
+	if p.db.unprepared {
+		return p.db.sql.QueryRowContext(ctx, rebind(p.db.dialect, p.query), args...), nil
+	}
 	stmt, err := p.get(ctx, false)
 	if err != nil {
 		return nil, err
