@@ -189,9 +189,12 @@ type ServerConfig struct {
 
 // DatabaseConfig selects the database.
 type DatabaseConfig struct {
-	Driver  string `koanf:"driver"`
-	DSN     string `koanf:"dsn"`
-	Migrate bool   `koanf:"migrate"`
+	Driver string `koanf:"driver"`
+	DSN    string `koanf:"dsn"`
+	// DirectDSN reaches Postgres itself where DSN goes through a pooler in transaction mode:
+	// migrations and the change-feed LISTEN need a session of their own (storage.DB.UseDirect).
+	DirectDSN string `koanf:"directDsn"`
+	Migrate   bool   `koanf:"migrate"`
 	// MaxConns is the most connections to a Postgres or MySQL server each replica opens (and
 	// keeps idle); 0 is storage's default, 10.
 	MaxConns int `koanf:"maxConns"`
@@ -231,6 +234,7 @@ var defaults = map[string]any{
 	"server.maxJsonDepth":        cards.DefaultMaxJSONDepth,
 	"database.driver":            "sqlite",
 	"database.dsn":               "",
+	"database.directDsn":         "",
 	"database.migrate":           true,
 	"database.maxConns":          0,
 	"auth.algorithm":             "HS256",

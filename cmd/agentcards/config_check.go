@@ -58,8 +58,9 @@ func (c *Config) fillPaths() {
 	}
 }
 
-// check refuses an unknown driver, a pool size for SQLite (which sizes its own) and a server
-// database without its DSN (SQLite's is a file under dataDir, see fillPaths).
+// check refuses an unknown driver, a pool size for SQLite (which sizes its own), a server
+// database without its DSN (SQLite's is a file under dataDir, see fillPaths) and a direct DSN
+// for another database than Postgres.
 func (d DatabaseConfig) check() []error {
 	var errs []error
 	if !slices.Contains([]string{"sqlite", "postgres", "mysql"}, d.Driver) {
@@ -73,6 +74,9 @@ func (d DatabaseConfig) check() []error {
 	}
 	if d.DSN == "" && d.Driver != "sqlite" {
 		errs = append(errs, fmt.Errorf("database.dsn is required for %s", d.Driver))
+	}
+	if d.DirectDSN != "" && d.Driver != "postgres" {
+		errs = append(errs, errors.New("database.directDsn applies to postgres: the connection for migrations and LISTEN that bypasses a pooler"))
 	}
 	return errs
 }

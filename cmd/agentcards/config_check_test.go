@@ -36,6 +36,8 @@ func TestConfigRanges(t *testing.T) {
 		{key: "database.maxConns", inside: "24", outside: "-1", want: "database.maxConns -1 must be 0 (the default) or more",
 			with: map[string]string{"AGENTCARDS_DATABASE_DRIVER": "postgres", "AGENTCARDS_DATABASE_DSN": "postgres://u@127.0.0.1/db"}},
 		{key: "database.maxConns", inside: "0", outside: "1", want: "database.maxConns applies to postgres and mysql"},
+		{key: "database.directDsn", inside: "", outside: "postgres://u@127.0.0.1:5432/db", want: "database.directDsn applies to postgres",
+			with: map[string]string{"AGENTCARDS_DATABASE_DRIVER": "mysql", "AGENTCARDS_DATABASE_DSN": "u:p@tcp(127.0.0.1:3306)/db"}},
 		{key: "server.bodyLimit", inside: "1", outside: "0", want: "server.bodyLimit must be positive"},
 		{key: "server.requestTimeout", inside: "1ns", outside: "0", want: "server.requestTimeout and server.shutdownTimeout must be positive"},
 		{key: "server.shutdownTimeout", inside: "1ns", outside: "0", want: "server.requestTimeout and server.shutdownTimeout must be positive"},

@@ -175,7 +175,13 @@ func migrate(ctx context.Context, cfg Config, args []string, stdout io.Writer) e
 	if len(args) != 1 || (args[0] != "up" && args[0] != "status") {
 		return errors.New("usage: agentcards migrate up|status")
 	}
-	db, err := storage.Open(ctx, cfg.Database.Driver, cfg.Database.DSN)
+	// Migrations lock the database for the session: behind a pooler in transaction mode they
+	// need the direct connection, when there is one.
+	dsn := cfg.Database.DSN
+	if cfg.Database.DirectDSN != "" {
+		dsn = cfg.Database.DirectDSN
+	}
+	db, err := storage.Open(ctx, cfg.Database.Driver, dsn)
 	if err != nil {
 		return err
 	}

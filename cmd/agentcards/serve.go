@@ -150,6 +150,11 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 		return nil, nil, err
 	}
 	db.SetMaxConns(cfg.Database.MaxConns) // 0 keeps storage's default
+	// Migrations and LISTEN take the direct DSN when one is set, database.dsn otherwise.
+	if err := db.UseDirect(ctx, cfg.Database.DirectDSN); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
 	if cfg.Database.Migrate {
 		if err := db.Migrate(ctx); err != nil {
 			db.Close()
