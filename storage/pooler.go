@@ -15,7 +15,7 @@ import (
 // between transactions is then left on a server connection that other clients get next: named
 // prepared statements, session advisory locks, LISTEN, SET without LOCAL. The pool works through
 // such a pooler once its DSN asks pgx for no named prepared statements (namedStatementsOff); what
-// needs a session of its own takes the direct DSN (UseDirect). See docs/scaling-pgbouncer.md.
+// needs a session of its own takes the direct DSN (UseDirect). See docs/scaling.md.
 
 // namedStatementsOff reports whether a Postgres DSN sets pgx's default_query_exec_mode to a mode
 // without named prepared statements (exec, simple_protocol, describe_exec, cache_describe). The

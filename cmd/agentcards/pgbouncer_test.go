@@ -24,7 +24,7 @@ import (
 )
 
 // TestServeBehindPgBouncer: two servers reach Postgres through PgBouncer in transaction pooling
-// mode, configured as docs/scaling-pgbouncer.md says: database.dsn through the pooler with
+// mode, configured as docs/scaling.md says: database.dsn through the pooler with
 // default_query_exec_mode=exec, database.directDsn straight to Postgres. The pooler has two
 // server connections for the twenty the servers may open, so a client's transactions keep
 // landing on server connections that other clients used last. Cards written on either server
