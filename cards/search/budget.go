@@ -11,12 +11,12 @@ import (
 
 // The memory budget (Index.MemoryBudget, search.memoryBudget) bounds what the loaded indexes
 // hold: each index with its cached answers and its outage copy, as Sizes counts them. After a
-// build, and at every round of Follow, the indexes past the budget are evicted, the least
-// recently searched first: written out to their snapshot if they have one (Snapshots) and
-// changed since, then dropped from memory. The next search of an evicted tenant loads its
-// index again (a reload): read back from its snapshot, or built from its cards if it is too
-// small to have one. The index searched last is never evicted, so one tenant larger than the
-// budget is served, alone.
+// build, an outage copy's fill and every round of Follow, the indexes past the budget are
+// evicted, the least recently searched first: written out to their snapshot (with Snapshots,
+// whatever their size, unless the snapshot holds them as they are), then dropped from memory.
+// The next search of an evicted tenant loads its index again (a reload): read back from its
+// snapshot, or built from its cards without one. The index searched last is never evicted, so
+// one tenant larger than the budget is served, alone.
 
 // sizeEvery bounds how often an index that changes is measured again for the budget: its size
 // is a walk over the index (ApproxBytes).
