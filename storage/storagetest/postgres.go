@@ -52,3 +52,22 @@ func (p *PrivatePostgres) Stop() {
 		p.t.Fatalf("storagetest: %v", err)
 	}
 }
+
+// StartPrivatePair creates and starts a primary and its streaming standby (see privatepg.Pair),
+// stopped and removed when the test ends; p.DSN names both. Without what privatepg needs the
+// test fails under CI and is skipped elsewhere.
+func StartPrivatePair(t testing.TB, o privatepg.PairOptions) *privatepg.Pair {
+	t.Helper()
+	if err := privatepg.Available(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	p, err := privatepg.InitPair(o)
+	if err != nil {
+		t.Fatalf("storagetest: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Remove() })
+	return p
+}

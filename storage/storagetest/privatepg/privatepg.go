@@ -17,12 +17,16 @@ import (
 	"strconv"
 )
 
-// port only names the socket file (.s.PGSQL.<port>) in the cluster's own directory.
-const port = 5432
+// socketPort only names the socket file (.s.PGSQL.<port>) in the directory of a cluster that
+// listens on no TCP port.
+const socketPort = 5432
 
 // Cluster is one private Postgres cluster.
 type Cluster struct {
 	bin, dir string
+	// port is the server's port: its socket file's name, and its TCP port on 127.0.0.1 if tcp.
+	port int
+	tcp  bool
 	// settings are the server's -c settings besides the socket's.
 	settings []string
 	// DSN connects to the cluster's "postgres" database as the "postgres" user.
@@ -65,8 +69,8 @@ func Init(settings ...string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{bin: bin, dir: dir, settings: settings,
-		DSN: fmt.Sprintf("postgres://postgres@/postgres?host=%s&port=%d&sslmode=disable", dir, port)}
+	c := &Cluster{bin: bin, dir: dir, port: socketPort, settings: settings,
+		DSN: fmt.Sprintf("postgres://postgres@/postgres?host=%s&port=%d&sslmode=disable", dir, socketPort)}
 	if err := os.Chown(dir, uid, gid); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("privatepg: the cluster's directory must belong to postgres: %w", err)
@@ -80,7 +84,11 @@ func Init(settings ...string) (*Cluster, error) {
 
 // Start starts the server and waits until it accepts connections.
 func (c *Cluster) Start() error {
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=", port, c.dir)
+	listen := ""
+	if c.tcp {
+		listen = "127.0.0.1"
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=%s", c.port, c.dir, listen)
 	for _, s := range c.settings {
 		opts += " -c " + s
 	}
