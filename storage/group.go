@@ -72,9 +72,10 @@ func (db *DB) commit(ctx context.Context, inTx bool, fn func(tx *gorm.DB) error)
 			// The server rolled a deadlocked transaction back whole (MySQL's InnoDB picks one
 			// of two writers of the same rows, say concurrent replaces of one card): it runs
 			// again, as the error asks.
-			return retryDeadlocks(wctx, func() error { return db.writer.WithContext(wctx).Transaction(fn) })
+			// One whose connection was lost before its commit (a failover) runs again too.
+			return retryDeadlocks(wctx, func() error { return db.transaction(wctx, fn) })
 		}
-		return fn(db.writer.WithContext(wctx))
+		return db.statement(wctx, fn)
 	}
 	db.group.once.Do(func() {
 		db.group.ops = make(chan groupOp, groupMax)
