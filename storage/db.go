@@ -6,6 +6,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -380,7 +381,18 @@ func (db *DB) Alive(ctx context.Context) error {
 }
 
 func (db *DB) ping(ctx context.Context, pool *sql.DB) error {
-	if err := pool.PingContext(ctx); err != nil {
+	err := pool.PingContext(ctx)
+	if errors.Is(err, driver.ErrBadConn) {
+		// The connection pinged was found dead and is closed now: its server went away (a
+		// restart, a failover), and so did that of the pool's other idle connections. The
+		// database may well answer on a new one, which database/sql opens for a ping only when
+		// asked again.
+		if pool == db.wsql {
+			db.DropIdle()
+		}
+		err = pool.PingContext(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("storage: ping %s: %w", db.dialect, err)
 	}
 	return nil

@@ -24,8 +24,13 @@ const lostTries = 3
 // that takes writes: the server went away, is shutting down or starting, or is a read-only
 // standby (a failover, a restart). Such a connection is not used again (the driver closes it),
 // and the pool's idle connections were most likely opened to the same server. A timeout is not
-// one: the server may still be working on the statement.
+// one: the server may still be working on the statement. Nor is a new connection that could not
+// be opened: the database does not answer, which the tenant gate finds out and reports (see
+// docs/storage.md, "Reads during a database outage").
 func connLost(err error) bool {
+	if errors.As(err, new(*pgconn.ConnectError)) {
+		return false
+	}
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) {
 		// 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect

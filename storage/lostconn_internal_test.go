@@ -27,6 +27,7 @@ func TestConnLost(t *testing.T) {
 		{gorm.ErrDuplicatedKey, false},
 		{context.DeadlineExceeded, false},
 		{os.ErrDeadlineExceeded, false}, // a network timeout: the server may still be at work
+		{&pgconn.ConnectError{}, false}, // no server to connect to: the gate's to find out
 	} {
 		if got := connLost(c.err); got != c.lost {
 			t.Errorf("connLost(%v) = %t, want %t", c.err, got, c.lost)
