@@ -146,6 +146,15 @@ func TestServeCarriesOnAfterFailover(t *testing.T) {
 				if missing := minus(want, followed); len(missing) > 0 {
 					t.Errorf("replica %d: the change feed from before the stop misses %d stored cards: %q", i, len(missing), missing)
 				}
+				var failed []string
+				for _, line := range strings.Split(r.log.String(), "\n") {
+					if strings.Contains(line, "request failed") {
+						failed = append(failed, line)
+					}
+				}
+				if len(failed) > 0 {
+					t.Logf("replica %d logged %d failed requests, the first: %s", i, len(failed), failed[0])
+				}
 				if !strings.Contains(r.log.String(), "the database answers again") {
 					t.Logf("replica %d did not log the end of an outage:\n%s", i, r.log)
 				}
