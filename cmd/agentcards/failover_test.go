@@ -33,7 +33,7 @@ const failoverWorkers = 4
 // index then finds exactly the cards of the database, and the change feed followed from a
 // cursor taken before the stop gives every one of them. With synchronous replication no card
 // answered 201 before the stop is lost; with asynchronous replication the lost ones are counted
-// and logged, as the window the documentation gives (docs/scaling-failover.md).
+// and logged, as the window the documentation gives (docs/scaling.md, "Postgres with a standby: failover").
 func TestServeCarriesOnAfterFailover(t *testing.T) {
 	for _, c := range []struct {
 		name string
