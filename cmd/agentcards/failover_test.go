@@ -173,7 +173,6 @@ type writers struct {
 	// sent then were answered 201; failed counts the other answers by status and code.
 	ok     map[string]time.Time
 	served [2][]time.Time
-	sent   [2][]time.Time
 	failed map[string]int
 }
 
