@@ -305,3 +305,51 @@ func TestMemoryCounted(t *testing.T) {
 		ix.Close()
 	}
 }
+
+// TestVerifyDropsIndexesTheDatabaseNoLongerHolds: Verify leaves an index that holds exactly the
+// database's cards, and drops one that holds a card the database lost (as a promoted standby
+// loses the last writes of an asynchronous primary), whose next search then answers as the
+// database does.
+func TestVerifyDropsIndexesTheDatabaseNoLongerHolds(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		db := storagetest.Open(t, dialect)
+		store := storage.NewCardStore(db)
+		gate := &tenants.Service{Store: storage.NewTenantStore(db)}
+		svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
+		for _, tenant := range []tenants.ID{"kept", "lost"} {
+			storagetest.CreateTenant(t, db, tenant, time.Now())
+			for _, doc := range cardgen.Documents(3, 5) {
+				if _, err := svc.Register(callerOf(tenant), tenant, doc); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ix := search.NewIndex(store, store)
+		defer ix.Close()
+		ix.Versions = store
+		finder := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: ix}
+		for _, tenant := range []tenants.ID{"kept", "lost"} {
+			if _, err := finder.Search(callerOf(tenant), tenant, search.Query{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if dropped := ix.Verify(ctx, nil); len(dropped) != 0 {
+			t.Fatalf("Verify dropped %v, which agree with the database", dropped)
+		}
+		// The database loses a card with no trace in its feed.
+		if _, err := db.SQL().ExecContext(ctx, "DELETE FROM cards WHERE tenant_id = 'lost' AND agent_id = 'agent-0000002'"); err != nil {
+			t.Fatal(err)
+		}
+		if dropped := ix.Verify(ctx, nil); !slices.Equal(dropped, []tenants.ID{"lost"}) {
+			t.Fatalf("Verify dropped %v, want [lost]", dropped)
+		}
+		res, err := finder.Search(callerOf("lost"), "lost", search.Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != 4 {
+			t.Fatalf("after the reload the search finds %d cards, want the database's 4", res.Total)
+		}
+	})
+}

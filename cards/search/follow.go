@@ -742,3 +742,57 @@ func sortedSet(s []string) []string {
 	slices.Sort(s)
 	return slices.Compact(s)
 }
+
+// Verify compares every loaded index with the versions of its tenant's cards in the database,
+// and drops each that differs, so that its next search loads it again from the database
+// (through its snapshot, which a load compares the same way). A listener calls it each time its
+// LISTEN is (re)established, after SyncLoaded: the database may have gone back meanwhile (a
+// standby promoted after an asynchronous failover lost the last writes), and then an index can
+// hold cards the database lost, and skip the entries whose numbers the new primary gives out
+// again (they are among those it applied). A write that commits during the comparison may drop
+// an index that was right; that costs its reload. It does nothing without Versions, and returns
+// the tenants whose index it dropped.
+func (ix *Index) Verify(ctx context.Context, onError func(tenants.ID, error)) []tenants.ID {
+	if ix.Versions == nil {
+		return nil
+	}
+	var dropped []tenants.ID
+	for _, tenant := range ix.sortedLoaded() {
+		e, _ := ix.loaded(ctx, tenant, false)
+		if e == nil {
+			continue
+		}
+		vs, err := ix.Versions.Versions(cards.WithBatchRead(ctx), tenant)
+		if err != nil {
+			if ctx.Err() == nil && onError != nil {
+				onError(tenant, err)
+			}
+			continue
+		}
+		if ix.agrees(e, vs) {
+			continue
+		}
+		ix.mu.Lock()
+		if ix.tenants[tenant] == e {
+			delete(ix.tenants, tenant)
+			dropped = append(dropped, tenant)
+		}
+		ix.mu.Unlock()
+	}
+	return dropped
+}
+
+// agrees reports whether e holds exactly the cards of vs, each at its version.
+func (ix *Index) agrees(e *indexEntry, vs []cards.Version) bool {
+	e.x.RLock()
+	defer e.x.RUnlock()
+	if e.x.Live() != len(vs) {
+		return false
+	}
+	for _, v := range vs {
+		if h, ok := e.x.Held(v.AgentID); !ok || h.CardID != v.ID || h.Revision != v.Revision {
+			return false
+		}
+	}
+	return true
+}

@@ -44,6 +44,11 @@ type Index struct {
 	shut   context.CancelFunc
 	// Snapshots, when set, writes large indexes out and reads them back at their build.
 	Snapshots *Snapshots
+	// Versions, when set, lists the versions of a tenant's cards in agent id order (storage's
+	// CardStore), for Verify.
+	Versions interface {
+		Versions(ctx context.Context, tenant tenants.ID) ([]cards.Version, error)
+	}
 	// Copy, when set, keeps the cards of each loaded index for reads during an outage;
 	// filling counts its fills under way, and writing the snapshots written after a build.
 	Copy    *OutageCopy
@@ -240,6 +245,7 @@ func (ix *Index) entry(ctx context.Context, tenant tenants.ID) (*indexEntry, err
 // entryUsed is entry for a use at the time given (Unix ns), which orders the memory budget's
 // evictions (the warm start gives the times its tenants were last searched, in order).
 func (ix *Index) entryUsed(ctx context.Context, tenant tenants.ID, at int64) (*indexEntry, error) {
+	start := time.Now()
 	ix.mu.Lock()
 	e, ok := ix.tenants[tenant]
 	if !ok {
@@ -263,7 +269,18 @@ func (ix *Index) entryUsed(ctx context.Context, tenant tenants.ID, at int64) (*i
 	}
 	ix.mu.Unlock()
 	e.use(at)
-	return ix.await(ctx, e)
+	// A search that started the load waited for it, however soon it ended.
+	waited := !ok
+	select {
+	case <-e.built:
+	default:
+		waited = true
+	}
+	got, err := ix.await(ctx, e)
+	if waited {
+		recordLoad(ctx, e, time.Since(start))
+	}
+	return got, err
 }
 
 // await waits for e's build within ctx. A search that cannot have the index in time is refused
@@ -273,8 +290,6 @@ func (ix *Index) await(ctx context.Context, e *indexEntry) (*indexEntry, error) 
 	select {
 	case <-e.built:
 	default:
-		start := time.Now()
-		defer func() { recordLoad(ctx, e, time.Since(start)) }()
 		wait := ctx
 		if deadline, ok := ctx.Deadline(); ok {
 			var cancel context.CancelFunc

@@ -435,6 +435,12 @@ func (a *App) listen(ctx context.Context, index chan<- search.Notice, syncFailed
 		a.Streams.WakeAll()
 		if a.Index != nil {
 			a.Index.SyncLoaded(ctx, syncFailed)
+			// The database may have gone back while LISTEN was lost (a failover to a standby
+			// that lacked the last writes): an index that no longer agrees with it loads again.
+			if dropped := a.Index.Verify(ctx, syncFailed); len(dropped) > 0 {
+				log.Warn("search indexes that no longer agree with the database were dropped; each loads again at its next search",
+					"tenants", len(dropped), "first", dropped[0])
+			}
 		}
 	}
 	listenerFailed := quiet(log, "change-feed listener")

@@ -23,6 +23,7 @@ func (a *App) buildIndex(cardStore *storage.CardStore) {
 	a.Index = search.NewIndex(cardStore, cardStore)
 	a.Index.BuildOnWrite = o.Search.BuildOnWrite
 	a.Index.MemoryBudget = o.Search.MemoryBudget
+	a.Index.Versions = cardStore
 	if o.Search.SnapshotDir != "" {
 		s := &search.Snapshots{Dir: o.Search.SnapshotDir, Versions: cardStore, Log: o.Log, Tenants: tenantIDs(storage.NewTenantStore(db))}
 		if err := s.Check(); err != nil {
