@@ -68,6 +68,9 @@ type DB struct {
 	checkpoints *checkpointer
 	// stmts holds the hot queries prepared once (see prepared), by query text.
 	stmts sync.Map
+	// galera is whether the MySQL server is a Galera node (see galeraReady): 0 not known yet,
+	// else galeraNo or galeraYes.
+	galera atomic.Int32
 
 	// mu guards closed and listeners; running counts the Listen goroutines, which Close stops
 	// and waits for, so none queries a closed pool.
@@ -394,6 +397,11 @@ func (db *DB) ping(ctx context.Context, pool *sql.DB) error {
 	}
 	if err != nil {
 		return fmt.Errorf("storage: ping %s: %w", db.dialect, err)
+	}
+	if db.dialect == migrations.MySQL {
+		if err := db.galeraReady(ctx, pool); err != nil {
+			return fmt.Errorf("storage: ping %s: %w", db.dialect, err)
+		}
 	}
 	return nil
 }

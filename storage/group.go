@@ -70,12 +70,16 @@ func (db *DB) commit(ctx context.Context, inTx bool, fn func(tx *gorm.DB) error)
 		defer cancel()
 		if inTx {
 			// The server rolled a deadlocked transaction back whole (MySQL's InnoDB picks one
-			// of two writers of the same rows, say concurrent replaces of one card): it runs
+			// of two writers of the same rows, say concurrent replaces of one card; a Galera
+			// node, a transaction that lost to another node's in certification): it runs
 			// again, as the error asks.
 			// One whose connection was lost before its commit (a failover) runs again too.
 			return retryDeadlocks(wctx, func() error { return db.transaction(wctx, fn) })
 		}
-		return db.statement(wctx, fn)
+		// A statement in autocommit is its own transaction, rolled back whole on a deadlock
+		// too. On Galera it fails so whenever a write of another node to the same rows
+		// certifies first, after the server's own retries (wsrep_retry_autocommit, 1).
+		return retryDeadlocks(wctx, func() error { return db.statement(wctx, fn) })
 	}
 	db.group.once.Do(func() {
 		db.group.ops = make(chan groupOp, groupMax)
