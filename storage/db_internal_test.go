@@ -15,6 +15,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards/search"
 )
 
@@ -195,5 +196,32 @@ func TestNotified(t *testing.T) {
 		if got, ok := notified(c.payload, "app"); got != c.want || ok != c.ok {
 			t.Errorf("notified(%q) = %+v, %v; want %+v, %v", c.payload, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// A write that deadlocks is run again; one that deadlocks on every try fails as a conflict, with
+// the server's error kept behind it.
+func TestRetryDeadlocks(t *testing.T) {
+	deadlock := &gomysql.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock; try restarting transaction"}
+	calls := 0
+	err := retryDeadlocks(context.Background(), func() error {
+		calls++
+		if calls == 1 {
+			return fmt.Errorf("read card %q: %w", "a", deadlock)
+		}
+		return nil
+	})
+	if err != nil || calls != 2 {
+		t.Fatalf("a write that deadlocked once: %v after %d calls", err, calls)
+	}
+	calls = 0
+	err = retryDeadlocks(context.Background(), func() error { calls++; return deadlock })
+	if !errors.Is(err, fault.Conflict) || !errors.Is(err, deadlock) || calls != 4 {
+		t.Fatalf("a write that always deadlocks: %v after %d calls, want a conflict after 4", err, calls)
+	}
+	calls = 0
+	other := errors.New("another failure")
+	if err := retryDeadlocks(context.Background(), func() error { calls++; return other }); err != other || calls != 1 {
+		t.Fatalf("another failure: %v after %d calls", err, calls)
 	}
 }

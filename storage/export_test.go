@@ -28,3 +28,10 @@ func QueueNoticeQuietly(db *DB, notice string) {
 
 // NotifyAfter queues notice as a card write's notification (see notifyAfter).
 func NotifyAfter(db *DB, notice string) { db.notifyAfter(notice) }
+
+// Deadlocked reports whether err is a transaction the server rolled back that the stores run
+// again (see retryDeadlocks).
+func Deadlocked(err error) bool { return deadlocked(err) }
+
+// ErrGaleraNotReady is a ping's error on a Galera node not ready for statements.
+var ErrGaleraNotReady = errGaleraNotReady

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
+	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/migrations"
 )
 
@@ -205,15 +207,24 @@ func alone(tx *gorm.DB, fn func(tx *gorm.DB) error) error {
 	return nil
 }
 
-// retryDeadlocks runs fn again, up to three times, while it fails on a deadlock.
+// retryDeadlocks runs fn again, up to three times, while it fails on a deadlock. A write that
+// deadlocks a fourth time lost every round to concurrent writes of the same rows (on Galera, to
+// other nodes' writes, which certify first): it fails as a conflict (409), which the client may
+// try again, not as a failure of the server. Each wait is drawn at random, so that writers that
+// collided do not collide again in step.
 func retryDeadlocks(ctx context.Context, fn func() error) error {
-	for try := 0; ; try++ {
+	const tries = 4
+	for try := 1; ; try++ {
 		err := fn()
-		if err == nil || try == 3 || !deadlocked(err) {
+		if err == nil || !deadlocked(err) {
 			return err
 		}
+		if try == tries {
+			return fault.Wrap(err, fault.Conflict, "the write lost to concurrent writes of the same data %d times in a row; try again", tries)
+		}
+		wait := time.Duration(try)*20*time.Millisecond + rand.N(20*time.Millisecond)
 		select {
-		case <-time.After(time.Duration(try+1) * 20 * time.Millisecond):
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
