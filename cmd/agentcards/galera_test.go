@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +55,10 @@ func TestServeOnGalera(t *testing.T) {
 	if _, err := create.Exec("CREATE DATABASE agentcards CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		t.Fatal(err)
 	}
+
+	// Each node hands out its own auto-increment numbers (wsrep_auto_increment_control): the
+	// change feed's sequence numbers of the nodes interleave.
+	t.Logf("auto_increment_increment/offset: %s", autoIncrement(t, dsns))
 
 	// The first server migrates; the others start once it has (GET_LOCK is per node on Galera).
 	config := func(i int) string {
@@ -116,14 +121,19 @@ func TestServeOnGalera(t *testing.T) {
 	webtest.Eventually(t, 30*time.Second, "the servers of the other nodes acknowledge writes again", func() bool {
 		return l.ackedSince(killed.Add(500*time.Millisecond)) > 0
 	})
-	t.Logf("the other nodes acknowledged writes again %s after the kill", time.Since(killed).Round(time.Millisecond))
+	t.Logf("the other nodes acknowledged writes again %s after the kill; auto_increment_increment/offset: %s",
+		time.Since(killed).Round(time.Millisecond), autoIncrement(t, dsns[:2]))
 	time.Sleep(time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := cluster.Nodes[2].Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the node rejoined %s after its kill", time.Since(killed).Round(time.Millisecond))
+	transfer := "SST"
+	if log, err := os.ReadFile(cluster.Nodes[2].Log()); err == nil && bytes.Contains(log, []byte("IST received")) {
+		transfer = "IST"
+	}
+	t.Logf("the node rejoined (by %s) %s after its kill", transfer, time.Since(killed).Round(time.Millisecond))
 	okAfter := l.okOn(2)
 	webtest.Eventually(t, 20*time.Second, "the server of the rejoined node acknowledges writes again", func() bool {
 		return l.okOn(2) > okAfter
@@ -460,6 +470,20 @@ func (l *galeraLoad) check(t *testing.T, dsns []string, when string) {
 			t.Logf("%s: server %d's search agrees with the database after %s", when, i, time.Since(began).Round(time.Millisecond))
 		}
 	}
+}
+
+// autoIncrement returns each node's auto_increment_increment and auto_increment_offset.
+func autoIncrement(t *testing.T, dsns []string) string {
+	t.Helper()
+	var out []string
+	for _, db := range openNodes(t, dsns) {
+		var inc, off int
+		if err := db.QueryRow("SELECT @@auto_increment_increment, @@auto_increment_offset").Scan(&inc, &off); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d/%d", inc, off))
+	}
+	return strings.Join(out, " ")
 }
 
 // openNodes opens a pool on each node, closed when the test ends. Its reads wait until the node
