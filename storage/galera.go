@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// A MariaDB Galera node answers pings, and SELECTs that read no table, while it is not part of
-// the cluster's primary component or is still catching up with it (joining by state transfer,
-// or cut off from the other nodes): every statement on a table then fails with error 1047,
+// A MariaDB Galera node answers pings while it is not part of the cluster's primary component or
+// is still catching up with it (joining by state transfer, or cut off from the other nodes):
+// statements on its tables then fail with error 1047,
 // "WSREP has not yet prepared node for application use". For this replica its database is then
 // as good as down, so a ping says so: the tenant gate answers from memory or 503 instead of
 // passing requests that fail with 500, and /ready answers 503 so that a load balancer sends
