@@ -162,7 +162,6 @@ func TestServeOnGalera(t *testing.T) {
 			t.Errorf("server %d:\n%s", i, log)
 		}
 	}
-
 }
 
 // hotCards are written by every server, so that writes of different nodes meet on them.
