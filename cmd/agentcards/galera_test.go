@@ -398,7 +398,7 @@ func (l *galeraLoad) check(t *testing.T, dsns []string, when string) {
 	defer l.mu.Unlock()
 	var want map[string]int64
 	for n, db := range dbs {
-		got := storedCards(t, db)
+		got := nodeCards(t, db)
 		if want == nil {
 			want = got
 		} else if !maps.Equal(got, want) {
@@ -508,8 +508,8 @@ func openNodes(t *testing.T, dsns []string) []*sql.DB {
 	return dbs
 }
 
-// storedCards reads the tenant's cards from a node: agent -> revision.
-func storedCards(t *testing.T, db *sql.DB) map[string]int64 {
+// nodeCards reads the tenant's cards from a node: agent -> revision.
+func nodeCards(t *testing.T, db *sql.DB) map[string]int64 {
 	t.Helper()
 	rows, err := db.Query("SELECT agent_id, revision FROM cards WHERE tenant_id = 'acme'")
 	if err != nil {
