@@ -88,9 +88,9 @@ func (ix *Index) trimLocked() {
 		if total <= ix.MemoryBudget || ix.closed.Err() != nil {
 			break
 		}
-		if ix.evict(l.tenant, l.e) {
-			total -= l.bytes
-		}
+		// Gone either way: evicted now, or dropped meanwhile.
+		ix.evict(l.tenant, l.e)
+		total -= l.bytes
 	}
 	ix.memoryInUse.Store(total)
 }
@@ -149,6 +149,7 @@ func (ix *Index) trimNow() uint64 {
 	ix.trimming.Lock()
 	ix.trimLocked()
 	ix.trimming.Unlock()
+	ix.trim() // one asked for meanwhile
 	return ix.evictions.Load()
 }
 

@@ -213,6 +213,9 @@ func TestWarmStartWithinBudget(t *testing.T) {
 	if !slices.Equal(loaded, list[:2]) {
 		t.Fatalf("after the warm start %v are loaded, want the two most recently searched, %v", loaded, list[:2])
 	}
+	if n := ix.Memory().Evictions; n != 1 {
+		t.Fatalf("the warm start evicted %d indexes, want the one load past the budget: it stops there", n)
+	}
 }
 
 // BenchmarkIndexReload: what a search that reloads an evicted tenant's index waits for, at 100

@@ -749,9 +749,10 @@ func sortedSet(s []string) []string {
 // LISTEN is (re)established, after SyncLoaded: the database may have gone back meanwhile (a
 // standby promoted after an asynchronous failover lost the last writes), and then an index can
 // hold cards the database lost, and skip the entries whose numbers the new primary gives out
-// again (they are among those it applied). A write that commits during the comparison may drop
-// an index that was right; that costs its reload. It does nothing without Versions, and returns
-// the tenants whose index it dropped.
+// again (they are among those it applied). An index that differs is synced and compared again
+// before it is dropped, so that a write another replica committed since the last sync does not
+// drop it; one committed during that second look still may, which costs a reload. It does
+// nothing without Versions, and returns the tenants whose index it dropped.
 func (ix *Index) Verify(ctx context.Context, onError func(tenants.ID, error)) []tenants.ID {
 	if ix.Versions == nil {
 		return nil
@@ -772,6 +773,12 @@ func (ix *Index) Verify(ctx context.Context, onError func(tenants.ID, error)) []
 		if ix.agrees(e, vs) {
 			continue
 		}
+		// A write another replica committed since the last sync differs too: sync, and look
+		// again at the versions as they are then.
+		ix.syncFollowed(ctx, tenant, onError)
+		if vs, err = ix.Versions.Versions(cards.WithBatchRead(ctx), tenant); err == nil && ix.agrees(e, vs) {
+			continue
+		}
 		ix.mu.Lock()
 		if ix.tenants[tenant] == e {
 			delete(ix.tenants, tenant)
@@ -782,7 +789,8 @@ func (ix *Index) Verify(ctx context.Context, onError func(tenants.ID, error)) []
 	return dropped
 }
 
-// agrees reports whether e holds exactly the cards of vs, each at its version.
+// agrees reports whether e holds exactly the cards of vs, each at its version (card id,
+// revision and time of update, as a snapshot's read-back compares them).
 func (ix *Index) agrees(e *indexEntry, vs []cards.Version) bool {
 	e.x.RLock()
 	defer e.x.RUnlock()
@@ -790,7 +798,7 @@ func (ix *Index) agrees(e *indexEntry, vs []cards.Version) bool {
 		return false
 	}
 	for _, v := range vs {
-		if h, ok := e.x.Held(v.AgentID); !ok || h.CardID != v.ID || h.Revision != v.Revision {
+		if h, ok := e.x.Held(v.AgentID); !ok || h.CardID != v.ID || h.Revision != v.Revision || h.Updated != v.UpdatedAt.UnixMicro() {
 			return false
 		}
 	}
