@@ -46,6 +46,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentcards/agentcards/bench/internal/probe"
+
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/bench/internal/proc"
 	"github.com/agentcards/agentcards/bench/internal/scratch"
@@ -156,13 +158,13 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	c := &client{http: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}, token: token}
+	c := &probe.Client{HTTP: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}, Token: token}
 	total := 0
 	for i := range o.tenants {
 		total += cardsIn(o, i)
 	}
 	fmt.Printf("%d tenants of %d-%d cards (%d in all), %d replicas a set; load average %s\n",
-		o.tenants, o.minCards, o.maxCards, total, o.replicas, loadAverage())
+		o.tenants, o.minCards, o.maxCards, total, o.replicas, probe.LoadAverage())
 
 	seedDir := filepath.Join(dir, "seed")
 	seeder, err := proc.Start(bin, dir, append(env, "AGENTCARDS_DATA_DIR="+seedDir))
@@ -213,7 +215,7 @@ func run(ctx context.Context, o options) error {
 		start := time.Now()
 		for i := range o.tenants {
 			for range passes {
-				if _, _, err := c.do(ctx, http.MethodGet, s.base+"/v1/tenants/"+tenantID(i)+"/cards?limit=10&q=report", nil, http.StatusOK); err != nil {
+				if _, _, err := c.Do(ctx, http.MethodGet, s.base+"/v1/tenants/"+tenantID(i)+"/cards?limit=10&q=report", nil, http.StatusOK); err != nil {
 					return err
 				}
 			}
@@ -255,7 +257,7 @@ func listen(ctx context.Context, p *Proxy) (string, error) {
 }
 
 // seed creates the tenants and registers their cards in batches of 200, from 4 clients.
-func seed(ctx context.Context, c *client, base string, o options) error {
+func seed(ctx context.Context, c *probe.Client, base string, o options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan int)
@@ -288,9 +290,9 @@ func seed(ctx context.Context, c *client, base string, o options) error {
 	return first
 }
 
-func seedTenant(ctx context.Context, c *client, base string, o options, i int) error {
+func seedTenant(ctx context.Context, c *probe.Client, base string, o options, i int) error {
 	body, _ := json.Marshal(map[string]any{"id": tenantID(i), "name": tenantID(i)})
-	if _, _, err := c.do(ctx, http.MethodPost, base+"/v1/tenants", body, http.StatusCreated); err != nil {
+	if _, _, err := c.Do(ctx, http.MethodPost, base+"/v1/tenants", body, http.StatusCreated); err != nil {
 		return err
 	}
 	n := cardsIn(o, i)
@@ -300,7 +302,7 @@ func seedTenant(ctx context.Context, c *client, base string, o options, i int) e
 			batch = append(batch, cardgen.Make(cardSeed(o, i), k))
 		}
 		body, _ := json.Marshal(batch)
-		if _, _, err := c.do(ctx, http.MethodPost, base+"/v1/tenants/"+tenantID(i)+"/cards:batch", body, http.StatusCreated); err != nil {
+		if _, _, err := c.Do(ctx, http.MethodPost, base+"/v1/tenants/"+tenantID(i)+"/cards:batch", body, http.StatusCreated); err != nil {
 			return err
 		}
 	}

@@ -1,61 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/agentcards/agentcards/bench/internal/probe"
 
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/bench/internal/proc"
 )
-
-// client calls the servers as a platform admin.
-type client struct {
-	http  *http.Client
-	token string
-}
-
-// do sends one request; an answer other than want is an error.
-func (c *client) do(ctx context.Context, method, u string, body []byte, want int) (*http.Response, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, nil, err
-	}
-	if res.StatusCode != want {
-		return res, nil, fmt.Errorf("%s %s: %d %s", method, u, res.StatusCode, b[:min(len(b), 300)])
-	}
-	return res, b, nil
-}
 
 // sample is one search under load.
 type sample struct {
@@ -91,7 +50,7 @@ func searchPath(r *rand.Rand, o options, i int) string {
 
 // load sends searches to base from o.clients closed-loop clients for d, each to a tenant drawn at
 // random, and returns them in the order they ended.
-func load(ctx context.Context, c *client, base string, o options, d time.Duration, stream uint64) []sample {
+func load(ctx context.Context, c *probe.Client, base string, o options, d time.Duration, stream uint64) []sample {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var mu sync.Mutex
@@ -103,7 +62,7 @@ func load(ctx context.Context, c *client, base string, o options, d time.Duratio
 			for ctx.Err() == nil {
 				i := r.IntN(o.tenants)
 				s := sample{at: time.Now(), tenant: i}
-				res, _, err := c.do(context.WithoutCancel(ctx), http.MethodGet, base+searchPath(r, o, i), nil, http.StatusOK)
+				res, _, err := c.Do(context.WithoutCancel(ctx), http.MethodGet, base+searchPath(r, o, i), nil, http.StatusOK)
 				s.took = time.Since(s.at)
 				s.failed = err != nil
 				if res != nil {
@@ -128,17 +87,17 @@ type memory struct {
 func (m memory) total() float64 { return m.index + m.cached + m.copy }
 
 // memoryOf reads a replica's indexes from its metrics and its RSS from /proc.
-func memoryOf(ctx context.Context, c *client, s *proc.Server) (memory, error) {
+func memoryOf(ctx context.Context, c *probe.Client, s *proc.Server) (memory, error) {
 	f, err := scrape(ctx, c, s)
 	if err != nil {
 		return memory{}, err
 	}
 	return memory{tenants: f["agentcards_index_tenants"], index: f["agentcards_index_bytes"], cached: f["agentcards_index_cached_bytes"],
-		copy: f["agentcards_index_copy_bytes"], rss: float64(rssOf(s.Pid()))}, nil
+		copy: f["agentcards_index_copy_bytes"], rss: float64(probe.RSS(s.Pid()))}, nil
 }
 
 // filled waits until every loaded index's outage copy holds all its cards (or a minute passed).
-func filled(ctx context.Context, c *client, servers []*proc.Server) error {
+func filled(ctx context.Context, c *probe.Client, servers []*proc.Server) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, s := range servers {
 		for {
@@ -158,48 +117,13 @@ func filled(ctx context.Context, c *client, servers []*proc.Server) error {
 	return nil
 }
 
-// scrape reads a server's metrics and sums each family's samples.
-func scrape(ctx context.Context, c *client, s *proc.Server) (map[string]float64, error) {
+// scrape reads a server's metrics and sums each family's samples (probe.Scrape).
+func scrape(ctx context.Context, c *probe.Client, s *proc.Server) (map[string]float64, error) {
 	base, err := s.Metrics()
 	if err != nil {
 		return nil, err
 	}
-	_, b, err := c.do(ctx, http.MethodGet, base+"/metrics", nil, http.StatusOK)
-	if err != nil {
-		return nil, err
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	parsed, err := parser.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for name, f := range parsed {
-		for _, m := range f.Metric {
-			switch {
-			case m.Gauge != nil:
-				out[name] += m.Gauge.GetValue()
-			case m.Counter != nil:
-				out[name] += m.Counter.GetValue()
-			}
-		}
-	}
-	return out, nil
-}
-
-// rssOf reads the resident set of process pid, in bytes (0 if it cannot).
-func rssOf(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	return probe.Scrape(ctx, c, base)
 }
 
 // latencies are the durations of the samples that pass keep.
@@ -213,23 +137,4 @@ func latencies(samples []sample, keep func(sample) bool) []time.Duration {
 	return out
 }
 
-func pct(ds []time.Duration, p int) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[min(max(i-1, 0), len(s)-1)].Round(10 * time.Microsecond)
-}
-
 func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
-
-func loadAverage() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}

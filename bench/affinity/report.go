@@ -8,13 +8,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentcards/agentcards/bench/internal/probe"
+
 	"github.com/agentcards/agentcards/bench/internal/proc"
 )
 
 // report prints the load rounds' latencies and, once the outage copies are filled, each
 // replica's memory, with affinity over round robin.
-func report(ctx context.Context, c *client, o options, sets []*set, samples [2][]sample, took [2]time.Duration) error {
-	fmt.Printf("\nload: %d clients, %d rounds of %s a routing; load average %s\n", o.clients, o.rounds, o.d, loadAverage())
+func report(ctx context.Context, c *probe.Client, o options, sets []*set, samples [2][]sample, took [2]time.Duration) error {
+	fmt.Printf("\nload: %d clients, %d rounds of %s a routing; load average %s\n", o.clients, o.rounds, o.d, probe.LoadAverage())
 	fmt.Printf("%-12s %8s %8s %9s %9s %9s %7s %7s\n", "routing", "searches", "req/s", "p50", "p99", "max", "failed", "loaded")
 	var p50, p99, rate [2]float64
 	for k, s := range sets {
@@ -29,8 +31,8 @@ func report(ctx context.Context, c *client, o options, sets []*set, samples [2][
 			}
 		}
 		rate[k] = float64(len(all)) / took[k].Seconds()
-		p50[k], p99[k] = float64(pct(all, 50)), float64(pct(all, 99))
-		fmt.Printf("%-12s %8d %8.0f %9s %9s %9s %7d %7d\n", s.name, len(all), rate[k], pct(all, 50), pct(all, 99), pct(all, 100), failed, loaded)
+		p50[k], p99[k] = float64(probe.Percentile(all, 50)), float64(probe.Percentile(all, 99))
+		fmt.Printf("%-12s %8d %8.0f %9s %9s %9s %7d %7d\n", s.name, len(all), rate[k], probe.Percentile(all, 50), probe.Percentile(all, 99), probe.Percentile(all, 100), failed, loaded)
 	}
 	var mem [2][]memory
 	for k, s := range sets {
@@ -45,7 +47,7 @@ func report(ctx context.Context, c *client, o options, sets []*set, samples [2][
 			mem[k] = append(mem[k], m)
 		}
 	}
-	fmt.Printf("\nmemory per replica, outage copies filled; load average %s\n", loadAverage())
+	fmt.Printf("\nmemory per replica, outage copies filled; load average %s\n", probe.LoadAverage())
 	printMemory(sets[0].name, 0, mem[0])
 	printMemory(sets[1].name, 0, mem[1])
 	mean := func(ms []memory, f func(memory) float64) float64 {
@@ -82,7 +84,7 @@ func printMemory(name string, first int, ms []memory) {
 
 // stopOne stops one replica of s under load, reports what the clients saw and the survivors'
 // memory, then starts it again with the default warm start and reports what it loaded.
-func stopOne(ctx context.Context, c *client, bin, dir string, env []string, o options, s *set) error {
+func stopOne(ctx context.Context, c *probe.Client, bin, dir string, env []string, o options, s *set) error {
 	const victim = 0
 	owned := 0
 	for i := range o.tenants {
@@ -95,7 +97,7 @@ func stopOne(ctx context.Context, c *client, bin, dir string, env []string, o op
 		how = "SIGKILL"
 	}
 	fmt.Printf("\nstop: replica %d (%d tenants) gets %s after %s of load through the affinity proxy, %s more after; load average %s\n",
-		victim, owned, how, o.stopAfter, o.afterStop, loadAverage())
+		victim, owned, how, o.stopAfter, o.afterStop, probe.LoadAverage())
 	done := make(chan []sample)
 	go func() { done <- load(ctx, c, s.base, o, o.stopAfter+o.afterStop, 20) }()
 	time.Sleep(o.stopAfter)
@@ -139,7 +141,7 @@ func stopOne(ctx context.Context, c *client, bin, dir string, env []string, o op
 		fmt.Printf("  clients saw %d errors, from %s to %s after the signal\n", failed, firstFail.Round(time.Millisecond), lastFail.Round(time.Millisecond))
 	}
 	fmt.Printf("  moved tenants searched after the stop: %d of %d; %d searches loaded their index on the new replica: p50 %s, p99 %s, max %s; the last ended %s after the signal\n",
-		len(movedSeen), owned, len(moved), pct(moved, 50), pct(moved, 99), pct(moved, 100), lastLoad.Round(time.Millisecond))
+		len(movedSeen), owned, len(moved), probe.Percentile(moved, 50), probe.Percentile(moved, 99), probe.Percentile(moved, 100), lastLoad.Round(time.Millisecond))
 	fmt.Printf("  %-22s %8s %9s %9s\n", "all searches", "searches", "p50", "p99")
 	for _, w := range []struct {
 		name     string
@@ -149,7 +151,7 @@ func stopOne(ctx context.Context, c *client, bin, dir string, env []string, o op
 		if w.to > 0 {
 			ds = latencies(samples, window(w.from, w.to))
 		}
-		fmt.Printf("  %-22s %8d %9s %9s\n", w.name, len(ds), pct(ds, 50), pct(ds, 99))
+		fmt.Printf("  %-22s %8d %9s %9s\n", w.name, len(ds), probe.Percentile(ds, 50), probe.Percentile(ds, 99))
 	}
 	survivors := s.servers[victim+1:]
 	if err := filled(ctx, c, survivors); err != nil {
@@ -176,7 +178,7 @@ func stopOne(ctx context.Context, c *client, bin, dir string, env []string, o op
 	}
 	s.servers[victim] = srv
 	for {
-		if _, _, err := c.do(ctx, http.MethodGet, srv.Base+"/ready", nil, http.StatusOK); err == nil {
+		if _, _, err := c.Do(ctx, http.MethodGet, srv.Base+"/ready", nil, http.StatusOK); err == nil {
 			break
 		}
 		if time.Since(start) > 3*time.Minute {
@@ -206,6 +208,6 @@ func stopOne(ctx context.Context, c *client, bin, dir string, env []string, o op
 		ms = append(ms, m)
 	}
 	printMemory("restarted", 0, ms)
-	fmt.Printf("load average %s\n", loadAverage())
+	fmt.Printf("load average %s\n", probe.LoadAverage())
 	return nil
 }

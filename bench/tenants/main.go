@@ -30,12 +30,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"math/rand/v2"
 	"net/http"
@@ -45,17 +43,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/agentcards/agentcards/bench/cardgen"
+	"github.com/agentcards/agentcards/bench/internal/probe"
 	"github.com/agentcards/agentcards/bench/internal/proc"
 )
 
@@ -107,13 +102,13 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("tenants %d x %d cards, %d searches; load average %s\n", o.tenants, o.cards, o.searches, loadAverage())
+	fmt.Printf("tenants %d x %d cards, %d searches; load average %s\n", o.tenants, o.cards, o.searches, probe.LoadAverage())
 
 	seeder, err := proc.Start(bin, dir, append(env, "AGENTCARDS_SEARCH_BUILD_ON_WRITE=0"))
 	if err != nil {
 		return err
 	}
-	c := &client{http: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}, token: token}
+	c := &probe.Client{HTTP: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}, Token: token}
 	start := time.Now()
 	if err := seed(ctx, c, seeder.Base, o); err != nil {
 		seeder.Stop()
@@ -147,41 +142,6 @@ func run(ctx context.Context, o options) error {
 	return measure(ctx, c, measured, oracle, o, budget)
 }
 
-// client calls the servers as a platform admin.
-type client struct {
-	http  *http.Client
-	token string
-}
-
-// do sends one request; an answer other than want is an error.
-func (c *client) do(ctx context.Context, method, u string, body []byte, want int) (*http.Response, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, nil, err
-	}
-	if res.StatusCode != want {
-		return nil, nil, fmt.Errorf("%s %s: %d %s", method, u, res.StatusCode, b[:min(len(b), 300)])
-	}
-	return res, b, nil
-}
-
 func tenantID(i int) string { return fmt.Sprintf("t%05d", i) }
 
 // cardsOf are the cards of tenant i.
@@ -194,7 +154,7 @@ func cardsOf(o options, i int) []cardgen.Card {
 }
 
 // seed creates the tenants and registers their cards, o.clients at a time.
-func seed(ctx context.Context, c *client, base string, o options) error {
+func seed(ctx context.Context, c *probe.Client, base string, o options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan int)
@@ -216,10 +176,10 @@ func seed(ctx context.Context, c *client, base string, o options) error {
 			for i := range next {
 				tenant := tenantID(i)
 				body, _ := json.Marshal(map[string]any{"id": tenant, "name": tenant})
-				_, _, err := c.do(ctx, http.MethodPost, base+"/v1/tenants", body, http.StatusCreated)
+				_, _, err := c.Do(ctx, http.MethodPost, base+"/v1/tenants", body, http.StatusCreated)
 				if err == nil {
 					body, _ = json.Marshal(cardsOf(o, i))
-					_, _, err = c.do(ctx, http.MethodPost, base+"/v1/tenants/"+tenant+"/cards:batch", body, http.StatusCreated)
+					_, _, err = c.Do(ctx, http.MethodPost, base+"/v1/tenants/"+tenant+"/cards:batch", body, http.StatusCreated)
 				}
 				if err != nil {
 					mu.Lock()
@@ -239,7 +199,7 @@ func seed(ctx context.Context, c *client, base string, o options) error {
 
 // calibrate searches o.calibrate random tenants, waits for their outage copies, and returns the
 // bytes a loaded tenant holds on average, as the metrics count them.
-func calibrate(ctx context.Context, c *client, s *proc.Server, o options) (int64, error) {
+func calibrate(ctx context.Context, c *probe.Client, s *proc.Server, o options) (int64, error) {
 	metrics, err := s.Metrics()
 	if err != nil {
 		return 0, err
@@ -247,19 +207,19 @@ func calibrate(ctx context.Context, c *client, s *proc.Server, o options) (int64
 	r := rand.New(rand.NewPCG(o.seed, 2))
 	for _, i := range r.Perm(o.tenants)[:min(o.calibrate, o.tenants)] {
 		q := url.Values{"q": {"report"}, "limit": {"10"}}
-		if _, _, err := c.do(ctx, http.MethodGet, s.Base+"/v1/tenants/"+tenantID(i)+"/cards?"+q.Encode(), nil, http.StatusOK); err != nil {
+		if _, _, err := c.Do(ctx, http.MethodGet, s.Base+"/v1/tenants/"+tenantID(i)+"/cards?"+q.Encode(), nil, http.StatusOK); err != nil {
 			return 0, err
 		}
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		m, err := scrape(ctx, c, metrics)
+		m, err := probe.Scrape(ctx, c, metrics)
 		if err != nil {
 			return 0, err
 		}
-		loaded := m.sum("agentcards_index_tenants")
-		if loaded > 0 && m.sum("agentcards_index_copy_cards") == m.sum("agentcards_index_cards") {
-			total := m.sum("agentcards_index_bytes") + m.sum("agentcards_index_cached_bytes") + m.sum("agentcards_index_copy_bytes")
+		loaded := m["agentcards_index_tenants"]
+		if loaded > 0 && m["agentcards_index_copy_cards"] == m["agentcards_index_cards"] {
+			total := m["agentcards_index_bytes"] + m["agentcards_index_cached_bytes"] + m["agentcards_index_copy_bytes"]
 			return int64(total / loaded), nil
 		}
 		if time.Now().After(deadline) {
@@ -278,9 +238,9 @@ type sample struct {
 }
 
 // search sends one search and reads how it found its tenant's index (Server-Timing).
-func (c *client) search(ctx context.Context, base, path string) (sample, []byte, error) {
+func search(ctx context.Context, c *probe.Client, base, path string) (sample, []byte, error) {
 	t0 := time.Now()
-	res, body, err := c.do(ctx, http.MethodGet, base+path, nil, http.StatusOK)
+	res, body, err := c.Do(ctx, http.MethodGet, base+path, nil, http.StatusOK)
 	s := sample{took: time.Since(t0)}
 	if err != nil {
 		return s, nil, err
@@ -295,12 +255,12 @@ func (c *client) search(ctx context.Context, base, path string) (sample, []byte,
 var serverTiming = regexp.MustCompile(`^index-load;dur=([0-9.]+);desc="(\w+)"$`)
 
 // firstPass searches every tenant once, in a random order, and reports those searches.
-func firstPass(ctx context.Context, c *client, s *proc.Server, o options) error {
+func firstPass(ctx context.Context, c *probe.Client, s *proc.Server, o options) error {
 	r := rand.New(rand.NewPCG(o.seed, 4))
 	var samples []sample
 	start := time.Now()
 	for _, i := range r.Perm(o.tenants) {
-		got, _, err := c.search(ctx, s.Base, "/v1/tenants/"+tenantID(i)+"/cards?limit=10&q=report")
+		got, _, err := search(ctx, c, s.Base, "/v1/tenants/"+tenantID(i)+"/cards?limit=10&q=report")
 		if err != nil {
 			return err
 		}
@@ -324,16 +284,16 @@ func report(samples []sample) {
 			continue
 		}
 		what := map[string]string{"snapshot": "loaded from its snapshot", "cards": "built from its cards", "": "index loaded already"}[from]
-		fmt.Printf("  %-25s %5d  p50 %8s  p99 %8s  max %8s", what, len(took), pct(took, 50), pct(took, 99), pct(took, 100))
+		fmt.Printf("  %-25s %5d  p50 %8s  p99 %8s  max %8s", what, len(took), probe.Percentile(took, 50), probe.Percentile(took, 99), probe.Percentile(took, 100))
 		if from != "" {
-			fmt.Printf("  (waiting for the load: p50 %s  p99 %s)", pct(load, 50), pct(load, 99))
+			fmt.Printf("  (waiting for the load: p50 %s  p99 %s)", probe.Percentile(load, 50), probe.Percentile(load, 99))
 		}
 		fmt.Println()
 	}
 }
 
 // measure sends the searches to the measured server and the oracle, and reports.
-func measure(ctx context.Context, c *client, measured, oracle *proc.Server, o options, budget int64) error {
+func measure(ctx context.Context, c *probe.Client, measured, oracle *proc.Server, o options, budget int64) error {
 	metrics, err := measured.Metrics()
 	if err != nil {
 		return err
@@ -345,7 +305,7 @@ func measure(ctx context.Context, c *client, measured, oracle *proc.Server, o op
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if rss := rssOf(measured.Pid()); rss > peak {
+			if rss := probe.RSS(measured.Pid()); rss > peak {
 				peak = rss
 			}
 			select {
@@ -355,8 +315,8 @@ func measure(ctx context.Context, c *client, measured, oracle *proc.Server, o op
 			}
 		}
 	})
-	before = rssOf(measured.Pid())
-	m0, err := scrape(ctx, c, metrics)
+	before = probe.RSS(measured.Pid())
+	m0, err := probe.Scrape(ctx, c, metrics)
 	if err != nil {
 		return err
 	}
@@ -385,12 +345,12 @@ func measure(ctx context.Context, c *client, measured, oracle *proc.Server, o op
 			q.Set("limit", "100")
 		}
 		path := "/v1/tenants/" + tenantID(i) + "/cards?" + q.Encode()
-		s, got, err := c.search(ctx, measured.Base, path)
+		s, got, err := search(ctx, c, measured.Base, path)
 		if err != nil {
 			return err
 		}
 		samples = append(samples, s)
-		_, want, err := c.do(ctx, http.MethodGet, oracle.Base+path, nil, http.StatusOK)
+		_, want, err := c.Do(ctx, http.MethodGet, oracle.Base+path, nil, http.StatusOK)
 		if err != nil {
 			return err
 		}
@@ -404,7 +364,7 @@ func measure(ctx context.Context, c *client, measured, oracle *proc.Server, o op
 	elapsed := time.Since(start)
 	close(stopRSS)
 	sampling.Wait()
-	m, err := scrape(ctx, c, metrics)
+	m, err := probe.Scrape(ctx, c, metrics)
 	if err != nil {
 		return err
 	}
@@ -416,17 +376,17 @@ func measure(ctx context.Context, c *client, measured, oracle *proc.Server, o op
 	}
 	fmt.Printf("%d random searches in %s (each answer compared with the oracle's: %d wrong)\n", len(samples), elapsed.Round(time.Second), wrong)
 	report(samples)
-	gcs, gcSeconds := m.sum("go_gc_duration_seconds_count")-m0.sum("go_gc_duration_seconds_count"), m.sum("go_gc_duration_seconds_sum")-m0.sum("go_gc_duration_seconds_sum")
-	cpu := m.sum("process_cpu_seconds_total") - m0.sum("process_cpu_seconds_total")
+	gcs, gcSeconds := m["go_gc_duration_seconds_count"]-m0["go_gc_duration_seconds_count"], m["go_gc_duration_seconds_sum"]-m0["go_gc_duration_seconds_sum"]
+	cpu := m["process_cpu_seconds_total"] - m0["process_cpu_seconds_total"]
 	fmt.Printf("server: %.0f garbage collections (%.0f ms of pauses), %.1f s of CPU over the %s\n", gcs, gcSeconds*1000, cpu, elapsed.Round(time.Second))
 	fmt.Printf("metrics: %.0f indexes loaded, %s counted of the budget's %s, %.0f evictions, %.0f reloads\n",
-		m.sum("agentcards_index_tenants"), mib(int64(m.sum("agentcards_index_memory_bytes"))), mib(budget),
-		m.sum("agentcards_index_evictions_total"), m.sum("agentcards_index_reloads_total"))
+		m["agentcards_index_tenants"], mib(int64(m["agentcards_index_memory_bytes"])), mib(budget),
+		m["agentcards_index_evictions_total"], m["agentcards_index_reloads_total"])
 	fmt.Printf("RSS: %s at the start of the searches, %s at most during them; budget + 200 MiB = %s\n", mib(before), mib(peak), mib(budget+200<<20))
-	fmt.Printf("load average %s\n", loadAverage())
+	fmt.Printf("load average %s\n", probe.LoadAverage())
 	fmt.Println()
 	fmt.Printf("goal: every answer right: %d wrong of %d: %s\n", wrong, len(samples), verdict(wrong == 0 && len(samples) > 0))
-	p99 := pct(reloads, 99)
+	p99 := probe.Percentile(reloads, 99)
 	fmt.Printf("goal: p99 of a search that reloads its tenant's index from its snapshot <= 50 ms: %s: %s\n", p99, verdict(len(reloads) > 0 && p99 <= 50*time.Millisecond))
 	fmt.Printf("goal: RSS <= budget + 200 MiB: %s of %s: %s\n", mib(peak), mib(budget+200<<20), verdict(peak <= budget+200<<20))
 	return nil
@@ -441,65 +401,6 @@ func sameJSON(a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// families are a scrape's metric families.
-type families map[string]float64
-
-// sum is the sum of the family's samples (counters and gauges).
-func (f families) sum(name string) float64 { return f[name] }
-
-// scrape reads the metrics at base and sums each family's samples.
-func scrape(ctx context.Context, c *client, base string) (families, error) {
-	_, b, err := c.do(ctx, http.MethodGet, base+"/metrics", nil, http.StatusOK)
-	if err != nil {
-		return nil, err
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	parsed, err := parser.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	out := families{}
-	for name, f := range parsed {
-		for _, m := range f.Metric {
-			switch {
-			case m.Gauge != nil:
-				out[name] += m.Gauge.GetValue()
-			case m.Counter != nil:
-				out[name] += m.Counter.GetValue()
-			case m.Summary != nil:
-				out[name+"_count"] += float64(m.Summary.GetSampleCount())
-				out[name+"_sum"] += m.Summary.GetSampleSum()
-			}
-		}
-	}
-	return out, nil
-}
-
-// rssOf reads the resident set of process pid, in bytes (0 if it cannot).
-func rssOf(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-func pct(ds []time.Duration, p int) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[min(max(i-1, 0), len(s)-1)].Round(10 * time.Microsecond)
-}
-
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func verdict(ok bool) string {
@@ -507,13 +408,4 @@ func verdict(ok bool) string {
 		return "met"
 	}
 	return "NOT met"
-}
-
-func loadAverage() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
