@@ -13,15 +13,26 @@ import (
 // the order lists every live document once, by agent id; the bitmap, byID and the live count
 // agree with it. The caller holds the read lock.
 func (x *Tenant) Check() error {
-	for kind, m := range map[string]map[string][]uint32{"protocol": x.protocols, "tag": x.tags, "capability": x.caps, "trigram": x.trigrams} {
+	for kind, m := range map[string]map[string][]uint32{"protocol": x.protocols, "tag": x.tags, "capability": x.caps} {
 		for k, l := range m {
 			if err := x.checkList(l, 0); err != nil {
 				return fmt.Errorf("%s %q: %w", kind, k, err)
 			}
 		}
 	}
+	for k, l := range x.trigrams {
+		if err := x.checkList(l.appendTo(nil), termShift); err != nil {
+			return fmt.Errorf("trigram %q: %w", k, err)
+		}
+		if err := l.check(); err != nil {
+			return fmt.Errorf("trigram %q: %w", k, err)
+		}
+	}
 	for k, l := range x.terms {
-		if err := x.checkList(*l, termShift); err != nil {
+		if err := x.checkList(l.appendTo(nil), termShift); err != nil {
+			return fmt.Errorf("word %q: %w", k, err)
+		}
+		if err := l.check(); err != nil {
 			return fmt.Errorf("word %q: %w", k, err)
 		}
 		if len(k) >= minPrefix && !slices.Contains(x.vocab3[k[:minPrefix]], k) {
@@ -38,11 +49,11 @@ func (x *Tenant) Check() error {
 	if len(x.lens) != len(x.docs) {
 		return fmt.Errorf("%d lengths of %d documents", len(x.lens), len(x.docs))
 	}
-	if len(x.order) != x.live || len(x.byID) != x.live {
-		return fmt.Errorf("order %d, ids %d, live %d", len(x.order), len(x.byID), x.live)
+	if len(x.order) != x.live || x.byID.Len() != x.live {
+		return fmt.Errorf("order %d, ids %d, live %d", len(x.order), x.byID.Len(), x.live)
 	}
 	for i, n := range x.order {
-		if !x.docs[n].alive || !hasBit(x.alive, n) || x.byID[x.docs[n].agentID] != n || (i > 0 && x.docs[x.order[i-1]].agentID >= x.docs[n].agentID) {
+		if !x.docs[n].alive || !hasBit(x.alive, n) || !x.found(n) || (i > 0 && x.docs[x.order[i-1]].agentID >= x.docs[n].agentID) {
 			return fmt.Errorf("order at %d: document %d", i, n)
 		}
 	}
@@ -73,19 +84,23 @@ func (x *Tenant) Contents() map[string]string {
 			}
 		}
 	}
-	for kind, m := range map[string]map[string][]uint32{"p": x.protocols, "t": x.tags, "c": x.caps, "g": x.trigrams} {
+	for kind, m := range map[string]map[string][]uint32{"p": x.protocols, "t": x.tags, "c": x.caps} {
 		for k, l := range m {
 			add(kind, k, l, 0)
 		}
 	}
-	for k, l := range x.terms {
-		add("w", k, *l, termShift)
+	for k, l := range x.trigrams {
+		add("g", k, l.appendTo(nil), termShift)
 	}
-	res := make(map[string]string, len(x.byID))
-	for a, n := range x.byID {
+	for k, l := range x.terms {
+		add("w", k, l.appendTo(nil), termShift)
+	}
+	res := make(map[string]string, x.byID.Len())
+	for n := range x.byID.all {
+		a := x.docs[n].agentID
 		l := out[a]
 		slices.Sort(l)
-		res[a] = fmt.Sprintf("%s rev=%d %v", x.docs[n].cardID, x.docs[n].revision, l)
+		res[a] = fmt.Sprintf("%s rev=%d %v", x.docs[n].cardID.String(), x.docs[n].revision, l)
 	}
 	return res
 }
@@ -97,15 +112,19 @@ func (x *Tenant) Diff(y *Tenant) string {
 	switch {
 	case !reflect.DeepEqual(x.docs, y.docs) || !slices.Equal(x.lens, y.lens):
 		return "documents differ"
-	case !slices.Equal(x.order, y.order) || !slices.Equal(x.alive, y.alive) || x.live != y.live || x.disabled != y.disabled || !maps.Equal(x.byID, y.byID):
+	case !slices.Equal(x.order, y.order) || !slices.Equal(x.alive, y.alive) || x.live != y.live || x.disabled != y.disabled || !maps.Equal(x.ids(), y.ids()):
 		return fmt.Sprintf("order, bitmap or counts differ: live %d/%d disabled %d/%d", x.live, y.live, x.disabled, y.disabled)
 	}
-	for i, pair := range [][2]map[string][]uint32{{x.protocols, y.protocols}, {x.tags, y.tags}, {x.caps, y.caps}, {x.trigrams, y.trigrams}} {
+	samePacked := func(a, b *plist) bool { return slices.Equal(a.appendTo(nil), b.appendTo(nil)) }
+	if !maps.EqualFunc(x.trigrams, y.trigrams, samePacked) {
+		return "trigram postings differ"
+	}
+	for i, pair := range [][2]map[string][]uint32{{x.protocols, y.protocols}, {x.tags, y.tags}, {x.caps, y.caps}} {
 		if !maps.EqualFunc(pair[0], pair[1], func(a, b []uint32) bool { return slices.Equal(a, b) }) {
 			return fmt.Sprintf("posting map %d differs", i)
 		}
 	}
-	if !maps.EqualFunc(x.terms, y.terms, func(a, b *[]uint32) bool { return slices.Equal(*a, *b) }) {
+	if !maps.EqualFunc(x.terms, y.terms, samePacked) {
 		return "word postings differ"
 	}
 	sorted := func(m map[string][]string) map[string][]string {
@@ -119,4 +138,19 @@ func (x *Tenant) Diff(y *Tenant) string {
 		return "words by prefix differ"
 	}
 	return ""
+}
+
+// found reports whether document n is the one its agentId finds.
+func (x *Tenant) found(n uint32) bool {
+	m, ok := x.byID.get(x.docs, x.docs[n].agentID)
+	return ok && m == n
+}
+
+// ids returns the document of each agent.
+func (x *Tenant) ids() map[string]uint32 {
+	out := make(map[string]uint32, x.byID.Len())
+	for n := range x.byID.all {
+		out[x.docs[n].agentID] = n
+	}
+	return out
 }

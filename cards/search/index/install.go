@@ -51,7 +51,7 @@ func (x *Tenant) Differences(vs []cards.Version) (gone, again []string) {
 		if i < len(x.order) && x.docs[x.order[i]].agentID == v.AgentID {
 			d := &x.docs[x.order[i]]
 			i++
-			if d.cardID == v.ID && d.revision == v.Revision && d.updated == v.UpdatedAt.UnixMicro() {
+			if d.cardID.is(v.ID) && d.revision == v.Revision && d.updated == v.UpdatedAt.UnixMicro() {
 				continue
 			}
 		}
@@ -66,7 +66,7 @@ func (x *Tenant) Differences(vs []cards.Version) (gone, again []string) {
 // reorder lists the live documents in agent id order again, after changes made unordered.
 func (x *Tenant) reorder() {
 	x.order = x.order[:0]
-	for _, n := range x.byID {
+	for n := range x.byID.all {
 		x.order = append(x.order, n)
 	}
 	slices.SortFunc(x.order, func(a, b uint32) int { return strings.Compare(x.docs[a].agentID, x.docs[b].agentID) })

@@ -27,9 +27,9 @@ func (x *Tenant) Online(online func(agentID, cardID string) bool) *Online {
 			n := uint32(w*64 + bits.TrailingZeros64(word))
 			word &= word - 1
 			d := &x.docs[n]
-			s := bits.TrailingZeros8(statusBit(d.status))
+			s := bits.TrailingZeros8(d.status)
 			o.live[s]++
-			if online(d.agentID, d.cardID) {
+			if online(d.agentID, d.cardID.String()) {
 				o.bits[n>>6] |= 1 << (n & 63)
 				o.count[s]++
 			}

@@ -7,10 +7,15 @@ import (
 // postings are the lists of documents, in ascending order, for each value searched.
 type postings struct {
 	protocols, tags, caps map[string][]uint32
-	trigrams              map[string][]uint32
+	// trigrams holds doc<<termShift for each 3-byte window of the names, packed as the words'
+	// lists are (see plist).
+	trigrams map[string]*plist
 	// terms holds doc<<termShift | weighted count (see Doc.terms) for each word; by pointer, so
 	// adding to a list costs one map lookup.
-	terms map[string]*[]uint32
+	terms map[string]*plist
+	// raw leaves the terms' lists unpacked: a build's worker fills its share of them so, and
+	// they are packed as they are merged into the index's.
+	raw bool
 	// vocab3 lists the tokens that start with each 3-byte prefix, for the prefix match.
 	vocab3 map[string][]string
 }
@@ -25,7 +30,7 @@ const (
 
 func newPostings() postings {
 	return postings{protocols: map[string][]uint32{}, tags: map[string][]uint32{}, caps: map[string][]uint32{},
-		trigrams: map[string][]uint32{}, terms: map[string]*[]uint32{}, vocab3: map[string][]string{}}
+		trigrams: map[string]*plist{}, terms: map[string]*plist{}, vocab3: map[string][]string{}}
 }
 
 // post adds document n, analysed as d, to the lists; n is above every document listed. The
@@ -41,7 +46,7 @@ func (p *postings) post(n uint32, d Doc) {
 		p.caps[cp] = append(p.caps[cp], n)
 	}
 	for _, g := range trigramsOf(d.name) {
-		p.trigrams[g] = append(p.trigrams[g], n)
+		p.gram(g, n<<termShift)
 	}
 	for tok, count := range d.terms {
 		p.term(tok, n<<termShift|uint32(count))
@@ -51,8 +56,8 @@ func (p *postings) post(n uint32, d Doc) {
 // termOf records an occurrence of tok of weight in document n, the newest in the lists, adding
 // it to the word's count in n.
 func (p *postings) termOf(tok string, n uint32, weight uint8) {
-	if list := p.terms[tok]; list != nil && len(*list) > 0 {
-		if last := &(*list)[len(*list)-1]; *last>>termShift == n {
+	if list := p.terms[tok]; list != nil && len(list.tail) > 0 {
+		if last := list.last(); *last>>termShift == n {
 			*last = n<<termShift | uint32(min(int(*last&countMask)+int(weight), maxCount))
 			return
 		}
@@ -64,26 +69,39 @@ func (p *postings) termOf(tok string, n uint32, weight uint8) {
 func (p *postings) term(tok string, entries ...uint32) {
 	list := p.terms[tok]
 	if list == nil {
-		list = new([]uint32)
+		list = &plist{}
 		p.terms[tok] = list
 		if len(tok) >= minPrefix {
 			p.vocab3[tok[:minPrefix]] = append(p.vocab3[tok[:minPrefix]], tok)
 		}
 	}
-	*list = append(*list, entries...)
+	list.add(p.raw, entries...)
+}
+
+// gram appends entries to the trigram's list, creating it if new.
+func (p *postings) gram(g string, entries ...uint32) {
+	list := p.trigrams[g]
+	if list == nil {
+		list = &plist{}
+		p.trigrams[g] = list
+	}
+	list.add(p.raw, entries...)
 }
 
 // merge appends the lists of q, whose documents all come after those of p.
 func (p *postings) merge(q postings) {
 	for _, pair := range []struct{ into, from map[string][]uint32 }{
-		{p.protocols, q.protocols}, {p.tags, q.tags}, {p.caps, q.caps}, {p.trigrams, q.trigrams},
+		{p.protocols, q.protocols}, {p.tags, q.tags}, {p.caps, q.caps},
 	} {
 		for k, list := range pair.from {
 			pair.into[k] = append(pair.into[k], list...)
 		}
 	}
+	for g, list := range q.trigrams {
+		p.gram(g, list.tail...)
+	}
 	for tok, list := range q.terms {
-		p.term(tok, *list...)
+		p.term(tok, list.tail...)
 	}
 }
 

@@ -270,6 +270,17 @@ func statusBit(s cards.Status) uint8 {
 	return bitActive
 }
 
+// statusName is the status of a status bit, as cards keep it (active is none).
+func statusName(bit uint8) cards.Status {
+	switch bit {
+	case bitDeprecated:
+		return cards.StatusDeprecated
+	case bitDisabled:
+		return cards.StatusDisabled
+	}
+	return ""
+}
+
 // statusMask reads the statuses asked for; none asked is the default.
 func statusMask(list []string) (uint8, error) {
 	if len(list) == 0 {

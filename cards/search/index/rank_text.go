@@ -78,8 +78,8 @@ var (
 // wordList is a posting list a term reads, with what a match in it is worth against a match of
 // the term's own word: 1, or prefixShare for a longer word the word being typed begins.
 type wordList struct {
-	entries []uint32
-	share   float64
+	list  *plist
+	share float64
 }
 
 // termList is what one term of the query reads. A plain word is added as it is met; otherwise
@@ -90,7 +90,7 @@ type termList struct {
 	weight  float64
 	plain   bool
 	words   []wordList
-	phrases [][][]uint32
+	phrases [][]*plist
 }
 
 // termLists resolves the plan's terms to the posting lists they read, in s.
@@ -100,7 +100,7 @@ func (x *Tenant) termLists(p *Plan, s *scratch) []termList {
 		tl := termList{weight: s.weights[i], plain: !t.prefix && t.members == nil}
 		add := func(w string, share float64) {
 			if list := x.terms[w]; list != nil {
-				tl.words = append(tl.words, wordList{entries: *list, share: share})
+				tl.words = append(tl.words, wordList{list: list, share: share})
 			}
 		}
 		if t.members == nil {
@@ -112,18 +112,18 @@ func (x *Tenant) termLists(p *Plan, s *scratch) []termList {
 				add(m.words[0], 1)
 				continue
 			}
-			lists := make([][]uint32, len(m.words))
+			lists := make([]*plist, len(m.words))
 			for j, w := range m.words {
 				list := x.terms[w]
 				if list == nil {
 					continue phrases
 				}
-				lists[j] = *list
+				lists[j] = list
 			}
 			// The shortest list is walked, and each of its documents looked up in the others.
 			shortest := 0
 			for j := range lists {
-				if len(lists[j]) < len(lists[shortest]) {
+				if lists[j].Len() < lists[shortest].Len() {
 					shortest = j
 				}
 			}
@@ -166,37 +166,44 @@ type ranking struct {
 func (r *ranking) rank(lo, hi int) int {
 	part := r.part
 	part.size()
-	pos := part.pos[:0]
+	k := 0
+	for _, t := range r.terms {
+		k += len(t.words) + len(t.phrases)
+	}
+	if cap(part.readers) < k {
+		part.readers = make([]reader, k)
+	}
+	readers := part.readers[:k]
+	k = 0
 	for _, t := range r.terms {
 		for _, w := range t.words {
-			i, _ := slices.BinarySearch(w.entries, uint32(lo)<<termShift)
-			pos = append(pos, i)
+			readers[k].seek(w.list, uint32(lo)<<termShift)
+			k++
 		}
 		for _, lists := range t.phrases {
-			i, _ := slices.BinarySearch(lists[0], uint32(lo)<<termShift)
-			pos = append(pos, i)
+			readers[k].seek(lists[0], uint32(lo)<<termShift)
+			k++
 		}
 	}
-	part.pos = pos
 	count := 0
 	for blo := lo; blo < hi; blo += blockDocs {
 		bhi := min(blo+blockDocs, hi)
 		k := 0
 		for _, t := range r.terms {
 			if t.plain {
-				for _, w := range t.words {
-					pos[k] = r.addWord(w.entries, pos[k], t.weight, blo, bhi)
+				for range t.words {
+					r.addWord(&readers[k], t.weight, blo, bhi)
 					k++
 				}
 				continue
 			}
 			part.touched = part.touched[:0]
 			for _, w := range t.words {
-				pos[k] = r.bestOfWord(w, pos[k], blo, bhi)
+				r.bestOfWord(&readers[k], w.share, blo, bhi)
 				k++
 			}
 			for _, lists := range t.phrases {
-				pos[k] = r.bestOfPhrase(lists, pos[k], blo, bhi)
+				r.bestOfPhrase(lists, &readers[k], blo, bhi)
 				k++
 			}
 			score, matched, best := part.score, part.matched, part.best
@@ -212,80 +219,80 @@ func (r *ranking) rank(lo, hi int) int {
 }
 
 // addWord adds to each eligible document of the block [blo, bhi) holding the word its match of
-// it times weight, reading entries from i; it returns where the next block's entries start.
-func (r *ranking) addWord(entries []uint32, i int, weight float64, blo, bhi int) int {
+// it times weight, taking the block's entries from rd.
+func (r *ranking) addWord(rd *reader, weight float64, blo, bhi int) {
 	score, matched, bits, lens, norm := r.part.score, r.part.matched, r.s.bits, r.x.lens, r.norm
 	end := uint32(bhi) << termShift
-	for ; i < len(entries) && entries[i] < end; i++ {
-		e := entries[i]
-		n := e >> termShift
-		if bits[n>>6]&(1<<(n&63)) != 0 {
-			score[int(n)-blo] += weight * norm.saturation(uint8(e&countMask), lens[n])
-			matched[int(n)-blo]++
+	for entries := rd.take(end); len(entries) > 0; entries = rd.take(end) {
+		for _, e := range entries {
+			n := e >> termShift
+			if bits[n>>6]&(1<<(n&63)) != 0 {
+				score[int(n)-blo] += weight * norm.saturation(uint8(e&countMask), lens[n])
+				matched[int(n)-blo]++
+			}
 		}
 	}
-	return i
 }
 
 // bestOfWord keeps, for each eligible document of the block holding the word, the better of its
 // best match of the term so far and its match of the word times the list's share; the documents
-// met first go into touched. It reads entries from i and returns where the next block's start.
-func (r *ranking) bestOfWord(w wordList, i, blo, bhi int) int {
-	touched, best, bits, lens, norm, share := r.part.touched, r.part.best, r.s.bits, r.x.lens, r.norm, w.share
+// met first go into touched. It takes the block's entries from rd.
+func (r *ranking) bestOfWord(rd *reader, share float64, blo, bhi int) {
+	touched, best, bits, lens, norm := r.part.touched, r.part.best, r.s.bits, r.x.lens, r.norm
 	end := uint32(bhi) << termShift
-	for ; i < len(w.entries) && w.entries[i] < end; i++ {
-		e := w.entries[i]
-		n := e >> termShift
-		// A match is below 1 before its share: a document holding a better match already is
-		// passed over without working it out.
-		j := int(n) - blo
-		if bits[n>>6]&(1<<(n&63)) == 0 || best[j] >= share {
-			continue
-		}
-		m := norm.saturation(uint8(e&countMask), lens[n]) * share
-		switch old := best[j]; {
-		case old == 0:
-			touched = append(touched, uint32(j))
-			best[j] = m
-		case m > old:
-			best[j] = m
+	for entries := rd.take(end); len(entries) > 0; entries = rd.take(end) {
+		for _, e := range entries {
+			n := e >> termShift
+			// A match is below 1 before its share: a document holding a better match already is
+			// passed over without working it out.
+			j := int(n) - blo
+			if bits[n>>6]&(1<<(n&63)) == 0 || best[j] >= share {
+				continue
+			}
+			m := norm.saturation(uint8(e&countMask), lens[n]) * share
+			switch old := best[j]; {
+			case old == 0:
+				touched = append(touched, uint32(j))
+				best[j] = m
+			case m > old:
+				best[j] = m
+			}
 		}
 	}
 	r.part.touched = touched
-	return i
 }
 
 // bestOfPhrase is bestOfWord for a synonym of several words: a document matches it when it
 // holds every word, as well as it matches the least of them. The first list (the shortest) is
-// walked from i, and each of its documents looked up in the others.
-func (r *ranking) bestOfPhrase(lists [][]uint32, i, blo, bhi int) int {
-	first := lists[0]
+// walked through rd, and each of its documents looked up in the others.
+func (r *ranking) bestOfPhrase(lists []*plist, rd *reader, blo, bhi int) {
 	end := uint32(bhi) << termShift
-	for ; i < len(first) && first[i] < end; i++ {
-		n := first[i] >> termShift
-		if !r.s.has(n) {
-			continue
-		}
-		if m := r.x.phraseMatch(lists, r.norm, n); m > 0 {
-			j := int(n) - blo
-			switch old := r.part.best[j]; {
-			case old == 0:
-				r.part.touched = append(r.part.touched, uint32(j))
-				r.part.best[j] = m
-			case m > old:
-				r.part.best[j] = m
+	for entries := rd.take(end); len(entries) > 0; entries = rd.take(end) {
+		for _, e := range entries {
+			n := e >> termShift
+			if !r.s.has(n) {
+				continue
+			}
+			if m := r.x.phraseMatch(lists, r.norm, n); m > 0 {
+				j := int(n) - blo
+				switch old := r.part.best[j]; {
+				case old == 0:
+					r.part.touched = append(r.part.touched, uint32(j))
+					r.part.best[j] = m
+				case m > old:
+					r.part.best[j] = m
+				}
 			}
 		}
 	}
-	return i
 }
 
 // phraseMatch is how well document n matches a synonym of several words, whose lists are lists:
 // as well as the least of them, 0 if it lacks one.
-func (x *Tenant) phraseMatch(lists [][]uint32, norm lengthNorm, n uint32) float64 {
+func (x *Tenant) phraseMatch(lists []*plist, norm lengthNorm, n uint32) float64 {
 	m := 1.0
 	for _, list := range lists {
-		count, ok := countIn(list, n)
+		count, ok := list.countOf(n)
 		if !ok {
 			return 0
 		}
@@ -371,11 +378,13 @@ func (x *Tenant) holding(w string) int {
 		return n
 	}
 	if list := x.terms[w]; list != nil {
-		for _, e := range *list {
-			if hasBit(x.alive, e>>termShift) {
-				n++
+		list.each(func(entries []uint32) {
+			for _, e := range entries {
+				if hasBit(x.alive, e>>termShift) {
+					n++
+				}
 			}
-		}
+		})
 	}
 	c.mu.Lock()
 	if c.gen == x.gen && len(c.m) < maxCounts {
@@ -404,7 +413,7 @@ func (x *Tenant) boundary(p *Plan, s *scratch, terms []termList, norm lengthNorm
 	if a == nil {
 		return nil
 	}
-	if n, ok := x.byID[a.AgentID]; ok && s.has(n) && (accept == nil || accept(n)) {
+	if n, ok := x.byID.get(x.docs, a.AgentID); ok && s.has(n) && (accept == nil || accept(n)) {
 		if raw, matched := x.scoreOne(terms, norm, n); matched > 0 {
 			return &Candidate{agentID: a.AgentID, score: raw / total, matched: matched}
 		}
@@ -419,7 +428,7 @@ func (x *Tenant) scoreOne(terms []termList, norm lengthNorm, n uint32) (float64,
 	for _, t := range terms {
 		m := 0.0
 		for _, w := range t.words {
-			if count, ok := countIn(w.entries, n); ok {
+			if count, ok := w.list.countOf(n); ok {
 				m = max(m, norm.saturation(count, x.lens[n])*w.share)
 			}
 		}

@@ -34,9 +34,9 @@ import (
 //	a CRC-32C of everything before it (4 bytes, little endian)
 //
 // After the header a string is its length only: its bytes come next in the string section,
-// which a reader turns into one string and slices, and the posting lists are carved out of one
-// array, so reading a snapshot back allocates little besides the maps. vocab3 is not written: it
-// is the terms' keys by prefix.
+// which a reader turns into one string and slices, so reading a snapshot back allocates little
+// for strings. The words' lists are packed as they are read (see plist). vocab3 is not written:
+// it is the terms' keys by prefix.
 const (
 	snapshotMagic  = "agentcards search index\n"
 	snapshotFormat = 4
@@ -69,15 +69,17 @@ func (e *snapshotEncoder) list(l []uint32) {
 // encodeSnapshot writes x out as the snapshot of tenant; sorted writes the maps in key order
 // (for analyzerStamp, which must not depend on map order). The caller holds x.mu (read).
 func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
-	maps := []map[string][]uint32{x.protocols, x.tags, x.caps, x.trigrams}
+	maps := []map[string][]uint32{x.protocols, x.tags, x.caps}
 	entries := 0
 	for _, m := range maps {
 		for _, l := range m {
 			entries += len(l)
 		}
 	}
-	for _, l := range x.terms {
-		entries += len(*l)
+	for _, m := range []map[string]*plist{x.trigrams, x.terms} {
+		for _, l := range m {
+			entries += l.Len()
+		}
 	}
 	// About two bytes an entry, and a few dozen for each document and key: sized so the
 	// buffers are not copied while they fill.
@@ -87,14 +89,14 @@ func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
 		d := &x.docs[i]
 		e.str(d.agentID)
 		e.str(d.name)
-		e.str(d.cardID)
+		e.str(d.cardID.String())
 		e.b = binary.AppendVarint(e.b, d.revision)
 		e.b = binary.AppendVarint(e.b, d.updated)
 		e.uint(flag(d.alive, 1) | flag(d.public, 2) | flag(d.verified, 4))
-		e.str(string(d.status))
+		e.str(string(statusName(d.status)))
 		e.uint(uint64(x.lens[i]))
-		e.count(len(d.resources))
-		for _, r := range d.resources {
+		e.count(len(d.patterns()))
+		for _, r := range d.patterns() {
 			e.str(r.scheme)
 			e.str(r.host)
 			e.count(len(r.segments))
@@ -116,10 +118,22 @@ func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
 			e.list(m[k])
 		}
 	}
+	// A trigram's list is written as the document numbers, as the other filters' are.
+	e.count(len(x.trigrams))
+	var buf []uint32
+	for _, k := range keysOf(x.trigrams, sorted) {
+		e.str(k)
+		buf = x.trigrams[k].appendTo(buf[:0])
+		for i := range buf {
+			buf[i] >>= termShift
+		}
+		e.list(buf)
+	}
 	e.count(len(x.terms))
 	for _, k := range keysOf(x.terms, sorted) {
 		e.str(k)
-		e.list(*x.terms[k])
+		buf = x.terms[k].appendTo(buf[:0])
+		e.list(buf)
 	}
 	head := &snapshotEncoder{b: make([]byte, 0, len(snapshotMagic)+64+len(tenant)+len(e.strs)+len(e.b)+4)}
 	head.b = append(head.b, snapshotMagic...)
@@ -157,9 +171,9 @@ func keysOf[V any](m map[string]V, sorted bool) []string {
 type snapshotDecoder struct {
 	b    []byte
 	strs string
-	// arena holds the posting lists' entries not yet handed out.
-	arena []uint32
-	err   error
+	// entries is how many posting list entries are left to read.
+	entries int
+	err     error
 }
 
 func (d *snapshotDecoder) uint() uint64 {
@@ -229,18 +243,22 @@ func (d *snapshotDecoder) str() string {
 }
 
 // list reads a posting list whose entries, shifted right by shift, name documents below docs
-// in ascending order, each once, into the arena.
-func (d *snapshotDecoder) list(docs int, shift uint) []uint32 {
+// in ascending order, each once, into buf if it has room, else into a new array.
+func (d *snapshotDecoder) list(docs int, shift uint, buf []uint32) []uint32 {
 	n := d.count()
 	if d.err != nil {
 		return nil
 	}
-	if n > len(d.arena) {
+	if n > d.entries {
 		d.err = errSnapshot
 		return nil
 	}
-	l := d.arena[:n:n]
-	d.arena = d.arena[n:]
+	d.entries -= n
+	l := buf[:0]
+	if cap(l) < n {
+		l = make([]uint32, n)
+	}
+	l = l[:n]
 	b, prev := d.b, uint64(0)
 	for i := range l {
 		// Most entries are a byte: read those without the general decoder.
@@ -270,20 +288,21 @@ func (d *snapshotDecoder) list(docs int, shift uint) []uint32 {
 
 // doc reads one document into doc and its length.
 func (d *snapshotDecoder) doc(doc *idoc, length *uint32) error {
-	doc.agentID, doc.name, doc.cardID = d.str(), d.str(), d.str()
+	doc.agentID, doc.name, doc.cardID = d.str(), d.str(), refOf(d.str())
 	doc.revision, doc.updated = d.int(), d.int()
 	flags := d.uint()
 	doc.alive, doc.public, doc.verified = flags&1 != 0, flags&2 != 0, flags&4 != 0
-	doc.status = cards.Status(d.str())
+	doc.status = statusBit(cards.Status(d.str()))
 	l := d.uint()
 	if l > math.MaxUint32 {
 		return errSnapshot
 	}
 	*length = uint32(l)
 	if k := d.count(); k > 0 {
-		doc.resources = make([]resourcePattern, k)
-		for j := range doc.resources {
-			r := &doc.resources[j]
+		patterns := make([]resourcePattern, k)
+		doc.resources = &patterns
+		for j := range patterns {
+			r := &patterns[j]
 			r.scheme, r.host = d.str(), d.str()
 			r.segments = make([]string, d.count())
 			for s := range r.segments {
@@ -330,10 +349,10 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*Tenant, error) {
 	for i := range x.docs {
 		if doc := &x.docs[i]; doc.alive {
 			setBit(x.alive, uint32(i))
-			x.byID[doc.agentID] = uint32(i)
+			x.byID.put(x.docs, uint32(i))
 			x.live++
 			x.length += uint64(x.lens[i])
-			if doc.status == cards.StatusDisabled {
+			if doc.status == bitDisabled {
 				x.disabled++
 			}
 		}
@@ -349,32 +368,46 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*Tenant, error) {
 		}
 		x.order = append(x.order, uint32(v))
 	}
-	if len(x.order) != x.live || len(x.byID) != x.live {
+	if len(x.order) != x.live || x.byID.Len() != x.live {
 		return nil, errSnapshot // an agent twice, or a live document out of the order
 	}
-	d.arena = make([]uint32, d.count())
-	for _, m := range []map[string][]uint32{x.protocols, x.tags, x.caps, x.trigrams} {
+	d.entries = d.count()
+	for _, m := range []map[string][]uint32{x.protocols, x.tags, x.caps} {
 		keys := d.countOf(2) // a key takes its length and its list's count
 		for range keys {
 			k := d.str()
-			m[k] = d.list(n, 0)
+			m[k] = d.list(n, 0, nil)
 		}
 		if len(m) != keys {
 			return nil, errSnapshot // a key twice
 		}
 	}
+	var buf []uint32
 	keys := d.countOf(2)
-	x.terms = make(map[string]*[]uint32, keys)
-	lists := make([][]uint32, keys) // the terms' list headers, one allocation for them all
+	for range keys {
+		k := d.str()
+		buf = d.list(n, 0, buf)
+		for i := range buf {
+			buf[i] <<= termShift
+		}
+		x.trigrams[k] = newPlist(buf)
+	}
+	if len(x.trigrams) != keys {
+		return nil, errSnapshot
+	}
+	keys = d.countOf(2)
+	x.terms = make(map[string]*plist, keys)
+	lists := make([]plist, keys) // the terms' list headers, one allocation for them all
 	for i := range keys {
 		k := d.str()
-		lists[i] = d.list(n, termShift)
+		buf = d.list(n, termShift, buf)
+		lists[i].fill(buf)
 		x.terms[k] = &lists[i]
 		if len(k) >= minPrefix {
 			x.vocab3[k[:minPrefix]] = append(x.vocab3[k[:minPrefix]], k)
 		}
 	}
-	if d.err != nil || len(x.terms) != keys || len(d.b) != 0 || len(d.strs) != 0 || len(d.arena) != 0 {
+	if d.err != nil || len(x.terms) != keys || len(d.b) != 0 || len(d.strs) != 0 || d.entries != 0 {
 		return nil, errSnapshot
 	}
 	return x, nil

@@ -164,12 +164,13 @@ func TestSnapshotStructureChecked(t *testing.T) {
 			t.Fatal("no tag list of two")
 		}},
 		{"a document twice in a term's list", func(x *Tenant) {
-			for _, l := range x.terms {
-				if len(*l) > 1 {
-					(*l)[1] = (*l)[0]&^3 | 3
-					if (*l)[1] == (*l)[0] {
-						(*l)[1] = (*l)[0] &^ 3
+			for k, pl := range x.terms {
+				if l := pl.appendTo(nil); len(l) > 1 {
+					l[1] = l[0]&^3 | 3
+					if l[1] == l[0] {
+						l[1] = l[0] &^ 3
 					}
+					x.terms[k] = &plist{tail: l} // unpacked: the encoder reads it as it is
 					return
 				}
 			}

@@ -35,7 +35,7 @@ type Tenant struct {
 	// length is the sum of the live documents' lengths (see Doc.length), for their average.
 	length uint64
 	alive  []uint64 // bitmap of the live documents
-	byID   map[string]uint32
+	byID   idTable
 	order  []uint32 // live documents sorted by agentId: the answer order without q
 	// unordered leaves order as it is while many documents change (see reorder).
 	unordered bool
@@ -49,17 +49,26 @@ type Tenant struct {
 }
 
 type idoc struct {
-	agentID   string
-	name      string
-	resources []resourcePattern
-	alive     bool
+	agentID string
+	name    string
 	// The version indexed: the card's id and revision, to tell a cached rendering current.
-	cardID   string
+	cardID   cardRef
 	revision int64
 	updated  int64 // the card's updatedAt, in µs since 1970 (see cards.Version)
-	public   bool
-	status   cards.Status
-	verified bool
+	// resources is nil for a card that lists none (most).
+	resources *[]resourcePattern
+	status    uint8 // its bit (see statusBit)
+	alive     bool
+	public    bool
+	verified  bool
+}
+
+// patterns returns the resources' patterns.
+func (d *idoc) patterns() []resourcePattern {
+	if d.resources == nil {
+		return nil
+	}
+	return *d.resources
 }
 
 // lock takes mu for a write, and unlock lets it go (with what lock returned). Every write to a
@@ -153,21 +162,21 @@ type Held struct {
 // Held returns the version of the agent's card the index holds, if it holds one. The caller
 // holds the read lock.
 func (x *Tenant) Held(agentID string) (Held, bool) {
-	n, ok := x.byID[agentID]
+	n, ok := x.byID.get(x.docs, agentID)
 	if !ok {
 		return Held{}, false
 	}
 	d := &x.docs[n]
-	return Held{CardID: d.cardID, Revision: d.revision, Updated: d.updated}, true
+	return Held{CardID: d.cardID.String(), Revision: d.revision, Updated: d.updated}, true
 }
 
 // All yields every agent the index holds a card of, with the card's version, in no particular
 // order. The caller holds the read lock while it runs.
 func (x *Tenant) All() iter.Seq2[string, Held] {
 	return func(yield func(string, Held) bool) {
-		for agentID, n := range x.byID {
+		for n := range x.byID.all {
 			d := &x.docs[n]
-			if !yield(agentID, Held{CardID: d.cardID, Revision: d.revision, Updated: d.updated}) {
+			if !yield(d.agentID, Held{CardID: d.cardID.String(), Revision: d.revision, Updated: d.updated}) {
 				return
 			}
 		}
@@ -207,7 +216,7 @@ func New() *Tenant { return NewFor(0) }
 // NewFor is New sized for n cards, as a build knows it will hold: its
 // documents are not copied to a larger array batch after batch.
 func NewFor(n int) *Tenant {
-	return &Tenant{docs: make([]idoc, 0, n), lens: make([]uint32, 0, n), byID: make(map[string]uint32, n), order: make([]uint32, 0, n),
+	return &Tenant{docs: make([]idoc, 0, n), lens: make([]uint32, 0, n), byID: newIDTable(n), order: make([]uint32, 0, n),
 		alive: make([]uint64, 0, n/64+1), postings: newPostings()}
 }
 
@@ -226,7 +235,7 @@ func (x *Tenant) Load(cs []cards.Card) {
 	var again []cards.Card
 	seen := make(map[string]bool, len(cs))
 	for _, c := range cs {
-		if _, indexed := x.byID[c.AgentID]; indexed || seen[c.AgentID] {
+		if _, indexed := x.byID.get(x.docs, c.AgentID); indexed || seen[c.AgentID] {
 			again = append(again, c)
 			continue
 		}
@@ -248,9 +257,10 @@ func (x *Tenant) Load(cs []cards.Card) {
 		go func() {
 			defer wg.Done()
 			part := newPostings()
+			part.raw = true
 			// A share of a batch meets about as many words as the index knows: sized for them,
 			// the map is not regrown while it fills.
-			part.terms = make(map[string]*[]uint32, min(len(x.terms), 1<<14))
+			part.terms = make(map[string]*plist, min(len(x.terms), 1<<14))
 			st := stems{}
 			for i := w * per; i < min((w+1)*per, len(fresh)); i++ {
 				n := uint32(base + i)
@@ -274,8 +284,12 @@ func (x *Tenant) Load(cs []cards.Card) {
 }
 
 func newIdoc(c cards.Card, d Doc) idoc {
-	return idoc{agentID: d.agentID, name: d.name, resources: d.resources, alive: true,
-		cardID: c.ID, revision: c.Revision, updated: c.UpdatedAt.UnixMicro(), public: c.Visibility == cards.VisibilityPublic && !c.Disabled(), status: d.status,
+	var resources *[]resourcePattern
+	if len(d.resources) > 0 {
+		resources = &d.resources
+	}
+	return idoc{agentID: d.agentID, name: d.name, resources: resources, alive: true,
+		cardID: refOf(c.ID), revision: c.Revision, updated: c.UpdatedAt.UnixMicro(), public: c.Visibility == cards.VisibilityPublic && !c.Disabled(), status: statusBit(d.status),
 		verified: d.verified}
 }
 
@@ -305,7 +319,7 @@ func (x *Tenant) register(n uint32) {
 	x.gen++
 	x.live++
 	x.length += uint64(x.lens[n])
-	if x.docs[n].status == cards.StatusDisabled {
+	if x.docs[n].status == bitDisabled {
 		x.disabled++
 	}
 	for int(n>>6) >= len(x.alive) {
@@ -313,7 +327,7 @@ func (x *Tenant) register(n uint32) {
 	}
 	setBit(x.alive, n)
 	agentID := x.docs[n].agentID
-	x.byID[agentID] = n
+	x.byID.put(x.docs, n)
 	if x.unordered {
 		return
 	}
@@ -329,18 +343,18 @@ func (x *Tenant) cmpAgent(n uint32, agentID string) int {
 // Remove drops the agent's card from the index, if indexed. The caller is inside Write, or x is
 // not shared yet.
 func (x *Tenant) Remove(agentID string) {
-	n, ok := x.byID[agentID]
+	n, ok := x.byID.get(x.docs, agentID)
 	if !ok {
 		return
 	}
 	x.gen++
-	delete(x.byID, agentID)
+	x.byID.remove(x.docs, agentID)
 	x.docs[n].alive = false
 	x.docs[n].resources = nil
 	x.alive[n>>6] &^= 1 << (n & 63)
 	x.live--
 	x.length -= uint64(x.lens[n])
-	if x.docs[n].status == cards.StatusDisabled {
+	if x.docs[n].status == bitDisabled {
 		x.disabled--
 	}
 	if !x.unordered {
@@ -390,10 +404,15 @@ func (x *Tenant) compact() {
 	rewrite(x.protocols)
 	rewrite(x.tags)
 	rewrite(x.caps)
-	rewrite(x.trigrams)
-	for k, list := range x.terms {
-		if *list = rewriteList(*list, termShift); len(*list) == 0 {
-			delete(x.terms, k)
+	var buf []uint32
+	for _, m := range []map[string]*plist{x.terms, x.trigrams} {
+		for k, list := range m {
+			buf = list.appendTo(buf[:0])
+			if out := rewriteList(buf, termShift); len(out) == 0 {
+				delete(m, k)
+			} else {
+				m[k] = newPlist(out)
+			}
 		}
 	}
 	for p, toks := range x.vocab3 {
@@ -412,9 +431,7 @@ func (x *Tenant) compact() {
 	for i, n := range x.order {
 		x.order[i] = renum[n]
 	}
-	for id, n := range x.byID {
-		x.byID[id] = renum[n]
-	}
+	x.byID.renumber(renum)
 	x.docs, x.lens = docs, lens
 	x.alive = make([]uint64, (len(docs)+63)/64)
 	for n := range docs {
@@ -430,20 +447,23 @@ func (x *Tenant) ApproxBytes() int64 {
 	const entry = 64
 	n := int64(len(x.docs))*int64(unsafe.Sizeof(idoc{})) + int64(len(x.lens)+len(x.order))*4 + int64(len(x.alive))*8
 	for _, d := range x.docs {
-		n += int64(len(d.agentID) + len(d.name) + len(d.cardID))
+		n += int64(len(d.agentID) + len(d.name) + d.cardID.size())
 	}
-	for _, m := range []map[string][]uint32{x.protocols, x.tags, x.caps, x.trigrams} {
+	for _, m := range []map[string][]uint32{x.protocols, x.tags, x.caps} {
 		for k, l := range m {
 			n += entry + int64(len(k)) + int64(cap(l))*4
 		}
 	}
+	for k, l := range x.trigrams {
+		n += entry + 32 + int64(len(k)) + l.bytes()
+	}
 	for k, l := range x.terms {
-		n += entry + 32 + int64(len(k)) + int64(cap(*l))*4 // 32: the slice header it points to
+		n += entry + 32 + int64(len(k)) + l.bytes() // 32: the list's header it points to
 	}
 	for k, toks := range x.vocab3 {
 		n += entry + int64(len(k)) + int64(cap(toks))*16
 	}
-	n += int64(len(x.byID)) * entry
+	n += x.byID.bytes()
 	return n
 }
 

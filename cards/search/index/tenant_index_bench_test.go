@@ -2,8 +2,11 @@ package index
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,22 +18,41 @@ import (
 )
 
 var (
-	benchOnce  = map[int]*sync.Once{10_000: {}, 100_000: {}}
+	benchMu    sync.Mutex
 	benchIndex = map[int]*Tenant{}
 	benchCards = map[int][]cards.Card{}
 )
 
+// benchSizes are the index sizes the benchmarks measure: 10k and 100k cards, or those listed in
+// AGENTCARDS_BENCH_CARDS (comma-separated; bench/scale.sh sets 1000000).
+func benchSizes(b testing.TB) []int {
+	list := os.Getenv("AGENTCARDS_BENCH_CARDS")
+	if list == "" {
+		return []int{10_000, 100_000}
+	}
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("AGENTCARDS_BENCH_CARDS: %q is not a count", f)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 // benchCorpus returns n generated cards and their index, built once per process.
 func benchCorpus(b testing.TB, n int) ([]cards.Card, *Tenant) {
-	benchOnce[n].Do(func() {
-		cs := cardstest.Cards(b, 42, n)
-		x := New()
-		for _, c := range cs {
-			x.Upsert(c)
-		}
-		benchCards[n], benchIndex[n] = cs, x
-	})
-	return benchCards[n], benchIndex[n]
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if x, ok := benchIndex[n]; ok {
+		return benchCards[n], x
+	}
+	cs := cardstest.Cards(b, 42, n)
+	x := New()
+	x.Load(cs)
+	benchCards[n], benchIndex[n] = cs, x
+	return cs, x
 }
 
 // benchQueries are the queries the issue measures, drawn from the generated vocabulary.
@@ -64,9 +86,10 @@ func reportLatency(b *testing.B, fn func()) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
 }
 
-// BenchmarkIndexSearch measures the in-memory index alone (no database) at 10k and 100k cards.
+// BenchmarkIndexSearch measures the in-memory index alone (no database) at 10k and 100k cards
+// (see benchSizes).
 func BenchmarkIndexSearch(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range benchSizes(b) {
 		cs, x := benchCorpus(b, n)
 		queries := benchQueries(cs)
 		for _, name := range []string{"capability", "protocol+capability", "q-3-words", "q-3-words-synonyms", "q-3-words-read-rules", "name-substring"} {
@@ -90,10 +113,11 @@ func BenchmarkIndexSearch(b *testing.B) {
 	}
 }
 
-// BenchmarkIndexBuild measures building the index of 100k cards (from decoded cards) and the
-// heap it holds.
+// BenchmarkIndexBuild measures building the index of the largest size of benchSizes (100k
+// cards) from decoded cards, and the heap it holds.
 func BenchmarkIndexBuild(b *testing.B) {
-	cs, _ := benchCorpus(b, 100_000)
+	sizes := benchSizes(b)
+	cs := cardstest.Cards(b, 42, sizes[len(sizes)-1])
 	for range b.N {
 		runtime.GC()
 		var before, after runtime.MemStats

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/agentcards/agentcards/cards"
 )
 
 // scratch is per-search working memory sized to the index, reused through a pool so a search
@@ -27,7 +25,7 @@ type scorePart struct {
 	best    []float64
 	matched []uint8
 	touched []uint32
-	pos     []int
+	readers []reader
 }
 
 // size makes the block's arrays hold a block.
@@ -51,10 +49,11 @@ func (s *scratch) size(n int) {
 func (s *scratch) set(n uint32)      { s.bits[n>>6] |= 1 << (n & 63) }
 func (s *scratch) has(n uint32) bool { return s.bits[n>>6]&(1<<(n&63)) != 0 }
 
-// filterLists returns the posting lists every match must be in, and false when some filter value
-// is in no card at all.
-func (x *Tenant) filterLists(p *Plan) ([][]uint32, bool) {
+// filterLists returns the posting lists every match must be in, the names' trigrams' apart, and
+// false when some filter value is in no card at all.
+func (x *Tenant) filterLists(p *Plan) ([][]uint32, []*plist, bool) {
 	var lists [][]uint32
+	var grams []*plist
 	for _, group := range []struct {
 		m      map[string][]uint32
 		values []string
@@ -62,7 +61,7 @@ func (x *Tenant) filterLists(p *Plan) ([][]uint32, bool) {
 		for _, v := range group.values {
 			l, ok := group.m[v]
 			if !ok {
-				return nil, false
+				return nil, nil, false
 			}
 			lists = append(lists, l)
 		}
@@ -70,11 +69,35 @@ func (x *Tenant) filterLists(p *Plan) ([][]uint32, bool) {
 	for _, g := range trigramsOf(p.name) {
 		l, ok := x.trigrams[g]
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
-		lists = append(lists, l)
+		grams = append(grams, l)
 	}
-	return lists, true
+	return lists, grams, true
+}
+
+// candidates returns the documents in every list and every trigram's list, in order; nil when
+// there are no lists (every document is a candidate).
+func candidates(lists [][]uint32, grams []*plist) []uint32 {
+	if len(lists) == 0 && len(grams) == 0 {
+		return nil
+	}
+	slices.SortFunc(lists, func(a, b []uint32) int { return len(a) - len(b) })
+	slices.SortFunc(grams, func(a, b *plist) int { return a.Len() - b.Len() })
+	var cand []uint32
+	if len(grams) > 0 && (len(lists) == 0 || grams[0].Len() < len(lists[0])) {
+		cand = grams[0].docs()
+		grams = grams[1:]
+	} else {
+		cand, lists = lists[0], lists[1:]
+	}
+	for _, l := range lists {
+		cand = intersect(cand, l)
+	}
+	for _, l := range grams {
+		cand = l.intersect(cand)
+	}
+	return cand
 }
 
 // Search answers p from the index: the page, the count of every match and the next page's
@@ -83,18 +106,11 @@ func (x *Tenant) filterLists(p *Plan) ([][]uint32, bool) {
 // online, when the plan filters on liveness, which documents are online. The caller holds the
 // read lock.
 func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]Candidate, int, *Position) {
-	lists, any := x.filterLists(p)
+	lists, grams, any := x.filterLists(p)
 	if !any {
 		return nil, 0, nil
 	}
-	var cand []uint32 // nil: every document
-	if len(lists) > 0 {
-		slices.SortFunc(lists, func(a, b []uint32) int { return len(a) - len(b) })
-		cand = lists[0]
-		for _, l := range lists[1:] {
-			cand = intersect(cand, l)
-		}
-	}
+	cand := candidates(lists, grams) // nil: every document
 	// Statuses need checking unless the plan finds every status a live card has; so does the
 	// verified filter, when given.
 	status := p.verified != 0 || p.statuses != allStatuses && !(p.statuses == defaultStatuses && x.disabled == 0)
@@ -103,7 +119,7 @@ func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]
 	accept := func(n uint32) bool {
 		d := &x.docs[n]
 		return d.alive && (p.name == "" || strings.Contains(d.name, p.name)) &&
-			coversAll(d.resources, p.resources) && (!status || p.finds(d.status) && p.findsVerified(d.verified)) &&
+			coversAll(d.patterns(), p.resources) && (!status || p.statuses&d.status != 0 && p.findsVerified(d.verified)) &&
 			(online == nil || p.findsOnline(online.has(n))) && (readable == nil || readable(d.agentID))
 	}
 	// Ranking skips removed documents itself, and narrows by liveness itself; it needs accept
@@ -149,7 +165,7 @@ func (x *Tenant) allButDisabled(p *Plan) ([]Candidate, int, *Position) {
 		if len(page) > p.limit {
 			break
 		}
-		if x.docs[n].status != cards.StatusDisabled {
+		if x.docs[n].status != bitDisabled {
 			page = append(page, Candidate{agentID: x.docs[n].agentID})
 		}
 	}
@@ -177,7 +193,7 @@ func (x *Tenant) byLiveness(p *Plan, online *Online) ([]Candidate, int, *Positio
 		if len(page) > p.limit {
 			break
 		}
-		if d := &x.docs[n]; p.finds(d.status) && p.findsOnline(online.has(n)) {
+		if d := &x.docs[n]; p.statuses&d.status != 0 && p.findsOnline(online.has(n)) {
 			page = append(page, Candidate{agentID: d.agentID})
 		}
 	}
