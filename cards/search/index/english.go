@@ -13,13 +13,8 @@ import (
 // a compound (cost_center), a token with digits (v1, s3) or a word of another script stays as
 // it is.
 func stem(tok string) string {
-	if len(tok) < 3 {
+	if !stemmed(tok) {
 		return tok
-	}
-	for i := 0; i < len(tok); i++ {
-		if c := tok[i]; c < 'a' || c > 'z' {
-			return tok
-		}
 	}
 	known.RLock()
 	s, ok := known.m[tok]
@@ -36,6 +31,19 @@ func stem(tok string) string {
 	}
 	known.Unlock()
 	return s
+}
+
+// stemmed reports whether stem looks tok up: a word of at least three ASCII letters.
+func stemmed(tok string) bool {
+	if len(tok) < 3 {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // known holds the stems of the words met so far, up to maxKnown of them: the words of a tenant's
@@ -81,6 +89,9 @@ type stems map[string]string
 const maxStems = 1 << 16
 
 func (m stems) of(tok string) string {
+	if !stemmed(tok) {
+		return tok
+	}
 	if m == nil {
 		return stem(tok)
 	}

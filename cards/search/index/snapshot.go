@@ -29,17 +29,20 @@ import (
 //	  host, segments (count, then each), wildcard (0 or 1)
 //	order: count, then the document numbers
 //	the entries of every posting list below, in all
-//	protocols, tags, caps, trigrams, terms: each a count of keys, then each key and its list
-//	  (count, then each entry less the one before, modulo 2^32)
+//	protocols, tags, caps: each a count of keys, then each key and its list (count, then each
+//	  entry less the one before, modulo 2^32)
+//	trigrams, terms: each a count of keys, then each key and its list as it is held (see
+//	  plist): the count of its packed blocks, each block's first entry (less the block
+//	  before's) and its length in bytes, the blocks' bytes, then its tail as a list above
 //	a CRC-32C of everything before it (4 bytes, little endian)
 //
 // After the header a string is its length only: its bytes come next in the string section,
 // which a reader turns into one string and slices, so reading a snapshot back allocates little
-// for strings. The words' lists are packed as they are read (see plist). vocab3 is not written:
-// it is the terms' keys by prefix.
+// for strings; packed blocks are copied as they are, once checked (see checkBlock). vocab3 is
+// not written: it is the terms' keys by prefix.
 const (
 	snapshotMagic  = "agentcards search index\n"
-	snapshotFormat = 4
+	snapshotFormat = 5
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -55,6 +58,25 @@ func (e *snapshotEncoder) count(n int)   { e.uint(uint64(n)) }
 func (e *snapshotEncoder) str(s string) {
 	e.count(len(s))
 	e.strs = append(e.strs, s...)
+}
+
+// packed writes a packed list as it is held (see the layout).
+func (e *snapshotEncoder) packed(l *plist) {
+	e.count(l.blocks())
+	if l.p != nil {
+		prev := uint32(0)
+		for i, h := range l.p.heads {
+			end := uint32(len(l.p.data))
+			if i+1 < len(l.p.heads) {
+				end = l.p.heads[i+1].off
+			}
+			e.uint(uint64(h.first - prev))
+			e.uint(uint64(end - h.off))
+			prev = h.first
+		}
+		e.b = append(e.b, l.p.data...)
+	}
+	e.list(l.tail)
 }
 
 func (e *snapshotEncoder) list(l []uint32) {
@@ -118,22 +140,12 @@ func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
 			e.list(m[k])
 		}
 	}
-	// A trigram's list is written as the document numbers, as the other filters' are.
-	e.count(len(x.trigrams))
-	var buf []uint32
-	for _, k := range keysOf(x.trigrams, sorted) {
-		e.str(k)
-		buf = x.trigrams[k].appendTo(buf[:0])
-		for i := range buf {
-			buf[i] >>= termShift
+	for _, m := range []map[string]*plist{x.trigrams, x.terms} {
+		e.count(len(m))
+		for _, k := range keysOf(m, sorted) {
+			e.str(k)
+			e.packed(m[k])
 		}
-		e.list(buf)
-	}
-	e.count(len(x.terms))
-	for _, k := range keysOf(x.terms, sorted) {
-		e.str(k)
-		buf = x.terms[k].appendTo(buf[:0])
-		e.list(buf)
 	}
 	head := &snapshotEncoder{b: make([]byte, 0, len(snapshotMagic)+64+len(tenant)+len(e.strs)+len(e.b)+4)}
 	head.b = append(head.b, snapshotMagic...)
@@ -286,6 +298,100 @@ func (d *snapshotDecoder) list(docs int, shift uint, buf []uint32) []uint32 {
 	return l
 }
 
+// packed reads a packed list into the empty l, checking every block as list checks a list, with
+// buf to read its tail into; it returns buf, perhaps grown.
+func (d *snapshotDecoder) packed(docs int, l *plist, buf []uint32) []uint32 {
+	nb := d.countOf(3) // a block takes two counts and a byte at least
+	last := int64(-1)  // the last document of the blocks
+	if nb > 0 && d.err == nil {
+		if nb*packSize > d.entries {
+			d.err = errSnapshot
+			return buf
+		}
+		d.entries -= nb * packSize
+		heads := make([]blockHead, nb)
+		prev, off := uint64(0), uint64(0)
+		for i := range heads {
+			first, size := prev+d.uint(), d.uint()
+			if first > math.MaxUint32 || off+size > math.MaxUint32 {
+				d.err = errSnapshot
+				return buf
+			}
+			heads[i] = blockHead{first: uint32(first), off: uint32(off)}
+			prev, off = first, off+size
+		}
+		if d.err != nil || off > uint64(len(d.b)) {
+			d.err = errSnapshot
+			return buf
+		}
+		l.p = &packed{heads: heads, data: slices.Clone(d.b[:off])}
+		d.b = d.b[off:]
+		for i, h := range heads {
+			end := uint32(len(l.p.data))
+			if i+1 < nb {
+				end = heads[i+1].off
+			}
+			var ok bool
+			if last, ok = checkBlock(l.p.data[h.off:end], h.first, last, docs); !ok {
+				d.err = errSnapshot
+				return buf
+			}
+		}
+	}
+	buf = d.list(docs, termShift, buf)
+	switch {
+	case d.err != nil:
+	case nb == 0:
+		l.fill(buf)
+	case len(buf) == 0 || len(buf) > packSize || int64(buf[0]>>termShift) <= last:
+		d.err = errSnapshot
+	default:
+		l.tail = slices.Clone(buf)
+	}
+	return buf
+}
+
+// checkBlock checks a packed block whose first entry is first: its format and length, and that
+// its documents come after prev and before docs. It returns its last document.
+func checkBlock(b []byte, first uint32, prev int64, docs int) (int64, bool) {
+	doc := int64(first >> termShift)
+	if doc <= prev || len(b) == 0 {
+		return 0, false
+	}
+	switch b[0] {
+	case packNibbles:
+		if len(b) != packSize {
+			return 0, false
+		}
+		for _, v := range b[1:] {
+			doc += int64(v>>4) + 1
+		}
+	case packBytes:
+		if len(b) != 1+2*(packSize-1) {
+			return 0, false
+		}
+		for j := 1; j < len(b); j += 2 {
+			doc += int64(b[j]) + 1
+		}
+	case packVarints:
+		p := b[1:]
+		for range packSize - 1 {
+			gap, k := binary.Uvarint(p)
+			if k <= 0 || len(p) < k+1 || gap > math.MaxUint32 {
+				return 0, false
+			}
+			doc += int64(gap) + 1
+			p = p[k+1:]
+		}
+		if len(p) != 0 {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	return doc, doc < int64(docs)
+}
+
 // doc reads one document into doc and its length.
 func (d *snapshotDecoder) doc(doc *idoc, length *uint32) error {
 	doc.agentID, doc.name, doc.cardID = d.str(), d.str(), refOf(d.str())
@@ -386,11 +492,9 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*Tenant, error) {
 	keys := d.countOf(2)
 	for range keys {
 		k := d.str()
-		buf = d.list(n, 0, buf)
-		for i := range buf {
-			buf[i] <<= termShift
-		}
-		x.trigrams[k] = newPlist(buf)
+		l := &plist{}
+		buf = d.packed(n, l, buf)
+		x.trigrams[k] = l
 	}
 	if len(x.trigrams) != keys {
 		return nil, errSnapshot
@@ -400,8 +504,7 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*Tenant, error) {
 	lists := make([]plist, keys) // the terms' list headers, one allocation for them all
 	for i := range keys {
 		k := d.str()
-		buf = d.list(n, termShift, buf)
-		lists[i].fill(buf)
+		buf = d.packed(n, &lists[i], buf)
 		x.terms[k] = &lists[i]
 		if len(k) >= minPrefix {
 			x.vocab3[k[:minPrefix]] = append(x.vocab3[k[:minPrefix]], k)

@@ -201,3 +201,46 @@ func TestSnapshotStructureChecked(t *testing.T) {
 		}
 	})
 }
+
+// TestSnapshotPackedChecked: a snapshot whose checksum holds but one of whose packed blocks does
+// not (an unknown format, cut short, out of order, past the documents, a tail not after them)
+// is refused, and the index it was written from reads back whole.
+func TestSnapshotPackedChecked(t *testing.T) {
+	stamp := analyzerStamp()
+	fresh := func() (*Tenant, *plist) {
+		x := New()
+		x.Load(cardstest.Cards(t, 9, 1000))
+		for _, l := range x.terms {
+			if l.blocks() >= 2 && l.p.data[l.p.heads[0].off] == packNibbles {
+				return x, l
+			}
+		}
+		t.Fatal("no word with two packed blocks")
+		return nil, nil
+	}
+	x, _ := fresh()
+	y, err := decodeSnapshot(encodeSnapshot(x, "acme", stamp, false), "acme", stamp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameIndex(t, x, y)
+	for _, tc := range []struct {
+		name   string
+		break_ func(l *plist)
+	}{
+		{"an unknown format", func(l *plist) { l.p.data[l.p.heads[0].off] = 9 }},
+		{"a block cut short", func(l *plist) { l.p.data = l.p.data[:len(l.p.data)-1] }},
+		{"blocks out of order", func(l *plist) { l.p.heads[1].first = l.p.heads[0].first }},
+		{"a block past the documents", func(l *plist) { l.p.heads[len(l.p.heads)-1].first = 5000 << termShift }},
+		{"a tail before the blocks' end", func(l *plist) { l.tail[0] = l.p.heads[0].first }},
+		{"no tail after the blocks", func(l *plist) { l.tail = nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, l := fresh()
+			tc.break_(l)
+			if _, err := decodeSnapshot(encodeSnapshot(x, "acme", stamp, false), "acme", stamp); !errors.Is(err, errSnapshot) {
+				t.Fatalf("read back: %v", err)
+			}
+		})
+	}
+}

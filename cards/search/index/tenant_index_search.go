@@ -76,8 +76,9 @@ func (x *Tenant) filterLists(p *Plan) ([][]uint32, []*plist, bool) {
 	return lists, grams, true
 }
 
-// candidates returns the documents in every list and every trigram's list, in order; nil when
-// there are no lists (every document is a candidate).
+// candidates returns the documents in every list and in the trigrams' lists, in order, or some
+// more of the latter (see fewCandidates); nil when there are no lists (every document is a
+// candidate).
 func candidates(lists [][]uint32, grams []*plist) []uint32 {
 	if len(lists) == 0 && len(grams) == 0 {
 		return nil
@@ -94,11 +95,20 @@ func candidates(lists [][]uint32, grams []*plist) []uint32 {
 	for _, l := range lists {
 		cand = intersect(cand, l)
 	}
+	// The trigrams only narrow the documents the name's substring is looked for in (accept
+	// looks): once few are left, looking costs less than reading more lists.
 	for _, l := range grams {
+		if len(cand) <= fewCandidates {
+			break
+		}
 		cand = l.intersect(cand)
 	}
 	return cand
 }
+
+// fewCandidates is how many documents a name filter's candidates may number when its trigrams'
+// lists are no longer read.
+const fewCandidates = 256
 
 // Search answers p from the index: the page, the count of every match and the next page's
 // position (nil on the last page). readable, when not nil, says which agents the caller may read
