@@ -34,22 +34,23 @@ const maxCount = 255
 func Analyze(c cards.Card) Doc {
 	// Sized for a typical card (~100 distinct tokens), so the map is not regrown as it fills.
 	terms := make(map[string]uint8, 128)
-	d := analyzeWith(c, nil, func(tok string, weight uint8) {
-		terms[tok] = uint8(min(int(terms[tok])+int(weight), maxCount))
+	d := analyzeWith(c, func(tok string, weight uint8) {
+		w := stem(tok)
+		terms[w] = uint8(min(int(terms[w])+int(weight), maxCount))
 	})
 	d.terms = terms
 	return d
 }
 
-// analyzeWith is Analyze, except that each word of the card's text goes to term (once per
-// occurrence, with the weight of the field it occurs in) instead of into d.terms, which stays
-// nil, and words are stemmed through st. An index build posts them straight into its lists.
-func analyzeWith(c cards.Card, st stems, term func(tok string, weight uint8)) Doc {
+// analyzeWith is Analyze, except that each word of the card's text goes to term as it is, not
+// yet stemmed (once per occurrence, with the weight of the field it occurs in), instead of into
+// d.terms, which stays nil. An index build posts them straight into its lists.
+func analyzeWith(c cards.Card, term func(tok string, weight uint8)) Doc {
 	d := Doc{agentID: c.AgentID, name: strings.ToLower(c.Name), status: c.Status, verified: c.Verified()}
 	add := func(text string, field uint8) {
 		tokenize(text, func(tok string, _ bool) {
 			d.length += uint32(field)
-			term(st.of(tok), field)
+			term(tok, field)
 		})
 	}
 	for _, p := range c.Protocols {

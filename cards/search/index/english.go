@@ -80,27 +80,3 @@ var stopwords = func() map[string]bool {
 	}
 	return m
 }()
-
-// stems memoizes stem for one run of analysis over many cards (a share of a build), whose cards
-// share most of their words; nil stems every word anew.
-type stems map[string]string
-
-// maxStems bounds a stems: past it, new words are stemmed without being kept.
-const maxStems = 1 << 16
-
-func (m stems) of(tok string) string {
-	if !stemmed(tok) {
-		return tok
-	}
-	if m == nil {
-		return stem(tok)
-	}
-	if s, ok := m[tok]; ok {
-		return s
-	}
-	s := stem(tok)
-	if len(m) < maxStems {
-		m[tok] = s
-	}
-	return s
-}

@@ -55,9 +55,6 @@ func (l *plist) blocks() int {
 // Len is the number of entries.
 func (l *plist) Len() int { return l.blocks()*packSize + len(l.tail) }
 
-// last returns the newest entry; the list is not empty.
-func (l *plist) last() *uint32 { return &l.tail[len(l.tail)-1] }
-
 // add appends entries, which come after every entry the list holds, and packs full blocks
 // unless raw.
 func (l *plist) add(raw bool, entries ...uint32) {
@@ -75,6 +72,18 @@ func (l *plist) add(raw bool, entries ...uint32) {
 	if cap(l.tail) > 2*packSize {
 		l.tail = slices.Clip(slices.Clone(l.tail))
 	}
+}
+
+// addCount records an occurrence of weight in document n, which is the list's last or after it,
+// adding it to n's count.
+func (l *plist) addCount(raw bool, n uint32, weight uint8) {
+	if len(l.tail) > 0 {
+		if last := &l.tail[len(l.tail)-1]; *last>>termShift == n {
+			*last = n<<termShift | uint32(min(int(*last&countMask)+int(weight), maxCount))
+			return
+		}
+	}
+	l.add(raw, n<<termShift|uint32(weight))
 }
 
 // pack appends the block b (packSize entries) to the packed blocks.

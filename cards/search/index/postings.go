@@ -2,6 +2,7 @@ package index
 
 import (
 	"slices"
+	"strings"
 )
 
 // postings are the lists of documents, in ascending order, for each value searched.
@@ -53,35 +54,38 @@ func (p *postings) post(n uint32, d Doc) {
 	}
 }
 
-// termOf records an occurrence of tok of weight in document n, the newest in the lists, adding
-// it to the word's count in n.
-func (p *postings) termOf(tok string, n uint32, weight uint8) {
-	if list := p.terms[tok]; list != nil && len(list.tail) > 0 {
-		if last := list.last(); *last>>termShift == n {
-			*last = n<<termShift | uint32(min(int(*last&countMask)+int(weight), maxCount))
-			return
-		}
-	}
-	p.term(tok, n<<termShift|uint32(weight))
-}
+// maxWords bounds the words a build's worker keeps with their lists (see Tenant.Load).
+const maxWords = 1 << 16
 
 // term appends entries to the token's list, creating it (and its prefix entry) if new.
 func (p *postings) term(tok string, entries ...uint32) {
+	p.list(tok).add(p.raw, entries...)
+}
+
+// list returns the token's list, creating it (and its prefix entry) if new. The index's own
+// keys are copies: a token is often a part of a card's text, which it would keep.
+func (p *postings) list(tok string) *plist {
 	list := p.terms[tok]
 	if list == nil {
+		if !p.raw {
+			tok = strings.Clone(tok)
+		}
 		list = &plist{}
 		p.terms[tok] = list
 		if len(tok) >= minPrefix {
 			p.vocab3[tok[:minPrefix]] = append(p.vocab3[tok[:minPrefix]], tok)
 		}
 	}
-	list.add(p.raw, entries...)
+	return list
 }
 
 // gram appends entries to the trigram's list, creating it if new.
 func (p *postings) gram(g string, entries ...uint32) {
 	list := p.trigrams[g]
 	if list == nil {
+		if !p.raw {
+			g = strings.Clone(g)
+		}
 		list = &plist{}
 		p.trigrams[g] = list
 	}

@@ -258,13 +258,30 @@ func (x *Tenant) Load(cs []cards.Card) {
 			defer wg.Done()
 			part := newPostings()
 			part.raw = true
+
 			// A share of a batch meets about as many words as the index knows: sized for them,
 			// the map is not regrown while it fills.
 			part.terms = make(map[string]*plist, min(len(x.terms), 1<<14))
-			st := stems{}
+			// Each word met, as it is in the text, with the list of its stem: most words recur,
+			// and are then found in one lookup. Numbers are not kept: they recur less (a name's
+			// number, a version), and would crowd the words out of the cache.
+			lists := make(map[string]*plist, 1024)
 			for i := w * per; i < min((w+1)*per, len(fresh)); i++ {
 				n := uint32(base + i)
-				d := analyzeWith(fresh[i], st, func(tok string, field uint8) { part.termOf(tok, n, field) })
+				d := analyzeWith(fresh[i], func(tok string, field uint8) {
+					l := lists[tok]
+					if l == nil {
+						if number(tok) {
+							part.list(tok).addCount(true, n, field)
+							return
+						}
+						l = part.list(stem(tok))
+						if len(lists) < maxWords {
+							lists[tok] = l
+						}
+					}
+					l.addCount(true, n, field)
+				})
 				x.docs[n], x.lens[n] = newIdoc(fresh[i], d), d.length
 				part.post(n, d)
 			}
@@ -312,6 +329,16 @@ func (x *Tenant) room(k int) {
 	if len(x.docs)+k > maxDocs {
 		panic(fmt.Sprintf("search index: a tenant's index holds at most %d cards", maxDocs))
 	}
+}
+
+// number reports whether tok is made of digits only.
+func number(tok string) bool {
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < '0' || tok[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // register makes document n, already in docs, live: found by id and in agentId order.

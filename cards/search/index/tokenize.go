@@ -33,12 +33,15 @@ func isJoiner(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ':'
 // Each token is reported with whether it ends where s ends (the word being typed), for the
 // prefix match of the query's last token.
 func tokenize(s string, emit func(tok string, atEnd bool)) {
-	// ASCII text (most of it) is not copied lowercased as a whole: each token is, and
-	// strings.ToLower returns one without capitals as it is.
-	out := func(tok string, atEnd bool) { emit(strings.ToLower(tok), atEnd) }
-	if !isASCII(s) {
-		s, out = strings.ToLower(s), emit
+	if isASCII(s) {
+		tokenizeASCII(s, emit)
+		return
 	}
+	tokenizeRunes(strings.ToLower(s), emit)
+}
+
+// tokenizeRunes is tokenize for lowercased text, a rune at a time.
+func tokenizeRunes(s string, out func(tok string, atEnd bool)) {
 	n := len(s)
 	i := 0
 	next := func(i int) (rune, int) {
@@ -79,6 +82,71 @@ func tokenize(s string, emit func(tok string, atEnd bool)) {
 		out(s[wordStart:i], end)
 		if parts > 0 {
 			out(s[start:i], end)
+		}
+	}
+}
+
+// The classes of ASCII bytes tokenizeASCII reads them by.
+const (
+	asciiWord   = 1 << iota // a letter or digit
+	asciiUpper              // a capital letter
+	asciiJoiner             // see isJoiner
+)
+
+var asciiClass = func() (t [128]uint8) {
+	for c := range t {
+		switch r := rune(c); {
+		case 'A' <= r && r <= 'Z':
+			t[c] = asciiWord | asciiUpper
+		case isWordRune(r):
+			t[c] = asciiWord
+		case isJoiner(r):
+			t[c] = asciiJoiner
+		}
+	}
+	return t
+}()
+
+// tokenizeASCII is tokenize for ASCII text, a byte at a time: each token is lowercased (copied)
+// only when it holds a capital.
+func tokenizeASCII(s string, emit func(tok string, atEnd bool)) {
+	n := len(s)
+	out := func(tok string, upper, atEnd bool) {
+		if upper {
+			tok = strings.ToLower(tok)
+		}
+		emit(tok, atEnd)
+	}
+	for i := 0; i < n; {
+		if asciiClass[s[i]]&asciiWord == 0 {
+			i++
+			continue
+		}
+		start, wordStart := i, i
+		upper, anyUpper, parts := false, false, 0
+		for i < n {
+			c := asciiClass[s[i]]
+			if c&asciiWord != 0 {
+				upper = upper || c&asciiUpper != 0
+				i++
+				continue
+			}
+			// A joiner continues the compound only when a word follows it.
+			if c&asciiJoiner != 0 && i+1 < n && asciiClass[s[i+1]]&asciiWord != 0 {
+				out(s[wordStart:i], upper, false)
+				anyUpper = anyUpper || upper
+				upper = false
+				parts++
+				i++
+				wordStart = i
+				continue
+			}
+			break
+		}
+		end := i == n
+		out(s[wordStart:i], upper, end)
+		if parts > 0 {
+			out(s[start:i], anyUpper || upper, end)
 		}
 	}
 }

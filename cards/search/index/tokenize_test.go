@@ -124,3 +124,28 @@ func TestTokenizeMatchesLowercaseFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenizeASCIIMatchesRunes: random ASCII texts of capitals, digits, joiners and other
+// punctuation give the same tokens, lowercased, at the same ends, a byte at a time as a rune at
+// a time once lowercased.
+func TestTokenizeASCIIMatchesRunes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 12))
+	alphabet := []string{"a", "Z", "q", "M", "7", "0", "_", "-", ".", ":", " ", ",", "/", "x", "K", "@"}
+	type token struct {
+		tok   string
+		atEnd bool
+	}
+	for range 50000 {
+		var b strings.Builder
+		for range rng.IntN(24) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := b.String()
+		var got, want []token
+		tokenizeASCII(s, func(tok string, atEnd bool) { got = append(got, token{tok, atEnd}) })
+		tokenizeRunes(strings.ToLower(s), func(tok string, atEnd bool) { want = append(want, token{tok, atEnd}) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("tokenizeASCII(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
