@@ -529,13 +529,21 @@ func (s *CardStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 		return nil, fmt.Errorf("get cards: %w", err)
 	}
 	defer rs.Close()
-	byID := make(map[string]cardRow, len(ids))
+	// Each document is read into one buffer and decoded at once (decoding copies what it
+	// keeps), instead of into a new array a card: a build reads every card of a tenant.
+	byID := make(map[string]cards.Card, len(ids))
+	var doc sql.RawBytes
 	for rs.Next() {
-		r, err := scanCardRow(rs, tenant)
-		if err != nil {
+		row := cardRow{TenantID: string(tenant)}
+		if err := rs.Scan(&row.AgentID, &row.ID, &row.Name, &row.Revision, &doc, &row.CreatedAt, &row.UpdatedAt); err != nil {
 			return nil, fmt.Errorf("get cards: %w", err)
 		}
-		byID[r.AgentID] = r
+		row.raw = doc
+		c, err := row.card()
+		if err != nil {
+			return nil, err
+		}
+		byID[row.AgentID] = c
 	}
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("get cards: %w", err)
@@ -544,15 +552,9 @@ func (s *CardStore) GetMany(ctx context.Context, tenant tenants.ID, ids []string
 		return nil, fmt.Errorf("get cards: %w", err)
 	}
 	for _, id := range ids {
-		r, ok := byID[id]
-		if !ok {
-			continue
+		if c, ok := byID[id]; ok {
+			out = append(out, c)
 		}
-		c, err := r.card()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
 	}
 	return out, nil
 }
