@@ -446,9 +446,11 @@ func (x *Tenant) scoreOne(terms []termList, norm lengthNorm, n uint32) (float64,
 // eligible sets s.bits to the documents worth scoring: the live ones among cand (every live one
 // when cand is nil), narrowed by liveness when the plan filters on it.
 func (x *Tenant) eligible(p *Plan, cand []uint32, s *scratch, online *Online) {
-	if cand == nil {
+	switch {
+	case s.preset: // the filters' documents already
+	case cand == nil:
 		copy(s.bits, x.alive)
-	} else {
+	default:
 		for _, n := range cand {
 			s.set(n)
 		}

@@ -44,8 +44,9 @@ type Tenant struct {
 
 	// gen moves on with every change to the documents or postings (under mu), so that what is
 	// derived from them, such as an Online or counts, can tell it is stale.
-	gen    uint64
-	counts wordCounts
+	gen     uint64
+	counts  wordCounts
+	bitmaps bitmaps
 }
 
 type idoc struct {
@@ -490,7 +491,7 @@ func (x *Tenant) ApproxBytes() int64 {
 	for k, toks := range x.vocab3 {
 		n += entry + int64(len(k)) + int64(cap(toks))*16
 	}
-	n += x.byID.bytes()
+	n += x.byID.bytes() + x.bitmaps.bytes()
 	return n
 }
 

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +11,8 @@ import (
 // allocates almost nothing.
 type scratch struct {
 	bits []uint64
+	// preset says bits holds the documents the filters find (see Tenant.filterBits).
+	preset bool
 	// The ranking of q (see ranked): the terms' weights and lists, and each half's block.
 	weights []float64
 	terms   []termList
@@ -120,7 +123,17 @@ func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]
 	if !any {
 		return nil, 0, nil
 	}
-	cand := candidates(lists, grams) // nil: every document
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	s.size(len(x.docs))
+	// Filters most cards pass are intersected as bitmaps, into s.bits (preset); others as lists.
+	s.preset = len(grams) == 0 && x.dense(lists)
+	var cand []uint32 // nil: every document, unless preset
+	if s.preset {
+		x.filterBits(lists, s)
+	} else {
+		cand = candidates(lists, grams)
+	}
 	// Statuses need checking unless the plan finds every status a live card has; so does the
 	// verified filter, when given.
 	status := p.verified != 0 || p.statuses != allStatuses && !(p.statuses == defaultStatuses && x.disabled == 0)
@@ -138,11 +151,11 @@ func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]
 	if p.name == "" && len(p.resources) == 0 && !status && readable == nil {
 		rankAccept = nil
 	}
-	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
-	s.size(len(x.docs))
 	if len(p.terms) > 0 {
 		return x.ranked(p, cand, rankAccept, s, online)
+	}
+	if s.preset {
+		return x.orderedBits(p, accept, rankAccept == nil && online == nil, s)
 	}
 	unfiltered := cand == nil && p.name == "" && len(p.resources) == 0 && readable == nil
 	if unfiltered && p.verified == 0 && online != nil {
@@ -152,6 +165,38 @@ func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]
 		return x.allButDisabled(p)
 	}
 	return x.ordered(p, cand, unfiltered && !status, accept, s)
+}
+
+// orderedBits is ordered for the documents in s.bits (preset: live, of the filters), accept
+// checking the rest unless trivial (it would take every one).
+func (x *Tenant) orderedBits(p *Plan, accept func(uint32) bool, trivial bool, s *scratch) ([]Candidate, int, *Position) {
+	total := 0
+	for w, word := range s.bits {
+		if trivial {
+			total += bits.OnesCount64(word)
+			continue
+		}
+		for rest := word; rest != 0; rest &= rest - 1 {
+			n := uint32(w*64 + bits.TrailingZeros64(rest))
+			if accept(n) {
+				total++
+			} else {
+				s.bits[w] &^= 1 << (n & 63)
+			}
+		}
+	}
+	start := x.pageStart(p)
+	var page []Candidate
+	for _, n := range x.order[start:] {
+		if len(page) > p.limit {
+			break
+		}
+		if s.has(n) {
+			page = append(page, Candidate{agentID: x.docs[n].agentID})
+		}
+	}
+	page, next := p.cut(page)
+	return page, total, next
 }
 
 // pageStart is where in agentId order the plan's page starts: after its cursor's agent.
