@@ -227,9 +227,29 @@ func (l *plist) docs() []uint32 {
 	return out
 }
 
-// intersect returns the documents of docs (ascending) the list holds.
+// intersect returns the documents of docs (ascending) the list holds: by reading the whole list
+// beside docs when docs are many against it, else by skipping to each.
 func (l *plist) intersect(docs []uint32) []uint32 {
 	out := make([]uint32, 0, len(docs))
+	if len(docs)*16 >= l.Len() {
+		i := 0
+		l.each(func(entries []uint32) {
+			for _, e := range entries {
+				d := e >> termShift
+				for i < len(docs) && docs[i] < d {
+					i++
+				}
+				if i == len(docs) {
+					return
+				}
+				if docs[i] == d {
+					out = append(out, d)
+					i++
+				}
+			}
+		})
+		return out
+	}
 	var rd reader
 	rd.seek(l, 0)
 	for _, n := range docs {
