@@ -282,11 +282,29 @@ func (x *Tenant) ordered(p *Plan, cand []uint32, everything bool, accept func(ui
 			}
 		}
 	default:
+		var matches []uint32
 		for _, n := range cand {
 			if accept(n) {
 				total++
 				s.set(n)
+				matches = append(matches, n)
 			}
+		}
+		// Few matches are put in agentId order themselves: the walk through the order below
+		// would pass most of the tenant's cards to find them.
+		if len(matches)*16 < len(x.order) {
+			slices.SortFunc(matches, func(a, b uint32) int { return strings.Compare(x.docs[a].agentID, x.docs[b].agentID) })
+			from := 0
+			if p.after != nil {
+				from, _ = slices.BinarySearchFunc(matches, p.after.AgentID, x.cmpAgent)
+				if from < len(matches) && x.docs[matches[from]].agentID == p.after.AgentID {
+					from++
+				}
+			}
+			for _, n := range matches[from:min(len(matches), from+p.limit+1)] {
+				collect(n)
+			}
+			break
 		}
 		for _, n := range x.order[start:] {
 			if len(page) > p.limit {
