@@ -166,15 +166,23 @@ type ranking struct {
 func (r *ranking) rank(lo, hi int) int {
 	part := r.part
 	part.size()
-	k := 0
+	// A reader for each list read: a word's, a phrase's first; and for each phrase's other
+	// lists, in which its documents are looked up in order.
+	k, o := 0, 0
 	for _, t := range r.terms {
 		k += len(t.words) + len(t.phrases)
+		for _, lists := range t.phrases {
+			o += len(lists) - 1
+		}
 	}
 	if cap(part.readers) < k {
 		part.readers = make([]reader, k)
 	}
-	readers := part.readers[:k]
-	k = 0
+	if cap(part.others) < o {
+		part.others = make([]reader, o)
+	}
+	readers, others := part.readers[:k], part.others[:o]
+	k, o = 0, 0
 	for _, t := range r.terms {
 		for _, w := range t.words {
 			readers[k].seek(w.list, uint32(lo)<<termShift)
@@ -183,12 +191,16 @@ func (r *ranking) rank(lo, hi int) int {
 		for _, lists := range t.phrases {
 			readers[k].seek(lists[0], uint32(lo)<<termShift)
 			k++
+			for _, l := range lists[1:] {
+				others[o].seek(l, uint32(lo)<<termShift)
+				o++
+			}
 		}
 	}
 	count := 0
 	for blo := lo; blo < hi; blo += blockDocs {
 		bhi := min(blo+blockDocs, hi)
-		k := 0
+		k, o := 0, 0
 		for _, t := range r.terms {
 			if t.plain {
 				for range t.words {
@@ -203,8 +215,9 @@ func (r *ranking) rank(lo, hi int) int {
 				k++
 			}
 			for _, lists := range t.phrases {
-				r.bestOfPhrase(lists, &readers[k], blo, bhi)
+				r.bestOfPhrase(&readers[k], others[o:o+len(lists)-1], blo, bhi)
 				k++
+				o += len(lists) - 1
 			}
 			score, matched, best := part.score, part.matched, part.best
 			for _, i := range part.touched {
@@ -263,17 +276,27 @@ func (r *ranking) bestOfWord(rd *reader, share float64, blo, bhi int) {
 }
 
 // bestOfPhrase is bestOfWord for a synonym of several words: a document matches it when it
-// holds every word, as well as it matches the least of them. The first list (the shortest) is
-// walked through rd, and each of its documents looked up in the others.
-func (r *ranking) bestOfPhrase(lists []*plist, rd *reader, blo, bhi int) {
+// holds every word, as well as it matches the least of them (as phraseMatch works it out). The
+// first list (the shortest) is walked through rd, and each of its documents looked up in the
+// others through theirs, which move on with it.
+func (r *ranking) bestOfPhrase(rd *reader, others []reader, blo, bhi int) {
 	end := uint32(bhi) << termShift
 	for entries := rd.take(end); len(entries) > 0; entries = rd.take(end) {
+	next:
 		for _, e := range entries {
 			n := e >> termShift
 			if !r.s.has(n) {
 				continue
 			}
-			if m := r.x.phraseMatch(lists, r.norm, n); m > 0 {
+			m := min(1, r.norm.saturation(uint8(e&countMask), r.x.lens[n]))
+			for i := range others {
+				f, ok := others[i].skipTo(n << termShift)
+				if !ok || f>>termShift != n {
+					continue next
+				}
+				m = min(m, r.norm.saturation(uint8(f&countMask), r.x.lens[n]))
+			}
+			if m > 0 {
 				j := int(n) - blo
 				switch old := r.part.best[j]; {
 				case old == 0:

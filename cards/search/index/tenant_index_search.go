@@ -29,6 +29,7 @@ type scorePart struct {
 	matched []uint8
 	touched []uint32
 	readers []reader
+	others  []reader
 }
 
 // size makes the block's arrays hold a block.
