@@ -13,6 +13,8 @@ type scratch struct {
 	bits []uint64
 	// preset says bits holds the documents the filters find (see Tenant.filterBits).
 	preset bool
+	// matches holds a filtered search's matches (see ordered).
+	matches []uint32
 	// The ranking of q (see ranked): the terms' weights and lists, and each half's block.
 	weights []float64
 	terms   []termList
@@ -283,7 +285,8 @@ func (x *Tenant) ordered(p *Plan, cand []uint32, everything bool, accept func(ui
 			}
 		}
 	default:
-		var matches []uint32
+		matches := s.matches[:0]
+		defer func() { s.matches = matches[:0] }()
 		for _, n := range cand {
 			if accept(n) {
 				total++
@@ -291,9 +294,11 @@ func (x *Tenant) ordered(p *Plan, cand []uint32, everything bool, accept func(ui
 				matches = append(matches, n)
 			}
 		}
-		// Few matches are put in agentId order themselves: the walk through the order below
-		// would pass most of the tenant's cards to find them.
-		if len(matches)*16 < len(x.order) {
+		// The walk through the order below passes about limit/share of the cards to fill the
+		// page, share being the matches' share of the cards; when that is more than sorting the
+		// matches by agentId costs, they are sorted instead.
+		walk := (p.limit + 1) * len(x.order) / max(1, len(matches))
+		if 2*len(matches)*bits.Len(uint(len(matches))) < walk {
 			slices.SortFunc(matches, func(a, b uint32) int { return strings.Compare(x.docs[a].agentID, x.docs[b].agentID) })
 			from := 0
 			if p.after != nil {
