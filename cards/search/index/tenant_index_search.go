@@ -102,9 +102,10 @@ func candidates(lists [][]uint32, grams []*plist) []uint32 {
 		cand = intersect(cand, l)
 	}
 	// The trigrams only narrow the documents the name's substring is looked for in (accept
-	// looks): once few are left, looking costs less than reading more lists.
-	for _, l := range grams {
-		if len(cand) <= fewCandidates {
+	// looks, at a few nanoseconds a card): past the shortest lists, or once few candidates are
+	// left, looking costs less than reading more lists.
+	for i, l := range grams {
+		if len(cand) <= fewCandidates || i >= moreGrams {
 			break
 		}
 		cand = l.intersect(cand)
@@ -113,8 +114,11 @@ func candidates(lists [][]uint32, grams []*plist) []uint32 {
 }
 
 // fewCandidates is how many documents a name filter's candidates may number when its trigrams'
-// lists are no longer read.
-const fewCandidates = 256
+// lists are no longer read, and moreGrams how many lists it reads besides the shortest.
+const (
+	fewCandidates = 256
+	moreGrams     = 2
+)
 
 // Search answers p from the index: the page, the count of every match and the next page's
 // position (nil on the last page). readable, when not nil, says which agents the caller may read
