@@ -231,6 +231,18 @@ func (s *CardStore) LastSeq(ctx context.Context, tenant tenants.ID) (int64, erro
 	return *last, nil
 }
 
+// HighestSeq returns the highest change-feed sequence number of any tenant (0 if none).
+func (s *CardStore) HighestSeq(ctx context.Context) (int64, error) {
+	var last *int64
+	if err := s.db.gorm.WithContext(ctx).Model(&changeRow{}).Select("MAX(seq)").Scan(&last).Error; err != nil {
+		return 0, fmt.Errorf("read change feed: %w", err)
+	}
+	if last == nil {
+		return 0, nil
+	}
+	return *last, nil
+}
+
 // SeqBefore returns the tenant's highest change-feed sequence number written before t (0 if none).
 func (s *CardStore) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Time) (int64, error) {
 	var seq *int64

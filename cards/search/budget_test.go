@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/migrations"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
@@ -355,4 +357,77 @@ func TestVerifyDropsIndexesTheDatabaseNoLongerHolds(t *testing.T) {
 			t.Fatalf("after the reload the search finds %d cards, want the database's 4", res.Total)
 		}
 	})
+}
+
+// TestVerifyDropsAnIndexPastTheFeed: an index that applied feed entries the database then lost,
+// here a card created and deleted (so that the cards agree), is dropped by Verify: the database
+// gives their numbers out again, and the index would pass over the writes that take them as
+// applied. Its next search finds a card written after the loss.
+func TestVerifyDropsAnIndexPastTheFeed(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		db := storagetest.Open(t, dialect)
+		store := storage.NewCardStore(db)
+		gate := &tenants.Service{Store: storage.NewTenantStore(db)}
+		svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
+		storagetest.CreateTenant(t, db, "t", time.Now())
+		docs := cardgen.Documents(4, 7)
+		for _, doc := range docs[:5] {
+			if _, err := svc.Register(callerOf("t"), "t", doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ix := search.NewIndex(store, store)
+		defer ix.Close()
+		ix.Versions = store
+		finder := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: ix}
+		if _, err := finder.Search(callerOf("t"), "t", search.Query{}); err != nil {
+			t.Fatal(err)
+		}
+		before, err := store.HighestSeq(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A card created and deleted, applied by the index.
+		lost, err := svc.Register(callerOf("t"), "t", docs[5])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Delete(callerOf("t"), "t", lost.AgentID, cards.Precondition{}); err != nil {
+			t.Fatal(err)
+		}
+		ix.SyncLoaded(ctx, nil)
+		// The database loses both entries, and will number the next write as the first of them.
+		for _, stmt := range append([]string{"DELETE FROM card_changes WHERE seq > " + strconv.FormatInt(before, 10)}, resetSeq(dialect, before)...) {
+			if _, err := db.SQL().ExecContext(ctx, stmt); err != nil {
+				t.Fatal(stmt, err)
+			}
+		}
+		if dropped := ix.Verify(ctx, nil); !slices.Equal(dropped, []tenants.ID{"t"}) {
+			t.Fatalf("Verify dropped %v, want [t]", dropped)
+		}
+		written, err := svc.Register(callerOf("t"), "t", docs[6])
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := finder.Search(callerOf("t"), "t", search.Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != 6 || !slices.ContainsFunc(res.Items, func(h search.Hit) bool { return h.Card.AgentID == written.AgentID }) {
+			t.Fatalf("after the reload the search finds %d cards, want 6 with %s", res.Total, written.AgentID)
+		}
+	})
+}
+
+// resetSeq returns the statements that make the change feed number its next entry after seq.
+func resetSeq(dialect string, seq int64) []string {
+	n := strconv.FormatInt(seq, 10)
+	switch dialect {
+	case migrations.Postgres:
+		return []string{"SELECT setval(pg_get_serial_sequence('card_changes', 'seq'), " + n + ")"}
+	case migrations.MySQL:
+		return []string{"ALTER TABLE card_changes AUTO_INCREMENT = " + strconv.FormatInt(seq+1, 10)}
+	}
+	return []string{"UPDATE sqlite_sequence SET seq = " + n + " WHERE name = 'card_changes'"}
 }

@@ -102,6 +102,9 @@ func (m *commitModel) LastSeq(context.Context, tenants.ID) (int64, error) {
 	return h, nil
 }
 
+// HighestSeq: the model holds one tenant.
+func (m *commitModel) HighestSeq(ctx context.Context) (int64, error) { return m.LastSeq(ctx, "") }
+
 func (m *commitModel) SeqBefore(_ context.Context, _ tenants.ID, t time.Time) (int64, error) {
 	var h int64
 	for _, e := range m.entries {

@@ -32,4 +32,6 @@ type Feed interface {
 	LastSeq(ctx context.Context, tenant tenants.ID) (int64, error)
 	// SeqBefore returns the highest seq of the tenant's entries written before t, 0 when none.
 	SeqBefore(ctx context.Context, tenant tenants.ID, t time.Time) (int64, error)
+	// HighestSeq returns the highest seq of every tenant's entries, 0 when there is none.
+	HighestSeq(ctx context.Context) (int64, error)
 }

@@ -744,7 +744,8 @@ func sortedSet(s []string) []string {
 }
 
 // Verify compares every loaded index with the versions of its tenant's cards in the database,
-// and drops each that differs, so that its next search loads it again from the database
+// and its position in the change feed with the feed's newest entry, and drops each that differs
+// or is past it, so that its next search loads it again from the database
 // (through its snapshot, which a load compares the same way). A listener calls it each time its
 // LISTEN is (re)established, after SyncLoaded: the database may have gone back meanwhile (a
 // standby promoted after an asynchronous failover lost the last writes), and then an index can
@@ -758,9 +759,38 @@ func (ix *Index) Verify(ctx context.Context, onError func(tenants.ID, error)) []
 		return nil
 	}
 	var dropped []tenants.ID
-	for _, tenant := range ix.sortedLoaded() {
-		e, _ := ix.loaded(ctx, tenant, false)
+	drop := func(tenant tenants.ID, e *indexEntry) {
+		ix.mu.Lock()
+		if ix.tenants[tenant] == e {
+			delete(ix.tenants, tenant)
+			dropped = append(dropped, tenant)
+		}
+		ix.mu.Unlock()
+	}
+	// An index that applied feed entries past the database's newest lost them with the
+	// database: their numbers will be given out again, to writes it would pass over as applied.
+	// The indexes' positions are read before the database's newest, which only grows meanwhile.
+	// (With every tenant's feed pruned empty, the newest is 0 and every index loads again.)
+	loaded := ix.sortedLoaded()
+	entries, positions := make([]*indexEntry, len(loaded)), make([]int64, len(loaded))
+	for i, tenant := range loaded {
+		if e, _ := ix.loaded(ctx, tenant, false); e != nil {
+			e.syncMu.Lock()
+			entries[i], positions[i] = e, e.lastSeq
+			e.syncMu.Unlock()
+		}
+	}
+	high, err := ix.feed.HighestSeq(ctx)
+	if err != nil && ctx.Err() == nil && onError != nil {
+		onError("", err)
+	}
+	for i, tenant := range loaded {
+		e := entries[i]
 		if e == nil {
+			continue
+		}
+		if err == nil && positions[i] > high {
+			drop(tenant, e)
 			continue
 		}
 		vs, err := ix.Versions.Versions(cards.WithBatchRead(ctx), tenant)
@@ -779,12 +809,7 @@ func (ix *Index) Verify(ctx context.Context, onError func(tenants.ID, error)) []
 		if vs, err = ix.Versions.Versions(cards.WithBatchRead(ctx), tenant); err == nil && ix.agrees(e, vs) {
 			continue
 		}
-		ix.mu.Lock()
-		if ix.tenants[tenant] == e {
-			delete(ix.tenants, tenant)
-			dropped = append(dropped, tenant)
-		}
-		ix.mu.Unlock()
+		drop(tenant, e)
 	}
 	return dropped
 }

@@ -208,6 +208,19 @@ func (f *feedModel) LastSeq(ctx context.Context, tenant tenants.ID) (int64, erro
 	return m, nil
 }
 
+// HighestSeq: the model holds one tenant; unlike LastSeq it takes no step.
+func (f *feedModel) HighestSeq(context.Context) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var m int64
+	for _, e := range f.feed {
+		if e.visible {
+			m = max(m, e.Seq)
+		}
+	}
+	return m, nil
+}
+
 func (f *feedModel) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Time) (int64, error) {
 	if !f.oneWriter {
 		return 0, nil // Window covers the whole history

@@ -430,17 +430,38 @@ func (a *App) listen(ctx context.Context, index chan<- search.Notice, syncFailed
 	if a.Index != nil {
 		a.Index.Listening = listening.Load
 	}
+	// The database may have gone back while LISTEN was lost (a failover to a standby that
+	// lacked the last writes): an index that no longer agrees with it loads again. Verify reads
+	// every loaded tenant's versions, so it runs beside the listener, not in its way; one at a
+	// time, and once more when asked meanwhile.
+	var verifying sync.Mutex
+	var verifyAgain atomic.Bool
+	verify := func() {
+		verifyAgain.Store(true)
+		if !verifying.TryLock() {
+			return
+		}
+		a.background.Go(func() {
+			for {
+				for verifyAgain.Swap(false) && ctx.Err() == nil {
+					if dropped := a.Index.Verify(ctx, syncFailed); len(dropped) > 0 {
+						log.Warn("search indexes that no longer agree with the database were dropped; each loads again at its next search",
+							"tenants", len(dropped), "first", dropped[0])
+					}
+				}
+				verifying.Unlock()
+				if !verifyAgain.Load() || !verifying.TryLock() {
+					return
+				}
+			}
+		})
+	}
 	resync := func() {
 		listening.Store(true)
 		a.Streams.WakeAll()
 		if a.Index != nil {
 			a.Index.SyncLoaded(ctx, syncFailed)
-			// The database may have gone back while LISTEN was lost (a failover to a standby
-			// that lacked the last writes): an index that no longer agrees with it loads again.
-			if dropped := a.Index.Verify(ctx, syncFailed); len(dropped) > 0 {
-				log.Warn("search indexes that no longer agree with the database were dropped; each loads again at its next search",
-					"tenants", len(dropped), "first", dropped[0])
-			}
+			verify()
 		}
 	}
 	listenerFailed := quiet(log, "change-feed listener")
