@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -430,4 +431,68 @@ func resetSeq(dialect string, seq int64) []string {
 		return []string{"ALTER TABLE card_changes AUTO_INCREMENT = " + strconv.FormatInt(seq+1, 10)}
 	}
 	return []string{"UPDATE sqlite_sequence SET seq = " + n + " WHERE name = 'card_changes'"}
+}
+
+// heldReads is a card store whose GetMany returns the cards it read only once released: a
+// build that read the cards before the database changed, and finishes after.
+type heldReads struct {
+	cards.Store
+	read, release chan struct{}
+	once          sync.Once
+}
+
+func (h *heldReads) GetMany(ctx context.Context, tenant tenants.ID, ids []string) ([]cards.Card, error) {
+	cs, err := h.Store.GetMany(ctx, tenant, ids)
+	h.once.Do(func() { close(h.read) })
+	<-h.release
+	return cs, err
+}
+
+// TestVerifyWaitsForABuild: Verify, called while a tenant's index is being built from cards read
+// before the database lost one of them, waits for the build and drops the index it ends with.
+func TestVerifyWaitsForABuild(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		db := storagetest.Open(t, dialect)
+		store := storage.NewCardStore(db)
+		gate := &tenants.Service{Store: storage.NewTenantStore(db)}
+		svc := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
+		storagetest.CreateTenant(t, db, "t", time.Now())
+		for _, doc := range cardgen.Documents(5, 5) {
+			if _, err := svc.Register(callerOf("t"), "t", doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		held := &heldReads{Store: store, read: make(chan struct{}), release: make(chan struct{})}
+		ix := search.NewIndex(held, store)
+		defer ix.Close()
+		ix.Versions = store
+		finder := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: ix}
+		first := make(chan error, 1)
+		go func() {
+			_, err := finder.Search(callerOf("t"), "t", search.Query{})
+			first <- err
+		}()
+		<-held.read
+		if _, err := db.SQL().ExecContext(ctx, "DELETE FROM cards WHERE tenant_id = 't' AND agent_id = 'agent-0000002'"); err != nil {
+			t.Fatal(err)
+		}
+		verified := make(chan []tenants.ID, 1)
+		go func() { verified <- ix.Verify(ctx, nil) }()
+		time.Sleep(100 * time.Millisecond) // Verify meets the build under way
+		close(held.release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		if dropped := <-verified; !slices.Equal(dropped, []tenants.ID{"t"}) {
+			t.Fatalf("Verify dropped %v, want [t]", dropped)
+		}
+		res, err := finder.Search(callerOf("t"), "t", search.Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != 4 {
+			t.Fatalf("after the reload the search finds %d cards, want the database's 4", res.Total)
+		}
+	})
 }

@@ -752,8 +752,9 @@ func sortedSet(s []string) []string {
 // hold cards the database lost, and skip the entries whose numbers the new primary gives out
 // again (they are among those it applied). An index that differs is synced and compared again
 // before it is dropped, so that a write another replica committed since the last sync does not
-// drop it; one committed during that second look still may, which costs a reload. It does
-// nothing without Versions, and returns the tenants whose index it dropped.
+// drop it; one committed during that second look still may, which costs a reload. A build in
+// progress is waited for, and its index compared once built. It does nothing without Versions,
+// and returns the tenants whose index it dropped.
 func (ix *Index) Verify(ctx context.Context, onError func(tenants.ID, error)) []tenants.ID {
 	if ix.Versions == nil {
 		return nil
@@ -774,7 +775,8 @@ func (ix *Index) Verify(ctx context.Context, onError func(tenants.ID, error)) []
 	loaded := ix.sortedLoaded()
 	entries, positions := make([]*indexEntry, len(loaded)), make([]int64, len(loaded))
 	for i, tenant := range loaded {
-		if e, _ := ix.loaded(ctx, tenant, false); e != nil {
+		// A build in progress is waited for: it may have read cards the database lost since.
+		if e, _ := ix.loaded(ctx, tenant, true); e != nil {
 			e.syncMu.Lock()
 			entries[i], positions[i] = e, e.lastSeq
 			e.syncMu.Unlock()
