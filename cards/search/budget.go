@@ -100,6 +100,14 @@ func (ix *Index) trimLocked() {
 // reload, reading back 100 cards takes about a fifth of building them (BenchmarkIndexReload).
 // False if e is no longer the tenant's index (dropped meanwhile).
 func (ix *Index) evict(tenant tenants.ID, e *indexEntry) bool {
+	// An entry dropped meanwhile (Verify, a deleted tenant) is neither written nor evicted: its
+	// snapshot could replace a newer one.
+	ix.mu.Lock()
+	current := ix.tenants[tenant] == e
+	ix.mu.Unlock()
+	if !current {
+		return false
+	}
 	if ix.Snapshots != nil {
 		ix.saving.Lock()
 		e.saveQueued.Store(false) // what the write queued after its build would do, done now

@@ -481,3 +481,44 @@ func TestSnapshotsForgotten(t *testing.T) {
 		t.Error("the snapshot of an index below MinCards is kept")
 	}
 }
+
+// TestEvictSkipsADroppedIndex: an index dropped while an eviction was on its way to it (Verify
+// dropped it, its tenant was deleted) is neither written to its snapshot nor counted evicted:
+// its snapshot could replace a newer one.
+func TestEvictSkipsADroppedIndex(t *testing.T) {
+	ctx := context.Background()
+	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
+	for _, c := range cardstest.Cards(t, 52, 30) {
+		store.cards[c.AgentID] = c
+	}
+	ix := NewIndex(store, store)
+	defer ix.Close()
+	ix.Snapshots = &Snapshots{Dir: t.TempDir(), Versions: store} // 30 cards: not written at the build
+	e, err := ix.entry(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.mu.Lock()
+	delete(ix.tenants, "acme")
+	ix.mu.Unlock()
+	if ix.evict("acme", e) {
+		t.Fatal("a dropped index was evicted")
+	}
+	if _, err := os.Stat(ix.Snapshots.path("acme")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a dropped index was written to its snapshot: %v", err)
+	}
+	if n := ix.evictions.Load(); n != 0 {
+		t.Fatalf("%d evictions counted", n)
+	}
+	// The index the tenant loads again is evicted, and written.
+	e, err = ix.entry(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ix.evict("acme", e) {
+		t.Fatal("the loaded index was not evicted")
+	}
+	if _, err := os.Stat(ix.Snapshots.path("acme")); err != nil {
+		t.Fatalf("the evicted index was not written: %v", err)
+	}
+}
