@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 // TestGalera, on a MariaDB Galera cluster of two nodes: a transaction that loses to another
 // node's write in certification fails with a deadlock, which the stores run again; a ping of a
 // node cut off from the cluster fails, and passes again once it is back; and GET_LOCK, which
-// serializes migrations, holds on one node only.
+// serializes migrations, holds on one node only, while replicas migrating a new database together
+// on both nodes do it once.
 func TestGalera(t *testing.T) {
 	cluster := storagetest.StartGalera(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -80,6 +82,56 @@ func TestGalera(t *testing.T) {
 		}
 		if got.Int64 != 1 {
 			t.Fatalf("node %d: GET_LOCK = %v, want 1 (held on the other node only)", i, got)
+		}
+	}
+
+	// Replicas started together on both nodes migrate a new database once: the migration lease
+	// holds across the cluster where GET_LOCK does not.
+	for _, q := range []string{"CREATE DATABASE migrated"} {
+		if _, err := root.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	migrated := make([]*sql.DB, 6)
+	for i := range migrated {
+		cfg, err := gomysql.ParseDSN(cluster.Nodes[i%2].DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.DBName, cfg.ParseTime, cfg.MultiStatements = "migrated", true, true
+		if migrated[i], err = sql.Open("mysql", cfg.FormatDSN()); err != nil {
+			t.Fatal(err)
+		}
+		defer migrated[i].Close()
+	}
+	errs := make([]error, len(migrated))
+	var wg sync.WaitGroup
+	for i, db := range migrated {
+		wg.Go(func() { errs[i] = migrations.Up(ctx, db, migrations.MySQL) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("replica %d (node %d): %v", i, i%2, err)
+		}
+	}
+	for i, db := range migrated[:2] {
+		states, err := migrations.Status(ctx, db, migrations.MySQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range states {
+			if !st.Applied {
+				t.Fatalf("node %d: migration %s not applied", i, st.Name)
+			}
+		}
+		var twice int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT version_id FROM goose_db_version
+			GROUP BY version_id HAVING COUNT(*) > 1) d`).Scan(&twice); err != nil {
+			t.Fatal(err)
+		}
+		if twice != 0 {
+			t.Fatalf("node %d: %d migrations recorded more than once", i, twice)
 		}
 	}
 

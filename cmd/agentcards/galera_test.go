@@ -61,7 +61,8 @@ func TestServeOnGalera(t *testing.T) {
 	// change feed's sequence numbers of the nodes interleave.
 	t.Logf("auto_increment_increment/offset: %s", autoIncrement(t, dsns))
 
-	// The first server migrates; the others start once it has (GET_LOCK is per node on Galera).
+	// The first server migrates; the others start once it has. (Replicas that migrate together
+	// on several nodes wait for each other's migration lease: TestGalera in storage.)
 	config := func(i int) string {
 		return serveConfig(t, migrations.MySQL, dsns[i], "index: memory", "pollInterval: 200ms")
 	}
