@@ -88,12 +88,23 @@ func (ix *Index) trimLocked() {
 		if total <= ix.MemoryBudget || ix.closed.Err() != nil {
 			break
 		}
+		if beforeEviction != nil {
+			beforeEviction(l.tenant)
+		}
+		// Searched since the trim began (an eviction before it may have been slow): it may be
+		// the index searched last now, and is kept; the next trim weighs it again.
+		if l.e.used.Load() != l.used {
+			continue
+		}
 		// Gone either way: evicted now, or dropped meanwhile.
 		ix.evict(l.tenant, l.e)
 		total -= l.bytes
 	}
 	ix.memoryInUse.Store(total)
 }
+
+// beforeEviction, when set (by tests), is called as a trim comes to each index it may evict.
+var beforeEviction func(tenants.ID)
 
 // evict drops the tenant's loaded index e to stay within the budget, after writing it out to
 // its snapshot unless the snapshot holds it as it is. An index of any size is written: at its

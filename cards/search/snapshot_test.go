@@ -522,3 +522,56 @@ func TestEvictSkipsADroppedIndex(t *testing.T) {
 		t.Fatalf("the evicted index was not written: %v", err)
 	}
 }
+
+// TestTrimKeepsAnIndexSearchedMeanwhile: an index searched while a trim is on its way to it
+// (after the trim ordered the indexes) is not evicted: it is the index searched last now.
+func TestTrimKeepsAnIndexSearchedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
+	for _, c := range cardstest.Cards(t, 53, 20) {
+		store.cards[c.AgentID] = c
+	}
+	ix := NewIndex(store, store)
+	defer ix.Close()
+	older, err := ix.entry(ctx, "older")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer, err := ix.entry(ctx, "newer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixNano()
+	older.use(now - 2)
+	newer.use(now - 1)
+	trim := func() {
+		ix.trimming.Lock()
+		defer ix.trimming.Unlock()
+		ix.trimLocked()
+	}
+	ix.building.Wait()  // the builds' own trims are done
+	ix.MemoryBudget = 1 // any two indexes are over it
+	loaded := func(tenant tenants.ID) bool {
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+		return ix.tenants[tenant] != nil
+	}
+	if !loaded("older") || !loaded("newer") {
+		t.Fatal("an index was evicted before the trim")
+	}
+	beforeEviction = func(tenant tenants.ID) {
+		if tenant == "older" {
+			older.use(time.Now().UnixNano()) // searched as the trim comes to it
+		}
+	}
+	defer func() { beforeEviction = nil }()
+	trim()
+	if !loaded("older") {
+		t.Fatal("the index searched during the trim was evicted")
+	}
+	beforeEviction = nil
+	trim()
+	if loaded("newer") || !loaded("older") {
+		t.Fatalf("the next trim kept older %v, newer %v; want only the one searched last", loaded("older"), loaded("newer"))
+	}
+}
