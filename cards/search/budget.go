@@ -46,7 +46,7 @@ func (e *indexEntry) memory() int64 {
 // trim evicts indexes until the loaded ones fit the budget (see MemoryBudget). Calls that come
 // while one trims leave it to trim again once done, so that no build ends unaccounted.
 func (ix *Index) trim() {
-	if ix.MemoryBudget <= 0 {
+	if ix.MemoryBudget <= 0 || ix.closed.Err() != nil {
 		return
 	}
 	ix.trimDue.Store(true)

@@ -214,8 +214,8 @@ func NewIndex(store cards.Store, feed Feed) *Index {
 
 // Close ends the builds and outage-copy fills in progress and refuses new ones (the server is
 // stopping): a warm-up of a large tenant does not hold the shutdown until it ends. It returns
-// once the builds and fills have stopped and the snapshots being written are written, so that
-// nothing reads the database or writes a file after it.
+// once the builds, fills and trims have stopped and the snapshots being written are written, so
+// that nothing reads the database or writes a file after it.
 func (ix *Index) Close() {
 	// Under the lock goUnlessClosed takes: whatever it started is counted before the waits.
 	ix.mu.Lock()
@@ -224,6 +224,11 @@ func (ix *Index) Close() {
 	ix.building.Wait()
 	ix.filling.Wait()
 	ix.writing.Wait()
+	// A trim under way (Follow's, a build's) may be writing an evicted index's snapshot; it
+	// stops at its next eviction, and a trim begun from now on evicts nothing.
+	ix.trimming.Lock()
+	//lint:ignore SA2001 the wait is the point
+	ix.trimming.Unlock()
 }
 
 // goUnlessClosed runs f in the background, counted in wg, unless the index is closed (then a

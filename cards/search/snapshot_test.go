@@ -575,3 +575,56 @@ func TestTrimKeepsAnIndexSearchedMeanwhile(t *testing.T) {
 		t.Fatalf("the next trim kept older %v, newer %v; want only the one searched last", loaded("older"), loaded("newer"))
 	}
 }
+
+// TestCloseWaitsForATrim: Close returns only once a trim under way is done (it may be writing an
+// evicted index's snapshot), and a trim after Close evicts nothing.
+func TestCloseWaitsForATrim(t *testing.T) {
+	ctx := context.Background()
+	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
+	for _, c := range cardstest.Cards(t, 54, 20) {
+		store.cards[c.AgentID] = c
+	}
+	ix := NewIndex(store, store)
+	for i, tenant := range []tenants.ID{"a", "b", "c"} {
+		e, err := ix.entry(ctx, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.use(int64(i + 1))
+	}
+	ix.building.Wait()
+	ix.MemoryBudget = 1
+	reached, release := make(chan struct{}), make(chan struct{})
+	beforeEviction = func(tenants.ID) {
+		select {
+		case <-reached:
+		default:
+			close(reached)
+			<-release
+		}
+	}
+	defer func() { beforeEviction = nil }()
+	go ix.trim()
+	<-reached
+	closed := make(chan struct{})
+	go func() {
+		ix.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a trim was under way")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-closed
+	ix.mu.Lock()
+	left := len(ix.tenants)
+	ix.mu.Unlock()
+	ix.trim()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if len(ix.tenants) != left {
+		t.Fatalf("a trim after Close evicted: %d indexes, then %d", left, len(ix.tenants))
+	}
+}
