@@ -312,8 +312,10 @@ func (d *snapshotDecoder) packed(docs int, l *plist, buf []uint32) []uint32 {
 		heads := make([]blockHead, nb)
 		prev, off := uint64(0), uint64(0)
 		for i := range heads {
-			first, size := prev+d.uint(), d.uint()
-			if first > math.MaxUint32 || off+size > math.MaxUint32 {
+			delta, size := d.uint(), d.uint()
+			first := prev + delta
+			// Each part is bounded before it is added, so that no sum wraps around.
+			if delta > math.MaxUint32 || size > math.MaxUint32 || first > math.MaxUint32 || off+size > math.MaxUint32 {
 				d.err = errSnapshot
 				return buf
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -242,5 +243,22 @@ func TestSnapshotPackedChecked(t *testing.T) {
 				t.Fatalf("read back: %v", err)
 			}
 		})
+	}
+}
+
+// TestSnapshotPackedSizesBounded: a packed list whose block sizes are written so large that
+// their sum wraps around (the checksum holding) is refused, not sliced out of range.
+func TestSnapshotPackedSizesBounded(t *testing.T) {
+	var b []byte
+	b = binary.AppendUvarint(b, 2)                 // two blocks
+	b = binary.AppendUvarint(b, 0)                 // the first's first entry
+	b = binary.AppendUvarint(b, 128)               // and its size
+	b = binary.AppendUvarint(b, 200<<8)            // the second's, after it
+	b = binary.AppendUvarint(b, math.MaxUint64-63) // a size that takes the offset back to 64
+	b = append(b, make([]byte, 256)...)
+	d := &snapshotDecoder{b: b, entries: 1000}
+	d.packed(1000, &plist{}, nil)
+	if !errors.Is(d.err, errSnapshot) {
+		t.Fatalf("read: %v, want errSnapshot", d.err)
 	}
 }
