@@ -628,3 +628,38 @@ func TestCloseWaitsForATrim(t *testing.T) {
 		t.Fatalf("a trim after Close evicted: %d indexes, then %d", left, len(ix.tenants))
 	}
 }
+
+// TestVerifiedDropIsNotWritten: an index Verify dropped is never written to its snapshot
+// afterwards (an eviction already on its way to it, its queued write): the write could replace
+// the snapshot its reload writes.
+func TestVerifiedDropIsNotWritten(t *testing.T) {
+	ctx := context.Background()
+	store := &versioned{feedModel: &feedModel{cards: map[string]cards.Card{}}}
+	all := cardstest.Cards(t, 55, 30)
+	for _, c := range all {
+		store.cards[c.AgentID] = c
+	}
+	ix := NewIndex(store, store)
+	defer ix.Close()
+	ix.Versions = store
+	ix.Snapshots = &Snapshots{Dir: t.TempDir(), Versions: store} // 30 cards: not written at the build
+	e, err := ix.entry(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.mu.Lock()
+	delete(store.cards, all[3].AgentID) // the database lost a card
+	store.mu.Unlock()
+	if dropped := ix.Verify(ctx, nil); !slices.Equal(dropped, []tenants.ID{"acme"}) {
+		t.Fatalf("Verify dropped %v, want [acme]", dropped)
+	}
+	ix.saving.Lock()
+	err = ix.saveLocked("acme", e, 0, 1)
+	ix.saving.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ix.Snapshots.path("acme")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the dropped index was written: %v", err)
+	}
+}
