@@ -82,3 +82,44 @@ func TestUnknownDialect(t *testing.T) {
 		t.Error("Up accepted an unknown dialect")
 	}
 }
+
+// TestGaleraLeaseRenewed: the Galera migration lease is renewed while its holder migrates, so a
+// replica on another node waits for it to be given back however long the migrations take
+// (here five times the lease's own length), then takes it.
+func TestGaleraLeaseRenewed(t *testing.T) {
+	ctx := context.Background()
+	driver, dsn := storagetest.EmptyDatabase(t, migrations.MySQL)
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conns := make([]*sql.Conn, 2)
+	for i := range conns {
+		if conns[i], err = db.Conn(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Close()
+	}
+	a := migrations.LeaseLocker(db, "a", 10*time.Second, 500*time.Millisecond, 100*time.Millisecond)
+	b := migrations.LeaseLocker(db, "b", 10*time.Second, 500*time.Millisecond, 100*time.Millisecond)
+	if err := a.SessionLock(ctx, conns[0]); err != nil {
+		t.Fatal(err)
+	}
+	took := make(chan error, 1)
+	go func() { took <- b.SessionLock(ctx, conns[1]) }()
+	select {
+	case err := <-took:
+		t.Fatalf("the lease was taken while its holder renewed it: %v", err)
+	case <-time.After(2500 * time.Millisecond):
+	}
+	if err := a.SessionUnlock(ctx, conns[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-took; err != nil {
+		t.Fatalf("the lease given back was not taken: %v", err)
+	}
+	if err := b.SessionUnlock(ctx, conns[1]); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -21,14 +21,21 @@ import (
 //
 // On a MariaDB Galera cluster a named lock holds on its node only, so the locker also takes a
 // lease that holds across the cluster: a row of its own in agentcards_migration_lock, inserted
-// and committed (of two nodes' inserts, certification lets one commit), deleted when the
-// migrations are done, and taken over by a waiting replica once it expires (its holder died).
+// and committed (of two nodes' inserts, certification lets one commit), renewed while the
+// migrations run, deleted when they are done, and taken over by a waiting replica once it
+// expires (its holder died and stopped renewing it).
 type mysqlLocker struct {
 	name    string
 	timeout time.Duration
 	// galera is set on a node of a Galera cluster (wsrep_on); holder names this locker's lease.
 	galera bool
 	holder string
+	// db renews the lease while it is held, every renewEvery, for leaseFor each time (the wait
+	// for the lock); stop ends the renewals, done says they ended.
+	db         *sql.DB
+	leaseFor   time.Duration
+	renewEvery time.Duration
+	stop, done chan struct{}
 }
 
 // leaseTable holds the Galera lease (see mysqlLocker); it is made when first needed, outside
@@ -53,7 +60,7 @@ func newMySQLLocker(ctx context.Context, db *sql.DB, timeout time.Duration) (*my
 		sum := sha256.Sum256([]byte(dbName.String))
 		name = "agentcards_migrate:" + hex.EncodeToString(sum[:16])
 	}
-	l := &mysqlLocker{name: name, timeout: timeout}
+	l := &mysqlLocker{name: name, timeout: timeout, db: db, leaseFor: timeout, renewEvery: timeout / 5}
 	// MariaDB answers wsrep_on ON on a node of a Galera cluster; MySQL has no such variable.
 	var variable, value string
 	switch err := db.QueryRowContext(ctx, `SHOW VARIABLES LIKE 'wsrep_on'`).Scan(&variable, &value); {
@@ -73,23 +80,46 @@ func newMySQLLocker(ctx context.Context, db *sql.DB, timeout time.Duration) (*my
 	return l, nil
 }
 
+// renew keeps the lease from expiring while its holder migrates, however long that takes: a
+// replica that died stops renewing, and its lease expires leaseFor after the last renewal.
+func (l *mysqlLocker) renew() {
+	l.stop, l.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(l.renewEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(context.Background(), l.renewEvery)
+				_, _ = l.db.ExecContext(ctx, `UPDATE `+leaseTable+` SET expires_at = NOW(6) + INTERVAL ? MICROSECOND WHERE id = 1 AND holder = ?`,
+					l.leaseFor.Microseconds(), l.holder)
+				cancel()
+			}
+		}
+	}()
+}
+
 // leaseRetry is how often a replica waiting for the Galera lease tries again.
 const leaseRetry = 100 * time.Millisecond
 
 // lease takes the Galera lease (see mysqlLocker) by the deadline: it inserts the lease's row,
 // and while another holder's row is there (or its insert won certification), removes it if it
-// expired and tries again. The lease lasts as long as the wait for the lock may.
+// expired and tries again. Once taken, the lease is renewed until it is given back (see renew).
 func (l *mysqlLocker) lease(ctx context.Context, conn *sql.Conn, deadline time.Time) error {
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+leaseTable+` (
 		id INT PRIMARY KEY, holder VARCHAR(64) NOT NULL, expires_at DATETIME(6) NOT NULL)`); err != nil {
 		return fmt.Errorf("migrations: create %s: %w", leaseTable, err)
 	}
 	for {
-		_, err := conn.ExecContext(ctx, `INSERT INTO `+leaseTable+` (id, holder, expires_at) VALUES (1, ?, NOW(6) + INTERVAL ? SECOND)`,
-			l.holder, int64(l.timeout/time.Second))
+		_, err := conn.ExecContext(ctx, `INSERT INTO `+leaseTable+` (id, holder, expires_at) VALUES (1, ?, NOW(6) + INTERVAL ? MICROSECOND)`,
+			l.holder, l.leaseFor.Microseconds())
 		var my *mysql.MySQLError
 		switch {
 		case err == nil:
+			l.renew()
 			return nil
 		case !errors.As(err, &my) || (my.Number != 1062 && my.Number != 1213): // duplicate key, deadlock
 			return fmt.Errorf("migrations: take the migration lease: %w", err)
@@ -131,6 +161,11 @@ func (l *mysqlLocker) SessionLock(ctx context.Context, conn *sql.Conn) error {
 // NULL if nobody does; both mean a bug in the lock's use, so they are errors.
 func (l *mysqlLocker) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
 	if l.galera {
+		if l.stop != nil {
+			close(l.stop)
+			<-l.done
+			l.stop = nil
+		}
 		if _, err := conn.ExecContext(ctx, `DELETE FROM `+leaseTable+` WHERE id = 1 AND holder = ?`, l.holder); err != nil {
 			return fmt.Errorf("migrations: give the migration lease back: %w", err)
 		}
