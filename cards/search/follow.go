@@ -770,8 +770,7 @@ func (ix *Index) Verify(ctx context.Context, onError func(tenants.ID, error)) []
 		// No write of e's snapshot follows (a queued one, an eviction's): it could replace
 		// the one its reload writes. Its snapshot on disk stays, compared at that reload.
 		ix.saving.Lock()
-		e.saveQueued.Store(false)
-		e.dropped.Store(true)
+		e.noMoreSaves()
 		ix.saving.Unlock()
 	}
 	// An index that applied feed entries past the database's newest lost them with the

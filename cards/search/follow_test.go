@@ -199,26 +199,25 @@ func (f *feedModel) LastSeq(ctx context.Context, tenant tenants.ID) (int64, erro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.step()
+	return f.highest(), nil
+}
+
+// highest is the highest seq of the visible entries; the caller holds mu.
+func (f *feedModel) highest() int64 {
 	var m int64
 	for _, e := range f.feed {
 		if e.visible {
 			m = max(m, e.Seq)
 		}
 	}
-	return m, nil
+	return m
 }
 
 // HighestSeq: the model holds one tenant; unlike LastSeq it takes no step.
 func (f *feedModel) HighestSeq(context.Context) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var m int64
-	for _, e := range f.feed {
-		if e.visible {
-			m = max(m, e.Seq)
-		}
-	}
-	return m, nil
+	return f.highest(), nil
 }
 
 func (f *feedModel) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Time) (int64, error) {
@@ -228,13 +227,7 @@ func (f *feedModel) SeqBefore(ctx context.Context, tenant tenants.ID, t time.Tim
 	// SQLite's Window is 0: the highest entry committed now.
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var m int64
-	for _, e := range f.feed {
-		if e.visible {
-			m = max(m, e.Seq)
-		}
-	}
-	return m, nil
+	return f.highest(), nil
 }
 
 func (f *feedModel) Create(context.Context, tenants.ID, cards.Card) (int64, error)  { panic("unused") }

@@ -174,10 +174,16 @@ func (ix *Index) forgetSnapshot(tenant tenants.ID, e *indexEntry) {
 	ix.saving.Lock()
 	defer ix.saving.Unlock()
 	if e != nil {
-		e.saveQueued.Store(false)
-		e.dropped.Store(true)
+		e.noMoreSaves()
 	}
 	ix.Snapshots.remove(tenant)
+}
+
+// noMoreSaves calls off every write of e's snapshot to come: a queued one, an eviction's (see
+// saveLocked). The caller holds ix.saving.
+func (e *indexEntry) noMoreSaves() {
+	e.saveQueued.Store(false)
+	e.dropped.Store(true)
 }
 
 // writingPrefix starts the names of snapshots being written.
