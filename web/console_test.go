@@ -147,9 +147,10 @@ func TestConsoleSignIn(t *testing.T) {
 	b.open("")
 	b.submit("a wrong token", map[string]string{"#f-token": "not.a.token", "#f-tenant": "acme"}, `form.login button[type=submit]`)
 	b.waitText("form.login .error", "Not signed in")
-	b.waitText("form.login .error", "401")
+	// The status is matched with its bracket: a request id may hold the same digits.
+	b.waitText("form.login .error", "[401 ")
 	b.submit("another tenant", map[string]string{"#f-token": alice, "#f-tenant": "globex"}, `form.login button[type=submit]`)
-	b.waitText("form.login .error", "404")
+	b.waitText("form.login .error", "[404 ")
 	if stored := b.evalString(`sessionStorage.getItem('agentcards.token') || ''`); stored != "" {
 		t.Errorf("a refused token is kept in sessionStorage")
 	}
