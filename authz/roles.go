@@ -26,6 +26,9 @@ const (
 	// delivery records: a subscriber receives every card change its filter matches, whatever
 	// the subscriber may read, so it is an admin's.
 	ActWebhooksManage = "webhooks:manage"
+	// ActTrustManage is managing the tenant's trust policy: the issuers whose keys vouch for
+	// imported cards. Reading it needs cards:read only.
+	ActTrustManage = "trust:manage"
 )
 
 // Objects (or object patterns) that policies name.
@@ -37,6 +40,8 @@ const (
 	ObjSearch = "search"
 	// ObjWebhooks is the tenant's webhook subscriptions.
 	ObjWebhooks = "webhooks"
+	// ObjTrust is the tenant's trust policy.
+	ObjTrust = "trust"
 )
 
 // CardObject is the policy object of one card.
@@ -76,7 +81,7 @@ var builtinRoles = map[string][]grant{
 	RoleAdmin: {
 		{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete},
 		{ObjAllCards, ActCardsHeartbeat}, {ObjAllCapabilities, ActDelegate}, {ObjPolicies, ActPoliciesManage},
-		{ObjSearch, ActSearchManage}, {ObjWebhooks, ActWebhooksManage},
+		{ObjSearch, ActSearchManage}, {ObjWebhooks, ActWebhooksManage}, {ObjTrust, ActTrustManage},
 	},
 }
 

@@ -155,7 +155,54 @@ type ImportRecord struct {
 	// URL is where the card was fetched from, when it was imported by URL.
 	URL       string         `json:"url,omitempty"`
 	Signature SignatureCheck `json:"signature"`
+	// Trust says whether an issuer of the tenant's trust policy vouches for the card: whether a
+	// signature verifies with a key the policy trusts for the hosts of the card's interfaces.
+	// Absent on cards imported before trust was evaluated.
+	Trust *TrustCheck `json:"trust,omitempty"`
+	// Signed is the publisher's signed content, kept when the card carried signatures, so that
+	// trust can be evaluated again when the policy changes and the publisher's signatures served.
+	Signed *SignedCard `json:"signed,omitempty"`
 }
+
+// SignedCard is an imported A2A card as its publisher signed it.
+type SignedCard struct {
+	// Card is the A2A card as received, without its "signatures" member: what they cover, once
+	// canonicalized (RFC 8785).
+	Card json.RawMessage `json:"card"`
+	// Signatures are the card's signatures as received ({"protected", "signature", "header"}).
+	Signatures json.RawMessage `json:"signatures"`
+}
+
+// TrustCheck is the outcome of weighing an imported card's signatures against the tenant's
+// trust policy.
+type TrustCheck struct {
+	// Status is trusted or untrusted.
+	Status string `json:"status" enum:"trusted,untrusted"`
+	// Issuer is the domain of the policy's issuer entry that vouches for the card (trusted), or
+	// the entry whose keys were tried (untrusted), if any.
+	Issuer string `json:"issuer,omitempty"`
+	// KeyID is the kid of the key whose signature vouches for the card.
+	KeyID string `json:"kid,omitempty"`
+	// Reason says why an untrusted card is not trusted.
+	Reason string `json:"reason,omitempty"`
+	// CheckedAt is when the policy was last weighed against the card.
+	CheckedAt time.Time `json:"checkedAt"`
+}
+
+// Reweighed says what weighing a tenant's cards again against its changed trust policy did: how
+// many cards imported with signatures the changed domain covers it weighed, how many of them it
+// found trusted, and how many it recorded anew because their trust changed.
+type Reweighed struct {
+	Weighed int `json:"weighed"`
+	Trusted int `json:"trusted"`
+	Changed int `json:"changed"`
+}
+
+// The outcomes of a trust check.
+const (
+	TrustTrusted   = "trusted"
+	TrustUntrusted = "untrusted"
+)
 
 // SignatureCheck is the outcome of verifying the signatures an imported card carried.
 type SignatureCheck struct {
@@ -248,6 +295,12 @@ func (c *Card) Disabled() bool { return c.Status == StatusDisabled }
 // (a later write drops the import record, and with it the claim).
 func (c *Card) Verified() bool {
 	return c.A2A != nil && c.A2A.Import != nil && c.A2A.Import.Signature.Status == SignatureVerified
+}
+
+// Trusted reports whether an issuer of the tenant's trust policy vouches for the card as imported
+// (a later write of its content drops the import record, and with it the claim).
+func (c *Card) Trusted() bool {
+	return c.A2A != nil && c.A2A.Import != nil && c.A2A.Import.Trust != nil && c.A2A.Import.Trust.Status == TrustTrusted
 }
 
 // Liveness says whether a card's agent is answering: online when a heartbeat or a successful

@@ -360,6 +360,32 @@ func (s *Service) Refreshed(ctx context.Context, tenant tenants.ID, cur Card, c 
 	return s.written(ctx, tenant, started, next), outcome, nil
 }
 
+// Retrusted stores trust as cur's trust check, as a new revision of cur whose content is
+// otherwise unchanged: the tenant's trust policy, weighed again against the card, says something
+// else of it. ErrStale if the card was written since cur was read (the caller reads it again and
+// weighs it again), ErrNotFound if it was deleted; invalid for a card with no import record.
+func (s *Service) Retrusted(ctx context.Context, tenant tenants.ID, cur Card, trust TrustCheck) (Card, error) {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return Card{}, err
+	}
+	if cur.A2A == nil || cur.A2A.Import == nil {
+		return Card{}, fault.Errorf(fault.Invalid, "card %q was not imported: it has no trust to record", cur.AgentID)
+	}
+	next := cur
+	a2a, rec := *cur.A2A, *cur.A2A.Import
+	rec.Trust = &trust
+	a2a.Import = &rec
+	next.A2A = &a2a
+	now := s.now()
+	next.Revision, next.UpdatedAt = cur.Revision+1, now
+	started := time.Now()
+	if err := s.Store.Replace(ctx, tenant, next, cur.Revision); err != nil {
+		return Card{}, err
+	}
+	return s.written(ctx, tenant, started, next), nil
+}
+
 // keepImport carries cur's import record over to c, its next revision, when c says what cur says
 // but for the registry's own fields (status, deprecation, visibility, metadata): the record
 // attests the content as imported (its signature verified, say), which such a write leaves as it

@@ -17,6 +17,7 @@ func goMigrations(dialect string) []*goose.Migration {
 		grantMigration(7, dialect, heartbeatGrant),
 		grantMigration(18, dialect, searchManageGrant),
 		grantMigration(21, dialect, webhooksManageGrant),
+		grantMigration(23, dialect, trustManageGrant),
 	}
 }
 
@@ -36,6 +37,10 @@ var searchManageGrant = builtinGrant{roles: []string{authz.RoleAdmin}, obj: auth
 // webhooksManageGrant is webhooks:manage, given to the built-in admin role (migration 21, after
 // the tables of migration 20).
 var webhooksManageGrant = builtinGrant{roles: []string{authz.RoleAdmin}, obj: authz.ObjWebhooks, act: authz.ActWebhooksManage}
+
+// trustManageGrant is trust:manage, given to the built-in admin role (migration 23, after the
+// trust column of migration 22).
+var trustManageGrant = builtinGrant{roles: []string{authz.RoleAdmin}, obj: authz.ObjTrust, act: authz.ActTrustManage}
 
 // grantMigration is the Go migration version that gives g to every existing tenant (up) or
 // takes it back (down).

@@ -23,13 +23,19 @@ func TestHeartbeatGrantedToExistingTenants(t *testing.T) {
 // TestSearchManageGrantedToExistingTenants: migration 18 gives search:manage to the admin role
 // of every tenant created before it existed, as migration 7 gave cards:heartbeat.
 func TestSearchManageGrantedToExistingTenants(t *testing.T) {
-	testGrantedToExistingTenants(t, 18, authz.ActSearchManage, []string{"role:admin"}, authz.ActWebhooksManage)
+	testGrantedToExistingTenants(t, 18, authz.ActSearchManage, []string{"role:admin"}, authz.ActWebhooksManage, authz.ActTrustManage)
 }
 
 // TestWebhooksManageGrantedToExistingTenants: migration 21 gives webhooks:manage to the admin
 // role of every tenant created before it existed.
 func TestWebhooksManageGrantedToExistingTenants(t *testing.T) {
-	testGrantedToExistingTenants(t, 21, authz.ActWebhooksManage, []string{"role:admin"})
+	testGrantedToExistingTenants(t, 21, authz.ActWebhooksManage, []string{"role:admin"}, authz.ActTrustManage)
+}
+
+// TestTrustManageGrantedToExistingTenants: migration 23 gives trust:manage to the admin role of
+// every tenant created before it existed.
+func TestTrustManageGrantedToExistingTenants(t *testing.T) {
+	testGrantedToExistingTenants(t, 23, authz.ActTrustManage, []string{"role:admin"})
 }
 
 // testGrantedToExistingTenants: a tenant created just before migration version, seeded with the

@@ -139,39 +139,52 @@ func (s *TenantStore) RemoveSynonyms(ctx context.Context, tenant tenants.ID, id 
 // writeSynonyms reads the tenant's sets under its row's lock, lets change make the new list, and
 // writes it back with the audit entry, which change may fill in, in one transaction.
 func (s *TenantStore) writeSynonyms(ctx context.Context, tenant tenants.ID, change func(tx *gorm.DB, sets []tenants.SynonymSet) ([]tenants.SynonymSet, error), entry *audit.Entry) error {
+	return s.writeColumn(ctx, tenant, "synonyms", func(tx *gorm.DB, old string) (string, error) {
+		sets, err := decodeSynonyms(string(tenant), old)
+		if err != nil {
+			return "", err
+		}
+		if sets, err = change(tx, sets); err != nil {
+			return "", err
+		}
+		col, err := encodeSynonyms(sets)
+		if err != nil {
+			return "", err
+		}
+		if len(col) > tenants.MaxSynonymBytes && len(col) > len(old) {
+			return "", fault.Errorf(fault.Conflict, "synonyms: the tenant's sets would take %d bytes, over the %d they may take together; remove or shorten some first",
+				len(col), tenants.MaxSynonymBytes)
+		}
+		return col, nil
+	}, entry)
+}
+
+// writeColumn reads a JSON column of the tenant's row (synonyms, trust) under the row's lock,
+// lets change make its new value, and writes it back with the audit entry, which change may fill
+// in, in one transaction.
+func (s *TenantStore) writeColumn(ctx context.Context, tenant tenants.ID, column string, change func(tx *gorm.DB, old string) (string, error), entry *audit.Entry) error {
 	// As Update locks the row: on Postgres NO KEY UPDATE, which the key-share locks of concurrent
 	// inserts of the tenant's cards, records and rules do not wait for. The lock serialises two
-	// writes of the tenant's sets, so that neither loses the other's.
+	// writes of the column, so that neither loses the other's.
 	strength := "UPDATE"
 	if s.db.dialect == migrations.Postgres {
 		strength = "NO KEY UPDATE"
 	}
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
-		var row tenantRow
-		err := tx.Clauses(clause.Locking{Strength: strength}).Select("synonyms").Where("tenant_id = ?", string(tenant)).Take(&row).Error
+		var old string
+		err := tx.Model(&tenantRow{}).Clauses(clause.Locking{Strength: strength}).Select(column).Where("tenant_id = ?", string(tenant)).Take(&old).Error
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
 			return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
 		case err != nil:
-			return fmt.Errorf("synonyms of tenant %q: %w", string(tenant), err)
+			return fmt.Errorf("%s of tenant %q: %w", column, string(tenant), err)
 		}
-		sets, err := decodeSynonyms(string(tenant), row.Synonyms)
+		col, err := change(tx, old)
 		if err != nil {
 			return err
 		}
-		if sets, err = change(tx, sets); err != nil {
-			return err
-		}
-		col, err := encodeSynonyms(sets)
-		if err != nil {
-			return err
-		}
-		if len(col) > tenants.MaxSynonymBytes && len(col) > len(row.Synonyms) {
-			return fault.Errorf(fault.Conflict, "synonyms: the tenant's sets would take %d bytes, over the %d they may take together; remove or shorten some first",
-				len(col), tenants.MaxSynonymBytes)
-		}
-		if err := tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).UpdateColumn("synonyms", col).Error; err != nil {
-			return fmt.Errorf("synonyms of tenant %q: %w", string(tenant), err)
+		if err := tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).UpdateColumn(column, col).Error; err != nil {
+			return fmt.Errorf("%s of tenant %q: %w", column, string(tenant), err)
 		}
 		return s.db.record(tx, string(tenant), *entry)
 	})

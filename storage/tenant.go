@@ -39,7 +39,9 @@ type tenantRow struct {
 	RefuseOffline  bool  `gorm:"column:refuse_offline_delegation"`
 	HideTasks      bool  `gorm:"column:hide_delegation_tasks"`
 	// Synonyms are the tenant's synonym sets as JSON (see synonyms.go); written only there.
-	Synonyms  string    `gorm:"column:synonyms"`
+	Synonyms string `gorm:"column:synonyms"`
+	// Trust is the tenant's trust policy as JSON (see trust.go); written only there.
+	Trust     string    `gorm:"column:trust"`
 	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
@@ -49,7 +51,7 @@ func (tenantRow) TableName() string { return "tenants" }
 func newTenantRow(t tenants.Tenant) tenantRow {
 	return tenantRow{
 		TenantID: string(t.ID), Name: t.Name, Status: string(t.Status), RefuseOffline: t.RefuseOfflineDelegation,
-		HideTasks: t.HideDelegationTasks, Synonyms: "[]",
+		HideTasks: t.HideDelegationTasks, Synonyms: "[]", Trust: "[]",
 		CreatedAt: utc(t.CreatedAt), UpdatedAt: utc(t.UpdatedAt),
 	}
 }

@@ -20,6 +20,7 @@ import (
 // allowLoopback lets the env's imports reach 127.0.0.0/8, as outbound.allow would.
 func (e *env) allowLoopback() {
 	e.a2a.Fetch = a2atest.LoopbackFetch()
+	e.a2a.TrustKeys.Fetch = e.a2a.Fetch // the trust policies' key sets, shared with the trust requests
 }
 
 // schemaDir holds the spec's schemas as the repository carries them.

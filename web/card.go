@@ -231,6 +231,7 @@ var searchParams = map[string]func(q *search.Query, values []string) error{
 	"resource":   func(q *search.Query, v []string) error { q.Resources = v; return nil },
 	"status":     func(q *search.Query, v []string) error { q.Status = v; return nil },
 	"verified":   func(q *search.Query, v []string) error { return boolParam("verified", v, &q.Verified) },
+	"trusted":    func(q *search.Query, v []string) error { return boolParam("trusted", v, &q.Trusted) },
 	"online":     func(q *search.Query, v []string) error { return boolParam("online", v, &q.Online) },
 	"name":       func(q *search.Query, v []string) error { return single("name", v, &q.Name) },
 	"q":          func(q *search.Query, v []string) error { return single("q", v, &q.Q) },

@@ -47,6 +47,11 @@ func scenario(t *testing.T, endpoint string) []step {
 	}
 	// The agent's own card, served where a card imported by URL is fetched (and refreshed) from.
 	source := agenttest.New(t, agenttest.Answer(http.StatusOK, string(imported)))
+	// A public key a tenant admin pins for example.com.
+	pinned, err := json.Marshal(pinnedKeys(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	card := func(id, name string) string {
 		return `"agentId": "` + id + `", "name": "` + name + `", "description": "Reviews pull requests", "protocols": ["http"],
 			"capabilities": [{"name": "review_pr", "title": "Review a pull request"}], "tags": ["code"],
@@ -80,6 +85,10 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"synonyms.put", `{"id": "review", "words": ["review", "code review"]}`, false},
 		{"synonyms.list", `{}`, false},
 		{"synonyms.remove", `{"id": "review"}`, false},
+		{"trust.put", `{"domain": "Example.com", "keys": ` + string(pinned) + `}`, false},
+		{"trust.list", `{}`, false},
+		{"trust.get", `{"domain": "example.com"}`, false},
+		{"trust.remove", `{"domain": "example.com"}`, false},
 		{"webhooks.create", `{"url": "` + endpoint + `/hooks", "types": ["agentcards.card.removed"], "agentIds": ["b*"]}`, false},
 		{"webhooks.list", `{}`, false},
 		{"webhooks.get", `{"id": "{{webhook}}"}`, false},
@@ -230,6 +239,22 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, i
 	case api.DelegationsImported:
 		if !slices.Equal(v.Imported, []string{"f47ac10b-58cc-4372-a567-0e02b2c3d479"}) || len(v.Existing) != 0 {
 			t.Errorf("%s: answered %+v, want the one record imported", s.request, v)
+		}
+	case api.TrustPutted:
+		if v.Issuer.Domain != "example.com" || !strings.Contains(string(v.Issuer.Keys), `"kid":"k1"`) || v.Issuer.UpdatedAt.IsZero() || v.Cards.Weighed != 0 {
+			t.Errorf("%s: answered %+v", s.request, v)
+		}
+	case api.TrustIssuerList:
+		if v.Total != 1 || len(v.Items) != 1 || v.Items[0].Domain != "example.com" {
+			t.Errorf("%s: answered %+v, want the issuer just put", s.request, v)
+		}
+	case tenants.TrustIssuer:
+		if v.Domain != "example.com" || v.JWKSURL != "" || len(v.Keys) == 0 {
+			t.Errorf("%s: answered %+v", s.request, v)
+		}
+	case api.TrustRemoved:
+		if v.Cards != (cards.Reweighed{}) {
+			t.Errorf("%s: answered %+v, want no card weighed", s.request, v)
 		}
 	case api.SynonymList:
 		if v.Total != 1 || len(v.Items) != 1 || v.Items[0].ID != "review" {

@@ -78,7 +78,7 @@ func sameAnswer(t *testing.T, what string, get, head response) {
 // is covered without touching this test.
 func TestHeadOnEveryGetRoute(t *testing.T) {
 	f := newRouteFixture(t)
-	missing := map[string]string{"tenant": "nope", "agentId": "nope", "name": "nope", "id": "00000000-0000-0000-0000-000000000000", "*": "nope.js"}
+	missing := map[string]string{"tenant": "nope", "agentId": "nope", "name": "nope", "id": "00000000-0000-0000-0000-000000000000", "domain": "nope.example", "*": "nope.js"}
 	// The query a GET route needs to answer 200.
 	needs := map[string]string{catalog.MeshBase + "/v1/discover": "?query=review"}
 	var gets []string

@@ -3,6 +3,8 @@ package web_test
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
 
 	"github.com/agentcards/agentcards/cards/agenttest"
 	"github.com/agentcards/agentcards/storage/storagetest"
@@ -26,7 +30,7 @@ type routeFixture struct {
 	// agent is the card's agent; its record holds the delegation token it was called with.
 	agent *agenttest.Agent
 	// params fills each path parameter (":tenant", ":agentId", ":name", ":id", a webhook's
-	// "webhooks/id", and the console's "*") with an existing value.
+	// "webhooks/id", ":domain", and the console's "*") with an existing value.
 	params map[string]string
 }
 
@@ -55,7 +59,9 @@ func newRouteFixture(t *testing.T) routeFixture {
 		ID string `json:"id"`
 	}
 	r.json(t, &hook)
-	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "name": "pub", "id": d.ID, "webhooks/id": hook.ID, "*": "index.html"}
+	// An issuer of the trust policy.
+	expect(t, e.do("PUT", "/v1/tenants/acme/trust/example.com", f.alice, map[string]any{"keys": pinnedKeys(t)}), http.StatusOK)
+	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "name": "pub", "id": d.ID, "webhooks/id": hook.ID, "domain": "example.com", "*": "index.html"}
 	f.agent = a
 	return f
 }
@@ -177,4 +183,14 @@ func meshCode(t testing.TB, r response) string {
 		t.Fatalf("not agentkit-mesh's error body: %s (%v)", r.body, err)
 	}
 	return b.Code
+}
+
+// pinnedKeys is a JWKS of one new public key (kid k1), as a tenant admin pins it in a trust policy.
+func pinnedKeys(t testing.TB) jose.JSONWebKeySet {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "k1", Algorithm: "EdDSA"}}}
 }

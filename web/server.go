@@ -67,6 +67,8 @@ type Deps struct {
 	Synonyms *search.Synonyms
 	// Webhooks manages the tenants' webhook subscriptions; nil leaves its routes out.
 	Webhooks *webhooks.Service
+	// Trust manages the tenants' trust policies; nil leaves its routes out.
+	Trust *a2a.Trust
 	// A2A imports cards, serves A2A cards and lists the public agents.
 	A2A *a2a.Service
 	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.
@@ -178,6 +180,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"policies.list": h.listPolicies, "policies.add": h.addPolicy, "policies.remove": h.removePolicy,
 		"access.check": h.authorize, "audit.list": h.listAudit,
 		"synonyms.list": h.listSynonyms, "synonyms.put": h.putSynonyms, "synonyms.remove": h.removeSynonyms,
+		"trust.list": h.listTrust, "trust.get": h.getTrust, "trust.put": h.putTrust, "trust.remove": h.removeTrust,
 		"webhooks.create": h.createWebhook, "webhooks.list": h.listWebhooks, "webhooks.get": h.getWebhook,
 		"webhooks.update": h.updateWebhook, "webhooks.remove": h.removeWebhook, "webhooks.deliveries": h.listDeliveries,
 		"a2a.agents": h.a2aAgents, "a2a.card": h.a2aCard,
@@ -189,10 +192,10 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"mesh.discover": h.meshDiscover, "mesh.delegate": h.meshDelegate, "mesh.delegations_list": h.meshDelegations,
 		"mesh.delegations_get": h.meshGetDelegation, "mesh.delegations_result": h.meshResult,
 	}
-	// A server built without delegations, endpoint secrets, an audit trail, the synonyms' or the
-	// webhooks' service has no routes for their requests (nor for agentkit-mesh's delegation routes).
+	// A server built without delegations, endpoint secrets, an audit trail, the synonyms', the
+	// trust policies' or the webhooks' service has no routes for their requests (nor for agentkit-mesh's delegation routes).
 	without := map[string]bool{"delegations": d.Delegations == nil, "secrets": d.Secrets == nil, "audit": d.Audit == nil,
-		"synonyms": d.Synonyms == nil, "cards.changes": d.Changes == nil, "webhooks": d.Webhooks == nil,
+		"synonyms": d.Synonyms == nil, "cards.changes": d.Changes == nil, "webhooks": d.Webhooks == nil, "trust": d.Trust == nil,
 		"mesh.delegate": d.Delegations == nil, "mesh.delegations_list": d.Delegations == nil,
 		"mesh.delegations_get": d.Delegations == nil, "mesh.delegations_result": d.Delegations == nil}
 	auth := map[catalog.Access][]echo.MiddlewareFunc{

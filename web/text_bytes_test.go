@@ -144,8 +144,8 @@ func TestBadBytesAnswerAlikeOnEveryDatabase(t *testing.T) {
 // its callback token). A bad id is answered as the id that names nothing, but where a card PUT
 // would create the card: there it is 400, as an invalid agentId in the body is.
 func pathIDExchanges(id, token, admin, alice string) []exchange {
-	good := map[string]string{"tenant": "acme", "agentId": "agt1", "name": "agt1", "id": id}
-	none := map[string]string{"tenant": "nope", "agentId": "agt9", "name": "agt9", "id": "01a24399-0000-7000-8000-000000000000"}
+	good := map[string]string{"tenant": "acme", "agentId": "agt1", "name": "agt1", "id": id, "domain": "example.com"}
+	none := map[string]string{"tenant": "nope", "agentId": "agt9", "name": "agt9", "id": "01a24399-0000-7000-8000-000000000000", "domain": "nope.example"}
 	var out []exchange
 	for _, r := range catalog.Requests {
 		if r.Doors&catalog.REST == 0 {

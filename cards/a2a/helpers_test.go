@@ -33,6 +33,8 @@ type fixture struct {
 	t     *testing.T
 	a2a   *a2a.Service
 	cards *cards.Service
+	// trust manages acme's trust policy, which imports weigh cards against.
+	trust *a2a.Trust
 }
 
 // newFixture builds the service over a fresh database of dialect. Fetches, when the test allows
@@ -42,10 +44,14 @@ func newFixture(t *testing.T, dialect string) *fixture {
 	db := storagetest.Open(t, dialect)
 	storagetest.CreateTenant(t, db, acme, time.Now().UTC(), "alice")
 	store := storage.NewCardStore(db)
-	gate := &tenants.Service{Store: storage.NewTenantStore(db)}
+	tenantStore := storage.NewTenantStore(db)
+	gate := &tenants.Service{Store: tenantStore}
 	cs := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 	ss := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
-	return &fixture{t: t, cards: cs, a2a: &a2a.Service{Store: store, Authz: authztest.AllowAll{}, Cards: cs, Search: ss}}
+	keys := &a2a.KeySets{}
+	return &fixture{t: t, cards: cs,
+		a2a:   &a2a.Service{Store: store, Authz: authztest.AllowAll{}, Cards: cs, Search: ss, Trust: tenantStore, TrustKeys: keys},
+		trust: &a2a.Trust{Store: tenantStore, Cards: cs, CardStore: store, Gate: gate, Authz: authztest.AllowAll{}, Keys: keys}}
 }
 
 // forEachDialect runs fn with a fixture on each database.
@@ -58,12 +64,14 @@ func forEachDialect(t *testing.T, fn func(t *testing.T, f *fixture)) {
 // through the guarded client the server uses.
 func (f *fixture) allowLoopback() {
 	f.a2a.Fetch = a2atest.LoopbackFetch()
+	f.trust.Keys.Fetch = f.a2a.Fetch
 }
 
 // guardAsDefault gives the fixture's imports the guarded client the server has without
 // outbound.allow, behind a2atest.LoopbackOnly: loopback addresses are refused before any dial.
 func (f *fixture) guardAsDefault() {
 	f.a2a.Fetch = a2atest.LoopbackOnly{Inner: outbound.New(outbound.Config{Timeout: 5 * time.Second})}
+	f.trust.Keys.Fetch = f.a2a.Fetch
 }
 
 // put writes a registry card as its REST PUT would, and fails the test if it is refused.

@@ -26,6 +26,10 @@ type Service struct {
 	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
 	// one. Nil disables import by URL and jku.
 	Fetch Doer
+	// Trust reads the tenant's trust policy, which imports and refreshes weigh cards against
+	// (see weighTrust); nil records no trust. TrustKeys fetches the key sets it names by URL.
+	Trust     TrustPolicies
+	TrustKeys *KeySets
 }
 
 // ImportRequest is the body of an import: exactly one of Card and URL.
@@ -92,7 +96,29 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 	}
 	c := ToCard(req.AgentID, a)
 	c.Visibility = req.Visibility
-	return s.Cards.CreateImported(ctx, tenant, c, cards.ImportRecord{Format: format, URL: req.URL, Signature: check})
+	rec := cards.ImportRecord{Format: format, URL: req.URL, Signature: check}
+	policy, err := s.weigh(ctx, tenant, c, raw, &rec)
+	if err != nil {
+		return cards.Card{}, err
+	}
+	created, err := s.Cards.CreateImported(ctx, tenant, c, rec)
+	if err != nil {
+		return cards.Card{}, err
+	}
+	return s.settleTrust(ctx, tenant, policy, created)
+}
+
+// weigh keeps in rec what the publisher of raw signed, and weighs the card c mapped from it
+// against the tenant's trust policy, which it returns as it read it.
+func (s *Service) weigh(ctx context.Context, tenant tenants.ID, c cards.Card, raw []byte, rec *cards.ImportRecord) ([]tenants.TrustIssuer, error) {
+	signed, err := signedContent(raw)
+	if err != nil {
+		return nil, fault.Errorf(fault.Invalid, "card: %s: invalid", err)
+	}
+	rec.Signed = signed
+	policy, trust, err := s.weighImport(ctx, tenant, c, signed, rec.Signature)
+	rec.Trust = trust
+	return policy, err
 }
 
 // cardShape is the structure of an A2A card above its free-form values (see cards.Shape): every
@@ -173,6 +199,10 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 	check := (&verifier{keys: req.Keys, fetch: s.Fetch}).verify(ctx, raw)
 	c := ToCard(agentID, a)
 	rec := cards.ImportRecord{Format: format, URL: url, Signature: check}
+	policy, err := s.weigh(ctx, tenant, c, raw, &rec)
+	if err != nil {
+		return Refreshed{}, err
+	}
 	// What was fetched is weighed against the card as it is when it is written: a write that
 	// lands during the fetch is read again (the fetch is not repeated), a delete ends it.
 	for range maxRefreshAttempts {
@@ -193,6 +223,11 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 		if !errors.Is(err, cards.ErrStale) {
 			if err != nil {
 				return Refreshed{}, err
+			}
+			if fresh != nil {
+				if card, err = s.settleTrust(ctx, tenant, policy, card); err != nil {
+					return Refreshed{}, err
+				}
 			}
 			return Refreshed{Card: card, RefreshOutcome: outcome}, nil
 		}

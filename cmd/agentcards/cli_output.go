@@ -25,6 +25,7 @@ var listColumns = map[string][]string{
 	"delegations.list":     {"id", "agentId", "capability", "status", "mode", "latencyMs", "createdAt"},
 	"audit.list":           {"at", "principal", "action", "object", "revisionBefore", "revisionAfter", "outcome"},
 	"synonyms.list":        {"id", "words", "updatedAt"},
+	"trust.list":           {"domain", "jwksUrl", "updatedAt"},
 	"webhooks.list":        {"id", "url", "state", "failures", "lastError", "nextAttemptAt"},
 	"webhooks.deliveries":  {"at", "eventId", "type", "agentId", "status", "ok", "error", "latencyMs"},
 	"a2a.agents":           {"agentId", "name", "cardUrl", "description"},

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -14,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-jose/go-jose/v4"
 
 	"github.com/agentcards/agentcards/authz/token"
 	"github.com/agentcards/agentcards/cards/agenttest"
@@ -127,6 +131,7 @@ func TestCLIEveryRequest(t *testing.T) {
 	s.edits(t)
 	s.access(t)
 	s.synonyms(t)
+	s.trust(t)
 	s.webhooks(t)
 	s.delegationsAndPublic(t)
 	s.refusals(t)
@@ -338,6 +343,43 @@ func (s *cliScenario) access(t *testing.T) {
 	if r := e.ok(t, alice, nil, "audit", "list", "--object", "roles/bob", "-o", "table"); !regexp.MustCompile(`(?m)\salice\s+roles\.revoke\s+roles/bob\s+\d+\s+\d+\s+ok$`).MatchString(r.stdout) {
 		t.Errorf("audit list as a table:\n%s", r.stdout)
 	}
+}
+
+// trust: an issuer with a pinned key set given from a file, listed as a table, read, refused to
+// bob (no role left) and removed, once.
+func (s *cliScenario) trust(t *testing.T) {
+	e, alice := s.e, s.alice
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "pinned-1", Algorithm: "EdDSA"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(file, keys, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var put struct {
+		Issuer struct{ Domain string }
+		Cards  struct{ Weighed, Trusted int }
+	}
+	e.ok(t, alice, &put, "trust", "put", "--domain", "*.Example.com", "--keys", "@"+file)
+	// The scenario's signed imports live on georoute-agent.example.com: weighed, and trusted by
+	// none of this new key.
+	if put.Issuer.Domain != "*.example.com" || put.Cards.Weighed == 0 || put.Cards.Trusted != 0 {
+		t.Errorf("trust put: %+v", put)
+	}
+	if r := e.ok(t, alice, nil, "trust", "list", "-o", "table"); !regexp.MustCompile(`(?m)^\*\.example\.com\s+\d{4}-`).MatchString(r.stdout) {
+		t.Errorf("trust list as a table:\n%s", r.stdout)
+	}
+	if r := e.ok(t, alice, nil, "trust", "get", "--domain", "*.example.com"); !strings.Contains(r.stdout, "pinned-1") {
+		t.Errorf("trust get:\n%s", r.stdout)
+	}
+	e.refused(t, s.bob, 1, "forbidden", "trust", "put", "--domain", "example.org", "--keys", "@"+file)
+	e.ok(t, alice, nil, "trust", "remove", "--domain", "*.example.com")
+	e.refused(t, alice, 1, "not_found", "trust", "remove", "--domain", "*.example.com")
 }
 
 // synonyms: a synonym set put with its words as a list flag, listed as a table, refused to bob

@@ -93,6 +93,9 @@ func PolicyObject(subject string) string { return "policies/" + subject }
 // SynonymsObject is the object of the entries of a synonym set of the tenant's searches.
 func SynonymsObject(id string) string { return "synonyms/" + id }
 
+// TrustObject is the object of the entries of an issuer of the tenant's trust policy.
+func TrustObject(domain string) string { return "trust/" + domain }
+
 // WebhookObject is the object of the entries of a webhook subscription.
 func WebhookObject(id string) string { return "webhooks/" + id }
 

@@ -149,15 +149,16 @@ type CardsSearch struct {
 	Capability []string `json:"capability,omitempty" in:"query" doc:"capabilities it must have (all; exact names)"`
 	Tag        []string `json:"tag,omitempty" in:"query" doc:"tags it must have (all; any case)"`
 	Resource   []string `json:"resource,omitempty" in:"query" doc:"URIs the card's resources must cover"`
-	Name       string   `json:"name,omitempty" in:"query" doc:"a substring of the card's name, any case"`
+	Name       string   `json:"name,omitempty" in:"query" doc:"a substring of the name, any case"`
 	Q          string   `json:"q,omitempty" in:"query" doc:"free text, ranked"`
-	Limit      int      `json:"limit,omitempty" in:"query" doc:"the page size, 20 by default" min:"1" max:"100"`
-	Status     []string `json:"status,omitempty" in:"query" doc:"the statuses to find (any of them); active and deprecated by default" enum:"active,deprecated,disabled"`
-	Verified   *bool    `json:"verified,omitempty" in:"query" doc:"true: only cards whose imported A2A signature verified; false: the others"`
-	Online     *bool    `json:"online,omitempty" in:"query" doc:"true: only agents online (a recent heartbeat or probe); false: the others"`
-	Explain    bool     `json:"explain,omitempty" in:"query" doc:"true: with q, each result says why it scored so"`
-	Cursor     string   `json:"cursor,omitempty" in:"query" doc:"the nextCursor of the previous page"`
-	Fields     []string `json:"fields,omitempty" in:"view" doc:"what each result shows instead of its compact fields: any card field, score, matchedCapabilities, matchedResources; card for all"`
+	Limit      int      `json:"limit,omitempty" in:"query" doc:"page size, 20 by default" min:"1" max:"100"`
+	Status     []string `json:"status,omitempty" in:"query" doc:"statuses to find (any); active, deprecated by default" enum:"active,deprecated,disabled"`
+	Verified   *bool    `json:"verified,omitempty" in:"query" doc:"true: only cards whose signature verified; false: the others"`
+	Trusted    *bool    `json:"trusted,omitempty" in:"query" doc:"true: only cards the trust policy vouches for; false: the others"`
+	Online     *bool    `json:"online,omitempty" in:"query" doc:"true: only agents recently heard from; false: the others"`
+	Explain    bool     `json:"explain,omitempty" in:"query" doc:"true: with q, why each result scored so"`
+	Cursor     string   `json:"cursor,omitempty" in:"query" doc:"the previous page's nextCursor"`
+	Fields     []string `json:"fields,omitempty" in:"view" doc:"instead of the compact fields: any card field, score, matchedCapabilities, matchedResources; card for all"`
 }
 
 // CardsReplace creates or replaces a card whole.
@@ -469,6 +470,43 @@ type SynonymsRemove struct {
 type SynonymList struct {
 	Items []tenants.SynonymSet `json:"items"`
 	Total int                  `json:"total"`
+}
+
+// ---- trust
+
+// TrustList lists the issuers of the tenant's trust policy.
+type TrustList struct{ Scope }
+
+// TrustRef names one issuer of the tenant's trust policy.
+type TrustRef struct {
+	Scope
+	Domain string `json:"domain" in:"path" doc:"the issuer's domain: a host name, *. and a host name, or an IP address"`
+}
+
+// TrustPut creates the issuer of a domain, or replaces it.
+type TrustPut struct {
+	Scope
+	Domain  string          `json:"domain" in:"path" doc:"the hosts the issuer speaks for: a host name (example.com), *. and a host name for its subdomains (*.example.com, not example.com itself), or an IP address"`
+	JWKSURL string          `json:"jwksUrl,omitempty" doc:"where the issuer publishes its keys (a JWKS), fetched now and when cards are weighed; exactly one of jwksUrl and keys"`
+	Keys    json.RawMessage `json:"keys,omitempty" doc:"a JWKS of public keys pinned in the policy; exactly one of jwksUrl and keys"`
+}
+
+// TrustPutted is what putting an issuer answers: the entry as stored, and what weighing the cards
+// it covers again did.
+type TrustPutted struct {
+	Issuer tenants.TrustIssuer `json:"issuer"`
+	Cards  cards.Reweighed     `json:"cards"`
+}
+
+// TrustRemoved is what removing an issuer answers: what weighing the cards it covered again did.
+type TrustRemoved struct {
+	Cards cards.Reweighed `json:"cards"`
+}
+
+// TrustIssuerList is the tenant's trust issuers, in domain order.
+type TrustIssuerList struct {
+	Items []tenants.TrustIssuer `json:"items"`
+	Total int                   `json:"total"`
 }
 
 // ---- webhooks

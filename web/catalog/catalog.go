@@ -144,7 +144,7 @@ func Lookup(name string) (Request, bool) {
 }
 
 // SearchQuery are the query parameters of the card search's GET route.
-var SearchQuery = []string{"capability", "cursor", "explain", "limit", "name", "online", "protocol", "q", "resource", "status", "tag", "verified"}
+var SearchQuery = []string{"capability", "cursor", "explain", "limit", "name", "online", "protocol", "q", "resource", "status", "tag", "trusted", "verified"}
 
 // AuditQuery are the query parameters of the audit trail.
 var AuditQuery = []string{"principal", "action", "object", "since", "until", "limit", "cursor"}
@@ -230,6 +230,14 @@ var Requests = []Request{
 	{Name: "synonyms.remove", In: typeOf[api.SynonymsRemove](), Out: typeOf[api.Empty](), Does: "Remove a synonym set", Caller: "search:manage on search",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/synonyms/:id"}}, Doors: Every},
 
+	{Name: "trust.list", In: typeOf[api.TrustList](), Out: typeOf[api.TrustIssuerList](), Does: "List the issuers of the tenant's trust policy: whose keys vouch for the cards of which domain", Caller: "cards:read on cards/*",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/trust"}}, Doors: Every},
+	{Name: "trust.get", In: typeOf[api.TrustRef](), Out: typeOf[tenants.TrustIssuer](), Does: "Read one issuer of the tenant's trust policy", Caller: "cards:read on cards/*",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/trust/:domain"}}, Doors: Every},
+	{Name: "trust.put", In: typeOf[api.TrustPut](), Out: typeOf[api.TrustPutted](), Does: "Trust an issuer's keys for a domain's cards, or replace its keys, and weigh those cards again", Caller: "trust:manage on trust", OpenWorld: true,
+		Access: Token, Routes: []Route{{Method: "PUT", Path: tenantPath + "/trust/:domain"}}, Doors: Every},
+	{Name: "trust.remove", In: typeOf[api.TrustRef](), Out: typeOf[api.TrustRemoved](), Does: "Stop trusting an issuer, and weigh the cards it covered again", Caller: "trust:manage on trust",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/trust/:domain"}}, Doors: Every},
 	{Name: "webhooks.create", In: typeOf[api.WebhooksCreate](), Out: typeOf[webhooks.Webhook](), Does: "Subscribe a URL to the tenant's card changes, delivered as signed CloudEvents", Caller: "webhooks:manage on webhooks",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/webhooks"}}, Doors: Every},
 	{Name: "webhooks.list", In: typeOf[api.WebhooksList](), Out: typeOf[api.WebhookList](), Does: "List the tenant's webhook subscriptions and their delivery state", Caller: "webhooks:manage on webhooks",

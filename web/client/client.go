@@ -66,6 +66,7 @@ type Client struct {
 	Access      Access
 	Audit       Audit
 	Synonyms    Synonyms
+	Trust       Trust
 	Webhooks    Webhooks
 	Delegations Delegations
 	A2A         A2A
@@ -115,7 +116,7 @@ func New(base string, opts ...Option) (*Client, error) {
 	}
 	c.Tenants, c.Cards, c.Secrets = Tenants{c}, Cards{c}, Secrets{c}
 	c.Roles, c.Policies, c.Access, c.Audit, c.Synonyms = Roles{c}, Policies{c}, Access{c}, Audit{c}, Synonyms{c}
-	c.Webhooks = Webhooks{c}
+	c.Trust, c.Webhooks = Trust{c}, Webhooks{c}
 	c.Delegations, c.A2A, c.Keys = Delegations{c}, A2A{c}, Keys{c}
 	return c, nil
 }

@@ -208,6 +208,29 @@ func (r Synonyms) Remove(ctx context.Context, in api.SynonymsRemove) (api.Empty,
 	return call[api.Empty](ctx, r.c, "synonyms.remove", in)
 }
 
+// Trust are the trust.* requests.
+type Trust struct{ c *Client }
+
+// List is trust.list.
+func (r Trust) List(ctx context.Context, in api.TrustList) (api.TrustIssuerList, error) {
+	return call[api.TrustIssuerList](ctx, r.c, "trust.list", in)
+}
+
+// Get is trust.get.
+func (r Trust) Get(ctx context.Context, in api.TrustRef) (tenants.TrustIssuer, error) {
+	return call[tenants.TrustIssuer](ctx, r.c, "trust.get", in)
+}
+
+// Put is trust.put.
+func (r Trust) Put(ctx context.Context, in api.TrustPut) (api.TrustPutted, error) {
+	return call[api.TrustPutted](ctx, r.c, "trust.put", in)
+}
+
+// Remove is trust.remove.
+func (r Trust) Remove(ctx context.Context, in api.TrustRef) (api.TrustRemoved, error) {
+	return call[api.TrustRemoved](ctx, r.c, "trust.remove", in)
+}
+
 // Webhooks are the webhooks.* requests.
 type Webhooks struct{ c *Client }
 

@@ -205,6 +205,11 @@ var details = map[string]string{
 	"synonyms.put": "Creates the set or replaces the set of that id whole; searches use it from their next query. invalid naming the bad word; " +
 		"conflict when the tenant already has 500 sets.",
 	"synonyms.remove": "The set is gone for good; not_found when the tenant has no set of that id.",
+	"trust.list": "Answers the issuers of the tenant's trust policy in domain order, each with its domain and its keys (jwksUrl, or a pinned JWKS): " +
+		"a card is trusted when a signature verifies with a key of the issuer whose domain covers the hosts of its interfaces.",
+	"trust.put": "Creates the domain's issuer or replaces it, then weighs again every imported card it covers, and answers the entry and " +
+		"how many cards were weighed, trusted and changed. A jwksUrl is fetched first: blocked_url or fetch_failed when it cannot be.",
+	"trust.remove": "The issuer is gone; the cards it vouched for are no longer trusted (answers how many changed). not_found when there is none.",
 	"webhooks.create": "Each change of a matching card is POSTed to url as a CloudEvent (type agentcards.card.upserted or .removed), signed: " +
 		"the Agentcards-Signature header is a detached JWS the keys of keys_list verify. Delivery is at least once, in order; blocked_url for a refused address.",
 	"webhooks.list":       "Each subscription with its state (active, failing, disabled), failures, lastError and nextAttemptAt.",

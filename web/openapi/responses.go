@@ -136,6 +136,7 @@ type SearchBody struct {
 	Resources    []string `json:"resources,omitempty" doc:"URIs the card's resources must cover"`
 	Status       []string `json:"status,omitempty" doc:"the statuses to find (any of them): active and deprecated by default" enum:"active,deprecated,disabled"`
 	Verified     *bool    `json:"verified,omitempty" doc:"true: only cards whose imported signature verified; false: only the others"`
+	Trusted      *bool    `json:"trusted,omitempty" doc:"true: only cards an issuer of the tenant's trust policy vouches for; false: only the others"`
 	Online       *bool    `json:"online,omitempty" doc:"true: only cards whose agent is online; false: only those offline or never heard of"`
 	Name         string   `json:"name,omitempty" doc:"a substring of the card's name, any case"`
 	Q            string   `json:"q,omitempty" doc:"free text, ranked"`

@@ -22,6 +22,7 @@ type Doc struct {
 	length   uint32
 	status   cards.Status
 	verified bool
+	trusted  bool
 	online   bool // set by the scan when the plan asks, not by analyze
 }
 
@@ -46,7 +47,7 @@ func Analyze(c cards.Card) Doc {
 // yet stemmed (once per occurrence, with the weight of the field it occurs in), instead of into
 // d.terms, which stays nil. An index build posts them straight into its lists.
 func analyzeWith(c cards.Card, term func(tok string, weight uint8)) Doc {
-	d := Doc{agentID: c.AgentID, name: strings.ToLower(c.Name), status: c.Status, verified: c.Verified()}
+	d := Doc{agentID: c.AgentID, name: strings.ToLower(c.Name), status: c.Status, verified: c.Verified(), trusted: c.Trusted()}
 	add := func(text string, field uint8) {
 		tokenize(text, func(tok string, _ bool) {
 			d.length += uint32(field)

@@ -40,7 +40,7 @@ func (c Candidate) AgentID() string { return c.agentID }
 
 // filters applies the plan's filters (all but q) to one analysed card.
 func (p *Plan) filters(d *Doc) bool {
-	return p.finds(d.status) && p.findsVerified(d.verified) && p.findsOnline(d.online) &&
+	return p.finds(d.status) && p.findsSigned(d.verified, d.trusted) && p.findsOnline(d.online) &&
 		containsAll(d.protocols, p.protocols) && containsAll(d.tags, p.tags) && containsAll(d.capabilities, p.capabilities) &&
 		(p.name == "" || strings.Contains(d.name, p.name)) && coversAll(d.resources, p.resources)
 }

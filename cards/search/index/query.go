@@ -38,6 +38,9 @@ type Query struct {
 	// Verified, when given, finds only the cards whose imported signature verified (true), or
 	// only the others (false).
 	Verified *bool `json:"verified"`
+	// Trusted, when given, finds only the cards an issuer of the tenant's trust policy vouches
+	// for (true), or only the others (false).
+	Trusted *bool `json:"trusted"`
 	// Online, when given, finds only the cards whose agent is online (true), or only those
 	// offline or never heard of (false).
 	Online *bool `json:"online"`
@@ -60,7 +63,7 @@ func (q Query) Shape() string {
 	}{
 		{"q", q.Q != ""}, {"protocol", len(q.Protocols) > 0}, {"capability", len(q.Capabilities) > 0},
 		{"tag", len(q.Tags) > 0}, {"name", q.Name != ""}, {"resource", len(q.Resources) > 0},
-		{"status", len(q.Status) > 0}, {"verified", q.Verified != nil}, {"online", q.Online != nil},
+		{"status", len(q.Status) > 0}, {"verified", q.Verified != nil}, {"trusted", q.Trusted != nil}, {"online", q.Online != nil},
 	} {
 		if f.on {
 			parts = append(parts, f.name)
@@ -78,6 +81,7 @@ type Plan struct {
 	name                          string // lowercased
 	statuses                      uint8  // the statusBit of each status to find
 	verified                      int8   // 1: only verified cards, -1: only the others, 0: any
+	trusted                       int8   // 1: only trusted cards, -1: only the others, 0: any
 	online                        int8   // 1: only online cards, -1: only the others, 0: any
 	resources                     []resourcePattern
 	terms                         []term // distinct query tokens of q
@@ -132,6 +136,7 @@ func (q Query) Compile() (Plan, error) {
 			p.verified = 1
 		}
 	}
+	p.trusted = triState(q.Trusted)
 	if q.Online != nil {
 		p.online = -1
 		if *q.Online {
@@ -238,6 +243,9 @@ func (q Query) fingerprint(p Plan) uint64 {
 	if p.online != 0 {
 		parts = append(parts, []string{"online", string(rune('1' + p.online))})
 	}
+	if p.trusted != 0 {
+		parts = append(parts, []string{"trusted", string(rune('1' + p.trusted))})
+	}
 	for _, part := range parts {
 		for _, s := range part {
 			h.Write([]byte(s))
@@ -306,7 +314,22 @@ func (p *Plan) findsOnline(online bool) bool {
 	return p.online == 0 || (p.online > 0) == online
 }
 
-// findsVerified reports whether the plan finds a card whose signature verified (or not).
-func (p *Plan) findsVerified(verified bool) bool {
-	return p.verified == 0 || (p.verified > 0) == verified
+// findsSigned reports whether the plan's verified and trusted filters find a card whose
+// signature verified (or not) and that is trusted (or not).
+func (p *Plan) findsSigned(verified, trusted bool) bool {
+	return (p.verified == 0 || (p.verified > 0) == verified) && (p.trusted == 0 || (p.trusted > 0) == trusted)
+}
+
+// signed reports whether the plan has a verified or trusted filter.
+func (p *Plan) signed() bool { return p.verified != 0 || p.trusted != 0 }
+
+// triState is a boolean filter as a plan holds it: 1 for true, -1 for false, 0 when not given.
+func triState(b *bool) int8 {
+	switch {
+	case b == nil:
+		return 0
+	case *b:
+		return 1
+	}
+	return -1
 }

@@ -25,7 +25,7 @@ import (
 //	format, stamp, tenant (strings as in the header: length and bytes)
 //	the string section: its length, then the bytes of every string below, one after another
 //	documents: count, then each: agentId, name, cardId, revision and updatedAt (signed
-//	  varints), flags (alive, public, verified), status, length, resources: count, then each: scheme,
+//	  varints), flags (alive, public, verified, trusted), status, length, resources: count, then each: scheme,
 //	  host, segments (count, then each), wildcard (0 or 1)
 //	order: count, then the document numbers
 //	the entries of every posting list below, in all
@@ -114,7 +114,7 @@ func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
 		e.str(d.cardID.String())
 		e.b = binary.AppendVarint(e.b, d.revision)
 		e.b = binary.AppendVarint(e.b, d.updated)
-		e.uint(flag(d.alive, 1) | flag(d.public, 2) | flag(d.verified, 4))
+		e.uint(flag(d.alive, 1) | flag(d.public, 2) | flag(d.verified, 4) | flag(d.trusted, 8))
 		e.str(string(statusName(d.status)))
 		e.uint(uint64(x.lens[i]))
 		e.count(len(d.patterns()))
@@ -399,7 +399,7 @@ func (d *snapshotDecoder) doc(doc *idoc, length *uint32) error {
 	doc.agentID, doc.name, doc.cardID = d.str(), d.str(), refOf(d.str())
 	doc.revision, doc.updated = d.int(), d.int()
 	flags := d.uint()
-	doc.alive, doc.public, doc.verified = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	doc.alive, doc.public, doc.verified, doc.trusted = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 	doc.status = statusBit(cards.Status(d.str()))
 	l := d.uint()
 	if l > math.MaxUint32 {

@@ -62,6 +62,7 @@ type idoc struct {
 	alive     bool
 	public    bool
 	verified  bool
+	trusted   bool
 }
 
 // patterns returns the resources' patterns.
@@ -308,7 +309,7 @@ func newIdoc(c cards.Card, d Doc) idoc {
 	}
 	return idoc{agentID: d.agentID, name: d.name, resources: resources, alive: true,
 		cardID: refOf(c.ID), revision: c.Revision, updated: c.UpdatedAt.UnixMicro(), public: c.Visibility == cards.VisibilityPublic && !c.Disabled(), status: statusBit(d.status),
-		verified: d.verified}
+		verified: d.verified, trusted: d.trusted}
 }
 
 // add indexes the analysed card d as a new document. The caller holds mu.

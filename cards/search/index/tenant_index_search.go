@@ -141,15 +141,15 @@ func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]
 	} else {
 		cand = candidates(lists, grams)
 	}
-	// Statuses need checking unless the plan finds every status a live card has; so does the
-	// verified filter, when given.
-	status := p.verified != 0 || p.statuses != allStatuses && !(p.statuses == defaultStatuses && x.disabled == 0)
+	// Statuses need checking unless the plan finds every status a live card has; so do the
+	// verified and trusted filters, when given.
+	status := p.signed() || p.statuses != allStatuses && !(p.statuses == defaultStatuses && x.disabled == 0)
 	// accept applies what postings cannot: removal, the exact substring, resources, status,
 	// liveness, permission.
 	accept := func(n uint32) bool {
 		d := &x.docs[n]
 		return d.alive && (p.name == "" || strings.Contains(d.name, p.name)) &&
-			coversAll(d.patterns(), p.resources) && (!status || p.statuses&d.status != 0 && p.findsVerified(d.verified)) &&
+			coversAll(d.patterns(), p.resources) && (!status || p.statuses&d.status != 0 && p.findsSigned(d.verified, d.trusted)) &&
 			(online == nil || p.findsOnline(online.has(n))) && (readable == nil || readable(d.agentID))
 	}
 	// Ranking skips removed documents itself, and narrows by liveness itself; it needs accept
@@ -165,10 +165,10 @@ func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]
 		return x.orderedBits(p, accept, rankAccept == nil && online == nil, s)
 	}
 	unfiltered := cand == nil && p.name == "" && len(p.resources) == 0 && readable == nil
-	if unfiltered && p.verified == 0 && online != nil {
+	if unfiltered && !p.signed() && online != nil {
 		return x.byLiveness(p, online)
 	}
-	if unfiltered && p.verified == 0 && p.statuses == defaultStatuses && x.disabled > 0 {
+	if unfiltered && !p.signed() && p.statuses == defaultStatuses && x.disabled > 0 {
 		return x.allButDisabled(p)
 	}
 	return x.ordered(p, cand, unfiltered && !status, accept, s)

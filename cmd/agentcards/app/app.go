@@ -154,6 +154,8 @@ type App struct {
 	Streams *search.Streams
 	// Synonyms manages the tenants' search synonym sets.
 	Synonyms *search.Synonyms
+	// Trust manages the tenants' trust policies, which imports weigh cards against.
+	Trust *a2a.Trust
 	// Webhooks manages the tenants' webhook subscriptions; Deliverer delivers their events (Start
 	// runs it).
 	Webhooks  *webhooks.Service
@@ -315,7 +317,10 @@ func (a *App) buildCards(cardStore *storage.CardStore) {
 // buildA2A builds the A2A service, which imports cards with fetch and writes them through the
 // card service, and the refresher that imports them again from their source on schedule.
 func (a *App) buildA2A(cardStore *storage.CardStore, livenessStore *storage.LivenessStore, fetch a2a.Doer) {
-	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch}
+	tenantStore := storage.NewTenantStore(a.opts.DB)
+	keys := &a2a.KeySets{Fetch: fetch}
+	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch, Trust: tenantStore, TrustKeys: keys}
+	a.Trust = &a2a.Trust{Store: tenantStore, Cards: a.Cards, CardStore: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Keys: keys}
 	a.Refresher = a2a.NewRefresher(a.opts.Refresh.Interval, a.A2A, livenessStore, cardStore, a.opts.Refresh.Now)
 }
 

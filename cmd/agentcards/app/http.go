@@ -27,6 +27,7 @@ func (a *App) buildHandler() error {
 		Changes:     a.Changes,
 		Streams:     a.Streams,
 		Synonyms:    a.Synonyms,
+		Trust:       a.Trust,
 		Webhooks:    a.Webhooks,
 		A2A:         a.A2A,
 		Enforcers:   a.Enforcers,

@@ -1,11 +1,13 @@
 // The console's pages, by the hash of the location: #/cards, #/cards/{agentId},
-// #/cards/{agentId}/edit, #/access, #/synonyms, #/webhooks, #/delegations, #/tenants, #/login.
+// #/cards/{agentId}/edit, #/access, #/synonyms, #/trust, #/webhooks, #/delegations, #/tenants,
+// #/login.
 import { call, caps, decodeClaims, onUnauthenticated, session } from './api.js';
 import { catalogue } from './catalogue.js';
 import { cardPage, editPage } from './card.js';
 import { accessPage } from './access.js';
 import { delegationsPage } from './delegations.js';
 import { synonymsPage } from './synonyms.js';
+import { trustPage } from './trust.js';
 import { webhooksPage } from './webhooks.js';
 import { tenantsPage } from './tenants.js';
 import { errorText, field, go, h, nextRoute, notice, page, pageNotice, ticket } from './ui.js';
@@ -121,6 +123,7 @@ const routes = [
   [/^#\/cards(\?.*)?$/, () => catalogue()],
   [/^#\/access$/, () => accessPage()],
   [/^#\/synonyms$/, () => synonymsPage()],
+  [/^#\/trust$/, () => trustPage()],
   [/^#\/webhooks$/, () => webhooksPage()],
   [/^#\/delegations(\?.*)?$/, () => delegationsPage()],
   [/^#\/tenants$/, () => tenantsPage()],

@@ -87,7 +87,8 @@ function liveness(c) {
 }
 
 // renderA2A shows the card as A2A 1.0 or 0.3, as the well-known URL serves it, with the
-// service's signature checked here and, for an imported card, what its own signature proved.
+// service's signature checked here and, for an imported card, what its own signature proved and
+// whether the tenant's trust policy vouches for it.
 function renderA2A(section, c) {
   const imp = c.a2a && c.a2a.import;
   if (imp) {
@@ -95,6 +96,14 @@ function renderA2A(section, c) {
     section.append(h('p', { id: 'import-signature' },
       `Imported as A2A ${imp.format}${imp.url ? ` from ${imp.url}` : ''}: its signature is `,
       badge(s.status || 'unverified', `sig-${s.status}`), s.reason ? ` (${s.reason})` : '', s.kid ? ` key ${s.kid}` : ''));
+    // Whether an issuer of the tenant's trust policy vouches for it (absent on cards imported
+    // before trust was weighed).
+    const t = imp.trust;
+    if (t) {
+      section.append(h('p', { id: 'import-trust', 'data-status': t.status }, t.status === 'trusted'
+        ? ['Trusted: vouched for by issuer ', h('a', { href: '#/trust' }, t.issuer), t.kid ? ` (key ${t.kid})` : '']
+        : `Not trusted: ${t.reason || 'no issuer of the trust policy vouches for it'}`));
+    }
   }
   const out = h('div', { id: 'a2a-body' });
   const choose = h('fieldset', { class: 'tabs' }, h('legend', {}, 'A2A version'));

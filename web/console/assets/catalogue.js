@@ -36,6 +36,8 @@ export async function catalogue() {
       option('', 'any', get('online')), option('true', 'online', get('online')), option('false', `offline or ${NEVER_HEARD}`, get('online'))),
     verified: h('select', { name: 'verified' },
       option('', 'any', get('verified')), option('true', 'verified A2A signature', get('verified')), option('false', 'not verified', get('verified'))),
+    trusted: h('select', { name: 'trusted' },
+      option('', 'any', get('trusted')), option('true', 'vouched for by the trust policy', get('trusted')), option('false', 'not trusted', get('trusted'))),
     limit: h('select', { name: 'limit' }, ...['10', '20', '50', '100'].map((n) => option(n, n, get('limit') || '20'))),
   };
   const boxes = STATUSES.map((st) => h('label', { class: 'check' },
@@ -51,12 +53,13 @@ export async function catalogue() {
       h('fieldset', { class: 'field' }, h('legend', {}, 'Status'), ...boxes),
       field('Liveness', inputs.online),
       field('Signature', inputs.verified),
+      field('Trust', inputs.trusted),
       field('Per page', inputs.limit)),
     h('button', { type: 'submit' }, 'Search'));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const next = new URLSearchParams();
-    for (const k of ['q', 'name', 'protocol', 'capability', 'tag', 'resource', 'online', 'verified']) {
+    for (const k of ['q', 'name', 'protocol', 'capability', 'tag', 'resource', 'online', 'verified', 'trusted']) {
       if (inputs[k].value.trim()) { next.set(k, inputs[k].value.trim()); }
     }
     const checked = boxes.map((b) => b.querySelector('input')).filter((b) => b.checked).map((b) => b.value);
@@ -71,7 +74,7 @@ export async function catalogue() {
   const query = {
     q: get('q'), name: get('name'), protocol: list(get('protocol')), capability: list(get('capability')), tag: list(get('tag')),
     resource: list(get('resource')),
-    status: statuses, online: get('online'), verified: get('verified'), limit: get('limit'), cursor: get('cursor'),
+    status: statuses, online: get('online'), verified: get('verified'), trusted: get('trusted'), limit: get('limit'), cursor: get('cursor'),
   };
   const key = JSON.stringify({ ...query, cursor: undefined });
   if (trail.key !== key) { trail = { key, cursors: [] }; }

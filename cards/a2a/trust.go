@@ -1,0 +1,238 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// A tenant's trust policy names the issuers whose keys vouch for imported cards, each bound to a
+// domain (tenants.TrustIssuer). An import or refresh weighs the card's signatures against it
+// apart from the signature check: a card is trusted when one of its signatures verifies with a
+// key of the one issuer that speaks for every host its interfaces live on, and none of its
+// signatures is invalid. A jku names where a signer published its keys, which proves nothing of
+// who the signer is; trust takes keys from the policy only.
+
+// TrustPolicies reads a tenant's trust policy as the database holds it now; storage's
+// TenantStore is one.
+type TrustPolicies interface {
+	TrustPolicy(ctx context.Context, tenant tenants.ID) ([]tenants.TrustIssuer, error)
+}
+
+// signedContent is what an A2A card's signatures cover and the signatures themselves, as
+// received; nil when the card carries none.
+func signedContent(raw []byte) (*cards.SignedCard, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, err
+	}
+	sigs := top["signatures"]
+	var list []json.RawMessage
+	if json.Unmarshal(sigs, &list) != nil || len(list) == 0 {
+		return nil, nil
+	}
+	delete(top, "signatures")
+	card, err := json.Marshal(top)
+	if err != nil {
+		return nil, err
+	}
+	return &cards.SignedCard{Card: card, Signatures: sigs}, nil
+}
+
+// cardHosts are the hosts of the card's interfaces (lowercase, without ports), each once.
+func cardHosts(c cards.Card) []string {
+	var hosts []string
+	for _, i := range c.A2AInterfaces() {
+		u, err := url.Parse(i.URL)
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+// KeySets fetches and keeps the key sets trust policies point to by URL. A set is fetched again
+// when it is older than MaxAge, or when a signature names a kid the set does not have, at most
+// once per Refetch (so a rotated key is found at once, and unknown kids cannot make it fetch in a
+// loop). The zero value fetches nothing.
+type KeySets struct {
+	// Fetch is the SSRF-guarded client; nil fetches nothing.
+	Fetch   Doer
+	MaxAge  time.Duration
+	Refetch time.Duration
+	now     func() time.Time
+	mu      sync.Mutex
+	sets    map[string]keySet
+}
+
+type keySet struct {
+	set *jose.JSONWebKeySet
+	// fetched is when the set was fetched; missed when a kid it lacked last made it fetch again.
+	fetched, missed time.Time
+}
+
+// Defaults of KeySets.
+const (
+	DefaultKeySetAge     = 5 * time.Minute
+	DefaultKeySetRefetch = 10 * time.Second
+	maxKeySets           = 1024
+)
+
+// get returns the set at u, fetched again if it is too old, or if it lacks kid and no kid it
+// lacked made it fetch again within Refetch; fresh forces a fetch.
+func (k *KeySets) get(ctx context.Context, u, kid string, fresh bool) (*jose.JSONWebKeySet, error) {
+	if k == nil || k.Fetch == nil {
+		return nil, errors.New("fetching keys is not configured")
+	}
+	now := time.Now()
+	if k.now != nil {
+		now = k.now()
+	}
+	maxAge, refetch := k.MaxAge, k.Refetch
+	if maxAge <= 0 {
+		maxAge = DefaultKeySetAge
+	}
+	if refetch <= 0 {
+		refetch = DefaultKeySetRefetch
+	}
+	k.mu.Lock()
+	cached, ok := k.sets[u]
+	k.mu.Unlock()
+	var missed time.Time
+	if ok && !fresh {
+		has := kid == "" || slices.ContainsFunc(cached.set.Keys, func(key jose.JSONWebKey) bool { return key.KeyID == kid })
+		switch {
+		case now.Sub(cached.fetched) >= maxAge:
+		case has || now.Sub(cached.missed) < refetch:
+			return cached.set, nil
+		default:
+			missed = now // a key rotated in, maybe: fetch again, once per Refetch
+		}
+	}
+	if err := cards.CheckHTTPURL("jwksUrl", u); err != nil {
+		return nil, err
+	}
+	body, err := fetchJSON(ctx, k.Fetch, "jwksUrl", u, MaxImportBytes)
+	if err != nil {
+		return nil, err
+	}
+	set, err := readJWKS(body)
+	if err != nil {
+		return nil, fault.Errorf(fault.Invalid, "jwksUrl: %s: %s: invalid", u, err)
+	}
+	k.mu.Lock()
+	if k.sets == nil || len(k.sets) >= maxKeySets {
+		k.sets = map[string]keySet{}
+	}
+	k.sets[u] = keySet{set: set, fetched: now, missed: missed}
+	k.mu.Unlock()
+	return set, nil
+}
+
+// issuerKeys returns the keys of a policy entry: its pinned set, or the set at its URL.
+func (k *KeySets) issuerKeys(ctx context.Context, e *tenants.TrustIssuer, kid string) (*jose.JSONWebKeySet, error) {
+	if e.JWKSURL != "" {
+		return k.get(ctx, e.JWKSURL, kid, false)
+	}
+	return readJWKS(e.Keys)
+}
+
+// weighTrust weighs an imported card against the tenant's policy: c is the card mapped from the
+// A2A card, signed what its publisher signed (nil: no signatures), check the outcome of the
+// signature check.
+func weighTrust(ctx context.Context, keys *KeySets, policy []tenants.TrustIssuer, c cards.Card, signed *cards.SignedCard, check cards.SignatureCheck, now time.Time) cards.TrustCheck {
+	untrusted := func(issuer, reason string) cards.TrustCheck {
+		return cards.TrustCheck{Status: cards.TrustUntrusted, Issuer: issuer, Reason: reason, CheckedAt: now}
+	}
+	if signed == nil {
+		return untrusted("", "the card has no signatures")
+	}
+	if check.Status == cards.SignatureInvalid {
+		return untrusted("", "a signature on the card is invalid: "+check.Reason)
+	}
+	hosts := cardHosts(c)
+	if len(hosts) == 0 {
+		return untrusted("", "the card names no interface URL, so no issuer speaks for it")
+	}
+	var issuer *tenants.TrustIssuer
+	for _, h := range hosts {
+		e := tenants.TrustIssuerFor(policy, h)
+		switch {
+		case e == nil:
+			return untrusted("", fmt.Sprintf("no issuer of the trust policy speaks for %s", h))
+		case issuer != nil && issuer.Domain != e.Domain:
+			return untrusted("", fmt.Sprintf("its interfaces live on hosts of two issuers, %s and %s", issuer.Domain, e.Domain))
+		}
+		issuer = e
+	}
+	payload, err := CanonicalPayload(signed.Card)
+	if err != nil {
+		return untrusted(issuer.Domain, "the signed card cannot be canonicalized")
+	}
+	var sigs []AgentCardSignature
+	if err := json.Unmarshal(signed.Signatures, &sigs); err != nil {
+		return untrusted(issuer.Domain, "the signatures cannot be read")
+	}
+	var kids []string
+	var vouched *cards.TrustCheck
+	for i, s := range sigs {
+		h, ok := readHeader(s.Protected)
+		if !ok || h.extension || !slices.Contains(algorithms, jose.SignatureAlgorithm(h.Alg)) {
+			continue
+		}
+		set, err := keys.issuerKeys(ctx, issuer, h.Kid)
+		if err != nil {
+			return untrusted(issuer.Domain, fmt.Sprintf("the keys of issuer %s could not be read: %s", issuer.Domain, fault.MessageOf(err)))
+		}
+		key := pickKey(set, h)
+		if key == nil {
+			kids = append(kids, fmt.Sprintf("%q", h.Kid))
+			continue
+		}
+		jws, err := jose.ParseDetached(s.Protected+".."+s.Signature, payload, algorithms)
+		if err != nil {
+			continue
+		}
+		if _, err := jws.Verify(key); err != nil {
+			// A key the policy trusts rejects what it supposedly signed: whatever else verifies,
+			// the card is not as its issuer signed it.
+			return untrusted(issuer.Domain, fmt.Sprintf("signatures[%d] does not match the card under issuer %s's key %q", i, issuer.Domain, h.Kid))
+		}
+		if vouched == nil {
+			vouched = &cards.TrustCheck{Status: cards.TrustTrusted, Issuer: issuer.Domain, KeyID: h.Kid, CheckedAt: now}
+		}
+	}
+	if vouched != nil {
+		return *vouched
+	}
+	if len(kids) == 0 {
+		return untrusted(issuer.Domain, "no signature could be checked with the keys of issuer "+issuer.Domain)
+	}
+	return untrusted(issuer.Domain, fmt.Sprintf("no signature is by a key of issuer %s (kid %s)", issuer.Domain, strings.Join(kids, ", ")))
+}
+
+// sameTrust reports whether two checks say the same, whenever they were made.
+func sameTrust(a, b *cards.TrustCheck) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.CheckedAt, y.CheckedAt = time.Time{}, time.Time{}
+	return x == y
+}

@@ -1,0 +1,442 @@
+package a2a_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/a2a"
+	"github.com/agentcards/agentcards/cards/a2a/a2atest"
+	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/tenants"
+)
+
+// signer is an Ed25519 key of a publisher, with its kid.
+type signer struct {
+	kid  string
+	priv ed25519.PrivateKey
+	pub  ed25519.PublicKey
+}
+
+func newSigner(t testing.TB, kid string) signer {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer{kid: kid, priv: priv, pub: pub}
+}
+
+// jwks is a key set of the signers' public keys.
+func jwks(t testing.TB, ss ...signer) json.RawMessage {
+	t.Helper()
+	set := jose.JSONWebKeySet{}
+	for _, s := range ss {
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: s.pub, KeyID: s.kid, Algorithm: "EdDSA"})
+	}
+	return jsonOf(t, set)
+}
+
+// sig is s's signature of card (without its signatures), naming jku unless it is "".
+func (s signer) sig(t testing.TB, card map[string]any, jku string) map[string]any {
+	t.Helper()
+	h := map[string]any{"alg": "EdDSA", "kid": s.kid, "typ": "JOSE"}
+	if jku != "" {
+		h["jku"] = jku
+	}
+	return a2atest.JWS(t, card, h, a2atest.EdDSA(s.priv))
+}
+
+// signed is card with sigs as its signatures, each made by sign over card as it is.
+func signed(t testing.TB, card map[string]any, sign ...func(map[string]any) map[string]any) map[string]any {
+	t.Helper()
+	var sigs []any
+	for _, s := range sign {
+		sigs = append(sigs, s(card))
+	}
+	card["signatures"] = sigs
+	return card
+}
+
+// keyServer serves a JWKS at /jwks.json on loopback, which the test may change.
+type keyServer struct {
+	srv  *httptest.Server
+	body atomic.Pointer[[]byte]
+	hits atomic.Int64
+}
+
+func newKeyServer(t testing.TB, set json.RawMessage) *keyServer {
+	t.Helper()
+	k := &keyServer{}
+	k.set(set)
+	k.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		k.hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(*k.body.Load())
+	}))
+	t.Cleanup(k.srv.Close)
+	return k
+}
+
+func (k *keyServer) set(set json.RawMessage) { b := []byte(set); k.body.Store(&b) }
+func (k *keyServer) url() string             { return k.srv.URL + "/jwks.json" }
+
+// trustOf is the trust check of the card as stored.
+func (f *fixture) trustOf(agentID string) cards.TrustCheck {
+	f.t.Helper()
+	c, err := f.cards.Get(alice, acme, agentID)
+	if err != nil {
+		f.t.Fatalf("get %s: %v", agentID, err)
+	}
+	if c.A2A == nil || c.A2A.Import == nil || c.A2A.Import.Trust == nil {
+		f.t.Fatalf("%s: no trust check in %s", agentID, jsonOf(f.t, c.A2A))
+	}
+	return *c.A2A.Import.Trust
+}
+
+// putIssuer puts an issuer in acme's policy, and fails the test if it is refused.
+func (f *fixture) putIssuer(e tenants.TrustIssuer) cards.Reweighed {
+	f.t.Helper()
+	_, w, err := f.trust.Put(alice, acme, e)
+	if err != nil {
+		f.t.Fatalf("put issuer %s: %v", e.Domain, err)
+	}
+	return w
+}
+
+// sameHost is the host of the sample card's interfaces.
+const sampleHost = "georoute-agent.example.com"
+
+// TestTrustCases: the table of cases of what a policy vouches for. Each imports a card under a
+// policy and reads its trust check: trusted only when a signature verifies with a key of the one
+// issuer that speaks for every host of the card's interfaces, and no signature is invalid.
+func TestTrustCases(t *testing.T) {
+	pub, rotated, stranger := newSigner(t, "pub-1"), newSigner(t, "pub-2"), newSigner(t, "stranger-1")
+	strangerKeys := newKeyServer(t, jwks(t, stranger))
+	publisherKeys := newKeyServer(t, jwks(t, pub, rotated))
+	pinned := func(domain string, ss ...signer) tenants.TrustIssuer {
+		return tenants.TrustIssuer{Domain: domain, Keys: jwks(t, ss...)}
+	}
+	by := func(s signer, jku string) func(map[string]any) map[string]any {
+		return func(c map[string]any) map[string]any { return s.sig(t, c, jku) }
+	}
+	sample := func(change func(map[string]any)) map[string]any {
+		c := a2atest.SampleV1(t)
+		if change != nil {
+			change(c)
+		}
+		return c
+	}
+	tamper := func(c map[string]any) map[string]any { c["name"] = "Someone Else"; return c }
+	twoHosts := func(c map[string]any) {
+		ifaces := c["supportedInterfaces"].([]any)
+		ifaces[1].(map[string]any)["url"] = "https://grpc.example.org/a2a"
+	}
+	cases := []struct {
+		name   string
+		policy []tenants.TrustIssuer
+		card   map[string]any
+		keys   json.RawMessage // the import request's keys
+		// want is the trust status; issuer, kid and reason what the check must name.
+		want, issuer, kid, reason string
+	}{
+		{name: "pinned key of the host's issuer", policy: []tenants.TrustIssuer{pinned(sampleHost, pub)},
+			card: signed(t, sample(nil), by(pub, "")), want: cards.TrustTrusted, issuer: sampleHost, kid: "pub-1"},
+		{name: "wildcard of the host's parent", policy: []tenants.TrustIssuer{pinned("*.example.com", pub)},
+			card: signed(t, sample(nil), by(pub, "")), want: cards.TrustTrusted, issuer: "*.example.com", kid: "pub-1"},
+		{name: "issuer's JWKS URL", policy: []tenants.TrustIssuer{{Domain: sampleHost, JWKSURL: publisherKeys.url()}},
+			card: signed(t, sample(nil), by(rotated, "")), want: cards.TrustTrusted, issuer: sampleHost, kid: "pub-2"},
+		{name: "wrong domain", policy: []tenants.TrustIssuer{pinned("example.org", pub), pinned("example.com", pub)},
+			card: signed(t, sample(nil), by(pub, "")), want: cards.TrustUntrusted, reason: "no issuer of the trust policy speaks for " + sampleHost},
+		{name: "a wildcard does not cover its own name", policy: []tenants.TrustIssuer{pinned("*."+sampleHost, pub)},
+			card: signed(t, sample(nil), by(pub, "")), want: cards.TrustUntrusted, reason: "speaks for " + sampleHost},
+		{name: "the host's own entry speaks, not the wildcard", policy: []tenants.TrustIssuer{pinned("*.example.com", pub), pinned(sampleHost, stranger)},
+			card: signed(t, sample(nil), by(pub, "")), want: cards.TrustUntrusted, issuer: sampleHost, reason: `no signature is by a key of issuer ` + sampleHost + ` (kid "pub-1")`},
+		{name: "another issuer's key", policy: []tenants.TrustIssuer{pinned(sampleHost, pub)},
+			card: signed(t, sample(nil), by(stranger, "")), want: cards.TrustUntrusted, issuer: sampleHost, reason: `kid "stranger-1"`},
+		{name: "jku to an untrusted host: verified, not trusted", policy: []tenants.TrustIssuer{pinned(sampleHost, pub)},
+			card: signed(t, sample(nil), by(stranger, strangerKeys.url())), want: cards.TrustUntrusted, issuer: sampleHost, reason: `kid "stranger-1"`},
+		{name: "tampered content, issuer's key", policy: []tenants.TrustIssuer{pinned(sampleHost, pub)},
+			card: tamper(signed(t, sample(nil), by(pub, ""))), want: cards.TrustUntrusted, issuer: sampleHost, reason: "signatures[0] does not match the card"},
+		{name: "tampered content, rejected by the request's keys", policy: []tenants.TrustIssuer{pinned(sampleHost, pub)}, keys: jwks(t, pub),
+			card: tamper(signed(t, sample(nil), by(pub, ""))), want: cards.TrustUntrusted, reason: "a signature on the card is invalid"},
+		{name: "several signatures, one by the issuer", policy: []tenants.TrustIssuer{pinned(sampleHost, pub)},
+			card: signed(t, sample(nil), by(stranger, ""), by(pub, "")), want: cards.TrustTrusted, issuer: sampleHost, kid: "pub-1"},
+		{name: "several signatures, one by the issuer's key over other content", policy: []tenants.TrustIssuer{pinned(sampleHost, pub, rotated)},
+			card: func() map[string]any {
+				c := sample(nil)
+				other := rotated.sig(t, tamper(sample(nil)), "")
+				c = signed(t, c, by(pub, ""))
+				c["signatures"] = append(c["signatures"].([]any), other)
+				return c
+			}(), want: cards.TrustUntrusted, issuer: sampleHost, reason: "signatures[1] does not match the card"},
+		{name: "hosts of two issuers", policy: []tenants.TrustIssuer{pinned("*.example.com", pub), pinned("*.example.org", pub)},
+			card: signed(t, sample(twoHosts), by(pub, "")), want: cards.TrustUntrusted, reason: "two issuers, *.example.com and *.example.org"},
+		{name: "one issuer for both hosts", policy: []tenants.TrustIssuer{pinned("*.example.com", pub)},
+			card: signed(t, sample(twoHosts), by(pub, "")), want: cards.TrustUntrusted, reason: "speaks for grpc.example.org"},
+		{name: "no signature", policy: []tenants.TrustIssuer{pinned(sampleHost, pub)},
+			card: sample(func(c map[string]any) { delete(c, "signatures") }), want: cards.TrustUntrusted, reason: "the card has no signatures"},
+		{name: "no policy", card: signed(t, sample(nil), by(pub, "")), want: cards.TrustUntrusted, reason: "speaks for " + sampleHost},
+		{name: "issuer's keys cannot be fetched", policy: []tenants.TrustIssuer{{Domain: sampleHost, JWKSURL: closedPortURL(t, "/jwks.json")}},
+			card: signed(t, sample(nil), by(pub, "")), want: cards.TrustUntrusted, issuer: sampleHost, reason: "the keys of issuer " + sampleHost + " could not be read"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "sqlite")
+			f.allowLoopback()
+			for _, e := range tc.policy {
+				// The issuer whose keys cannot be fetched cannot be put: it is written as stored.
+				if _, _, err := f.trust.Put(alice, acme, e); err != nil && !strings.Contains(tc.name, "cannot be fetched") {
+					t.Fatalf("put %s: %v", e.Domain, err)
+				} else if err != nil {
+					writeIssuer(t, f, e)
+				}
+			}
+			body := map[string]any{"agentId": "agt", "card": tc.card, "allowInvalidSignature": true}
+			if tc.keys != nil {
+				body["keys"] = tc.keys
+			}
+			f.mustImport(body)
+			got := f.trustOf("agt")
+			if got.Status != tc.want || got.Issuer != tc.issuer || got.KeyID != tc.kid || !strings.Contains(got.Reason, tc.reason) ||
+				(tc.reason == "") != (got.Reason == "") || got.CheckedAt.IsZero() {
+				t.Errorf("trust %+v, want %s by %q (kid %q), reason %q", got, tc.want, tc.issuer, tc.kid, tc.reason)
+			}
+			wantFound(t, f, "agt", tc.want == cards.TrustTrusted)
+		})
+	}
+}
+
+// writeIssuer stores an issuer in acme's policy as given, past the checks of a put.
+func writeIssuer(t *testing.T, f *fixture, e tenants.TrustIssuer) {
+	t.Helper()
+	if _, err := f.trust.Store.PutTrustIssuer(context.Background(), acme, e); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantFound fails the test unless the search's trusted filter finds agentID as trusted (or not).
+func wantFound(t *testing.T, f *fixture, agentID string, trusted bool) {
+	t.Helper()
+	for _, want := range []bool{true, false} {
+		res, err := f.a2a.Search.Search(alice, acme, search.Query{Trusted: &want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, it := range res.Items {
+			found = found || it.Card.AgentID == agentID
+		}
+		if found != (want == trusted) {
+			t.Errorf("search trusted=%v finds %s: %v", want, agentID, found)
+		}
+	}
+}
+
+// TestTrustPolicyChanges: a change of the policy weighs again the cards it covers before it
+// answers: an issuer added vouches for cards imported before it, a key gone from a pinned set
+// un-trusts its cards at once, a removed issuer un-trusts them; each change is a new revision,
+// and cards it does not cover are not written.
+func TestTrustPolicyChanges(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, f *fixture) {
+		pub, next := newSigner(t, "pub-1"), newSigner(t, "pub-2")
+		f.mustImport(map[string]any{"agentId": "geo", "card": signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return pub.sig(t, c, "") })})
+		other := a2atest.SampleV1(t)
+		other["supportedInterfaces"] = []any{map[string]any{"url": "https://agent.example.org/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}}
+		f.mustImport(map[string]any{"agentId": "elsewhere", "card": signed(t, other, func(c map[string]any) map[string]any { return pub.sig(t, c, "") })})
+		f.put("plain", map[string]any{"name": "Plain", "protocols": []string{"a2a"}, "endpoint": "https://" + sampleHost + "/x"})
+		if got := f.trustOf("geo"); got.Status != cards.TrustUntrusted {
+			t.Fatalf("before any issuer: %+v", got)
+		}
+		rev := revisionOf(t, f, "geo")
+		revElsewhere := revisionOf(t, f, "elsewhere")
+
+		if w := f.putIssuer(tenants.TrustIssuer{Domain: "*.example.com", Keys: jwks(t, pub, next)}); w != (cards.Reweighed{Weighed: 1, Trusted: 1, Changed: 1}) {
+			t.Errorf("issuer added: %+v, want the one card it covers weighed, trusted and changed", w)
+		}
+		if got := f.trustOf("geo"); got.Status != cards.TrustTrusted || got.Issuer != "*.example.com" || revisionOf(t, f, "geo") != rev+1 {
+			t.Errorf("after the issuer was added: %+v, revision %d", got, revisionOf(t, f, "geo"))
+		}
+		wantFound(t, f, "geo", true)
+		// Put again unchanged: weighed, not written.
+		if w := f.putIssuer(tenants.TrustIssuer{Domain: "*.example.com", Keys: jwks(t, pub, next)}); w != (cards.Reweighed{Weighed: 1, Trusted: 1}) {
+			t.Errorf("the same issuer again: %+v", w)
+		}
+		// The key rotated out of the pinned set: un-trusted before the put answers.
+		if w := f.putIssuer(tenants.TrustIssuer{Domain: "*.example.com", Keys: jwks(t, next)}); w != (cards.Reweighed{Weighed: 1, Changed: 1}) {
+			t.Errorf("key revoked: %+v", w)
+		}
+		if got := f.trustOf("geo"); got.Status != cards.TrustUntrusted || !strings.Contains(got.Reason, `kid "pub-1"`) {
+			t.Errorf("after the key was revoked: %+v", got)
+		}
+		wantFound(t, f, "geo", false)
+		f.putIssuer(tenants.TrustIssuer{Domain: "*.example.com", Keys: jwks(t, pub)})
+		w, err := f.trust.Remove(alice, acme, "*.EXAMPLE.com")
+		if err != nil || w != (cards.Reweighed{Weighed: 1, Changed: 1}) {
+			t.Errorf("issuer removed: %+v, %v", w, err)
+		}
+		if got := f.trustOf("geo"); got.Status != cards.TrustUntrusted {
+			t.Errorf("after the issuer was removed: %+v", got)
+		}
+		if revisionOf(t, f, "elsewhere") != revElsewhere {
+			t.Errorf("a card on another domain was written")
+		}
+		if _, err := f.trust.Remove(alice, acme, "*.example.com"); fault.KindOf(err) != fault.NotFound {
+			t.Errorf("removed twice: %v", err)
+		}
+		// A write of the card's content drops its import record, and with it the trust.
+		f.putIssuer(tenants.TrustIssuer{Domain: "*.example.com", Keys: jwks(t, pub)})
+		wantFound(t, f, "geo", true)
+		if _, err := f.cards.Patch(alice, acme, "geo", []byte(`{"name": "Renamed"}`), cards.Precondition{}); err != nil {
+			t.Fatal(err)
+		}
+		wantFound(t, f, "geo", false)
+	})
+}
+
+// revisionOf is the revision of agentID's card.
+func revisionOf(t *testing.T, f *fixture, agentID string) int64 {
+	t.Helper()
+	c, err := f.cards.Get(alice, acme, agentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Revision
+}
+
+// TestTrustKeyRotationAtTheIssuersURL: an issuer given by its JWKS URL vouches for a card signed
+// with a key published there after the set was first read: the refresh that brings the card
+// signed anew finds the new key without any change to the policy, and without a new import.
+func TestTrustKeyRotationAtTheIssuersURL(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	f.allowLoopback()
+	old, next := newSigner(t, "2026-01"), newSigner(t, "2026-06")
+	keys := newKeyServer(t, jwks(t, old))
+	var served atomic.Pointer[[]byte]
+	serve := func(s signer) {
+		b := jsonOf(t, signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return s.sig(t, c, "") }))
+		served.Store(&b)
+	}
+	serve(old)
+	source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(*served.Load()) }))
+	t.Cleanup(source.Close)
+
+	fetches := func(want int64, when string) {
+		t.Helper()
+		if got := keys.hits.Load(); got != want {
+			t.Errorf("%s: the issuer's keys were fetched %d times, want %d", when, got, want)
+		}
+	}
+	f.putIssuer(tenants.TrustIssuer{Domain: sampleHost, JWKSURL: keys.url()})
+	fetches(1, "put") // a put reads the keys it is given
+	f.mustImport(map[string]any{"agentId": "geo", "url": source.URL + "/.well-known/agent-card.json"})
+	if got := f.trustOf("geo"); got.Status != cards.TrustTrusted || got.KeyID != "2026-01" {
+		t.Fatalf("imported: %+v", got)
+	}
+	fetches(1, "imported") // a known kid: the set read by the put
+	// The publisher publishes its new key, then signs its card with it.
+	keys.set(jwks(t, old, next))
+	serve(next)
+	if _, err := f.a2a.Refresh(alice, acme, "geo", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.trustOf("geo"); got.Status != cards.TrustTrusted || got.KeyID != "2026-06" {
+		t.Errorf("refreshed after the rotation: %+v", got)
+	}
+	fetches(2, "rotated") // a kid the set lacked: read again
+	// Kids the set lacks make it fetch again once per refetch interval, not once a card: within it,
+	// they are weighed against the set already read.
+	serve(newSigner(t, "unknown"))
+	for range 3 {
+		if _, err := f.a2a.Refresh(alice, acme, "geo", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fetches(2, "three refreshes signed by an unknown kid")
+	if got := f.trustOf("geo"); got.Status != cards.TrustUntrusted {
+		t.Errorf("signed by a key the issuer never published: %+v", got)
+	}
+}
+
+// TestTrustPutRefusals: what a put refuses, with nothing stored.
+func TestTrustPutRefusals(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	f.guardAsDefault()
+	pub := newSigner(t, "k")
+	private := jose.JSONWebKey{Key: pub.priv, KeyID: "k", Algorithm: "EdDSA"}
+	for _, tc := range []struct {
+		name   string
+		issuer tenants.TrustIssuer
+		kind   fault.Kind
+		says   string
+	}{
+		{"no domain", tenants.TrustIssuer{Keys: jwks(t, pub)}, fault.Invalid, "must be a host name"},
+		{"a URL for a domain", tenants.TrustIssuer{Domain: "https://example.com", Keys: jwks(t, pub)}, fault.Invalid, "must be a host name"},
+		{"a wildcard inside", tenants.TrustIssuer{Domain: "a.*.example.com", Keys: jwks(t, pub)}, fault.Invalid, "must be a host name"},
+		{"neither keys nor URL", tenants.TrustIssuer{Domain: "example.com"}, fault.Invalid, "exactly one of jwksUrl and keys"},
+		{"both", tenants.TrustIssuer{Domain: "example.com", Keys: jwks(t, pub), JWKSURL: "https://example.com/jwks.json"}, fault.Invalid, "exactly one"},
+		{"not a JWKS", tenants.TrustIssuer{Domain: "example.com", Keys: json.RawMessage(`[1, 2]`)}, fault.Invalid, "must be a JWKS"},
+		{"a private key", tenants.TrustIssuer{Domain: "example.com", Keys: jsonOf(t, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{private}})}, fault.Invalid, "private key"},
+		{"no usable key", tenants.TrustIssuer{Domain: "example.com", Keys: json.RawMessage(`{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}`)}, fault.Invalid, "no public key that checks card signatures"},
+		{"a URL the guard refuses", tenants.TrustIssuer{Domain: "example.com", JWKSURL: "http://127.0.0.1:9/jwks.json"}, fault.URLBlocked, "does not fetch"},
+		{"not an http URL", tenants.TrustIssuer{Domain: "example.com", JWKSURL: "ftp://example.com/jwks.json"}, fault.Invalid, "http or https"},
+	} {
+		_, _, err := f.trust.Put(alice, acme, tc.issuer)
+		if fault.KindOf(err) != tc.kind || !strings.Contains(fault.MessageOf(err), tc.says) {
+			t.Errorf("%s: %v, want %s saying %q", tc.name, err, tc.kind, tc.says)
+		}
+	}
+	if policy, err := f.trust.List(alice, acme); err != nil || len(policy) != 0 {
+		t.Errorf("after refusals the policy is %+v, %v", policy, err)
+	}
+	if _, err := f.trust.Get(alice, acme, "example.com"); fault.KindOf(err) != fault.NotFound {
+		t.Errorf("get of no issuer: %v", err)
+	}
+}
+
+// TestTrustSettlesAPolicyChangedDuringAnImport: an import weighs the card against the policy it
+// read, and a policy change's own pass may read the cards before the import writes it; the
+// import then weighs it again against the policy as it is after its write.
+func TestTrustSettlesAPolicyChangedDuringAnImport(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	pub := newSigner(t, "pub-1")
+	// The import reads the policy while it is empty; the issuer is put before the import writes.
+	f.a2a.Trust = &changingPolicy{TrustPolicies: f.a2a.Trust, onFirst: func() {
+		f.putIssuer(tenants.TrustIssuer{Domain: sampleHost, Keys: jwks(t, pub)})
+	}}
+	c := f.mustImport(map[string]any{"agentId": "geo", "card": signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return pub.sig(t, c, "") })})
+	if !c.Trusted() || !f.trustOfTrusted("geo") {
+		t.Errorf("the card imported while the issuer was put: %+v", c.A2A.Import.Trust)
+	}
+}
+
+func (f *fixture) trustOfTrusted(agentID string) bool {
+	f.t.Helper()
+	return f.trustOf(agentID).Status == cards.TrustTrusted
+}
+
+// changingPolicy answers the policy as it is, after calling onFirst once past the first read.
+type changingPolicy struct {
+	a2a.TrustPolicies
+	onFirst func()
+	done    bool
+}
+
+func (c *changingPolicy) TrustPolicy(ctx context.Context, tenant tenants.ID) ([]tenants.TrustIssuer, error) {
+	p, err := c.TrustPolicies.TrustPolicy(ctx, tenant)
+	if !c.done {
+		c.done = true
+		c.onFirst()
+	}
+	return p, err
+}
