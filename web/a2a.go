@@ -91,18 +91,30 @@ func (h *handlers) a2aCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body := unsigned
+	// The publisher's own signatures go with ours when this form is what the publisher signed.
+	publisher, err := a2a.PublisherSignatures(card, form)
+	if err != nil {
+		return err
+	}
+	var signer a2a.CardSigner
 	kid := ""
 	if h.ServiceKeys != nil {
-		kid = h.ServiceKeys.Current().ID
-		if body, err = a2a.SignCard(h.ServiceKeys, form); err != nil {
-			return err
-		}
+		signer, kid = h.ServiceKeys, h.ServiceKeys.Current().ID
 	}
-	// The tag covers the form served, what is signed and the key that signs it: ECDSA signatures
-	// differ on every request, the card they sign does not. The same form has the same tag
-	// however it was chosen (?version=, A2A-Version, a version the agent lacks, none).
-	sum := sha256.Sum256([]byte(version + "\x00" + kid + "\x00" + string(unsigned)))
+	body, err := a2a.SignCard(signer, form, publisher...)
+	if err != nil {
+		return err
+	}
+	// The tag covers the form served, what is signed, the key that signs it and the publisher's
+	// signatures: ECDSA signatures differ on every request, the card they sign does not. The same
+	// form has the same tag however it was chosen (?version=, A2A-Version, a version the agent
+	// lacks, none).
+	h256 := sha256.New()
+	for _, part := range append([]json.RawMessage{[]byte(version), []byte(kid), unsigned}, publisher...) {
+		h256.Write(part)
+		h256.Write([]byte{0})
+	}
+	sum := h256.Sum(nil)
 	tag := `"` + hex.EncodeToString(sum[:16]) + `"`
 	hdr := c.Response().Header()
 	hdr.Set("ETag", tag)

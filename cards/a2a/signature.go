@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -43,30 +44,71 @@ func CanonicalPayload(card []byte) ([]byte, error) {
 	return jcs.Transform(b)
 }
 
-// SignCard returns the JSON of card (which must have no signatures) with one signature of
-// signer added, protected header {"alg", "kid", "typ": "JOSE"}.
-func SignCard(signer CardSigner, card any) ([]byte, error) {
+// SignCard returns the JSON of card (which must have no signatures) with its signatures: one of
+// signer (none when signer is nil), protected header {"alg", "kid", "typ": "JOSE"}, then others
+// as given (the publisher's, see PublisherSignatures). Without any, it is the card as it is.
+func SignCard(signer CardSigner, card any, others ...json.RawMessage) ([]byte, error) {
 	b, err := json.Marshal(card)
 	if err != nil {
 		return nil, err
 	}
-	payload, err := CanonicalPayload(b)
-	if err != nil {
-		return nil, err
+	var sigs []json.RawMessage
+	if signer != nil {
+		payload, err := CanonicalPayload(b)
+		if err != nil {
+			return nil, err
+		}
+		protected, sig, err := signer.SignDetached(map[string]any{"typ": "JOSE"}, payload)
+		if err != nil {
+			return nil, err
+		}
+		ours, err := json.Marshal(AgentCardSignature{Protected: protected, Signature: sig})
+		if err != nil {
+			return nil, err
+		}
+		sigs = append(sigs, ours)
 	}
-	protected, sig, err := signer.SignDetached(map[string]any{"typ": "JOSE"}, payload)
-	if err != nil {
-		return nil, err
+	sigs = append(sigs, others...)
+	if len(sigs) == 0 {
+		return b, nil
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
 		return nil, err
 	}
-	top["signatures"], err = json.Marshal([]AgentCardSignature{{Protected: protected, Signature: sig}})
+	top["signatures"], err = json.Marshal(sigs)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(top)
+}
+
+// PublisherSignatures returns the signatures the publisher of an imported card made, when form
+// (a rendered form of c, without signatures) is exactly what the publisher signed: its canonical
+// form (RFC 8785) is that of the card as received. Those signatures then verify over the form
+// served as over the card the publisher served. Any other form (the hybrid of a card with a 0.3
+// interface, a deprecated card's added extension, a form of a card whose content changed since)
+// gets none.
+func PublisherSignatures(c cards.Card, form any) ([]json.RawMessage, error) {
+	if c.A2A == nil || c.A2A.Import == nil || c.A2A.Import.Signed == nil {
+		return nil, nil
+	}
+	signed := c.A2A.Import.Signed
+	b, err := json.Marshal(form)
+	if err != nil {
+		return nil, err
+	}
+	served, err := CanonicalPayload(b)
+	if err != nil {
+		return nil, err
+	}
+	// A signed copy that does not canonicalize, or whose signatures do not read, matches nothing.
+	original, err := CanonicalPayload(signed.Card)
+	var sigs []json.RawMessage
+	if err != nil || !bytes.Equal(served, original) || json.Unmarshal(signed.Signatures, &sigs) != nil {
+		return nil, nil
+	}
+	return sigs, nil
 }
 
 // jwsHeader is the part of a protected header verification reads.

@@ -196,7 +196,7 @@ var details = map[string]string{
 	"delegations.list": "Newest first; nextCursor pages on (pass it as cursor).",
 	"delegations.get":  "Answers the record: status, result or error, latency.",
 	"a2a.agents":       "Answers one page of agentId, name, description and the card's URL; nextCursor pages on.",
-	"a2a.card":         "Answers the A2A Agent Card document as A2A clients read it, signed by the service.",
+	"a2a.card":         "Answers the A2A Agent Card document as A2A clients read it, signed by the service, and by its publisher where it is the publisher's content.",
 	"access.check":     "Answers allowed and the policy that decided; changes nothing.",
 	"audit.list": "Newest first: who (principal), what (action, the request's name), on which object, the revisions before and after, " +
 		"and the outcome (ok, denied, or a delegation's status). Filters combine; nextCursor pages on (pass it as cursor).",
