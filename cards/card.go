@@ -164,6 +164,12 @@ type ImportRecord struct {
 	Signed *SignedCard `json:"signed,omitempty"`
 }
 
+// vouched reports whether the record's signature verified, or the tenant's trust policy vouched
+// for the card: what a refresh must not lose (Source.Verified).
+func (r ImportRecord) vouched() bool {
+	return r.Signature.Status == SignatureVerified || r.Trust != nil && r.Trust.Status == TrustTrusted
+}
+
 // SignedCard is an imported A2A card as its publisher signed it.
 type SignedCard struct {
 	// Card is the A2A card as received, without its "signatures" member: what they cover, once
@@ -265,8 +271,8 @@ func (c *Card) normalize() {
 // Source is the URL a card's A2A card was imported from, and what its last refresh found.
 type Source struct {
 	URL string `json:"url"`
-	// Verified says whether the signature of the A2A card last applied verified: a refresh whose
-	// card then does not verify is refused.
+	// Verified says whether the signature of the A2A card last applied verified, or the tenant's
+	// trust policy vouched for it: a refresh whose card then does neither is refused.
 	Verified bool `json:"verified"`
 	// RefreshedAt and Refresh are the last refresh's time and outcome.
 	RefreshedAt *time.Time      `json:"refreshedAt,omitempty"`

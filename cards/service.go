@@ -300,7 +300,7 @@ func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card,
 	}
 	c.A2A.Import = &rec
 	if rec.URL != "" {
-		c.Source = &Source{URL: rec.URL, Verified: rec.Signature.Status == SignatureVerified}
+		c.Source = &Source{URL: rec.URL, Verified: rec.vouched()}
 	}
 	return s.create(ctx, tenant, c)
 }
@@ -349,7 +349,7 @@ func (s *Service) Refreshed(ctx context.Context, tenant tenants.ID, cur Card, c 
 	src := *cur.Source
 	src.RefreshedAt, src.Refresh = &now, &outcome
 	if c != nil {
-		src.Verified = rec.Signature.Status == SignatureVerified
+		src.Verified = rec.vouched()
 	}
 	next.Source = &src
 	next.ID, next.Revision, next.CreatedAt, next.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now
@@ -780,7 +780,15 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		if err != nil {
 			return Card{}, err
 		}
-		doc, err := cur.document()
+		// The import record is the server's and goes by keepImport, never by the patch: it is left
+		// out of what the patch merges into (its signed copy nests deeper than a card may).
+		base := cur
+		if cur.A2A != nil && cur.A2A.Import != nil {
+			a2a := *cur.A2A
+			a2a.Import = nil
+			base.A2A = &a2a
+		}
+		doc, err := base.document()
 		var c Card
 		if err == nil {
 			c, err = applyPatch(doc, patch, agentID, s.JSONDepth())

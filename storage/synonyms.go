@@ -159,20 +159,24 @@ func (s *TenantStore) writeSynonyms(ctx context.Context, tenant tenants.ID, chan
 	}, entry)
 }
 
-// writeColumn reads a JSON column of the tenant's row (synonyms, trust) under the row's lock,
+// rowLock is the lock a write of a tenant's JSON columns takes on its row, as Update does: on
+// Postgres NO KEY UPDATE, which the key-share locks of concurrent inserts of the tenant's cards,
+// records and rules do not wait for. It serialises two writes of a column, so that neither loses
+// the other's.
+func (s *TenantStore) rowLock() string {
+	if s.db.dialect == migrations.Postgres {
+		return "NO KEY UPDATE"
+	}
+	return "UPDATE"
+}
+
+// writeColumn reads a JSON column of the tenant's row (synonyms) under the row's lock,
 // lets change make its new value, and writes it back with the audit entry, which change may fill
 // in, in one transaction.
 func (s *TenantStore) writeColumn(ctx context.Context, tenant tenants.ID, column string, change func(tx *gorm.DB, old string) (string, error), entry *audit.Entry) error {
-	// As Update locks the row: on Postgres NO KEY UPDATE, which the key-share locks of concurrent
-	// inserts of the tenant's cards, records and rules do not wait for. The lock serialises two
-	// writes of the column, so that neither loses the other's.
-	strength := "UPDATE"
-	if s.db.dialect == migrations.Postgres {
-		strength = "NO KEY UPDATE"
-	}
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
 		var old string
-		err := tx.Model(&tenantRow{}).Clauses(clause.Locking{Strength: strength}).Select(column).Where("tenant_id = ?", string(tenant)).Take(&old).Error
+		err := tx.Model(&tenantRow{}).Clauses(clause.Locking{Strength: s.rowLock()}).Select(column).Where("tenant_id = ?", string(tenant)).Take(&old).Error
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
 			return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))

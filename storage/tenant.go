@@ -40,10 +40,12 @@ type tenantRow struct {
 	HideTasks      bool  `gorm:"column:hide_delegation_tasks"`
 	// Synonyms are the tenant's synonym sets as JSON (see synonyms.go); written only there.
 	Synonyms string `gorm:"column:synonyms"`
-	// Trust is the tenant's trust policy as JSON (see trust.go); written only there.
-	Trust     string    `gorm:"column:trust"`
-	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
-	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	// Trust is the tenant's trust policy as JSON, and TrustPending the domains whose cards its
+	// changes have yet to weigh again (see trust.go); written only there.
+	Trust        string    `gorm:"column:trust"`
+	TrustPending string    `gorm:"column:trust_pending"`
+	CreatedAt    time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt    time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
 
 func (tenantRow) TableName() string { return "tenants" }
@@ -51,7 +53,7 @@ func (tenantRow) TableName() string { return "tenants" }
 func newTenantRow(t tenants.Tenant) tenantRow {
 	return tenantRow{
 		TenantID: string(t.ID), Name: t.Name, Status: string(t.Status), RefuseOffline: t.RefuseOfflineDelegation,
-		HideTasks: t.HideDelegationTasks, Synonyms: "[]", Trust: "[]",
+		HideTasks: t.HideDelegationTasks, Synonyms: "[]", Trust: "[]", TrustPending: "{}",
 		CreatedAt: utc(t.CreatedAt), UpdatedAt: utc(t.UpdatedAt),
 	}
 }

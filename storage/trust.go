@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/tenants"
@@ -35,12 +38,13 @@ func (s *TenantStore) TrustPolicy(ctx context.Context, tenant tenants.ID) ([]ten
 
 // PutTrustIssuer stores issuer under its domain in the tenant's policy, as a new entry or in
 // place of the entry of that domain, stamped with the time it is written, and answers it as
-// stored. It refuses a new entry past tenants.MaxTrustIssuers, or a policy past
-// tenants.MaxTrustBytes (conflict), and a missing tenant (not found). The entry is stored as
-// given: its caller validates it.
-func (s *TenantStore) PutTrustIssuer(ctx context.Context, tenant tenants.ID, issuer tenants.TrustIssuer) (tenants.TrustIssuer, error) {
+// stored with the number the change marks its domain pending with (see ClearTrustPending). It
+// refuses a new entry past tenants.MaxTrustIssuers, or a policy past tenants.MaxTrustBytes
+// (conflict), and a missing tenant (not found). The entry is stored as given: its caller
+// validates it.
+func (s *TenantStore) PutTrustIssuer(ctx context.Context, tenant tenants.ID, issuer tenants.TrustIssuer) (tenants.TrustIssuer, int64, error) {
 	entry := audit.New(ctx, "trust.put", audit.TrustObject(issuer.Domain), 0, 0)
-	err := s.writeTrust(ctx, tenant, func(tx *gorm.DB, policy []tenants.TrustIssuer) ([]tenants.TrustIssuer, error) {
+	seq, err := s.writeTrust(ctx, tenant, issuer.Domain, func(tx *gorm.DB, policy []tenants.TrustIssuer) ([]tenants.TrustIssuer, error) {
 		issuer.UpdatedAt = utc(tx.NowFunc())
 		i, found := slices.BinarySearchFunc(policy, issuer.Domain, func(e tenants.TrustIssuer, d string) int { return strings.Compare(e.Domain, d) })
 		switch {
@@ -56,16 +60,16 @@ func (s *TenantStore) PutTrustIssuer(ctx context.Context, tenant tenants.ID, iss
 		return policy, nil
 	}, &entry)
 	if err != nil {
-		return tenants.TrustIssuer{}, err
+		return tenants.TrustIssuer{}, 0, err
 	}
-	return issuer, nil
+	return issuer, seq, nil
 }
 
-// RemoveTrustIssuer removes the tenant's issuer of domain; not found if the policy has none (or
-// there is no such tenant).
-func (s *TenantStore) RemoveTrustIssuer(ctx context.Context, tenant tenants.ID, domain string) error {
+// RemoveTrustIssuer removes the tenant's issuer of domain, and answers the number the change
+// marks its domain pending with; not found if the policy has none (or there is no such tenant).
+func (s *TenantStore) RemoveTrustIssuer(ctx context.Context, tenant tenants.ID, domain string) (int64, error) {
 	entry := audit.New(ctx, "trust.remove", audit.TrustObject(domain), 0, 0)
-	return s.writeTrust(ctx, tenant, func(_ *gorm.DB, policy []tenants.TrustIssuer) ([]tenants.TrustIssuer, error) {
+	return s.writeTrust(ctx, tenant, domain, func(_ *gorm.DB, policy []tenants.TrustIssuer) ([]tenants.TrustIssuer, error) {
 		i := slices.IndexFunc(policy, func(e tenants.TrustIssuer) bool { return e.Domain == domain })
 		if i < 0 {
 			return nil, fault.Errorf(fault.NotFound, "trust %q: not found", domain)
@@ -73,6 +77,51 @@ func (s *TenantStore) RemoveTrustIssuer(ctx context.Context, tenant tenants.ID, 
 		entry.Detail = "removed: " + trustDetail(policy[i])
 		return slices.Delete(policy, i, i+1), nil
 	}, &entry)
+}
+
+// TrustPending returns, for every tenant, the domains whose cards a change of its policy has yet
+// to weigh again, each with the number of the last such change.
+func (s *TenantStore) TrustPending(ctx context.Context) ([]tenants.TrustPending, error) {
+	var rows []tenantRow
+	if err := s.db.with(ctx).Select("tenant_id", "trust_pending").Where("trust_pending <> ?", "{}").Order("tenant_id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("pending trust: %w", err)
+	}
+	var out []tenants.TrustPending
+	for _, r := range rows {
+		pending, err := decodePending(r.TenantID, r.TrustPending)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range slices.Sorted(maps.Keys(pending)) {
+			out = append(out, tenants.TrustPending{Tenant: tenants.ID(r.TenantID), Domain: d, Seq: pending[d]})
+		}
+	}
+	return out, nil
+}
+
+// ClearTrustPending takes domain off the tenant's pending domains, if the last change that marked
+// it is still seq: a change made since has a pass of its own to wait for.
+func (s *TenantStore) ClearTrustPending(ctx context.Context, tenant tenants.ID, domain string, seq int64) error {
+	return s.db.transact(ctx, func(tx *gorm.DB) error {
+		var row tenantRow
+		err := tx.Clauses(clause.Locking{Strength: s.rowLock()}).Select("trust_pending").Where("tenant_id = ?", string(tenant)).Take(&row).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return nil // the tenant is gone, and its pending domains with it
+		case err != nil:
+			return fmt.Errorf("pending trust of tenant %q: %w", string(tenant), err)
+		}
+		pending, err := decodePending(string(tenant), row.TrustPending)
+		if err != nil || pending[domain] != seq {
+			return err
+		}
+		delete(pending, domain)
+		col, err := encodePending(pending)
+		if err != nil {
+			return err
+		}
+		return tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).UpdateColumn("trust_pending", col).Error
+	})
 }
 
 // trustDetail says in an audit entry where an issuer's keys come from.
@@ -93,29 +142,77 @@ func trustDetail(e tenants.TrustIssuer) string {
 	return fmt.Sprintf("%d pinned keys (kid %s)", len(set.Keys), strings.Join(kids, ", "))
 }
 
-func (s *TenantStore) writeTrust(ctx context.Context, tenant tenants.ID, change func(tx *gorm.DB, policy []tenants.TrustIssuer) ([]tenants.TrustIssuer, error), entry *audit.Entry) error {
-	return s.writeColumn(ctx, tenant, "trust", func(tx *gorm.DB, old string) (string, error) {
-		policy, err := decodeTrust(string(tenant), old)
+// writeTrust reads the tenant's policy under its row's lock, lets change make the new one, and
+// writes it back with domain marked pending (with the number it answers) and the audit entry,
+// which change may fill in, in one transaction.
+func (s *TenantStore) writeTrust(ctx context.Context, tenant tenants.ID, domain string, change func(tx *gorm.DB, policy []tenants.TrustIssuer) ([]tenants.TrustIssuer, error), entry *audit.Entry) (int64, error) {
+	seq := time.Now().UnixNano()
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		var row tenantRow
+		err := tx.Clauses(clause.Locking{Strength: s.rowLock()}).Select("trust", "trust_pending").Where("tenant_id = ?", string(tenant)).Take(&row).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
+		case err != nil:
+			return fmt.Errorf("trust of tenant %q: %w", string(tenant), err)
+		}
+		policy, err := decodeTrust(string(tenant), row.Trust)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if policy, err = change(tx, policy); err != nil {
-			return "", err
+			return err
 		}
 		col := "[]"
 		if len(policy) > 0 {
 			b, err := json.Marshal(policy)
 			if err != nil {
-				return "", err
+				return err
 			}
 			col = string(b)
 		}
-		if len(col) > tenants.MaxTrustBytes && len(col) > len(old) {
-			return "", fault.Errorf(fault.Conflict, "trust: the tenant's issuers would take %d bytes, over the %d they may take together; remove some or pin fewer keys",
+		if len(col) > tenants.MaxTrustBytes && len(col) > len(row.Trust) {
+			return fault.Errorf(fault.Conflict, "trust: the tenant's issuers would take %d bytes, over the %d they may take together; remove some or pin fewer keys",
 				len(col), tenants.MaxTrustBytes)
 		}
-		return col, nil
-	}, entry)
+		pending, err := decodePending(string(tenant), row.TrustPending)
+		if err != nil {
+			return err
+		}
+		if pending[domain] >= seq {
+			seq = pending[domain] + 1 // numbers only grow, whatever this replica's clock says
+		}
+		pending[domain] = seq
+		pcol, err := encodePending(pending)
+		if err != nil {
+			return err
+		}
+		if err := tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).Updates(map[string]any{"trust": col, "trust_pending": pcol}).Error; err != nil {
+			return fmt.Errorf("trust of tenant %q: %w", string(tenant), err)
+		}
+		return s.db.record(tx, string(tenant), *entry)
+	})
+	return seq, err
+}
+
+// decodePending reads a trust_pending column back: domain → number of the change that marked it.
+func decodePending(tenant, col string) (map[string]int64, error) {
+	pending := map[string]int64{}
+	if col == "" || col == "{}" {
+		return pending, nil
+	}
+	if err := json.Unmarshal([]byte(col), &pending); err != nil {
+		return nil, fmt.Errorf("pending trust of tenant %q: %w", tenant, err)
+	}
+	return pending, nil
+}
+
+func encodePending(pending map[string]int64) (string, error) {
+	if len(pending) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(pending)
+	return string(b), err
 }
 
 // decodeTrust reads a trust column back; nil for none.

@@ -24,6 +24,14 @@ type TrustIssuer struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
+// TrustPending is a domain of a tenant whose cards a change of its trust policy has yet to weigh
+// again, with the number of that change.
+type TrustPending struct {
+	Tenant ID
+	Domain string
+	Seq    int64
+}
+
 // Bounds of a tenant's trust policy. MaxTrustBytes bounds its entries together as stored.
 const (
 	MaxTrustIssuers = 100
@@ -34,11 +42,14 @@ const (
 // an invalid error saying what is wrong with it.
 func NormalizeTrustDomain(domain string) (string, error) {
 	d := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(domain)), ".")
-	if _, err := netip.ParseAddr(strings.Trim(d, "[]")); err == nil {
-		return strings.Trim(d, "[]"), nil
+	if a, err := netip.ParseAddr(strings.Trim(d, "[]")); err == nil {
+		return a.String(), nil
 	}
 	name := strings.TrimPrefix(d, "*.")
-	ok := name != "" && len(d) <= 253
+	// A name whose last label is all digits is an address, or a part of one, not a host name: a
+	// wildcard of it (*.0.1) would cover IP addresses.
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	ok := name != "" && len(d) <= 253 && strings.Trim(last, "0123456789") != ""
 	for label := range strings.SplitSeq(name, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			ok = false
@@ -59,16 +70,29 @@ func NormalizeTrustDomain(domain string) (string, error) {
 // TrustCovers reports whether the entry of domain d (normalized) covers host (lowercase, no port):
 // a name covers itself, a wildcard every name below its own.
 func TrustCovers(d, host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return host == d // an address is nobody's subdomain
+	}
 	if rest, ok := strings.CutPrefix(d, "*."); ok {
 		return strings.HasSuffix(host, "."+rest)
 	}
 	return host == d
 }
 
+// TrustHost is host as trust policies name it: lowercase, without a final dot or brackets, an IP
+// address in its canonical form.
+func TrustHost(host string) string {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return a.String()
+	}
+	return host
+}
+
 // TrustIssuerFor returns the entry of policy that speaks for host: the entry of that very name,
 // else the wildcard of its nearest parent that has one; nil when none does.
 func TrustIssuerFor(policy []TrustIssuer, host string) *TrustIssuer {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	host = TrustHost(host)
 	var best *TrustIssuer
 	for i := range policy {
 		e := &policy[i]

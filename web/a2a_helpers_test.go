@@ -20,7 +20,8 @@ import (
 // allowLoopback lets the env's imports reach 127.0.0.0/8, as outbound.allow would.
 func (e *env) allowLoopback() {
 	e.a2a.Fetch = a2atest.LoopbackFetch()
-	e.a2a.TrustKeys.Fetch = e.a2a.Fetch // the trust policies' key sets, shared with the trust requests
+	// The trust policies' key sets, shared with the trust requests, over http on loopback too.
+	e.a2a.TrustKeys.Fetch, e.a2a.TrustKeys.PlainHTTP = e.a2a.Fetch, a2atest.IsLoopback
 }
 
 // schemaDir holds the spec's schemas as the repository carries them.

@@ -64,7 +64,7 @@ func forEachDialect(t *testing.T, fn func(t *testing.T, f *fixture)) {
 // through the guarded client the server uses.
 func (f *fixture) allowLoopback() {
 	f.a2a.Fetch = a2atest.LoopbackFetch()
-	f.trust.Keys.Fetch = f.a2a.Fetch
+	f.trust.Keys.Fetch, f.trust.Keys.PlainHTTP = f.a2a.Fetch, a2atest.IsLoopback
 }
 
 // guardAsDefault gives the fixture's imports the guarded client the server has without

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"unicode/utf8"
 
 	"github.com/go-jose/go-jose/v4"
 
@@ -105,15 +107,33 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 	if err != nil {
 		return cards.Card{}, err
 	}
-	return s.settleTrust(ctx, tenant, policy, created)
+	return s.settleTrust(ctx, tenant, policy, created), nil
 }
 
 // weigh keeps in rec what the publisher of raw signed, and weighs the card c mapped from it
-// against the tenant's trust policy, which it returns as it read it.
+// against the tenant's trust policy, which it returns as it read it. A signed card that cannot
+// be kept (over cards.MaxDocumentBytes, or not UTF-8, which no database column holds as text) is
+// not: its trust could never be weighed again, so it is untrusted.
 func (s *Service) weigh(ctx context.Context, tenant tenants.ID, c cards.Card, raw []byte, rec *cards.ImportRecord) ([]tenants.TrustIssuer, error) {
 	signed, err := signedContent(raw)
 	if err != nil {
 		return nil, fault.Errorf(fault.Invalid, "card: %s: invalid", err)
+	}
+	unkept := ""
+	switch {
+	case signed == nil:
+	case !utf8.Valid(signed.Card) || !utf8.Valid(signed.Signatures):
+		unkept = "the card is not valid UTF-8, so its signed form is not kept"
+	case len(signed.Card)+len(signed.Signatures) > cards.MaxDocumentBytes:
+		unkept = fmt.Sprintf("the signed card is over %d bytes, so it is not kept", cards.MaxDocumentBytes)
+	}
+	if unkept != "" {
+		policy, trust, err := s.weighImport(ctx, tenant, c, nil, rec.Signature)
+		if trust != nil {
+			trust.Reason = unkept + ", and its trust cannot be weighed"
+		}
+		rec.Trust = trust
+		return policy, err
 	}
 	rec.Signed = signed
 	policy, trust, err := s.weighImport(ctx, tenant, c, signed, rec.Signature)
@@ -212,7 +232,9 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 			return Refreshed{}, fault.Errorf(fault.Stale, "card %q was replaced while it was refreshed: revision does not match", agentID)
 		case check.Status == cards.SignatureInvalid && !req.AllowInvalidSignature:
 			refused = "its signature is invalid (send allowInvalidSignature: true to apply it anyway): " + check.Reason
-		case cur.Source.Verified && check.Status != cards.SignatureVerified:
+		case cur.Source.Verified && check.Status != cards.SignatureVerified && (rec.Trust == nil || rec.Trust.Status != cards.TrustTrusted):
+			// A card the tenant's policy vouches for is as good as verified: the issuer's key
+			// checked it, whatever keys this refresh was (not) given.
 			refused = "the card applied before had a verified signature and this one has none that verifies: " + check.Reason
 		}
 		fresh := &c
@@ -225,9 +247,7 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 				return Refreshed{}, err
 			}
 			if fresh != nil {
-				if card, err = s.settleTrust(ctx, tenant, policy, card); err != nil {
-					return Refreshed{}, err
-				}
+				card = s.settleTrust(ctx, tenant, policy, card)
 			}
 			return Refreshed{Card: card, RefreshOutcome: outcome}, nil
 		}

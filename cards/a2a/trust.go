@@ -59,7 +59,7 @@ func cardHosts(c cards.Card) []string {
 		if err != nil || u.Hostname() == "" {
 			continue
 		}
-		h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+		h := tenants.TrustHost(u.Hostname())
 		if !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
@@ -68,23 +68,31 @@ func cardHosts(c cards.Card) []string {
 }
 
 // KeySets fetches and keeps the key sets trust policies point to by URL. A set is fetched again
-// when it is older than MaxAge, or when a signature names a kid the set does not have, at most
-// once per Refetch (so a rotated key is found at once, and unknown kids cannot make it fetch in a
-// loop). The zero value fetches nothing.
+// when it is older than MaxAge, or when a signature names a kid the set does not have; at most
+// once per Refetch is a URL fetched for either reason, or after a failed fetch (so a rotated key
+// is found at once, and neither unknown kids nor an issuer that is down make it fetch in a
+// loop). While a URL cannot be fetched, the last set read from it stands. The zero value fetches
+// nothing.
 type KeySets struct {
 	// Fetch is the SSRF-guarded client; nil fetches nothing.
-	Fetch   Doer
-	MaxAge  time.Duration
-	Refetch time.Duration
-	now     func() time.Time
-	mu      sync.Mutex
-	sets    map[string]keySet
+	Fetch Doer
+	// PlainHTTP tells whether a key set may be fetched from an http:// URL of host: keys that
+	// vouch for cards come over https only, but for hosts this returns true for (the addresses
+	// outbound.allow lists, where tests and private networks serve them). Nil: https only.
+	PlainHTTP func(host string) bool
+	MaxAge    time.Duration
+	Refetch   time.Duration
+	now       func() time.Time
+	mu        sync.Mutex
+	sets      map[string]keySet
 }
 
 type keySet struct {
-	set *jose.JSONWebKeySet
-	// fetched is when the set was fetched; missed when a kid it lacked last made it fetch again.
-	fetched, missed time.Time
+	// set is the last set read (nil if none was), fetched when; tried is when a kid the set
+	// lacked, or a failure, last made it fetch, and err the last fetch's error.
+	set            *jose.JSONWebKeySet
+	fetched, tried time.Time
+	err            error
 }
 
 // Defaults of KeySets.
@@ -94,11 +102,26 @@ const (
 	maxKeySets           = 1024
 )
 
-// get returns the set at u, fetched again if it is too old, or if it lacks kid and no kid it
-// lacked made it fetch again within Refetch; fresh forces a fetch.
+// checkURL refuses a key set URL that is not https, unless PlainHTTP allows its host.
+func (k *KeySets) checkURL(u string) error {
+	if err := cards.CheckHTTPURL("jwksUrl", u); err != nil {
+		return err
+	}
+	parsed, _ := url.Parse(u)
+	if parsed.Scheme != "https" && (k == nil || k.PlainHTTP == nil || !k.PlainHTTP(parsed.Hostname())) {
+		return fault.Errorf(fault.Invalid, "jwksUrl: %q must be an https URL: the keys that vouch for cards are not taken over plain http: invalid", u)
+	}
+	return nil
+}
+
+// get returns the set at u, fetched again if it is too old, or if it lacks kid (each at most once
+// per Refetch); fresh forces a fetch, and fails when it fails.
 func (k *KeySets) get(ctx context.Context, u, kid string, fresh bool) (*jose.JSONWebKeySet, error) {
 	if k == nil || k.Fetch == nil {
 		return nil, errors.New("fetching keys is not configured")
+	}
+	if err := k.checkURL(u); err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	if k.now != nil {
@@ -114,35 +137,48 @@ func (k *KeySets) get(ctx context.Context, u, kid string, fresh bool) (*jose.JSO
 	k.mu.Lock()
 	cached, ok := k.sets[u]
 	k.mu.Unlock()
-	var missed time.Time
+	missed := false
 	if ok && !fresh {
-		has := kid == "" || slices.ContainsFunc(cached.set.Keys, func(key jose.JSONWebKey) bool { return key.KeyID == kid })
+		has := cached.set != nil && (kid == "" || slices.ContainsFunc(cached.set.Keys, func(key jose.JSONWebKey) bool { return key.KeyID == kid }))
+		recent := now.Sub(cached.tried) < refetch
 		switch {
-		case now.Sub(cached.fetched) >= maxAge:
-		case has || now.Sub(cached.missed) < refetch:
+		case has && now.Sub(cached.fetched) < maxAge:
 			return cached.set, nil
-		default:
-			missed = now // a key rotated in, maybe: fetch again, once per Refetch
+		case recent && cached.set != nil:
+			return cached.set, nil // fetched again for this reason a moment ago
+		case recent:
+			return nil, cached.err
 		}
-	}
-	if err := cards.CheckHTTPURL("jwksUrl", u); err != nil {
-		return nil, err
+		missed = cached.set != nil && now.Sub(cached.fetched) < maxAge
 	}
 	body, err := fetchJSON(ctx, k.Fetch, "jwksUrl", u, MaxImportBytes)
-	if err != nil {
-		return nil, err
-	}
-	set, err := readJWKS(body)
-	if err != nil {
-		return nil, fault.Errorf(fault.Invalid, "jwksUrl: %s: %s: invalid", u, err)
+	var set *jose.JSONWebKeySet
+	if err == nil {
+		if set, err = readJWKS(body); err != nil {
+			err = fault.Errorf(fault.Invalid, "jwksUrl: %s: %s: invalid", u, err)
+		}
 	}
 	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.sets == nil || len(k.sets) >= maxKeySets {
 		k.sets = map[string]keySet{}
 	}
-	k.sets[u] = keySet{set: set, fetched: now, missed: missed}
-	k.mu.Unlock()
-	return set, nil
+	entry := k.sets[u]
+	if missed || err != nil {
+		entry.tried = now
+	}
+	entry.err = err
+	if err == nil {
+		entry.set, entry.fetched = set, now
+	}
+	k.sets[u] = entry
+	switch {
+	case err == nil:
+		return set, nil
+	case fresh || entry.set == nil:
+		return nil, err
+	}
+	return entry.set, nil // the issuer's URL is down: its last keys stand
 }
 
 // issuerKeys returns the keys of a policy entry: its pinned set, or the set at its URL.

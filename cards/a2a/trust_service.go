@@ -18,14 +18,22 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// TrustStore keeps a tenant's trust policy on its row; storage's TenantStore is one.
+// TrustStore keeps a tenant's trust policy on its row; storage's TenantStore is one. Each change
+// marks its domain pending, with a number, in the same transaction: the pass that weighs the
+// domain's cards again clears it (ClearTrustPending), so a pass that does not end (the server
+// stops, the database fails) is run again (Settle).
 type TrustStore interface {
 	TrustPolicies
 	// PutTrustIssuer creates the entry of the issuer's domain or replaces it, and answers it as
-	// stored; a new entry past tenants.MaxTrustIssuers is a conflict.
-	PutTrustIssuer(ctx context.Context, tenant tenants.ID, issuer tenants.TrustIssuer) (tenants.TrustIssuer, error)
-	// RemoveTrustIssuer removes the entry of domain; not found when there is none.
-	RemoveTrustIssuer(ctx context.Context, tenant tenants.ID, domain string) error
+	// stored and the change's number; a new entry past tenants.MaxTrustIssuers is a conflict.
+	PutTrustIssuer(ctx context.Context, tenant tenants.ID, issuer tenants.TrustIssuer) (tenants.TrustIssuer, int64, error)
+	// RemoveTrustIssuer removes the entry of domain and answers the change's number; not found
+	// when there is none.
+	RemoveTrustIssuer(ctx context.Context, tenant tenants.ID, domain string) (int64, error)
+	// TrustPending lists every tenant's pending domains.
+	TrustPending(ctx context.Context) ([]tenants.TrustPending, error)
+	// ClearTrustPending takes the domain off the pending ones if its number is still seq.
+	ClearTrustPending(ctx context.Context, tenant tenants.ID, domain string, seq int64) error
 }
 
 // Trust is what the API does with a tenant's trust policy: list its issuers, read one, put one,
@@ -82,11 +90,11 @@ func (t *Trust) Put(ctx context.Context, tenant tenants.ID, issuer tenants.Trust
 	if err := t.checkKeys(ctx, &issuer); err != nil {
 		return tenants.TrustIssuer{}, cards.Reweighed{}, err
 	}
-	stored, err := t.Store.PutTrustIssuer(ctx, tenant, issuer)
+	stored, seq, err := t.Store.PutTrustIssuer(ctx, tenant, issuer)
 	if err != nil {
 		return tenants.TrustIssuer{}, cards.Reweighed{}, err
 	}
-	w, err := t.reweigh(ctx, tenant, stored.Domain)
+	w, err := t.settle(ctx, tenant, stored.Domain, seq)
 	return stored, w, err
 }
 
@@ -101,10 +109,72 @@ func (t *Trust) Remove(ctx context.Context, tenant tenants.ID, domain string) (c
 	if err != nil {
 		return cards.Reweighed{}, fault.Errorf(fault.NotFound, "trust %q: not found", domain)
 	}
-	if err := t.Store.RemoveTrustIssuer(ctx, tenant, d); err != nil {
+	seq, err := t.Store.RemoveTrustIssuer(ctx, tenant, d)
+	if err != nil {
 		return cards.Reweighed{}, err
 	}
-	return t.reweigh(ctx, tenant, d)
+	return t.settle(ctx, tenant, d, seq)
+}
+
+// settle weighs again the cards a change of the policy (number seq) covers, then clears the
+// domain's pending mark. The pass runs to its end whatever becomes of the request that made the
+// change (a client gone, its deadline): if it fails, the mark stays, Settle runs it again, and
+// the request is told so.
+func (t *Trust) settle(ctx context.Context, tenant tenants.ID, domain string, seq int64) (cards.Reweighed, error) {
+	ctx = context.WithoutCancel(ctx)
+	w, err := t.reweigh(ctx, tenant, domain)
+	if err == nil {
+		err = t.Store.ClearTrustPending(ctx, tenant, domain, seq)
+	}
+	if err != nil {
+		return w, fault.Wrap(err, fault.Unavailable, "trust %q: the policy is changed, and its cards are weighed again in the background: weighing them here failed", domain)
+	}
+	return w, nil
+}
+
+// trustJob is who weighs cards again when no request does (Settle).
+var trustJob = authz.Principal{Subject: authz.JobPrefix + "trust", PlatformAdmin: true}
+
+// Settle weighs again the cards of every domain whose pass has not ended (a server stopped, the
+// database failed during it), and clears each domain it finishes. It answers how many domains
+// it settled; run it at start and every so often (app.Start does).
+func (t *Trust) Settle(ctx context.Context) (int, error) {
+	pending, err := t.Store.TrustPending(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range pending {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		job := authz.AsJob(authz.WithPrincipal(ctx, trustJob), "trust", "trust.reweigh")
+		if _, err := t.reweigh(job, p.Tenant, p.Domain); err != nil {
+			if errors.Is(err, tenants.ErrNotFound) {
+				continue
+			}
+			return n, fmt.Errorf("trust of tenant %q, domain %q: %w", p.Tenant, p.Domain, err)
+		}
+		if err := t.Store.ClearTrustPending(ctx, p.Tenant, p.Domain, p.Seq); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// RunSettle runs Settle every interval until ctx ends, telling onError of each failed round.
+func (t *Trust) RunSettle(ctx context.Context, interval time.Duration, onError func(error)) {
+	for {
+		if _, err := t.Settle(ctx); err != nil && ctx.Err() == nil && onError != nil {
+			onError(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
 }
 
 // checkKeys checks where an issuer's keys come from: exactly one of a JWKS URL, which is fetched
@@ -118,9 +188,6 @@ func (t *Trust) checkKeys(ctx context.Context, e *tenants.TrustIssuer) error {
 	var set *jose.JSONWebKeySet
 	if e.JWKSURL != "" {
 		e.Keys = nil
-		if err := cards.CheckHTTPURL("jwksUrl", e.JWKSURL); err != nil {
-			return err
-		}
 		var err error
 		if set, err = t.Keys.get(ctx, e.JWKSURL, "", true); err != nil {
 			return err
@@ -135,6 +202,9 @@ func (t *Trust) checkKeys(ctx context.Context, e *tenants.TrustIssuer) error {
 		for i, k := range raw.Keys {
 			if _, private := k["d"]; private {
 				return fault.Errorf(fault.Invalid, "keys.keys[%d]: is a private key; pin the public key only: invalid", i)
+			}
+			if _, symmetric := k["k"]; symmetric {
+				return fault.Errorf(fault.Invalid, "keys.keys[%d]: is a symmetric key, a secret: pin public keys only: invalid", i)
 			}
 		}
 		compact, err := json.Marshal(raw)
@@ -160,7 +230,7 @@ func (t *Trust) checkKeys(ctx context.Context, e *tenants.TrustIssuer) error {
 }
 
 // reweighBatch is how many cards reweigh reads at once.
-const reweighBatch = 500
+const reweighBatch = 100
 
 // reweigh weighs again, against the policy as it now is, every card of the tenant imported with
 // signatures whose interfaces live on a host domain covers, and records each whose trust changed.
@@ -184,7 +254,7 @@ func (t *Trust) reweigh(ctx context.Context, tenant tenants.ID, domain string) (
 			if !covers(domain, c) {
 				continue
 			}
-			trusted, changed, err := reweighCard(ctx, t.Cards, t.CardStore, t.Keys, policy, tenant, c, t.now())
+			trusted, changed, err := reweighCard(ctx, t.Cards, t.CardStore, t.Store, t.Keys, policy, tenant, c, t.now())
 			if err != nil {
 				return w, err
 			}
@@ -213,34 +283,45 @@ func covers(domain string, c cards.Card) bool {
 }
 
 // reweighCard weighs cur against policy and records the outcome when it differs from what the
-// card holds, reading the card again when it was written meanwhile. It answers whether the card
-// is trusted, and whether its record changed.
-func reweighCard(ctx context.Context, svc *cards.Service, store cards.Store, keys *KeySets, policy []tenants.TrustIssuer, tenant tenants.ID, cur cards.Card, now time.Time) (trusted, changed bool, err error) {
+// card holds, reading the card again when it was written meanwhile. After a write it reads the
+// policy again: one changed meanwhile (by another request, whose own pass may have read the card
+// before this write) is weighed against at once, so no card keeps the outcome of a policy that is
+// gone. It answers whether the card is trusted, and whether its record changed.
+func reweighCard(ctx context.Context, svc *cards.Service, store cards.Store, policies TrustPolicies, keys *KeySets, policy []tenants.TrustIssuer, tenant tenants.ID, cur cards.Card, now time.Time) (trusted, changed bool, err error) {
 	for range maxRefreshAttempts {
 		if cur.A2A == nil || cur.A2A.Import == nil || cur.A2A.Import.Signed == nil {
-			return false, false, nil // written meanwhile without an import record
+			return false, changed, nil // written meanwhile without an import record
 		}
 		rec := cur.A2A.Import
 		check := weighTrust(ctx, keys, policy, cur, rec.Signed, rec.Signature, now)
 		if sameTrust(rec.Trust, &check) {
-			return check.Status == cards.TrustTrusted, false, nil
+			return check.Status == cards.TrustTrusted, changed, nil
 		}
-		_, err := svc.Retrusted(ctx, tenant, cur, check)
+		written, err := svc.Retrusted(ctx, tenant, cur, check)
 		switch {
 		case err == nil:
-			return check.Status == cards.TrustTrusted, true, nil
+			changed = true
+			latest, err := policies.TrustPolicy(ctx, tenant)
+			if err != nil {
+				return false, changed, err
+			}
+			if reflect.DeepEqual(latest, policy) {
+				return check.Status == cards.TrustTrusted, changed, nil
+			}
+			policy, cur = latest, written
+			continue
 		case errors.Is(err, cards.ErrNotFound):
-			return false, false, nil
+			return false, changed, nil
 		case !errors.Is(err, cards.ErrStale):
-			return false, false, err
+			return false, changed, err
 		}
 		if cur, err = store.Get(ctx, tenant, cur.AgentID); errors.Is(err, cards.ErrNotFound) {
-			return false, false, nil
+			return false, changed, nil
 		} else if err != nil {
-			return false, false, err
+			return false, changed, err
 		}
 	}
-	return false, false, fault.Errorf(fault.Stale, "card %q changed under %d attempts to weigh its trust: revision does not match", cur.AgentID, maxRefreshAttempts)
+	return false, changed, fault.Errorf(fault.Stale, "card %q changed under %d attempts to weigh its trust: revision does not match", cur.AgentID, maxRefreshAttempts)
 }
 
 // enter lets an authenticated caller into the tenant through the gate and checks that it may act
@@ -284,17 +365,20 @@ func (s *Service) weighImport(ctx context.Context, tenant tenants.ID, c cards.Ca
 // weighed against policy and then written as c. If the policy has changed since, the change's own
 // pass over the cards may have read the card before it was written, so the card is weighed again
 // here. Either the change committed before this read (and it is seen), or the change's pass reads
-// the card after this write.
-func (s *Service) settleTrust(ctx context.Context, tenant tenants.ID, policy []tenants.TrustIssuer, c cards.Card) (cards.Card, error) {
+// the card after this write. The write is done whatever happens here: a failure leaves the card
+// to the change's pass (and to Settle, which runs a pass that failed again), and c is answered.
+func (s *Service) settleTrust(ctx context.Context, tenant tenants.ID, policy []tenants.TrustIssuer, c cards.Card) cards.Card {
 	if s.Trust == nil || c.A2A == nil || c.A2A.Import == nil || c.A2A.Import.Trust == nil {
-		return c, nil
+		return c
 	}
 	now, err := s.Trust.TrustPolicy(ctx, tenant)
 	if err != nil || reflect.DeepEqual(now, policy) {
-		return c, err
+		return c
 	}
-	if _, _, err := reweighCard(ctx, s.Cards, s.Store, s.TrustKeys, now, tenant, c, time.Now().UTC()); err != nil {
-		return c, fmt.Errorf("weigh trust again: %w", err)
+	if _, changed, err := reweighCard(ctx, s.Cards, s.Store, s.Trust, s.TrustKeys, now, tenant, c, time.Now().UTC()); err == nil && changed {
+		if latest, err := s.Cards.Get(ctx, tenant, c.AgentID); err == nil {
+			return latest
+		}
 	}
-	return s.Store.Get(ctx, tenant, c.AgentID)
+	return c
 }

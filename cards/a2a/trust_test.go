@@ -2,7 +2,9 @@ package a2a_test
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
 	"net/http"
@@ -73,6 +75,7 @@ type keyServer struct {
 	srv  *httptest.Server
 	body atomic.Pointer[[]byte]
 	hits atomic.Int64
+	down atomic.Bool // answer 503
 }
 
 func newKeyServer(t testing.TB, set json.RawMessage) *keyServer {
@@ -81,6 +84,10 @@ func newKeyServer(t testing.TB, set json.RawMessage) *keyServer {
 	k.set(set)
 	k.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		k.hits.Add(1)
+		if k.down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(*k.body.Load())
 	}))
@@ -220,7 +227,7 @@ func TestTrustCases(t *testing.T) {
 // writeIssuer stores an issuer in acme's policy as given, past the checks of a put.
 func writeIssuer(t *testing.T, f *fixture, e tenants.TrustIssuer) {
 	t.Helper()
-	if _, err := f.trust.Store.PutTrustIssuer(context.Background(), acme, e); err != nil {
+	if _, _, err := f.trust.Store.PutTrustIssuer(context.Background(), acme, e); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -356,15 +363,21 @@ func TestTrustKeyRotationAtTheIssuersURL(t *testing.T) {
 	fetches(2, "rotated") // a kid the set lacked: read again
 	// Kids the set lacks make it fetch again once per refetch interval, not once a card: within it,
 	// they are weighed against the set already read.
+	// Signed by a key the issuer never published, the card fetched is neither verified nor
+	// trusted: each refresh is refused, and the card stays as the issuer's key vouched for it.
 	serve(newSigner(t, "unknown"))
 	for range 3 {
-		if _, err := f.a2a.Refresh(alice, acme, "geo", nil); err != nil {
+		res, err := f.a2a.Refresh(alice, acme, "geo", nil)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if res.Outcome != cards.RefreshRefused {
+			t.Errorf("a refresh to a card no key vouches for: %+v", res.RefreshOutcome)
 		}
 	}
 	fetches(2, "three refreshes signed by an unknown kid")
-	if got := f.trustOf("geo"); got.Status != cards.TrustUntrusted {
-		t.Errorf("signed by a key the issuer never published: %+v", got)
+	if got := f.trustOf("geo"); got.Status != cards.TrustTrusted || got.KeyID != "2026-06" {
+		t.Errorf("after the refused refreshes: %+v", got)
 	}
 }
 
@@ -387,8 +400,11 @@ func TestTrustPutRefusals(t *testing.T) {
 		{"both", tenants.TrustIssuer{Domain: "example.com", Keys: jwks(t, pub), JWKSURL: "https://example.com/jwks.json"}, fault.Invalid, "exactly one"},
 		{"not a JWKS", tenants.TrustIssuer{Domain: "example.com", Keys: json.RawMessage(`[1, 2]`)}, fault.Invalid, "must be a JWKS"},
 		{"a private key", tenants.TrustIssuer{Domain: "example.com", Keys: jsonOf(t, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{private}})}, fault.Invalid, "private key"},
-		{"no usable key", tenants.TrustIssuer{Domain: "example.com", Keys: json.RawMessage(`{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}`)}, fault.Invalid, "no public key that checks card signatures"},
-		{"a URL the guard refuses", tenants.TrustIssuer{Domain: "example.com", JWKSURL: "http://127.0.0.1:9/jwks.json"}, fault.URLBlocked, "does not fetch"},
+		{"a symmetric key", tenants.TrustIssuer{Domain: "example.com", Keys: json.RawMessage(`{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}`)}, fault.Invalid, "symmetric key"},
+		{"no usable key", tenants.TrustIssuer{Domain: "example.com", Keys: p384(t)}, fault.Invalid, "no public key that checks card signatures"},
+		{"a wildcard of an address", tenants.TrustIssuer{Domain: "*.0.1", Keys: jwks(t, pub)}, fault.Invalid, "must be a host name"},
+		{"a URL the guard refuses", tenants.TrustIssuer{Domain: "example.com", JWKSURL: "https://127.0.0.1:9/jwks.json"}, fault.URLBlocked, "does not fetch"},
+		{"plain http", tenants.TrustIssuer{Domain: "example.com", JWKSURL: "http://example.com/jwks.json"}, fault.Invalid, "must be an https URL"},
 		{"not an http URL", tenants.TrustIssuer{Domain: "example.com", JWKSURL: "ftp://example.com/jwks.json"}, fault.Invalid, "http or https"},
 	} {
 		_, _, err := f.trust.Put(alice, acme, tc.issuer)
@@ -401,6 +417,45 @@ func TestTrustPutRefusals(t *testing.T) {
 	}
 	if _, err := f.trust.Get(alice, acme, "example.com"); fault.KindOf(err) != fault.NotFound {
 		t.Errorf("get of no issuer: %v", err)
+	}
+}
+
+// p384 is a JWKS of one P-384 public key: a key no card signature is checked with.
+func p384(t *testing.T) json.RawMessage {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jsonOf(t, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.PublicKey, KeyID: "p384"}}})
+}
+
+// TestTrustKeySetsWhileTheIssuerIsDown: an issuer's URL that fails is fetched again at most once
+// per refetch interval however many cards ask, and the keys last read from it stand meanwhile.
+func TestTrustKeySetsWhileTheIssuerIsDown(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	f.allowLoopback()
+	pub := newSigner(t, "pub-1")
+	keys := newKeyServer(t, jwks(t, pub))
+	f.putIssuer(tenants.TrustIssuer{Domain: sampleHost, JWKSURL: keys.url()})
+	byPub := func(c map[string]any) map[string]any { return pub.sig(t, c, "") }
+	f.mustImport(map[string]any{"agentId": "a", "card": signed(t, a2atest.SampleV1(t), byPub)})
+	keys.down.Store(true) // the issuer's URL fails
+	before := keys.hits.Load()
+	stranger := newSigner(t, "unknown")
+	for _, id := range []string{"b", "c", "d"} {
+		// An unknown kid asks for the keys again: one attempt, which fails, then none.
+		f.mustImport(map[string]any{"agentId": id, "card": signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return stranger.sig(t, c, "") })})
+	}
+	f.mustImport(map[string]any{"agentId": "e", "card": signed(t, a2atest.SampleV1(t), byPub)})
+	if got := keys.hits.Load() - before; got != 1 {
+		t.Errorf("four imports while the issuer's URL failed fetched it %d times, want 1", got)
+	}
+	if got := f.trustOf("e"); got.Status != cards.TrustTrusted {
+		t.Errorf("signed by a key read before the issuer went down: %+v", got)
+	}
+	if got := f.trustOf("b"); got.Status != cards.TrustUntrusted || !strings.Contains(got.Reason, `kid "unknown"`) {
+		t.Errorf("signed by a key the issuer never published: %+v", got)
 	}
 }
 
@@ -439,4 +494,114 @@ func (c *changingPolicy) TrustPolicy(ctx context.Context, tenant tenants.ID) ([]
 		c.onFirst()
 	}
 	return p, err
+}
+
+// TestTrustSettleRunsAPassThatDidNotEnd: a change of the policy is stored with its domain marked
+// pending; when its pass over the cards did not run (the server stopped at that moment), Settle
+// runs it: the cards are weighed against the policy as it is, and the mark is cleared.
+func TestTrustSettleRunsAPassThatDidNotEnd(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, f *fixture) {
+		pub := newSigner(t, "pub-1")
+		f.mustImport(map[string]any{"agentId": "geo", "card": signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return pub.sig(t, c, "") })})
+		writeIssuer(t, f, tenants.TrustIssuer{Domain: sampleHost, Keys: jwks(t, pub)}) // stored, not weighed
+		if got := f.trustOf("geo"); got.Status != cards.TrustUntrusted {
+			t.Fatalf("before Settle: %+v", got)
+		}
+		n, err := f.trust.Settle(context.Background())
+		if err != nil || n != 1 {
+			t.Fatalf("Settle: %d domains, %v", n, err)
+		}
+		if got := f.trustOf("geo"); got.Status != cards.TrustTrusted {
+			t.Errorf("after Settle: %+v", got)
+		}
+		if pending, err := f.trust.Store.TrustPending(context.Background()); err != nil || len(pending) != 0 {
+			t.Errorf("still pending: %+v, %v", pending, err)
+		}
+		if n, err := f.trust.Settle(context.Background()); err != nil || n != 0 {
+			t.Errorf("Settle again: %d domains, %v", n, err)
+		}
+		// A put's own pass clears its mark.
+		f.putIssuer(tenants.TrustIssuer{Domain: "*.example.com", Keys: jwks(t, pub)})
+		if pending, _ := f.trust.Store.TrustPending(context.Background()); len(pending) != 0 {
+			t.Errorf("pending after a put: %+v", pending)
+		}
+	})
+}
+
+// staleFirst is a trust store whose first read of the policy answers stale: as a pass that read
+// the policy just before another change committed.
+type staleFirst struct {
+	a2a.TrustStore
+	stale []tenants.TrustIssuer
+	read  bool
+}
+
+func (s *staleFirst) TrustPolicy(ctx context.Context, tenant tenants.ID) ([]tenants.TrustIssuer, error) {
+	if !s.read {
+		s.read = true
+		return s.stale, nil
+	}
+	return s.TrustStore.TrustPolicy(ctx, tenant)
+}
+
+// TestTrustPassOfAnOlderPolicy: a pass that read the policy before another change wrote a card
+// by the older policy reads the policy again after its write, and weighs the card against the one
+// that now stands: the revoked key does not vouch for it in the end.
+func TestTrustPassOfAnOlderPolicy(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	pub, next := newSigner(t, "pub-1"), newSigner(t, "pub-2")
+	f.mustImport(map[string]any{"agentId": "geo", "card": signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return pub.sig(t, c, "") })})
+	racing := *f.trust
+	racing.Store = &staleFirst{TrustStore: f.trust.Store, stale: []tenants.TrustIssuer{{Domain: sampleHost, Keys: jwks(t, pub)}}}
+	if _, _, err := racing.Put(alice, acme, tenants.TrustIssuer{Domain: sampleHost, Keys: jwks(t, next)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.trustOf("geo"); got.Status != cards.TrustUntrusted {
+		t.Errorf("a card weighed by a policy gone: %+v", got)
+	}
+}
+
+// TestTrustSignedCopyNotKept: a signed card whose copy cannot be kept (over the document limit,
+// or not UTF-8, which Postgres and MySQL refuse as text) is imported, untrusted and saying why,
+// without the copy; a status write of a signed card is not refused for the copy's depth.
+func TestTrustSignedCopyNotKept(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, f *fixture) {
+		pub := newSigner(t, "pub-1")
+		f.putIssuer(tenants.TrustIssuer{Domain: sampleHost, Keys: jwks(t, pub)})
+		by := func(c map[string]any) map[string]any { return pub.sig(t, c, "") }
+
+		big := a2atest.SampleV1(t)
+		big["zzPadding"] = strings.Repeat("x", cards.MaxDocumentBytes)
+		c := f.mustImport(map[string]any{"agentId": "big", "card": signed(t, big, by)})
+		if got := c.A2A.Import; got.Signed != nil || got.Trust.Status != cards.TrustUntrusted || !strings.Contains(got.Trust.Reason, "not kept") {
+			t.Errorf("an oversize signed card: trust %+v, signed kept %v", got.Trust, got.Signed != nil)
+		}
+
+		raw := jsonOf(t, signed(t, a2atest.SampleV1(t), by))
+		raw = []byte(strings.Replace(string(raw), "Provides advanced", "Provides \xff advanced", 1))
+		body := []byte(`{"agentId": "bytes", "allowInvalidSignature": true, "card": ` + string(raw) + `}`)
+		c, err := f.a2a.Import(alice, acme, body)
+		if err != nil {
+			t.Fatalf("a signed card with a byte that is not UTF-8: %v", err)
+		}
+		if got := c.A2A.Import; got.Signed != nil || got.Trust.Status != cards.TrustUntrusted || !strings.Contains(got.Trust.Reason, "UTF-8") {
+			t.Errorf("a card not UTF-8: trust %+v, signed kept %v", got.Trust, got.Signed != nil)
+		}
+
+		// The shallowest depth a server may set: OAuth flows fit it in the card, and nest deeper
+		// in the signed copy, which is not the patch's.
+		f.cards.MaxJSONDepth = 8
+		oauth := a2atest.SampleV1(t)
+		oauth["securitySchemes"] = map[string]any{"oauth": map[string]any{"oauth2SecurityScheme": map[string]any{"flows": map[string]any{
+			"clientCredentials": map[string]any{"tokenUrl": "https://auth.example.com/token", "scopes": map[string]any{"read": "Read"}}}}}}
+		oauth["securityRequirements"] = []any{map[string]any{"schemes": map[string]any{"oauth": map[string]any{"list": []any{"read"}}}}}
+		f.mustImport(map[string]any{"agentId": "geo", "card": signed(t, oauth, by)})
+		patched, err := f.cards.Patch(alice, acme, "geo", []byte(`{"status": "deprecated"}`), cards.Precondition{})
+		if err != nil {
+			t.Fatalf("a status write of a signed card: %v", err)
+		}
+		if !patched.Trusted() {
+			t.Errorf("a status write dropped the trust: %+v", patched.A2A.Import)
+		}
+	})
 }

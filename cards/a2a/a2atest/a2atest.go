@@ -108,6 +108,13 @@ func (l LoopbackOnly) Do(r *http.Request) (*http.Response, error) {
 	return l.Inner.Do(r)
 }
 
+// IsLoopback tells whether host is a loopback address, as outbound.allow set to 127.0.0.0/8 and
+// ::1 lets through.
+func IsLoopback(host string) bool {
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
 // LoopbackFetch is the guarded client imports use, allowed to reach 127.0.0.0/8 as outbound.allow
 // would allow it, behind LoopbackOnly.
 func LoopbackFetch() LoopbackOnly {

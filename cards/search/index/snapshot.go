@@ -533,7 +533,7 @@ var analyzerStamp = sync.OnceValue(func() string {
 // analysisVersion goes into analyzerStamp: move it on with any change to what the index
 // derives from a card that the stamp's cards might not show (and with any change to how
 // stored cards decode), so that snapshots written before are not read back.
-const analysisVersion = "2"
+const analysisVersion = "3"
 
 // stampCards are the fixed cards of analyzerStamp: every field search reads, ASCII and other
 // scripts, punctuation, case, resources with and without wildcards.

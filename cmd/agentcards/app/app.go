@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -252,6 +254,10 @@ func (a *App) buildPolicy() {
 	a.Enforcers.Refused = a.Audit.Refused
 }
 
+// trustSettleInterval is how often a replica looks for changes of trust policies whose pass over
+// the cards did not end.
+const trustSettleInterval = 30 * time.Second
+
 // importClient returns the client that fetches cards imported by URL: Fetch when set, otherwise
 // the guarded client, which follows redirects only within the same host.
 func (a *App) importClient() a2a.Doer {
@@ -318,7 +324,11 @@ func (a *App) buildCards(cardStore *storage.CardStore) {
 // card service, and the refresher that imports them again from their source on schedule.
 func (a *App) buildA2A(cardStore *storage.CardStore, livenessStore *storage.LivenessStore, fetch a2a.Doer) {
 	tenantStore := storage.NewTenantStore(a.opts.DB)
-	keys := &a2a.KeySets{Fetch: fetch}
+	allow := a.opts.Outbound.Allow
+	keys := &a2a.KeySets{Fetch: fetch, PlainHTTP: func(host string) bool {
+		ip, err := netip.ParseAddr(host)
+		return err == nil && slices.ContainsFunc(allow, func(p netip.Prefix) bool { return p.Contains(ip.Unmap()) })
+	}}
 	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch, Trust: tenantStore, TrustKeys: keys}
 	a.Trust = &a2a.Trust{Store: tenantStore, Cards: a.Cards, CardStore: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Keys: keys}
 	a.Refresher = a2a.NewRefresher(a.opts.Refresh.Interval, a.A2A, livenessStore, cardStore, a.opts.Refresh.Now)
@@ -386,6 +396,12 @@ func (a *App) Start(ctx context.Context) {
 		a.Liveness.Follow(ctx, o.Search.PollInterval, func(err error) {
 			liveFailed("err", err)
 			a.Tenants.Suspect(ctx)
+		})
+	})
+	// A change of a trust policy whose pass over the cards did not end is run again.
+	a.background.Go(func() {
+		a.Trust.RunSettle(ctx, trustSettleInterval, func(err error) {
+			log.Warn("weighing cards against a changed trust policy failed; retrying", "err", err)
 		})
 	})
 	if o.Refresh.Interval > 0 {
