@@ -544,8 +544,9 @@ func (ix *Index) search(ctx context.Context, tenant tenants.ID, p *index.Plan, r
 	page, total, next := e.x.Search(p, readable, online)
 	cached := make([]*rendered, len(page))
 	for i, c := range page {
-		h, _ := e.x.Held(c.AgentID())
-		cached[i] = e.cache.get(c.AgentID(), h.CardID, h.Revision)
+		if r := e.cache.lookup(c.AgentID()); r != nil && e.x.Holds(c.AgentID(), r.card.ID, r.card.Revision) {
+			cached[i] = r
+		}
 	}
 	return page, cached, total, next, nil
 }

@@ -80,10 +80,20 @@ type renderCache struct {
 }
 
 func (rc *renderCache) get(agentID, cardID string, revision int64) *rendered {
+	r := rc.lookup(agentID)
+	if r == nil || r.card.ID != cardID || r.card.Revision != revision {
+		return nil
+	}
+	return r
+}
+
+// lookup returns the agent's cached rendering whatever its version, which its caller checks
+// against the index (index.Tenant.Holds); nil for none, or for an agent distrusted.
+func (rc *renderCache) lookup(agentID string) *rendered {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	r := rc.m[agentID]
-	if r == nil || r.card.ID != cardID || r.card.Revision != revision || rc.distrusted[agentID] != 0 {
+	if r == nil || rc.distrusted[agentID] != 0 {
 		return nil
 	}
 	return r

@@ -172,6 +172,18 @@ func (x *Tenant) Held(agentID string) (Held, bool) {
 	return Held{CardID: d.cardID.String(), Revision: d.revision, Updated: d.updated}, true
 }
 
+// Holds reports whether the index holds exactly this version of the agent's card: Held, without
+// spelling the card's id out (a search asks it for every card of a page). The caller holds the
+// read lock.
+func (x *Tenant) Holds(agentID, cardID string, revision int64) bool {
+	n, ok := x.byID.get(x.docs, agentID)
+	if !ok {
+		return false
+	}
+	d := &x.docs[n]
+	return d.revision == revision && d.cardID.is(cardID)
+}
+
 // All yields every agent the index holds a card of, with the card's version, in no particular
 // order. The caller holds the read lock while it runs.
 func (x *Tenant) All() iter.Seq2[string, Held] {
