@@ -164,9 +164,9 @@ type ImportRecord struct {
 	Signed *SignedCard `json:"signed,omitempty"`
 }
 
-// vouched reports whether the record's signature verified, or the tenant's trust policy vouched
-// for the card: what a refresh must not lose (Source.Verified).
-func (r ImportRecord) vouched() bool {
+// Vouched reports whether the record's signature verified, or the tenant's trust policy vouched
+// for the card: what a refresh must not lose.
+func (r ImportRecord) Vouched() bool {
 	return r.Signature.Status == SignatureVerified || r.Trust != nil && r.Trust.Status == TrustTrusted
 }
 
@@ -272,7 +272,7 @@ func (c *Card) normalize() {
 type Source struct {
 	URL string `json:"url"`
 	// Verified says whether the signature of the A2A card last applied verified, or the tenant's
-	// trust policy vouched for it: a refresh whose card then does neither is refused.
+	// trust policy vouched for it, when it was applied.
 	Verified bool `json:"verified"`
 	// RefreshedAt and Refresh are the last refresh's time and outcome.
 	RefreshedAt *time.Time      `json:"refreshedAt,omitempty"`

@@ -300,7 +300,7 @@ func (s *Service) CreateImported(ctx context.Context, tenant tenants.ID, c Card,
 	}
 	c.A2A.Import = &rec
 	if rec.URL != "" {
-		c.Source = &Source{URL: rec.URL, Verified: rec.vouched()}
+		c.Source = &Source{URL: rec.URL, Verified: rec.Vouched()}
 	}
 	return s.create(ctx, tenant, c)
 }
@@ -349,7 +349,7 @@ func (s *Service) Refreshed(ctx context.Context, tenant tenants.ID, cur Card, c 
 	src := *cur.Source
 	src.RefreshedAt, src.Refresh = &now, &outcome
 	if c != nil {
-		src.Verified = rec.vouched()
+		src.Verified = rec.Vouched()
 	}
 	next.Source = &src
 	next.ID, next.Revision, next.CreatedAt, next.UpdatedAt = cur.ID, cur.Revision+1, cur.CreatedAt, now

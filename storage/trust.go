@@ -99,6 +99,15 @@ func (s *TenantStore) TrustPending(ctx context.Context) ([]tenants.TrustPending,
 	return out, nil
 }
 
+// MarkTrustPending marks domain pending in the tenant ("" standing for every card), as a change
+// of its policy does, without a change: cards written that could not be weighed then.
+func (s *TenantStore) MarkTrustPending(ctx context.Context, tenant tenants.ID, domain string) error {
+	_, err := s.writeTrust(ctx, tenant, domain, func(_ *gorm.DB, policy []tenants.TrustIssuer) ([]tenants.TrustIssuer, error) {
+		return policy, nil
+	}, nil)
+	return err
+}
+
 // ClearTrustPending takes domain off the tenant's pending domains, if the last change that marked
 // it is still seq: a change made since has a pass of its own to wait for.
 func (s *TenantStore) ClearTrustPending(ctx context.Context, tenant tenants.ID, domain string, seq int64) error {
@@ -143,8 +152,8 @@ func trustDetail(e tenants.TrustIssuer) string {
 }
 
 // writeTrust reads the tenant's policy under its row's lock, lets change make the new one, and
-// writes it back with domain marked pending (with the number it answers) and the audit entry,
-// which change may fill in, in one transaction.
+// writes it back with domain marked pending (with the number it answers) and the audit entry
+// (none when nil), which change may fill in, in one transaction.
 func (s *TenantStore) writeTrust(ctx context.Context, tenant tenants.ID, domain string, change func(tx *gorm.DB, policy []tenants.TrustIssuer) ([]tenants.TrustIssuer, error), entry *audit.Entry) (int64, error) {
 	seq := time.Now().UnixNano()
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
@@ -189,6 +198,9 @@ func (s *TenantStore) writeTrust(ctx context.Context, tenant tenants.ID, domain 
 		}
 		if err := tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).Updates(map[string]any{"trust": col, "trust_pending": pcol}).Error; err != nil {
 			return fmt.Errorf("trust of tenant %q: %w", string(tenant), err)
+		}
+		if entry == nil {
+			return nil // a mark alone: no change of the policy to record
 		}
 		return s.db.record(tx, string(tenant), *entry)
 	})

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
@@ -43,7 +44,7 @@ func withKeys(t *testing.T, jwks []byte, set jose.JSONWebKeySet) []byte {
 	return mustJSON(t, all)
 }
 
-// TestA2APublisherSignaturesServed: a card imported with its publisher's signature is served, in
+// TestA2APublisherSignaturesServed: a card imported with its publisher's signature, verified, is served, in
 // the form that is exactly what the publisher signed, with that signature unchanged after the
 // service's own; each verifies with plain JCS and JWS (go-jose) under its own key, both together
 // with both keys, and a2a-go reads the card with both. A form that is not the publisher's content
@@ -58,7 +59,7 @@ func TestA2APublisherSignaturesServed(t *testing.T) {
 		publisher := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "publisher-1", Algorithm: "EdDSA"}}}
 		card := a2atest.SignEd25519(t, priv, "publisher-1", "", a2atest.SampleV1(t))
 		sent := servedSignatures(t, mustJSON(t, card))[0]
-		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "card": card, "visibility": "public"}), http.StatusCreated)
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "card": card, "keys": publisher, "visibility": "public"}), http.StatusCreated)
 		path := "/a2a/acme/geo/.well-known/agent-card.json"
 
 		for _, form := range []string{"", "?version=1.0"} {
@@ -109,6 +110,26 @@ func TestA2APublisherSignaturesServed(t *testing.T) {
 		if sigs := servedSignatures(t, e.do("GET", path, "", nil).body); len(sigs) != 1 {
 			t.Errorf("changed: %d signatures, want the service's alone", len(sigs))
 		}
+		// Imported despite an invalid signature: the service's alone, not the invalid one.
+		tampered := a2atest.SignEd25519(t, priv, "publisher-1", "", a2atest.SampleV1(t))
+		tampered["name"] = "Someone Else"
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "bad", "card": tampered,
+			"keys": publisher, "allowInvalidSignature": true, "visibility": "public"}), http.StatusCreated)
+		if sigs := servedSignatures(t, e.do("GET", "/a2a/acme/bad/.well-known/agent-card.json", "", nil).body); len(sigs) != 1 {
+			t.Errorf("imported with an invalid signature: %d signatures, want the service's alone", len(sigs))
+		}
+		// A publisher's signature with a member the spec does not have is served without it.
+		odd := a2atest.SignEd25519(t, priv, "publisher-1", "", a2atest.SampleV1(t))
+		odd["signatures"].([]any)[0].(map[string]any)["note"] = "mine"
+		expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "odd", "card": odd, "keys": publisher, "visibility": "public"}), http.StatusCreated)
+		oddBody := e.do("GET", "/a2a/acme/odd/.well-known/agent-card.json", "", nil).body
+		if sigs := servedSignatures(t, oddBody); len(sigs) != 2 || sigs[1]["note"] != nil {
+			t.Errorf("a signature with another member: served %v", sigs)
+		}
+		var pb a2apb.AgentCard
+		if err := protojson.Unmarshal(oddBody, &pb); err != nil {
+			t.Errorf("a2a-go's proto model refuses the card: %v", err)
+		}
 		// Imported without signatures: the service's alone.
 		unsigned := a2atest.SampleV1(t)
 		delete(unsigned, "signatures")
@@ -126,12 +147,17 @@ func TestA2APublisherSignatureHybrid(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
 	e.mkTenant("acme", "alice")
 	alice := e.token("alice", "acme", false)
-	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	publisher := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "publisher-1", Algorithm: "EdDSA"}}}
 	card := a2atest.SampleV1(t)
 	card["supportedInterfaces"] = append(card["supportedInterfaces"].([]any),
 		map[string]any{"url": "https://georoute-agent.example.com/a2a/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"})
 	card = a2atest.SignEd25519(t, priv, "publisher-1", "", card)
-	expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "card": card, "visibility": "public"}), http.StatusCreated)
+	r := e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "card": card, "keys": publisher, "visibility": "public"})
+	expect(t, r, http.StatusCreated)
+	if !strings.Contains(string(r.body), `"status":"verified"`) {
+		t.Fatalf("the hybrid's signature did not verify on import: %s", r.body)
+	}
 	for _, form := range []string{"", "?version=1.0", "?version=0.3"} {
 		if sigs := servedSignatures(t, e.do("GET", "/a2a/acme/geo/.well-known/agent-card.json"+form, "", nil).body); len(sigs) != 1 {
 			t.Errorf("form %q: %d signatures, want the service's alone", form, len(sigs))
@@ -152,7 +178,7 @@ func TestA2APublisherSignatureWithA2AJS(t *testing.T) {
 	stranger, _, _ := ed25519.GenerateKey(rand.Reader)
 	other := mustJSON(t, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: stranger, KeyID: "publisher-1", Algorithm: "EdDSA"}}})
 	card := a2atest.SignEd25519(t, priv, "publisher-1", "", a2atest.SampleV1(t))
-	expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "card": card, "visibility": "public"}), http.StatusCreated)
+	expect(t, e.do("POST", "/v1/tenants/acme/cards/import", alice, map[string]any{"agentId": "geo", "card": card, "keys": json.RawMessage(publisher), "visibility": "public"}), http.StatusCreated)
 	r := e.do("GET", "/a2a/acme/geo/.well-known/agent-card.json", "", nil)
 	expect(t, r, http.StatusOK)
 	if err := verify(r.body, publisher); err != nil {
@@ -191,12 +217,20 @@ func a2aJS(t *testing.T) func(card, jwks []byte) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Beside its node_modules, so that Node resolves the SDK's imports from there.
-	run := filepath.Join(dir, "verify-card-"+filepath.Base(t.TempDir())+".mjs")
-	if err := os.WriteFile(run, script, 0o600); err != nil {
+	// Beside its node_modules, so that Node resolves the SDK's imports from there; a name of its
+	// own, as other test processes may run the same script at once.
+	f, err := os.CreateTemp(dir, "verify-card-*.mjs")
+	if err != nil {
 		t.Fatal(err)
 	}
+	run := f.Name()
 	t.Cleanup(func() { os.Remove(run) })
+	if _, err := f.Write(script); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return func(card, jwks []byte) error {
 		files := t.TempDir()
 		cardFile, keysFile := filepath.Join(files, "card.json"), filepath.Join(files, "jwks.json")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -18,6 +19,11 @@ const MaxImportBytes = 1 << 20
 type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }
+
+// statusError is the status of an answer that was not 2xx, for errors.As.
+type statusError int
+
+func (e statusError) Error() string { return fmt.Sprintf("status %d", int(e)) }
 
 // fetchJSON GETs url with the injected client and returns its body, at most limit bytes. field
 // names where the URL came from ("url", "jku") in the errors, which are fault.URLBlocked for an
@@ -43,7 +49,7 @@ func fetchJSON(ctx context.Context, c Doer, field, url string, limit int64) ([]b
 		return nil, fault.Errorf(fault.FetchFailed, "%s: %s answered %d", field, url, res.StatusCode)
 	}
 	if res.StatusCode/100 != 2 {
-		return nil, fault.Errorf(fault.Invalid, "%s: %s answered %d: invalid", field, url, res.StatusCode)
+		return nil, fault.Wrap(statusError(res.StatusCode), fault.Invalid, "%s: %s answered %d: invalid", field, url, res.StatusCode)
 	}
 	b, err := io.ReadAll(io.LimitReader(res.Body, limit+1))
 	if err != nil {

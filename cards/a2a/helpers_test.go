@@ -35,6 +35,7 @@ type fixture struct {
 	cards *cards.Service
 	// trust manages acme's trust policy, which imports weigh cards against.
 	trust *a2a.Trust
+	db    *storage.DB
 }
 
 // newFixture builds the service over a fresh database of dialect. Fetches, when the test allows
@@ -49,7 +50,7 @@ func newFixture(t *testing.T, dialect string) *fixture {
 	cs := &cards.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 	ss := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}}
 	keys := &a2a.KeySets{}
-	return &fixture{t: t, cards: cs,
+	return &fixture{t: t, cards: cs, db: db,
 		a2a:   &a2a.Service{Store: store, Authz: authztest.AllowAll{}, Cards: cs, Search: ss, Trust: tenantStore, TrustKeys: keys},
 		trust: &a2a.Trust{Store: tenantStore, Cards: cs, CardStore: store, Gate: gate, Authz: authztest.AllowAll{}, Keys: keys}}
 }

@@ -28,9 +28,10 @@ type Service struct {
 	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
 	// one. Nil disables import by URL and jku.
 	Fetch Doer
-	// Trust reads the tenant's trust policy, which imports and refreshes weigh cards against
-	// (see weighTrust); nil records no trust. TrustKeys fetches the key sets it names by URL.
-	Trust     TrustPolicies
+	// Trust holds the tenant's trust policy, which imports and refreshes weigh cards against (see
+	// weighTrust), and marks what they could not weigh for Settle; nil records no trust.
+	// TrustKeys fetches the key sets it names by URL.
+	Trust     TrustStore
 	TrustKeys *KeySets
 }
 
@@ -99,7 +100,7 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 	c := ToCard(req.AgentID, a)
 	c.Visibility = req.Visibility
 	rec := cards.ImportRecord{Format: format, URL: req.URL, Signature: check}
-	policy, err := s.weigh(ctx, tenant, c, raw, &rec)
+	policy, unread, err := s.weigh(ctx, tenant, c, raw, &rec)
 	if err != nil {
 		return cards.Card{}, err
 	}
@@ -107,17 +108,17 @@ func (s *Service) Import(ctx context.Context, tenant tenants.ID, body []byte) (c
 	if err != nil {
 		return cards.Card{}, err
 	}
-	return s.settleTrust(ctx, tenant, policy, created), nil
+	return s.settleTrust(ctx, tenant, policy, created, unread)
 }
 
 // weigh keeps in rec what the publisher of raw signed, and weighs the card c mapped from it
 // against the tenant's trust policy, which it returns as it read it. A signed card that cannot
 // be kept (over cards.MaxDocumentBytes, or not UTF-8, which no database column holds as text) is
 // not: its trust could never be weighed again, so it is untrusted.
-func (s *Service) weigh(ctx context.Context, tenant tenants.ID, c cards.Card, raw []byte, rec *cards.ImportRecord) ([]tenants.TrustIssuer, error) {
+func (s *Service) weigh(ctx context.Context, tenant tenants.ID, c cards.Card, raw []byte, rec *cards.ImportRecord) ([]tenants.TrustIssuer, *keysUnread, error) {
 	signed, err := signedContent(raw)
 	if err != nil {
-		return nil, fault.Errorf(fault.Invalid, "card: %s: invalid", err)
+		return nil, nil, fault.Errorf(fault.Invalid, "card: %s: invalid", err)
 	}
 	unkept := ""
 	switch {
@@ -128,17 +129,17 @@ func (s *Service) weigh(ctx context.Context, tenant tenants.ID, c cards.Card, ra
 		unkept = fmt.Sprintf("the signed card is over %d bytes, so it is not kept", cards.MaxDocumentBytes)
 	}
 	if unkept != "" {
-		policy, trust, err := s.weighImport(ctx, tenant, c, nil, rec.Signature)
+		policy, trust, _, err := s.weighImport(ctx, tenant, c, nil, rec.Signature)
 		if trust != nil {
 			trust.Reason = unkept + ", and its trust cannot be weighed"
 		}
 		rec.Trust = trust
-		return policy, err
+		return policy, nil, err
 	}
 	rec.Signed = signed
-	policy, trust, err := s.weighImport(ctx, tenant, c, signed, rec.Signature)
+	policy, trust, unread, err := s.weighImport(ctx, tenant, c, signed, rec.Signature)
 	rec.Trust = trust
-	return policy, err
+	return policy, unread, err
 }
 
 // cardShape is the structure of an A2A card above its free-form values (see cards.Shape): every
@@ -219,7 +220,7 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 	check := (&verifier{keys: req.Keys, fetch: s.Fetch}).verify(ctx, raw)
 	c := ToCard(agentID, a)
 	rec := cards.ImportRecord{Format: format, URL: url, Signature: check}
-	policy, err := s.weigh(ctx, tenant, c, raw, &rec)
+	policy, unread, err := s.weigh(ctx, tenant, c, raw, &rec)
 	if err != nil {
 		return Refreshed{}, err
 	}
@@ -232,10 +233,10 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 			return Refreshed{}, fault.Errorf(fault.Stale, "card %q was replaced while it was refreshed: revision does not match", agentID)
 		case check.Status == cards.SignatureInvalid && !req.AllowInvalidSignature:
 			refused = "its signature is invalid (send allowInvalidSignature: true to apply it anyway): " + check.Reason
-		case cur.Source.Verified && check.Status != cards.SignatureVerified && (rec.Trust == nil || rec.Trust.Status != cards.TrustTrusted):
+		case vouched(cur) && !rec.Vouched():
 			// A card the tenant's policy vouches for is as good as verified: the issuer's key
 			// checked it, whatever keys this refresh was (not) given.
-			refused = "the card applied before had a verified signature and this one has none that verifies: " + check.Reason
+			refused = "the card applied before was verified or trusted, and this one is neither: " + check.Reason
 		}
 		fresh := &c
 		if refused != "" {
@@ -247,7 +248,9 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 				return Refreshed{}, err
 			}
 			if fresh != nil {
-				card = s.settleTrust(ctx, tenant, policy, card)
+				if card, err = s.settleTrust(ctx, tenant, policy, card, unread); err != nil {
+					return Refreshed{}, err
+				}
 			}
 			return Refreshed{Card: card, RefreshOutcome: outcome}, nil
 		}
@@ -256,6 +259,13 @@ func (s *Service) Refresh(ctx context.Context, tenant tenants.ID, agentID string
 		}
 	}
 	return Refreshed{}, fault.Errorf(fault.Stale, "card %q changed under %d attempts to refresh it: revision does not match", agentID, maxRefreshAttempts)
+}
+
+// vouched reports whether the card as it is now was imported with a signature that verified, or
+// is trusted: what a refresh must not lose. Its import record says so (a write of its content
+// drops it, and a change of the trust policy rewrites it).
+func vouched(c cards.Card) bool {
+	return c.A2A != nil && c.A2A.Import != nil && c.A2A.Import.Vouched()
 }
 
 // maxRefreshAttempts bounds how often a refresh weighs its fetch against a card written meanwhile.

@@ -90,7 +90,9 @@ func SignCard(signer CardSigner, card any, others ...json.RawMessage) ([]byte, e
 // interface, a deprecated card's added extension, a form of a card whose content changed since)
 // gets none.
 func PublisherSignatures(c cards.Card, form any) ([]json.RawMessage, error) {
-	if c.A2A == nil || c.A2A.Import == nil || c.A2A.Import.Signed == nil {
+	// Only signatures the import found good: verified with a key, or by the trust policy's issuer
+	// (a card imported despite an invalid signature is not served with it).
+	if c.A2A == nil || c.A2A.Import == nil || c.A2A.Import.Signed == nil || !c.A2A.Import.Vouched() {
 		return nil, nil
 	}
 	signed := c.A2A.Import.Signed
@@ -104,11 +106,21 @@ func PublisherSignatures(c cards.Card, form any) ([]json.RawMessage, error) {
 	}
 	// A signed copy that does not canonicalize, or whose signatures do not read, matches nothing.
 	original, err := CanonicalPayload(signed.Card)
-	var sigs []json.RawMessage
+	var sigs []AgentCardSignature
 	if err != nil || !bytes.Equal(served, original) || json.Unmarshal(signed.Signatures, &sigs) != nil {
 		return nil, nil
 	}
-	return sigs, nil
+	// Each as the spec's AgentCardSignature has it, and nothing else: a member of another name
+	// would make a strict reader (a2a-go's proto model) refuse the whole card.
+	out := make([]json.RawMessage, 0, len(sigs))
+	for _, sig := range sigs {
+		b, err := json.Marshal(sig)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 // jwsHeader is the part of a protected header verification reads.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -69,10 +70,11 @@ func cardHosts(c cards.Card) []string {
 
 // KeySets fetches and keeps the key sets trust policies point to by URL. A set is fetched again
 // when it is older than MaxAge, or when a signature names a kid the set does not have; at most
-// once per Refetch is a URL fetched for either reason, or after a failed fetch (so a rotated key
-// is found at once, and neither unknown kids nor an issuer that is down make it fetch in a
-// loop). While a URL cannot be fetched, the last set read from it stands. The zero value fetches
-// nothing.
+// once per Refetch is a URL fetched for a missing kid or after a failed fetch, and one fetch of a
+// URL at a time is made, the others waiting for it (so a rotated key is found at once, and
+// neither unknown kids nor an issuer that is down make it fetch in a loop). While a URL cannot be
+// fetched, the last set read from it stands, for MaxStale at most; a URL that answers 404 or 410
+// publishes no key. The zero value fetches nothing.
 type KeySets struct {
 	// Fetch is the SSRF-guarded client; nil fetches nothing.
 	Fetch Doer
@@ -82,12 +84,16 @@ type KeySets struct {
 	PlainHTTP func(host string) bool
 	MaxAge    time.Duration
 	Refetch   time.Duration
+	MaxStale  time.Duration
 	now       func() time.Time
 	mu        sync.Mutex
-	sets      map[string]keySet
+	sets      map[string]*keySet
 }
 
 type keySet struct {
+	// fetching is held by the one fetch of the URL at a time; the fields below are guarded by
+	// KeySets.mu.
+	fetching sync.Mutex
 	// set is the last set read (nil if none was), fetched when; tried is when a kid the set
 	// lacked, or a failure, last made it fetch, and err the last fetch's error.
 	set            *jose.JSONWebKeySet
@@ -97,9 +103,10 @@ type keySet struct {
 
 // Defaults of KeySets.
 const (
-	DefaultKeySetAge     = 5 * time.Minute
-	DefaultKeySetRefetch = 10 * time.Second
-	maxKeySets           = 1024
+	DefaultKeySetAge      = 5 * time.Minute
+	DefaultKeySetRefetch  = 10 * time.Second
+	DefaultKeySetMaxStale = 24 * time.Hour
+	maxKeySets            = 1024
 )
 
 // checkURL refuses a key set URL that is not https, unless PlainHTTP allows its host.
@@ -114,8 +121,8 @@ func (k *KeySets) checkURL(u string) error {
 	return nil
 }
 
-// get returns the set at u, fetched again if it is too old, or if it lacks kid (each at most once
-// per Refetch); fresh forces a fetch, and fails when it fails.
+// get returns the set at u, fetched again if it is too old, or if it lacks kid (at most once per
+// Refetch); fresh forces a fetch, and fails when it fails.
 func (k *KeySets) get(ctx context.Context, u, kid string, fresh bool) (*jose.JSONWebKeySet, error) {
 	if k == nil || k.Fetch == nil {
 		return nil, errors.New("fetching keys is not configured")
@@ -123,62 +130,81 @@ func (k *KeySets) get(ctx context.Context, u, kid string, fresh bool) (*jose.JSO
 	if err := k.checkURL(u); err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	if k.now != nil {
-		now = k.now()
-	}
-	maxAge, refetch := k.MaxAge, k.Refetch
-	if maxAge <= 0 {
-		maxAge = DefaultKeySetAge
-	}
-	if refetch <= 0 {
-		refetch = DefaultKeySetRefetch
-	}
 	k.mu.Lock()
-	cached, ok := k.sets[u]
+	if k.sets == nil || len(k.sets) >= maxKeySets {
+		k.sets = map[string]*keySet{}
+	}
+	entry := k.sets[u]
+	if entry == nil {
+		entry = &keySet{}
+		k.sets[u] = entry
+	}
 	k.mu.Unlock()
+	// One fetch of a URL at a time: the next one sees what it read.
+	entry.fetching.Lock()
+	defer entry.fetching.Unlock()
+
+	now := k.clock()
+	maxAge, refetch, maxStale := durationOr(k.MaxAge, DefaultKeySetAge), durationOr(k.Refetch, DefaultKeySetRefetch), durationOr(k.MaxStale, DefaultKeySetMaxStale)
+	k.mu.Lock()
+	set, fetched, tried, lastErr := entry.set, entry.fetched, entry.tried, entry.err
+	k.mu.Unlock()
+	stands := set != nil && now.Sub(fetched) < maxStale
 	missed := false
-	if ok && !fresh {
-		has := cached.set != nil && (kid == "" || slices.ContainsFunc(cached.set.Keys, func(key jose.JSONWebKey) bool { return key.KeyID == kid }))
-		recent := now.Sub(cached.tried) < refetch
+	if !fresh {
+		has := set != nil && (kid == "" || slices.ContainsFunc(set.Keys, func(key jose.JSONWebKey) bool { return key.KeyID == kid }))
+		recent := now.Sub(tried) < refetch
 		switch {
-		case has && now.Sub(cached.fetched) < maxAge:
-			return cached.set, nil
-		case recent && cached.set != nil:
-			return cached.set, nil // fetched again for this reason a moment ago
-		case recent:
-			return nil, cached.err
+		case has && now.Sub(fetched) < maxAge:
+			return set, nil
+		case recent && stands:
+			return set, nil // fetched again for this reason a moment ago
+		case recent && lastErr != nil:
+			return nil, lastErr
 		}
-		missed = cached.set != nil && now.Sub(cached.fetched) < maxAge
+		missed = set != nil && now.Sub(fetched) < maxAge
 	}
 	body, err := fetchJSON(ctx, k.Fetch, "jwksUrl", u, MaxImportBytes)
-	var set *jose.JSONWebKeySet
-	if err == nil {
-		if set, err = readJWKS(body); err != nil {
+	var got *jose.JSONWebKeySet
+	var status statusError
+	switch {
+	case err == nil:
+		if got, err = readJWKS(body); err != nil {
 			err = fault.Errorf(fault.Invalid, "jwksUrl: %s: %s: invalid", u, err)
 		}
+	case errors.As(err, &status) && (status == http.StatusNotFound || status == http.StatusGone) && !fresh:
+		got, err = &jose.JSONWebKeySet{}, nil // the issuer withdrew its keys
+	case ctx.Err() != nil:
+		return nil, err // cut short by its caller: says nothing of the URL
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.sets == nil || len(k.sets) >= maxKeySets {
-		k.sets = map[string]keySet{}
-	}
-	entry := k.sets[u]
 	if missed || err != nil {
 		entry.tried = now
 	}
 	entry.err = err
 	if err == nil {
-		entry.set, entry.fetched = set, now
+		entry.set, entry.fetched = got, now
+		return got, nil
 	}
-	k.sets[u] = entry
-	switch {
-	case err == nil:
-		return set, nil
-	case fresh || entry.set == nil:
+	if fresh || !stands {
 		return nil, err
 	}
-	return entry.set, nil // the issuer's URL is down: its last keys stand
+	return set, nil // the issuer's URL is down: its last keys stand
+}
+
+func (k *KeySets) clock() time.Time {
+	if k.now != nil {
+		return k.now()
+	}
+	return time.Now()
+}
+
+func durationOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // issuerKeys returns the keys of a policy entry: its pinned set, or the set at its URL.
@@ -191,39 +217,40 @@ func (k *KeySets) issuerKeys(ctx context.Context, e *tenants.TrustIssuer, kid st
 
 // weighTrust weighs an imported card against the tenant's policy: c is the card mapped from the
 // A2A card, signed what its publisher signed (nil: no signatures), check the outcome of the
-// signature check.
-func weighTrust(ctx context.Context, keys *KeySets, policy []tenants.TrustIssuer, c cards.Card, signed *cards.SignedCard, check cards.SignatureCheck, now time.Time) cards.TrustCheck {
+// signature check. Keys of the issuer that could not be read make the card untrusted, and are
+// the error too (with the issuer's domain), so that the card is weighed again once they can be.
+func weighTrust(ctx context.Context, keys *KeySets, policy []tenants.TrustIssuer, c cards.Card, signed *cards.SignedCard, check cards.SignatureCheck, now time.Time) (cards.TrustCheck, *keysUnread) {
 	untrusted := func(issuer, reason string) cards.TrustCheck {
 		return cards.TrustCheck{Status: cards.TrustUntrusted, Issuer: issuer, Reason: reason, CheckedAt: now}
 	}
 	if signed == nil {
-		return untrusted("", "the card has no signatures")
+		return untrusted("", "the card has no signatures"), nil
 	}
 	if check.Status == cards.SignatureInvalid {
-		return untrusted("", "a signature on the card is invalid: "+check.Reason)
+		return untrusted("", "a signature on the card is invalid: "+check.Reason), nil
 	}
 	hosts := cardHosts(c)
 	if len(hosts) == 0 {
-		return untrusted("", "the card names no interface URL, so no issuer speaks for it")
+		return untrusted("", "the card names no interface URL, so no issuer speaks for it"), nil
 	}
 	var issuer *tenants.TrustIssuer
 	for _, h := range hosts {
 		e := tenants.TrustIssuerFor(policy, h)
 		switch {
 		case e == nil:
-			return untrusted("", fmt.Sprintf("no issuer of the trust policy speaks for %s", h))
+			return untrusted("", fmt.Sprintf("no issuer of the trust policy speaks for %s", h)), nil
 		case issuer != nil && issuer.Domain != e.Domain:
-			return untrusted("", fmt.Sprintf("its interfaces live on hosts of two issuers, %s and %s", issuer.Domain, e.Domain))
+			return untrusted("", fmt.Sprintf("its interfaces live on hosts of two issuers, %s and %s", issuer.Domain, e.Domain)), nil
 		}
 		issuer = e
 	}
 	payload, err := CanonicalPayload(signed.Card)
 	if err != nil {
-		return untrusted(issuer.Domain, "the signed card cannot be canonicalized")
+		return untrusted(issuer.Domain, "the signed card cannot be canonicalized"), nil
 	}
 	var sigs []AgentCardSignature
 	if err := json.Unmarshal(signed.Signatures, &sigs); err != nil {
-		return untrusted(issuer.Domain, "the signatures cannot be read")
+		return untrusted(issuer.Domain, "the signatures cannot be read"), nil
 	}
 	var kids []string
 	var vouched *cards.TrustCheck
@@ -234,7 +261,8 @@ func weighTrust(ctx context.Context, keys *KeySets, policy []tenants.TrustIssuer
 		}
 		set, err := keys.issuerKeys(ctx, issuer, h.Kid)
 		if err != nil {
-			return untrusted(issuer.Domain, fmt.Sprintf("the keys of issuer %s could not be read: %s", issuer.Domain, fault.MessageOf(err)))
+			return untrusted(issuer.Domain, fmt.Sprintf("the keys of issuer %s could not be read: %s", issuer.Domain, fault.MessageOf(err))),
+				&keysUnread{domain: issuer.Domain, err: err}
 		}
 		key := pickKey(set, h)
 		if key == nil {
@@ -248,20 +276,32 @@ func weighTrust(ctx context.Context, keys *KeySets, policy []tenants.TrustIssuer
 		if _, err := jws.Verify(key); err != nil {
 			// A key the policy trusts rejects what it supposedly signed: whatever else verifies,
 			// the card is not as its issuer signed it.
-			return untrusted(issuer.Domain, fmt.Sprintf("signatures[%d] does not match the card under issuer %s's key %q", i, issuer.Domain, h.Kid))
+			return untrusted(issuer.Domain, fmt.Sprintf("signatures[%d] does not match the card under issuer %s's key %q", i, issuer.Domain, h.Kid)), nil
 		}
 		if vouched == nil {
 			vouched = &cards.TrustCheck{Status: cards.TrustTrusted, Issuer: issuer.Domain, KeyID: h.Kid, CheckedAt: now}
 		}
 	}
 	if vouched != nil {
-		return *vouched
+		return *vouched, nil
 	}
 	if len(kids) == 0 {
-		return untrusted(issuer.Domain, "no signature could be checked with the keys of issuer "+issuer.Domain)
+		return untrusted(issuer.Domain, "no signature could be checked with the keys of issuer "+issuer.Domain), nil
 	}
-	return untrusted(issuer.Domain, fmt.Sprintf("no signature is by a key of issuer %s (kid %s)", issuer.Domain, strings.Join(kids, ", ")))
+	return untrusted(issuer.Domain, fmt.Sprintf("no signature is by a key of issuer %s (kid %s)", issuer.Domain, strings.Join(kids, ", "))), nil
 }
+
+// keysUnread is the error of weighTrust when the keys of the issuer of domain could not be read.
+type keysUnread struct {
+	domain string
+	err    error
+}
+
+func (e *keysUnread) Error() string {
+	return fmt.Sprintf("the keys of issuer %s could not be read: %v", e.domain, e.err)
+}
+
+func (e *keysUnread) Unwrap() error { return e.err }
 
 // sameTrust reports whether two checks say the same, whenever they were made.
 func sameTrust(a, b *cards.TrustCheck) bool {

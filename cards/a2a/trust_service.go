@@ -34,6 +34,9 @@ type TrustStore interface {
 	TrustPending(ctx context.Context) ([]tenants.TrustPending, error)
 	// ClearTrustPending takes the domain off the pending ones if its number is still seq.
 	ClearTrustPending(ctx context.Context, tenant tenants.ID, domain string, seq int64) error
+	// MarkTrustPending marks the domain pending ("" for every signed card of the tenant) without
+	// a change of the policy: cards that could not be weighed when they were written.
+	MarkTrustPending(ctx context.Context, tenant tenants.ID, domain string) error
 }
 
 // Trust is what the API does with a tenant's trust policy: list its issuers, read one, put one,
@@ -136,37 +139,47 @@ func (t *Trust) settle(ctx context.Context, tenant tenants.ID, domain string, se
 var trustJob = authz.Principal{Subject: authz.JobPrefix + "trust", PlatformAdmin: true}
 
 // Settle weighs again the cards of every domain whose pass has not ended (a server stopped, the
-// database failed during it), and clears each domain it finishes. It answers how many domains
-// it settled; run it at start and every so often (app.Start does).
-func (t *Trust) Settle(ctx context.Context) (int, error) {
+// database failed during it, the issuer's keys could not be read), and clears each domain it
+// finishes; a domain marked less than grace ago is left to the pass that marked it. A domain it
+// cannot settle (its tenant suspended, its issuer down) stays pending for the next round, and the
+// others are settled all the same. It answers how many domains it settled, and the errors of the
+// others; run it at start and every so often (app.Start does).
+func (t *Trust) Settle(ctx context.Context, grace time.Duration) (int, error) {
 	pending, err := t.Store.TrustPending(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
+	var errs []error
+	young := t.now().Add(-grace).UnixNano()
 	for _, p := range pending {
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
+		if p.Seq > young {
+			continue
+		}
 		job := authz.AsJob(authz.WithPrincipal(ctx, trustJob), "trust", "trust.reweigh")
 		if _, err := t.reweigh(job, p.Tenant, p.Domain); err != nil {
-			if errors.Is(err, tenants.ErrNotFound) {
-				continue
+			if !errors.Is(err, tenants.ErrNotFound) {
+				errs = append(errs, fmt.Errorf("trust of tenant %q, domain %q: %w", p.Tenant, p.Domain, err))
 			}
-			return n, fmt.Errorf("trust of tenant %q, domain %q: %w", p.Tenant, p.Domain, err)
+			continue
 		}
 		if err := t.Store.ClearTrustPending(ctx, p.Tenant, p.Domain, p.Seq); err != nil {
-			return n, err
+			errs = append(errs, err)
+			continue
 		}
 		n++
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
 
-// RunSettle runs Settle every interval until ctx ends, telling onError of each failed round.
+// RunSettle runs Settle every interval until ctx ends (a mark younger than two intervals left to
+// its own pass), telling onError of each failed round.
 func (t *Trust) RunSettle(ctx context.Context, interval time.Duration, onError func(error)) {
 	for {
-		if _, err := t.Settle(ctx); err != nil && ctx.Err() == nil && onError != nil {
+		if _, err := t.Settle(ctx, 2*interval); err != nil && ctx.Err() == nil && onError != nil {
 			onError(err)
 		}
 		select {
@@ -293,7 +306,12 @@ func reweighCard(ctx context.Context, svc *cards.Service, store cards.Store, pol
 			return false, changed, nil // written meanwhile without an import record
 		}
 		rec := cur.A2A.Import
-		check := weighTrust(ctx, keys, policy, cur, rec.Signed, rec.Signature, now)
+		check, unread := weighTrust(ctx, keys, policy, cur, rec.Signed, rec.Signature, now)
+		if unread != nil {
+			// Keys that cannot be read now say nothing lasting of the card: it is left as it is
+			// for a pass that can read them.
+			return false, changed, unread
+		}
 		if sameTrust(rec.Trust, &check) {
 			return check.Status == cards.TrustTrusted, changed, nil
 		}
@@ -347,38 +365,54 @@ func (t *Trust) now() time.Time {
 	return time.Now().UTC()
 }
 
-// weighImport weighs a card being imported or refreshed against the tenant's policy as it is now.
-// Without a policy reader it records nothing (nil).
-func (s *Service) weighImport(ctx context.Context, tenant tenants.ID, c cards.Card, signed *cards.SignedCard, check cards.SignatureCheck) ([]tenants.TrustIssuer, *cards.TrustCheck, error) {
+// weighImport weighs a card being imported or refreshed against the tenant's policy as it is now,
+// and answers the policy as read and the issuer's keys that could not be read, if any (see
+// weighTrust). Without a policy store it records nothing (nil).
+func (s *Service) weighImport(ctx context.Context, tenant tenants.ID, c cards.Card, signed *cards.SignedCard, check cards.SignatureCheck) ([]tenants.TrustIssuer, *cards.TrustCheck, *keysUnread, error) {
 	if s.Trust == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	policy, err := s.Trust.TrustPolicy(ctx, tenant)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	w := weighTrust(ctx, s.TrustKeys, policy, c, signed, check, time.Now().UTC())
-	return policy, &w, nil
+	w, unread := weighTrust(ctx, s.TrustKeys, policy, c, signed, check, time.Now().UTC())
+	return policy, &w, unread, nil
 }
 
 // settleTrust closes the race between an import (or refresh) and a policy change: the card was
 // weighed against policy and then written as c. If the policy has changed since, the change's own
 // pass over the cards may have read the card before it was written, so the card is weighed again
 // here. Either the change committed before this read (and it is seen), or the change's pass reads
-// the card after this write. The write is done whatever happens here: a failure leaves the card
-// to the change's pass (and to Settle, which runs a pass that failed again), and c is answered.
-func (s *Service) settleTrust(ctx context.Context, tenant tenants.ID, policy []tenants.TrustIssuer, c cards.Card) cards.Card {
+// the card after this write. When the card cannot be weighed now (the issuer's keys could not be
+// read, unread; or this second weighing fails), its weighing is left to Settle: the issuer's
+// domain, or every signed card of the tenant, is marked pending. The card as written is answered
+// either way, unless even the mark cannot be written.
+func (s *Service) settleTrust(ctx context.Context, tenant tenants.ID, policy []tenants.TrustIssuer, c cards.Card, unread *keysUnread) (cards.Card, error) {
 	if s.Trust == nil || c.A2A == nil || c.A2A.Import == nil || c.A2A.Import.Trust == nil {
-		return c
+		return c, nil
+	}
+	ctx = context.WithoutCancel(ctx) // the card is written: what follows is owed to it
+	var later []string
+	if unread != nil {
+		later = append(later, unread.domain)
 	}
 	now, err := s.Trust.TrustPolicy(ctx, tenant)
-	if err != nil || reflect.DeepEqual(now, policy) {
-		return c
-	}
-	if _, changed, err := reweighCard(ctx, s.Cards, s.Store, s.Trust, s.TrustKeys, now, tenant, c, time.Now().UTC()); err == nil && changed {
-		if latest, err := s.Cards.Get(ctx, tenant, c.AgentID); err == nil {
-			return latest
+	if err == nil && !reflect.DeepEqual(now, policy) {
+		var changed bool
+		if _, changed, err = reweighCard(ctx, s.Cards, s.Store, s.Trust, s.TrustKeys, now, tenant, c, time.Now().UTC()); err == nil && changed {
+			if latest, gerr := s.Store.Get(ctx, tenant, c.AgentID); gerr == nil {
+				c = latest
+			}
 		}
 	}
-	return c
+	if err != nil {
+		later = append(later, "") // every signed card of the tenant
+	}
+	for _, d := range later {
+		if merr := s.Trust.MarkTrustPending(ctx, tenant, d); merr != nil {
+			return c, fault.Wrap(errors.Join(err, merr), fault.Unavailable, "card %q is stored, and its trust could be weighed neither now nor later", c.AgentID)
+		}
+	}
+	return c, nil
 }

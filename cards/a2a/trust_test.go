@@ -7,19 +7,27 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/storage"
+	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
 )
 
@@ -466,7 +474,7 @@ func TestTrustSettlesAPolicyChangedDuringAnImport(t *testing.T) {
 	f := newFixture(t, "sqlite")
 	pub := newSigner(t, "pub-1")
 	// The import reads the policy while it is empty; the issuer is put before the import writes.
-	f.a2a.Trust = &changingPolicy{TrustPolicies: f.a2a.Trust, onFirst: func() {
+	f.a2a.Trust = &changingPolicy{TrustStore: f.a2a.Trust, onFirst: func() {
 		f.putIssuer(tenants.TrustIssuer{Domain: sampleHost, Keys: jwks(t, pub)})
 	}}
 	c := f.mustImport(map[string]any{"agentId": "geo", "card": signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return pub.sig(t, c, "") })})
@@ -482,13 +490,13 @@ func (f *fixture) trustOfTrusted(agentID string) bool {
 
 // changingPolicy answers the policy as it is, after calling onFirst once past the first read.
 type changingPolicy struct {
-	a2a.TrustPolicies
+	a2a.TrustStore
 	onFirst func()
 	done    bool
 }
 
 func (c *changingPolicy) TrustPolicy(ctx context.Context, tenant tenants.ID) ([]tenants.TrustIssuer, error) {
-	p, err := c.TrustPolicies.TrustPolicy(ctx, tenant)
+	p, err := c.TrustStore.TrustPolicy(ctx, tenant)
 	if !c.done {
 		c.done = true
 		c.onFirst()
@@ -507,7 +515,7 @@ func TestTrustSettleRunsAPassThatDidNotEnd(t *testing.T) {
 		if got := f.trustOf("geo"); got.Status != cards.TrustUntrusted {
 			t.Fatalf("before Settle: %+v", got)
 		}
-		n, err := f.trust.Settle(context.Background())
+		n, err := f.trust.Settle(context.Background(), 0)
 		if err != nil || n != 1 {
 			t.Fatalf("Settle: %d domains, %v", n, err)
 		}
@@ -517,7 +525,7 @@ func TestTrustSettleRunsAPassThatDidNotEnd(t *testing.T) {
 		if pending, err := f.trust.Store.TrustPending(context.Background()); err != nil || len(pending) != 0 {
 			t.Errorf("still pending: %+v, %v", pending, err)
 		}
-		if n, err := f.trust.Settle(context.Background()); err != nil || n != 0 {
+		if n, err := f.trust.Settle(context.Background(), 0); err != nil || n != 0 {
 			t.Errorf("Settle again: %d domains, %v", n, err)
 		}
 		// A put's own pass clears its mark.
@@ -604,4 +612,155 @@ func TestTrustSignedCopyNotKept(t *testing.T) {
 			t.Errorf("a status write dropped the trust: %+v", patched.A2A.Import)
 		}
 	})
+}
+
+// failingReads is a trust store whose reads of the policy fail from the nth on.
+type failingReads struct {
+	a2a.TrustStore
+	n, reads int
+}
+
+func (s *failingReads) TrustPolicy(ctx context.Context, tenant tenants.ID) ([]tenants.TrustIssuer, error) {
+	if s.reads++; s.reads >= s.n {
+		return nil, errors.New("the database is gone a moment")
+	}
+	return s.TrustStore.TrustPolicy(ctx, tenant)
+}
+
+// TestTrustLeftToSettle: what cannot be weighed when a card is written is left to Settle, never
+// dropped, and a pass that cannot read an issuer's keys leaves its cards as they are, pending,
+// instead of writing them untrusted for good: an import whose second weighing fails marks the
+// tenant's signed cards pending; Settle goes on past a tenant it cannot settle (suspended) to
+// the others; and it weighs the cards once the issuer's keys can be read again.
+func TestTrustLeftToSettle(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	f.allowLoopback()
+	pub := newSigner(t, "pub-1")
+	keys := newKeyServer(t, jwks(t, pub))
+	by := func(c map[string]any) map[string]any { return pub.sig(t, c, "") }
+	f.putIssuer(tenants.TrustIssuer{Domain: sampleHost, JWKSURL: keys.url()})
+
+	// The policy changes under the import, and reading it again then fails.
+	store := f.a2a.Trust
+	f.a2a.Trust = &failingReads{TrustStore: &changingPolicy{TrustStore: store, onFirst: func() {
+		writeIssuer(t, f, tenants.TrustIssuer{Domain: "*.example.com", Keys: jwks(t, pub)})
+	}}, n: 2}
+	f.mustImport(map[string]any{"agentId": "geo", "card": signed(t, a2atest.SampleV1(t), by)})
+	f.a2a.Trust = store
+	pending, err := store.TrustPending(context.Background())
+	if err != nil || !slices.ContainsFunc(pending, func(p tenants.TrustPending) bool { return p.Domain == "" }) {
+		t.Fatalf("after an import that could not weigh its card again: pending %+v, %v", pending, err)
+	}
+
+	// A suspended tenant's pending domain is left for later; acme's is settled all the same.
+	storagetest.CreateTenant(t, f.db, "aaa", time.Now().UTC(), "alice")
+	inAAA := authz.WithPrincipal(context.Background(), authz.Principal{Subject: "alice", Tenant: "aaa"})
+	other := a2atest.SampleV1(t)
+	other["supportedInterfaces"] = []any{map[string]any{"url": "https://a.example/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}}
+	if _, err := f.a2a.Import(inAAA, "aaa", jsonOf(t, map[string]any{"agentId": "x", "card": signed(t, other, by)})); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.PutTrustIssuer(context.Background(), "aaa", tenants.TrustIssuer{Domain: "a.example", Keys: jwks(t, pub)}); err != nil {
+		t.Fatal(err)
+	}
+	tenantStore := storage.NewTenantStore(f.db)
+	aaa, err := tenantStore.Get(context.Background(), "aaa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	aaa.Status = tenants.StatusSuspended
+	if err := tenantStore.Update(context.Background(), aaa); err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.trust.Settle(context.Background(), 0)
+	if err == nil || n == 0 {
+		t.Errorf("Settle with a suspended tenant: %d settled, %v; want acme's settled and aaa's error", n, err)
+	}
+	pending, _ = store.TrustPending(context.Background())
+	if len(pending) != 1 || pending[0].Tenant != "aaa" {
+		t.Errorf("pending after Settle: %+v, want aaa's alone", pending)
+	}
+	if got := f.trustOf("geo"); got.Status != cards.TrustTrusted || got.Issuer != sampleHost {
+		t.Errorf("geo after Settle: %+v", got)
+	}
+
+	// The issuer's URL fails, and a replica with no copy of its keys runs a pass: the card is
+	// left trusted, the domain pending; once the keys can be read, the pass ends.
+	keys.down.Store(true)
+	f.trust.Keys = &a2a.KeySets{Fetch: f.a2a.Fetch, PlainHTTP: a2atest.IsLoopback}
+	if err := store.MarkTrustPending(context.Background(), acme, sampleHost); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.trust.Settle(context.Background(), 0); err == nil {
+		t.Errorf("Settle while the issuer's keys cannot be read: no error")
+	}
+	if got := f.trustOf("geo"); got.Status != cards.TrustTrusted {
+		t.Errorf("geo while the issuer is down: %+v", got)
+	}
+	keys.down.Store(false)
+	f.trust.Keys = &a2a.KeySets{Fetch: f.a2a.Fetch, PlainHTTP: a2atest.IsLoopback}
+	f.trust.Settle(context.Background(), 0)
+	pending, _ = store.TrustPending(context.Background())
+	if slices.ContainsFunc(pending, func(p tenants.TrustPending) bool { return p.Tenant == acme }) {
+		t.Errorf("acme still pending once the issuer is back: %+v", pending)
+	}
+}
+
+// TestTrustKeySetsOneFetchAtATime: imports at once of cards signed by a kid the issuer's set
+// lacks fetch it once; an issuer whose URL answers 404 publishes no key.
+func TestTrustKeySetsOneFetchAtATime(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	f.allowLoopback()
+	pub, stranger := newSigner(t, "pub-1"), newSigner(t, "unknown")
+	keys := newKeyServer(t, jwks(t, pub))
+	f.putIssuer(tenants.TrustIssuer{Domain: sampleHost, JWKSURL: keys.url()})
+	before := keys.hits.Load()
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			f.mustImport(map[string]any{"agentId": fmt.Sprintf("c%d", i), "card": signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return stranger.sig(t, c, "") })})
+		})
+	}
+	wg.Wait()
+	if got := keys.hits.Load() - before; got != 1 {
+		t.Errorf("ten imports at once with an unknown kid fetched the keys %d times, want 1", got)
+	}
+
+	// Withdrawn: 404. A fresh replica's import signed by the once-good key is not trusted.
+	keys.srv.Config.Handler = http.NotFoundHandler()
+	f.a2a.TrustKeys = &a2a.KeySets{Fetch: f.a2a.Fetch, PlainHTTP: a2atest.IsLoopback}
+	c := f.mustImport(map[string]any{"agentId": "after", "card": signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return pub.sig(t, c, "") })})
+	if c.Trusted() {
+		t.Errorf("trusted by an issuer whose keys are withdrawn: %+v", c.A2A.Import.Trust)
+	}
+}
+
+// TestTrustRefreshKeepsWhatVouched: a refresh is refused when the card as it is was verified or
+// trusted and the card fetched is neither, whichever made it so; a card no longer vouched for
+// (its issuer removed) is refreshed again.
+func TestTrustRefreshKeepsWhatVouched(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	f.allowLoopback()
+	pub := newSigner(t, "pub-1")
+	var served atomic.Pointer[[]byte]
+	serve := func(card map[string]any) { b := jsonOf(t, card); served.Store(&b) }
+	serve(signed(t, a2atest.SampleV1(t), func(c map[string]any) map[string]any { return pub.sig(t, c, "") }))
+	source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(*served.Load()) }))
+	t.Cleanup(source.Close)
+	f.mustImport(map[string]any{"agentId": "geo", "url": source.URL + "/agent-card.json"}) // unverified: no key
+	f.putIssuer(tenants.TrustIssuer{Domain: sampleHost, Keys: jwks(t, pub)})               // now trusted
+
+	unsigned := a2atest.SampleV1(t)
+	delete(unsigned, "signatures")
+	unsigned["description"] = "Someone else's words."
+	serve(unsigned)
+	if res, err := f.a2a.Refresh(alice, acme, "geo", nil); err != nil || res.Outcome != cards.RefreshRefused {
+		t.Errorf("an unsigned card in place of a trusted one: %+v, %v", res.RefreshOutcome, err)
+	}
+	if _, err := f.trust.Remove(alice, acme, sampleHost); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.a2a.Refresh(alice, acme, "geo", nil); err != nil || res.Outcome != cards.RefreshUpdated {
+		t.Errorf("a card no longer vouched for: %+v, %v", res.RefreshOutcome, err)
+	}
 }
