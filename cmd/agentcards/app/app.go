@@ -319,7 +319,7 @@ func (a *App) buildCards(cardStore *storage.CardStore) {
 func (a *App) buildA2A(cardStore *storage.CardStore, livenessStore *storage.LivenessStore, fetch a2a.Doer) {
 	tenantStore := storage.NewTenantStore(a.opts.DB)
 	keys := &a2a.KeySets{Fetch: fetch}
-	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch, Trust: tenantStore, TrustKeys: keys}
+	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Tenants: a.Tenants, Fetch: fetch, Trust: tenantStore, TrustKeys: keys}
 	a.Trust = &a2a.Trust{Store: tenantStore, Cards: a.Cards, CardStore: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Keys: keys}
 	a.Refresher = a2a.NewRefresher(a.opts.Refresh.Interval, a.A2A, livenessStore, cardStore, a.opts.Refresh.Now)
 }
