@@ -31,16 +31,21 @@ const corkAbove = 4<<10 - 512
 // set around the writes (Linux), the kernel sends the response as full segments when the cork
 // comes out, which on loopback means one.
 func writeLarge(c echo.Context, status int, body []byte) error {
+	return writeLargeAs(c, status, echo.MIMEApplicationJSON, body)
+}
+
+// writeLargeAs is writeLarge for a body of the media type contentType.
+func writeLargeAs(c echo.Context, status int, contentType string, body []byte) error {
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	conn, _ := c.Request().Context().Value(connKey{}).(net.Conn)
 	// A HEAD answer is the header alone: nothing to hold back.
 	if len(body) < corkAbove || conn == nil || c.Request().Method == http.MethodHead || !cork(conn, true) {
-		return c.JSONBlob(status, body)
+		return c.Blob(status, contentType, body)
 	}
 	// Out again whatever happens, or every later response on the connection would wait for
 	// the kernel's 200 ms timer.
 	defer cork(conn, false)
-	if err := c.JSONBlob(status, body); err != nil {
+	if err := c.Blob(status, contentType, body); err != nil {
 		return err
 	}
 	// Push the body out of net/http's buffers before the cork comes out.

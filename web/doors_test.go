@@ -104,6 +104,7 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"audit.list", `{"object": "roles/", "action": "roles.revoke", "limit": 5}`, false},
 		{"a2a.agents", `{"limit": 10}`, false},
 		{"a2a.card", `{"agentId": "imp", "version": "0.3"}`, false},
+		{"a2a.catalog", `{"limit": 2}`, false},
 		{"keys.list", `{}`, false},
 		{"cards.remove", `{"agentId": "b2"}`, false},
 		{"tenants.delete", `{"tenant": "beta"}`, true},
@@ -165,6 +166,17 @@ func TestGoClientEveryRequest(t *testing.T) {
 	}
 	if slices.Sort(ids); !slices.Equal(ids, []string{"b1", "rev"}) {
 		t.Errorf("SearchAll by one: %v, want b1 rev", ids)
+	}
+	// The catalog's iterator follows each page's nested entry, and yields the cards' entries.
+	var listed []string
+	for en, err := range as[false].A2A.CatalogAll(ctx, api.A2ACatalog{Limit: 1}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, en.Identifier)
+	}
+	if want := []string{"urn:agentcards:acme:b1", "urn:agentcards:acme:rev"}; !slices.Equal(listed, want) {
+		t.Errorf("CatalogAll by one: %v, want %v", listed, want)
 	}
 	goClientRefusals(t, ctx, e, as[false])
 }
@@ -259,6 +271,12 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, i
 	case api.SynonymList:
 		if v.Total != 1 || len(v.Items) != 1 || v.Items[0].ID != "review" {
 			t.Errorf("%s: answered %+v, want the set just put", s.request, v)
+		}
+	case api.AICatalog:
+		// The public cards b1, b2 and rev, two a page: two cards, then the nested next page.
+		if n := len(v.Entries); n != 3 || v.Entries[0].Identifier != "urn:agentcards:acme:b1" || v.Entries[2].Type != "application/ai-catalog+json" ||
+			v.Signature == nil || v.Signature.JWS == "" {
+			t.Errorf("%s: answered %+v", s.request, v)
 		}
 	case json.RawMessage:
 		if !strings.Contains(string(v), `"protocolVersion":"0.3`) {

@@ -90,6 +90,7 @@ func TestHeadOnEveryGetRoute(t *testing.T) {
 	slices.Sort(gets)
 	for _, want := range []string{"/health", "/ready", "/.well-known/jwks.json", "/v1/tenants", "/v1/tenants/:tenant",
 		"/v1/tenants/:tenant/cards/:agentId", "/a2a/:tenant/:agentId/.well-known/agent-card.json", "/a2a/:tenant/agents",
+		"/a2a/:tenant/.well-known/ai-catalog.json",
 		"/v1/tenants/:tenant/delegations/:id"} {
 		if !slices.Contains(gets, want) {
 			t.Fatalf("GET %s is not among the routes read from the server: %q", want, gets)

@@ -156,6 +156,7 @@ var outageRequests = []outageRequest{
 	{"read", "POST", "/v1/tenants/acme/cards/search", `{"q": "pull request"}`},
 	{"read", "GET", "/v1/tenants/acme/cards/agt2", ""},
 	{"read", "GET", "/a2a/acme/agents", ""},
+	{"read", "GET", "/a2a/acme/.well-known/ai-catalog.json", ""},
 	{"read", "GET", "/a2a/acme/agt1/.well-known/agent-card.json", ""},
 	{"read", "GET", "/v1/tenants/acme/roles", ""},
 	{"write", "PATCH", "/v1/tenants/acme/cards/agt3", `{"description": "Reviews."}`},

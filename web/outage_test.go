@@ -185,8 +185,8 @@ func checkSlowDatabaseWaitedFor(t *testing.T, e *env, db *storage.DB, alice stri
 }
 
 // checkReadsFromMemory checks, with the database down, what memory holds whether or not there
-// is an outage copy: the search (as answered fresh), the cards it returned and agt1's A2A card
-// (signed, kept by no cache), each marked stale.
+// is an outage copy: the search (as answered fresh), the cards it returned, agt1's A2A card and
+// the tenant's AI Catalog (signed, kept by no cache), each marked stale.
 func checkReadsFromMemory(t *testing.T, e *env, alice string, fresh response) {
 	for _, path := range []string{outageSearch, "/v1/tenants/acme/cards/agt1", "/v1/tenants/acme/cards/agt2"} {
 		r := e.do("GET", path, alice, nil)
@@ -204,6 +204,17 @@ func checkReadsFromMemory(t *testing.T, e *env, alice string, fresh response) {
 	}
 	if err := webtest.VerifyCard(e.jwks(), a2aCard.body); err != nil {
 		t.Errorf("the A2A card from memory: %v", err)
+	}
+	catalog := e.do("GET", "/a2a/acme/.well-known/ai-catalog.json", "", nil)
+	expect(t, catalog, http.StatusOK)
+	var doc struct{ Entries []struct{ Identifier string } }
+	catalog.json(t, &doc)
+	if catalog.header.Get(web.HeaderStale) == "" || catalog.header.Get("Cache-Control") != "no-store" || len(doc.Entries) != 2 {
+		t.Errorf("the AI Catalog from memory: stale %q, Cache-Control %q, %d entries; want it marked, kept by no cache, with agt1 and agt2",
+			catalog.header.Get(web.HeaderStale), catalog.header.Get("Cache-Control"), len(doc.Entries))
+	}
+	if err := webtest.VerifyAICatalog(e.jwks(), catalog.body); err != nil {
+		t.Errorf("the AI Catalog from memory: %v", err)
 	}
 }
 

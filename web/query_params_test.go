@@ -19,7 +19,7 @@ func TestUnknownQueryParameterRefusedEverywhere(t *testing.T) {
 	for _, r := range f.echo.Routes() {
 		path := fill(t, r.Path, f.params)
 		for _, q := range []string{"?zz=1", "?zz", "?limit=1&zz=1"} {
-			if q == "?limit=1&zz=1" && !(strings.HasPrefix(path, "/a2a/") && strings.HasSuffix(path, "/agents")) {
+			if q == "?limit=1&zz=1" && !(strings.HasPrefix(path, "/a2a/") && (strings.HasSuffix(path, "/agents") || strings.HasSuffix(path, "/ai-catalog.json"))) {
 				continue
 			}
 			var body any
@@ -51,6 +51,7 @@ func TestUnknownQueryParameterRefusedEverywhere(t *testing.T) {
 		{"GET", "/a2a/acme/pub/.well-known/agent-card.json?version=1.0", http.StatusOK},
 		{"HEAD", "/a2a/acme/pub/.well-known/agent-card.json?version=1.0", http.StatusOK},
 		{"GET", "/a2a/acme/agents?limit=1", http.StatusOK},
+		{"GET", "/a2a/acme/.well-known/ai-catalog.json?limit=1", http.StatusOK},
 		{"GET", "/v1/tenants/acme/delegations?status=completed&agentId=pub&limit=1", http.StatusOK},
 		{"DELETE", "/v1/tenants/acme/roles?subject=zed&role=reader", http.StatusNotFound},
 		{"DELETE", "/v1/tenants/acme/policies?subject=zed&object=cards/*&action=cards:read&effect=allow", http.StatusNotFound},

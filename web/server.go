@@ -183,7 +183,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"trust.list": h.listTrust, "trust.get": h.getTrust, "trust.put": h.putTrust, "trust.remove": h.removeTrust,
 		"webhooks.create": h.createWebhook, "webhooks.list": h.listWebhooks, "webhooks.get": h.getWebhook,
 		"webhooks.update": h.updateWebhook, "webhooks.remove": h.removeWebhook, "webhooks.deliveries": h.listDeliveries,
-		"a2a.agents": h.a2aAgents, "a2a.card": h.a2aCard,
+		"a2a.agents": h.a2aAgents, "a2a.card": h.a2aCard, "a2a.catalog": h.a2aCatalog,
 		"delegations.create": h.createDelegation, "delegations.list": h.listDelegations,
 		"delegations.get": h.getDelegation, "delegations.import": h.importDelegations, "delegations.complete": h.delegationResult,
 		"secrets.set": h.putSecret, "secrets.remove": h.deleteSecret,
@@ -285,7 +285,8 @@ type handlers struct {
 	cfg       Config
 	log       *slog.Logger
 	a2aMaxAge time.Duration
-	// callbackBase is the base URL of async callbacks; "" refuses async delegations.
+	// callbackBase is the URL this server is reached at (Config.BaseURL): async callbacks and the
+	// AI Catalog's URLs are on it. "" refuses async delegations, and the catalog names paths.
 	callbackBase string
 	outage       *outageLog
 }

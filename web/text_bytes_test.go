@@ -228,6 +228,7 @@ func textExchanges(t *testing.T, alice, admin string) []exchange {
 		{method: "GET", path: "/v1/tenants/acme/audit?principal=%ff", token: alice, status: http.StatusBadRequest},
 		{method: "GET", path: "/v1/tenants/acme/audit?object=cards/%00", token: alice, status: http.StatusBadRequest},
 		{method: "GET", path: "/v1/tenants/acme/audit?cursor=" + paging.EncodeCursor("audit", "\u0000"), token: alice, status: http.StatusBadRequest},
+		{method: "GET", path: "/a2a/acme/.well-known/ai-catalog.json?cursor=" + paging.EncodeCursor("agents", "\u0000"), status: http.StatusBadRequest},
 		{method: "GET", path: "/v1/tenants/acme/cards?name=%00", token: alice, status: http.StatusOK},
 		{method: "GET", path: "/v1/tenants/acme/cards?tag=%ff", token: alice, status: http.StatusOK},
 		{method: "GET", path: "/v1/tenants/acme/cards?cursor=" + paging.EncodeCursor("search", map[string]any{"a": "\u0000"}), token: alice, status: http.StatusBadRequest},

@@ -102,5 +102,5 @@ func (h *handlers) listDeliveries(c echo.Context) error {
 
 // BaseURL is the URL this server is reached at, as async callbacks name it: PublicURL, or the
 // loopback address it listens on; empty when neither says. Webhook events name their tenant's
-// URL on it.
+// URL on it, and the AI Catalog its URLs.
 func (c Config) BaseURL() string { return callbackBase(c) }

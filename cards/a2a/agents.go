@@ -54,11 +54,15 @@ func (s *Service) PublicAgents(ctx context.Context, tenant tenants.ID, p paging.
 }
 
 // CheckAgentsQuery validates the page asked of the public agent list and returns the limit to
-// use (search.DefaultLimit, at most search.MaxLimit) and the agentId to start after. The API
-// checks a request for a tenant that does not exist with it too, so that such a request answers
-// exactly like one for a tenant without public cards.
+// use (search.DefaultLimit, at most search.MaxLimit) and the agentId to start after.
 func CheckAgentsQuery(p paging.Page) (int, string, error) {
-	limit, err := p.Check(search.DefaultLimit, search.MaxLimit)
+	return checkAfter(p, search.DefaultLimit, search.MaxLimit)
+}
+
+// checkAfter validates a page of a list of public cards (the agent list, the AI Catalog) and
+// returns the limit to use (def, at most max) and the agentId its cursor starts after.
+func checkAfter(p paging.Page, def, max int) (int, string, error) {
+	limit, err := p.Check(def, max)
 	if err != nil {
 		return 0, "", err
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // Service is what the A2A routes do with cards: import one, return the one an A2A client asks
-// for, and list a tenant's public agents.
+// for, and list a tenant's public agents, as a list and as an AI Catalog.
 type Service struct {
 	Store cards.Store
 	Authz cards.Authorizer
@@ -25,6 +25,8 @@ type Service struct {
 	Cards *cards.Service
 	// Search lists the public cards; its Gate admits this service's callers too.
 	Search *search.Service
+	// Tenants names the tenant of an AI Catalog (Catalog).
+	Tenants PublishedTenants
 	// Fetch is the HTTP client imports use for card URLs and jku key sets: the SSRF-guarded
 	// one. Nil disables import by URL and jku.
 	Fetch Doer

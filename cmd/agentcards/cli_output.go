@@ -29,6 +29,7 @@ var listColumns = map[string][]string{
 	"webhooks.list":        {"id", "url", "state", "failures", "lastError", "nextAttemptAt"},
 	"webhooks.deliveries":  {"at", "eventId", "type", "agentId", "status", "ok", "error", "latencyMs"},
 	"a2a.agents":           {"agentId", "name", "cardUrl", "description"},
+	"a2a.catalog":          {"identifier", "type", "version", "url"},
 	"keys.list":            {"kid", "kty", "crv", "alg", "use"},
 }
 
@@ -66,13 +67,17 @@ func printAnswer(w io.Writer, r catalog.Request, answer any, format string, view
 	var list struct {
 		Items      []map[string]json.RawMessage `json:"items"`
 		Keys       []map[string]json.RawMessage `json:"keys"`
+		Entries    []map[string]json.RawMessage `json:"entries"`
 		Total      *int                         `json:"total"`
 		NextCursor string                       `json:"nextCursor"`
 	}
 	if columns != nil && json.Unmarshal(raw, &list) == nil {
 		rows := list.Items
-		if r.Name == "keys.list" {
+		switch r.Name {
+		case "keys.list":
 			rows = list.Keys
+		case "a2a.catalog":
+			rows = list.Entries
 		}
 		return printTable(w, columns, rows, list.Total, list.NextCursor, width)
 	}

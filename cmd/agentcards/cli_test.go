@@ -458,6 +458,9 @@ func (s *cliScenario) delegationsAndPublic(t *testing.T) {
 	if r := e.ok(t, "", nil, "a2a", "agents", "--tenant", "cli", "-o", "table"); !regexp.MustCompile(`(?m)^geo\s+GeoSpatial Route Planner Agent\s+/a2a/cli/geo/`).MatchString(r.stdout) {
 		t.Errorf("a2a agents as a table:\n%s", r.stdout)
 	}
+	if r := e.ok(t, "", nil, "a2a", "catalog", "--tenant", "cli", "--limit", "1", "-o", "table"); !regexp.MustCompile(`(?m)^urn:agentcards:cli:geo\s+application/a2a-agent-card\+json\s+\S+\s+http`).MatchString(r.stdout) {
+		t.Errorf("a2a catalog as a table:\n%s", r.stdout)
+	}
 	var a2aCard struct{ Name string }
 	e.ok(t, "", &a2aCard, "a2a", "card", "--tenant", "cli", "--agentId", "geo", "--version", "1.0", "-o", "table")
 	if a2aCard.Name != "GeoSpatial Route Planner Agent" {

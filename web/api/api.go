@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/aicatalog"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/audit"
@@ -589,6 +590,16 @@ type A2ACard struct {
 
 // A2AAgentCard is an A2A Agent Card document, signed by the service.
 type A2AAgentCard = json.RawMessage
+
+// A2ACatalog reads a tenant's public agents as an AI Catalog document, a page at a time.
+type A2ACatalog struct {
+	Scope
+	Limit  int    `json:"limit,omitempty" in:"query" doc:"the most cards the page lists, 1,000 by default" min:"1" max:"1000"`
+	Cursor string `json:"cursor,omitempty" in:"query" doc:"the page's position, from the url of the previous page's last entry (the agent list's nextCursor works too)"`
+}
+
+// AICatalog is an AI Catalog document, signed by the service.
+type AICatalog = aicatalog.Catalog
 
 // KeysList lists the service's public keys.
 type KeysList struct{}

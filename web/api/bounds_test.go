@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/cards/webhooks"
@@ -20,6 +21,7 @@ func TestPageBounds(t *testing.T) {
 	want := map[reflect.Type]int64{
 		reflect.TypeFor[api.CardsSearch]():        search.MaxLimit,
 		reflect.TypeFor[api.A2AAgents]():          search.MaxLimit,
+		reflect.TypeFor[api.A2ACatalog]():         a2a.CatalogPageSize,
 		reflect.TypeFor[api.DelegationsList]():    delegation.MaxLimit,
 		reflect.TypeFor[api.AuditList]():          audit.MaxLimit,
 		reflect.TypeFor[api.CardsChanges]():       search.MaxChanges,

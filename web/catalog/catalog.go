@@ -155,6 +155,8 @@ var DelegationListQuery = []string{"status", "agentId", "limit", "cursor"}
 const (
 	tenantPath = "/v1/tenants/:tenant"
 	probeOnly  = "a probe for load balancers and process supervisors, not a user's request"
+	// JWKSPath is where the public keys that verify the service's signatures are served.
+	JWKSPath = "/.well-known/jwks.json"
 	// MeshBase is the base URL of agentkit-mesh's control plane for a tenant.
 	MeshBase = "/compat/agentkit-mesh/:tenant"
 	meshOnly = "agentkit-mesh's HTTP control plane, for that registry's clients; the other doors have the cards.* and " +
@@ -290,8 +292,10 @@ var Requests = []Request{
 		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/agents", Query: []string{"limit", "cursor"}}}, Doors: Every},
 	{Name: "a2a.card", FromMemory: true, In: typeOf[api.A2ACard](), Out: typeOf[api.A2AAgentCard](), Does: "Read an agent's card in A2A form (1.0, 0.3 or both), signed", Caller: "anyone for public cards, else cards:read",
 		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/:agentId/.well-known/agent-card.json", Query: []string{"version"}}}, Doors: Every},
+	{Name: "a2a.catalog", FromMemory: true, In: typeOf[api.A2ACatalog](), Out: typeOf[api.AICatalog](), Does: "List a tenant's public agents as an AI Catalog document, signed", Caller: "anyone",
+		Access: OptionalToken, Routes: []Route{{Method: "GET", Path: "/a2a/:tenant/.well-known/ai-catalog.json", Query: []string{"limit", "cursor"}}}, Doors: Every},
 	{Name: "keys.list", In: typeOf[api.KeysList](), Out: typeOf[api.JWKS](), Does: "List the public keys that verify the service's signatures (JWKS)", Caller: "anyone",
-		Access: Open, Routes: []Route{{Method: "GET", Path: "/.well-known/jwks.json"}}, Doors: Every},
+		Access: Open, Routes: []Route{{Method: "GET", Path: JWKSPath}}, Doors: Every},
 	{Name: "service.health", In: typeOf[api.Probe](), Out: typeOf[api.Status](), Does: "Answer while the process runs", Caller: "anyone",
 		Access: Open, Routes: []Route{{Method: "GET", Path: "/health"}}, Doors: REST, NotOn: probeOnly},
 	{Name: "service.ready", In: typeOf[api.Probe](), Out: typeOf[api.Status](), Does: "Answer 200 when the database answers, else 503", Caller: "anyone",

@@ -3,10 +3,13 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
+	"net/url"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/aicatalog"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/audit"
@@ -316,6 +319,32 @@ func (r A2A) AgentsAll(ctx context.Context, in api.A2AAgents) iter.Seq2[api.Agen
 // Card is a2a.card: the signed A2A Agent Card document as served.
 func (r A2A) Card(ctx context.Context, in api.A2ACard) (json.RawMessage, error) {
 	return call[json.RawMessage](ctx, r.c, "a2a.card", in)
+}
+
+// Catalog is a2a.catalog: one page of the tenant's AI Catalog document, signed.
+func (r A2A) Catalog(ctx context.Context, in api.A2ACatalog) (api.AICatalog, error) {
+	return call[api.AICatalog](ctx, r.c, "a2a.catalog", in)
+}
+
+// CatalogAll is a2a.catalog, page after page: the entries of the tenant's cards, each page's
+// nested entry (the next page) followed rather than yielded.
+func (r A2A) CatalogAll(ctx context.Context, in api.A2ACatalog) iter.Seq2[aicatalog.CatalogEntry, error] {
+	return pages(func(cursor string) ([]aicatalog.CatalogEntry, string, error) {
+		in.Cursor = cursor
+		doc, err := r.Catalog(ctx, in)
+		if err != nil {
+			return nil, "", err
+		}
+		entries, next := doc.Entries, ""
+		if n := len(entries); n > 0 && entries[n-1].Type == aicatalog.MediaType {
+			u, err := url.Parse(entries[n-1].URL)
+			if err != nil || u.Query().Get("cursor") == "" {
+				return nil, "", fmt.Errorf("a2a.catalog: the next page's url %q holds no cursor", entries[n-1].URL)
+			}
+			entries, next = entries[:n-1], u.Query().Get("cursor")
+		}
+		return entries, next, nil
+	}, in.Cursor)
 }
 
 // Keys is the keys.* request.

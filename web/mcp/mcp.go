@@ -197,7 +197,10 @@ var details = map[string]string{
 	"delegations.get":  "Answers the record: status, result or error, latency.",
 	"a2a.agents":       "Answers one page of agentId, name, description and the card's URL; nextCursor pages on.",
 	"a2a.card":         "Answers the A2A Agent Card document as A2A clients read it, signed by the service, and by its publisher where it is the publisher's content.",
-	"access.check":     "Answers allowed and the policy that decided; changes nothing.",
+	"a2a.catalog": "Answers the AI Catalog document (ai-catalog.io) of up to limit public cards: entries {identifier, type, url of the A2A card, " +
+		"description, tags, updatedAt, version}, signed. When more remain, the last entry is an application/ai-catalog+json " +
+		"whose url holds the next page's cursor.",
+	"access.check": "Answers allowed and the policy that decided; changes nothing.",
 	"audit.list": "Newest first: who (principal), what (action, the request's name), on which object, the revisions before and after, " +
 		"and the outcome (ok, denied, or a delegation's status). Filters combine; nextCursor pages on (pass it as cursor).",
 	"synonyms.list": "Answers the tenant's synonym sets in id order, each with its id, words and updatedAt: a query word or phrase in a set " +

@@ -34,7 +34,7 @@ func TestToolsListed(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	want := []string{"a2a_agents", "a2a_card", "access_check", "audit_list", "cards_changes", "cards_get", "cards_heartbeat", "cards_import",
+	want := []string{"a2a_agents", "a2a_card", "a2a_catalog", "access_check", "audit_list", "cards_changes", "cards_get", "cards_heartbeat", "cards_import",
 		"cards_refresh", "cards_register", "cards_register_batch", "cards_remove", "cards_replace", "cards_search", "cards_update",
 		"delegations_create", "delegations_get", "delegations_import", "delegations_list", "keys_list", "mesh_delegate", "mesh_discover", "mesh_register",
 		"mesh_unregister", "policies_add", "policies_list", "policies_remove", "registry_list", "roles_grant", "roles_list",

@@ -44,7 +44,7 @@ var DefaultToolsets = []string{Discovery, Delegation, Old}
 var toolsetOf = map[string]string{
 	"cards.search": Discovery, "cards.get": Discovery, "cards.changes": Discovery,
 	"delegations.create": Delegation, "delegations.get": Delegation, "delegations.list": Delegation,
-	"a2a.agents": A2A, "a2a.card": A2A, "keys.list": A2A,
+	"a2a.agents": A2A, "a2a.card": A2A, "a2a.catalog": A2A, "keys.list": A2A,
 	"cards.register": Cards, "cards.register_batch": Cards, "cards.import": Cards, "cards.refresh": Cards,
 	"cards.heartbeat": Cards, "cards.replace": Cards, "cards.update": Cards, "cards.remove": Cards,
 	"secrets.set": Cards, "secrets.remove": Cards,

@@ -280,6 +280,9 @@ func (b *builder) answers(op *openapi3.Operation, r catalog.Request, route catal
 		res.Description = &desc
 		if status != http.StatusNoContent && status != http.StatusNotModified {
 			res.Content = openapi3.NewContentWithJSONSchemaRef(b.out(r.Out))
+			if media, ok := mediaTypes[key+" "+fmt.Sprint(status)]; ok {
+				res.Content = openapi3.Content{media: res.Content[mediaJSON]}
+			}
 		}
 		if stream, ok := streams[key+" "+fmt.Sprint(status)]; ok {
 			s := openapi3.NewStringSchema()

@@ -26,6 +26,7 @@ var successes = map[string][]int{
 	"cards.replace PUT":         {http.StatusOK, http.StatusCreated},
 	"cards.get GET":             {http.StatusOK, http.StatusNotModified},
 	"a2a.card GET":              {http.StatusOK, http.StatusNotModified},
+	"a2a.catalog GET":           {http.StatusOK, http.StatusNotModified},
 	"roles.grant POST":          {http.StatusOK, http.StatusCreated},
 	"policies.add POST":         {http.StatusOK, http.StatusCreated},
 	"delegations.create POST":   {http.StatusOK, http.StatusAccepted},
@@ -39,6 +40,7 @@ var successText = map[string]string{
 	"cards.replace PUT 201":       "The card was created.",
 	"cards.get GET 304":           "The card's ETag matches If-None-Match.",
 	"a2a.card GET 304":            "The card's ETag matches If-None-Match.",
+	"a2a.catalog GET 304":         "The catalog's ETag matches If-None-Match.",
 	"roles.grant POST 200":        "The subject had the role already.",
 	"roles.grant POST 201":        "The role was given.",
 	"policies.add POST 200":       "The policy was there already.",
@@ -62,6 +64,8 @@ var responseHeaders = map[string][]string{
 	"a2a.card GET 200":            {"ETag", "Cache-Control", "Vary", "A2A-Card-Version"},
 	"a2a.card GET 304":            {"ETag", "Cache-Control", "Vary", "A2A-Card-Version"},
 	"a2a.agents GET 200":          {"Cache-Control"},
+	"a2a.catalog GET 200":         {"ETag", "Cache-Control", "Agentcards-Signature"},
+	"a2a.catalog GET 304":         {"ETag", "Cache-Control"},
 	"keys.list GET 200":           {"Cache-Control"},
 	"delegations.create POST 200": {"Location"},
 	"delegations.create POST 202": {"Location"},
@@ -85,10 +89,10 @@ func optionalHeader(desc string) *openapi3.HeaderRef {
 // knownHeaders describes the headers of responseHeaders.
 var knownHeaders = map[string]*openapi3.HeaderRef{
 	"Location":             header("where the resource created (or the delegation's record) is read"),
-	"ETag":                 header("the entity tag: a card's revision in quotes; for an A2A card, a hash of the card served and the key that signs it"),
+	"ETag":                 header("the entity tag: a card's revision in quotes; for an A2A card or an AI Catalog, a hash of the document served and the key that signs it"),
 	"Cache-Control":        header("how long caches may keep the answer"),
 	"Vary":                 header("the request headers the answer depends on"),
-	"Agentcards-Signature": optionalHeader("the service's signature of a page (application/json; not of a stream): a JWS with a detached payload (protected..signature, RFC 7515 appendix F) over the body's exact bytes, with a key of /.well-known/jwks.json its kid names; its protected header also names the tenant and when it was signed (iat). Absent when the server has no signing keys"),
+	"Agentcards-Signature": optionalHeader("the service's signature of a page of the change feed (not of a stream) or of an AI Catalog: a JWS with a detached payload (protected..signature, RFC 7515 appendix F) over the body's exact bytes, with a key of /.well-known/jwks.json its kid names; its protected header also names the tenant and when it was signed (iat). Absent when the server has no signing keys"),
 	"A2A-Card-Version":     header("the A2A versions the card served is read as: 1.0, 0.3, or \"1.0, 0.3\" for the default card of an agent with a 0.3 interface"),
 }
 
@@ -101,12 +105,19 @@ var extraHeaders = map[string]openapi3.Parameters{
 			Description: "the A2A version the client prefers, major.minor: that form when the agent declares an interface of it, else the default card (never refused); ?version= wins over it; empty, or no major.minor, is none",
 			Schema:      openapi3.NewStringSchema().NewRef()}},
 	},
+	"a2a.catalog":   {ifNoneMatch("answer 304 without the document when its ETag is among these (weak comparison), or *")},
 	"cards.replace": {ifNoneMatch("*: create the card only if it does not exist")},
 	"cards.changes": {
 		&openapi3.ParameterRef{Value: &openapi3.Parameter{In: openapi3.ParameterInHeader, Name: "Last-Event-ID",
 			Description: "with Accept: text/event-stream, the id of the last event received (a cursor): the stream resumes after it, and it wins over since",
 			Schema:      openapi3.NewStringSchema().NewRef()}},
 	},
+}
+
+// mediaTypes are the media types of the answers ("name METHOD status") that are not
+// application/json.
+var mediaTypes = map[string]string{
+	"a2a.catalog GET 200": "application/ai-catalog+json",
 }
 
 // streams are the answers ("name METHOD status") that are also a live stream of Server-Sent

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/golang-jwt/jwt/v5"
@@ -62,16 +63,50 @@ func VerifyCard(jwks, card []byte) error {
 		return err
 	}
 	for i, s := range sigs {
-		if err := verifyDetached(set, s.Protected, s.Signature, payload); err != nil {
+		if err := verifyDetached(set, s.Protected, s.Signature, payload, "JOSE"); err != nil {
 			return fmt.Errorf("signature %d: %w", i, err)
 		}
 	}
 	return nil
 }
 
+// VerifyAICatalog checks the signature inside an AI Catalog document (the draft's "signature"
+// member) with the keys of jwks, as an independent client would: a detached JWS, protected
+// header typ "ai-catalog+jws", over the RFC 8785 (JCS) form of the document without
+// signature.jws and additionalSignatures, computed here rather than by the product's code. A
+// document without one fails.
+func VerifyAICatalog(jwks, doc []byte) error {
+	set, err := parseJWKS(jwks)
+	if err != nil {
+		return err
+	}
+	var top map[string]any
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return fmt.Errorf("catalog: %w", err)
+	}
+	sig, _ := top["signature"].(map[string]any)
+	jws, _ := sig["jws"].(string)
+	protected, signature, ok := strings.Cut(jws, "..")
+	if !ok || protected == "" || signature == "" {
+		return fmt.Errorf("catalog: no detached JWS in its signature: %v", top["signature"])
+	}
+	delete(sig, "jws")
+	delete(top, "additionalSignatures")
+	unsigned, err := json.Marshal(top)
+	if err != nil {
+		return err
+	}
+	payload, err := jcs.Transform(unsigned)
+	if err != nil {
+		return err
+	}
+	return verifyDetached(set, protected, signature, payload, "ai-catalog+jws")
+}
+
 // verifyDetached checks one JWS whose payload travels apart from it, with go-jose: a JOSE
-// implementation other than the one the service signs with.
-func verifyDetached(set jose.JSONWebKeySet, protected, signature string, payload []byte) error {
+// implementation other than the one the service signs with. Its protected header must name
+// typ, a kid and an algorithm of the service's.
+func verifyDetached(set jose.JSONWebKeySet, protected, signature string, payload []byte, typ string) error {
 	hb, err := base64.RawURLEncoding.DecodeString(protected)
 	if err != nil {
 		return fmt.Errorf("protected header: %w", err)
@@ -84,7 +119,7 @@ func verifyDetached(set jose.JSONWebKeySet, protected, signature string, payload
 	if err := json.Unmarshal(hb, &h); err != nil {
 		return fmt.Errorf("protected header: %w", err)
 	}
-	if h.Typ != "JOSE" || h.Kid == "" || !slices.Contains(algorithms, h.Alg) {
+	if h.Typ != typ || h.Kid == "" || !slices.Contains(algorithms, h.Alg) {
 		return fmt.Errorf("protected header %s", hb)
 	}
 	pub, err := publicKey(set, h.Kid)

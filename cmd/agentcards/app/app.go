@@ -329,7 +329,7 @@ func (a *App) buildA2A(cardStore *storage.CardStore, livenessStore *storage.Live
 		ip, err := netip.ParseAddr(host)
 		return err == nil && slices.ContainsFunc(allow, func(p netip.Prefix) bool { return p.Contains(ip.Unmap()) })
 	}}
-	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Fetch: fetch, Trust: tenantStore, TrustKeys: keys}
+	a.A2A = &a2a.Service{Store: cardStore, Authz: a.Enforcers, Cards: a.Cards, Search: a.Search, Tenants: a.Tenants, Fetch: fetch, Trust: tenantStore, TrustKeys: keys}
 	a.Trust = &a2a.Trust{Store: tenantStore, Cards: a.Cards, CardStore: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Keys: keys}
 	a.Refresher = a2a.NewRefresher(a.opts.Refresh.Interval, a.A2A, livenessStore, cardStore, a.opts.Refresh.Now)
 }

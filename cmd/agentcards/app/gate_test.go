@@ -276,7 +276,7 @@ func gateDelegationToken(t *testing.T, a *App) {
 }
 
 // gateOpenA2A: a missing or suspended tenant answers as one without the card, or without public
-// cards, to anyone; a delegation token is no credential there either.
+// cards (no AI Catalog), to anyone; a delegation token is no credential there either.
 func gateOpenA2A(t *testing.T, a *App, root context.Context) {
 	for _, ctx := range []context.Context{context.Background(), root} {
 		for _, tn := range []tenants.ID{"frozen", "nosuch"} {
@@ -287,9 +287,15 @@ func gateOpenA2A(t *testing.T, a *App, root context.Context) {
 			if err != nil || len(page.Items) != 0 {
 				t.Errorf("PublicAgents in %s: %d agents, %v", tn, len(page.Items), err)
 			}
+			if _, err := a.A2A.Catalog(ctx, tn, paging.Page{}); !errors.Is(err, tenants.ErrNotFound) {
+				t.Errorf("Catalog in %s: %v", tn, err)
+			}
 		}
 		if _, err := a.A2A.GetA2A(ctx, "acme", "agt1"); err != nil {
 			t.Errorf("GetA2A of a public card: %v", err)
+		}
+		if page, err := a.A2A.Catalog(ctx, "acme", paging.Page{}); err != nil || len(page.Cards) != 1 || page.Tenant.ID != "acme" {
+			t.Errorf("Catalog in acme: %d cards of %q, %v; want its public card", len(page.Cards), page.Tenant.ID, err)
 		}
 	}
 	agent := as(authz.Principal{Subject: authz.AgentSubject("agt1"), Tenant: "acme", Depth: 1, Delegated: true})
@@ -298,6 +304,9 @@ func gateOpenA2A(t *testing.T, a *App, root context.Context) {
 	}
 	if _, err := a.A2A.PublicAgents(agent, "acme", paging.Page{}); !errors.Is(err, authz.ErrUnauthenticated) {
 		t.Errorf("PublicAgents with a delegation token: %v", err)
+	}
+	if _, err := a.A2A.Catalog(agent, "acme", paging.Page{}); !errors.Is(err, authz.ErrUnauthenticated) {
+		t.Errorf("Catalog with a delegation token: %v", err)
 	}
 	// The search service's own list, which PublicAgents asks, passes the same gate.
 	for _, tn := range []tenants.ID{"frozen", "nosuch"} {
