@@ -30,7 +30,7 @@ var alice = authz.WithPrincipal(context.Background(), authz.Principal{Subject: "
 // fixture is the A2A service as the server builds it, over a real store holding the tenant acme,
 // with authztest.AllowAll: these tests are about what becomes of a card, not who may see it.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	a2a   *a2a.Service
 	cards *cards.Service
 	// trust manages acme's trust policy, which imports weigh cards against.
@@ -40,7 +40,7 @@ type fixture struct {
 
 // newFixture builds the service over a fresh database of dialect. Fetches, when the test allows
 // them (allowLoopback), reach loopback addresses only.
-func newFixture(t *testing.T, dialect string) *fixture {
+func newFixture(t testing.TB, dialect string) *fixture {
 	t.Helper()
 	db := storagetest.Open(t, dialect)
 	storagetest.CreateTenant(t, db, acme, time.Now().UTC(), "alice")

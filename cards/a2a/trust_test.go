@@ -764,3 +764,27 @@ func TestTrustRefreshKeepsWhatVouched(t *testing.T) {
 		t.Errorf("a card no longer vouched for: %+v, %v", res.RefreshOutcome, err)
 	}
 }
+
+// BenchmarkImportTrust imports a signed card (the spec's sample, Ed25519, verified with the
+// request's keys) into SQLite with no trust policy and with its issuer's key pinned (the card
+// trusted): what weighing trust and keeping the signed copy add to an import.
+func BenchmarkImportTrust(b *testing.B) {
+	pub := newSigner(b, "pub-1")
+	card := signed(b, a2atest.SampleV1(b), func(c map[string]any) map[string]any { return pub.sig(b, c, "") })
+	for _, policy := range []string{"none", "pinned"} {
+		b.Run(policy, func(b *testing.B) {
+			f := newFixture(b, "sqlite")
+			if policy == "pinned" {
+				f.putIssuer(tenants.TrustIssuer{Domain: sampleHost, Keys: jwks(b, pub)})
+			}
+			body := map[string]any{"card": card, "keys": jwks(b, pub)}
+			b.ResetTimer()
+			for i := range b.N {
+				body["agentId"] = fmt.Sprintf("agt-%d", i)
+				if c := f.mustImport(body); c.Trusted() != (policy == "pinned") {
+					b.Fatalf("trusted %v with policy %s", c.Trusted(), policy)
+				}
+			}
+		})
+	}
+}
