@@ -44,14 +44,17 @@ func (h *handlers) a2aCatalog(c echo.Context) error {
 		kid = h.ServiceKeys.Current().ID
 	}
 	sum := sha256.Sum256(append(append([]byte(kid), 0), unsigned...))
-	tag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	// Weak: the bytes differ between answers (the signature, issuedAt), the document does not.
+	tag := `W/"` + hex.EncodeToString(sum[:16]) + `"`
 	hdr := c.Response().Header()
 	hdr.Set("ETag", tag)
 	hdr.Set(echo.HeaderCacheControl, "public, max-age="+strconv.Itoa(int(h.a2aMaxAge.Seconds())))
 	if notModified(c, tag) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	if h.ServiceKeys != nil {
+	// Signed inside only where the signer can be named by an absolute URL, as the draft asks: a
+	// server without a base URL signs the bytes alone (api.SignatureHeader).
+	if h.ServiceKeys != nil && h.callbackBase != "" {
 		if err := aicatalog.Sign(h.ServiceKeys, &doc, h.callbackBase+catalog.JWKSPath, time.Now()); err != nil {
 			return err
 		}
@@ -72,7 +75,7 @@ func (h *handlers) aiCatalog(tenant tenants.ID, page a2a.CatalogPage, limit *int
 	base := h.callbackBase
 	doc := aicatalog.Catalog{
 		SpecVersion: aicatalog.SpecVersion,
-		Host:        aicatalog.HostInfo{DisplayName: page.Tenant.Name, Identifier: base + aiCatalogPath(tenant)},
+		Host:        aicatalog.HostInfo{DisplayName: string(tenant), Identifier: base + aiCatalogPath(tenant)},
 		Entries:     make([]aicatalog.CatalogEntry, 0, len(page.Cards)+1),
 	}
 	for _, card := range page.Cards {

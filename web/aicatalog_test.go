@@ -130,8 +130,9 @@ type aiCatalogDoc struct {
 		Tags                                        []string
 		UpdatedAt                                   string
 	} `json:"entries"`
-	Signature struct {
-		Signer, Profile, IssuedAt, JWS string
+	Signature *struct {
+		Signer, Profile, JWS string
+		IssuedAt, ExpiresAt  time.Time
 	} `json:"signature"`
 }
 
@@ -186,7 +187,7 @@ func TestAICatalogListsPublicCards(t *testing.T) {
 			}
 			var doc aiCatalogDoc
 			r.json(t, &doc)
-			if doc.SpecVersion != "1.0" || doc.Host.DisplayName != "Tenant acme" || doc.Host.Identifier != e.srv.URL+aiCatalogPath("acme") {
+			if doc.SpecVersion != "1.0" || doc.Host.DisplayName != "acme" || doc.Host.Identifier != e.srv.URL+aiCatalogPath("acme") {
 				t.Fatalf("document %+v", doc)
 			}
 			var ids []string
@@ -237,7 +238,7 @@ func TestAICatalogListsPublicCards(t *testing.T) {
 		r = e.do("GET", aiCatalogPath("zeta"), alice, nil)
 		expect(t, r, http.StatusOK)
 		r.json(t, &doc)
-		if len(doc.Entries) != 1 || doc.Entries[0].Identifier != "urn:agentcards:zeta:zed" || doc.Host.DisplayName != "Tenant zeta" {
+		if len(doc.Entries) != 1 || doc.Entries[0].Identifier != "urn:agentcards:zeta:zed" || doc.Host.DisplayName != "zeta" {
 			t.Fatalf("zeta's catalog %+v", doc)
 		}
 		// A token, when sent, must be valid.
@@ -261,9 +262,19 @@ func TestAICatalogPublicURL(t *testing.T) {
 		expect(t, r, http.StatusOK)
 		var doc aiCatalogDoc
 		r.json(t, &doc)
-		if doc.Host.Identifier != base+aiCatalogPath("acme") || doc.Signature.Signer != base+"/.well-known/jwks.json" ||
-			len(doc.Entries) != 1 || doc.Entries[0].URL != base+"/a2a/acme/pub/.well-known/agent-card.json" {
+		if doc.Host.Identifier != base+aiCatalogPath("acme") || len(doc.Entries) != 1 || doc.Entries[0].URL != base+"/a2a/acme/pub/.well-known/agent-card.json" {
 			t.Errorf("base %q: %s", base, r.body)
+		}
+		if base == "" {
+			// Without an absolute URL to name the signer by, as the draft asks: the bytes alone
+			// are signed, in the header.
+			if doc.Signature != nil || r.header.Get("Agentcards-Signature") == "" {
+				t.Errorf("no base URL: signature %+v in the document, header %q", doc.Signature, r.header.Get("Agentcards-Signature"))
+			}
+			continue
+		}
+		if doc.Signature == nil || doc.Signature.Signer != base+"/.well-known/jwks.json" || !doc.Signature.ExpiresAt.Equal(doc.Signature.IssuedAt.Add(24*time.Hour)) {
+			t.Errorf("base %q: signature %+v", base, doc.Signature)
 		}
 		if err := webtest.VerifyAICatalog(e.jwks(), r.body); err != nil {
 			t.Errorf("base %q: the signature does not verify: %v", base, err)
@@ -316,10 +327,13 @@ func TestAICatalogSignatures(t *testing.T) {
 		}
 		var doc aiCatalogDoc
 		r.json(t, &doc)
-		issued, err := time.Parse(time.RFC3339, doc.Signature.IssuedAt)
+		if doc.Signature == nil {
+			t.Fatalf("no signature in %s", r.body)
+		}
+		issued := doc.Signature.IssuedAt
 		if doc.Signature.Signer != e.srv.URL+"/.well-known/jwks.json" || doc.Signature.Profile != aicatalog.Profile ||
-			err != nil || issued.Before(before.Truncate(time.Second)) || issued.After(time.Now()) {
-			t.Fatalf("signature %+v (%v)", doc.Signature, err)
+			issued.Before(before.Truncate(time.Second)) || issued.After(time.Now()) || !doc.Signature.ExpiresAt.Equal(issued.Add(aicatalog.Validity)) {
+			t.Fatalf("signature %+v", doc.Signature)
 		}
 		// The document's JWS names the draft's typ, and the key in the JWKS.
 		protected, _, _ := strings.Cut(doc.Signature.JWS, "..")
@@ -329,7 +343,7 @@ func TestAICatalogSignatures(t *testing.T) {
 			t.Fatalf("the document's protected header %q: %v", protected, ph)
 		}
 
-		for _, tamper := range [][2]string{{`"1.0.0"`, `"1.0.1"`}, {`a2a.md#ai-catalog-signature-profile"`, `a2a.md#ai-catalog-signature-profilz"`}, {`"specVersion":"1.0"`, `"specVersion":"1.1"`}} {
+		for _, tamper := range [][2]string{{`"1.0.0"`, `"1.0.1"`}, {`a2a.md#ai-catalog-signature-profile-v1"`, `a2a.md#ai-catalog-signature-profile-v2"`}, {`"specVersion":"1.0"`, `"specVersion":"1.1"`}} {
 			changed := bytes.Replace(r.body, []byte(tamper[0]), []byte(tamper[1]), 1)
 			if bytes.Equal(changed, r.body) {
 				t.Fatalf("nothing to change: %s", tamper[0])
@@ -354,7 +368,7 @@ func TestAICatalogSignatures(t *testing.T) {
 	})
 }
 
-// TestAICatalogPages: a page lists at most limit cards, 1,000 by default; when more remain, its
+// TestAICatalogPages: a page lists at most limit cards, 100 by default; when more remain, its
 // last entry is a nested catalog whose URL is the next page, of the same limit; following
 // those entries reaches every public card once, in order, on both search modes. The cursors
 // are the agent list's; bad limits and cursors are refused.
@@ -424,7 +438,7 @@ func TestAICatalogPages(t *testing.T) {
 		// After the last card: an empty page, not a refusal, since the tenant publishes cards.
 		r = e.do("GET", aiCatalogPath("acme")+"?cursor="+paging.EncodeCursor("agents", "agt99"), "", nil)
 		expect(t, r, http.StatusOK)
-		if r.json(t, &doc); len(doc.Entries) != 0 || doc.Host.DisplayName != "Tenant acme" {
+		if r.json(t, &doc); len(doc.Entries) != 0 || doc.Host.DisplayName != "acme" {
 			t.Fatalf("after the last card: %s", r.body)
 		}
 
@@ -551,4 +565,47 @@ func TestAICatalogNotFound(t *testing.T) {
 			expect(t, e.do("GET", aiCatalogPath("nosuch")+q, "", nil), http.StatusBadRequest, "invalid")
 		}
 	})
+}
+
+// TestAICatalogPageBytes: a page ends early, with the nested entry of the next page, once its
+// cards' text passes a2a.CatalogPageBytes; following the pages reaches every card, and no page is
+// much over the bound.
+func TestAICatalogPageBytes(t *testing.T) {
+	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
+	e.mkTenant("acme", "alice")
+	alice := e.token("alice", "acme", false)
+	long := strings.Repeat("語", 8000) // 24 KB a card: 60 cards are 1.4 MiB
+	for i := range 60 {
+		c := sampleCard(fmt.Sprintf("agt%02d", i))
+		c["visibility"], c["description"] = "public", long
+		expect(t, e.do("PUT", fmt.Sprintf("/v1/tenants/acme/cards/agt%02d", i), alice, c), http.StatusCreated)
+	}
+	var seen []string
+	url := aiCatalogPath("acme")
+	for pages := 0; url != ""; pages++ {
+		if pages > 5 {
+			t.Fatalf("more than 5 pages for 60 cards: %q", seen)
+		}
+		r := e.do("GET", strings.TrimPrefix(url, e.srv.URL), "", nil)
+		expect(t, r, http.StatusOK)
+		if len(r.body) > a2a.CatalogPageBytes+a2a.CatalogPageBytes/4 {
+			t.Errorf("page %d is %d bytes", pages, len(r.body))
+		}
+		var doc aiCatalogDoc
+		r.json(t, &doc)
+		url = ""
+		for _, entry := range doc.Entries {
+			if entry.Type == "application/ai-catalog+json" {
+				url = entry.URL
+			} else {
+				seen = append(seen, entry.Identifier)
+			}
+		}
+		if pages == 0 && (url == "" || len(seen) >= 60) {
+			t.Fatalf("the first page holds %d cards and no next page", len(seen))
+		}
+	}
+	if len(seen) != 60 || !slices.IsSorted(seen) || len(slices.Compact(slices.Clone(seen))) != 60 {
+		t.Errorf("the pages listed %d cards: %q", len(seen), seen)
+	}
 }

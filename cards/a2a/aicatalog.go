@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/authz/fault"
@@ -11,9 +12,25 @@ import (
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
-// CatalogPageSize is the most cards a page of a tenant's AI Catalog lists, and how many it lists
-// unless asked for fewer.
-const CatalogPageSize = 1000
+// Bounds of a page of a tenant's AI Catalog: it lists CatalogPageSize cards unless asked for
+// more, up to CatalogMaxPage, and ends early once its cards' text passes CatalogPageBytes (a
+// card's description and tags may take tens of KB), so that no page is larger than a client
+// reads or slower than a request should be.
+const (
+	CatalogPageSize  = 100
+	CatalogMaxPage   = 1000
+	CatalogPageBytes = 1 << 20
+)
+
+// entryBytes is about what a card's catalog entry takes: its text as JSON, which escaping may
+// make six times its bytes, and the rest (identifier, URL, type, date).
+func entryBytes(c cards.Card) int {
+	b, err := json.Marshal([]any{c.Description, c.Tags, c.Version})
+	if err != nil {
+		return CatalogPageBytes
+	}
+	return len(b) + 4*len(c.AgentID) + 300
+}
 
 // PublishedTenants reads a tenant for anyone, as the open A2A routes show it: tenants.Service
 // is one. A tenant that does not exist or is suspended is fault.NotFound.
@@ -38,7 +55,7 @@ func (s *Service) Catalog(ctx context.Context, tenant tenants.ID, p paging.Page)
 	if err := authz.Visitor(ctx); err != nil {
 		return CatalogPage{}, err
 	}
-	limit, after, err := checkAfter(p, CatalogPageSize, CatalogPageSize)
+	limit, after, err := checkAfter(p, CatalogPageSize, CatalogMaxPage)
 	if err != nil {
 		return CatalogPage{}, err
 	}
@@ -55,12 +72,20 @@ func (s *Service) Catalog(ctx context.Context, tenant tenants.ID, p paging.Page)
 	// (a card may have turned private since the index answered), and only an empty next
 	// position says that none follows.
 	next := after
+	size := 0
+fill:
 	for len(page.Cards) < limit {
 		part, err := s.Search.Public(ctx, tenant, next, min(limit-len(page.Cards), search.MaxLimit))
 		if err != nil {
 			return CatalogPage{}, err
 		}
-		page.Cards = append(page.Cards, part.Cards...)
+		for _, c := range part.Cards {
+			if size += entryBytes(c); size > CatalogPageBytes && len(page.Cards) > 0 {
+				next = page.Cards[len(page.Cards)-1].AgentID // the rest on the next page
+				break fill
+			}
+			page.Cards = append(page.Cards, c)
+		}
 		if next = part.Next; next == "" {
 			break
 		}

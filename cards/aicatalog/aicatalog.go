@@ -35,7 +35,11 @@ const (
 // names, from the JWKS at the signature's signer URL. The draft's one profile, did-web-v1,
 // resolves the signer as a DID, which this service does not have; a profile the draft does not
 // define is named by an absolute URI, here that of its description.
-const Profile = "https://github.com/agentcards/agentcards/blob/main/docs/a2a.md#ai-catalog-signature-profile"
+const Profile = "https://github.com/agentcards/agentcards/blob/main/docs/a2a.md#ai-catalog-signature-profile-v1"
+
+// Validity is how long a catalog's signature holds (Signature.ExpiresAt): a copy replayed later,
+// listing a card since withdrawn, no longer verifies as current.
+const Validity = 24 * time.Hour
 
 // Catalog is an AI Catalog document.
 type Catalog struct {
@@ -48,7 +52,7 @@ type Catalog struct {
 
 // HostInfo is the publisher of a catalog.
 type HostInfo struct {
-	DisplayName string `json:"displayName" doc:"the tenant's name"`
+	DisplayName string `json:"displayName" doc:"the tenant's id"`
 	Identifier  string `json:"identifier,omitempty" doc:"the catalog's own URL"`
 }
 
@@ -66,10 +70,11 @@ type CatalogEntry struct {
 
 // Signature is a catalog's signature, in the draft's form.
 type Signature struct {
-	Signer   string    `json:"signer" doc:"the URL of the JWKS that holds the key its kid names"`
-	Profile  string    `json:"profile" doc:"how to verify: this service's profile (docs/a2a.md), the key of the signer's JWKS the kid names"`
-	IssuedAt time.Time `json:"issuedAt" doc:"when it was signed"`
-	JWS      string    `json:"jws" doc:"a JWS with a detached payload (protected..signature), protected header {alg, kid, typ: ai-catalog+jws}"`
+	Signer    string    `json:"signer" doc:"the URL of the JWKS that holds the key its kid names"`
+	Profile   string    `json:"profile" doc:"how to verify: this service's profile (docs/a2a.md), the key of the signer's JWKS the kid names"`
+	IssuedAt  time.Time `json:"issuedAt" doc:"when it was signed"`
+	ExpiresAt time.Time `json:"expiresAt" doc:"when it stops holding: a day after issuedAt"`
+	JWS       string    `json:"jws" doc:"a JWS with a detached payload (protected..signature), protected header {alg, kid, typ: ai-catalog+jws}"`
 }
 
 // CardEntry is the entry of a card of tenant, whose A2A Agent Card is served at url.
@@ -85,7 +90,8 @@ func CardEntry(tenant tenants.ID, c cards.Card, url string) CatalogEntry {
 }
 
 // CardIdentifier is a card's identifier in its tenant's catalog: a URN that names the tenant and
-// the agent, the same on every page and every server of the service.
+// the agent, the same on every page and every replica, but not unique from one installation of
+// the service to another.
 func CardIdentifier(tenant tenants.ID, agentID string) string {
 	return "urn:agentcards:" + string(tenant) + ":" + agentID
 }
@@ -105,7 +111,8 @@ type Signer interface {
 // Sign sets c's signature: by signer, whose keys are published at keysURL, made at issuedAt
 // (kept to the second), over Payload of the document with its signature but for the jws.
 func Sign(signer Signer, c *Catalog, keysURL string, issuedAt time.Time) error {
-	c.Signature = &Signature{Signer: keysURL, Profile: Profile, IssuedAt: issuedAt.UTC().Truncate(time.Second)}
+	at := issuedAt.UTC().Truncate(time.Second)
+	c.Signature = &Signature{Signer: keysURL, Profile: Profile, IssuedAt: at, ExpiresAt: at.Add(Validity)}
 	doc, err := Marshal(*c)
 	if err != nil {
 		return err

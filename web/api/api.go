@@ -594,7 +594,7 @@ type A2AAgentCard = json.RawMessage
 // A2ACatalog reads a tenant's public agents as an AI Catalog document, a page at a time.
 type A2ACatalog struct {
 	Scope
-	Limit  int    `json:"limit,omitempty" in:"query" doc:"the most cards the page lists, 1,000 by default" min:"1" max:"1000"`
+	Limit  int    `json:"limit,omitempty" in:"query" doc:"the most cards the page lists, 100 by default; a page ends early past 1 MiB of cards" min:"1" max:"1000"`
 	Cursor string `json:"cursor,omitempty" in:"query" doc:"the page's position, from the url of the previous page's last entry (the agent list's nextCursor works too)"`
 }
 

@@ -21,7 +21,7 @@ func TestPageBounds(t *testing.T) {
 	want := map[reflect.Type]int64{
 		reflect.TypeFor[api.CardsSearch]():        search.MaxLimit,
 		reflect.TypeFor[api.A2AAgents]():          search.MaxLimit,
-		reflect.TypeFor[api.A2ACatalog]():         a2a.CatalogPageSize,
+		reflect.TypeFor[api.A2ACatalog]():         a2a.CatalogMaxPage,
 		reflect.TypeFor[api.DelegationsList]():    delegation.MaxLimit,
 		reflect.TypeFor[api.AuditList]():          audit.MaxLimit,
 		reflect.TypeFor[api.CardsChanges]():       search.MaxChanges,
