@@ -139,23 +139,23 @@ func (s *TenantStore) RemoveSynonyms(ctx context.Context, tenant tenants.ID, id 
 // writeSynonyms reads the tenant's sets under its row's lock, lets change make the new list, and
 // writes it back with the audit entry, which change may fill in, in one transaction.
 func (s *TenantStore) writeSynonyms(ctx context.Context, tenant tenants.ID, change func(tx *gorm.DB, sets []tenants.SynonymSet) ([]tenants.SynonymSet, error), entry *audit.Entry) error {
-	return s.writeColumn(ctx, tenant, "synonyms", func(tx *gorm.DB, old string) (string, error) {
-		sets, err := decodeSynonyms(string(tenant), old)
+	return s.writeColumns(ctx, tenant, []string{"synonyms"}, func(tx *gorm.DB, old []string) ([]string, error) {
+		sets, err := decodeSynonyms(string(tenant), old[0])
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if sets, err = change(tx, sets); err != nil {
-			return "", err
+			return nil, err
 		}
 		col, err := encodeSynonyms(sets)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		if len(col) > tenants.MaxSynonymBytes && len(col) > len(old) {
-			return "", fault.Errorf(fault.Conflict, "synonyms: the tenant's sets would take %d bytes, over the %d they may take together; remove or shorten some first",
+		if len(col) > tenants.MaxSynonymBytes && len(col) > len(old[0]) {
+			return nil, fault.Errorf(fault.Conflict, "synonyms: the tenant's sets would take %d bytes, over the %d they may take together; remove or shorten some first",
 				len(col), tenants.MaxSynonymBytes)
 		}
-		return col, nil
+		return []string{col}, nil
 	}, entry)
 }
 
@@ -170,26 +170,50 @@ func (s *TenantStore) rowLock() string {
 	return "UPDATE"
 }
 
-// writeColumn reads a JSON column of the tenant's row (synonyms) under the row's lock,
-// lets change make its new value, and writes it back with the audit entry, which change may fill
-// in, in one transaction.
-func (s *TenantStore) writeColumn(ctx context.Context, tenant tenants.ID, column string, change func(tx *gorm.DB, old string) (string, error), entry *audit.Entry) error {
+// writeColumns reads JSON columns of the tenant's row (synonyms; trust and trust_pending) under
+// the row's lock, lets change make their new values (nil: leave them), and writes them back with
+// the audit entry (none when nil), which change may fill in, in one transaction.
+func (s *TenantStore) writeColumns(ctx context.Context, tenant tenants.ID, columns []string, change func(tx *gorm.DB, old []string) ([]string, error), entry *audit.Entry) error {
 	return s.db.transact(ctx, func(tx *gorm.DB) error {
-		var old string
-		err := tx.Model(&tenantRow{}).Clauses(clause.Locking{Strength: s.rowLock()}).Select(column).Where("tenant_id = ?", string(tenant)).Take(&old).Error
+		var row tenantRow
+		err := tx.Clauses(clause.Locking{Strength: s.rowLock()}).Select(columns).Where("tenant_id = ?", string(tenant)).Take(&row).Error
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
 			return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
 		case err != nil:
-			return fmt.Errorf("%s of tenant %q: %w", column, string(tenant), err)
+			return fmt.Errorf("%s of tenant %q: %w", columns[0], string(tenant), err)
 		}
-		col, err := change(tx, old)
-		if err != nil {
+		old := make([]string, len(columns))
+		for i, c := range columns {
+			old[i] = *row.jsonColumn(c)
+		}
+		cols, err := change(tx, old)
+		if err != nil || cols == nil {
 			return err
 		}
-		if err := tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).UpdateColumn(column, col).Error; err != nil {
-			return fmt.Errorf("%s of tenant %q: %w", column, string(tenant), err)
+		set := make(map[string]any, len(columns))
+		for i, c := range columns {
+			set[c] = cols[i]
+		}
+		if err := tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).UpdateColumns(set).Error; err != nil {
+			return fmt.Errorf("%s of tenant %q: %w", columns[0], string(tenant), err)
+		}
+		if entry == nil {
+			return nil
 		}
 		return s.db.record(tx, string(tenant), *entry)
 	})
+}
+
+// jsonColumn is the field of the row's JSON column of that name.
+func (r *tenantRow) jsonColumn(name string) *string {
+	switch name {
+	case "synonyms":
+		return &r.Synonyms
+	case "trust":
+		return &r.Trust
+	case "trust_pending":
+		return &r.TrustPending
+	}
+	panic("storage: no JSON column " + name + " on tenants")
 }

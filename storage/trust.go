@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/tenants"
@@ -111,26 +110,19 @@ func (s *TenantStore) MarkTrustPending(ctx context.Context, tenant tenants.ID, d
 // ClearTrustPending takes domain off the tenant's pending domains, if the last change that marked
 // it is still seq: a change made since has a pass of its own to wait for.
 func (s *TenantStore) ClearTrustPending(ctx context.Context, tenant tenants.ID, domain string, seq int64) error {
-	return s.db.transact(ctx, func(tx *gorm.DB) error {
-		var row tenantRow
-		err := tx.Clauses(clause.Locking{Strength: s.rowLock()}).Select("trust_pending").Where("tenant_id = ?", string(tenant)).Take(&row).Error
-		switch {
-		case errors.Is(err, gorm.ErrRecordNotFound):
-			return nil // the tenant is gone, and its pending domains with it
-		case err != nil:
-			return fmt.Errorf("pending trust of tenant %q: %w", string(tenant), err)
-		}
-		pending, err := decodePending(string(tenant), row.TrustPending)
+	err := s.writeColumns(ctx, tenant, []string{"trust_pending"}, func(_ *gorm.DB, old []string) ([]string, error) {
+		pending, err := decodePending(string(tenant), old[0])
 		if err != nil || pending[domain] != seq {
-			return err
+			return nil, err
 		}
 		delete(pending, domain)
 		col, err := encodePending(pending)
-		if err != nil {
-			return err
-		}
-		return tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).UpdateColumn("trust_pending", col).Error
-	})
+		return []string{col}, err
+	}, nil)
+	if fault.KindOf(err) == fault.NotFound {
+		return nil // the tenant is gone, and its pending domains with it
+	}
+	return err
 }
 
 // trustDetail says in an audit entry where an issuer's keys come from.
@@ -156,54 +148,37 @@ func trustDetail(e tenants.TrustIssuer) string {
 // (none when nil), which change may fill in, in one transaction.
 func (s *TenantStore) writeTrust(ctx context.Context, tenant tenants.ID, domain string, change func(tx *gorm.DB, policy []tenants.TrustIssuer) ([]tenants.TrustIssuer, error), entry *audit.Entry) (int64, error) {
 	seq := time.Now().UnixNano()
-	err := s.db.transact(ctx, func(tx *gorm.DB) error {
-		var row tenantRow
-		err := tx.Clauses(clause.Locking{Strength: s.rowLock()}).Select("trust", "trust_pending").Where("tenant_id = ?", string(tenant)).Take(&row).Error
-		switch {
-		case errors.Is(err, gorm.ErrRecordNotFound):
-			return fault.Errorf(fault.NotFound, "tenant %q: not found", string(tenant))
-		case err != nil:
-			return fmt.Errorf("trust of tenant %q: %w", string(tenant), err)
-		}
-		policy, err := decodeTrust(string(tenant), row.Trust)
+	err := s.writeColumns(ctx, tenant, []string{"trust", "trust_pending"}, func(tx *gorm.DB, old []string) ([]string, error) {
+		policy, err := decodeTrust(string(tenant), old[0])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if policy, err = change(tx, policy); err != nil {
-			return err
+			return nil, err
 		}
 		col := "[]"
 		if len(policy) > 0 {
 			b, err := json.Marshal(policy)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			col = string(b)
 		}
-		if len(col) > tenants.MaxTrustBytes && len(col) > len(row.Trust) {
-			return fault.Errorf(fault.Conflict, "trust: the tenant's issuers would take %d bytes, over the %d they may take together; remove some or pin fewer keys",
+		if len(col) > tenants.MaxTrustBytes && len(col) > len(old[0]) {
+			return nil, fault.Errorf(fault.Conflict, "trust: the tenant's issuers would take %d bytes, over the %d they may take together; remove some or pin fewer keys",
 				len(col), tenants.MaxTrustBytes)
 		}
-		pending, err := decodePending(string(tenant), row.TrustPending)
+		pending, err := decodePending(string(tenant), old[1])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if pending[domain] >= seq {
 			seq = pending[domain] + 1 // numbers only grow, whatever this replica's clock says
 		}
 		pending[domain] = seq
 		pcol, err := encodePending(pending)
-		if err != nil {
-			return err
-		}
-		if err := tx.Model(&tenantRow{}).Where("tenant_id = ?", string(tenant)).Updates(map[string]any{"trust": col, "trust_pending": pcol}).Error; err != nil {
-			return fmt.Errorf("trust of tenant %q: %w", string(tenant), err)
-		}
-		if entry == nil {
-			return nil // a mark alone: no change of the policy to record
-		}
-		return s.db.record(tx, string(tenant), *entry)
-	})
+		return []string{col, pcol}, err
+	}, entry)
 	return seq, err
 }
 

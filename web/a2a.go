@@ -92,7 +92,7 @@ func (h *handlers) a2aCard(c echo.Context) error {
 		return err
 	}
 	// The publisher's own signatures go with ours when this form is what the publisher signed.
-	publisher, err := a2a.PublisherSignatures(card, form)
+	publisher, err := a2a.PublisherSignatures(card, unsigned)
 	if err != nil {
 		return err
 	}

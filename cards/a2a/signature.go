@@ -84,23 +84,19 @@ func SignCard(signer CardSigner, card any, others ...json.RawMessage) ([]byte, e
 }
 
 // PublisherSignatures returns the signatures the publisher of an imported card made, when form
-// (a rendered form of c, without signatures) is exactly what the publisher signed: its canonical
+// (the JSON of a rendered form of c, without signatures) is exactly what the publisher signed: its canonical
 // form (RFC 8785) is that of the card as received. Those signatures then verify over the form
 // served as over the card the publisher served. Any other form (the hybrid of a card with a 0.3
 // interface, a deprecated card's added extension, a form of a card whose content changed since)
 // gets none.
-func PublisherSignatures(c cards.Card, form any) ([]json.RawMessage, error) {
+func PublisherSignatures(c cards.Card, form []byte) ([]json.RawMessage, error) {
 	// Only signatures the import found good: verified with a key, or by the trust policy's issuer
 	// (a card imported despite an invalid signature is not served with it).
 	if c.A2A == nil || c.A2A.Import == nil || c.A2A.Import.Signed == nil || !c.A2A.Import.Vouched() {
 		return nil, nil
 	}
 	signed := c.A2A.Import.Signed
-	b, err := json.Marshal(form)
-	if err != nil {
-		return nil, err
-	}
-	served, err := CanonicalPayload(b)
+	served, err := CanonicalPayload(form)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,6 @@ type KeySets struct {
 	MaxAge    time.Duration
 	Refetch   time.Duration
 	MaxStale  time.Duration
-	now       func() time.Time
 	mu        sync.Mutex
 	sets      map[string]*keySet
 }
@@ -144,7 +143,7 @@ func (k *KeySets) get(ctx context.Context, u, kid string, fresh bool) (*jose.JSO
 	entry.fetching.Lock()
 	defer entry.fetching.Unlock()
 
-	now := k.clock()
+	now := time.Now()
 	maxAge, refetch, maxStale := durationOr(k.MaxAge, DefaultKeySetAge), durationOr(k.Refetch, DefaultKeySetRefetch), durationOr(k.MaxStale, DefaultKeySetMaxStale)
 	k.mu.Lock()
 	set, fetched, tried, lastErr := entry.set, entry.fetched, entry.tried, entry.err
@@ -191,13 +190,6 @@ func (k *KeySets) get(ctx context.Context, u, kid string, fresh bool) (*jose.JSO
 		return nil, err
 	}
 	return set, nil // the issuer's URL is down: its last keys stand
-}
-
-func (k *KeySets) clock() time.Time {
-	if k.now != nil {
-		return k.now()
-	}
-	return time.Now()
 }
 
 func durationOr(d, def time.Duration) time.Duration {
