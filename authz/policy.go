@@ -19,7 +19,7 @@ const ActAuditRead = "audit:read"
 const ObjAudit = "audit"
 
 // knownActions are the actions a policy may name.
-var knownActions = []string{ActCardsRead, ActCardsWrite, ActCardsDelete, ActCardsHeartbeat, ActDelegate, ActDelegationsRead, ActPoliciesManage, ActAuditRead, ActSearchManage, ActWebhooksManage, ActTrustManage}
+var knownActions = []string{ActCardsRead, ActCardsWrite, ActCardsDelete, ActCardsHeartbeat, ActDelegate, ActDelegationsRead, ActPoliciesManage, ActAuditRead, ActSearchManage, ActWebhooksManage, ActTrustManage, ActSourcesManage}
 
 // MaxObjectSegment bounds one segment of an object, in bytes: agent ids and capability names are
 // at most 128 characters of ASCII.
@@ -35,7 +35,7 @@ type Policy struct {
 	// Subject is a user, an agent as "agent:{agentId}" (what it acts as with a delegation token),
 	// or the name of a built-in role ("orchestrator"), which then stands for every member of the role.
 	Subject string `json:"subject"`
-	// Object is "policies", "audit", "search", "webhooks", "trust", "cards/{agentId}", "cards/{agentId}/capabilities/{name}" or
+	// Object is "policies", "audit", "search", "webhooks", "trust", "sources", "cards/{agentId}", "cards/{agentId}/capabilities/{name}" or
 	// "delegations/{id}", where an id may be "*": any one segment, never crossing "/".
 	Object string `json:"object"`
 	Action string `json:"action"`
@@ -99,7 +99,7 @@ func ValidateObject(obj string, wildcards bool) error {
 	kind := segs[0]
 	var ok bool
 	switch {
-	case kind == "policies" || kind == ObjAudit || kind == ObjSearch || kind == ObjWebhooks || kind == ObjTrust:
+	case kind == "policies" || kind == ObjAudit || kind == ObjSearch || kind == ObjWebhooks || kind == ObjTrust || kind == ObjSources:
 		ok = len(segs) == 1
 	case kind == "cards":
 		ok = len(segs) == 2 || len(segs) == 4 && segs[2] == "capabilities"
@@ -107,7 +107,7 @@ func ValidateObject(obj string, wildcards bool) error {
 		ok = len(segs) == 2
 	}
 	if !ok {
-		return fault.Errorf(fault.Invalid, "object %q must be policies, audit, search, webhooks, trust, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}: invalid", obj)
+		return fault.Errorf(fault.Invalid, "object %q must be policies, audit, search, webhooks, trust, sources, cards/{agentId}, cards/{agentId}/capabilities/{name} or delegations/{id}: invalid", obj)
 	}
 	for i := 1; i < len(segs); i += 2 {
 		if err := validateSegment(segs[i], wildcards); err != nil {

@@ -29,6 +29,9 @@ const (
 	// ActTrustManage is managing the tenant's trust policy: the issuers whose keys vouch for
 	// imported cards. Reading it needs cards:read only.
 	ActTrustManage = "trust:manage"
+	// ActSourcesManage is managing the registries the tenant follows (its sources): what a
+	// source lists is mirrored into the tenant's cards, so it is an admin's.
+	ActSourcesManage = "sources:manage"
 )
 
 // Objects (or object patterns) that policies name.
@@ -42,6 +45,8 @@ const (
 	ObjWebhooks = "webhooks"
 	// ObjTrust is the tenant's trust policy.
 	ObjTrust = "trust"
+	// ObjSources is the tenant's followed sources.
+	ObjSources = "sources"
 )
 
 // CardObject is the policy object of one card.
@@ -82,6 +87,7 @@ var builtinRoles = map[string][]grant{
 		{ObjAllCards, ActCardsRead}, {ObjAllCards, ActCardsWrite}, {ObjAllCards, ActCardsDelete},
 		{ObjAllCards, ActCardsHeartbeat}, {ObjAllCapabilities, ActDelegate}, {ObjPolicies, ActPoliciesManage},
 		{ObjSearch, ActSearchManage}, {ObjWebhooks, ActWebhooksManage}, {ObjTrust, ActTrustManage},
+		{ObjSources, ActSourcesManage},
 	},
 }
 

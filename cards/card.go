@@ -78,6 +78,10 @@ type Card struct {
 	// Source is where the card's A2A card was imported from, kept across writes for refreshes.
 	// The server owns it: it is ignored on input.
 	Source *Source `json:"source,omitempty"`
+	// Mirror marks a card copied from a registry the tenant follows (cards/follow): the card is
+	// read-only here, written only by the sync of its source. The server owns it: it is ignored
+	// on input.
+	Mirror *Mirror `json:"mirror,omitempty"`
 	// Liveness is served on reads (never stored, no revision): see Liveness.
 	Liveness *Liveness `json:"liveness,omitempty"`
 
@@ -240,7 +244,7 @@ var (
 		"capabilities": true, "authRequirements": true, "endpoint": true, "resources": true,
 		"tags": true, "metadata": true, "visibility": true, "a2a": true, "status": true, "deprecation": true,
 	}
-	serverFields = map[string]bool{"id": true, "revision": true, "createdAt": true, "updatedAt": true, "source": true, "liveness": true}
+	serverFields = map[string]bool{"id": true, "revision": true, "createdAt": true, "updatedAt": true, "source": true, "mirror": true, "liveness": true}
 )
 
 // normalize fills defaults so every stored card has the same shape: empty lists, not null.

@@ -131,6 +131,9 @@ type Service struct {
 	// MaxJSONDepth bounds how deeply a card's free-form values (metadata, a capability's
 	// inputSchema) nest, on every write (DecodeWithin); 0 is DefaultMaxJSONDepth.
 	MaxJSONDepth int
+	// Sources, when set, says whether the tenant still follows a source: a mirror of one it no
+	// longer follows is the tenant's own card again (see mirrored).
+	Sources Following
 	// Now and NewID are injected so tests can pin them.
 	Now   func() time.Time
 	NewID func() string
@@ -411,7 +414,7 @@ func keepImport(cur Card, c *Card) {
 // them (their source, their import record).
 func sameContent(a, b Card) bool {
 	strip := func(c Card) any {
-		c.Source = nil
+		c.Source, c.Mirror = nil, nil
 		if c.A2A != nil {
 			a2a := *c.A2A
 			a2a.Import = nil
@@ -719,6 +722,15 @@ func (s *Service) Put(ctx context.Context, tenant tenants.ID, agentID string, bo
 		if err != nil {
 			return Card{}, false, err
 		}
+		if exists && cur.Mirror != nil {
+			if guessed {
+				attempt--
+				continue // decided on the database's card, not memory's
+			}
+			if err := s.mirrored(ctx, tenant, cur); err != nil {
+				return Card{}, false, err
+			}
+		}
 		now := s.now()
 		if !exists {
 			c.ID, c.CreatedAt, c.UpdatedAt = s.newID(), now, now
@@ -779,6 +791,15 @@ func (s *Service) Patch(ctx context.Context, tenant tenants.ID, agentID string, 
 		guess = false
 		if err != nil {
 			return Card{}, err
+		}
+		if cur.Mirror != nil {
+			if guessed {
+				attempt--
+				continue // decided on the database's card, not memory's
+			}
+			if err := s.mirrored(ctx, tenant, cur); err != nil {
+				return Card{}, err
+			}
 		}
 		// The import record is the server's and goes by keepImport, never by the patch: it is left
 		// out of what the patch merges into (its signed copy nests deeper than a card may).
@@ -892,31 +913,37 @@ func (s *Service) Delete(ctx context.Context, tenant tenants.ID, agentID string,
 		if !retryPause(ctx, attempt) {
 			return ctx.Err()
 		}
-		rev := int64(0) // any revision: an unconditional delete is never stale
-		if pre.conditional() {
-			cur, err := s.Store.Get(ctx, tenant, agentID)
-			if err != nil {
-				return err
-			}
-			if err := pre.check(true, cur.Revision); err != nil {
-				return err
-			}
-			rev = cur.Revision
+		// The card is read first: a mirrored one is refused, and the delete is of the revision
+		// read, so that a card mirrored meanwhile is not removed unseen.
+		cur, err := s.Store.Get(ctx, tenant, agentID)
+		if err != nil {
+			return err
 		}
-		err := s.Store.Delete(ctx, tenant, agentID, rev)
+		if err := s.mirrored(ctx, tenant, cur); err != nil {
+			return err
+		}
+		if err := pre.check(true, cur.Revision); err != nil {
+			return err
+		}
+		err = s.Store.Delete(ctx, tenant, agentID, cur.Revision)
 		if errors.Is(err, ErrStale) {
 			continue // written since it was read: read it again and check the precondition anew
 		}
 		if err != nil {
 			return err
 		}
-		s.syncIndex(ctx, tenant, agentID)
-		if s.Liveness != nil {
-			s.Liveness.Removed(tenant, agentID)
-		}
+		s.removed(ctx, tenant, agentID)
 		return nil
 	}
 	return contended(agentID)
+}
+
+// removed applies the removal of the agent's card, just committed, to the index and liveness.
+func (s *Service) removed(ctx context.Context, tenant tenants.ID, agentID string) {
+	s.syncIndex(ctx, tenant, agentID)
+	if s.Liveness != nil {
+		s.Liveness.Removed(tenant, agentID)
+	}
 }
 
 // applyWritten applies cards whose writes, begun at started, just committed to the index, so the

@@ -18,6 +18,7 @@ func goMigrations(dialect string) []*goose.Migration {
 		grantMigration(18, dialect, searchManageGrant),
 		grantMigration(21, dialect, webhooksManageGrant),
 		grantMigration(23, dialect, trustManageGrant),
+		grantMigration(25, dialect, sourcesManageGrant),
 	}
 }
 
@@ -41,6 +42,10 @@ var webhooksManageGrant = builtinGrant{roles: []string{authz.RoleAdmin}, obj: au
 // trustManageGrant is trust:manage, given to the built-in admin role (migration 23, after the
 // trust column of migration 22).
 var trustManageGrant = builtinGrant{roles: []string{authz.RoleAdmin}, obj: authz.ObjTrust, act: authz.ActTrustManage}
+
+// sourcesManageGrant is sources:manage, given to the built-in admin role (migration 25, after the
+// sources table of migration 24).
+var sourcesManageGrant = builtinGrant{roles: []string{authz.RoleAdmin}, obj: authz.ObjSources, act: authz.ActSourcesManage}
 
 // grantMigration is the Go migration version that gives g to every existing tenant (up) or
 // takes it back (down).

@@ -17,25 +17,32 @@ import (
 // built-in rules without it; migration 7 gives it to its editor and admin roles, once, and moves
 // its policy revision.
 func TestHeartbeatGrantedToExistingTenants(t *testing.T) {
-	testGrantedToExistingTenants(t, 7, authz.ActCardsHeartbeat, []string{"role:admin", "role:editor"}, authz.ActSearchManage, authz.ActWebhooksManage)
+	testGrantedToExistingTenants(t, 7, authz.ActCardsHeartbeat, []string{"role:admin", "role:editor"}, authz.ActSearchManage, authz.ActWebhooksManage,
+		authz.ActTrustManage, authz.ActSourcesManage)
 }
 
 // TestSearchManageGrantedToExistingTenants: migration 18 gives search:manage to the admin role
 // of every tenant created before it existed, as migration 7 gave cards:heartbeat.
 func TestSearchManageGrantedToExistingTenants(t *testing.T) {
-	testGrantedToExistingTenants(t, 18, authz.ActSearchManage, []string{"role:admin"}, authz.ActWebhooksManage, authz.ActTrustManage)
+	testGrantedToExistingTenants(t, 18, authz.ActSearchManage, []string{"role:admin"}, authz.ActWebhooksManage, authz.ActTrustManage, authz.ActSourcesManage)
 }
 
 // TestWebhooksManageGrantedToExistingTenants: migration 21 gives webhooks:manage to the admin
 // role of every tenant created before it existed.
 func TestWebhooksManageGrantedToExistingTenants(t *testing.T) {
-	testGrantedToExistingTenants(t, 21, authz.ActWebhooksManage, []string{"role:admin"}, authz.ActTrustManage)
+	testGrantedToExistingTenants(t, 21, authz.ActWebhooksManage, []string{"role:admin"}, authz.ActTrustManage, authz.ActSourcesManage)
 }
 
 // TestTrustManageGrantedToExistingTenants: migration 23 gives trust:manage to the admin role of
 // every tenant created before it existed.
 func TestTrustManageGrantedToExistingTenants(t *testing.T) {
-	testGrantedToExistingTenants(t, 23, authz.ActTrustManage, []string{"role:admin"})
+	testGrantedToExistingTenants(t, 23, authz.ActTrustManage, []string{"role:admin"}, authz.ActSourcesManage)
+}
+
+// TestSourcesManageGrantedToExistingTenants: migration 25 gives sources:manage to the admin role
+// of every tenant created before it existed.
+func TestSourcesManageGrantedToExistingTenants(t *testing.T) {
+	testGrantedToExistingTenants(t, 25, authz.ActSourcesManage, []string{"role:admin"})
 }
 
 // testGrantedToExistingTenants: a tenant created just before migration version, seeded with the

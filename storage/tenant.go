@@ -200,9 +200,9 @@ func tenantDetail(old, row tenantRow) string {
 	return strings.Join(parts, "; ")
 }
 
-// Delete removes the tenant with its cards, rules, delegations, endpoint secrets, webhooks and
-// change history in one transaction, then appends a 'purge' entry to the change feed so followers drop
-// what they hold for it.
+// Delete removes the tenant with its cards, rules, delegations, endpoint secrets, webhooks,
+// followed sources and change history in one transaction, then appends a 'purge' entry to the
+// change feed so followers drop what they hold for it.
 func (s *TenantStore) Delete(ctx context.Context, id tenants.ID) error {
 	tenant := string(id)
 	return retryDeadlocks(ctx, func() error { return s.delete(ctx, tenant) })
@@ -230,7 +230,7 @@ func (s *TenantStore) delete(ctx context.Context, tenant string) error {
 		case err != nil:
 			return fmt.Errorf("delete tenant %q: %w", tenant, err)
 		}
-		for _, model := range []any{&deliveryRow{}, &webhookRow{}, &cardRow{}, &ruleRow{}, &changeRow{}, &delegationRow{}, &secretRow{}, &tenantRow{}} {
+		for _, model := range []any{&deliveryRow{}, &webhookRow{}, &sourceRow{}, &cardRow{}, &ruleRow{}, &changeRow{}, &delegationRow{}, &secretRow{}, &tenantRow{}} {
 			if err := tx.Where("tenant_id = ?", tenant).Delete(model).Error; err != nil {
 				return fmt.Errorf("delete tenant %q: %w", tenant, err)
 			}

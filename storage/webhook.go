@@ -91,19 +91,10 @@ func webhookNotFound(id string) error {
 func (s *WebhookStore) Create(ctx context.Context, tenant tenants.ID, w webhooks.Webhook, cursor string, max int) (webhooks.Webhook, error) {
 	entry := audit.New(ctx, "webhooks.create", audit.WebhookObject(w.ID), 0, 0)
 	entry.Detail = "created: " + w.URL
-	strength := "UPDATE"
-	if s.db.dialect == migrations.Postgres {
-		strength = "NO KEY UPDATE"
-	}
 	row := webhookRow{TenantID: string(tenant), WebhookID: w.ID, URL: w.URL, Types: jsonList(w.Types), AgentIDs: jsonList(w.AgentIDs),
 		State: w.State, FeedCursor: cursor, Recent: "[]", NextAttemptAt: utc(w.NextAttemptAt), CreatedAt: utc(w.CreatedAt), UpdatedAt: utc(w.UpdatedAt)}
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
-		var t tenantRow
-		err := tx.Clauses(clause.Locking{Strength: strength}).Select("tenant_id").Where("tenant_id = ?", string(tenant)).Take(&t).Error
-		switch {
-		case errors.Is(err, gorm.ErrRecordNotFound):
-			return fault.Errorf(fault.NotFound, "tenant %q: not found", tenant)
-		case err != nil:
+		if err := s.db.lockTenant(tx, tenant); err != nil {
 			return err
 		}
 		var n int64
@@ -122,6 +113,26 @@ func (s *WebhookStore) Create(ctx context.Context, tenant tenants.ID, w webhooks
 		return webhooks.Webhook{}, err
 	}
 	return row.webhook()
+}
+
+// lockTenant locks the tenant's row for the rest of tx, so that the transactions that count a
+// tenant's rows of some kind before adding one count each other: on Postgres NO KEY UPDATE,
+// which concurrent card inserts checking their foreign key do not wait for. Not found when there
+// is no such tenant.
+func (db *DB) lockTenant(tx *gorm.DB, tenant tenants.ID) error {
+	strength := "UPDATE"
+	if db.dialect == migrations.Postgres {
+		strength = "NO KEY UPDATE"
+	}
+	var t tenantRow
+	err := tx.Clauses(clause.Locking{Strength: strength}).Select("tenant_id").Where("tenant_id = ?", string(tenant)).Take(&t).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return fault.Errorf(fault.NotFound, "tenant %q: not found", tenant)
+	case err != nil:
+		return err
+	}
+	return nil
 }
 
 // List answers the tenant's subscriptions, oldest first.

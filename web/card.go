@@ -15,6 +15,7 @@ import (
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/web/api"
 )
 
 const mediaMergePatch = "application/merge-patch+json"
@@ -337,5 +338,11 @@ func (h *handlers) search(c echo.Context, q search.Query) error {
 		return err
 	}
 	*buf = body // keep the grown buffer for the next answer
+	if c.Request().Header.Get(api.WantSignatureHeader) != "" {
+		// A follower checks its listing as it checks the change feed's pages.
+		if err := h.signBody(c, tenantOf(c), body); err != nil {
+			return err
+		}
+	}
 	return writeLarge(c, http.StatusOK, body)
 }

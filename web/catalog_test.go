@@ -124,7 +124,7 @@ func TestCatalogueTypes(t *testing.T) {
 			}
 		}
 	}
-	serverOwned := []string{"createdAt", "id", "liveness", "revision", "source", "updatedAt"}
+	serverOwned := []string{"createdAt", "id", "liveness", "mirror", "revision", "source", "updatedAt"}
 	mirrors := []struct {
 		what     string
 		api, svc reflect.Type

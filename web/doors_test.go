@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/agenttest"
+	"github.com/agentcards/agentcards/cards/follow"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
@@ -89,6 +90,10 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"trust.list", `{}`, false},
 		{"trust.get", `{"domain": "example.com"}`, false},
 		{"trust.remove", `{"domain": "example.com"}`, false},
+		{"sources.create", `{"kind": "a2a-urls", "urls": ["` + source.URL + `/.well-known/agent-card.json"], "intervalSeconds": 60}`, false},
+		{"sources.list", `{}`, false},
+		{"sources.get", `{"id": "{{source}}"}`, false},
+		{"sources.remove", `{"id": "{{source}}"}`, false},
 		{"webhooks.create", `{"url": "` + endpoint + `/hooks", "types": ["agentcards.card.removed"], "agentIds": ["b*"]}`, false},
 		{"webhooks.list", `{}`, false},
 		{"webhooks.get", `{"id": "{{webhook}}"}`, false},
@@ -228,6 +233,19 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, i
 			t.Errorf("%s: answered %+v", s.request, v)
 		}
 		ids["webhook"] = v.ID
+	case follow.Source:
+		want := follow.StateSyncing
+		if s.request == "sources.remove" {
+			want = follow.StateRemoving
+		}
+		if !strings.HasPrefix(v.ID, "src_") || v.Kind != follow.KindA2AURLs || len(v.URLs) != 1 || v.Interval != 60 || v.State != want {
+			t.Errorf("%s: answered %+v", s.request, v)
+		}
+		ids["source"] = v.ID
+	case api.SourceList:
+		if v.Total != 1 || len(v.Items) != 1 || v.Items[0].ID != ids["source"] {
+			t.Errorf("%s: answered %+v, want the source just made", s.request, v)
+		}
 	case api.WebhookList:
 		if v.Total != 1 || len(v.Items) != 1 || v.Items[0].ID != ids["webhook"] {
 			t.Errorf("%s: answered %+v, want the webhook just made", s.request, v)
@@ -285,10 +303,10 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, i
 	}
 }
 
-// withIDs is a step's arguments with {{delegation}} and {{webhook}} replaced by the ids of the
-// delegation and the webhook the scenario made.
+// withIDs is a step's arguments with {{delegation}}, {{webhook}} and {{source}} replaced by the
+// ids of the delegation, the webhook and the source the scenario made.
 func withIDs(args string, ids map[string]string) string {
-	return strings.NewReplacer("{{delegation}}", ids["delegation"], "{{webhook}}", ids["webhook"]).Replace(args)
+	return strings.NewReplacer("{{delegation}}", ids["delegation"], "{{webhook}}", ids["webhook"], "{{source}}", ids["source"]).Replace(args)
 }
 
 // goClientRefusals: refusals by the server come back as *client.Error with the REST code, and
@@ -581,6 +599,8 @@ func TestMCPEveryTool(t *testing.T) {
 		switch s.request {
 		case "webhooks.create":
 			ids["webhook"], _ = out["id"].(string)
+		case "sources.create":
+			ids["source"], _ = out["id"].(string)
 		case "delegations.create":
 			if out["status"] != "completed" || out["result"] != "looks good" {
 				t.Errorf("delegation: %v", out)

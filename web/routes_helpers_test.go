@@ -30,7 +30,8 @@ type routeFixture struct {
 	// agent is the card's agent; its record holds the delegation token it was called with.
 	agent *agenttest.Agent
 	// params fills each path parameter (":tenant", ":agentId", ":name", ":id", a webhook's
-	// "webhooks/id", ":domain", and the console's "*") with an existing value.
+	// "webhooks/id", a source's "sources/id", ":domain", and the console's "*") with an existing
+	// value.
 	params map[string]string
 }
 
@@ -61,7 +62,15 @@ func newRouteFixture(t *testing.T) routeFixture {
 	r.json(t, &hook)
 	// An issuer of the trust policy.
 	expect(t, e.do("PUT", "/v1/tenants/acme/trust/example.com", f.alice, map[string]any{"keys": pinnedKeys(t)}), http.StatusOK)
-	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "name": "pub", "id": d.ID, "webhooks/id": hook.ID, "domain": "example.com", "*": "index.html"}
+	// A source the tenant follows (the fixture's server syncs nothing: its background is not run).
+	r = e.do("POST", "/v1/tenants/acme/sources", f.alice, map[string]any{"kind": "a2a-urls", "urls": []string{a.Endpoint() + "/.well-known/agent-card.json"}})
+	expect(t, r, http.StatusCreated)
+	var src struct {
+		ID string `json:"id"`
+	}
+	r.json(t, &src)
+	f.params = map[string]string{"tenant": "acme", "agentId": "pub", "name": "pub", "id": d.ID, "webhooks/id": hook.ID, "sources/id": src.ID,
+		"domain": "example.com", "*": "index.html"}
 	f.agent = a
 	return f
 }

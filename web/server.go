@@ -21,6 +21,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/follow"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants"
@@ -69,6 +70,8 @@ type Deps struct {
 	Webhooks *webhooks.Service
 	// Trust manages the tenants' trust policies; nil leaves its routes out.
 	Trust *a2a.Trust
+	// Sources manages the registries the tenants follow; nil leaves its routes out.
+	Sources *follow.Service
 	// A2A imports cards, serves A2A cards and lists the public agents.
 	A2A *a2a.Service
 	// ServiceKeys are the service's signing keys, published at /.well-known/jwks.json.
@@ -181,6 +184,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"access.check": h.authorize, "audit.list": h.listAudit,
 		"synonyms.list": h.listSynonyms, "synonyms.put": h.putSynonyms, "synonyms.remove": h.removeSynonyms,
 		"trust.list": h.listTrust, "trust.get": h.getTrust, "trust.put": h.putTrust, "trust.remove": h.removeTrust,
+		"sources.create": h.createSource, "sources.list": h.listSources, "sources.get": h.getSource, "sources.remove": h.removeSource,
 		"webhooks.create": h.createWebhook, "webhooks.list": h.listWebhooks, "webhooks.get": h.getWebhook,
 		"webhooks.update": h.updateWebhook, "webhooks.remove": h.removeWebhook, "webhooks.deliveries": h.listDeliveries,
 		"a2a.agents": h.a2aAgents, "a2a.card": h.a2aCard, "a2a.catalog": h.a2aCatalog,
@@ -193,9 +197,10 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"mesh.delegations_get": h.meshGetDelegation, "mesh.delegations_result": h.meshResult,
 	}
 	// A server built without delegations, endpoint secrets, an audit trail, the synonyms', the
-	// trust policies' or the webhooks' service has no routes for their requests (nor for agentkit-mesh's delegation routes).
+	// trust policies', the sources' or the webhooks' service has no routes for their requests (nor for agentkit-mesh's delegation routes).
 	without := map[string]bool{"delegations": d.Delegations == nil, "secrets": d.Secrets == nil, "audit": d.Audit == nil,
 		"synonyms": d.Synonyms == nil, "cards.changes": d.Changes == nil, "webhooks": d.Webhooks == nil, "trust": d.Trust == nil,
+		"sources":       d.Sources == nil,
 		"mesh.delegate": d.Delegations == nil, "mesh.delegations_list": d.Delegations == nil,
 		"mesh.delegations_get": d.Delegations == nil, "mesh.delegations_result": d.Delegations == nil}
 	auth := map[catalog.Access][]echo.MiddlewareFunc{

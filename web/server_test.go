@@ -73,6 +73,8 @@ type env struct {
 	app     *app.App
 	// deliverer is the server's webhook deliverer (its rounds are run by the test unless follow).
 	deliverer *webhooks.Deliverer
+	// stop stops the server and its graph, as a test's end does (once).
+	stop func()
 }
 
 type connList struct {
@@ -178,6 +180,14 @@ type envOptions struct {
 	publicURL string
 	// webhooks configures webhook delivery (its clock and client too).
 	webhooks app.WebhookOptions
+	// fetchLoopback lets imports and followed sources read cards on 127.0.0.0/8 from the start
+	// (env.allowLoopback does it later, for a server whose background does not run).
+	fetchLoopback bool
+	// sources tunes the follower of the sources tenants follow (its clock too).
+	sources app.FollowOptions
+	// bind is the address the server listens on (empty: a free loopback port), to start a
+	// server again where one was.
+	bind string
 }
 
 func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
@@ -189,6 +199,14 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		o.tenantCacheTTL = defaultTenantCacheTTL
 	}
 	srv := httptest.NewUnstartedServer(nil)
+	if o.bind != "" {
+		_ = srv.Listener.Close()
+		l, err := net.Listen("tcp", o.bind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Listener = l
+	}
 	if o.listenAddr == "" {
 		o.listenAddr = srv.Listener.Addr().String()
 	}
@@ -212,9 +230,13 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		Refresh:      app.RefreshOptions{Interval: o.refreshInterval, Now: o.refreshNow},
 		MaxJSONDepth: o.maxJSONDepth,
 		Webhooks:     o.webhooks,
+		Follow:       o.sources,
 	}
 	if o.noSecrets {
 		opts.SecretKey = nil
+	}
+	if o.fetchLoopback {
+		opts.Fetch = a2atest.LoopbackFetch()
 	}
 	if o.log != nil {
 		opts.Log = o.log
@@ -244,7 +266,8 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 	if o.snapshotMin > 0 && a.Index != nil && a.Index.Snapshots != nil {
 		a.Index.Snapshots.MinCards = o.snapshotMin
 	}
-	t.Cleanup(a.Close)
+	stopApp := sync.OnceFunc(a.Close)
+	t.Cleanup(stopApp)
 	if o.follow {
 		a.Start(context.Background())
 	}
@@ -263,8 +286,11 @@ func newEnvWith(t testing.TB, db *storage.DB, o envOptions) *env {
 		return web.ConnContext(ctx, c)
 	}
 	srv.Start()
-	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
+	stopSrv := sync.OnceFunc(srv.Close)
+	t.Cleanup(stopSrv)
+	// A stop ends the live streams first (as a drain at SIGTERM does), which a server's Close
+	// would otherwise wait for.
+	return &env{stop: func() { a.Streams.Drain(); srv.CloseClientConnections(); stopSrv(); stopApp() }, t: t, srv: srv, tokens: opts.Tokens, echo: e, db: db, keys: opts.Keys, authz: a.Enforcers, index: a.Index,
 		a2a: a.A2A, dispatcher: a.Dispatcher, conns: conns, liveness: a.Liveness, prober: a.Prober, refresher: a.Refresher, warmer: a.Warmer,
 		gate: a.Tenants, changes: a.Changes, streams: a.Streams, app: a, deliverer: a.Deliverer}
 }

@@ -26,6 +26,7 @@ var listColumns = map[string][]string{
 	"audit.list":           {"at", "principal", "action", "object", "revisionBefore", "revisionAfter", "outcome"},
 	"synonyms.list":        {"id", "words", "updatedAt"},
 	"trust.list":           {"domain", "jwksUrl", "updatedAt"},
+	"sources.list":         {"id", "kind", "url", "state", "cards", "failures", "lastError", "lastSyncAt"},
 	"webhooks.list":        {"id", "url", "state", "failures", "lastError", "nextAttemptAt"},
 	"webhooks.deliveries":  {"at", "eventId", "type", "agentId", "status", "ok", "error", "latencyMs"},
 	"a2a.agents":           {"agentId", "name", "cardUrl", "description"},

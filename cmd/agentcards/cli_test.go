@@ -132,6 +132,7 @@ func TestCLIEveryRequest(t *testing.T) {
 	s.access(t)
 	s.synonyms(t)
 	s.trust(t)
+	s.sources(t)
 	s.webhooks(t)
 	s.delegationsAndPublic(t)
 	s.refusals(t)
@@ -380,6 +381,34 @@ func (s *cliScenario) trust(t *testing.T) {
 	e.refused(t, s.bob, 1, "forbidden", "trust", "put", "--domain", "example.org", "--keys", "@"+file)
 	e.ok(t, alice, nil, "trust", "remove", "--domain", "*.example.com")
 	e.refused(t, alice, 1, "not_found", "trust", "remove", "--domain", "*.example.com")
+}
+
+// sources: an a2a-urls source followed with its URLs as a list flag, listed as a table, read,
+// refused to bob (no role left) and removed, once.
+func (s *cliScenario) sources(t *testing.T) {
+	e, alice := s.e, s.alice
+	var src struct {
+		ID, Kind, State string
+		URLs            []string
+		Interval        int `json:"intervalSeconds"`
+	}
+	e.ok(t, alice, &src, "sources", "create", "--kind", "a2a-urls", "--urls", "http://127.0.0.1:9/a.json", "--urls", "http://127.0.0.1:9/b.json",
+		"--intervalSeconds", "60")
+	if !strings.HasPrefix(src.ID, "src_") || src.Kind != "a2a-urls" || len(src.URLs) != 2 || src.Interval != 60 {
+		t.Errorf("sources create: %+v", src)
+	}
+	if r := e.ok(t, alice, nil, "sources", "list", "-o", "table"); !regexp.MustCompile(`(?m)^` + src.ID + `\s+a2a-urls\s+`).MatchString(r.stdout) {
+		t.Errorf("sources list as a table:\n%s", r.stdout)
+	}
+	if r := e.ok(t, alice, nil, "sources", "get", "--id", src.ID); !strings.Contains(r.stdout, "http://127.0.0.1:9/b.json") {
+		t.Errorf("sources get:\n%s", r.stdout)
+	}
+	e.refused(t, s.bob, 1, "forbidden", "sources", "create", "--kind", "ai-catalog", "--url", "http://127.0.0.1:9/catalog.json")
+	e.refused(t, alice, 2, "invalid", "sources", "create", "--kind", "ftp", "--url", "http://127.0.0.1:9/catalog.json")
+	e.ok(t, alice, &src, "sources", "remove", "--id", src.ID)
+	if src.State != "removing" {
+		t.Errorf("sources remove: %+v", src)
+	}
 }
 
 // synonyms: a synonym set put with its words as a list flag, listed as a table, refused to bob

@@ -99,6 +99,9 @@ func TrustObject(domain string) string { return "trust/" + domain }
 // WebhookObject is the object of the entries of a webhook subscription.
 func WebhookObject(id string) string { return "webhooks/" + id }
 
+// SourceObject is the object of the entries of a source the tenant follows.
+func SourceObject(id string) string { return "sources/" + id }
+
 // DelegationObject is the object of a delegation record's entries.
 func DelegationObject(id string) string { return "delegations/" + id }
 

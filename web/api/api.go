@@ -19,6 +19,7 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/aicatalog"
+	"github.com/agentcards/agentcards/cards/follow"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/audit"
@@ -196,6 +197,11 @@ type CardsChanges struct {
 // (RFC 7515 appendix F), over the body's exact bytes, made with a key of the service's JWKS
 // (/.well-known/jwks.json) that its "kid" names.
 const SignatureHeader = "Agentcards-Signature"
+
+// WantSignatureHeader, sent with any value on a search (cards.search), asks the service to sign
+// its answer as it signs a page of the change feed (SignatureHeader): a follower's listing of
+// the cards is then checked as its changes are.
+const WantSignatureHeader = "Agentcards-Want-Signature"
 
 // ChangePage is one page of the change feed, in commit order, and the cursor to follow it from.
 type ChangePage struct {
@@ -518,6 +524,31 @@ type WebhooksCreate struct {
 	URL      string   `json:"url" doc:"where each event is POSTed: an absolute http or https URL, up to 2048 bytes, at an address the outbound guard allows"`
 	Types    []string `json:"types,omitempty" doc:"the event types delivered, agentcards.card.upserted and agentcards.card.removed; none: both"`
 	AgentIDs []string `json:"agentIds,omitempty" doc:"globs (* and ? within an id) of the agents whose changes are delivered, up to 32; none: every agent"`
+}
+
+// SourcesCreate follows a registry: another agentcards tenant, an AI Catalog, or A2A card URLs.
+type SourcesCreate struct {
+	Scope
+	Kind     string   `json:"kind" doc:"agentcards, ai-catalog or a2a-urls" enum:"agentcards,ai-catalog,a2a-urls"`
+	URL      string   `json:"url,omitempty" doc:"agentcards: the tenant's URL, https://host/v1/tenants/{id}; ai-catalog: the catalog document's URL"`
+	URLs     []string `json:"urls,omitempty" doc:"a2a-urls: the A2A card URLs, 1 to 1000"`
+	Token    string   `json:"token,omitempty" doc:"agentcards: a token the source's service issued, with cards:read there; kept sealed, never answered"`
+	Interval int      `json:"intervalSeconds,omitempty" doc:"ai-catalog, a2a-urls: how often to read the source again, 10 to 86400 seconds, 300 by default"`
+}
+
+// SourcesList lists the tenant's sources.
+type SourcesList struct{ Scope }
+
+// SourceRef names one source.
+type SourceRef struct {
+	Scope
+	ID string `json:"id" in:"path" doc:"the source's id (src_...)"`
+}
+
+// SourceList is the tenant's sources, oldest first, each with the state of its sync.
+type SourceList struct {
+	Items []follow.Source `json:"items"`
+	Total int             `json:"total"`
 }
 
 // WebhooksList lists the tenant's webhook subscriptions.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/follow"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/web/api"
@@ -240,6 +241,14 @@ var Requests = []Request{
 		Access: Token, Routes: []Route{{Method: "PUT", Path: tenantPath + "/trust/:domain"}}, Doors: Every},
 	{Name: "trust.remove", In: typeOf[api.TrustRef](), Out: typeOf[api.TrustRemoved](), Does: "Stop trusting an issuer, and weigh the cards it covered again", Caller: "trust:manage on trust",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/trust/:domain"}}, Doors: Every},
+	{Name: "sources.create", In: typeOf[api.SourcesCreate](), Out: typeOf[follow.Source](), Does: "Follow a registry: mirror the cards of another agentcards tenant, an AI Catalog or A2A card URLs, read-only", Caller: "sources:manage on sources", OpenWorld: true,
+		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/sources"}}, Doors: Every},
+	{Name: "sources.list", In: typeOf[api.SourcesList](), Out: typeOf[api.SourceList](), Does: "List the registries the tenant follows and the state of their syncs", Caller: "sources:manage on sources",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/sources"}}, Doors: Every},
+	{Name: "sources.get", In: typeOf[api.SourceRef](), Out: typeOf[follow.Source](), Does: "Read one followed registry and the state of its sync", Caller: "sources:manage on sources",
+		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/sources/:id"}}, Doors: Every},
+	{Name: "sources.remove", In: typeOf[api.SourceRef](), Out: typeOf[follow.Source](), Does: "Stop following a registry and remove its mirrored cards", Caller: "sources:manage on sources",
+		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/sources/:id"}}, Doors: Every},
 	{Name: "webhooks.create", In: typeOf[api.WebhooksCreate](), Out: typeOf[webhooks.Webhook](), Does: "Subscribe a URL to the tenant's card changes, delivered as signed CloudEvents", Caller: "webhooks:manage on webhooks",
 		Access: Token, Routes: []Route{{Method: "POST", Path: tenantPath + "/webhooks"}}, Doors: Every},
 	{Name: "webhooks.list", In: typeOf[api.WebhooksList](), Out: typeOf[api.WebhookList](), Does: "List the tenant's webhook subscriptions and their delivery state", Caller: "webhooks:manage on webhooks",

@@ -67,6 +67,7 @@ type Client struct {
 	Audit       Audit
 	Synonyms    Synonyms
 	Trust       Trust
+	Sources     Sources
 	Webhooks    Webhooks
 	Delegations Delegations
 	A2A         A2A
@@ -116,7 +117,7 @@ func New(base string, opts ...Option) (*Client, error) {
 	}
 	c.Tenants, c.Cards, c.Secrets = Tenants{c}, Cards{c}, Secrets{c}
 	c.Roles, c.Policies, c.Access, c.Audit, c.Synonyms = Roles{c}, Policies{c}, Access{c}, Audit{c}, Synonyms{c}
-	c.Trust, c.Webhooks = Trust{c}, Webhooks{c}
+	c.Trust, c.Sources, c.Webhooks = Trust{c}, Sources{c}, Webhooks{c}
 	c.Delegations, c.A2A, c.Keys = Delegations{c}, A2A{c}, Keys{c}
 	return c, nil
 }
@@ -420,6 +421,10 @@ func (c *Client) once(ctx context.Context, r catalog.Request, e encoded, out any
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	kept, signed := ctx.Value(signedKey{}).(*SignedAnswer)
+	if signed {
+		req.Header.Set(api.WantSignatureHeader, "1")
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return ctx.Err() == nil, 0, fmt.Errorf("%s: %w", r.Name, err)
@@ -438,6 +443,9 @@ func (c *Client) once(ctx context.Context, r catalog.Request, e encoded, out any
 		return false, 0, e
 	}
 	noteStale(ctx, resp)
+	if signed {
+		kept.Signature, kept.Body = resp.Header.Get(api.SignatureHeader), data
+	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return false, 0, nil
 	}
@@ -450,6 +458,23 @@ func (c *Client) once(ctx context.Context, r catalog.Request, e encoded, out any
 			Message: "the answer is not the JSON expected: " + err.Error()}
 	}
 	return false, 0, nil
+}
+
+// SignedAnswer is an answer's body and the service's signature of it (api.SignatureHeader), as
+// kept by a call made with the context KeepSignature returns.
+type SignedAnswer struct {
+	Signature string
+	Body      []byte
+}
+
+type signedKey struct{}
+
+// KeepSignature returns a context whose calls ask the service to sign their answers
+// (api.WantSignatureHeader), and keep the last answer's body and signature in the SignedAnswer it
+// returns. A context is for one call at a time.
+func KeepSignature(ctx context.Context) (context.Context, *SignedAnswer) {
+	a := &SignedAnswer{}
+	return context.WithValue(ctx, signedKey{}, a), a
 }
 
 // headerStale is the service's mark of an answer made of what it held in memory while its

@@ -10,6 +10,7 @@ import (
 	"github.com/agentcards/agentcards/authz"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/aicatalog"
+	"github.com/agentcards/agentcards/cards/follow"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/audit"
@@ -232,6 +233,29 @@ func (r Trust) Put(ctx context.Context, in api.TrustPut) (api.TrustPutted, error
 // Remove is trust.remove.
 func (r Trust) Remove(ctx context.Context, in api.TrustRef) (api.TrustRemoved, error) {
 	return call[api.TrustRemoved](ctx, r.c, "trust.remove", in)
+}
+
+// Sources are the sources.* requests.
+type Sources struct{ c *Client }
+
+// Create is sources.create.
+func (r Sources) Create(ctx context.Context, in api.SourcesCreate) (follow.Source, error) {
+	return call[follow.Source](ctx, r.c, "sources.create", in)
+}
+
+// List is sources.list.
+func (r Sources) List(ctx context.Context, in api.SourcesList) (api.SourceList, error) {
+	return call[api.SourceList](ctx, r.c, "sources.list", in)
+}
+
+// Get is sources.get.
+func (r Sources) Get(ctx context.Context, in api.SourceRef) (follow.Source, error) {
+	return call[follow.Source](ctx, r.c, "sources.get", in)
+}
+
+// Remove is sources.remove.
+func (r Sources) Remove(ctx context.Context, in api.SourceRef) (follow.Source, error) {
+	return call[follow.Source](ctx, r.c, "sources.remove", in)
 }
 
 // Webhooks are the webhooks.* requests.

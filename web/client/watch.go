@@ -64,12 +64,19 @@ func (r Cards) Watch(ctx context.Context, in api.CardsChanges) iter.Seq2[Change,
 			return
 		}
 		w := &watch{c: c, name: req.Name, target: e.target, cursor: in.Since}
+		w.ready, _ = ctx.Value(readyKey{}).(func(string) error)
 		failures := 0
 		for ctx.Err() == nil {
+			began := time.Now()
 			opened, after, err := w.once(ctx, yield)
 			switch {
 			case errors.Is(err, errStopped):
 				return
+			case opened && w.changes == 0 && time.Since(began) < time.Second && after <= 0:
+				// A stream that ended at once, saying nothing: opened again after a pause, so
+				// that a server that does so each time is not asked without end.
+				failures = 0
+				after = time.Duration(float64(time.Second) * (0.5 + rand.Float64()))
 			case opened:
 				failures = 0
 			default:
@@ -115,6 +122,18 @@ type watch struct {
 	target string
 	// cursor is the id of the last event received: the next stream resumes after it.
 	cursor string
+	// ready, when set, is called with the cursor of each stream's ready event (OnReady);
+	// changes counts the changes of the last stream.
+	ready   func(string) error
+	changes int
+}
+
+type readyKey struct{}
+
+// OnReady returns a context whose Watch calls ready with the cursor each stream starts after, as
+// it opens; an error of ready ends the Watch with it.
+func OnReady(ctx context.Context, ready func(cursor string) error) context.Context {
+	return context.WithValue(ctx, readyKey{}, ready)
 }
 
 // once opens one stream and yields its changes until it ends. opened says the server took the
@@ -122,6 +141,7 @@ type watch struct {
 func (w *watch) once(ctx context.Context, yield func(Change, error) bool) (opened bool, after time.Duration, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	w.changes = 0
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.target, nil)
 	if err != nil {
 		return false, 0, err
@@ -158,6 +178,12 @@ func (w *watch) once(ctx context.Context, yield func(Change, error) bool) (opene
 			if ev.id != "" {
 				w.cursor = ev.id
 			}
+			if ev.name == "ready" && w.ready != nil {
+				if err := w.ready(w.cursor); err != nil {
+					yield(Change{}, err)
+					return true, 0, errStopped
+				}
+			}
 		case "change":
 			var ch api.CardChange
 			if err := json.Unmarshal(ev.data, &ch); err != nil {
@@ -165,6 +191,7 @@ func (w *watch) once(ctx context.Context, yield func(Change, error) bool) (opene
 					Message: "a change event is not the JSON expected: " + err.Error()}
 			}
 			w.cursor = ev.id
+			w.changes++
 			if !yield(Change{CardChange: ch, Cursor: ev.id, Signature: ev.signature, Data: ev.data}, nil) {
 				return true, 0, errStopped
 			}

@@ -213,6 +213,11 @@ var details = map[string]string{
 	"trust.put": "Creates the domain's issuer or replaces it, then weighs again every imported card it covers, and answers the entry and " +
 		"how many cards were weighed, trusted and changed. A jwksUrl is fetched first: blocked_url or fetch_failed when it cannot be.",
 	"trust.remove": "The issuer is gone; the cards it vouched for are no longer trusted (answers how many changed). not_found when there is none.",
+	"sources.create": "The tenant mirrors the source's cards, read-only, each marked with mirror.source: an agentcards tenant (url .../v1/tenants/{id}, " +
+		"token) followed live through its signed change feed; an ai-catalog (url) or a2a-urls (urls) read every intervalSeconds. " +
+		"A card the tenant has of its own is never overwritten (listed in conflicts). conflict for a source already followed.",
+	"sources.list":   "Each source with its state (syncing, active, failing, removing), cards, conflicts, failures, lastError, lastSyncAt and nextSyncAt.",
+	"sources.remove": "The source stops syncing at once and is answered removing; its mirrored cards are removed, then the source.",
 	"webhooks.create": "Each change of a matching card is POSTed to url as a CloudEvent (type agentcards.card.upserted or .removed), signed: " +
 		"the Agentcards-Signature header is a detached JWS the keys of keys_list verify. Delivery is at least once, in order; blocked_url for a refused address.",
 	"webhooks.list":       "Each subscription with its state (active, failing, disabled), failures, lastError and nextAttemptAt.",

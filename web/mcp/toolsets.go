@@ -24,7 +24,7 @@ const (
 	A2A = "a2a"
 	// Cards writes cards: registration, changes, imports, refreshes, heartbeats, endpoint secrets.
 	Cards = "cards"
-	// Admin administers the tenant: tenants, roles, policies, the audit trail, synonyms, trust, webhooks,
+	// Admin administers the tenant: tenants, roles, policies, the audit trail, synonyms, trust, sources, webhooks,
 	// imports of delegation history.
 	Admin = "admin"
 	// Old are the seeds' tool names (agentkit-mesh, agentmesh), answered until their day.
@@ -56,6 +56,7 @@ var toolsetOf = map[string]string{
 	"webhooks.create":    Admin, "webhooks.list": Admin, "webhooks.get": Admin, "webhooks.update": Admin,
 	"webhooks.remove": Admin, "webhooks.deliveries": Admin,
 	"trust.list": Admin, "trust.get": Admin, "trust.put": Admin, "trust.remove": Admin,
+	"sources.create": Admin, "sources.list": Admin, "sources.get": Admin, "sources.remove": Admin,
 }
 
 // Toolset is the toolset a request's tool is in ("" for a request the MCP door does not serve).

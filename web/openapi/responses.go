@@ -32,6 +32,8 @@ var successes = map[string][]int{
 	"delegations.create POST":   {http.StatusOK, http.StatusAccepted},
 	"mesh.agents_register POST": {http.StatusCreated},
 	"webhooks.create POST":      {http.StatusCreated},
+	"sources.create POST":       {http.StatusCreated},
+	"sources.remove DELETE":     {http.StatusAccepted},
 }
 
 // successText says what a success status means where a request has several.
@@ -47,12 +49,14 @@ var successText = map[string]string{
 	"policies.add POST 201":       "The policy was added.",
 	"delegations.create POST 200": "A sync delegation: the record holds its outcome.",
 	"delegations.create POST 202": "An async delegation: the agent reports its outcome to its callback URL later.",
+	"sources.remove DELETE 202":   "The source is removing: its cards are being removed, then it is gone.",
 }
 
 // responseHeaders are the headers of a success answer ("name METHOD status"), beside X-Request-Id.
 var responseHeaders = map[string][]string{
 	"tenants.create POST 201":     {"Location"},
 	"webhooks.create POST 201":    {"Location"},
+	"sources.create POST 201":     {"Location"},
 	"cards.register POST 201":     {"Location", "ETag"},
 	"cards.import POST 201":       {"Location", "ETag"},
 	"cards.replace PUT 200":       {"ETag"},
@@ -199,7 +203,7 @@ var errorsOf = map[string][]string{
 	"cards.refresh":           {"conflict", "blocked_url", "fetch_failed", "precondition_failed"},
 	"cards.replace":           {"precondition_failed", "conflict"},
 	"cards.update":            {"precondition_failed", "conflict"},
-	"cards.remove":            {"precondition_failed"},
+	"cards.remove":            {"precondition_failed", "conflict"},
 	"cards.changes":           {"cursor_expired", "rate_limited"},
 	"a2a.card":                {"version_not_supported"},
 	"keys.list":               {"not_found"},
@@ -214,6 +218,7 @@ var errorsOf = map[string][]string{
 	"mesh.delegate":           {"depth_exceeded", "endpoint_blocked", "rate_limited", "agent_unavailable", "card_disabled", "agent_offline"},
 	"mesh.delegations_result": {"conflict", "expired"},
 	"webhooks.create":         {"conflict", "blocked_url"},
+	"sources.create":          {"conflict", "blocked_url"},
 	"webhooks.update":         {"blocked_url"},
 }
 

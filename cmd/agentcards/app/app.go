@@ -21,6 +21,7 @@ import (
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/delegation"
+	"github.com/agentcards/agentcards/cards/follow"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/cards/webhooks"
@@ -76,6 +77,8 @@ type Options struct {
 	AuditRetention time.Duration
 	// Webhooks says how webhook events are delivered (webhooks.*); Start runs the deliverer.
 	Webhooks WebhookOptions
+	// Follow tunes the follower of the sources the tenants follow.
+	Follow FollowOptions
 	// MaxJSONDepth bounds how deeply free-form JSON nests in cards, imports and delegations
 	// (server.maxJsonDepth); 0 is cards.DefaultMaxJSONDepth. Delegation.MaxJSONDepth, when set,
 	// bounds delegations instead.
@@ -162,7 +165,10 @@ type App struct {
 	// runs it).
 	Webhooks  *webhooks.Service
 	Deliverer *webhooks.Deliverer
-	Index     *search.Index // nil with NoIndex
+	// Sources manages the registries the tenants follow; Follower syncs them (Start runs it).
+	Sources  *follow.Service
+	Follower *follow.Follower
+	Index    *search.Index // nil with NoIndex
 	// Warmer remembers which tenants are searched and warms their indexes at start (nil with
 	// NoIndex).
 	Warmer    *search.Warmer
@@ -204,6 +210,9 @@ func New(o Options) (*App, error) {
 	a.buildCards(cardStore)
 	a.buildWebhooks()
 	a.buildA2A(cardStore, livenessStore, fetch)
+	if err := a.buildSources(); err != nil {
+		return nil, err
+	}
 	deps := a.delegationDeps(cardStore)
 	a.observe(&deps)
 	a.buildDispatcher(deps)
@@ -417,6 +426,8 @@ func (a *App) Start(ctx context.Context) {
 	if o.Search.PollInterval > 0 {
 		a.background.Go(func() { a.Streams.Run(ctx, o.Search.PollInterval) })
 	}
+	// The sources the tenants follow: each synced by one replica at a time.
+	a.background.Go(func() { a.Follower.Run(ctx) })
 	hookFailed := quiet(log, "webhook delivery round failed; retrying next round")
 	a.background.Go(func() { a.Deliverer.Run(ctx, func(err error) { hookFailed("err", err) }) })
 	if a.Index == nil {

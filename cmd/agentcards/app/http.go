@@ -28,6 +28,7 @@ func (a *App) buildHandler() error {
 		Streams:     a.Streams,
 		Synonyms:    a.Synonyms,
 		Trust:       a.Trust,
+		Sources:     a.Sources,
 		Webhooks:    a.Webhooks,
 		A2A:         a.A2A,
 		Enforcers:   a.Enforcers,

@@ -6,7 +6,7 @@ import { call, caps, tenantPath } from './api.js';
 import { confirm, errorText, failure, field, h, notice, page } from './ui.js';
 
 // The actions and built-in roles every tenant has; the tenant's own rules add theirs.
-const ACTIONS = ['cards:read', 'cards:write', 'cards:delete', 'cards:heartbeat', 'delegate', 'delegations:read', 'policies:manage', 'audit:read', 'search:manage', 'webhooks:manage', 'trust:manage'];
+const ACTIONS = ['cards:read', 'cards:write', 'cards:delete', 'cards:heartbeat', 'delegate', 'delegations:read', 'policies:manage', 'audit:read', 'search:manage', 'webhooks:manage', 'trust:manage', 'sources:manage'];
 const ROLES = ['reader', 'editor', 'orchestrator', 'admin'];
 // OBJECTS are the object patterns offered besides those the tenant's policies name.
 const OBJECTS = ['policies', 'audit', 'search', 'cards/*', 'cards/*/capabilities/*', 'delegations/*'];

@@ -1,5 +1,5 @@
 // The console's pages, by the hash of the location: #/cards, #/cards/{agentId},
-// #/cards/{agentId}/edit, #/access, #/synonyms, #/trust, #/webhooks, #/delegations, #/tenants,
+// #/cards/{agentId}/edit, #/access, #/synonyms, #/trust, #/sources, #/webhooks, #/delegations, #/tenants,
 // #/login.
 import { call, caps, decodeClaims, onUnauthenticated, session } from './api.js';
 import { catalogue } from './catalogue.js';
@@ -7,6 +7,7 @@ import { cardPage, editPage } from './card.js';
 import { accessPage } from './access.js';
 import { delegationsPage } from './delegations.js';
 import { synonymsPage } from './synonyms.js';
+import { sourcesPage } from './sources.js';
 import { trustPage } from './trust.js';
 import { webhooksPage } from './webhooks.js';
 import { tenantsPage } from './tenants.js';
@@ -124,6 +125,7 @@ const routes = [
   [/^#\/access$/, () => accessPage()],
   [/^#\/synonyms$/, () => synonymsPage()],
   [/^#\/trust$/, () => trustPage()],
+  [/^#\/sources$/, () => sourcesPage()],
   [/^#\/webhooks$/, () => webhooksPage()],
   [/^#\/delegations(\?.*)?$/, () => delegationsPage()],
   [/^#\/tenants$/, () => tenantsPage()],

@@ -19,8 +19,11 @@ export async function cardPage(agentId) {
   const [canWrite, canDelete] = await Promise.all([may('cards:write', `cards/${agentId}`), may('cards:delete', `cards/${agentId}`)]);
   if (!live()) { return; }
   const actions = h('div', { class: 'actions' });
-  if (canWrite) { actions.append(h('a', { class: 'button', id: 'edit-card', href: `#/cards/${encodeURIComponent(agentId)}/edit` }, 'Edit')); }
-  if (canDelete) {
+  // A mirrored card changes only with its source: it has no Edit or Delete here.
+  if (c.mirror) {
+    actions.append(h('p', { id: 'mirrored' }, 'Mirrored, read-only, from ', h('a', { href: '#/sources' }, c.mirror.url), '.'));
+  } else if (canWrite) { actions.append(h('a', { class: 'button', id: 'edit-card', href: `#/cards/${encodeURIComponent(agentId)}/edit` }, 'Edit')); }
+  if (canDelete && !c.mirror) {
     actions.append(h('button', {
       type: 'button', class: 'danger', id: 'delete-card',
       onclick: () => removeCard(c),
