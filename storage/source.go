@@ -204,9 +204,59 @@ func (s *SourceStore) Get(ctx context.Context, tenant tenants.ID, id string) (fo
 	return row.source()
 }
 
-// Removing marks the source removing under its row's lock, due at at, its lease cleared and
-// updated at at, with its audit entry, and answers it as stored. A source removing already is
-// answered as it is, with no second entry.
+// Update writes p on the source under its row's lock, with the audit entry saying what changed
+// (never the token), and answers it as stored. A failing source is made due at p.At; a removing
+// one is a conflict.
+func (s *SourceStore) Update(ctx context.Context, tenant tenants.ID, id string, p follow.Patch) (follow.Source, error) {
+	entry := audit.New(ctx, "sources.update", audit.SourceObject(id), 0, 0)
+	var row sourceRow
+	err := s.db.transact(ctx, func(tx *gorm.DB) error {
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("tenant_id = ? AND source_id = ?", string(tenant), id).Take(&row).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return sourceNotFound(id)
+		case err != nil:
+			return err
+		case row.State == follow.StateRemoving:
+			return fault.Errorf(fault.Conflict, "source %q is being removed: conflict", id)
+		}
+		set := map[string]any{"updated_at": utc(p.At)}
+		var changed []string
+		if p.SealedToken != nil {
+			set["token_sealed"] = *p.SealedToken
+			if *p.SealedToken == "" {
+				changed = append(changed, "token removed")
+			} else {
+				changed = append(changed, "token replaced")
+			}
+		}
+		if p.Interval != nil {
+			set["interval_seconds"] = *p.Interval
+			changed = append(changed, fmt.Sprintf("intervalSeconds %d", *p.Interval))
+		}
+		if row.State == follow.StateFailing {
+			set["next_sync_at"] = utc(p.At)
+		}
+		if err := s.update(tx, &row, set); err != nil {
+			return err
+		}
+		entry.Detail = strings.Join(changed, "; ")
+		if err := s.db.record(tx, string(tenant), entry); err != nil {
+			return err
+		}
+		row = sourceRow{} // a NULL read into a field leaves what it held
+		return tx.Where("tenant_id = ? AND source_id = ?", string(tenant), id).Take(&row).Error
+	})
+	if err != nil {
+		return follow.Source{}, err
+	}
+	return row.source()
+}
+
+// Removing marks the source removing under its row's lock, due at at and updated at at, with its
+// audit entry, and answers it as stored. Its lease stays with the sync that holds it, which is
+// refused its next Progress. A source removing already is answered as it is, with no second
+// entry.
 func (s *SourceStore) Removing(ctx context.Context, tenant tenants.ID, id string, at time.Time) (follow.Source, error) {
 	entry := audit.New(ctx, "sources.remove", audit.SourceObject(id), 0, 0)
 	var row sourceRow

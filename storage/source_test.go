@@ -420,3 +420,61 @@ func TestSourceRemovingAndDue(t *testing.T) {
 		}
 	})
 }
+
+// TestSourceUpdate: an update writes a new sealed token or interval with its audit entry (which
+// never holds the token), makes a failing source due at once, and refuses a removing one.
+func TestSourceUpdate(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		s := storage.NewSourceStore(db)
+		newTenant(t, db, "a", "alice")
+		ctx := asAlice("sources.update")
+		now := time.Now().UTC().Truncate(time.Second)
+		src := newSource("src_01", follow.KindAgentcards, "https://reg.example.com/v1/tenants/up", now)
+		src.NextSyncAt = now.Add(time.Hour)
+		if _, err := s.Create(asAlice("sources.create"), "a", src, "sealed-old", 10); err != nil {
+			t.Fatal(err)
+		}
+		sealed := "sealed-new"
+		got, err := s.Update(ctx, "a", "src_01", follow.Patch{SealedToken: &sealed, At: now})
+		if err != nil || !got.Token || !got.UpdatedAt.Equal(now) || !got.NextSyncAt.Equal(now.Add(time.Hour)) {
+			t.Fatalf("update: %+v %v", got, err)
+		}
+		if c, ok, err := s.Claim(ctx, "a", "src_01", "one", now, now.Add(time.Minute)); err != nil || !ok || c.SealedToken != "sealed-new" {
+			t.Fatalf("claim after the update: %+v %v %v", c, ok, err)
+		}
+		if err := s.Fail(ctx, "a", "src_01", "one", follow.Failure{At: now, Next: now.Add(time.Hour), Error: "401"}); err != nil {
+			t.Fatal(err)
+		}
+		none := ""
+		later := now.Add(time.Minute)
+		got, err = s.Update(ctx, "a", "src_01", follow.Patch{SealedToken: &none, At: later})
+		if err != nil || got.Token || !got.NextSyncAt.Equal(later) || got.Failures != 1 || got.State != follow.StateFailing {
+			t.Fatalf("update of a failing source: %+v %v", got, err)
+		}
+		every := 60
+		if got, err = s.Update(ctx, "a", "src_01", follow.Patch{Interval: &every, At: later}); err != nil || got.Interval != 60 {
+			t.Fatalf("a new interval: %+v %v", got, err)
+		}
+		if _, err := s.Update(ctx, "a", "src_99", follow.Patch{Interval: &every, At: later}); fault.KindOf(err) != fault.NotFound {
+			t.Errorf("update of a missing source: %v", err)
+		}
+		if _, err := s.Removing(asAlice("sources.remove"), "a", "src_01", later); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Update(ctx, "a", "src_01", follow.Patch{Interval: &every, At: later}); fault.KindOf(err) != fault.Conflict {
+			t.Errorf("update of a removing source: %v", err)
+		}
+		want := []string{
+			"alice sources.create sources/src_01 created: agentcards https://reg.example.com/v1/tenants/up",
+			"alice sources.update sources/src_01 token replaced",
+			"alice sources.update sources/src_01 token removed",
+			"alice sources.update sources/src_01 intervalSeconds 60",
+			"alice sources.remove sources/src_01 removed: agentcards https://reg.example.com/v1/tenants/up",
+		}
+		if got := sourceTrail(t, db, "a"); !slices.Equal(got, want) {
+			t.Errorf("the trail: %q", got)
+		}
+	})
+}

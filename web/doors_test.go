@@ -93,6 +93,7 @@ func scenario(t *testing.T, endpoint string) []step {
 		{"sources.create", `{"kind": "a2a-urls", "urls": ["` + source.URL + `/.well-known/agent-card.json"], "intervalSeconds": 60}`, false},
 		{"sources.list", `{}`, false},
 		{"sources.get", `{"id": "{{source}}"}`, false},
+		{"sources.update", `{"id": "{{source}}", "intervalSeconds": 120}`, false},
 		{"sources.remove", `{"id": "{{source}}"}`, false},
 		{"webhooks.create", `{"url": "` + endpoint + `/hooks", "types": ["agentcards.card.removed"], "agentIds": ["b*"]}`, false},
 		{"webhooks.list", `{}`, false},
@@ -234,11 +235,14 @@ func goClientStep(t *testing.T, ctx context.Context, c *client.Client, s step, i
 		}
 		ids["webhook"] = v.ID
 	case follow.Source:
-		want := follow.StateSyncing
-		if s.request == "sources.remove" {
-			want = follow.StateRemoving
+		want, every := follow.StateSyncing, 60
+		switch s.request {
+		case "sources.remove":
+			want, every = follow.StateRemoving, 120
+		case "sources.update":
+			every = 120
 		}
-		if !strings.HasPrefix(v.ID, "src_") || v.Kind != follow.KindA2AURLs || len(v.URLs) != 1 || v.Interval != 60 || v.State != want {
+		if !strings.HasPrefix(v.ID, "src_") || v.Kind != follow.KindA2AURLs || len(v.URLs) != 1 || v.Interval != every || v.State != want {
 			t.Errorf("%s: answered %+v", s.request, v)
 		}
 		ids["source"] = v.ID

@@ -184,7 +184,7 @@ func New(cfg Config, d Deps) *echo.Echo {
 		"access.check": h.authorize, "audit.list": h.listAudit,
 		"synonyms.list": h.listSynonyms, "synonyms.put": h.putSynonyms, "synonyms.remove": h.removeSynonyms,
 		"trust.list": h.listTrust, "trust.get": h.getTrust, "trust.put": h.putTrust, "trust.remove": h.removeTrust,
-		"sources.create": h.createSource, "sources.list": h.listSources, "sources.get": h.getSource, "sources.remove": h.removeSource,
+		"sources.create": h.createSource, "sources.list": h.listSources, "sources.get": h.getSource, "sources.update": h.updateSource, "sources.remove": h.removeSource,
 		"webhooks.create": h.createWebhook, "webhooks.list": h.listWebhooks, "webhooks.get": h.getWebhook,
 		"webhooks.update": h.updateWebhook, "webhooks.remove": h.removeWebhook, "webhooks.deliveries": h.listDeliveries,
 		"a2a.agents": h.a2aAgents, "a2a.card": h.a2aCard, "a2a.catalog": h.a2aCatalog,

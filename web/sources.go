@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/follow"
 	"github.com/agentcards/agentcards/web/api"
 )
@@ -48,6 +49,27 @@ func (h *handlers) listSources(c echo.Context) error {
 // getSource is GET /v1/tenants/{t}/sources/{id}.
 func (h *handlers) getSource(c echo.Context) error {
 	src, err := h.Sources.Get(c.Request().Context(), tenantOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, src)
+}
+
+// updateSource is PATCH /v1/tenants/{t}/sources/{id}: a merge patch of token and
+// intervalSeconds.
+func (h *handlers) updateSource(c echo.Context) error {
+	body, err := readObject(c, mediaMergePatch, mediaJSON)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Token    *string `json:"token"`
+		Interval *int    `json:"intervalSeconds"`
+	}
+	if err := cards.DecodeStrict(body, &in); err != nil {
+		return err
+	}
+	src, err := h.Sources.Update(c.Request().Context(), tenantOf(c), c.Param("id"), in.Token, in.Interval)
 	if err != nil {
 		return err
 	}

@@ -568,3 +568,44 @@ func TestFollowSkipsCardsRefusedHere(t *testing.T) {
 		t.Fatalf("after the changes: %+v", got)
 	}
 }
+
+// TestSourceNewToken: an agentcards source whose token the source refuses (one of another
+// tenant) fails, saying so, and
+// mirrors nothing; given a good token (sources.update), it is tried again at once and mirrors
+// the source's cards. A token is refused for a polled source, and an update of a source being
+// removed is a conflict.
+func TestSourceNewToken(t *testing.T) {
+	up := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, follow: true})
+	up.mkTenant("upstream", "alice")
+	upTok := up.token("alice", "upstream", false)
+	expect(t, up.do(http.MethodPost, "/v1/tenants/upstream/cards", upTok, sampleCard("alpha")), http.StatusCreated)
+	down := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, follow: true})
+	down.mkTenant("mirror", "bob")
+	downTok := down.token("bob", "mirror", false)
+	r := down.do(http.MethodPost, "/v1/tenants/mirror/sources", downTok, map[string]any{
+		"kind": "agentcards", "url": up.srv.URL + "/v1/tenants/upstream", "token": up.token("alice", "elsewhere", false)})
+	expect(t, r, http.StatusCreated)
+	var src follow.Source
+	r.json(t, &src)
+	got := waitSource(t, down, "mirror", src.ID, downTok, "failing on a refused token", func(s follow.Source) bool { return s.State == follow.StateFailing })
+	if !strings.Contains(got.LastError, "cards.changes") || !strings.Contains(got.LastError, "40") {
+		t.Errorf("the refused token's error: %q", got.LastError)
+	}
+	if n := len(cardsOf(t, down, "mirror", downTok)); n != 0 {
+		t.Fatalf("%d cards mirrored with a refused token", n)
+	}
+	r = down.do(http.MethodPatch, "/v1/tenants/mirror/sources/"+src.ID, downTok, map[string]any{"token": upTok})
+	expect(t, r, http.StatusOK)
+	if strings.Contains(string(r.body), upTok) {
+		t.Fatal("the answer holds the token")
+	}
+	waitSource(t, down, "mirror", src.ID, downTok, "active with the new token", func(s follow.Source) bool { return s.State == follow.StateActive && s.Cards == 1 })
+	expect(t, down.do(http.MethodPatch, "/v1/tenants/mirror/sources/"+src.ID, downTok, map[string]any{"intervalSeconds": 60}), http.StatusBadRequest, "invalid")
+	expect(t, down.do(http.MethodPatch, "/v1/tenants/mirror/sources/"+src.ID, downTok, map[string]any{"tokn": "x"}), http.StatusBadRequest, "invalid")
+	expect(t, down.do(http.MethodPatch, "/v1/tenants/mirror/sources/src_00", downTok, map[string]any{"token": "x"}), http.StatusNotFound, "not_found")
+	expect(t, down.do(http.MethodDelete, "/v1/tenants/mirror/sources/"+src.ID, downTok, nil), http.StatusAccepted)
+	r = down.do(http.MethodPatch, "/v1/tenants/mirror/sources/"+src.ID, downTok, map[string]any{"token": upTok})
+	if r.status != http.StatusConflict && r.status != http.StatusNotFound {
+		t.Fatalf("an update of a source being removed: %d %s", r.status, r.body)
+	}
+}

@@ -105,6 +105,54 @@ func (s *Service) Get(ctx context.Context, tenant tenants.ID, id string) (Source
 	return s.Store.Get(ctx, tenant, id)
 }
 
+// Update changes a source's token (an agentcards source's: sent from its next sync on; "" drops
+// it) or interval (a polled source's). A failing source is tried again at once.
+func (s *Service) Update(ctx context.Context, tenant tenants.ID, id string, token *string, interval *int) (Source, error) {
+	ctx, err := s.enter(ctx, tenant)
+	if err != nil {
+		return Source{}, err
+	}
+	if err := ValidateID(id); err != nil {
+		return Source{}, err
+	}
+	cur, err := s.Store.Get(ctx, tenant, id)
+	if err != nil {
+		return Source{}, err
+	}
+	spec := Spec{Kind: cur.Kind, URL: cur.URL, URLs: cur.URLs, Interval: cur.Interval}
+	if cur.Kind == KindAgentcards {
+		spec.Interval = 0
+	}
+	if token != nil {
+		spec.Token = *token
+	}
+	if interval != nil {
+		spec.Interval = *interval
+	}
+	// The source as it would be must be one create takes; its URLs were, and are not checked
+	// against the guard again.
+	if _, err := spec.Validate(nil, func(string) bool { return true }); err != nil {
+		return Source{}, err
+	}
+	p := Patch{Interval: interval, At: s.now()}
+	if token != nil {
+		sealed := ""
+		if *token != "" {
+			if s.Tokens == nil {
+				return Source{}, fault.New(fault.Invalid, "token: this server has no secret key (server.secretKey) to keep tokens with: invalid")
+			}
+			sealed = s.Tokens.Seal(tenant, cur, *token)
+		}
+		p.SealedToken = &sealed
+	}
+	src, err := s.Store.Update(ctx, tenant, id, p)
+	if err != nil {
+		return Source{}, err
+	}
+	s.wake()
+	return src, nil
+}
+
 // Following reports whether the tenant follows the source (a source being removed counts): the
 // card service asks it of a mirrored card before refusing a write to it. The caller has entered
 // the tenant.

@@ -220,6 +220,10 @@ type Store interface {
 	List(ctx context.Context, tenant tenants.ID) ([]Source, error)
 	// Get answers one source; not found when the tenant has none of that id.
 	Get(ctx context.Context, tenant tenants.ID, id string) (Source, error)
+	// Update applies p to the source under its row's lock, with the audit entry saying what
+	// changed, and answers it as stored; not found when there is none, conflict when it is
+	// removing. A failing source is made due at p.At, its failures kept.
+	Update(ctx context.Context, tenant tenants.ID, id string, p Patch) (Source, error)
 	// Removing marks the source removing, due at at, with the audit entry of its removal; not
 	// found when there is none. Its lease stays: the sync that holds it is refused its next
 	// Progress and gives it up; then the follower removes the source's cards and Deletes it.
@@ -238,6 +242,14 @@ type Store interface {
 	// Fail records a failed sync of owner's source (failing, failures and LastError; next
 	// attempt at f.Next) and gives up the lease.
 	Fail(ctx context.Context, tenant tenants.ID, id, owner string, f Failure) error
+}
+
+// Patch is a change of a source: a new sealed token ("" drops it), or a new interval. Nil
+// members stay as they are.
+type Patch struct {
+	SealedToken *string
+	Interval    *int
+	At          time.Time
 }
 
 // Due is a source due for a sync, its kind and state.

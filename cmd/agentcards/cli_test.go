@@ -405,6 +405,11 @@ func (s *cliScenario) sources(t *testing.T) {
 	}
 	e.refused(t, s.bob, 1, "forbidden", "sources", "create", "--kind", "ai-catalog", "--url", "http://127.0.0.1:9/catalog.json")
 	e.refused(t, alice, 2, "invalid", "sources", "create", "--kind", "ftp", "--url", "http://127.0.0.1:9/catalog.json")
+	e.ok(t, alice, &src, "sources", "update", "--id", src.ID, "--intervalSeconds", "120")
+	if src.Interval != 120 {
+		t.Errorf("sources update: %+v", src)
+	}
+	e.refused(t, alice, 1, "invalid", "sources", "update", "--id", src.ID, "--token", "a-token")
 	e.ok(t, alice, &src, "sources", "remove", "--id", src.ID)
 	if src.State != "removing" {
 		t.Errorf("sources remove: %+v", src)

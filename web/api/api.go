@@ -536,6 +536,14 @@ type SourcesCreate struct {
 	Interval int      `json:"intervalSeconds,omitempty" doc:"ai-catalog, a2a-urls: how often to read the source again, 10 to 86400 seconds, 300 by default"`
 }
 
+// SourcesUpdate changes a source: the members sent.
+type SourcesUpdate struct {
+	Scope
+	ID       string  `json:"id" in:"path" doc:"the source's id (src_...)"`
+	Token    *string `json:"token,omitempty" doc:"agentcards: a new token, sent from the next sync on; \"\" for none"`
+	Interval *int    `json:"intervalSeconds,omitempty" doc:"ai-catalog, a2a-urls: how often to read the source again, 10 to 86400 seconds"`
+}
+
 // SourcesList lists the tenant's sources.
 type SourcesList struct{ Scope }
 

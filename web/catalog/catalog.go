@@ -247,6 +247,8 @@ var Requests = []Request{
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/sources"}}, Doors: Every},
 	{Name: "sources.get", In: typeOf[api.SourceRef](), Out: typeOf[follow.Source](), Does: "Read one followed registry and the state of its sync", Caller: "sources:manage on sources",
 		Access: Token, Routes: []Route{{Method: "GET", Path: tenantPath + "/sources/:id"}}, Doors: Every},
+	{Name: "sources.update", In: typeOf[api.SourcesUpdate](), Out: typeOf[follow.Source](), Does: "Give a followed registry a new token, or a polled one a new interval", Caller: "sources:manage on sources",
+		Access: Token, Routes: []Route{{Method: "PATCH", Path: tenantPath + "/sources/:id"}}, Doors: Every},
 	{Name: "sources.remove", In: typeOf[api.SourceRef](), Out: typeOf[follow.Source](), Does: "Stop following a registry and remove its mirrored cards", Caller: "sources:manage on sources",
 		Access: Token, Routes: []Route{{Method: "DELETE", Path: tenantPath + "/sources/:id"}}, Doors: Every},
 	{Name: "webhooks.create", In: typeOf[api.WebhooksCreate](), Out: typeOf[webhooks.Webhook](), Does: "Subscribe a URL to the tenant's card changes, delivered as signed CloudEvents", Caller: "webhooks:manage on webhooks",

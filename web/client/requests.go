@@ -253,6 +253,11 @@ func (r Sources) Get(ctx context.Context, in api.SourceRef) (follow.Source, erro
 	return call[follow.Source](ctx, r.c, "sources.get", in)
 }
 
+// Update is sources.update.
+func (r Sources) Update(ctx context.Context, in api.SourcesUpdate) (follow.Source, error) {
+	return call[follow.Source](ctx, r.c, "sources.update", in)
+}
+
 // Remove is sources.remove.
 func (r Sources) Remove(ctx context.Context, in api.SourceRef) (follow.Source, error) {
 	return call[follow.Source](ctx, r.c, "sources.remove", in)

@@ -216,7 +216,9 @@ var details = map[string]string{
 	"sources.create": "The tenant mirrors the source's cards, read-only, each marked with mirror.source: an agentcards tenant (url .../v1/tenants/{id}, " +
 		"token) followed live through its signed change feed; an ai-catalog (url) or a2a-urls (urls) read every intervalSeconds. " +
 		"A card the tenant has of its own is never overwritten (listed in conflicts). conflict for a source already followed.",
-	"sources.list":   "Each source with its state (syncing, active, failing, removing), cards, conflicts, failures, lastError, lastSyncAt and nextSyncAt.",
+	"sources.list": "Each source with its state (syncing, active, failing, removing), cards, conflicts, failures, lastError, lastSyncAt and nextSyncAt.",
+	"sources.update": "A new token (agentcards; \"\" for none) is sent from the next sync on, and a failing source is tried again at once; " +
+		"a new intervalSeconds (10 to 86400) applies from the next read. conflict while the source is removing.",
 	"sources.remove": "The source stops syncing at once and is answered removing; its mirrored cards are removed, then the source.",
 	"webhooks.create": "Each change of a matching card is POSTed to url as a CloudEvent (type agentcards.card.upserted or .removed), signed: " +
 		"the Agentcards-Signature header is a detached JWS the keys of keys_list verify. Delivery is at least once, in order; blocked_url for a refused address.",

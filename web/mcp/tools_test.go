@@ -38,7 +38,7 @@ func TestToolsListed(t *testing.T) {
 		"cards_refresh", "cards_register", "cards_register_batch", "cards_remove", "cards_replace", "cards_search", "cards_update",
 		"delegations_create", "delegations_get", "delegations_import", "delegations_list", "keys_list", "mesh_delegate", "mesh_discover", "mesh_register",
 		"mesh_unregister", "policies_add", "policies_list", "policies_remove", "registry_list", "roles_grant", "roles_list",
-		"roles_revoke", "secrets_remove", "secrets_set", "sources_create", "sources_get", "sources_list", "sources_remove", "synonyms_list", "synonyms_put", "synonyms_remove", "tenants_create", "tenants_delete", "tenants_get", "tenants_list", "tenants_update",
+		"roles_revoke", "secrets_remove", "secrets_set", "sources_create", "sources_get", "sources_list", "sources_remove", "sources_update", "synonyms_list", "synonyms_put", "synonyms_remove", "tenants_create", "tenants_delete", "tenants_get", "tenants_list", "tenants_update",
 		"trust_get", "trust_list", "trust_put", "trust_remove",
 		"webhooks_create", "webhooks_deliveries", "webhooks_get", "webhooks_list", "webhooks_remove", "webhooks_update"}
 	if !slices.Equal(names, want) {

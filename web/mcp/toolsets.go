@@ -56,7 +56,7 @@ var toolsetOf = map[string]string{
 	"webhooks.create":    Admin, "webhooks.list": Admin, "webhooks.get": Admin, "webhooks.update": Admin,
 	"webhooks.remove": Admin, "webhooks.deliveries": Admin,
 	"trust.list": Admin, "trust.get": Admin, "trust.put": Admin, "trust.remove": Admin,
-	"sources.create": Admin, "sources.list": Admin, "sources.get": Admin, "sources.remove": Admin,
+	"sources.create": Admin, "sources.list": Admin, "sources.get": Admin, "sources.update": Admin, "sources.remove": Admin,
 }
 
 // Toolset is the toolset a request's tool is in ("" for a request the MCP door does not serve).

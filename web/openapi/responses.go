@@ -219,6 +219,7 @@ var errorsOf = map[string][]string{
 	"mesh.delegations_result": {"conflict", "expired"},
 	"webhooks.create":         {"conflict", "blocked_url"},
 	"sources.create":          {"conflict", "blocked_url"},
+	"sources.update":          {"conflict"},
 	"webhooks.update":         {"blocked_url"},
 }
 
