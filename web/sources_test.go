@@ -132,6 +132,9 @@ func TestFollowAgentcards(t *testing.T) {
 		ownClash["description"] = "the follower's own"
 		expect(t, down.do(http.MethodPost, "/v1/tenants/mirror/cards", downTok, ownClash), http.StatusCreated)
 		own := cardsOf(t, down, "mirror", downTok)
+		// The follower's trust policy vouches for the signed card's host with its publisher's key.
+		expect(t, down.do(http.MethodPut, "/v1/tenants/mirror/trust/georoute-agent.example.com", downTok, map[string]any{
+			"keys": jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "k1", Algorithm: "EdDSA"}}}}), http.StatusOK)
 
 		r := down.do(http.MethodPost, "/v1/tenants/mirror/sources", downTok, map[string]any{
 			"kind": "agentcards", "url": up.srv.URL + "/v1/tenants/upstream", "token": upTok})
@@ -169,13 +172,14 @@ func TestFollowAgentcards(t *testing.T) {
 			A2A struct {
 				Import struct {
 					Signature struct{ Status, Reason string }
+					Trust     struct{ Status, Issuer string }
 					Signed    json.RawMessage
 				}
 			}
 		}
 		down.getCard("mirror", "signed").json(t, &signed)
 		if s := signed.A2A.Import.Signature; s.Status != "unverified" || !strings.Contains(s.Reason, "the source found its signature verified") ||
-			len(signed.A2A.Import.Signed) == 0 {
+			len(signed.A2A.Import.Signed) == 0 || signed.A2A.Import.Trust.Status != "trusted" || signed.A2A.Import.Trust.Issuer != "georoute-agent.example.com" {
 			t.Fatalf("the mirror of a signed card: %+v", signed.A2A.Import)
 		}
 		var alpha map[string]any

@@ -62,6 +62,22 @@ func (s *Service) ReadCard(ctx context.Context, tenant tenants.ID, agentID, card
 	return c, rec, nil
 }
 
+// WeighMirror weighs a card mirrored from an agentcards source against the tenant's trust
+// policy, as an import weighs one: rec is its import record, whose signed copy (what the
+// publisher signed) is weighed; its Trust is set to the outcome. A record without a signed copy
+// is left as it is.
+func (s *Service) WeighMirror(ctx context.Context, tenant tenants.ID, c cards.Card, rec *cards.ImportRecord) error {
+	if rec == nil || rec.Signed == nil {
+		return nil
+	}
+	_, trust, _, err := s.weighImport(ctx, tenant, c, rec.Signed, rec.Signature)
+	if err != nil {
+		return err
+	}
+	rec.Trust = trust
+	return nil
+}
+
 // catalogDoc is as much of an AI Catalog document as following it reads.
 type catalogDoc struct {
 	SpecVersion string `json:"specVersion"`

@@ -134,10 +134,13 @@ var job = authz.Principal{Subject: authz.JobPrefix + "follow", PlatformAdmin: tr
 // finishes removing the sources being removed. Any replica may take a source whose lease lapsed;
 // its stored cursor says where to resume.
 type Follower struct {
-	Store  Store
-	Cards  Writer
-	Dial   Dialer
-	Read   CardReader
+	Store Store
+	Cards Writer
+	Dial  Dialer
+	Read  CardReader
+	// Weigh, when set, weighs a card mirrored from an agentcards source against the tenant's
+	// trust policy: rec's signed copy, its Trust set to the outcome (cards/a2a's WeighMirror).
+	Weigh  func(ctx context.Context, tenant tenants.ID, c cards.Card, rec *cards.ImportRecord) error
 	Tokens *Sealer
 	Config Config
 	// Failed, when set, is told of a sync that failed (the source records it too).
@@ -593,8 +596,8 @@ func (f *Follower) apply(ctx context.Context, c Claimed, ch Change, st *mirrorSt
 // mirror writes one card of the source as its mirror here. A card this server does not take (a
 // validation refuses it) is skipped: mirrorRefused. An agentcards source's import record is
 // kept as a record of what the source found: its signature check is the source's, so it says
-// unverified here (the signed copy stays, for this tenant's trust policy), and its trust, the
-// source tenant's policy, is dropped.
+// unverified here, and its trust, the source tenant's policy, is replaced by this tenant's,
+// weighed on the signed copy (Weigh).
 func (f *Follower) mirror(ctx context.Context, c Claimed, card cards.Card, m cards.Mirror, rec *cards.ImportRecord) (string, error) {
 	m.Source, m.Kind, m.SyncedAt = c.Source.ID, c.Source.Kind, f.now()
 	if m.URL == "" {
@@ -607,6 +610,11 @@ func (f *Follower) mirror(ctx context.Context, c Claimed, card cards.Card, m car
 				Reason: "mirrored: the source found its signature " + r.Signature.Status + "; it was not checked here"}
 		}
 		r.Trust = nil
+		if f.Weigh != nil {
+			if err := f.Weigh(ctx, c.Tenant, card, &r); err != nil {
+				return "", fmt.Errorf("card %q: weigh it against the trust policy: %w", card.AgentID, err)
+			}
+		}
 		rec = &r
 	}
 	_, out, err := f.Cards.Mirror(ctx, c.Tenant, card, m, rec)

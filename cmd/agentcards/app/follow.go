@@ -37,7 +37,7 @@ func (a *App) buildSources() error {
 	guarded := outbound.New(outbound.Config{Allow: o.Outbound.Allow, Timeout: o.Outbound.Timeout})
 	streams := *guarded
 	streams.Timeout = 0
-	a.Follower = &follow.Follower{Store: store, Cards: a.Cards, Read: a.A2A, Tokens: tokens, Config: o.Follow.Config, Now: o.Follow.Now,
+	a.Follower = &follow.Follower{Store: store, Cards: a.Cards, Read: a.A2A, Weigh: a.A2A.WeighMirror, Tokens: tokens, Config: o.Follow.Config, Now: o.Follow.Now,
 		Dial: func(src follow.Source, token string) (follow.Remote, error) {
 			return client.NewRemote(src.URL, token, guarded, &streams)
 		}}
