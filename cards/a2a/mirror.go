@@ -13,12 +13,11 @@ import (
 	"github.com/agentcards/agentcards/tenants"
 )
 
-// Bounds of reading an AI Catalog a tenant follows: the bytes of one document, how many levels
-// of nested catalogs below the one followed it reads, and how many documents and cards one read
-// takes at most.
+// Bounds of reading an AI Catalog a tenant follows: the bytes of one document, and how many
+// documents and cards one read takes at most. Nesting is bounded by the documents alone: a
+// catalog that pages (as this service's do, each page nesting the next) nests a level a page.
 const (
 	MaxCatalogBytes   = 8 << 20
-	MaxCatalogDepth   = 4
 	MaxCatalogDocs    = 64
 	MaxCatalogEntries = 10000
 )
@@ -91,7 +90,7 @@ type catalogDoc struct {
 
 // ReadCatalog reads the AI Catalog at catalogURL and answers the A2A cards it lists, by URL
 // (made absolute against the document's) or inline, with those of the catalogs it nests, by URL
-// or inline, to MaxCatalogDepth levels; a catalog met twice is read once. Entries of other types
+// or inline, MaxCatalogDocs documents at most; a catalog met twice is read once. Entries of other types
 // are skipped. A document that cannot be read, or is not a catalog, fails the whole read, so
 // that no card is taken for removed because its page was missing.
 func (s *Service) ReadCatalog(ctx context.Context, catalogURL string) ([]follow.Listed, error) {
@@ -113,8 +112,9 @@ type catalogRead struct {
 }
 
 func (r *catalogRead) read(ctx context.Context, docURL string, inline json.RawMessage, depth int) error {
-	if depth > MaxCatalogDepth {
-		return fault.Errorf(fault.Invalid, "catalog: %s nests catalogs more than %d deep: invalid", docURL, MaxCatalogDepth)
+	if depth > MaxCatalogDocs {
+		// Inline catalogs count as deep as fetched ones.
+		return fault.Errorf(fault.Invalid, "catalog: %s nests catalogs more than %d deep: invalid", docURL, MaxCatalogDocs)
 	}
 	raw := []byte(inline)
 	if len(raw) == 0 {
