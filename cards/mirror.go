@@ -229,6 +229,22 @@ func (s *Service) Mirrored(ctx context.Context, tenant tenants.ID, source string
 	return out, nil
 }
 
+// SameSignedContent reports whether signed, a card mapped from what its publisher signed, says
+// what c says, but for the registry's own fields (status, deprecation, visibility, metadata) and
+// what the server records (source, mirror, import record): both are normalized first, as a
+// stored card is.
+func SameSignedContent(signed, c Card) bool {
+	for _, x := range []*Card{&signed, &c} {
+		if x.A2A != nil {
+			a := *x.A2A
+			x.A2A = &a
+		}
+		x.normalize()
+		x.Status, x.Deprecation, x.Visibility, x.Metadata = "", nil, "", nil
+	}
+	return sameContent(signed, c)
+}
+
 // importOf is a card's import record, or nil.
 func importOf(c Card) *ImportRecord {
 	if c.A2A == nil {

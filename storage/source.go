@@ -49,6 +49,7 @@ type sourceRow struct {
 	Failures        int          `gorm:"column:failures"`
 	LastError       string       `gorm:"column:last_error"`
 	LastSyncAt      sql.NullTime `gorm:"column:last_sync_at"`
+	ListedAt        sql.NullTime `gorm:"column:listed_at"`
 	NextSyncAt      time.Time    `gorm:"column:next_sync_at"`
 	LeaseOwner      string       `gorm:"column:lease_owner"`
 	LeaseUntil      sql.NullTime `gorm:"column:lease_until"`
@@ -314,7 +315,7 @@ func (s *SourceStore) Due(ctx context.Context, now time.Time, limit int) ([]foll
 	}
 	err := s.db.with(ctx).Raw(`SELECT s.tenant_id, s.source_id, s.kind, s.state FROM sources s JOIN tenants t ON t.tenant_id = s.tenant_id
 WHERE t.status = 'active' AND s.next_sync_at <= ? AND (s.lease_until IS NULL OR s.lease_until <= ?)
-ORDER BY s.next_sync_at, s.tenant_id, s.source_id LIMIT ?`, utc(now), utc(now), limit).Scan(&rows).Error
+ORDER BY CASE WHEN s.kind = 'agentcards' THEN 0 ELSE 1 END, s.next_sync_at, s.tenant_id, s.source_id LIMIT ?`, utc(now), utc(now), limit).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("due sources: %w", err)
 	}
@@ -367,6 +368,9 @@ func (s *SourceStore) Claim(ctx context.Context, tenant tenants.ID, id, owner st
 			return false, err
 		}
 		c = follow.Claimed{Tenant: tenant, Source: src, SealedToken: row.TokenSealed, Cursor: row.FeedCursor}
+		if row.ListedAt.Valid {
+			c.ListedAt = row.ListedAt.Time.UTC()
+		}
 		return true, nil
 	})
 	return c, got, err
@@ -382,8 +386,16 @@ func (s *SourceStore) Progress(ctx context.Context, tenant tenants.ID, id, owner
 		if !row.heldBy(owner) {
 			return false, nil
 		}
-		if row.State == follow.StateRemoving && !p.Release && !p.Removing {
-			return false, nil // its sync stops, and releases the lease for the removal
+		if row.State == follow.StateRemoving && !p.Removing {
+			// Its sync stops: it may only give the lease up, and the removal is due at once.
+			if !p.Release {
+				return false, nil
+			}
+			next := row.NextSyncAt
+			if p.Next.Before(next) {
+				next = p.Next
+			}
+			return true, s.update(tx, row, map[string]any{"lease_owner": "", "lease_until": nil, "next_sync_at": utc(next)})
 		}
 		set := map[string]any{}
 		if p.Cursor != nil {
@@ -398,6 +410,12 @@ func (s *SourceStore) Progress(ctx context.Context, tenant tenants.ID, id, owner
 				l = l[:follow.MaxConflicts]
 			}
 			set["conflicts"] = jsonList(l)
+		}
+		if p.ListedAt != nil {
+			set["listed_at"] = utc(*p.ListedAt)
+		}
+		if p.Active && row.State != follow.StateRemoving {
+			set["state"], set["last_error"] = follow.StateActive, ""
 		}
 		if p.Synced {
 			if row.State != follow.StateRemoving {
@@ -426,17 +444,24 @@ func (s *SourceStore) Progress(ctx context.Context, tenant tenants.ID, id, owner
 // Fail records a failed sync of owner's source while owner holds the lease: one more failure,
 // its error (clipped to its column's 300 bytes), failing (a removing source stays removing),
 // due at f.Next, and the lease given up.
+// removalRetry bounds the pause after a failure of a source being removed.
+const removalRetry = 30 * time.Second
+
 func (s *SourceStore) Fail(ctx context.Context, tenant tenants.ID, id, owner string, f follow.Failure) error {
 	_, err := s.leased(ctx, tenant, id, func(tx *gorm.DB, row *sourceRow) (bool, error) {
 		if !row.heldBy(owner) {
 			return false, nil
 		}
-		state := follow.StateFailing
+		state, next := follow.StateFailing, f.Next
+		if f.Backoff != nil {
+			next = f.At.Add(f.Backoff(row.Failures + 1))
+		}
 		if row.State == follow.StateRemoving {
-			state = follow.StateRemoving
+			// The removal is tried again soon, whatever the sync that failed would have waited.
+			state, next = follow.StateRemoving, f.At.Add(min(next.Sub(f.At), removalRetry))
 		}
 		msg := cards.Clip(strings.ToValidUTF8(f.Error, "\uFFFD"), maxSourceError)
-		set := map[string]any{"failures": row.Failures + 1, "last_error": msg, "state": state, "next_sync_at": utc(f.Next),
+		set := map[string]any{"failures": row.Failures + 1, "last_error": msg, "state": state, "next_sync_at": utc(next),
 			"lease_owner": "", "lease_until": nil}
 		return true, s.update(tx, row, set)
 	})

@@ -478,3 +478,75 @@ func TestSourceUpdate(t *testing.T) {
 		}
 	})
 }
+
+// TestSourceBackoffListedAndOrder: a failure's backoff counts the failures stored (not the
+// claimer's view); a removing source's failure is retried within 30 s, and a sync's release of it
+// leaves it due at once whatever next it names; when the cards were listed is kept for the next
+// claim; Due answers agentcards sources first.
+func TestSourceBackoffListedAndOrder(t *testing.T) {
+	storagetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		t.Parallel()
+		db := storagetest.Open(t, dialect)
+		s := storage.NewSourceStore(db)
+		newTenant(t, db, "a", "alice")
+		ctx := asAlice("sources.create")
+		now := time.Now().UTC().Truncate(time.Second)
+		polled := newSource("src_01", follow.KindAICatalog, "https://x.example/catalog.json", now)
+		polled.NextSyncAt = now.Add(-time.Hour)
+		live := newSource("src_02", follow.KindAgentcards, "https://reg.example.com/v1/tenants/up", now)
+		live.NextSyncAt = now
+		for _, src := range []follow.Source{polled, live} {
+			if _, err := s.Create(ctx, "a", src, "", 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := s.Due(ctx, now, 10)
+		if err != nil || len(l) != 2 || l[0].ID != "src_02" || l[0].Kind != follow.KindAgentcards || l[1].State != follow.StateSyncing {
+			t.Fatalf("due: %+v %v", l, err)
+		}
+		backoff := func(n int) time.Duration { return time.Duration(n) * time.Minute }
+		for n := 1; n <= 3; n++ {
+			if _, ok, err := s.Claim(ctx, "a", "src_02", "one", now, now.Add(time.Minute)); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			if err := s.Fail(ctx, "a", "src_02", "one", follow.Failure{At: now, Backoff: backoff, Error: "down"}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.Get(ctx, "a", "src_02"); got.Failures != n || !got.NextSyncAt.Equal(now.Add(time.Duration(n)*time.Minute)) {
+				t.Fatalf("failure %d: %+v", n, got)
+			}
+		}
+		c, ok, err := s.Claim(ctx, "a", "src_02", "one", now, now.Add(time.Minute))
+		if err != nil || !ok || !c.ListedAt.IsZero() {
+			t.Fatalf("claim before a listing: %+v %v %v", c, ok, err)
+		}
+		listed := now.Add(-time.Hour)
+		if ok, err := s.Progress(ctx, "a", "src_02", "one", follow.Progress{ListedAt: &listed, Release: true, Next: now}); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if c, _, _ := s.Claim(ctx, "a", "src_02", "two", now, now.Add(time.Minute)); !c.ListedAt.Equal(listed) {
+			t.Fatalf("listed at %v, want %v", c.ListedAt, listed)
+		}
+		if _, err := s.Removing(asAlice("sources.remove"), "a", "src_02", now); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.Progress(ctx, "a", "src_02", "two", follow.Progress{Release: true, Next: now.Add(24 * time.Hour)}); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if got, _ := s.Get(ctx, "a", "src_02"); !got.NextSyncAt.Equal(now) || got.State != follow.StateRemoving {
+			t.Errorf("a removing source released by its sync: %+v", got)
+		}
+		if _, ok, _ := s.Claim(ctx, "a", "src_01", "one", now, now.Add(time.Minute)); !ok {
+			t.Fatal("claim")
+		}
+		if _, err := s.Removing(asAlice("sources.remove"), "a", "src_01", now); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Fail(ctx, "a", "src_01", "one", follow.Failure{At: now, Next: now.Add(24 * time.Hour), Error: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Get(ctx, "a", "src_01"); !got.NextSyncAt.Equal(now.Add(30*time.Second)) || got.State != follow.StateRemoving {
+			t.Errorf("a removing source after a failure: %+v", got)
+		}
+	})
+}

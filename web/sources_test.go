@@ -164,10 +164,10 @@ func TestFollowAgentcards(t *testing.T) {
 			}
 		}
 		converged("the first sync")
-		got, _ := source(t, down, "mirror", src.ID, downTok)
-		if got.State != follow.StateActive || got.Cards != 4 || !slices.Equal(got.Conflicts, []string{"clash"}) || got.LastSyncAt == nil {
-			t.Fatalf("after the first sync: %+v", got)
-		}
+		// The cards are written before the progress that counts them.
+		waitSource(t, down, "mirror", src.ID, downTok, "the first sync recorded", func(s follow.Source) bool {
+			return s.State == follow.StateActive && s.Cards == 4 && slices.Equal(s.Conflicts, []string{"clash"}) && s.LastSyncAt != nil
+		})
 		var signed struct {
 			A2A struct {
 				Import struct {
@@ -219,8 +219,7 @@ func TestFollowAgentcards(t *testing.T) {
 
 		// The source goes down: the source fails, its cards stay.
 		up.stop()
-		waitFor(t, 30*time.Second, "the source failing", func() bool {
-			s, _ := source(t, down, "mirror", src.ID, downTok)
+		waitSource(t, down, "mirror", src.ID, downTok, "the source failing", func(s follow.Source) bool {
 			return s.State == follow.StateFailing && s.LastError != "" && s.Failures > 0
 		})
 		if n := len(cardsOf(t, down, "mirror", downTok)); n != 5 {
@@ -228,9 +227,8 @@ func TestFollowAgentcards(t *testing.T) {
 		}
 		// It comes back: the source is active again without a write there, then follows writes.
 		up = newEnvWith(t, upDB, envOptions{allowLoopback: true, follow: true, keys: rotated, bind: addr})
-		waitFor(t, 20*time.Second, "the source active again", func() bool {
-			s, _ := source(t, down, "mirror", src.ID, downTok)
-			return s.State == follow.StateActive && s.Failures == 0 && s.LastError == ""
+		waitSource(t, down, "mirror", src.ID, downTok, "the source active again", func(s follow.Source) bool {
+			return s.State == follow.StateActive && s.LastError == ""
 		})
 		expect(t, up.do(http.MethodPost, "/v1/tenants/upstream/cards", upTok, sampleCard("epsilon")), http.StatusCreated)
 		converged("writes after the source came back")
@@ -567,10 +565,9 @@ func TestFollowSkipsCardsRefusedHere(t *testing.T) {
 		_, has := cardsOf(t, down, "mirror", downTok)["later"]
 		return has
 	})
-	got, _ = source(t, down, "mirror", src.ID, downTok)
-	if got.State != follow.StateActive || got.Cards != 2 || !slices.Equal(got.Conflicts, []string{"deep"}) {
-		t.Fatalf("after the changes: %+v", got)
-	}
+	waitSource(t, down, "mirror", src.ID, downTok, "the changes recorded", func(s follow.Source) bool {
+		return s.State == follow.StateActive && s.Cards == 2 && slices.Equal(s.Conflicts, []string{"deep"})
+	})
 }
 
 // TestSourceNewToken: an agentcards source whose token the source refuses (one of another

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
@@ -63,10 +64,16 @@ func (s *Service) ReadCard(ctx context.Context, tenant tenants.ID, agentID, card
 
 // WeighMirror weighs a card mirrored from an agentcards source against the tenant's trust
 // policy, as an import weighs one: rec is its import record, whose signed copy (what the
-// publisher signed) is weighed; its Trust is set to the outcome. A record without a signed copy
-// is left as it is.
+// publisher signed) is weighed; its Trust is set to the outcome. The signed copy must say what c
+// says (but for the registry's own fields: status, visibility, metadata): a source that put a
+// genuine signed copy beside other content gets the card untrusted. A record without a signed
+// copy is left as it is.
 func (s *Service) WeighMirror(ctx context.Context, tenant tenants.ID, c cards.Card, rec *cards.ImportRecord) error {
 	if rec == nil || rec.Signed == nil {
+		return nil
+	}
+	if a, _, err := ParseCard(rec.Signed.Card); err != nil || !cards.SameSignedContent(ToCard(c.AgentID, a), c) {
+		rec.Trust = &cards.TrustCheck{Status: cards.TrustUntrusted, Reason: "the card is not what its publisher signed", CheckedAt: time.Now().UTC()}
 		return nil
 	}
 	_, trust, _, err := s.weighImport(ctx, tenant, c, rec.Signed, rec.Signature)

@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/authz/fault"
+	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/a2a"
 	"github.com/agentcards/agentcards/cards/a2a/a2atest"
 )
@@ -66,5 +68,36 @@ func TestReadCatalog(t *testing.T) {
 		if _, err := s.ReadCatalog(t.Context(), srv.URL+path); fault.KindOf(err) != fault.Invalid {
 			t.Errorf("%s: %v, want invalid", path, err)
 		}
+	}
+}
+
+// TestWeighMirrorChecksContent: a mirror whose signed copy says something else than the card is
+// untrusted, whatever the signature; one that says the same (but for status, visibility and
+// metadata) goes on to be weighed (here, with no trust policy, to nothing).
+func TestWeighMirrorChecksContent(t *testing.T) {
+	raw, err := json.Marshal(a2atest.SampleV1(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _, err := a2a.ParseCard(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &a2a.Service{}
+	record := func() *cards.ImportRecord {
+		return &cards.ImportRecord{Format: "1.0", Signed: &cards.SignedCard{Card: raw, Signatures: json.RawMessage(`[]`)}}
+	}
+	same := a2a.ToCard("georoute", parsed)
+	same.Status, same.Visibility, same.Metadata = cards.StatusDeprecated, cards.VisibilityPublic, json.RawMessage(`{"team":"geo"}`)
+	rec := record()
+	if err := s.WeighMirror(t.Context(), "acme", same, rec); err != nil || rec.Trust != nil {
+		t.Fatalf("the same content: trust %+v, %v", rec.Trust, err)
+	}
+	other := a2a.ToCard("georoute", parsed)
+	other.Description = "not what was signed"
+	rec = record()
+	if err := s.WeighMirror(t.Context(), "acme", other, rec); err != nil || rec.Trust == nil || rec.Trust.Status != cards.TrustUntrusted ||
+		!strings.Contains(rec.Trust.Reason, "not what its publisher signed") {
+		t.Fatalf("other content: trust %+v, %v", rec.Trust, err)
 	}
 }

@@ -363,13 +363,13 @@ func (f *Follower) fail(parent context.Context, c Claimed, cause error) {
 	now := f.now()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
 	defer cancel()
-	next := now.Add(f.Config.Backoff(c.Source.Failures + 1))
+	backoff := f.Config.Backoff
 	if c.Source.Kind != KindAgentcards && c.Source.State != StateRemoving {
 		// A polled source is not read again sooner than its interval: a read that failed in
 		// part has read (and fetched) everything else.
-		next = now.Add(max(f.Config.Backoff(c.Source.Failures+1), c.Source.Every()))
+		backoff = func(n int) time.Duration { return max(f.Config.Backoff(n), c.Source.Every()) }
 	}
-	err := f.Store.Fail(ctx, c.Tenant, c.Source.ID, f.owner, Failure{At: now, Next: next, Error: cards.Clip(cause.Error(), 300)})
+	err := f.Store.Fail(ctx, c.Tenant, c.Source.ID, f.owner, Failure{At: now, Backoff: backoff, Error: cards.Clip(cause.Error(), 300)})
 	if err != nil {
 		f.failed(c.Tenant, c.Source.ID, fmt.Errorf("record the failure: %w", err))
 	}
@@ -414,6 +414,11 @@ func (m *mirrorState) add(agentID, outcome string, fresh bool) {
 	switch outcome {
 	case cards.MirrorConflict, mirrorRefused:
 		m.conflicts[agentID] = true
+	case mirrorRefusedRemoved:
+		m.conflicts[agentID] = true
+		if !fresh {
+			m.count = max(m.count-1, 0)
+		}
 	case cards.MirrorCreated:
 		delete(m.conflicts, agentID)
 		m.count++
@@ -426,8 +431,12 @@ func (m *mirrorState) add(agentID, outcome string, fresh bool) {
 }
 
 // mirrorRefused is the outcome of mirroring a card this server does not take (invalid here):
-// it is skipped, and named with the conflicts.
-const mirrorRefused = "refused"
+// it is skipped, and named with the conflicts; mirrorRefusedRemoved, when the mirror of its
+// last version that was taken is removed (it would say what the source no longer says).
+const (
+	mirrorRefused        = "refused"
+	mirrorRefusedRemoved = "refused, removed"
+)
 
 // Bounds of following an agentcards source: how often its cards are listed again (which
 // reconciles what the feed does not say, such as cards the token no longer reads), and the
@@ -457,40 +466,43 @@ func (f *Follower) follow(ctx context.Context, c Claimed) error {
 	if err != nil {
 		return err
 	}
+	// The cards are counted afresh: a write whose progress was not stored (a crash, a lease that
+	// passed on) may have changed them since the count was.
+	mine, err := f.Cards.Mirrored(ctx, c.Tenant, c.Source.ID)
+	if err != nil {
+		return err
+	}
 	cursor := c.Cursor
-	st := mirrorState{count: c.Source.Cards, conflicts: map[string]bool{}}
+	st := mirrorState{count: len(mine), conflicts: map[string]bool{}}
 	for _, id := range c.Source.Conflicts {
 		st.conflicts[id] = true
 	}
-	var listed time.Time
+	listed := c.ListedAt
 	for ctx.Err() == nil {
-		if cursor == "" {
-			if !listed.IsZero() && time.Since(listed) < relistAtLeast {
+		if cursor == "" || f.now().Sub(listed) >= relistEvery {
+			if cursor == "" && f.now().Sub(listed) < relistAtLeast {
 				return errors.New("the source's change feed no longer holds the changes after the cursor its cards were just listed at")
 			}
 			if cursor, err = f.relist(ctx, c, remote, &st); err != nil {
 				return err
 			}
-			listed = time.Now()
+			listed = f.now()
 		}
-		until := relistEvery
-		if !listed.IsZero() {
-			until = relistEvery - time.Since(listed)
-		}
-		wctx, stop := context.WithTimeout(ctx, until)
+		wctx, stop := context.WithTimeout(ctx, relistEvery-f.now().Sub(listed))
 		ready := func() error {
-			p := Progress{Synced: true, At: f.now(), Next: f.now().Add(f.Config.Lease / 3)}
+			p := Progress{Active: true, At: f.now(), Next: f.now().Add(f.Config.Lease / 3)}
 			st.progress(&p)
 			return f.progress(ctx, c, p)
 		}
 		next, err := f.watch(wctx, c, remote, cursor, &st, ready)
+		daily := errors.Is(wctx.Err(), context.DeadlineExceeded)
 		stop()
 		cursor = next
 		switch {
 		case errors.Is(err, ErrCursorExpired):
 			cursor = ""
-		case err != nil && ctx.Err() == nil && wctx.Err() != nil:
-			cursor = "" // a day since the cards were listed: list them again
+		case err != nil && ctx.Err() == nil && daily:
+			// A day since the cards were listed: the loop lists them again.
 		case err != nil:
 			return err
 		}
@@ -556,7 +568,8 @@ func (f *Follower) relist(ctx context.Context, c Claimed, remote Remote, st *mir
 			}
 		}
 	}
-	p := Progress{Cursor: &cursor, Synced: true, At: f.now()}
+	now := f.now()
+	p := Progress{Cursor: &cursor, Synced: true, At: now, ListedAt: &now}
 	st.progress(&p)
 	if err := f.progress(ctx, c, p); err != nil {
 		return "", err
@@ -621,6 +634,13 @@ func (f *Follower) mirror(ctx context.Context, c Claimed, card cards.Card, m car
 	switch fault.KindOf(err) {
 	case fault.Invalid, fault.Malformed, fault.TooLarge:
 		f.failed(c.Tenant, c.Source.ID, fmt.Errorf("card %q is not mirrored: %w", card.AgentID, err))
+		removed, uerr := f.Cards.Unmirror(ctx, c.Tenant, card.AgentID, c.Source.ID, 0)
+		if uerr != nil {
+			return "", fmt.Errorf("card %q: %w", card.AgentID, uerr)
+		}
+		if removed {
+			return mirrorRefusedRemoved, nil
+		}
 		return mirrorRefused, nil
 	}
 	if err != nil {

@@ -127,6 +127,9 @@ func (s *Service) Update(ctx context.Context, tenant tenants.ID, id string, toke
 		spec.Token = *token
 	}
 	if interval != nil {
+		if *interval < int(MinInterval/time.Second) || *interval > int(MaxInterval/time.Second) {
+			return Source{}, fault.Errorf(fault.Invalid, "intervalSeconds: from %d to %d: invalid", int(MinInterval.Seconds()), int(MaxInterval.Seconds()))
+		}
 		spec.Interval = *interval
 	}
 	// The source as it would be must be one create takes; its URLs were, and are not checked

@@ -231,16 +231,17 @@ type Store interface {
 	// Delete deletes a removing source that owner holds the lease of.
 	Delete(ctx context.Context, tenant tenants.ID, id, owner string) error
 	// Due lists the sources of active tenants due at now (NextSyncAt) whose lease has lapsed,
-	// at most limit, those due longest first.
+	// at most limit: agentcards sources first, then those due longest first.
 	Due(ctx context.Context, now time.Time, limit int) ([]Due, error)
 	// Claim leases the source to owner until until if its lease has lapsed at now (or is
 	// owner's), and answers it with its sealed token and cursor; false when another holds it.
 	Claim(ctx context.Context, tenant tenants.ID, id, owner string, now, until time.Time) (Claimed, bool, error)
 	// Progress writes p on owner's source; false when owner no longer holds the lease, the
-	// source is gone, or it is removing and p is neither a release nor the removal's.
+	// source is gone, or it is removing and p is neither a release nor the removal's. A release
+	// of a removing source by another sync only gives the lease up, the removal due at once.
 	Progress(ctx context.Context, tenant tenants.ID, id, owner string, p Progress) (bool, error)
 	// Fail records a failed sync of owner's source (failing, failures and LastError; next
-	// attempt at f.Next) and gives up the lease.
+	// attempt as f says, within 30 s for a source being removed) and gives up the lease.
 	Fail(ctx context.Context, tenant tenants.ID, id, owner string, f Failure) error
 }
 
@@ -267,6 +268,8 @@ type Claimed struct {
 	Source      Source
 	SealedToken string
 	Cursor      string
+	// ListedAt is when an agentcards source's cards were last listed whole (zero: never).
+	ListedAt time.Time
 }
 
 // Progress is what a sync writes of its source. Nil members stay as they are.
@@ -274,10 +277,12 @@ type Progress struct {
 	Cursor    *string
 	Cards     *int
 	Conflicts *[]string
-	// Synced marks a sync that ended well (or caught up) at At: the source is active, its
-	// failures cleared, LastSyncAt set.
-	Synced bool
-	At     time.Time
+	// Synced marks a sync that ended well (a change applied, a listing) at At: the source is
+	// active, its failures cleared, LastSyncAt set. Active marks it active, its last error
+	// cleared, its failures kept (a stream opened). ListedAt is when its cards were listed.
+	Synced, Active bool
+	ListedAt       *time.Time
+	At             time.Time
 	// Until renews the lease; Release gives it up instead, the source next due at Next.
 	Until   time.Time
 	Release bool
@@ -287,9 +292,11 @@ type Progress struct {
 	Removing bool
 }
 
-// Failure is a failed sync: when, when the next is due, and what it said.
+// Failure is a failed sync: when, when the next is due (or, with Backoff, At and the pause
+// after the source's failures in a row, counting this one), and what it said.
 type Failure struct {
 	At, Next time.Time
+	Backoff  func(failures int) time.Duration
 	Error    string
 }
 

@@ -4,7 +4,8 @@
 -- url) or a2a-urls (the card URLs of urls, a JSON array; url is then ''). token_sealed is the
 -- token sent to an agentcards source, sealed ('' for none); interval_seconds is how often a polled
 -- source is read (0: the default). conflicts is a JSON array of the agent ids the source lists
--- whose card here is not its mirror. One replica at a time syncs a source: the one whose lease
+-- whose card here is not its mirror. listed_at is when an agentcards source's cards were last
+-- listed whole (they are again daily). One replica at a time syncs a source: the one whose lease
 -- (lease_owner, lease_until) is current; next_sync_at is when it is next due. A removed source is
 -- kept as removing until its cards are gone; storage deletes the rows with their tenant.
 
@@ -24,6 +25,7 @@ CREATE TABLE sources (
     failures         INTEGER       NOT NULL DEFAULT 0,
     last_error       VARCHAR(300)  NOT NULL DEFAULT '',
     last_sync_at     TIMESTAMPTZ,
+    listed_at        TIMESTAMPTZ,
     next_sync_at     TIMESTAMPTZ   NOT NULL,
     lease_owner      VARCHAR(64)   NOT NULL DEFAULT '',
     lease_until      TIMESTAMPTZ,

@@ -72,7 +72,7 @@ func (r Cards) Watch(ctx context.Context, in api.CardsChanges) iter.Seq2[Change,
 			switch {
 			case errors.Is(err, errStopped):
 				return
-			case opened && w.changes == 0 && time.Since(began) < time.Second && after <= 0:
+			case opened && err == nil && w.changes == 0 && time.Since(began) < time.Second && after <= 0:
 				// A stream that ended at once, saying nothing: opened again after a pause, so
 				// that a server that does so each time is not asked without end.
 				failures = 0
