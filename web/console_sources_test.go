@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,8 +17,8 @@ import (
 )
 
 // TestConsoleSources: an admin follows an agentcards tenant with a token, is told with the
-// server's message why a bad URL is refused, sees the source listed with its state, and removes
-// it, each change seen through the API; a mirrored card's page says where it comes from and has
+// server's message why a bad URL is refused, sees the source listed with its state, gives it a
+// new token, and removes it, each change seen through the API; a mirrored card's page says where it comes from and has
 // no Edit or Delete; a reader is told who manages sources.
 func TestConsoleSources(t *testing.T) {
 	e := newEnv(t, storagetest.Open(t, "sqlite"), 1<<20)
@@ -67,6 +68,14 @@ func TestConsoleSources(t *testing.T) {
 		if s.Kind == follow.KindA2AURLs && (len(s.URLs) != 2 || s.Interval != 60 || s.Token) {
 			t.Errorf("the card URLs followed: %+v", s)
 		}
+	}
+
+	// A new token, from the source's row.
+	b.do("new token", chromedp.Click(chromedp.CSS(row+` button[aria-label="New token for `+got[0].ID+`"]`)))
+	b.submit("save the token", map[string]string{"#source-new-token": "another-token"}, "#source-token-save")
+	b.waitText("#notice", "Saved a new token for "+url)
+	if r := e.do("GET", "/v1/tenants/acme/audit?object=sources/"+got[0].ID, alice, nil); !strings.Contains(string(r.body), "token replaced") {
+		t.Errorf("no trail of the new token: %s", r.body)
 	}
 
 	b.do("remove", chromedp.Click(chromedp.CSS(row+` button[aria-label="Remove `+got[0].ID+`"]`)))

@@ -52,12 +52,39 @@ export async function sourcesPage() {
     h('td', { class: 'last-error' }, s.lastError || ''),
     h('td', {}, s.lastSyncAt ? when(s.lastSyncAt) : ''),
     h('td', { class: 'buttons' },
+      s.state !== 'removing' && s.kind === 'agentcards'
+        ? h('button', { type: 'button', class: 'small', 'aria-label': `New token for ${s.id}`, onclick: () => tokenForm(s, section) }, 'New token') : '',
       s.state === 'removing' ? '' : h('button', { type: 'button', class: 'danger small', 'aria-label': `Remove ${s.id}`, onclick: () => remove(s) }, 'Remove'))));
-  section.append(h('table', { id: 'sources-table' },
+  section.append(h('div', { id: 'source-token-edit' }), h('table', { id: 'sources-table' },
     h('caption', {}, `${data.total} ${data.total === 1 ? 'source' : 'sources'}`),
     h('thead', {}, h('tr', {}, ...['Kind', 'Where', 'State', 'Cards', 'Last error', 'Last synced', ''].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, ...rows)),
   h('h3', { id: 'source-form-title' }, 'Follow a source'), createForm());
+}
+
+// tokenForm asks for a new token for an agentcards source (its old one expired, say), above the
+// table; the source uses it from its next sync on, at once if it is failing.
+function tokenForm(s, section) {
+  const box = section.querySelector('#source-token-edit');
+  const token = h('input', { name: 'token', id: 'source-new-token', type: 'password', autocomplete: 'off', spellcheck: 'false' });
+  const status = h('p', { id: 'source-token-status', role: 'alert', hidden: true, class: 'error' });
+  const form = h('form', { novalidate: true, 'aria-label': `New token for ${s.url}` },
+    field(`New token for ${s.url}`, token, 'Sent from the source\'s next sync on; its cards stay meanwhile. Kept sealed; never shown again.'),
+    h('button', { type: 'submit', id: 'source-token-save' }, 'Save token'), status);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    status.hidden = true;
+    try {
+      await call('PATCH', sourcePath(s.id), { body: { token: token.value.trim() } });
+      notice(`Saved a new token for ${s.url}.`, 'ok');
+      await sourcesPage();
+    } catch (err) {
+      status.hidden = false;
+      status.textContent = `Not saved: ${errorText(err)}`;
+    }
+  });
+  box.replaceChildren(form);
+  token.focus();
 }
 
 async function remove(s) {
