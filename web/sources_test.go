@@ -610,3 +610,19 @@ func TestSourceNewToken(t *testing.T) {
 		t.Fatalf("an update of a source being removed: %d %s", r.status, r.body)
 	}
 }
+
+// TestSourceTokenNeedsSecretKey: a server without delegation.secretKey refuses a source with a
+// token (it could not keep it sealed), and takes one without.
+func TestSourceTokenNeedsSecretKey(t *testing.T) {
+	e := newEnvWith(t, storagetest.Open(t, "sqlite"), envOptions{allowLoopback: true, noSecrets: true})
+	e.mkTenant("mirror", "bob")
+	tok := e.token("bob", "mirror", false)
+	r := e.do(http.MethodPost, "/v1/tenants/mirror/sources", tok, map[string]any{
+		"kind": "agentcards", "url": "http://127.0.0.1:9/v1/tenants/upstream", "token": "a-token"})
+	expect(t, r, http.StatusBadRequest, "invalid")
+	if !strings.Contains(string(r.body), "delegation.secretKey") {
+		t.Errorf("the refusal does not name the key: %s", r.body)
+	}
+	expect(t, e.do(http.MethodPost, "/v1/tenants/mirror/sources", tok, map[string]any{
+		"kind": "agentcards", "url": "http://127.0.0.1:9/v1/tenants/upstream"}), http.StatusCreated)
+}

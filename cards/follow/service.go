@@ -68,7 +68,7 @@ func (s *Service) Create(ctx context.Context, tenant tenants.ID, spec Spec) (Sou
 	sealed := ""
 	if spec.Token != "" {
 		if s.Tokens == nil {
-			return Source{}, fault.New(fault.Invalid, "token: this server has no secret key (server.secretKey) to keep tokens with: invalid")
+			return Source{}, fault.New(fault.Invalid, "token: this server has no secret key (delegation.secretKey) to keep tokens with: invalid")
 		}
 		sealed = s.Tokens.Seal(tenant, src, spec.Token)
 	}
@@ -142,7 +142,7 @@ func (s *Service) Update(ctx context.Context, tenant tenants.ID, id string, toke
 		sealed := ""
 		if *token != "" {
 			if s.Tokens == nil {
-				return Source{}, fault.New(fault.Invalid, "token: this server has no secret key (server.secretKey) to keep tokens with: invalid")
+				return Source{}, fault.New(fault.Invalid, "token: this server has no secret key (delegation.secretKey) to keep tokens with: invalid")
 			}
 			sealed = s.Tokens.Seal(tenant, cur, *token)
 		}

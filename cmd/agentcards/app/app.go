@@ -42,7 +42,8 @@ type Options struct {
 	Tokens *token.Tokens
 	// Keys sign delegation tokens and A2A cards.
 	Keys *token.ServiceKeys
-	// SecretKey seals static endpoint secrets (32 bytes); nil leaves the secret routes out.
+	// SecretKey seals static endpoint secrets and the tokens of followed sources (32 bytes); nil
+	// leaves the secret routes out and refuses sources with a token.
 	SecretKey []byte
 	Log       *slog.Logger
 	// Web is the HTTP API's configuration; its Logger is Log.
