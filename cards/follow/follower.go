@@ -450,7 +450,7 @@ const (
 // follow syncs an agentcards source: it lists the source's cards when it has no cursor (or the
 // source's feed no longer holds its changes, or a day has passed), then applies each change of
 // its feed as it comes, storing the cursor after each, until the stream fails or the lease is
-// lost. Each stream opened marks the source synced: it has caught up.
+// lost. Each stream opened marks the source active (its last error cleared): it reads again.
 func (f *Follower) follow(ctx context.Context, c Claimed) error {
 	token := ""
 	if c.SealedToken != "" {
