@@ -205,11 +205,11 @@ func (s *SourceStore) Get(ctx context.Context, tenant tenants.ID, id string) (fo
 	return row.source()
 }
 
-// Update writes p on the source under its row's lock, with the audit entry saying what changed
-// (never the token), and answers it as stored. A failing source is made due at p.At; a removing
-// one is a conflict.
-func (s *SourceStore) Update(ctx context.Context, tenant tenants.ID, id string, p follow.Patch) (follow.Source, error) {
-	entry := audit.New(ctx, "sources.update", audit.SourceObject(id), 0, 0)
+// change runs fn on the source's row read under its lock, within one transaction with the audit
+// entry of action on the source, whose detail fn answers; fn answers skip when it wrote nothing
+// (no entry, then). It answers the source as stored; not found when there is none.
+func (s *SourceStore) change(ctx context.Context, tenant tenants.ID, id, action string, fn func(tx *gorm.DB, row *sourceRow) (detail string, skip bool, err error)) (follow.Source, error) {
+	entry := audit.New(ctx, action, audit.SourceObject(id), 0, 0)
 	var row sourceRow
 	err := s.db.transact(ctx, func(tx *gorm.DB) error {
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("tenant_id = ? AND source_id = ?", string(tenant), id).Take(&row).Error
@@ -218,8 +218,31 @@ func (s *SourceStore) Update(ctx context.Context, tenant tenants.ID, id string, 
 			return sourceNotFound(id)
 		case err != nil:
 			return err
-		case row.State == follow.StateRemoving:
-			return fault.Errorf(fault.Conflict, "source %q is being removed: conflict", id)
+		}
+		detail, skip, err := fn(tx, &row)
+		if err != nil || skip {
+			return err
+		}
+		entry.Detail = detail
+		if err := s.db.record(tx, string(tenant), entry); err != nil {
+			return err
+		}
+		row = sourceRow{} // a NULL read into a field leaves what it held
+		return tx.Where("tenant_id = ? AND source_id = ?", string(tenant), id).Take(&row).Error
+	})
+	if err != nil {
+		return follow.Source{}, err
+	}
+	return row.source()
+}
+
+// Update writes p on the source under its row's lock, with the audit entry saying what changed
+// (never the token), and answers it as stored. A failing source is made due at p.At; a removing
+// one is a conflict.
+func (s *SourceStore) Update(ctx context.Context, tenant tenants.ID, id string, p follow.Patch) (follow.Source, error) {
+	return s.change(ctx, tenant, id, "sources.update", func(tx *gorm.DB, row *sourceRow) (string, bool, error) {
+		if row.State == follow.StateRemoving {
+			return "", false, fault.Errorf(fault.Conflict, "source %q is being removed: conflict", id)
 		}
 		set := map[string]any{"updated_at": utc(p.At)}
 		var changed []string
@@ -238,20 +261,8 @@ func (s *SourceStore) Update(ctx context.Context, tenant tenants.ID, id string, 
 		if row.State == follow.StateFailing {
 			set["next_sync_at"] = utc(p.At)
 		}
-		if err := s.update(tx, &row, set); err != nil {
-			return err
-		}
-		entry.Detail = strings.Join(changed, "; ")
-		if err := s.db.record(tx, string(tenant), entry); err != nil {
-			return err
-		}
-		row = sourceRow{} // a NULL read into a field leaves what it held
-		return tx.Where("tenant_id = ? AND source_id = ?", string(tenant), id).Take(&row).Error
+		return strings.Join(changed, "; "), false, s.update(tx, row, set)
 	})
-	if err != nil {
-		return follow.Source{}, err
-	}
-	return row.source()
 }
 
 // Removing marks the source removing under its row's lock, due at at and updated at at, with its
@@ -259,37 +270,16 @@ func (s *SourceStore) Update(ctx context.Context, tenant tenants.ID, id string, 
 // refused its next Progress. A source removing already is answered as it is, with no second
 // entry.
 func (s *SourceStore) Removing(ctx context.Context, tenant tenants.ID, id string, at time.Time) (follow.Source, error) {
-	entry := audit.New(ctx, "sources.remove", audit.SourceObject(id), 0, 0)
-	var row sourceRow
-	err := s.db.transact(ctx, func(tx *gorm.DB) error {
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("tenant_id = ? AND source_id = ?", string(tenant), id).Take(&row).Error
-		switch {
-		case errors.Is(err, gorm.ErrRecordNotFound):
-			return sourceNotFound(id)
-		case err != nil:
-			return err
-		}
+	return s.change(ctx, tenant, id, "sources.remove", func(tx *gorm.DB, row *sourceRow) (string, bool, error) {
 		if row.State == follow.StateRemoving {
-			return nil
+			return "", true, nil
 		}
 		// The lease stays: the replica syncing the source finds it removing at its next renewal,
 		// stops, and gives the lease up; only then (or once it lapses) is the source removed, so
 		// that no card of its sync is written after its cards were removed.
 		set := map[string]any{"state": follow.StateRemoving, "next_sync_at": utc(at), "updated_at": utc(at)}
-		if err := s.update(tx, &row, set); err != nil {
-			return err
-		}
-		entry.Detail = "removed: " + row.where()
-		if err := s.db.record(tx, string(tenant), entry); err != nil {
-			return err
-		}
-		row = sourceRow{} // a NULL read into a field leaves what it held
-		return tx.Where("tenant_id = ? AND source_id = ?", string(tenant), id).Take(&row).Error
+		return "removed: " + row.where(), false, s.update(tx, row, set)
 	})
-	if err != nil {
-		return follow.Source{}, err
-	}
-	return row.source()
 }
 
 // Delete deletes the source if it is removing and owner holds its lease; otherwise (or if it is

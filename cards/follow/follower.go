@@ -278,9 +278,13 @@ var errLeaseLost = errors.New("the source's lease is no longer held")
 // it ends: recording a failure, or due again at once (a sync that stopped, so that another
 // replica, or the removal, takes it), or as the sync said (a polled source's next read).
 func (f *Follower) sync(parent context.Context, c Claimed) {
-	ctx, cancel := context.WithCancel(authz.AsJob(authz.WithPrincipal(parent, job), "follow", "sources.sync"))
+	jobCtx := authz.AsJob(authz.WithPrincipal(parent, job), "follow", "sources.sync")
+	var ctx context.Context
+	var cancel context.CancelFunc
 	if c.Source.Kind != KindAgentcards || c.Source.State == StateRemoving {
-		ctx, cancel = context.WithTimeout(ctx, pollTimeout)
+		ctx, cancel = context.WithTimeout(jobCtx, pollTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(jobCtx)
 	}
 	var holding sync.WaitGroup
 	holding.Go(func() { f.hold(ctx, cancel, c) })
