@@ -350,6 +350,76 @@ func (r *reader) take(end uint32) []uint32 {
 	return c[:k]
 }
 
+// scatter takes the entries below end, as take does, raising counts[n-blo] to the count of each
+// entry of document n, and returns the greatest count taken. A block wholly below end is read
+// straight into counts, without its entries being written out.
+func (r *reader) scatter(end uint32, blo int, counts []uint8) uint8 {
+	var most uint8
+	for {
+		if c := r.cur; len(c) > 0 {
+			k := len(c)
+			if c[k-1] >= end {
+				k, _ = slices.BinarySearch(c, end)
+			}
+			for _, e := range c[:k] {
+				j, v := int(e>>termShift)-blo, uint8(e&countMask)
+				counts[j] = max(counts[j], v)
+				most = max(most, v)
+			}
+			if r.cur = c[k:]; len(r.cur) > 0 {
+				return most
+			}
+		}
+		l := r.l
+		nb := l.blocks()
+		if r.next < nb && (r.next+1 < nb && l.p.heads[r.next+1].first <= end || r.next+1 == nb && l.tail[0] <= end) {
+			most = max(most, l.p.scatter(r.next, blo, counts))
+			r.next++
+			continue
+		}
+		if !r.load() {
+			return most
+		}
+	}
+}
+
+// scatter is reader.scatter for the whole of block i.
+func (p *packed) scatter(i, blo int, counts []uint8) uint8 {
+	h := p.heads[i]
+	b := p.data[h.off:]
+	doc := int(h.first>>termShift) - blo
+	most := uint8(h.first & countMask)
+	counts[doc] = max(counts[doc], most)
+	switch b[0] {
+	case packNibbles:
+		for _, v := range b[1:packSize] {
+			doc += int(v>>4) + 1
+			c := v & 15
+			counts[doc] = max(counts[doc], c)
+			most = max(most, c)
+		}
+	case packBytes:
+		b = b[1 : 1+2*(packSize-1)]
+		for j := 0; j < len(b); j += 2 {
+			doc += int(b[j]) + 1
+			c := b[j+1]
+			counts[doc] = max(counts[doc], c)
+			most = max(most, c)
+		}
+	default:
+		b = b[1:]
+		for range packSize - 1 {
+			gap, k := binary.Uvarint(b)
+			doc += int(gap) + 1
+			c := b[k]
+			counts[doc] = max(counts[doc], c)
+			most = max(most, c)
+			b = b[k+1:]
+		}
+	}
+	return most
+}
+
 // check reports a list whose parts are out of shape: an empty tail after blocks, or one that
 // should have been packed.
 func (l *plist) check() error {

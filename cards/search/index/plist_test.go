@@ -20,7 +20,7 @@ func randomList(r *rand.Rand, n, gap, count int) []uint32 {
 }
 
 // TestPlistReads: a list packed as it is appended to, or all at once, reads back its entries
-// whole, from any position (seek and take up to any end), intersected with a list of documents
+// whole, from any position (seek and take, or scatter, up to any end), intersected with a list of documents
 // (skipTo), and one document at a time, in each of the block formats.
 func TestPlistReads(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -59,6 +59,28 @@ func TestPlistReads(t *testing.T) {
 					i, _ := slices.BinarySearch(want, lo<<termShift)
 					if !slices.Equal(got, want[i:]) {
 						t.Fatalf("%s %d: from document %d read %d entries, want %d", shape.name, n, lo, len(got), len(want)-i)
+					}
+				}
+				for range 50 {
+					// scatter, block by block, from any position.
+					from := uint32(r.IntN(int(maxDocOf(want)) + 2))
+					var rd reader
+					rd.seek(l, from<<termShift)
+					for from <= maxDocOf(want)+1 {
+						end := from + uint32(1+r.IntN(600))
+						got := make([]uint8, end-from)
+						most := rd.scatter(end<<termShift, int(from), got)
+						wantCounts, wantMost := make([]uint8, end-from), uint8(0)
+						for _, e := range want {
+							if d := e >> termShift; d >= from && d < end {
+								wantCounts[d-from] = uint8(e & countMask)
+								wantMost = max(wantMost, uint8(e&countMask))
+							}
+						}
+						if !slices.Equal(got, wantCounts) || most != wantMost {
+							t.Fatalf("%s %d: scatter of documents %d to %d: most %d, want %d; counts differ: %v", shape.name, n, from, end, most, wantMost, !slices.Equal(got, wantCounts))
+						}
+						from = end
 					}
 				}
 				for k := range 6 {

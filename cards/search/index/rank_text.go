@@ -1,8 +1,12 @@
 package index
 
 import (
+	"encoding/binary"
+	"math"
+	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // ranked scores the matches of q (see score.go) and returns the page. accept, when not nil, is
@@ -40,9 +44,13 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 	}
 	var pages [2]best
 	var counts [2]int
+	var shared *threshold
+	if split {
+		shared = new(threshold)
+	}
 	both(split, func(i int) {
 		r := ranking{x: x, s: s, part: &s.parts[i], terms: terms, norm: norm, total: total, accept: accept, boundary: boundary,
-			page: &pages[i]}
+			page: &pages[i], shared: shared}
 		pages[i] = best{k: p.limit + 1, h: make([]Candidate, 0, p.limit+1)}
 		counts[i] = r.rank(halves[i][0], halves[i][1])
 	})
@@ -159,6 +167,8 @@ type ranking struct {
 	// page: most matches are passed over without dividing. Its margin is far above the rounding
 	// of the division.
 	below float64
+	// shared is the threshold of both halves, when they are ranked at once.
+	shared *threshold
 }
 
 // rank scores and collects the documents [lo, hi) block by block, and returns how many matches
@@ -166,6 +176,7 @@ type ranking struct {
 func (r *ranking) rank(lo, hi int) int {
 	part := r.part
 	part.size()
+	part.ubs = part.ubs[:0]
 	// A reader for each list read: a word's, a phrase's first; and for each phrase's other
 	// lists, in which its documents are looked up in order.
 	k, o := 0, 0
@@ -200,6 +211,10 @@ func (r *ranking) rank(lo, hi int) int {
 	count := 0
 	for blo := lo; blo < hi; blo += blockDocs {
 		bhi := min(blo+blockDocs, hi)
+		if r.required() {
+			count += r.rankRequired(readers, blo, bhi)
+			continue
+		}
 		k, o := 0, 0
 		for _, t := range r.terms {
 			if t.plain {
@@ -227,6 +242,9 @@ func (r *ranking) rank(lo, hi int) int {
 			}
 		}
 		count += r.collect(blo, bhi)
+		if r.shared != nil {
+			r.shared.raise(r.below)
+		}
 	}
 	return count
 }
@@ -335,7 +353,8 @@ func countIn(list []uint32, n uint32) (uint8, bool) {
 
 // collect offers the block's matches to the page, those accept takes (all when nil) and after
 // the boundary, clears their scores, and returns how many accept took. Reading every document's
-// count of words matched costs less than listing the matches as they are met.
+// count of words matched costs less than listing the matches as they are met. It is offer
+// written out, for the matches of a block ranked in one pass.
 func (r *ranking) collect(blo, bhi int) int {
 	count := 0
 	page, boundary, total, accept, below := r.page, r.boundary, r.total, r.accept, r.below
@@ -353,8 +372,6 @@ func (r *ranking) collect(blo, bhi int) int {
 		if raw < below {
 			continue
 		}
-		// Most matches score below the page or above the cursor: they are passed over without
-		// reading their documents, which only a tie needs.
 		sc := raw / total
 		if boundary != nil && sc > boundary.score || len(page.h) == page.k && sc < page.h[0].score {
 			continue
@@ -371,6 +388,275 @@ func (r *ranking) collect(blo, bhi int) int {
 	clear(score)
 	clear(matched)
 	return count
+}
+
+// offer offers document n, which matched m words for a score of raw before its division by
+// total, to the page.
+func (r *ranking) offer(n uint32, raw float64, m uint8) {
+	if raw < r.below {
+		return
+	}
+	// Most matches score below the page or above the cursor: they are passed over without
+	// reading their documents, which only a tie needs.
+	page, boundary := r.page, r.boundary
+	sc := raw / r.total
+	if boundary != nil && sc > boundary.score || len(page.h) == page.k && sc < page.h[0].score {
+		return
+	}
+	c := Candidate{agentID: r.x.docs[n].agentID, score: sc, matched: int(m)}
+	if boundary == nil || less(*boundary, c) {
+		page.offer(c)
+		if len(page.h) == page.k {
+			r.below = page.h[0].score * r.total * (1 - 1e-9)
+		}
+	}
+}
+
+// required reports whether the next block is worth ranking in two passes (see rankRequired):
+// the page is full, no term is a synonym of several words, and by the bounds of the last such
+// block some terms are required, whose documents are likely few among the matches (as if the
+// terms were independent, from their lists' lengths; see maxRequiredShare). The first block
+// after the page filled is ranked so, to find the bounds.
+func (r *ranking) required() bool {
+	if r.shared != nil {
+		r.below = max(r.below, r.shared.get())
+	}
+	if r.below == 0 {
+		return false
+	}
+	for _, t := range r.terms {
+		if len(t.phrases) > 0 {
+			return false
+		}
+	}
+	// Of the documents, the shares holding each term, every required term, and any term.
+	shares := r.part.shares[:0]
+	every, none := 1.0, 1.0
+	for _, t := range r.terms {
+		p := min(1, float64(t.entries())/float64(max(1, r.x.live)))
+		shares = append(shares, p)
+		every *= p
+		none *= 1 - p
+	}
+	r.part.shares = shares
+	worth := func(every float64) bool {
+		return every <= maxRequiredShare*(1-none) || len(r.x.docs) >= parallelDocs
+	}
+	ubs := r.part.ubs
+	if len(ubs) != len(r.terms) {
+		return worth(every)
+	}
+	bound := 0.0
+	for _, ub := range ubs {
+		bound += ub
+	}
+	k, every := 0, 1.0
+	for i, ub := range ubs {
+		if r.needs(bound, ub) {
+			k++
+			every *= shares[i]
+		}
+	}
+	return k > 0 && worth(every)
+}
+
+// needs reports whether a term whose matches are below ub in a block whose terms' bounds sum
+// to bound is required there: a document lacking it scores at most bound−ub, below the page.
+// The margin is far above the rounding of the sums; below has one of its own.
+func (r *ranking) needs(bound, ub float64) bool {
+	return (bound-ub)*(1+1e-9) < r.below
+}
+
+// maxRequiredShare is the share of the matches likely to hold every required term above which
+// a block of a small index is ranked in one pass: reading a block twice costs more than it
+// saves there. On a large index the two passes cost less even when they save nothing: the first
+// reads the lists straight into counts, and only the candidates' lengths are read.
+var maxRequiredShare = 0.5
+
+// entries is the number of entries in the term's lists.
+func (t termList) entries() int {
+	n := 0
+	for _, w := range t.words {
+		n += w.list.Len()
+	}
+	return n
+}
+
+// rankRequired ranks the block [blo, bhi) in two passes. The first reads every list's entries
+// for the block into each term's best count per document, for a match of the word itself and
+// for a longer word it begins (a match is monotone in the count, so the best count makes the
+// best match), and the greatest count of each list; so a bound for each term in the block: its
+// weight times the best of its lists' share times the match of that count in the tenant's
+// shortest card. A document lacking a term scores at most the others' bounds; where that is
+// below the page, the term is required. The second pass scores only the eligible documents
+// holding every required term, from the counts, and offers them to the page; every eligible
+// document holding a word is counted. It returns how many matches accept took, as collect does.
+func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
+	part := r.part
+	size := bhi - blo
+	words := (size + 63) / 64
+	if n := (len(r.terms) + 3) * words; cap(part.sets) < n {
+		part.sets = make([]uint64, n)
+	}
+	if n := 2 * len(r.terms) * blockDocs; cap(part.counts) < n {
+		part.counts = make([]uint8, n)
+	}
+	seen, cand, eligible := part.sets[:words], part.sets[words:2*words], part.sets[2*words:3*words]
+	clear(seen)
+	end := uint32(bhi) << termShift
+	shortest := r.x.shortest()
+	ubs := part.ubs[:0]
+	bound := 0.0
+	k := 0
+	for i, t := range r.terms {
+		own, longer := part.termCounts(i, size)
+		ub := 0.0
+		for _, w := range t.words {
+			counts := own
+			if w.share != 1 {
+				counts = longer
+			}
+			if most := readers[k].scatter(end, blo, counts); most > 0 {
+				ub = max(ub, t.weight*w.share*r.norm.saturation(most, shortest))
+			}
+			k++
+		}
+		held := part.sets[(i+3)*words : (i+4)*words]
+		nonzero(held, own, longer)
+		for w, h := range held {
+			seen[w] |= h
+		}
+		ubs = append(ubs, ub)
+		bound += ub
+	}
+	part.ubs = ubs
+	r.eligibleIn(eligible, blo, bhi)
+	copy(cand, eligible)
+	needed := false
+	for i, ub := range ubs {
+		if r.needs(bound, ub) {
+			needed = true
+			for w, h := range part.sets[(i+3)*words : (i+4)*words] {
+				cand[w] &= h
+			}
+		}
+	}
+	switch {
+	case bound*(1+1e-9) < r.below:
+		// No document of the block can reach the page.
+		clear(cand)
+	case !needed:
+		for w, h := range seen {
+			cand[w] &= h
+		}
+	}
+	lens, norm := r.x.lens, r.norm
+	count := 0
+	for w := range seen {
+		matches := seen[w] & eligible[w]
+		if r.accept == nil {
+			count += bits.OnesCount64(matches)
+			// Only the candidates are scored.
+			matches &= cand[w]
+		}
+		for m := matches; m != 0; m &= m - 1 {
+			j := w<<6 | bits.TrailingZeros64(m)
+			n := uint32(blo + j)
+			if r.accept != nil {
+				if !r.accept(n) {
+					continue
+				}
+				count++
+				if cand[w]&(1<<(j&63)) == 0 {
+					continue
+				}
+			}
+			raw, matched := 0.0, uint8(0)
+			for i, t := range r.terms {
+				own, longer := part.termCounts(i, size)
+				best := 0.0
+				if c := own[j]; c > 0 {
+					best = norm.saturation(c, lens[n])
+				}
+				if c := longer[j]; c > 0 {
+					best = max(best, norm.saturation(c, lens[n])*prefixShare)
+				}
+				if best > 0 {
+					raw += t.weight * best
+					matched++
+				}
+			}
+			if raw >= r.below {
+				r.offer(n, raw, matched)
+			}
+		}
+	}
+	if r.shared != nil {
+		r.shared.raise(r.below)
+	}
+	clear(part.counts[:2*len(r.terms)*blockDocs])
+	return count
+}
+
+// termCounts are term i's best counts of the block's documents, by their place in it: of its
+// own words, and of the longer words it begins.
+func (p *scorePart) termCounts(i, size int) (own, longer []uint8) {
+	c := p.counts[2*i*blockDocs:]
+	return c[:size], c[blockDocs : blockDocs+size]
+}
+
+// nonzero sets set to the documents whose count in a or b is not zero, eight counts at a time.
+func nonzero(set []uint64, a, b []uint8) {
+	clear(set)
+	j := 0
+	for ; j+8 <= len(a); j += 8 {
+		v := binary.LittleEndian.Uint64(a[j:]) | binary.LittleEndian.Uint64(b[j:])
+		set[j>>6] |= nonzeroBytes(v) << (j & 63)
+	}
+	for ; j < len(a); j++ {
+		if a[j]|b[j] != 0 {
+			set[j>>6] |= 1 << (j & 63)
+		}
+	}
+}
+
+// nonzeroBytes has bit i set when byte i of v (from the low end) is not zero: each byte's high
+// bit is set when the byte is, then the eight high bits are gathered by a multiplication.
+func nonzeroBytes(v uint64) uint64 {
+	const low7, high = 0x7F7F7F7F7F7F7F7F, 0x8080808080808080
+	hi := ((v & low7) + low7 | v) & high
+	return (hi >> 7) * 0x0102040810204080 >> 56
+}
+
+// eligibleIn sets set to the eligible documents of the block [blo, bhi), by their place in it.
+func (r *ranking) eligibleIn(set []uint64, blo, bhi int) {
+	src, shift := r.s.bits[blo>>6:], uint(blo&63)
+	for w := range set {
+		v := src[w] >> shift
+		if shift != 0 && w+1 < len(src) {
+			v |= src[w+1] << (64 - shift)
+		}
+		set[w] = v
+	}
+	if rest := (bhi - blo) & 63; rest != 0 {
+		set[len(set)-1] &= 1<<rest - 1
+	}
+}
+
+// threshold is the best page worst of the two halves ranked at once, as the raw score below
+// which a match is passed over: a match below one half's page is below the merged page too.
+type threshold struct{ v atomic.Uint64 }
+
+func (t *threshold) get() float64 { return math.Float64frombits(t.v.Load()) }
+
+// raise makes the threshold at least v.
+func (t *threshold) raise(v float64) {
+	for {
+		old := t.v.Load()
+		if math.Float64frombits(old) >= v || t.v.CompareAndSwap(old, math.Float64bits(v)) {
+			return
+		}
+	}
 }
 
 // df is the number of live documents a term's weight counts (see term.df), or for a word being

@@ -460,6 +460,7 @@ func decodeSnapshot(b []byte, tenant, stamp string) (*Tenant, error) {
 			x.byID.put(x.docs, uint32(i))
 			x.live++
 			x.length += uint64(x.lens[i])
+			x.floorLength(x.lens[i])
 			if doc.status == bitDisabled {
 				x.disabled++
 			}

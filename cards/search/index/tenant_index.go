@@ -34,9 +34,12 @@ type Tenant struct {
 	disabled int
 	// length is the sum of the live documents' lengths (see Doc.length), for their average.
 	length uint64
-	alive  []uint64 // bitmap of the live documents
-	byID   idTable
-	order  []uint32 // live documents sorted by agentId: the answer order without q
+	// lenFloor is one more than the shortest length a document made live has had (0 before
+	// any): a floor of the live documents' lengths, for the bounds of ranking.
+	lenFloor uint32
+	alive    []uint64 // bitmap of the live documents
+	byID     idTable
+	order    []uint32 // live documents sorted by agentId: the answer order without q
 	// unordered leaves order as it is while many documents change (see reorder).
 	unordered bool
 
@@ -360,6 +363,7 @@ func (x *Tenant) register(n uint32) {
 	x.gen++
 	x.live++
 	x.length += uint64(x.lens[n])
+	x.floorLength(x.lens[n])
 	if x.docs[n].status == bitDisabled {
 		x.disabled++
 	}
@@ -380,6 +384,16 @@ func (x *Tenant) register(n uint32) {
 func (x *Tenant) cmpAgent(n uint32, agentID string) int {
 	return strings.Compare(x.docs[n].agentID, agentID)
 }
+
+// floorLength lowers the floor of the lengths to l if it is shorter.
+func (x *Tenant) floorLength(l uint32) {
+	if x.lenFloor == 0 || l < x.lenFloor-1 {
+		x.lenFloor = l + 1
+	}
+}
+
+// shortest is at most the length of every live document.
+func (x *Tenant) shortest() uint32 { return max(x.lenFloor, 1) - 1 }
 
 // Remove drops the agent's card from the index, if indexed. The caller is inside Write, or x is
 // not shared yet.

@@ -63,6 +63,8 @@ func benchQueries(cs []cards.Card) map[string]Query {
 		"protocol+capability": {Protocols: []string{c.Protocols[0]}, Capabilities: []string{c.Capabilities[0].Name}, Page: paging.Page{Limit: new(20)}},
 		// Two filters each of which most cards pass.
 		"protocol+tag": {Protocols: []string{c.Protocols[0]}, Tags: []string{c.Tags[0]}, Page: paging.Page{Limit: new(20)}},
+		"q-1-word":     {Q: "forecast", Page: paging.Page{Limit: new(20)}},
+		"q-2-words":    {Q: "invoice forecast", Page: paging.Page{Limit: new(20)}},
 		"q-3-words":    {Q: "invoice forecast summar", Page: paging.Page{Limit: new(20)}},
 		// The same words, two of them in synonym sets: one of a word, one of a phrase.
 		"q-3-words-synonyms": {Q: "invoice forecast summar", Page: paging.Page{Limit: new(20)}, Synonyms: []tenants.SynonymSet{
@@ -94,7 +96,7 @@ func BenchmarkIndexSearch(b *testing.B) {
 	for _, n := range benchSizes(b) {
 		cs, x := benchCorpus(b, n)
 		queries := benchQueries(cs)
-		for _, name := range []string{"capability", "protocol+capability", "protocol+tag", "q-3-words", "q-3-words-synonyms", "q-3-words-read-rules", "name-substring"} {
+		for _, name := range []string{"capability", "protocol+capability", "protocol+tag", "q-1-word", "q-2-words", "q-3-words", "q-3-words-synonyms", "q-3-words-read-rules", "name-substring"} {
 			// With read rules, the caller may read two cards in three: each match is checked.
 			query, readable := queries[name], (func(string) bool)(nil)
 			if name == "q-3-words-read-rules" {

@@ -32,6 +32,13 @@ type scorePart struct {
 	touched []uint32
 	readers []reader
 	others  []reader
+	// A block ranked in two passes (see rankRequired): sets of its documents (those seen, the
+	// candidates, the eligible ones, and those each term holds), each term's best counts, each
+	// term's bound in the last such block, and the share of the documents holding each term.
+	sets   []uint64
+	counts []uint8
+	ubs    []float64
+	shares []float64
 }
 
 // size makes the block's arrays hold a block.
