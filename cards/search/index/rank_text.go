@@ -176,7 +176,7 @@ type ranking struct {
 func (r *ranking) rank(lo, hi int) int {
 	part := r.part
 	part.size()
-	part.ubs = part.ubs[:0]
+	part.ubs, part.shares = part.ubs[:0], part.shares[:0]
 	// A reader for each list read: a word's, a phrase's first; and for each phrase's other
 	// lists, in which its documents are looked up in order.
 	k, o := 0, 0
@@ -429,16 +429,20 @@ func (r *ranking) required() bool {
 			return false
 		}
 	}
-	// Of the documents, the shares holding each term, every required term, and any term.
-	shares := r.part.shares[:0]
+	// Of the documents, the shares holding each term (worked out once a search), every required
+	// term, and any term.
+	shares := r.part.shares
+	if len(shares) != len(r.terms) {
+		for _, t := range r.terms {
+			shares = append(shares, min(1, float64(t.entries())/float64(max(1, r.x.live))))
+		}
+		r.part.shares = shares
+	}
 	every, none := 1.0, 1.0
-	for _, t := range r.terms {
-		p := min(1, float64(t.entries())/float64(max(1, r.x.live)))
-		shares = append(shares, p)
+	for _, p := range shares {
 		every *= p
 		none *= 1 - p
 	}
-	r.part.shares = shares
 	worth := func(every float64) bool {
 		return every <= maxRequiredShare*(1-none) || len(r.x.docs) >= parallelDocs
 	}
@@ -446,13 +450,9 @@ func (r *ranking) required() bool {
 	if len(ubs) != len(r.terms) {
 		return worth(every)
 	}
-	bound := 0.0
-	for _, ub := range ubs {
-		bound += ub
-	}
 	k, every := 0, 1.0
-	for i, ub := range ubs {
-		if r.needs(bound, ub) {
+	for i := range ubs {
+		if r.needs(ubs, i) {
 			k++
 			every *= shares[i]
 		}
@@ -460,11 +460,20 @@ func (r *ranking) required() bool {
 	return k > 0 && worth(every)
 }
 
-// needs reports whether a term whose matches are below ub in a block whose terms' bounds sum
-// to bound is required there: a document lacking it scores at most bound−ub, below the page.
-// The margin is far above the rounding of the sums; below has one of its own.
-func (r *ranking) needs(bound, ub float64) bool {
-	return (bound-ub)*(1+1e-9) < r.below
+// needs reports whether term i, in a block whose terms' bounds are ubs, is required there: a
+// document lacking it scores at most the other terms' bounds, below the page. They are summed
+// without term i's, not subtracted from the whole: one bound can be many orders of magnitude
+// above the others (a word nearly every card holds weighs almost nothing), and the subtraction
+// would lose the small ones' digits. The margin is far above the rounding of a sum of at most
+// 32 bounds; below has one of its own.
+func (r *ranking) needs(ubs []float64, i int) bool {
+	others := 0.0
+	for j, ub := range ubs {
+		if j != i {
+			others += ub
+		}
+	}
+	return others*(1+1e-9) < r.below
 }
 
 // maxRequiredShare is the share of the matches likely to hold every required term above which
@@ -533,8 +542,8 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 	r.eligibleIn(eligible, blo, bhi)
 	copy(cand, eligible)
 	needed := false
-	for i, ub := range ubs {
-		if r.needs(bound, ub) {
+	for i := range ubs {
+		if r.needs(ubs, i) {
 			needed = true
 			for w, h := range part.sets[(i+3)*words : (i+4)*words] {
 				cand[w] &= h

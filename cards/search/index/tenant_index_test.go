@@ -271,3 +271,25 @@ func TestRankingBoundsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestRequiredBoundsNotCancelled: a term is not required when a document lacking it can tie the
+// page's worst, even when its own bound is so much larger than the others that subtracting it
+// from the sum of all would lose their digits (a word nearly every card holds weighs almost
+// nothing beside a rare one).
+func TestRequiredBoundsNotCancelled(t *testing.T) {
+	for _, ubs := range [][]float64{{12, 1e-7}, {1e-7, 12}, {9.7, 3.6347187891039754e-08, 2e-9}, {0.3, 0.2, 0.1}} {
+		for i := range ubs {
+			// A document lacking term i that scores the others' bounds, worst on the page.
+			worst := 0.0
+			for j, ub := range ubs {
+				if j != i {
+					worst += ub
+				}
+			}
+			r := ranking{below: worst * (1 - 1e-9)}
+			if r.needs(ubs, i) {
+				t.Errorf("bounds %v: term %d required, though a document without it can score %v", ubs, i, worst)
+			}
+		}
+	}
+}
