@@ -207,19 +207,27 @@ func (c *OutageCopy) log(level slog.Level, msg string, args ...any) {
 // the index holds and the copy does not. Agents the index no longer holds are in neither (their
 // cards were removed since a search answered). For answers while the database does not answer.
 func (ix *Index) recall(tenant tenants.ID, agents []string) (got map[string]*rendered, lacking []string) {
+	got, lacking, _ = ix.copied(tenant, agents)
+	// Not put in the render cache: what a search answers with once the database is back comes
+	// from the database, not from this copy.
+	return got, lacking
+}
+
+// copied is recall, and gone lists the agents the index no longer holds (all of them when the
+// tenant's index is not loaded).
+func (ix *Index) copied(tenant tenants.ID, agents []string) (got map[string]*rendered, lacking, gone []string) {
 	got = map[string]*rendered{}
 	e, _ := ix.loaded(context.Background(), tenant, false)
 	if e == nil {
-		return got, agents
+		return got, nil, agents
 	}
 	stored := make([]cards.Stored, 0, len(agents))
 	e.x.RLock()
 	for _, id := range agents {
 		h, ok := e.x.Held(id)
 		if !ok {
-			continue
-		}
-		if s, ok := e.cache.copyOf(id, h); ok {
+			gone = append(gone, id)
+		} else if s, ok := e.cache.copyOf(id, h); ok {
 			stored = append(stored, s)
 		} else {
 			lacking = append(lacking, id)
@@ -232,14 +240,12 @@ func (ix *Index) recall(tenant tenants.ID, agents []string) (got map[string]*ren
 			lacking = append(lacking, s.AgentID)
 			continue
 		}
-		r, err := render(c)
+		r, err := renderStored(c, s.Document)
 		if err != nil {
 			lacking = append(lacking, s.AgentID)
 			continue
 		}
-		// Not put in the render cache: what a search answers with once the database is back
-		// comes from the database, not from this copy.
 		got[s.AgentID] = r
 	}
-	return got, lacking
+	return got, lacking, gone
 }

@@ -377,3 +377,75 @@ func (r *slowReads) Documents(ctx context.Context, tenant tenants.ID, after stri
 	time.Sleep(100 * time.Millisecond)
 	return r.failing.Documents(ctx, tenant, after, limit)
 }
+
+// readCounter is a card store that counts the cards GetMany reads.
+type readCounter struct {
+	*storage.CardStore
+	read atomic.Int64
+}
+
+func (r *readCounter) GetMany(ctx context.Context, tenant tenants.ID, agentIDs []string) ([]cards.Card, error) {
+	r.read.Add(int64(len(agentIDs)))
+	return r.CardStore.GetMany(ctx, tenant, agentIDs)
+}
+
+// TestSearchAnswersFromTheCopy: with the database up, a search page's cards answered for the
+// first time come from the outage copy, not the database, and read the same, byte for byte, as
+// the database's; a card the copy holds in another version than the index found, or of an agent
+// distrusted, is read from the database.
+func TestSearchAnswersFromTheCopy(t *testing.T) {
+	store, svc, ix := copyFixture(t, 300, 64<<20)
+	filled(t, ix)
+	counted := &readCounter{CardStore: store}
+	fromCopy := &search.Service{Store: counted, Gate: svc.Gate.(*tenants.Service), Authz: authztest.AllowAll{}, Index: ix}
+	fromDB := &search.Service{Store: store, Gate: fromCopy.Gate, Authz: authztest.AllowAll{}, Index: search.NewIndex(store, store)}
+	words := cardgen.Words()
+	answers := 0
+	for i := range 30 {
+		q := search.Query{Q: words[i] + " " + words[len(words)-1-i], Page: paging.Page{Limit: new(20)}}
+		ix.ForgetAnswers("t")
+		got, err := fromCopy.Search(copyCaller, "t", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromDB.Index.ForgetAnswers("t")
+		want, err := fromDB.Search(copyCaller, "t", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Items) != len(want.Items) || got.Total != want.Total {
+			t.Fatalf("q %q: %d of %d from the copy, %d of %d from the database", q.Q, len(got.Items), got.Total, len(want.Items), want.Total)
+		}
+		for j := range got.Items {
+			g, _ := got.Items[j].AppendCardJSON(nil)
+			w, _ := want.Items[j].AppendCardJSON(nil)
+			if string(g) != string(w) || !reflect.DeepEqual(got.Items[j].Card, want.Items[j].Card) ||
+				!reflect.DeepEqual(got.Items[j].MatchedCapabilities, want.Items[j].MatchedCapabilities) {
+				t.Fatalf("q %q, hit %d: from the copy\n%s\nfrom the database\n%s", q.Q, j, g, w)
+			}
+		}
+		answers += len(got.Items)
+	}
+	if answers < 100 {
+		t.Fatalf("only %d cards answered: the queries test too little", answers)
+	}
+	if n := counted.read.Load(); n != 0 {
+		t.Fatalf("the database was read for %d cards, want none", n)
+	}
+
+	// An agent distrusted, and a card the copy holds one revision older than the index's.
+	page, err := fromCopy.Search(copyCaller, "t", search.Query{Q: words[0], Page: paging.Page{Limit: new(2)}})
+	if err != nil || len(page.Items) != 2 {
+		t.Fatal(len(page.Items), err)
+	}
+	distrusted, older := page.Items[0].Card.AgentID, page.Items[1].Card.AgentID
+	ix.Distrust("t", distrusted)
+	ix.CopyOlder("t", older)
+	ix.ForgetAnswers("t")
+	if _, err := fromCopy.Search(copyCaller, "t", search.Query{Q: words[0], Page: paging.Page{Limit: new(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := counted.read.Load(); n != 2 {
+		t.Fatalf("the database was read for %d cards, want the 2 the copy could not answer", n)
+	}
+}

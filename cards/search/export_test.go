@@ -93,3 +93,15 @@ func (ix *Index) Cards(tenant tenants.ID) int {
 	defer e.x.RUnlock()
 	return e.x.Live()
 }
+
+// ForgetAnswers empties the tenant's render cache, so the next search answers its cards for the
+// first time (from the database).
+func (ix *Index) ForgetAnswers(tenant tenants.ID) {
+	e, _ := ix.loaded(context.Background(), tenant, false)
+	if e == nil {
+		return
+	}
+	e.cache.mu.Lock()
+	defer e.cache.mu.Unlock()
+	e.cache.m, e.cache.bytes, e.cache.mem = nil, 0, 0
+}

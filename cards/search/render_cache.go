@@ -1,7 +1,6 @@
 package search
 
 import (
-	"encoding/json"
 	"sync"
 
 	"github.com/agentcards/agentcards/cards"
@@ -15,34 +14,48 @@ type rendered struct {
 	mem  int // the memory it holds, about (memoryOf)
 
 	termsOnce sync.Once
-	capTerms  []map[string]uint8 // per capability, the tokens of its name and description
+	capTerms  index.CapabilityWords // per capability, the words of its name and description
 }
 
 // capabilityTerms tokenizes the card's capabilities once, for matchedCapabilities.
-func (r *rendered) capabilityTerms() []map[string]uint8 {
+func (r *rendered) capabilityTerms() index.CapabilityWords {
 	r.termsOnce.Do(func() { r.capTerms = index.CapabilityTerms(r.card) })
 	return r.capTerms
 }
 
 func render(c cards.Card) (*rendered, error) {
-	b, err := json.Marshal(c)
+	b, err := cards.Marshal(c)
 	if err != nil {
 		return nil, err
 	}
+	return renderedOf(c, b), nil
+}
+
+// renderStored is render of a card decoded from its stored document doc, which holds its client
+// fields encoded already.
+func renderStored(c cards.Card, doc []byte) (*rendered, error) {
+	b, err := cards.AppendMarshal(nil, c, doc)
+	if err != nil {
+		return nil, err
+	}
+	return renderedOf(c, b), nil
+}
+
+func renderedOf(c cards.Card, b []byte) *rendered {
 	r := &rendered{card: c, json: b}
 	r.mem = memoryOf(r)
-	return r, nil
+	return r
 }
 
 // memoryOf estimates the heap r holds: its JSON, the decoded card (its text again, with a share
-// for each capability's fields), and the maps of the capabilities' tokens that a q or
-// capability search builds (capabilityTerms; counted from the start, as most cards a search
-// returns get them). The constants are heap measurements of bench/cardgen cards: ~15 KB for a
-// card of ~2 KB of JSON with 9 capabilities.
+// for each capability's fields), and the words of the capabilities that a q search works out
+// (capabilityTerms; counted from the start, as most cards a search returns get them). The
+// constants are heap measurements of bench/cardgen cards: ~11 KB for a card of ~2 KB of JSON
+// with 9 capabilities.
 func memoryOf(r *rendered) int {
 	n := 2 * len(r.json)
 	for _, cp := range r.card.Capabilities {
-		n += capabilityHeap + termMapHeap*(len(cp.Name)+len(cp.Description))
+		n += capabilityHeap + capabilityWordsHeap*(len(cp.Name)+len(cp.Description))
 	}
 	return n
 }
@@ -51,9 +64,9 @@ const (
 	// capabilityHeap is a decoded capability's memory beside its text: its struct, slice and
 	// string headers, allocation rounding.
 	capabilityHeap = 350
-	// termMapHeap is the memory of a capability's token map per byte of its name and
-	// description.
-	termMapHeap = 8
+	// capabilityWordsHeap is the memory of a capability's words (index.CapabilityWords) per byte
+	// of its name and description.
+	capabilityWordsHeap = 4
 )
 
 // renderCacheBytes bounds the encoded cards one tenant's cache holds.

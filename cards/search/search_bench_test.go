@@ -2,8 +2,10 @@ package search_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/storage/storagetest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // benchCaller is the context of a caller of tenant "bench" (allowAll lets it do everything).
@@ -153,4 +156,61 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkFirstAnswers times free-text searches as bench/meshdiscover sends them (1 to 3 words
+// of the cards' vocabulary, limit 10) over 10k SQLite cards, in process: "before" answers cards
+// answered before (encoded and cached); "first" empties the render cache before each search, so
+// each of its cards is answered for the first time, from the outage copy (as a server keeps one);
+// "first-database" does the same without an outage copy, reading them from the database.
+func BenchmarkFirstAnswers(b *testing.B) {
+	store, gate := benchStore(b)
+	ctx := benchCaller
+	r := rand.New(rand.NewPCG(42, 7))
+	words := cardgen.Words()
+	var queries []string
+	for i := range 150 {
+		var q []string
+		for len(q) < 1+i%3 {
+			if w := words[r.IntN(len(words))]; !slices.Contains(q, w) {
+				q = append(q, w)
+			}
+		}
+		queries = append(queries, strings.Join(q, " "))
+	}
+	withCopy := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: search.NewIndex(store, store)}
+	withCopy.Index.Copy = &search.OutageCopy{Store: store, Bytes: 64 << 20}
+	if err := withCopy.Index.LoadCopy("bench"); err != nil {
+		b.Fatal(err)
+	}
+	withoutCopy := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: search.NewIndex(store, store)}
+	for _, mode := range []string{"before", "first", "first-database"} {
+		svc := withCopy
+		if mode == "first-database" {
+			svc = withoutCopy
+		}
+		b.Run(mode, func(b *testing.B) {
+			for _, q := range queries {
+				if _, err := svc.Search(ctx, "bench", search.Query{Q: q, Page: paging.Page{Limit: new(10)}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				if mode != "before" {
+					svc.Index.ForgetAnswers("bench")
+				}
+				t0 := time.Now()
+				if _, err := svc.Search(ctx, "bench", search.Query{Q: queries[i%len(queries)], Page: paging.Page{Limit: new(10)}}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
+	}
 }

@@ -183,29 +183,97 @@ func (p *Plan) AsksOnline() bool { return p.online != 0 }
 // FiltersResources reports whether the plan filters on resources.
 func (p *Plan) FiltersResources() bool { return len(p.resources) > 0 }
 
-// CapabilityTerms are the words (stemmed) of each capability's name and description, for
-// MatchedCapabilities: worked out once per card by a caller that keeps them.
-func CapabilityTerms(c cards.Card) []map[string]uint8 {
-	out := make([]map[string]uint8, len(c.Capabilities))
-	for i, cp := range c.Capabilities {
-		terms := map[string]uint8{}
-		tokenize(cp.Name, func(tok string, _ bool) { terms[stem(tok)] = 1 })
-		tokenize(cp.Description, func(tok string, _ bool) { terms[stem(tok)] = 1 })
-		out[i] = terms
+// CapabilityWords are the words (stemmed) of each capability's name and description, for
+// MatchedCapabilities: capability i's are words[ends[i-1]:ends[i]], in the text's order, and
+// sigs[i] a signature of them that rules most capabilities out of a term without reading them.
+type CapabilityWords struct {
+	words []string
+	ends  []int32
+	sigs  []signature
+}
+
+// signature has a bit, of 256, for each of a capability's words (whole) and each of their
+// first minPrefix bytes (the shortest word being typed that matches as a prefix).
+type signature struct{ whole, start [4]uint64 }
+
+// bit is the signature bit of s: FNV-1a's hash of s, mod 256.
+func bit(s string) (int, uint64) {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
 	}
-	return out
+	return int(h>>6) & 3, 1 << (h & 63)
+}
+
+func (g *signature) add(w string) {
+	i, m := bit(w)
+	g.whole[i] |= m
+	if len(w) >= minPrefix {
+		i, m = bit(w[:minPrefix])
+		g.start[i] |= m
+	}
+}
+
+// mayHold reports whether the capability may hold the word w; false for certain.
+func (g *signature) mayHold(w string) bool {
+	i, m := bit(w)
+	return g.whole[i]&m != 0
+}
+
+// mayBegin reports whether a word of the capability may begin with p (at least minPrefix
+// bytes); false for certain.
+func (g *signature) mayBegin(p string) bool {
+	i, m := bit(p[:minPrefix])
+	return g.start[i]&m != 0
+}
+
+// CapabilityTerms works out c's CapabilityWords: once per card, by a caller that keeps them.
+func CapabilityTerms(c cards.Card) CapabilityWords {
+	w := CapabilityWords{ends: make([]int32, len(c.Capabilities)), sigs: make([]signature, len(c.Capabilities))}
+	for i, cp := range c.Capabilities {
+		sig := &w.sigs[i]
+		add := func(tok string, _ bool) {
+			s := stem(tok)
+			w.words = append(w.words, s)
+			sig.add(s)
+		}
+		tokenize(cp.Name, add)
+		tokenize(cp.Description, add)
+		w.ends[i] = int32(len(w.words))
+	}
+	w.words = slices.Clip(w.words)
+	return w
+}
+
+// matches reports whether capability i holds a match of t: its stem, every word of one of its
+// members, or for a word being typed, a longer word it begins. It agrees with
+// lengthNorm.match(t, …) > 0 over the capability's words.
+func (w CapabilityWords) matches(i int, t term) bool {
+	sig := &w.sigs[i]
+	start := int32(0)
+	if i > 0 {
+		start = w.ends[i-1]
+	}
+	words := w.words[start:w.ends[i]]
+	has := func(x string) bool { return sig.mayHold(x) && slices.Contains(words, x) }
+	if t.members == nil && has(t.text) {
+		return true
+	}
+	for _, m := range t.members {
+		if !slices.ContainsFunc(m.words, func(x string) bool { return !has(x) }) {
+			return true
+		}
+	}
+	return t.prefix && (len(t.raw) < minPrefix || sig.mayBegin(t.raw)) && slices.ContainsFunc(words, t.prefixOf)
 }
 
 // MatchedCapabilities names the capabilities of c whose name or description matched a term;
-// terms is CapabilityTerms(c).
-func (p *Plan) MatchedCapabilities(c cards.Card, terms []map[string]uint8) []string {
+// words is CapabilityTerms(c).
+func (p *Plan) MatchedCapabilities(c cards.Card, words CapabilityWords) []string {
 	var out []string
-	for i, terms := range terms {
-		for _, t := range p.terms {
-			if (corpus{}).norm().match(t, terms, 0) > 0 {
-				out = append(out, c.Capabilities[i].Name)
-				break
-			}
+	for i := range c.Capabilities {
+		if slices.ContainsFunc(p.terms, func(t term) bool { return words.matches(i, t) }) {
+			out = append(out, c.Capabilities[i].Name)
 		}
 	}
 	return out
