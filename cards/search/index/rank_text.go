@@ -169,6 +169,9 @@ type ranking struct {
 	below float64
 	// shared is the threshold of both halves, when they are ranked at once.
 	shared *threshold
+	// onePass is how many more blocks to rank in one pass although terms are required: the
+	// last block ranked in two passes scored most of its matches (see maxCandidateShare).
+	onePass int
 }
 
 // rank scores and collects the documents [lo, hi) block by block, and returns how many matches
@@ -212,8 +215,11 @@ func (r *ranking) rank(lo, hi int) int {
 	for blo := lo; blo < hi; blo += blockDocs {
 		bhi := min(blo+blockDocs, hi)
 		if r.required() {
-			count += r.rankRequired(readers, blo, bhi)
-			continue
+			if r.onePass == 0 {
+				count += r.rankRequired(readers, blo, bhi)
+				continue
+			}
+			r.onePass--
 		}
 		k, o := 0, 0
 		for _, t := range r.terms {
@@ -482,6 +488,20 @@ func (r *ranking) needs(ubs []float64, i int) bool {
 // reads the lists straight into counts, and only the candidates' lengths are read.
 var maxRequiredShare = 0.5
 
+// When more than maxCandidateShare of a block's matches were scored in the second pass of
+// rankRequired, and the matches are more than minDenseShare of its documents, the next
+// onePassBlocks blocks are ranked in one pass: for the words of most documents, whose bounds
+// exclude few of them, one pass costs less (its collection's test of each document is then
+// mostly true, which the processor predicts). Below that density, the two passes cost less
+// even when they score every match. The page only rises, so the blocks after those are tried
+// in two again.
+var (
+	maxCandidateShare = 0.3
+	minDenseShare     = 0.6
+)
+
+const onePassBlocks = 8
+
 // entries is the number of entries in the term's lists.
 func (t termList) entries() int {
 	n := 0
@@ -560,6 +580,15 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 		}
 	}
 	lens, norm := r.x.lens, r.norm
+	matched, scored := 0, 0
+	for w := range seen {
+		matches := seen[w] & eligible[w]
+		matched += bits.OnesCount64(matches)
+		scored += bits.OnesCount64(matches & cand[w])
+	}
+	if float64(scored) > maxCandidateShare*float64(matched) && float64(matched) > minDenseShare*float64(size) {
+		r.onePass = onePassBlocks
+	}
 	count := 0
 	for w := range seen {
 		matches := seen[w] & eligible[w]

@@ -206,13 +206,20 @@ func randomSynonyms(r *rand.Rand, words, qw []string) []tenants.SynonymSet {
 // Small blocks and halves make most blocks ranked in two passes.
 func TestRankingBoundsExact(t *testing.T) {
 	defer func(docs, block int) { parallelDocs, blockDocs = docs, block }(parallelDocs, blockDocs)
+	defer func(c, d float64) { maxCandidateShare, minDenseShare = c, d }(maxCandidateShare, minDenseShare)
 	r := rand.New(rand.NewPCG(11, 12))
 	// Words rare to common, so that a match of a rare word alone can outrank one of common
 	// words together.
 	words := []string{"alpha", "bravo", "charlie", "delta", "echo"}
 	shares := []float64{0.03, 0.1, 0.3, 0.6, 0.9}
-	for round := range 4 {
+	for round := range 6 {
 		parallelDocs, blockDocs = 200+r.IntN(400), 64+r.IntN(300)
+		// Rounds 4 and 5 go back to one pass for a few blocks after each block ranked in two
+		// (maxCandidateShare), so that the two kinds of block alternate.
+		maxCandidateShare, minDenseShare = 0.3, 0.6
+		if round >= 4 {
+			maxCandidateShare, minDenseShare = -1, -1
+		}
 		x := New()
 		var live []cards.Card
 		for i := range 600 + r.IntN(600) {
