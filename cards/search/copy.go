@@ -205,7 +205,8 @@ func (c *OutageCopy) log(level slog.Level, msg string, args ...any) {
 // recall returns, for each of the agents that the tenant's loaded index holds, its card from the
 // outage copy (rendered) if the copy holds the version the index does; lacking lists the agents
 // the index holds and the copy does not. Agents the index no longer holds are in neither (their
-// cards were removed since a search answered). For answers while the database does not answer.
+// cards were removed since a search answered). For answers while the database does not answer;
+// while it does, pageCards answers from the copy through copied.
 func (ix *Index) recall(tenant tenants.ID, agents []string) (got map[string]*rendered, lacking []string) {
 	got, lacking, _ = ix.copied(tenant, agents)
 	// Not put in the render cache: what a search answers with once the database is back comes
@@ -240,7 +241,9 @@ func (ix *Index) copied(tenant tenants.ID, agents []string) (got map[string]*ren
 			lacking = append(lacking, s.AgentID)
 			continue
 		}
-		r, err := renderStored(c, s.Document)
+		// Encoded anew, not copied from the document: a document stored by an earlier version
+		// may not be in the form decoding normalizes the card to.
+		r, err := render(c)
 		if err != nil {
 			lacking = append(lacking, s.AgentID)
 			continue

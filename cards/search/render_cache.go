@@ -28,23 +28,9 @@ func render(c cards.Card) (*rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return renderedOf(c, b), nil
-}
-
-// renderStored is render of a card decoded from its stored document doc, which holds its client
-// fields encoded already.
-func renderStored(c cards.Card, doc []byte) (*rendered, error) {
-	b, err := cards.AppendMarshal(nil, c, doc)
-	if err != nil {
-		return nil, err
-	}
-	return renderedOf(c, b), nil
-}
-
-func renderedOf(c cards.Card, b []byte) *rendered {
 	r := &rendered{card: c, json: b}
 	r.mem = memoryOf(r)
-	return r
+	return r, nil
 }
 
 // memoryOf estimates the heap r holds: its JSON, the decoded card (its text again, with a share

@@ -161,9 +161,10 @@ func (s *Service) matches(ctx context.Context, tenant tenants.ID, p *index.Plan,
 	return m, err
 }
 
-// pageCards puts into got the rendered cards of the page by agentId: those the index's cache
-// holds in the indexed version, the others from the database, or from the outage copy when the
-// database does not answer. A card removed since the page was found stays absent.
+// pageCards puts into got the rendered cards of the page by agentId: those the index's cache or
+// its outage copy holds in the indexed version, the others from the database; while the database
+// does not answer, from the outage copy only. A card removed since the page was found stays
+// absent.
 func (s *Service) pageCards(ctx context.Context, tenant tenants.ID, page []index.Candidate, cached []*rendered, got map[string]*rendered) error {
 	var missing []string
 	for i, c := range page {
@@ -176,9 +177,10 @@ func (s *Service) pageCards(ctx context.Context, tenant tenants.ID, page []index
 	if len(missing) == 0 {
 		return nil
 	}
-	if s.Index != nil && !tenants.Stale(ctx) {
+	if s.Index != nil && s.Index.Copy != nil && !tenants.Stale(ctx) {
 		// A card the outage copy holds in the version the index found is answered from it,
-		// as from the render cache: decoding it costs less than reading it.
+		// as from the render cache (as fresh as the index, like the cache): decoding it costs
+		// less than reading it.
 		copied, lacking, gone := s.Index.copied(tenant, missing)
 		for id, r := range copied {
 			got[id] = r
