@@ -3,11 +3,9 @@ package web_test
 import (
 	"encoding/json"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -70,17 +68,9 @@ func BenchmarkSearchLatency(b *testing.B) {
 		expect(b, e.do("POST", "/v1/tenants/bench/cards:batch", tok, batch), http.StatusCreated)
 		docs = docs[n:]
 	}
-	r := rand.New(rand.NewPCG(42, 7))
-	words := cardgen.Words()
 	var searches []string
-	for i := range 150 {
-		var q []string
-		for len(q) < 1+i%3 {
-			if w := words[r.IntN(len(words))]; !slices.Contains(q, w) {
-				q = append(q, w)
-			}
-		}
-		searches = append(searches, e.srv.URL+"/v1/tenants/bench/cards?limit=10&q="+url.QueryEscape(strings.Join(q, " ")))
+	for _, q := range cardgen.Queries(42, 150) {
+		searches = append(searches, e.srv.URL+"/v1/tenants/bench/cards?limit=10&q="+url.QueryEscape(q))
 	}
 	client := e.srv.Client()
 	get := func(b *testing.B, u string) time.Duration {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -117,3 +118,20 @@ func Documents(seed uint64, n int) [][]byte {
 
 // Words returns the vocabulary the descriptions are made of, for building queries.
 func Words() []string { return words }
+
+// Queries returns n free-text queries of 1, 2 and 3 distinct words of the vocabulary, in turn,
+// drawn from seed: the searches bench/meshdiscover and the search-latency benchmarks send.
+func Queries(seed uint64, n int) []string {
+	r := rand.New(rand.NewPCG(seed, 7))
+	out := make([]string, 0, n)
+	for i := range n {
+		var q []string
+		for len(q) < 1+i%3 { // the vocabulary repeats a few words
+			if w := words[r.IntN(len(words))]; !slices.Contains(q, w) {
+				q = append(q, w)
+			}
+		}
+		out = append(out, strings.Join(q, " "))
+	}
+	return out
+}

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -181,7 +180,7 @@ func main() {
 		log.Fatalf("mesh: list agents: %d %s", s, b)
 	}
 
-	queries := makeQueries(*seed, *perSize)
+	queries := cardgen.Queries(*seed, *perSize*3)
 	// seen holds, per system, the agents it has answered with so far: a query's fresh results
 	// are those it returns for the first time (agentcards renders a card on its first answer).
 	seen := map[string]map[string]bool{"agentcards": {}, "mesh": {}}
@@ -330,26 +329,6 @@ var gcSample = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 func gcCycles() uint64 {
 	metrics.Read(gcSample)
 	return gcSample[0].Value.Uint64()
-}
-
-// makeQueries draws perSize queries of each of 1, 2 and 3 distinct words from the cards'
-// description vocabulary, interleaved.
-func makeQueries(seed uint64, perSize int) []string {
-	r := rand.New(rand.NewPCG(seed, 7))
-	words := cardgen.Words()
-	var out []string
-	for range perSize {
-		for k := 1; k <= 3; k++ {
-			var q []string
-			for len(q) < k { // the vocabulary repeats a few words
-				if w := words[r.IntN(len(words))]; !slices.Contains(q, w) {
-					q = append(q, w)
-				}
-			}
-			out = append(out, strings.Join(q, " "))
-		}
-	}
-	return out
 }
 
 // pct returns the p50, p90 and p99 of lat.

@@ -2,10 +2,8 @@ package search_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -82,9 +80,7 @@ func BenchmarkSearchModes(b *testing.B) {
 					lat = append(lat, time.Since(t0))
 				}
 				b.StopTimer()
-				slices.Sort(lat)
-				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+				reportPercentiles(b, lat)
 			})
 		}
 	}
@@ -166,18 +162,7 @@ func cpuTime() time.Duration {
 func BenchmarkFirstAnswers(b *testing.B) {
 	store, gate := benchStore(b)
 	ctx := benchCaller
-	r := rand.New(rand.NewPCG(42, 7))
-	words := cardgen.Words()
-	var queries []string
-	for i := range 150 {
-		var q []string
-		for len(q) < 1+i%3 {
-			if w := words[r.IntN(len(words))]; !slices.Contains(q, w) {
-				q = append(q, w)
-			}
-		}
-		queries = append(queries, strings.Join(q, " "))
-	}
+	queries := cardgen.Queries(42, 150)
 	withCopy := &search.Service{Store: store, Gate: gate, Authz: authztest.AllowAll{}, Index: search.NewIndex(store, store)}
 	withCopy.Index.Copy = &search.OutageCopy{Store: store, Bytes: 64 << 20}
 	if err := withCopy.Index.LoadCopy("bench"); err != nil {
@@ -208,9 +193,14 @@ func BenchmarkFirstAnswers(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			reportPercentiles(b, lat)
 		})
 	}
+}
+
+// reportPercentiles reports the p50 and p99 of the latencies lat, in µs.
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }

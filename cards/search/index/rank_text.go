@@ -580,20 +580,16 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 		}
 	}
 	lens, norm := r.x.lens, r.norm
-	matched, scored := 0, 0
+	// held and scored are the block's eligible documents holding a word, and the candidates
+	// among them, for the choice of the next blocks' ranking.
+	count, held, scored := 0, 0, 0
 	for w := range seen {
 		matches := seen[w] & eligible[w]
-		matched += bits.OnesCount64(matches)
+		k := bits.OnesCount64(matches)
+		held += k
 		scored += bits.OnesCount64(matches & cand[w])
-	}
-	if float64(scored) > maxCandidateShare*float64(matched) && float64(matched) > minDenseShare*float64(size) {
-		r.onePass = onePassBlocks
-	}
-	count := 0
-	for w := range seen {
-		matches := seen[w] & eligible[w]
 		if r.accept == nil {
-			count += bits.OnesCount64(matches)
+			count += k
 			// Only the candidates are scored.
 			matches &= cand[w]
 		}
@@ -628,6 +624,9 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 				r.offer(n, raw, matched)
 			}
 		}
+	}
+	if float64(scored) > maxCandidateShare*float64(held) && float64(held) > minDenseShare*float64(size) {
+		r.onePass = onePassBlocks
 	}
 	if r.shared != nil {
 		r.shared.raise(r.below)
