@@ -13,7 +13,7 @@ import (
 // BenchmarkIndexSearchLoad measures free-text searches as bench/bigtenant sends them (1 to 3
 // words drawn from one card's description, limit 10) from 16 goroutines at once on the index
 // alone, at the sizes of benchSizes: ns/op is the CPU a search costs when every core is busy,
-// as under the HTTP load, where a search's two halves cannot run beside each other.
+// as under the HTTP load, where a search's two goroutines cannot run beside each other.
 func BenchmarkIndexSearchLoad(b *testing.B) {
 	for _, n := range benchSizes(b) {
 		cs, x := benchCorpus(b, n)

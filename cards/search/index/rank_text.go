@@ -34,26 +34,33 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 	norm := c.norm()
 	terms := x.termLists(p, s)
 	boundary := x.boundary(p, s, terms, norm, accept, total)
-	// On a large index the two halves of the documents are ranked at once: each half reads and
-	// writes only the entries of its own documents, so they share nothing but accept, which only
-	// reads.
-	split := len(x.docs) >= parallelDocs
-	halves := [2][2]int{{0, len(x.docs)}, {len(x.docs), len(x.docs)}}
-	if split {
-		halves[0][1], halves[1][0] = len(x.docs)/2, len(x.docs)/2
-	}
+	// The documents are ranked a chunk of blocks at a time, each chunk by whichever of two
+	// rankers claims it first; each reads and writes only the entries of its chunk's documents,
+	// so they share nothing but accept, which only reads, and the page's threshold.
+	work := chunks{docs: len(x.docs), size: chunkBlocks * blockDocs}
 	var pages [2]best
 	var counts [2]int
 	var shared *threshold
+	split := len(x.docs) >= parallelDocs
 	if split {
 		shared = new(threshold)
 	}
-	both(split, func(i int) {
+	for i := range pages {
+		pages[i] = best{k: p.limit + 1, h: make([]Candidate, 0, p.limit+1)}
+	}
+	rank := func(i int) {
 		r := ranking{x: x, s: s, part: &s.parts[i], terms: terms, norm: norm, total: total, accept: accept, boundary: boundary,
 			page: &pages[i], shared: shared}
-		pages[i] = best{k: p.limit + 1, h: make([]Candidate, 0, p.limit+1)}
-		counts[i] = r.rank(halves[i][0], halves[i][1])
-	})
+		r.begin()
+		for lo, hi, ok := work.claim(); ok; lo, hi, ok = work.claim() {
+			counts[i] += r.rank(lo, hi)
+		}
+	}
+	if split {
+		helped(rank)
+	} else {
+		rank(0)
+	}
 	for _, c := range pages[1].h {
 		pages[0].offer(c)
 	}
@@ -61,26 +68,50 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 	return res, counts[0] + counts[1], next
 }
 
-// both runs f(0) and f(1), at once if split.
-func both(split bool, f func(i int)) {
-	if !split {
-		f(0)
-		f(1)
-		return
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { f(1) })
-	f(0)
-	wg.Wait()
+// chunks hands out the documents to rank, chunk by chunk in order.
+type chunks struct {
+	docs, size int
+	next       atomic.Int64
 }
 
-// parallelDocs is the index size from which ranking is split in two, and blockDocs how many
-// documents are scored and collected at once: the scores of a block (8 bytes each, twice) stay
-// in the core's cache between its terms and its collection. Tests make them small, so that
-// small indexes are ranked in halves and blocks.
+// claim returns the next chunk [lo, hi); false when none is left.
+func (c *chunks) claim() (lo, hi int, ok bool) {
+	lo = int(c.next.Add(1)-1) * c.size
+	if lo >= c.docs {
+		return 0, 0, false
+	}
+	return lo, min(lo+c.size, c.docs), true
+}
+
+// helped runs f(0), and f(1) on another goroutine if that one starts before f(0) is done: a
+// goroutine can take a tenth of a millisecond to start on an idle core, and one that starts
+// after the work is done is not waited for. Once f(0) is done, f(1), if it started, finishes
+// the chunk it holds.
+func helped(f func(i int)) {
+	const waiting, running, unneeded = 0, 1, 2
+	var state atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		if state.CompareAndSwap(waiting, running) {
+			f(1)
+			close(done)
+		}
+	}()
+	f(0)
+	if !state.CompareAndSwap(waiting, unneeded) {
+		<-done
+	}
+}
+
+// parallelDocs is the index size from which ranking is shared by two goroutines, blockDocs how
+// many documents are scored and collected at once: the scores of a block (8 bytes each, twice)
+// stay in the core's cache between its terms and its collection; and chunkBlocks how many
+// blocks a goroutine claims at once. Tests make them small, so that small indexes are ranked
+// in chunks and blocks.
 var (
 	parallelDocs = 1 << 15
 	blockDocs    = 2048
+	chunkBlocks  = 4
 )
 
 // wordList is a posting list a term reads, with what a match in it is worth against a match of
@@ -151,8 +182,8 @@ func (x *Tenant) termLists(p *Plan, s *scratch) []termList {
 	return terms
 }
 
-// ranking is one half's ranking of the documents: its block's scores, and the page it offers
-// the matches to.
+// ranking is one ranker's ranking of the documents it claims: its block's scores, and the page
+// it offers the matches to.
 type ranking struct {
 	x        *Tenant
 	s        *scratch
@@ -167,21 +198,23 @@ type ranking struct {
 	// page: most matches are passed over without dividing. Its margin is far above the rounding
 	// of the division.
 	below float64
-	// shared is the threshold of both halves, when they are ranked at once.
+	// shared is the threshold of both rankers, when two share the documents.
 	shared *threshold
 	// onePass is how many more blocks to rank in one pass although terms are required: the
 	// last block ranked in two passes scored most of its matches (see maxCandidateShare).
 	onePass int
+	// at is where the readers stand: the end of the documents ranked last, -1 before any.
+	at int
 }
 
-// rank scores and collects the documents [lo, hi) block by block, and returns how many matches
-// accept took. Each list is read from where the previous block stopped.
-func (r *ranking) rank(lo, hi int) int {
+// begin readies the ranking's working memory and its lists' readers: one for each list read (a
+// word's, a phrase's first), and for each phrase's other lists, in which its documents are
+// looked up in order.
+func (r *ranking) begin() {
 	part := r.part
 	part.size()
 	part.ubs, part.shares = part.ubs[:0], part.shares[:0]
-	// A reader for each list read: a word's, a phrase's first; and for each phrase's other
-	// lists, in which its documents are looked up in order.
+	part.sat.n = 0
 	k, o := 0, 0
 	for _, t := range r.terms {
 		k += len(t.words) + len(t.phrases)
@@ -195,22 +228,34 @@ func (r *ranking) rank(lo, hi int) int {
 	if cap(part.others) < o {
 		part.others = make([]reader, o)
 	}
-	readers, others := part.readers[:k], part.others[:o]
-	k, o = 0, 0
-	for _, t := range r.terms {
-		for _, w := range t.words {
-			readers[k].seek(w.list, uint32(lo)<<termShift)
-			k++
-		}
-		for _, lists := range t.phrases {
-			readers[k].seek(lists[0], uint32(lo)<<termShift)
-			k++
-			for _, l := range lists[1:] {
-				others[o].seek(l, uint32(lo)<<termShift)
-				o++
+	part.readers, part.others = part.readers[:k], part.others[:o]
+	r.at = -1
+}
+
+// rank scores and collects the documents [lo, hi) block by block, and returns how many matches
+// accept took. Each list is read from where the previous block stopped, and from where the
+// previous call stopped when it stopped at lo.
+func (r *ranking) rank(lo, hi int) int {
+	part := r.part
+	readers, others := part.readers, part.others
+	if lo != r.at {
+		k, o := 0, 0
+		for _, t := range r.terms {
+			for _, w := range t.words {
+				readers[k].seek(w.list, uint32(lo)<<termShift)
+				k++
+			}
+			for _, lists := range t.phrases {
+				readers[k].seek(lists[0], uint32(lo)<<termShift)
+				k++
+				for _, l := range lists[1:] {
+					others[o].seek(l, uint32(lo)<<termShift)
+					o++
+				}
 			}
 		}
 	}
+	r.at = hi
 	count := 0
 	for blo := lo; blo < hi; blo += blockDocs {
 		bhi := min(blo+blockDocs, hi)
@@ -519,7 +564,9 @@ func (t termList) entries() int {
 // shortest card. A document lacking a term scores at most the others' bounds; where that is
 // below the page, the term is required. The second pass scores only the eligible documents
 // holding every required term, from the counts, and offers them to the page; every eligible
-// document holding a word is counted. It returns how many matches accept took, as collect does.
+// document holding a word is counted. A candidate whose counts would score below the page even
+// in the shortest card is passed over without reading its length. It returns how many matches
+// accept took, as collect does.
 func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 	part := r.part
 	size := bhi - blo
@@ -547,6 +594,7 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 			}
 			if most := readers[k].scatter(end, blo, counts); most > 0 {
 				ub = max(ub, t.weight*w.share*r.norm.saturation(most, shortest))
+				part.sat.upTo(most, r.norm, shortest)
 			}
 			k++
 		}
@@ -579,15 +627,14 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 			cand[w] &= h
 		}
 	}
-	lens, norm := r.x.lens, r.norm
-	// held and scored are the block's eligible documents holding a word, and the candidates
-	// among them, for the choice of the next blocks' ranking.
+	lens, norm, counts, sat := r.x.lens, r.norm, part.counts, &part.sat
+	// held and scored are the block's eligible documents holding a word, and those scored among
+	// them, for the choice of the next blocks' ranking.
 	count, held, scored := 0, 0, 0
 	for w := range seen {
 		matches := seen[w] & eligible[w]
 		k := bits.OnesCount64(matches)
 		held += k
-		scored += bits.OnesCount64(matches & cand[w])
 		if r.accept == nil {
 			count += k
 			// Only the candidates are scored.
@@ -605,14 +652,26 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 					continue
 				}
 			}
+			// The candidate's bound, from its counts in the tenant's shortest card, worked out
+			// as its score is, by the same steps: a candidate whose bound is below the page
+			// scores below it.
+			ub := 0.0
+			for i, t := range r.terms {
+				o := 2*i*blockDocs + j
+				ub += t.weight * max(sat.own[counts[o]], sat.longer[counts[o+blockDocs]])
+			}
+			if ub < r.below {
+				continue
+			}
+			scored++
 			raw, matched := 0.0, uint8(0)
 			for i, t := range r.terms {
-				own, longer := part.termCounts(i, size)
+				o := 2*i*blockDocs + j
 				best := 0.0
-				if c := own[j]; c > 0 {
+				if c := counts[o]; c > 0 {
 					best = norm.saturation(c, lens[n])
 				}
-				if c := longer[j]; c > 0 {
+				if c := counts[o+blockDocs]; c > 0 {
 					best = max(best, norm.saturation(c, lens[n])*prefixShare)
 				}
 				if best > 0 {
@@ -633,6 +692,25 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 	}
 	clear(part.counts[:2*len(r.terms)*blockDocs])
 	return count
+}
+
+// shortMatches are the matches of counts in the tenant's shortest card, of a word (own) and of a
+// longer word the word being typed begins (longer, at prefixShare), for the counts up to n; the
+// others are not worked out yet. Every card matches a count at most as well.
+type shortMatches struct {
+	own, longer [maxCount + 1]float64
+	n           int
+}
+
+// upTo works out the matches of the counts up to c.
+func (m *shortMatches) upTo(c uint8, norm lengthNorm, shortest uint32) {
+	for ; m.n <= int(c); m.n++ {
+		v := 0.0
+		if m.n > 0 {
+			v = norm.saturation(uint8(m.n), shortest)
+		}
+		m.own[m.n], m.longer[m.n] = v, v*prefixShare
+	}
 }
 
 // termCounts are term i's best counts of the block's documents, by their place in it: of its
@@ -680,8 +758,8 @@ func (r *ranking) eligibleIn(set []uint64, blo, bhi int) {
 	}
 }
 
-// threshold is the best page worst of the two halves ranked at once, as the raw score below
-// which a match is passed over: a match below one half's page is below the merged page too.
+// threshold is the best page worst of the two rankers, as the raw score below which a match is
+// passed over: a match below one ranker's page is below the merged page too.
 type threshold struct{ v atomic.Uint64 }
 
 func (t *threshold) get() float64 { return math.Float64frombits(t.v.Load()) }

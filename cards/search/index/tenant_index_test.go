@@ -85,14 +85,16 @@ func TestIndexAgreesWithScan(t *testing.T) {
 	}
 	slices.SortFunc(cardsLive, func(a, b cards.Card) int { return strings.Compare(a.AgentID, b.AgentID) })
 	// Once as loaded, once with cards rewritten between queries, so that the words' weights and
-	// the average length move under the queries; and again ranked in halves and small blocks, as
-	// a large index is.
+	// the average length move under the queries; and again ranked by two goroutines in small
+	// chunks and blocks, as a large index is.
 	for _, split := range []bool{false, true} {
 		for _, rewrite := range []bool{false, true} {
 			t.Run(fmt.Sprintf("split=%v/rewrite=%v", split, rewrite), func(t *testing.T) {
 				if split {
-					defer func(docs, block int) { parallelDocs, blockDocs = docs, block }(parallelDocs, blockDocs)
-					parallelDocs, blockDocs = 500, 64+r.IntN(200)
+					defer func(docs, block, chunk int) {
+						parallelDocs, blockDocs, chunkBlocks = docs, block, chunk
+					}(parallelDocs, blockDocs, chunkBlocks)
+					parallelDocs, blockDocs, chunkBlocks = 500, 64+r.IntN(200), 1+r.IntN(3)
 				}
 				checkQueries(t, r, x, cardsLive, rewrite)
 			})
@@ -203,9 +205,11 @@ func randomSynonyms(r *rand.Rand, words, qw []string) []tenants.SynonymSet {
 // reach the page answers as the scan does, on cards of a few words, rare to common, whose counts
 // vary widely and whose lengths vary too, so that many matches lacking a word score close to the
 // page's worst.
-// Small blocks and halves make most blocks ranked in two passes.
+// Small blocks and chunks make most blocks ranked in two passes.
 func TestRankingBoundsExact(t *testing.T) {
-	defer func(docs, block int) { parallelDocs, blockDocs = docs, block }(parallelDocs, blockDocs)
+	defer func(docs, block, chunk int) {
+		parallelDocs, blockDocs, chunkBlocks = docs, block, chunk
+	}(parallelDocs, blockDocs, chunkBlocks)
 	defer func(c, d float64) { maxCandidateShare, minDenseShare = c, d }(maxCandidateShare, minDenseShare)
 	r := rand.New(rand.NewPCG(11, 12))
 	// Words rare to common, so that a match of a rare word alone can outrank one of common
@@ -213,7 +217,7 @@ func TestRankingBoundsExact(t *testing.T) {
 	words := []string{"alpha", "bravo", "charlie", "delta", "echo"}
 	shares := []float64{0.03, 0.1, 0.3, 0.6, 0.9}
 	for round := range 6 {
-		parallelDocs, blockDocs = 200+r.IntN(400), 64+r.IntN(300)
+		parallelDocs, blockDocs, chunkBlocks = 200+r.IntN(400), 64+r.IntN(300), 1+r.IntN(3)
 		// Rounds 4 and 5 go back to one pass for a few blocks after each block ranked in two
 		// (maxCandidateShare), so that the two kinds of block alternate.
 		maxCandidateShare, minDenseShare = 0.3, 0.6
