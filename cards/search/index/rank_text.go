@@ -35,8 +35,8 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 	terms := x.termLists(p, s)
 	boundary := x.boundary(p, s, terms, norm, accept, total)
 	// The documents are ranked a chunk of blocks at a time, each chunk by whichever of two
-	// rankers claims it first; each reads and writes only the entries of its chunk's documents,
-	// so they share nothing but accept, which only reads, and the page's threshold.
+	// rankers claims it first; each writes only its own working memory and page, and they share
+	// the chunks' counter and the page's threshold, both atomic, beside what they only read.
 	work := chunks{docs: len(x.docs), size: chunkBlocks * blockDocs}
 	var pages [2]best
 	var counts [2]int
@@ -52,13 +52,17 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 		r := ranking{x: x, s: s, part: &s.parts[i], terms: terms, norm: norm, total: total, accept: accept, boundary: boundary,
 			page: &pages[i], shared: shared}
 		r.begin()
-		for lo, hi, ok := work.claim(); ok; lo, hi, ok = work.claim() {
+		for lo, hi, ok := work.claim(i); ok; lo, hi, ok = work.claim(i) {
 			counts[i] += r.rank(lo, hi)
 		}
 	}
-	if split {
+	switch {
+	case split && alternateChunks:
+		rank(0)
+		rank(1)
+	case split:
 		helped(rank)
-	} else {
+	default:
 		rank(0)
 	}
 	for _, c := range pages[1].h {
@@ -72,11 +76,21 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 type chunks struct {
 	docs, size int
 	next       atomic.Int64
+	taken      [2]int // with alternateChunks, how many each ranker took
 }
 
-// claim returns the next chunk [lo, hi); false when none is left.
-func (c *chunks) claim() (lo, hi int, ok bool) {
-	lo = int(c.next.Add(1)-1) * c.size
+// alternateChunks, set by tests, makes the two rankers of a large index run one after the
+// other, ranker i taking chunks i, i+2, i+4…: both rank, and every chunk follows a jump.
+var alternateChunks bool
+
+// claim returns the next chunk [lo, hi) for ranker i; false when none is left.
+func (c *chunks) claim(i int) (lo, hi int, ok bool) {
+	k := int(c.next.Add(1) - 1)
+	if alternateChunks {
+		k = 2*c.taken[i] + i
+		c.taken[i]++
+	}
+	lo = k * c.size
 	if lo >= c.docs {
 		return 0, 0, false
 	}
@@ -85,8 +99,8 @@ func (c *chunks) claim() (lo, hi int, ok bool) {
 
 // helped runs f(0), and f(1) on another goroutine if that one starts before f(0) is done: a
 // goroutine can take a tenth of a millisecond to start on an idle core, and one that starts
-// after the work is done is not waited for. Once f(0) is done, f(1), if it started, finishes
-// the chunk it holds.
+// after the work is done is not waited for. Once f(0) is done, f(1), if it started, is waited
+// for: it finishes the chunk it holds, if any.
 func helped(f func(i int)) {
 	const waiting, running, unneeded = 0, 1, 2
 	var state atomic.Int32
@@ -695,7 +709,7 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 }
 
 // shortMatches are the matches of counts in the tenant's shortest card, of a word (own) and of a
-// longer word the word being typed begins (longer, at prefixShare), for the counts up to n; the
+// longer word the word being typed begins (longer, at prefixShare), for the counts below n; the
 // others are not worked out yet. Every card matches a count at most as well.
 type shortMatches struct {
 	own, longer [maxCount + 1]float64

@@ -15,13 +15,13 @@ type scratch struct {
 	preset bool
 	// matches holds a filtered search's matches (see ordered).
 	matches []uint32
-	// The ranking of q (see ranked): the terms' weights and lists, and each half's block.
+	// The ranking of q (see ranked): the terms' weights and lists, and each ranker's block.
 	weights []float64
 	terms   []termList
 	parts   [2]scorePart
 }
 
-// scorePart is one half's working memory in the ranking of q: by document of the block being
+// scorePart is one ranker's working memory in the ranking of q: by document of the block being
 // ranked, its score so far, its words matched and its best match of the term being read, with
 // the documents of that term met so far; and by list read, where the block's entries start.
 // Every entry of score, best and matched is zero between blocks.

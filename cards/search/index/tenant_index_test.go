@@ -91,10 +91,11 @@ func TestIndexAgreesWithScan(t *testing.T) {
 		for _, rewrite := range []bool{false, true} {
 			t.Run(fmt.Sprintf("split=%v/rewrite=%v", split, rewrite), func(t *testing.T) {
 				if split {
-					defer func(docs, block, chunk int) {
-						parallelDocs, blockDocs, chunkBlocks = docs, block, chunk
-					}(parallelDocs, blockDocs, chunkBlocks)
-					parallelDocs, blockDocs, chunkBlocks = 500, 64+r.IntN(200), 1+r.IntN(3)
+					defer func(docs, block, chunk int, alternate bool) {
+						parallelDocs, blockDocs, chunkBlocks, alternateChunks = docs, block, chunk, alternate
+					}(parallelDocs, blockDocs, chunkBlocks, alternateChunks)
+					// Once with the rankers taking every other chunk, once as they come.
+					parallelDocs, blockDocs, chunkBlocks, alternateChunks = 500, 64+r.IntN(200), 1+r.IntN(3), !rewrite
 				}
 				checkQueries(t, r, x, cardsLive, rewrite)
 			})
@@ -207,9 +208,9 @@ func randomSynonyms(r *rand.Rand, words, qw []string) []tenants.SynonymSet {
 // page's worst.
 // Small blocks and chunks make most blocks ranked in two passes.
 func TestRankingBoundsExact(t *testing.T) {
-	defer func(docs, block, chunk int) {
-		parallelDocs, blockDocs, chunkBlocks = docs, block, chunk
-	}(parallelDocs, blockDocs, chunkBlocks)
+	defer func(docs, block, chunk int, alternate bool) {
+		parallelDocs, blockDocs, chunkBlocks, alternateChunks = docs, block, chunk, alternate
+	}(parallelDocs, blockDocs, chunkBlocks, alternateChunks)
 	defer func(c, d float64) { maxCandidateShare, minDenseShare = c, d }(maxCandidateShare, minDenseShare)
 	r := rand.New(rand.NewPCG(11, 12))
 	// Words rare to common, so that a match of a rare word alone can outrank one of common
@@ -218,6 +219,8 @@ func TestRankingBoundsExact(t *testing.T) {
 	shares := []float64{0.03, 0.1, 0.3, 0.6, 0.9}
 	for round := range 6 {
 		parallelDocs, blockDocs, chunkBlocks = 200+r.IntN(400), 64+r.IntN(300), 1+r.IntN(3)
+		// Even rounds: the rankers take every other chunk (see alternateChunks).
+		alternateChunks = round%2 == 0
 		// Rounds 4 and 5 go back to one pass for a few blocks after each block ranked in two
 		// (maxCandidateShare), so that the two kinds of block alternate.
 		maxCandidateShare, minDenseShare = 0.3, 0.6
