@@ -352,8 +352,9 @@ func (r *reader) take(end uint32) []uint32 {
 
 // scatter takes the entries below end, as take does, raising counts[n-blo] to the count of each
 // entry of document n, and returns the greatest count taken. A block wholly below end is read
-// straight into counts, without its entries being written out.
-func (r *reader) scatter(end uint32, blo int, counts []uint8) uint8 {
+// straight into counts, without its entries being written out. end is at most maxBlockDocs
+// documents past blo.
+func (r *reader) scatter(end uint32, blo int, counts *blockCounts) uint8 {
 	var most uint8
 	for {
 		if c := r.cur; len(c) > 0 {
@@ -362,7 +363,7 @@ func (r *reader) scatter(end uint32, blo int, counts []uint8) uint8 {
 				k, _ = slices.BinarySearch(c, end)
 			}
 			for _, e := range c[:k] {
-				j, v := int(e>>termShift)-blo, uint8(e&countMask)
+				j, v := (int(e>>termShift)-blo)&(maxBlockDocs-1), uint8(e&countMask)
 				counts[j] = max(counts[j], v)
 				most = max(most, v)
 			}
@@ -383,27 +384,29 @@ func (r *reader) scatter(end uint32, blo int, counts []uint8) uint8 {
 	}
 }
 
-// scatter is reader.scatter for the whole of block i.
-func (p *packed) scatter(i, blo int, counts []uint8) uint8 {
+// scatter is reader.scatter for the whole of block i. A document's place in counts is masked,
+// which spares the check of its bounds; it is below maxBlockDocs anyway.
+func (p *packed) scatter(i, blo int, counts *blockCounts) uint8 {
+	const mask = maxBlockDocs - 1
 	h := p.heads[i]
 	b := p.data[h.off:]
 	doc := int(h.first>>termShift) - blo
 	most := uint8(h.first & countMask)
-	counts[doc] = max(counts[doc], most)
+	counts[doc&mask] = max(counts[doc&mask], most)
 	switch b[0] {
 	case packNibbles:
 		for _, v := range b[1:packSize] {
 			doc += int(v>>4) + 1
 			c := v & 15
-			counts[doc] = max(counts[doc], c)
+			counts[doc&mask] = max(counts[doc&mask], c)
 			most = max(most, c)
 		}
 	case packBytes:
 		b = b[1 : 1+2*(packSize-1)]
-		for j := 0; j < len(b); j += 2 {
+		for j := 0; j+1 < len(b); j += 2 {
 			doc += int(b[j]) + 1
 			c := b[j+1]
-			counts[doc] = max(counts[doc], c)
+			counts[doc&mask] = max(counts[doc&mask], c)
 			most = max(most, c)
 		}
 	default:
@@ -412,7 +415,7 @@ func (p *packed) scatter(i, blo int, counts []uint8) uint8 {
 			gap, k := binary.Uvarint(b)
 			doc += int(gap) + 1
 			c := b[k]
-			counts[doc] = max(counts[doc], c)
+			counts[doc&mask] = max(counts[doc&mask], c)
 			most = max(most, c)
 			b = b[k+1:]
 		}

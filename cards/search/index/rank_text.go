@@ -124,9 +124,15 @@ func helped(f func(i int)) {
 // in chunks and blocks.
 var (
 	parallelDocs = 1 << 15
-	blockDocs    = 2048
+	blockDocs    = maxBlockDocs
 	chunkBlocks  = 4
 )
+
+// maxBlockDocs is the most documents a block holds, whatever blockDocs is.
+const maxBlockDocs = 2048
+
+// blockCounts holds a count for each document of a block, by its place in the block.
+type blockCounts = [maxBlockDocs]uint8
 
 // wordList is a posting list a term reads, with what a match in it is worth against a match of
 // the term's own word: 1, or prefixShare for a longer word the word being typed begins.
@@ -588,9 +594,13 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 	if n := (len(r.terms) + 3) * words; cap(part.sets) < n {
 		part.sets = make([]uint64, n)
 	}
-	if n := 2 * len(r.terms) * blockDocs; cap(part.counts) < n {
-		part.counts = make([]uint8, n)
+	if n := 2 * len(r.terms); cap(part.counts) < n {
+		part.counts = make([]blockCounts, n)
 	}
+	if cap(part.weights) < len(r.terms) {
+		part.weights = make([]float64, len(r.terms))
+	}
+	weights := part.weights[:len(r.terms)]
 	seen, cand, eligible := part.sets[:words], part.sets[words:2*words], part.sets[2*words:3*words]
 	clear(seen)
 	end := uint32(bhi) << termShift
@@ -599,7 +609,8 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 	bound := 0.0
 	k := 0
 	for i, t := range r.terms {
-		own, longer := part.termCounts(i, size)
+		weights[i] = t.weight
+		own, longer := part.termCounts(i)
 		ub := 0.0
 		for _, w := range t.words {
 			counts := own
@@ -607,8 +618,8 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 				counts = longer
 			}
 			if most := readers[k].scatter(end, blo, counts); most > 0 {
-				ub = max(ub, t.weight*w.share*r.norm.saturation(most, shortest))
 				part.sat.upTo(most, r.norm, shortest)
+				ub = max(ub, t.weight*w.share*part.sat.own[most])
 			}
 			k++
 		}
@@ -670,26 +681,26 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 			// as its score is, by the same steps: a candidate whose bound is below the page
 			// scores below it.
 			ub := 0.0
-			for i, t := range r.terms {
-				o := 2*i*blockDocs + j
-				ub += t.weight * max(sat.own[counts[o]], sat.longer[counts[o+blockDocs]])
+			for i, w := range weights {
+				own, longer := countsAt(counts, i, j)
+				ub += w * max(sat.own[own], sat.longer[longer])
 			}
 			if ub < r.below {
 				continue
 			}
 			scored++
 			raw, matched := 0.0, uint8(0)
-			for i, t := range r.terms {
-				o := 2*i*blockDocs + j
+			for i, w := range weights {
+				own, longer := countsAt(counts, i, j)
 				best := 0.0
-				if c := counts[o]; c > 0 {
-					best = norm.saturation(c, lens[n])
+				if own > 0 {
+					best = norm.saturation(own, lens[n])
 				}
-				if c := counts[o+blockDocs]; c > 0 {
-					best = max(best, norm.saturation(c, lens[n])*prefixShare)
+				if longer > 0 {
+					best = max(best, norm.saturation(longer, lens[n])*prefixShare)
 				}
 				if best > 0 {
-					raw += t.weight * best
+					raw += w * best
 					matched++
 				}
 			}
@@ -704,7 +715,9 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 	if r.shared != nil {
 		r.shared.raise(r.below)
 	}
-	clear(part.counts[:2*len(r.terms)*blockDocs])
+	for i := range 2 * len(r.terms) {
+		clear(counts[i][:size])
+	}
 	return count
 }
 
@@ -729,23 +742,27 @@ func (m *shortMatches) upTo(c uint8, norm lengthNorm, shortest uint32) {
 
 // termCounts are term i's best counts of the block's documents, by their place in it: of its
 // own words, and of the longer words it begins.
-func (p *scorePart) termCounts(i, size int) (own, longer []uint8) {
-	c := p.counts[2*i*blockDocs:]
-	return c[:size], c[blockDocs : blockDocs+size]
+func (p *scorePart) termCounts(i int) (own, longer *blockCounts) {
+	return &p.counts[2*i], &p.counts[2*i+1]
 }
 
-// nonzero sets set to the documents whose count in a or b is not zero, eight counts at a time.
-func nonzero(set []uint64, a, b []uint8) {
-	clear(set)
-	j := 0
-	for ; j+8 <= len(a); j += 8 {
-		v := binary.LittleEndian.Uint64(a[j:]) | binary.LittleEndian.Uint64(b[j:])
-		set[j>>6] |= nonzeroBytes(v) << (j & 63)
-	}
-	for ; j < len(a); j++ {
-		if a[j]|b[j] != 0 {
-			set[j>>6] |= 1 << (j & 63)
+// countsAt are term i's best counts of the block's document j, as termCounts holds them.
+func countsAt(counts []blockCounts, i, j int) (own, longer uint8) {
+	j &= maxBlockDocs - 1
+	return counts[2*i][j], counts[2*i+1][j]
+}
+
+// nonzero sets set, a word for each 64 documents of the block, to the documents whose count in
+// a or b is not zero, eight counts at a time. The counts past the block's last are zero.
+func nonzero(set []uint64, a, b *blockCounts) {
+	for w := range min(len(set), maxBlockDocs/64) {
+		a, b := (*[64]uint8)(a[w*64:]), (*[64]uint8)(b[w*64:])
+		var v uint64
+		for k := range 8 {
+			ak, bk := (*[8]uint8)(a[k*8:]), (*[8]uint8)(b[k*8:])
+			v |= nonzeroBytes(binary.LittleEndian.Uint64(ak[:])|binary.LittleEndian.Uint64(bk[:])) << (k * 8)
 		}
+		set[w] = v
 	}
 }
 
