@@ -442,7 +442,7 @@ func (ix *Index) build(ctx context.Context, tenant tenants.ID, e *indexEntry) er
 			return err
 		}
 		x = index.NewFor(len(ids))
-		if err := loadInBatches(cards.WithBatchRead(ctx), ix.store, tenant, ids, x.Load); err != nil {
+		if err := loadInBatches(cards.WithBatchRead(ctx), ix.store, tenant, ids, x.NewLoader().Load); err != nil {
 			return err
 		}
 	}

@@ -33,7 +33,7 @@ func (x *Tenant) Renew(gone, again []string, read func(load func([]cards.Card)) 
 	for _, id := range again {
 		x.Remove(id)
 	}
-	err := read(x.Load)
+	err := read(x.NewLoader().Load)
 	x.reorder()
 	return err
 }

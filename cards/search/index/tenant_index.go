@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -47,9 +46,11 @@ type Tenant struct {
 
 	// gen moves on with every change to the documents or postings (under mu), so that what is
 	// derived from them, such as an Online or counts, can tell it is stale.
-	gen     uint64
-	counts  wordCounts
-	bitmaps bitmaps
+	gen uint64
+	// compactions counts the compactions, which replace every posting list (see Loader).
+	compactions uint64
+	counts      wordCounts
+	bitmaps     bitmaps
 }
 
 type idoc struct {
@@ -244,79 +245,6 @@ func (x *Tenant) Upsert(c cards.Card) {
 	x.add(c, Analyze(c))
 }
 
-// Load indexes many cards, analysing them and building their postings on every core; it is how
-// an index is built. Cards of agents already indexed (or given twice) replace what was indexed,
-// one by one, after the others. x is not shared yet (a build), or the caller is inside Write.
-func (x *Tenant) Load(cs []cards.Card) {
-	fresh := make([]cards.Card, 0, len(cs))
-	var again []cards.Card
-	seen := make(map[string]bool, len(cs))
-	for _, c := range cs {
-		if _, indexed := x.byID.get(x.docs, c.AgentID); indexed || seen[c.AgentID] {
-			again = append(again, c)
-			continue
-		}
-		seen[c.AgentID] = true
-		fresh = append(fresh, c)
-	}
-	// Each worker takes a contiguous run of the new documents, so its postings come after those
-	// of the workers before it and merging them is appending.
-	x.room(len(fresh))
-	base := len(x.docs)
-	x.docs = slices.Grow(x.docs, len(fresh))[:base+len(fresh)]
-	x.lens = slices.Grow(x.lens, len(fresh))[:base+len(fresh)]
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(fresh)/128))
-	parts := make([]postings, workers)
-	per := (len(fresh) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part := newPostings()
-			part.raw = true
-
-			// A share of a batch meets about as many words as the index knows: sized for them,
-			// the map is not regrown while it fills.
-			part.terms = make(map[string]*plist, min(len(x.terms), 1<<14))
-			// Each word met, as it is in the text, with the list of its stem: most words recur,
-			// and are then found in one lookup. Numbers are not kept: they recur less (a name's
-			// number, a version), and would crowd the words out of the cache.
-			lists := make(map[string]*plist, 1024)
-			for i := w * per; i < min((w+1)*per, len(fresh)); i++ {
-				n := uint32(base + i)
-				d := analyzeWith(fresh[i], func(tok string, field uint8) {
-					l := lists[tok]
-					if l == nil {
-						if number(tok) {
-							part.list(tok).addCount(true, n, field)
-							return
-						}
-						l = part.list(stem(tok))
-						if len(lists) < maxWords {
-							lists[tok] = l
-						}
-					}
-					l.addCount(true, n, field)
-				})
-				x.docs[n], x.lens[n] = newIdoc(fresh[i], d), d.length
-				part.post(n, d)
-			}
-			parts[w] = part
-		}()
-	}
-	wg.Wait()
-	for i := range fresh {
-		x.register(uint32(base + i))
-	}
-	for _, part := range parts {
-		x.merge(part)
-	}
-	for _, c := range again {
-		x.Upsert(c)
-	}
-}
-
 func newIdoc(c cards.Card, d Doc) idoc {
 	var resources *[]resourcePattern
 	if len(d.resources) > 0 {
@@ -377,6 +305,10 @@ func (x *Tenant) register(n uint32) {
 		return
 	}
 	// Loads come in agentId order, so this is nearly always an append.
+	if k := len(x.order); k == 0 || x.cmpAgent(x.order[k-1], agentID) < 0 {
+		x.order = append(x.order, n)
+		return
+	}
 	i, _ := slices.BinarySearchFunc(x.order, agentID, x.cmpAgent)
 	x.order = slices.Insert(x.order, i, n)
 }
@@ -426,6 +358,7 @@ func (x *Tenant) Remove(agentID string) {
 // removed ones, so memory and scan cost follow the live cards, not the history of writes.
 func (x *Tenant) compact() {
 	x.gen++
+	x.compactions++
 	renum := make([]uint32, len(x.docs))
 	docs := make([]idoc, 0, x.live)
 	lens := make([]uint32, 0, x.live)

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -27,42 +28,64 @@ func flatten(t *testing.T, x *Tenant) map[string]string {
 }
 
 // TestLoadMatchesUpsert: loading batches (new agents, agents already indexed, an agent twice in
-// one batch) builds the same index as upserting the cards one by one, with every posting list
-// ascending, and the same after removals that force a compaction.
+// one batch) through one Loader builds the same index as upserting the cards one by one, with
+// every posting list ascending: with the workers' lists kept from batch to batch and with them
+// started again every few words, across a compaction between two batches, and after removals
+// that force another.
 func TestLoadMatchesUpsert(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	base := cardstest.Cards(t, 11, 3000)
-	variants := cardstest.Cards(t, 12, 800)
-	for i := range variants {
-		variants[i].AgentID = base[r.IntN(len(base))].AgentID
-		variants[i].Revision = int64(2 + i)
-	}
-	// Batches: sorted base in chunks, with variants (already indexed, or duplicate within a batch) mixed in.
-	all := append(slices.Clone(base), variants...)
-	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-	want := New()
-	got := New()
-	for start := 0; start < len(all); {
-		end := min(start+1+r.IntN(900), len(all))
-		batch := all[start:end]
-		for _, c := range batch {
-			want.Upsert(c)
-		}
-		got.Load(batch)
-		start = end
-	}
-	// Force a few removals and compaction on both.
-	for _, c := range base[:2000] {
-		want.Remove(c.AgentID)
-		got.Remove(c.AgentID)
-	}
-	g, w := flatten(t, got), flatten(t, want)
-	if len(g) != len(w) {
-		t.Fatalf("agents %d vs %d", len(g), len(w))
-	}
-	for _, a := range slices.Sorted(maps.Keys(w)) {
-		if g[a] != w[a] {
-			t.Fatalf("agent %s:\nload   %s\nupsert %s", a, g[a], w[a])
-		}
+	for _, words := range []int{maxWords, 40} {
+		t.Run(fmt.Sprintf("words=%d", words), func(t *testing.T) {
+			defer func(w int) { maxWords = w }(maxWords)
+			maxWords = words
+			r := rand.New(rand.NewPCG(3, 4))
+			base := cardstest.Cards(t, 11, 3000)
+			variants := cardstest.Cards(t, 12, 800)
+			for i := range variants {
+				variants[i].AgentID = base[r.IntN(len(base))].AgentID
+				variants[i].Revision = int64(2 + i)
+			}
+			// Batches: base and the variants shuffled (already indexed, or twice in a batch).
+			all := append(slices.Clone(base), variants...)
+			r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+			want := New()
+			got := New()
+			ld := got.NewLoader()
+			compacted := false
+			for start := 0; start < len(all); {
+				end := min(start+1+r.IntN(900), len(all))
+				batch := all[start:end]
+				for _, c := range batch {
+					want.Upsert(c)
+				}
+				ld.Load(batch)
+				start = end
+				if !compacted && start > len(all)/2 {
+					// Remove most of what is indexed, so that both compact.
+					compacted = true
+					before := got.compactions
+					for _, c := range all[:start*3/4] {
+						want.Remove(c.AgentID)
+						got.Remove(c.AgentID)
+					}
+					if got.compactions == before {
+						t.Fatal("the removals did not compact the index")
+					}
+				}
+			}
+			// Force a few removals and compaction on both.
+			for _, c := range base[:2000] {
+				want.Remove(c.AgentID)
+				got.Remove(c.AgentID)
+			}
+			g, w := flatten(t, got), flatten(t, want)
+			if len(g) != len(w) {
+				t.Fatalf("agents %d vs %d", len(g), len(w))
+			}
+			for _, a := range slices.Sorted(maps.Keys(w)) {
+				if g[a] != w[a] {
+					t.Fatalf("agent %s:\nload   %s\nupsert %s", a, g[a], w[a])
+				}
+			}
+		})
 	}
 }
