@@ -12,10 +12,11 @@ import (
 
 // Loader indexes cards in batches, as a build reads them. A batch's cards are analysed on every
 // core, each worker taking a contiguous run of them and listing their words apart; the workers'
-// lists are then appended to the index's, on every core too. The workers keep their lists from
-// one batch to the next, with the index's list each is appended to: a word met again costs no
-// lookup in the index, nor a new list. While a Loader loads, x is not shared (a build), or the
-// caller is inside Write for each batch.
+// lists are then appended to the index's by two goroutines, each taking half of the words, while
+// the first files the batch's other postings. The workers keep their lists from one batch to the
+// next, with the index's list each is appended to: a word met again costs no lookup in the index,
+// nor a new list. While a Loader loads, x is not shared (a build), or the caller is inside Write
+// for each batch.
 type Loader struct {
 	x *Tenant
 	// compactions is x's count of them when the workers' lists were linked to its lists, which a
@@ -103,6 +104,11 @@ func (ld *Loader) merge(workers []*loadWorker, base, k int) {
 		x.register(uint32(base + i))
 	}
 	for _, w := range workers {
+		// The part's words' lists are the worker's own: were any in the part, merging it would
+		// append to the lists the halves are appending to.
+		if len(w.part.terms) != 0 {
+			panic("search index: a build's worker posted words in its part")
+		}
 		x.merge(w.part)
 	}
 	wg.Wait()

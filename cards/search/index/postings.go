@@ -14,8 +14,9 @@ type postings struct {
 	// terms holds doc<<termShift | weighted count (see Doc.terms) for each word; by pointer, so
 	// adding to a list costs one map lookup.
 	terms map[string]*plist
-	// raw leaves the terms' lists unpacked: a build's worker fills its share of them so, and
-	// they are packed as they are merged into the index's.
+	// raw leaves the lists unpacked: a build's worker fills its share of the trigrams' so (its
+	// words' lists are its own, see Loader), and they are packed as they are merged into the
+	// index's.
 	raw bool
 	// vocab3 lists the tokens that start with each 3-byte prefix, for the prefix match.
 	vocab3 map[string][]string

@@ -231,6 +231,9 @@ type ranking struct {
 // word's, a phrase's first), and for each phrase's other lists, in which its documents are
 // looked up in order.
 func (r *ranking) begin() {
+	if blockDocs > maxBlockDocs {
+		panic("search index: blockDocs above maxBlockDocs")
+	}
 	part := r.part
 	part.size()
 	part.ubs, part.shares = part.ubs[:0], part.shares[:0]
