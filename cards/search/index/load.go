@@ -139,6 +139,9 @@ type rawList struct {
 	half bool
 }
 
+// maxWords bounds the words and terms a worker keeps with their lists; tests make it small.
+var maxWords = 1 << 16
+
 // loadSeed splits the terms into halves (see Loader.merge).
 var loadSeed = maphash.MakeSeed()
 

@@ -55,10 +55,6 @@ func (p *postings) post(n uint32, d Doc) {
 	}
 }
 
-// maxWords bounds the words a build's worker keeps with their lists (see Loader); tests make it
-// small.
-var maxWords = 1 << 16
-
 // term appends entries to the token's list, creating it (and its prefix entry) if new.
 func (p *postings) term(tok string, entries ...uint32) {
 	p.list(tok).add(p.raw, entries...)

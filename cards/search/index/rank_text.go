@@ -600,10 +600,8 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 	if n := 2 * len(r.terms); cap(part.counts) < n {
 		part.counts = make([]blockCounts, n)
 	}
-	if cap(part.weights) < len(r.terms) {
-		part.weights = make([]float64, len(r.terms))
-	}
-	weights := part.weights[:len(r.terms)]
+	// The terms' weights, as termLists gave them (every term of the plan is one of r.terms).
+	weights := r.s.weights[:len(r.terms)]
 	seen, cand, eligible := part.sets[:words], part.sets[words:2*words], part.sets[2*words:3*words]
 	clear(seen)
 	end := uint32(bhi) << termShift
@@ -612,7 +610,6 @@ func (r *ranking) rankRequired(readers []reader, blo, bhi int) int {
 	bound := 0.0
 	k := 0
 	for i, t := range r.terms {
-		weights[i] = t.weight
 		own, longer := part.termCounts(i)
 		ub := 0.0
 		for _, w := range t.words {

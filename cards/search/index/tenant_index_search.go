@@ -35,13 +35,12 @@ type scorePart struct {
 	// A block ranked in two passes (see rankRequired): sets of its documents (those seen, the
 	// candidates, the eligible ones, and those each term holds), each term's best counts, each
 	// term's bound in the last such block, the share of the documents holding each term, and
-	// the matches of counts in the shortest card; and the terms' weights.
-	sets    []uint64
-	counts  []blockCounts
-	weights []float64
-	ubs     []float64
-	shares  []float64
-	sat     shortMatches
+	// the matches of counts in the shortest card.
+	sets   []uint64
+	counts []blockCounts
+	ubs    []float64
+	shares []float64
+	sat    shortMatches
 }
 
 // size makes the block's arrays hold a block.
