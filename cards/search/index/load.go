@@ -81,7 +81,9 @@ func (ld *Loader) merge(workers []*loadWorker, base, k int) {
 	// it: by one goroutine, as the index's map of lists changes.
 	for _, w := range workers {
 		for _, l := range w.touched {
-			if l.into == nil {
+			if l.into == nil && l.gram {
+				l.into = x.gramList(l.term)
+			} else if l.into == nil {
 				l.into = x.list(l.term)
 			}
 		}
@@ -104,10 +106,10 @@ func (ld *Loader) merge(workers []*loadWorker, base, k int) {
 		x.register(uint32(base + i))
 	}
 	for _, w := range workers {
-		// The part's words' lists are the worker's own: were any in the part, merging it would
-		// append to the lists the halves are appending to.
-		if len(w.part.terms) != 0 {
-			panic("search index: a build's worker posted words in its part")
+		// The words' and trigrams' lists are the worker's own: were any in the part, merging it
+		// would append to the lists the halves are appending to.
+		if len(w.part.terms) != 0 || len(w.part.trigrams) != 0 {
+			panic("search index: a build's worker posted words or trigrams in its part")
 		}
 		x.merge(w.part)
 	}
@@ -122,21 +124,22 @@ type loadWorker struct {
 	// byTerm holds a list for each term met (a word's stem, or a number); byWord the list of
 	// each word met, as it is in the text: most words recur, and are then found in one lookup.
 	// Numbers are not in byWord: they recur less (a name's number, a version), and would crowd
-	// the words out.
-	byTerm, byWord map[string]*rawList
+	// the words out. byGram holds a list for each trigram of the names.
+	byTerm, byWord, byGram map[string]*rawList
 	// touched holds the lists given entries in this batch.
 	touched []*rawList
-	// part holds the batch's other postings: protocols, tags, capabilities, name trigrams.
+	// part holds the batch's other postings: protocols, tags and capabilities.
 	part postings
 }
 
-// rawList is a worker's entries of a term in a batch, every one in tail, with the index's list
-// they are appended to (linked when the batch is merged) and which half of the terms it is in.
+// rawList is a worker's entries of a term (or, if gram, a trigram) in a batch, every one in
+// tail, with the index's list they are appended to (linked when the batch is merged) and which
+// half of the lists it is in.
 type rawList struct {
 	plist
-	term string
-	into *plist
-	half bool
+	term       string
+	into       *plist
+	half, gram bool
 }
 
 // maxWords bounds the words and terms a worker keeps with their lists; tests make it small.
@@ -148,11 +151,12 @@ var loadSeed = maphash.MakeSeed()
 func newLoadWorker(terms int) *loadWorker {
 	// A share of a batch meets about as many words as the index knows: sized for them, the map
 	// is not regrown while it fills.
-	return &loadWorker{byTerm: make(map[string]*rawList, min(terms, 1<<14)), byWord: make(map[string]*rawList, 1024)}
+	return &loadWorker{byTerm: make(map[string]*rawList, min(terms, 1<<14)), byWord: make(map[string]*rawList, 1024),
+		byGram: make(map[string]*rawList, 1024)}
 }
 
-// analyse indexes cs as the documents from first on: their entries in the worker's lists, their
-// other postings in its part, and each document's own record in x.
+// analyse indexes cs as the documents from first on: their words' and trigrams' entries in the
+// worker's lists, their other postings in its part, and each document's own record in x.
 func (w *loadWorker) analyse(x *Tenant, cs []cards.Card, first int) {
 	w.part = newPostings()
 	w.part.raw = true
@@ -169,7 +173,18 @@ func (w *loadWorker) analyse(x *Tenant, cs []cards.Card, first int) {
 			l.addCount(true, n, field)
 		})
 		x.docs[n], x.lens[n] = newIdoc(c, d), d.length
-		w.part.post(n, d)
+		w.part.postValues(n, d)
+		eachTrigram(d.name, func(g string) {
+			l := w.byGram[g]
+			if l == nil {
+				l = w.newList(w.byGram, g)
+				l.gram = true
+			}
+			if len(l.tail) == 0 {
+				w.touched = append(w.touched, l)
+			}
+			l.addOnce(true, n)
+		})
 	}
 }
 
@@ -190,22 +205,28 @@ func (w *loadWorker) list(tok string) *rawList {
 func (w *loadWorker) termList(t string) *rawList {
 	l := w.byTerm[t]
 	if l == nil {
-		t = strings.Clone(t)
-		l = &rawList{term: t, half: maphash.String(loadSeed, t)&1 == 1}
-		w.byTerm[t] = l
+		l = w.newList(w.byTerm, t)
 	}
 	return l
 }
 
+// newList makes the list of t, new to m.
+func (w *loadWorker) newList(m map[string]*rawList, t string) *rawList {
+	t = strings.Clone(t)
+	l := &rawList{term: t, half: maphash.String(loadSeed, t)&1 == 1}
+	m[t] = l
+	return l
+}
+
 // next empties the worker's lists for the next batch, keeping their room. Past maxWords terms
-// (names' words and numbers, which seldom recur) it starts again from none.
+// or trigrams (names' words and numbers, which seldom recur) it starts again from none.
 func (w *loadWorker) next() {
 	for _, l := range w.touched {
 		l.tail = l.tail[:0]
 	}
 	w.touched = w.touched[:0]
 	w.part = postings{}
-	if len(w.byTerm) > maxWords || len(w.byWord) >= maxWords {
+	if len(w.byTerm) > maxWords || len(w.byWord) >= maxWords || len(w.byGram) > maxWords {
 		*w = *newLoadWorker(len(w.byTerm))
 	}
 }

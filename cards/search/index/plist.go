@@ -87,6 +87,16 @@ func (l *plist) addCount(raw bool, n uint32, weight uint8) {
 	l.add(raw, n<<termShift|uint32(weight))
 }
 
+// addOnce adds document n, with no count (a trigram's list), unless it is the list's last; n is
+// the list's last or after it. The last entry is always in the tail (see add), so a name that
+// holds a trigram twice is listed once, without sorting its trigrams.
+func (l *plist) addOnce(raw bool, n uint32) {
+	if k := len(l.tail); k > 0 && l.tail[k-1] == n<<termShift {
+		return
+	}
+	l.add(raw, n<<termShift)
+}
+
 // pack appends the block b (packSize entries) to the packed blocks.
 func (l *plist) pack(b []uint32) {
 	if l.p == nil {

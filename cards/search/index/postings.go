@@ -38,6 +38,16 @@ func newPostings() postings {
 // post adds document n, analysed as d, to the lists; n is above every document listed. The
 // terms are left out when d has none (analyzeWith posted them already).
 func (p *postings) post(n uint32, d Doc) {
+	p.postValues(n, d)
+	eachTrigram(d.name, func(g string) { p.gramList(g).addOnce(p.raw, n) })
+	for tok, count := range d.terms {
+		p.term(tok, n<<termShift|uint32(count))
+	}
+}
+
+// postValues adds document n, analysed as d, to the lists of its protocols, tags and
+// capabilities; n is above every document listed.
+func (p *postings) postValues(n uint32, d Doc) {
 	for _, v := range d.protocols {
 		p.protocols[v] = append(p.protocols[v], n)
 	}
@@ -47,11 +57,12 @@ func (p *postings) post(n uint32, d Doc) {
 	for _, cp := range d.capabilities {
 		p.caps[cp] = append(p.caps[cp], n)
 	}
-	for _, g := range trigramsOf(d.name) {
-		p.gram(g, n<<termShift)
-	}
-	for tok, count := range d.terms {
-		p.term(tok, n<<termShift|uint32(count))
+}
+
+// eachTrigram calls fn with each 3-byte window of s, in order, repeats included.
+func eachTrigram(s string, fn func(g string)) {
+	for i := 0; i+3 <= len(s); i++ {
+		fn(s[i : i+3])
 	}
 }
 
@@ -79,6 +90,12 @@ func (p *postings) list(tok string) *plist {
 
 // gram appends entries to the trigram's list, creating it if new.
 func (p *postings) gram(g string, entries ...uint32) {
+	p.gramList(g).add(p.raw, entries...)
+}
+
+// gramList returns the trigram's list, creating it if new; the index's own keys are copies, as
+// list's are.
+func (p *postings) gramList(g string) *plist {
 	list := p.trigrams[g]
 	if list == nil {
 		if !p.raw {
@@ -87,7 +104,7 @@ func (p *postings) gram(g string, entries ...uint32) {
 		list = &plist{}
 		p.trigrams[g] = list
 	}
-	list.add(p.raw, entries...)
+	return list
 }
 
 // merge appends the lists of q, whose documents all come after those of p.
