@@ -73,17 +73,18 @@ func (s *Snapshots) read(tenant tenants.ID) (*index.Tenant, error) {
 	return index.Decode(b, string(tenant))
 }
 
-// write replaces the tenant's snapshot with b: written to a temporary file of Dir, synced, and
-// renamed over the old one, so a crash leaves the old snapshot or the new one, never a part.
-func (s *Snapshots) write(tenant tenants.ID, b []byte) error {
+// create makes a temporary file of Dir for a snapshot of tenant, which commit puts in place.
+func (s *Snapshots) create() (*os.File, error) {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return err
+		return nil, err
 	}
-	f, err := os.CreateTemp(s.Dir, writingPrefix+"*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
+	return os.CreateTemp(s.Dir, writingPrefix+"*")
+}
+
+// commit replaces the tenant's snapshot with f, made by create and written but for an error
+// err: synced and renamed over the old one, so a crash leaves the old snapshot or the new one,
+// never a part of either. With an error, f is removed, the old snapshot kept, and err returned.
+func (s *Snapshots) commit(tenant tenants.ID, f *os.File, err error) error {
 	if err == nil {
 		err = f.Sync()
 	}
@@ -302,9 +303,17 @@ func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64, min
 		e.onDisk.Store(false)
 		return nil
 	}
-	b := e.x.Encode(string(tenant))
-	e.x.RUnlockLong()
-	if err := s.write(tenant, b); err != nil {
+	// Written out as it is encoded, so it is never held in memory whole; the file is synced
+	// once the lock is let go.
+	f, err := s.create()
+	if err == nil {
+		err = e.x.EncodeTo(f, string(tenant))
+		e.x.RUnlockLong()
+		err = s.commit(tenant, f, err)
+	} else {
+		e.x.RUnlockLong()
+	}
+	if err != nil {
 		return fmt.Errorf("write the search index snapshot of %s: %w", tenant, err)
 	}
 	e.savedGen.Store(gen)

@@ -64,20 +64,35 @@ func (r cardRef) String() string {
 	if r.other != nil {
 		return *r.other
 	}
-	if r.uuid == ([16]byte{}) {
-		return ""
+	return string(r.appendTo(nil))
+}
+
+// appendTo appends the id to b.
+func (r cardRef) appendTo(b []byte) []byte {
+	if r.other != nil {
+		return append(b, *r.other...)
 	}
-	var b [36]byte
-	j := 0
+	if r.uuid == ([16]byte{}) {
+		return b
+	}
 	for i, v := range r.uuid {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b[j] = '-'
-			j++
+			b = append(b, '-')
 		}
-		b[j], b[j+1] = hexDigits[v>>4], hexDigits[v&15]
-		j += 2
+		b = append(b, hexDigits[v>>4], hexDigits[v&15])
 	}
-	return string(b[:])
+	return b
+}
+
+// length is the length of the id.
+func (r cardRef) length() int {
+	switch {
+	case r.other != nil:
+		return len(*r.other)
+	case r.uuid == ([16]byte{}):
+		return 0
+	}
+	return 36
 }
 
 // is reports whether r keeps id, without making r's string.

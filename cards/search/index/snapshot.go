@@ -1,12 +1,15 @@
 package index
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"hash/crc32"
+	"io"
 	"math"
 	"slices"
 	"sync"
@@ -50,18 +53,70 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // errSnapshot is a snapshot that cannot be read back: cut short, corrupt, or of another format.
 var errSnapshot = errors.New("not a readable index snapshot")
 
-// snapshotEncoder appends a snapshot's parts to b, and the bytes of its strings to strs.
-type snapshotEncoder struct{ b, strs []byte }
+// snapshotEncoder writes a snapshot's parts to w, in three passes over the index, each making
+// the same calls in the same order: the first counts the string section's bytes and the lists'
+// entries (which the header and the documents' part give first), the second writes the
+// strings, the third the rest. So a snapshot is written out as it is encoded, and never held
+// in memory whole.
+type snapshotEncoder struct {
+	w    *bufio.Writer
+	pass int
+	// strs and entries are counted by the first pass.
+	strs, entries int
+}
 
-func (e *snapshotEncoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *snapshotEncoder) count(n int)   { e.uint(uint64(n)) }
+// The passes of a snapshotEncoder.
+const (
+	countPass = iota
+	stringsPass
+	restPass
+)
+
+func (e *snapshotEncoder) uint(v uint64) {
+	if e.pass == restPass {
+		_, _ = e.w.Write(binary.AppendUvarint(e.w.AvailableBuffer(), v))
+	}
+}
+
+func (e *snapshotEncoder) int(v int64) {
+	if e.pass == restPass {
+		_, _ = e.w.Write(binary.AppendVarint(e.w.AvailableBuffer(), v))
+	}
+}
+
+func (e *snapshotEncoder) count(n int) { e.uint(uint64(n)) }
+
 func (e *snapshotEncoder) str(s string) {
-	e.count(len(s))
-	e.strs = append(e.strs, s...)
+	switch e.pass {
+	case countPass:
+		e.strs += len(s)
+	case stringsPass:
+		_, _ = e.w.WriteString(s)
+	default:
+		e.count(len(s))
+	}
+}
+
+// ref writes a card's id as str would, without making its string.
+func (e *snapshotEncoder) ref(r cardRef) {
+	switch e.pass {
+	case countPass:
+		e.strs += r.length()
+	case stringsPass:
+		_, _ = e.w.Write(r.appendTo(e.w.AvailableBuffer()))
+	default:
+		e.count(r.length())
+	}
 }
 
 // packed writes a packed list as it is held (see the layout).
 func (e *snapshotEncoder) packed(l *plist) {
+	if e.pass == countPass {
+		e.entries += l.Len()
+	}
+	if e.pass != restPass {
+		return
+	}
 	e.count(l.blocks())
 	if l.p != nil {
 		prev := uint32(0)
@@ -74,12 +129,18 @@ func (e *snapshotEncoder) packed(l *plist) {
 			e.uint(uint64(end - h.off))
 			prev = h.first
 		}
-		e.b = append(e.b, l.p.data...)
+		_, _ = e.w.Write(l.p.data)
 	}
 	e.list(l.tail)
 }
 
 func (e *snapshotEncoder) list(l []uint32) {
+	if e.pass == countPass {
+		e.entries += len(l)
+	}
+	if e.pass != restPass {
+		return
+	}
 	e.count(len(l))
 	prev := uint32(0)
 	for _, v := range l {
@@ -88,32 +149,61 @@ func (e *snapshotEncoder) list(l []uint32) {
 	}
 }
 
-// encodeSnapshot writes x out as the snapshot of tenant; sorted writes the maps in key order
-// (for analyzerStamp, which must not depend on map order). The caller holds x.mu (read).
+// encodeSnapshot returns the snapshot writeSnapshot writes.
 func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
-	maps := []map[string][]uint32{x.protocols, x.tags, x.caps}
-	entries := 0
-	for _, m := range maps {
-		for _, l := range m {
-			entries += len(l)
-		}
+	var b bytes.Buffer
+	if err := writeSnapshot(&b, x, tenant, stamp, sorted); err != nil {
+		panic(err) // a bytes.Buffer takes every write
 	}
-	for _, m := range []map[string]*plist{x.trigrams, x.terms} {
-		for _, l := range m {
-			entries += l.Len()
-		}
+	return b.Bytes()
+}
+
+// writeSnapshot writes x out to w as the snapshot of tenant; sorted writes the maps in key
+// order (for analyzerStamp, which must not depend on map order). The caller holds x.mu (read).
+func writeSnapshot(w io.Writer, x *Tenant, tenant, stamp string, sorted bool) error {
+	keys := snapshotKeys{
+		lists:  [3][]string{keysOf(x.protocols, sorted), keysOf(x.tags, sorted), keysOf(x.caps, sorted)},
+		packed: [2][]string{keysOf(x.trigrams, sorted), keysOf(x.terms, sorted)},
 	}
-	// About two bytes an entry, and a few dozen for each document and key: sized so the
-	// buffers are not copied while they fill.
-	e := &snapshotEncoder{b: make([]byte, 0, 2*entries+len(x.docs)*16+len(x.terms)*4), strs: make([]byte, 0, len(x.docs)*64+len(x.terms)*8)}
+	sum := crc32.New(castagnoli)
+	e := &snapshotEncoder{w: bufio.NewWriterSize(io.MultiWriter(w, sum), 1<<16)}
+	e.index(x, keys)
+	_, _ = e.w.WriteString(snapshotMagic)
+	e.pass = restPass // the header's numbers are written
+	e.uint(snapshotFormat)
+	for _, s := range []string{stamp, tenant} {
+		e.count(len(s))
+		_, _ = e.w.WriteString(s)
+	}
+	e.count(e.strs)
+	for _, pass := range []int{stringsPass, restPass} {
+		e.pass = pass
+		e.index(x, keys)
+	}
+	if err := e.w.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
+	return err
+}
+
+// snapshotKeys are the keys of the index's maps, in the order every pass writes them.
+type snapshotKeys struct {
+	lists  [3][]string // protocols, tags, caps
+	packed [2][]string // trigrams, terms
+}
+
+// index makes one pass over x (see snapshotEncoder): every part of the snapshot after the
+// string section's length.
+func (e *snapshotEncoder) index(x *Tenant, keys snapshotKeys) {
 	e.count(len(x.docs))
 	for i := range x.docs {
 		d := &x.docs[i]
 		e.str(d.agentID)
 		e.str(d.name)
-		e.str(d.cardID.String())
-		e.b = binary.AppendVarint(e.b, d.revision)
-		e.b = binary.AppendVarint(e.b, d.updated)
+		e.ref(d.cardID)
+		e.int(d.revision)
+		e.int(d.updated)
 		e.uint(flag(d.alive, 1) | flag(d.public, 2) | flag(d.verified, 4) | flag(d.trusted, 8))
 		e.str(string(statusName(d.status)))
 		e.uint(uint64(x.lens[i]))
@@ -132,31 +222,21 @@ func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
 	for _, n := range x.order {
 		e.uint(uint64(n))
 	}
-	e.count(entries)
-	for _, m := range maps {
+	e.count(e.entries)
+	for i, m := range []map[string][]uint32{x.protocols, x.tags, x.caps} {
 		e.count(len(m))
-		for _, k := range keysOf(m, sorted) {
+		for _, k := range keys.lists[i] {
 			e.str(k)
 			e.list(m[k])
 		}
 	}
-	for _, m := range []map[string]*plist{x.trigrams, x.terms} {
+	for i, m := range []map[string]*plist{x.trigrams, x.terms} {
 		e.count(len(m))
-		for _, k := range keysOf(m, sorted) {
+		for _, k := range keys.packed[i] {
 			e.str(k)
 			e.packed(m[k])
 		}
 	}
-	head := &snapshotEncoder{b: make([]byte, 0, len(snapshotMagic)+64+len(tenant)+len(e.strs)+len(e.b)+4)}
-	head.b = append(head.b, snapshotMagic...)
-	head.uint(snapshotFormat)
-	for _, s := range []string{stamp, tenant} {
-		head.count(len(s))
-		head.b = append(head.b, s...)
-	}
-	head.count(len(e.strs))
-	out := append(append(head.b, e.strs...), e.b...)
-	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
 }
 
 func flag(b bool, bit uint64) uint64 {
@@ -560,6 +640,12 @@ func stampCards() []cards.Card {
 // (RLockLong: encoding a large index takes a while).
 func (x *Tenant) Encode(tenant string) []byte {
 	return encodeSnapshot(x, tenant, analyzerStamp(), false)
+}
+
+// EncodeTo is Encode written out to w as it is encoded: the snapshot of a large index is not
+// held in memory. It returns the first error of w.
+func (x *Tenant) EncodeTo(w io.Writer, tenant string) error {
+	return writeSnapshot(w, x, tenant, analyzerStamp(), false)
 }
 
 // Decode reads back a snapshot of tenant that Encode wrote with the same analysis of cards; any
