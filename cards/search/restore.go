@@ -260,7 +260,7 @@ func (ix *Index) restore(ctx context.Context, tenant tenants.ID) (*index.Tenant,
 // Encoding holds the index's read lock for a time that grows with the index (BenchmarkSnapshot
 // measures it), which a write waits for, and searches behind that write.
 func (ix *Index) saveSnapshot(tenant tenants.ID, e *indexEntry, share float64) error {
-	ix.saving.Lock() // one at a time: each holds an encoded index in memory
+	ix.saving.Lock() // one at a time: each holds an index's read lock while it writes
 	defer ix.saving.Unlock()
 	if share == 0 {
 		e.saveQueued.Store(false) // what the write queued after the build would do, done now
