@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -99,23 +100,35 @@ func (c *chunks) claim(i int) (lo, hi int, ok bool) {
 
 // helped runs f(0), and f(1) on another goroutine if that one starts before f(0) is done: a
 // goroutine can take a tenth of a millisecond to start on an idle core, and one that starts
-// after the work is done is not waited for. Once f(0) is done, f(1), if it started, is waited
-// for: it finishes the chunk it holds, if any.
+// after the work is done is not waited for. Once f(0) is done, or has panicked, f(1), if it
+// started, is waited for: it finishes the chunk it holds, if any, and reads nothing after the
+// caller returns (and lets go of the index's lock). A panic of f(1) is raised again here, on
+// the caller's goroutine, where it can be recovered.
 func helped(f func(i int)) {
 	const waiting, running, unneeded = 0, 1, 2
 	var state atomic.Int32
-	done := make(chan struct{})
+	done := make(chan any, 1)
 	go func() {
 		if state.CompareAndSwap(waiting, running) {
+			defer func() { done <- recover() }()
 			f(1)
-			close(done)
 		}
 	}()
-	f(0)
-	if !state.CompareAndSwap(waiting, unneeded) {
-		<-done
+	defer func() {
+		if !state.CompareAndSwap(waiting, unneeded) {
+			if v := <-done; v != nil {
+				panic(v)
+			}
+		}
+	}()
+	for awaitHelper && state.Load() == waiting {
+		runtime.Gosched()
 	}
+	f(0)
 }
+
+// awaitHelper, set by tests, makes helped start f(0) once f(1) has started.
+var awaitHelper bool
 
 // parallelDocs is the index size from which ranking is shared by two goroutines, blockDocs how
 // many documents are scored and collected at once: the scores of a block (8 bytes each, twice)

@@ -139,8 +139,16 @@ func (x *Tenant) Search(p *Plan, readable func(string) bool, online *Online) ([]
 	if !any {
 		return nil, 0, nil
 	}
+	// The scratch goes back to the pool only from a search that ended: one that panicked (in
+	// readable, say) may leave scores and counts that every search expects to find zero.
 	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	res, total, next := x.search(p, lists, grams, readable, online, s)
+	scratchPool.Put(s)
+	return res, total, next
+}
+
+// search is Search with the filters' lists and a scratch.
+func (x *Tenant) search(p *Plan, lists [][]uint32, grams []*plist, readable func(string) bool, online *Online, s *scratch) ([]Candidate, int, *Position) {
 	s.size(len(x.docs))
 	// Filters most cards pass are intersected as bitmaps, into s.bits (preset); others as lists.
 	s.preset = len(grams) == 0 && x.dense(lists)

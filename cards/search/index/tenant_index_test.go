@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentcards/agentcards/bench/cardgen"
 	"github.com/agentcards/agentcards/cards"
 	"github.com/agentcards/agentcards/cards/cardstest"
 	"github.com/agentcards/agentcards/tenants"
+	"github.com/agentcards/agentcards/tenants/paging"
 )
 
 // naiveSearch is the reference: a Scan of every live card, as search.index: none reads them. It
@@ -304,6 +306,52 @@ func TestRequiredBoundsNotCancelled(t *testing.T) {
 			if r.needs(ubs, i) {
 				t.Errorf("bounds %v: term %d required, though a document without it can score %v", ubs, i, worst)
 			}
+		}
+	}
+}
+
+// TestSearchAfterPanic: a search whose read check panics half way through its ranking (its
+// working memory dirty), on either of the two goroutines that share it, panics on the caller's
+// goroutine and leaves nothing behind for the searches after it.
+func TestSearchAfterPanic(t *testing.T) {
+	defer func(docs, block int, alternate, await bool) {
+		parallelDocs, blockDocs, alternateChunks, awaitHelper = docs, block, alternate, await
+	}(parallelDocs, blockDocs, alternateChunks, awaitHelper)
+	parallelDocs, blockDocs, awaitHelper = 1000, 256, true
+	all := cardstest.Cards(t, 17, 3000)
+	x := New()
+	x.Load(all)
+	words := cardgen.Words()
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 40 {
+		// Every other search ranks its two halves one after the other on the caller's goroutine,
+		// the others on two goroutines, both ranking.
+		alternateChunks = i%2 == 0
+		q := Query{Q: words[r.IntN(len(words))] + " " + words[r.IntN(len(words))], Page: paging.Page{Limit: new(10)}}
+		p, err := q.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls atomic.Int32
+		stop := int32(1 + r.IntN(500))
+		panicky := func(string) bool {
+			if calls.Add(1) == stop {
+				panic("read check failed")
+			}
+			return true
+		}
+		func() {
+			defer func() {
+				if v := recover(); v != "read check failed" {
+					t.Fatalf("query %d: recovered %v", i, v)
+				}
+			}()
+			x.Search(&p, panicky, nil)
+		}()
+		got, gotTotal, _ := x.Search(&p, nil, nil)
+		want, wantTotal, _ := naiveSearch(all, &p, nil)
+		if fmt.Sprint(got) != fmt.Sprint(want) || gotTotal != wantTotal {
+			t.Fatalf("query %d %q after a search that panicked at its read check %d:\nindex %v total %d\nscan  %v total %d", i, q.Q, stop, got, gotTotal, want, wantTotal)
 		}
 	}
 }
