@@ -306,12 +306,14 @@ func (ix *Index) saveLocked(tenant tenants.ID, e *indexEntry, share float64, min
 	// Written out as it is encoded, so it is never held in memory whole; the file is synced
 	// once the lock is let go.
 	f, err := s.create()
-	if err == nil {
-		err = e.x.EncodeTo(f, string(tenant))
+	if err != nil {
 		e.x.RUnlockLong()
-		err = s.commit(tenant, f, err)
 	} else {
-		e.x.RUnlockLong()
+		err = func() error {
+			defer e.x.RUnlockLong()
+			return e.x.EncodeTo(f, string(tenant))
+		}()
+		err = s.commit(tenant, f, err)
 	}
 	if err != nil {
 		return fmt.Errorf("write the search index snapshot of %s: %w", tenant, err)

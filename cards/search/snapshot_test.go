@@ -663,3 +663,35 @@ func TestVerifiedDropIsNotWritten(t *testing.T) {
 		t.Fatalf("the dropped index was written: %v", err)
 	}
 }
+
+// TestSnapshotWriteFailed: a snapshot whose writing fails (a full disk) is not put in place: its
+// temporary file is removed, the error returned, and the snapshot written before kept.
+func TestSnapshotWriteFailed(t *testing.T) {
+	s := &Snapshots{Dir: t.TempDir()}
+	f, err := s.create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("the snapshot before"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.commit("acme", f, nil); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = s.create(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("half a snapshot"); err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("no space left on device")
+	if err := s.commit("acme", f, full); !errors.Is(err, full) {
+		t.Fatalf("commit after a failed write: %v", err)
+	}
+	if b, err := os.ReadFile(s.path("acme")); err != nil || string(b) != "the snapshot before" {
+		t.Errorf("the snapshot after a failed write: %q, %v", b, err)
+	}
+	if files, err := os.ReadDir(s.Dir); err != nil || len(files) != 1 {
+		t.Errorf("%d files left in the directory (%v), want the snapshot alone", len(files), err)
+	}
+}

@@ -11,11 +11,11 @@ import (
 )
 
 // Loader indexes cards in batches, as a build reads them. A batch's cards are analysed on every
-// core, each worker taking a contiguous run of them and listing their words apart; the workers'
-// lists are then appended to the index's by two goroutines, each taking half of the words, while
-// the first files the batch's other postings. The workers keep their lists from one batch to the
-// next, with the index's list each is appended to: a word met again costs no lookup in the index,
-// nor a new list. While a Loader loads, x is not shared (a build), or the caller is inside Write
+// core, each worker taking a contiguous run of them and listing their words and their names'
+// trigrams apart; the workers' lists are then appended to the index's by two goroutines, each
+// taking half of them, while the first files the batch's other postings. The workers keep their
+// lists from one batch to the next, with the index's list each is appended to: a word or
+// trigram met again costs no lookup in the index, nor a new list. While a Loader loads, x is not shared (a build), or the caller is inside Write
 // for each batch.
 type Loader struct {
 	x *Tenant
@@ -77,19 +77,20 @@ func (ld *Loader) Load(cs []cards.Card) {
 // from base, live.
 func (ld *Loader) merge(workers []*loadWorker, base, k int) {
 	x := ld.x
-	// Lists met for the first time are linked to the index's, which are made for words new to
-	// it: by one goroutine, as the index's map of lists changes.
+	// Lists met for the first time are linked to the index's, which are made for words and
+	// trigrams new to it (keyed by the worker's copy of the text): by one goroutine, as the
+	// index's maps of lists change.
 	for _, w := range workers {
 		for _, l := range w.touched {
 			if l.into == nil && l.gram {
-				l.into = x.gramList(l.term)
+				l.into = x.gramListOwned(l.term)
 			} else if l.into == nil {
-				l.into = x.list(l.term)
+				l.into = x.listOwned(l.term)
 			}
 		}
 	}
-	// Two goroutines append the words' lists, each the words of its half; the other postings
-	// and the documents' registration touch none of those lists meanwhile.
+	// Two goroutines append the workers' lists, each those of its half; the other postings and
+	// the documents' registration touch none of them meanwhile.
 	var wg sync.WaitGroup
 	for _, half := range []bool{false, true} {
 		wg.Go(func() {
@@ -106,11 +107,8 @@ func (ld *Loader) merge(workers []*loadWorker, base, k int) {
 		x.register(uint32(base + i))
 	}
 	for _, w := range workers {
-		// The words' and trigrams' lists are the worker's own: were any in the part, merging it
-		// would append to the lists the halves are appending to.
-		if len(w.part.terms) != 0 || len(w.part.trigrams) != 0 {
-			panic("search index: a build's worker posted words or trigrams in its part")
-		}
+		// The part holds protocols, tags and capabilities only (see analyse): none of the lists
+		// the halves are appending to.
 		x.merge(w.part)
 	}
 	wg.Wait()
@@ -159,7 +157,6 @@ func newLoadWorker(terms int) *loadWorker {
 // worker's lists, their other postings in its part, and each document's own record in x.
 func (w *loadWorker) analyse(x *Tenant, cs []cards.Card, first int) {
 	w.part = newPostings()
-	w.part.raw = true
 	for i, c := range cs {
 		n := uint32(first + i)
 		d := analyzeWith(c, func(tok string, field uint8) {
@@ -219,14 +216,19 @@ func (w *loadWorker) newList(m map[string]*rawList, t string) *rawList {
 }
 
 // next empties the worker's lists for the next batch, keeping their room. Past maxWords terms
-// or trigrams (names' words and numbers, which seldom recur) it starts again from none.
+// (names' words and numbers, which seldom recur) it starts its words again from none, and past
+// maxWords trigrams (names in scripts of many letters) its trigrams.
 func (w *loadWorker) next() {
 	for _, l := range w.touched {
 		l.tail = l.tail[:0]
 	}
 	w.touched = w.touched[:0]
 	w.part = postings{}
-	if len(w.byTerm) > maxWords || len(w.byWord) >= maxWords || len(w.byGram) > maxWords {
-		*w = *newLoadWorker(len(w.byTerm))
+	if len(w.byTerm) > maxWords || len(w.byWord) >= maxWords {
+		fresh := newLoadWorker(len(w.byTerm))
+		w.byTerm, w.byWord = fresh.byTerm, fresh.byWord
+	}
+	if len(w.byGram) > maxWords {
+		w.byGram = make(map[string]*rawList, 1024)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // take about a byte an entry where a list's documents lie close together (a common word's)
 // instead of four; the newest stay as they are in tail, at least one of them once the list
 // holds any, so that adding to the last document's count and appending cost what they cost in
-// a slice. A list being filled by a build's worker (see Loader and postings.raw) keeps every
+// a slice. A list being filled by a build's worker (see Loader) keeps every
 // entry in tail.
 type plist struct {
 	tail []uint32

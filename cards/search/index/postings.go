@@ -14,10 +14,6 @@ type postings struct {
 	// terms holds doc<<termShift | weighted count (see Doc.terms) for each word; by pointer, so
 	// adding to a list costs one map lookup.
 	terms map[string]*plist
-	// raw leaves the lists unpacked: a build's worker fills its share of the trigrams' so (its
-	// words' lists are its own, see Loader), and they are packed as they are merged into the
-	// index's.
-	raw bool
 	// vocab3 lists the tokens that start with each 3-byte prefix, for the prefix match.
 	vocab3 map[string][]string
 }
@@ -39,7 +35,7 @@ func newPostings() postings {
 // terms are left out when d has none (analyzeWith posted them already).
 func (p *postings) post(n uint32, d Doc) {
 	p.postValues(n, d)
-	eachTrigram(d.name, func(g string) { p.gramList(g).addOnce(p.raw, n) })
+	eachTrigram(d.name, func(g string) { p.gramList(g).addOnce(false, n) })
 	for tok, count := range d.terms {
 		p.term(tok, n<<termShift|uint32(count))
 	}
@@ -68,46 +64,53 @@ func eachTrigram(s string, fn func(g string)) {
 
 // term appends entries to the token's list, creating it (and its prefix entry) if new.
 func (p *postings) term(tok string, entries ...uint32) {
-	p.list(tok).add(p.raw, entries...)
+	p.list(tok).add(false, entries...)
 }
 
 // list returns the token's list, creating it (and its prefix entry) if new. The index's own
 // keys are copies: a token is often a part of a card's text, which it would keep.
-func (p *postings) list(tok string) *plist {
-	list := p.terms[tok]
-	if list == nil {
-		if !p.raw {
-			tok = strings.Clone(tok)
-		}
-		list = &plist{}
-		p.terms[tok] = list
-		if len(tok) >= minPrefix {
-			p.vocab3[tok[:minPrefix]] = append(p.vocab3[tok[:minPrefix]], tok)
-		}
+func (p *postings) list(tok string) *plist { return p.termList(tok, false) }
+
+// listOwned is list for a token that is a copy already, of its own memory.
+func (p *postings) listOwned(tok string) *plist { return p.termList(tok, true) }
+
+func (p *postings) termList(tok string, owned bool) *plist {
+	list, key, made := listIn(p.terms, tok, owned)
+	if made && len(key) >= minPrefix {
+		p.vocab3[key[:minPrefix]] = append(p.vocab3[key[:minPrefix]], key)
 	}
 	return list
-}
-
-// gram appends entries to the trigram's list, creating it if new.
-func (p *postings) gram(g string, entries ...uint32) {
-	p.gramList(g).add(p.raw, entries...)
 }
 
 // gramList returns the trigram's list, creating it if new; the index's own keys are copies, as
 // list's are.
 func (p *postings) gramList(g string) *plist {
-	list := p.trigrams[g]
-	if list == nil {
-		if !p.raw {
-			g = strings.Clone(g)
-		}
-		list = &plist{}
-		p.trigrams[g] = list
-	}
+	list, _, _ := listIn(p.trigrams, g, false)
 	return list
 }
 
-// merge appends the lists of q, whose documents all come after those of p.
+// gramListOwned is gramList for a trigram that is a copy already, of its own memory.
+func (p *postings) gramListOwned(g string) *plist {
+	list, _, _ := listIn(p.trigrams, g, true)
+	return list
+}
+
+// listIn returns the list of key in m and the key m holds it by, making it if new (by a copy
+// of key, unless owned) and saying so.
+func listIn(m map[string]*plist, key string, owned bool) (list *plist, held string, made bool) {
+	if list := m[key]; list != nil {
+		return list, key, false
+	}
+	if !owned {
+		key = strings.Clone(key)
+	}
+	list = &plist{}
+	m[key] = list
+	return list, key, true
+}
+
+// merge appends the protocols', tags' and capabilities' lists of q, whose documents all come
+// after those of p (a build's workers keep their words' and trigrams' lists, see Loader).
 func (p *postings) merge(q postings) {
 	for _, pair := range []struct{ into, from map[string][]uint32 }{
 		{p.protocols, q.protocols}, {p.tags, q.tags}, {p.caps, q.caps},
@@ -115,12 +118,6 @@ func (p *postings) merge(q postings) {
 		for k, list := range pair.from {
 			pair.into[k] = append(pair.into[k], list...)
 		}
-	}
-	for g, list := range q.trigrams {
-		p.gram(g, list.tail...)
-	}
-	for tok, list := range q.terms {
-		p.term(tok, list.tail...)
 	}
 }
 

@@ -50,12 +50,20 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 		pages[i] = best{k: p.limit + 1, h: make([]Candidate, 0, p.limit+1)}
 	}
 	rank := func(i int) {
+		// A ranker that panics (in accept) leaves no chunk to the other.
+		finished := false
+		defer func() {
+			if !finished {
+				work.stop()
+			}
+		}()
 		r := ranking{x: x, s: s, part: &s.parts[i], terms: terms, norm: norm, total: total, accept: accept, boundary: boundary,
 			page: &pages[i], shared: shared}
 		r.begin()
 		for lo, hi, ok := work.claim(i); ok; lo, hi, ok = work.claim(i) {
 			counts[i] += r.rank(lo, hi)
 		}
+		finished = true
 	}
 	switch {
 	case split && alternateChunks:
@@ -73,12 +81,17 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 	return res, counts[0] + counts[1], next
 }
 
-// chunks hands out the documents to rank, chunk by chunk in order.
+// chunks hands out the documents to rank, chunk by chunk in order, until they are all taken or
+// it is stopped.
 type chunks struct {
 	docs, size int
 	next       atomic.Int64
+	stopped    atomic.Bool
 	taken      [2]int // with alternateChunks, how many each ranker took
 }
+
+// stop hands out no more chunks.
+func (c *chunks) stop() { c.stopped.Store(true) }
 
 // alternateChunks, set by tests, makes the two rankers of a large index run one after the
 // other, ranker i taking chunks i, i+2, i+4…: both rank, and every chunk follows a jump.
@@ -86,6 +99,9 @@ var alternateChunks bool
 
 // claim returns the next chunk [lo, hi) for ranker i; false when none is left.
 func (c *chunks) claim(i int) (lo, hi int, ok bool) {
+	if c.stopped.Load() {
+		return 0, 0, false
+	}
 	k := int(c.next.Add(1) - 1)
 	if alternateChunks {
 		k = 2*c.taken[i] + i
@@ -101,9 +117,10 @@ func (c *chunks) claim(i int) (lo, hi int, ok bool) {
 // helped runs f(0), and f(1) on another goroutine if that one starts before f(0) is done: a
 // goroutine can take a tenth of a millisecond to start on an idle core, and one that starts
 // after the work is done is not waited for. Once f(0) is done, or has panicked, f(1), if it
-// started, is waited for: it finishes the chunk it holds, if any, and reads nothing after the
-// caller returns (and lets go of the index's lock). A panic of f(1) is raised again here, on
-// the caller's goroutine, where it can be recovered.
+// started, is waited for (it finishes the chunk it holds, if any: a ranker that panics stops
+// the chunks), so that it reads nothing after the caller returns and lets go of the index's
+// lock. A panic of f(1) is raised again here, on the caller's goroutine, where it can be
+// recovered, unless f(0) panicked too.
 func helped(f func(i int)) {
 	const waiting, running, unneeded = 0, 1, 2
 	var state atomic.Int32
@@ -114,9 +131,10 @@ func helped(f func(i int)) {
 			f(1)
 		}
 	}()
+	returned := false
 	defer func() {
 		if !state.CompareAndSwap(waiting, unneeded) {
-			if v := <-done; v != nil {
+			if v := <-done; v != nil && returned {
 				panic(v)
 			}
 		}
@@ -125,6 +143,7 @@ func helped(f func(i int)) {
 		runtime.Gosched()
 	}
 	f(0)
+	returned = true
 }
 
 // awaitHelper, set by tests, makes helped start f(0) once f(1) has started.

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentcards/agentcards/cards"
@@ -162,8 +163,8 @@ func encodeSnapshot(x *Tenant, tenant, stamp string, sorted bool) []byte {
 // order (for analyzerStamp, which must not depend on map order). The caller holds x.mu (read).
 func writeSnapshot(w io.Writer, x *Tenant, tenant, stamp string, sorted bool) error {
 	keys := snapshotKeys{
-		lists:  [3][]string{keysOf(x.protocols, sorted), keysOf(x.tags, sorted), keysOf(x.caps, sorted)},
-		packed: [2][]string{keysOf(x.trigrams, sorted), keysOf(x.terms, sorted)},
+		lists:  [3][]keyed[[]uint32]{entriesOf(x.protocols, sorted), entriesOf(x.tags, sorted), entriesOf(x.caps, sorted)},
+		packed: [2][]keyed[*plist]{entriesOf(x.trigrams, sorted), entriesOf(x.terms, sorted)},
 	}
 	sum := crc32.New(castagnoli)
 	e := &snapshotEncoder{w: bufio.NewWriterSize(io.MultiWriter(w, sum), 1<<16)}
@@ -179,18 +180,38 @@ func writeSnapshot(w io.Writer, x *Tenant, tenant, stamp string, sorted bool) er
 	for _, pass := range []int{stringsPass, restPass} {
 		e.pass = pass
 		e.index(x, keys)
-	}
-	if err := e.w.Flush(); err != nil {
-		return err
+		// A failed write (a full disk) stops the encoding here.
+		if err := e.w.Flush(); err != nil {
+			return err
+		}
 	}
 	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
 	return err
 }
 
-// snapshotKeys are the keys of the index's maps, in the order every pass writes them.
+// snapshotKeys are the entries of the index's maps, in the order every pass writes them.
 type snapshotKeys struct {
-	lists  [3][]string // protocols, tags, caps
-	packed [2][]string // trigrams, terms
+	lists  [3][]keyed[[]uint32] // protocols, tags, caps
+	packed [2][]keyed[*plist]   // trigrams, terms
+}
+
+// keyed is a map's entry.
+type keyed[V any] struct {
+	key   string
+	value V
+}
+
+// entriesOf returns m's entries, sorted by key if asked (else in map order, which costs nothing
+// to find).
+func entriesOf[V any](m map[string]V, sorted bool) []keyed[V] {
+	out := make([]keyed[V], 0, len(m))
+	for k, v := range m {
+		out = append(out, keyed[V]{k, v})
+	}
+	if sorted {
+		slices.SortFunc(out, func(a, b keyed[V]) int { return strings.Compare(a.key, b.key) })
+	}
+	return out
 }
 
 // index makes one pass over x (see snapshotEncoder): every part of the snapshot after the
@@ -223,18 +244,18 @@ func (e *snapshotEncoder) index(x *Tenant, keys snapshotKeys) {
 		e.uint(uint64(n))
 	}
 	e.count(e.entries)
-	for i, m := range []map[string][]uint32{x.protocols, x.tags, x.caps} {
+	for _, m := range keys.lists {
 		e.count(len(m))
-		for _, k := range keys.lists[i] {
-			e.str(k)
-			e.list(m[k])
+		for _, kv := range m {
+			e.str(kv.key)
+			e.list(kv.value)
 		}
 	}
-	for i, m := range []map[string]*plist{x.trigrams, x.terms} {
+	for _, m := range keys.packed {
 		e.count(len(m))
-		for _, k := range keys.packed[i] {
-			e.str(k)
-			e.packed(m[k])
+		for _, kv := range m {
+			e.str(kv.key)
+			e.packed(kv.value)
 		}
 	}
 }
@@ -244,18 +265,6 @@ func flag(b bool, bit uint64) uint64 {
 		return bit
 	}
 	return 0
-}
-
-// keysOf returns m's keys, sorted if asked (else in map order, which costs nothing to find).
-func keysOf[V any](m map[string]V, sorted bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	if sorted {
-		slices.Sort(keys)
-	}
-	return keys
 }
 
 // snapshotDecoder reads a snapshot's parts from b, and its strings from strs; the first

@@ -316,3 +316,13 @@ func TestSnapshotPackedSizesBounded(t *testing.T) {
 		t.Fatalf("read: %v, want errSnapshot", d.err)
 	}
 }
+
+// TestSnapshotStamp: the stamp of the analysis and the snapshot format is the one the snapshots
+// on disk were written with. A change to either that is meant makes older snapshots unreadable
+// (each index is built again at the next start): set the new stamp here. One that is not meant
+// fails here.
+func TestSnapshotStamp(t *testing.T) {
+	if got := analyzerStamp(); got != "36d0bc2e1ef968b3ac399cd9" {
+		t.Errorf("analyzerStamp() = %s: the analysis of cards or the snapshot format changed", got)
+	}
+}
