@@ -229,7 +229,14 @@ func (g *signature) mayBegin(p string) bool {
 
 // CapabilityTerms works out c's CapabilityWords: once per card, by a caller that keeps them.
 func CapabilityTerms(c cards.Card) CapabilityWords {
-	w := CapabilityWords{ends: make([]int32, len(c.Capabilities)), sigs: make([]signature, len(c.Capabilities))}
+	size := 0
+	for _, cp := range c.Capabilities {
+		size += len(cp.Name) + len(cp.Description)
+	}
+	// Room for a word every six bytes, about what texts hold: the words are not copied as they
+	// grow.
+	w := CapabilityWords{words: make([]string, 0, size/6+len(c.Capabilities)), ends: make([]int32, len(c.Capabilities)),
+		sigs: make([]signature, len(c.Capabilities))}
 	for i, cp := range c.Capabilities {
 		sig := &w.sigs[i]
 		add := func(tok string, _ bool) {
