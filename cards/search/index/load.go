@@ -15,8 +15,8 @@ import (
 // trigrams apart; the workers' lists are then appended to the index's by two goroutines, each
 // taking half of them, while the first files the batch's other postings. The workers keep their
 // lists from one batch to the next, with the index's list each is appended to: a word or
-// trigram met again costs no lookup in the index, nor a new list. While a Loader loads, x is not shared (a build), or the caller is inside Write
-// for each batch.
+// trigram met again costs no lookup in the index, nor a new list. While a Loader loads, x is
+// not shared (a build), or the caller is inside Write for each batch.
 type Loader struct {
 	x *Tenant
 	// compactions is x's count of them when the workers' lists were linked to its lists, which a
@@ -82,9 +82,12 @@ func (ld *Loader) merge(workers []*loadWorker, base, k int) {
 	// index's maps of lists change.
 	for _, w := range workers {
 		for _, l := range w.touched {
-			if l.into == nil && l.gram {
+			if l.into != nil {
+				continue
+			}
+			if l.gram {
 				l.into = x.gramListOwned(l.term)
-			} else if l.into == nil {
+			} else {
 				l.into = x.listOwned(l.term)
 			}
 		}
@@ -172,11 +175,7 @@ func (w *loadWorker) analyse(x *Tenant, cs []cards.Card, first int) {
 		x.docs[n], x.lens[n] = newIdoc(c, d), d.length
 		w.part.postValues(n, d)
 		eachTrigram(d.name, func(g string) {
-			l := w.byGram[g]
-			if l == nil {
-				l = w.newList(w.byGram, g)
-				l.gram = true
-			}
+			l := w.gramList(g)
 			if len(l.tail) == 0 {
 				w.touched = append(w.touched, l)
 			}
@@ -203,6 +202,16 @@ func (w *loadWorker) termList(t string) *rawList {
 	l := w.byTerm[t]
 	if l == nil {
 		l = w.newList(w.byTerm, t)
+	}
+	return l
+}
+
+// gramList returns the list of the trigram g, making it if new.
+func (w *loadWorker) gramList(g string) *rawList {
+	l := w.byGram[g]
+	if l == nil {
+		l = w.newList(w.byGram, g)
+		l.gram = true
 	}
 	return l
 }

@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"testing"
@@ -39,8 +40,12 @@ func churnedIndexSearchOf(t *testing.T, restored bool) func(q index.Query, hide 
 		t.Fatalf("setup: %d documents, %d live", x.Documents(), x.Live())
 	}
 	if restored {
+		var b bytes.Buffer
+		if err := x.EncodeTo(&b, "t"); err != nil {
+			t.Fatal(err)
+		}
 		var err error
-		if x, err = index.Decode(x.Encode("t"), "t"); err != nil {
+		if x, err = index.Decode(b.Bytes(), "t"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -645,19 +645,14 @@ func stampCards() []cards.Card {
 	return slices.SortedFunc(slices.Values(cs), func(a, b cards.Card) int { return cmp.Compare(a.AgentID, b.AgentID) })
 }
 
-// Encode writes x out as the snapshot of tenant, for Decode. The caller holds the read lock
-// (RLockLong: encoding a large index takes a while).
-func (x *Tenant) Encode(tenant string) []byte {
-	return encodeSnapshot(x, tenant, analyzerStamp(), false)
-}
-
-// EncodeTo is Encode written out to w as it is encoded: the snapshot of a large index is not
-// held in memory. It returns the first error of w.
+// EncodeTo writes x out to w as the snapshot of tenant, for Decode, as it is encoded: the
+// snapshot of a large index is not held in memory. It returns the first error of w. The caller
+// holds the read lock (RLockLong: encoding a large index takes a while).
 func (x *Tenant) EncodeTo(w io.Writer, tenant string) error {
 	return writeSnapshot(w, x, tenant, analyzerStamp(), false)
 }
 
-// Decode reads back a snapshot of tenant that Encode wrote with the same analysis of cards; any
+// Decode reads back a snapshot of tenant that EncodeTo wrote with the same analysis of cards; any
 // other, or a damaged one, is an error.
 func Decode(b []byte, tenant string) (*Tenant, error) {
 	return decodeSnapshot(b, tenant, analyzerStamp())
