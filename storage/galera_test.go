@@ -38,15 +38,8 @@ func TestGalera(t *testing.T) {
 		defer db.Close()
 		nodes[i] = db
 	}
-	root, err := sql.Open("mysql", cluster.Nodes[0].DSN)
-	if err != nil {
+	if err := cluster.Exec(ctx, "CREATE DATABASE test", "CREATE TABLE test.t (id INT PRIMARY KEY, v INT)", "INSERT INTO test.t VALUES (1, 0)"); err != nil {
 		t.Fatal(err)
-	}
-	defer root.Close()
-	for _, q := range []string{"CREATE DATABASE test", "CREATE TABLE test.t (id INT PRIMARY KEY, v INT)", "INSERT INTO test.t VALUES (1, 0)"} {
-		if _, err := root.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
 	}
 
 	// A transaction on the first node updates the row; the second node's update of it commits
@@ -87,10 +80,8 @@ func TestGalera(t *testing.T) {
 
 	// Replicas started together on both nodes migrate a new database once: the migration lease
 	// holds across the cluster where GET_LOCK does not.
-	for _, q := range []string{"CREATE DATABASE migrated"} {
-		if _, err := root.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+	if err := cluster.Exec(ctx, "CREATE DATABASE migrated"); err != nil {
+		t.Fatal(err)
 	}
 	migrated := make([]*sql.DB, 6)
 	for i := range migrated {

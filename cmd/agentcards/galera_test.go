@@ -48,12 +48,9 @@ func TestServeOnGalera(t *testing.T) {
 		cfg.DBName = "agentcards"
 		dsns[i] = cfg.FormatDSN()
 	}
-	create, err := sql.Open("mysql", cluster.Nodes[0].DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer create.Close()
-	if _, err := create.Exec("CREATE DATABASE agentcards CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cluster.Exec(ctx, "CREATE DATABASE agentcards CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -127,9 +124,9 @@ func TestServeOnGalera(t *testing.T) {
 	t.Logf("the other nodes acknowledged writes again %s after the kill; auto_increment_increment/offset: %s",
 		time.Since(killed).Round(time.Millisecond), autoIncrement(t, dsns[:2]))
 	time.Sleep(time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := cluster.Nodes[2].Restart(ctx); err != nil {
+	restart, cancelRestart := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancelRestart()
+	if err := cluster.Nodes[2].Restart(restart); err != nil {
 		t.Fatal(err)
 	}
 	transfer := "SST"

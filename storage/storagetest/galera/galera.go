@@ -270,6 +270,69 @@ func (nd *Node) waitSynced(ctx context.Context, exited <-chan struct{}) error {
 	}
 }
 
+// Exec runs statements on the first node, then waits until every node has applied them: Galera
+// replicates a DDL statement to the other nodes in total order, but the first node answers
+// without waiting for them, so a client of another node could still miss a new database or table.
+func (c *Cluster) Exec(ctx context.Context, stmts ...string) error {
+	first, err := sql.Open("mysql", c.Nodes[0].DSN)
+	if err != nil {
+		return err
+	}
+	defer first.Close()
+	for _, q := range stmts {
+		if _, err := first.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("galera: %s: %w", q, err)
+		}
+	}
+	return c.Applied(ctx)
+}
+
+// Applied returns once every node that runs has applied every transaction the first node has
+// committed: it waits until each node's last committed sequence number (wsrep_last_committed) is
+// at least the first node's.
+func (c *Cluster) Applied(ctx context.Context) error {
+	seqno := func(nd *Node) (int64, error) {
+		db, err := sql.Open("mysql", nd.DSN)
+		if err != nil {
+			return 0, err
+		}
+		defer db.Close()
+		v, err := Status(ctx, db, "wsrep_last_committed")
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseInt(v, 10, 64)
+	}
+	want, err := seqno(c.Nodes[0])
+	if err != nil {
+		return fmt.Errorf("galera: %s: %w", c.Nodes[0].Name, err)
+	}
+	for _, nd := range c.Nodes[1:] {
+		if !nd.running() {
+			continue
+		}
+		for {
+			got, err := seqno(nd)
+			if err == nil && got >= want {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("galera: %s has not applied up to %d: %w (last: %d, %v)", nd.Name, want, ctx.Err(), got, err)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// running reports whether the node's mariadbd is started and not stopped or killed.
+func (nd *Node) running() bool {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	return nd.cmd != nil
+}
+
 // Status reads one of the server's status variables (SHOW STATUS), such as wsrep_cluster_size.
 func Status(ctx context.Context, db *sql.DB, name string) (string, error) {
 	var v string
