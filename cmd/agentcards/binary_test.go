@@ -75,9 +75,15 @@ type server struct {
 	base   string // the URL it listens on
 	stderr *syncBuffer
 	exited chan struct{}
+	// metrics receives the URL of the metrics listener (without /metrics) once it is printed;
+	// never with server.metricsAddr empty.
+	metrics chan string
 }
 
-var listeningOn = regexp.MustCompile(`listening on (http://\S+)`)
+var (
+	listeningOn = regexp.MustCompile(`listening on (http://\S+)`)
+	metricsOn   = regexp.MustCompile(`metrics on (http://\S+)/metrics`)
+)
 
 // startServer runs `bin serve` in dir with env, waits until it listens, and kills it when the
 // test ends if it is still running.
@@ -101,11 +107,15 @@ func startServer(t *testing.T, bin, dir string, env []string) *server {
 		}
 	})
 	found := make(chan string, 1)
+	s.metrics = make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if m := listeningOn.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
+			}
+			if m := metricsOn.FindStringSubmatch(sc.Text()); m != nil {
+				s.metrics <- m[1]
 				break
 			}
 		}

@@ -179,6 +179,9 @@ type ServerConfig struct {
 	MetricsAddr string `koanf:"metricsAddr"`
 	// Pprof serves Go's runtime profiles (/debug/pprof/) beside the metrics, on their listener.
 	Pprof bool `koanf:"pprof"`
+	// GCHeadroom bounds the garbage the heap holds between collections, in bytes (gcpace); 0
+	// leaves the Go runtime's pace (GOGC), which the GOGC variable also keeps.
+	GCHeadroom int64 `koanf:"gcHeadroom"`
 	// MaxJSONDepth bounds how deeply free-form JSON (a card's metadata, a capability's
 	// inputSchema, a delegation's context) nests, on every door.
 	MaxJSONDepth int `koanf:"maxJsonDepth"`
@@ -231,6 +234,7 @@ var defaults = map[string]any{
 	"server.tenantCacheTtl":      "250ms",
 	"server.metricsAddr":         "127.0.0.1:9464",
 	"server.pprof":               false,
+	"server.gcHeadroom":          384 << 20,
 	"server.maxJsonDepth":        cards.DefaultMaxJSONDepth,
 	"database.driver":            "sqlite",
 	"database.dsn":               "",

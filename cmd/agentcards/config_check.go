@@ -107,6 +107,9 @@ func (s ServerConfig) check() []error {
 	if s.Pprof && s.MetricsAddr == "" {
 		errs = append(errs, errors.New("server.pprof needs server.metricsAddr: the profiles are served on the metrics listener, never the API's"))
 	}
+	if s.GCHeadroom < 0 {
+		errs = append(errs, errors.New("server.gcHeadroom must not be negative (0 leaves the Go runtime's pace)"))
+	}
 	for _, o := range s.CORSOrigins {
 		// Exact origins only: a wildcard would also admit any page at /mcp, which the MCP
 		// transport asks to refuse against DNS rebinding.

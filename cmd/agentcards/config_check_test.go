@@ -43,6 +43,7 @@ func TestConfigRanges(t *testing.T) {
 		{key: "server.shutdownTimeout", inside: "1ns", outside: "0", want: "server.requestTimeout and server.shutdownTimeout must be positive"},
 		{key: "server.tenantCacheTtl", inside: "500ms", outside: "500.001ms", want: "server.tenantCacheTtl must be between 0 and 500ms"},
 		{key: "server.tenantCacheTtl", inside: "0", outside: "-1ns", want: "server.tenantCacheTtl must be between 0 and 500ms"},
+		{key: "server.gcHeadroom", inside: "0", outside: "-1", want: "server.gcHeadroom must not be negative"},
 		{key: "server.corsOrigins", inside: "https://app.example, http://localhost:3000", outside: "*", want: `server.corsOrigins: origin "*" is not scheme://host[:port]`},
 		{key: "server.corsOrigins", inside: "https://app.example/", outside: "https://app.example/console", want: "server.corsOrigins: origin"},
 		{key: "auth.leeway", inside: "5m", outside: "5m1ns", want: "auth.leeway must be between 0 and 5m"},

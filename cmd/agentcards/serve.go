@@ -19,6 +19,7 @@ import (
 	"github.com/agentcards/agentcards/cards/search"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/cmd/agentcards/app"
+	"github.com/agentcards/agentcards/cmd/agentcards/app/gcpace"
 	"github.com/agentcards/agentcards/cmd/agentcards/app/metrics"
 	"github.com/agentcards/agentcards/storage"
 	"github.com/agentcards/agentcards/web"
@@ -61,6 +62,7 @@ func serve(ctx context.Context, cfg Config, stray []strayEnv, stdout, stderr io.
 	}
 	defer db.Close()
 	defer limitMemory(cfg.Search.MemoryBudget, log)()
+	defer paceGC(cfg.Server.GCHeadroom, log)()
 	a.Start(ctx)
 	// After the server stops taking requests: async delegations in flight get their outcome,
 	// and the background work stops, before the database closes.
@@ -225,6 +227,18 @@ func snapshotDir(dir string) string {
 		return ""
 	}
 	return dir
+}
+
+// paceGC starts a gcpace.Pacer that keeps the heap's garbage between collections within
+// server.gcHeadroom, unless it is 0 or GOGC sets the runtime's pace. It returns the function that
+// stops it.
+func paceGC(headroom int64, log *slog.Logger) func() {
+	if headroom <= 0 || os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	p := gcpace.Start(headroom)
+	log.Debug("server.gcHeadroom: the heap's garbage between collections is bounded (GOGC sets another pace)", "headroom", headroom)
+	return p.Stop
 }
 
 // memoryMargin is what the Go runtime's memory limit adds to search.memoryBudget: the heap of
