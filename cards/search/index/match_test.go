@@ -88,3 +88,28 @@ func TestMatchedCapabilitiesAgreesWithMatch(t *testing.T) {
 		t.Fatalf("only %d capabilities matched in all: the queries test too little", matched)
 	}
 }
+
+// BenchmarkCapabilityTerms: the words of a generated card's capabilities, as a first answer of
+// a q search works them out for matchedCapabilities. -cpu 2 runs two at once.
+func BenchmarkCapabilityTerms(b *testing.B) {
+	var cs []cards.Card
+	for _, d := range cardgen.Documents(42, 1000) {
+		c, err := cards.Decode(d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	for _, c := range cs {
+		CapabilityTerms(c) // every word's stem known, as in a tenant's steady state
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			CapabilityTerms(cs[i%len(cs)])
+			i++
+		}
+	})
+}
