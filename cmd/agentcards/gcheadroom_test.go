@@ -8,10 +8,11 @@ import (
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
-// TestServeGCHeadroom: the built binary paces its garbage collector by server.gcHeadroom. With a
-// headroom of one byte, every live heap is past it, so after a collection the runtime's GC
-// percentage is the floor (go_gc_gogc_percent); GOGC in the environment keeps the runtime's
-// pace, and so does a headroom of 0. Each case reads the percentage after two collections.
+// TestServeGCHeadroom: serve wires server.gcHeadroom to the pacer (gcpace's own tests cover the
+// pacing itself). With a headroom of one byte, every live heap is past it, so the runtime's GC
+// percentage is the floor (go_gc_gogc_percent) from the start; GOGC in the environment keeps
+// the runtime's pace, and so does a headroom of 0. Each case reads the percentage after two
+// collections, by which a running pacer would have set it.
 func TestServeGCHeadroom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")

@@ -233,11 +233,15 @@ func snapshotDir(dir string) string {
 // server.gcHeadroom, unless it is 0 or GOGC sets the runtime's pace. It returns the function that
 // stops it.
 func paceGC(headroom int64, log *slog.Logger) func() {
-	if headroom <= 0 || os.Getenv("GOGC") != "" {
+	if headroom <= 0 {
+		return func() {}
+	}
+	if os.Getenv("GOGC") != "" {
+		log.Info("server.gcHeadroom is off: GOGC sets the garbage collector's pace", "GOGC", os.Getenv("GOGC"))
 		return func() {}
 	}
 	p := gcpace.Start(headroom)
-	log.Debug("server.gcHeadroom: the heap's garbage between collections is bounded (GOGC sets another pace)", "headroom", headroom)
+	log.Info("server.gcHeadroom: the heap's garbage between collections is bounded (GOGC sets another pace)", "headroom", headroom)
 	return p.Stop
 }
 

@@ -18,7 +18,8 @@ import (
 // garbage allowed grows with the live heap again, so a large heap is not collected without end.
 const Floor = 25
 
-// A Pacer sets the runtime's GC percentage after each collection (see the package's comment).
+// A Pacer sets the runtime's GC percentage after each collection (see the package's comment); a
+// cleanup that runs late, after the next collection has begun, makes it lag by a collection.
 // One paces a process: a Start while another Pacer runs shares it (its headroom stays), and the
 // last Stop stops it.
 type Pacer struct {
@@ -121,7 +122,7 @@ func (p *Pacer) Percent() int {
 }
 
 // Stop lets go of the Pacer; the last of those sharing it stops it and restores the percentage
-// it started from. A second Stop does nothing.
+// it started from (whatever else set one meanwhile). A second Stop does nothing.
 func (p *Pacer) Stop() {
 	p.once.Do(func() {
 		running.Lock()

@@ -41,6 +41,8 @@ var ballast []byte
 func TestPacer(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
+	ballast = nil
+	runtime.GC() // Start paces by the last collection's figures: those of a small heap
 	p := gcpace.Start(24 << 20)
 	defer p.Stop()
 	if got := runtimePercent(); got != 100 {
@@ -70,15 +72,20 @@ func TestPacer(t *testing.T) {
 		t.Errorf("one of two Pacers stopped: GOGC %d, want it still paced", got)
 	}
 	q.Stop()
-	ballast = nil
 	if got := runtimePercent(); got != 100 {
 		t.Errorf("after Stop: GOGC %d, want 100", got)
 	}
-	runtime.GC()
-	runtime.GC()
-	if got := runtimePercent(); got != 100 {
-		t.Errorf("a collection after Stop: GOGC %d, want 100", got)
+	// A larger heap: a Pacer that went on after Stop would set the percentage again.
+	ballast = make([]byte, 128<<20)
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
+	if got := runtimePercent(); got != 100 {
+		t.Errorf("collections of a large heap after Stop: GOGC %d, want 100", got)
+	}
+	runtime.KeepAlive(ballast)
+	ballast = nil
 }
 
 // settle runs collections until ok holds of the runtime's percentage (the Pacer sets it on the
