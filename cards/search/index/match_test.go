@@ -17,14 +17,7 @@ import (
 // for random queries of whole words, words being typed, stopwords and synonym sets of words and
 // phrases, over generated cards and cards of compounds and capitals.
 func TestMatchedCapabilitiesAgreesWithMatch(t *testing.T) {
-	var cs []cards.Card
-	for _, d := range cardgen.Documents(42, 300) {
-		c, err := cards.Decode(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs = append(cs, c)
-	}
+	cs := generatedCards(t, 300)
 	cs = append(cs, cards.Card{AgentID: "compounds", Capabilities: []cards.Capability{
 		{Name: "cost_center-Report", Description: "Costs per Cost-Center, costume budgets"},
 		{Name: "ÉtéForecast", Description: "Prévisions de l'été: forecasting"},
@@ -92,14 +85,7 @@ func TestMatchedCapabilitiesAgreesWithMatch(t *testing.T) {
 // BenchmarkCapabilityTerms: the words of a generated card's capabilities, as a first answer of
 // a q search works them out for matchedCapabilities. -cpu 2 runs two at once.
 func BenchmarkCapabilityTerms(b *testing.B) {
-	var cs []cards.Card
-	for _, d := range cardgen.Documents(42, 1000) {
-		c, err := cards.Decode(d)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cs = append(cs, c)
-	}
+	cs := generatedCards(b, 1000)
 	for _, c := range cs {
 		CapabilityTerms(c) // every word's stem known, as in a tenant's steady state
 	}
@@ -112,4 +98,18 @@ func BenchmarkCapabilityTerms(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// generatedCards decodes n bench/cardgen cards (seed 42).
+func generatedCards(tb testing.TB, n int) []cards.Card {
+	tb.Helper()
+	cs := make([]cards.Card, 0, n)
+	for _, d := range cardgen.Documents(42, n) {
+		c, err := cards.Decode(d)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	return cs
 }

@@ -291,19 +291,19 @@ func (c *Cluster) Exec(ctx context.Context, stmts ...string) error {
 // committed: it waits until each node's last committed sequence number (wsrep_last_committed) is
 // at least the first node's.
 func (c *Cluster) Applied(ctx context.Context) error {
-	seqno := func(nd *Node) (int64, error) {
-		db, err := sql.Open("mysql", nd.DSN)
-		if err != nil {
-			return 0, err
-		}
-		defer db.Close()
+	seqno := func(db *sql.DB) (int64, error) {
 		v, err := Status(ctx, db, "wsrep_last_committed")
 		if err != nil {
 			return 0, err
 		}
 		return strconv.ParseInt(v, 10, 64)
 	}
-	want, err := seqno(c.Nodes[0])
+	first, err := sql.Open("mysql", c.Nodes[0].DSN)
+	if err != nil {
+		return err
+	}
+	want, err := seqno(first)
+	_ = first.Close()
 	if err != nil {
 		return fmt.Errorf("galera: %s: %w", c.Nodes[0].Name, err)
 	}
@@ -311,8 +311,13 @@ func (c *Cluster) Applied(ctx context.Context) error {
 		if !nd.running() {
 			continue
 		}
+		db, err := sql.Open("mysql", nd.DSN)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
 		for {
-			got, err := seqno(nd)
+			got, err := seqno(db)
 			if err == nil && got >= want {
 				break
 			}
