@@ -145,11 +145,22 @@ func (j judged) quality(ranked func(q judgedQuery) []string) quality {
 }
 
 // bm25 ranks the judged cards for q by plain BM25 (k1 1.2, b 0.75) over the words of their
-// name, description and tags, lowercased, without stemming, stopwords or fields: the baseline.
-func (j judged) bm25() func(q judgedQuery) []string {
+// name, description and tags, lowercased, without fields: the baselines. With stemmed, the words
+// of both sides are stemmed as the search stems them and the query's stopwords are dropped, as
+// the search drops them; without, words are compared as they are.
+func (j judged) bm25(stemmed bool) func(q judgedQuery) []string {
 	const k1, b = 1.2, 0.75
-	words := func(s string) []string {
-		return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isWordRune(r) })
+	words := func(s string, query bool) []string {
+		var out []string
+		for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isWordRune(r) }) {
+			switch {
+			case !stemmed:
+				out = append(out, w)
+			case !query || !stopword(w):
+				out = append(out, stem(w))
+			}
+		}
+		return out
 	}
 	tf := make([]map[string]int, len(j.cards))
 	df := map[string]int{}
@@ -157,7 +168,7 @@ func (j judged) bm25() func(q judgedQuery) []string {
 	lengths := make([]int, len(j.cards))
 	for i, c := range j.cards {
 		tf[i] = map[string]int{}
-		for _, w := range words(c.Name + " " + c.Description + " " + strings.Join(c.Tags, " ")) {
+		for _, w := range words(c.Name+" "+c.Description+" "+strings.Join(c.Tags, " "), false) {
 			tf[i][w]++
 			lengths[i]++
 		}
@@ -173,7 +184,7 @@ func (j judged) bm25() func(q judgedQuery) []string {
 			score float64
 		}
 		var out []scored
-		terms := slices.Compact(slices.Sorted(slices.Values(words(q.text))))
+		terms := slices.Compact(slices.Sorted(slices.Values(words(q.text, true))))
 		for i, c := range j.cards {
 			s := 0.0
 			for _, t := range terms {
@@ -252,25 +263,48 @@ func readSynonyms(tb testing.TB) []tenants.SynonymSet {
 }
 
 // BenchmarkRelevance reports the quality of the search's ranking on the judged set of
-// bench/relevance, without and with the synonym sets of its synonyms.tsv, and that of a plain
-// BM25 of the same text computed in the same run: nDCG@10, P@1 and recall@10 of the grade-2
-// cards, each the mean over the queries. The time per op is of no interest.
+// bench/relevance, without and with the synonym sets of its synonyms.tsv, and that of two BM25
+// baselines of the same text computed in the same run: plain, and with the search's stemming and
+// stopwords. It ranks the cards as judged, then the same cards without their tags (name and
+// description only, as a registry whose records carry no categories holds them). Each reports
+// nDCG@10, P@1 and recall@10 of the grade-2 cards, each the mean over the queries; the time per
+// op is of no interest.
 func BenchmarkRelevance(b *testing.B) {
-	j := readJudged(b)
-	for _, sys := range []struct {
-		name   string
-		ranked func(judgedQuery) []string
-	}{{"search", j.index(b, nil)}, {"search+synonyms", j.index(b, readSynonyms(b))}, {"bm25", j.bm25()}} {
-		b.Run(sys.name, func(b *testing.B) {
-			var q quality
-			for range b.N {
-				q = j.quality(sys.ranked)
-			}
-			b.ReportMetric(q.ndcg, "nDCG@10")
-			b.ReportMetric(q.p1, "P@1")
-			b.ReportMetric(q.recall, "recall@10")
-		})
+	set, synonyms := readJudged(b), readSynonyms(b)
+	for _, view := range []struct {
+		name string
+		j    judged
+	}{{"cards", set}, {"name+description", set.withoutTags()}} {
+		j := view.j
+		for _, sys := range []struct {
+			name   string
+			ranked func(judgedQuery) []string
+		}{
+			{"search", j.index(b, nil)},
+			{"search+synonyms", j.index(b, synonyms)},
+			{"bm25", j.bm25(false)},
+			{"bm25+stemming", j.bm25(true)},
+		} {
+			b.Run(view.name+"/"+sys.name, func(b *testing.B) {
+				var q quality
+				for range b.N {
+					q = j.quality(sys.ranked)
+				}
+				b.ReportMetric(q.ndcg, "nDCG@10")
+				b.ReportMetric(q.p1, "P@1")
+				b.ReportMetric(q.recall, "recall@10")
+			})
+		}
 	}
+}
+
+// withoutTags is j with its cards' tags left out.
+func (j judged) withoutTags() judged {
+	out := judged{queries: j.queries, cards: slices.Clone(j.cards)}
+	for i := range out.cards {
+		out.cards[i].Tags = nil
+	}
+	return out
 }
 
 // TestJudgedSetWhole: the judged set of bench/relevance reads, and holds together: at least 300
