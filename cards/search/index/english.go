@@ -1,6 +1,7 @@
 package index
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,20 +17,11 @@ func stem(tok string) string {
 	if !stemmed(tok) {
 		return tok
 	}
-	known.RLock()
-	s, ok := known.m[tok]
-	known.RUnlock()
-	if ok {
+	if s, ok := known.get(tok); ok {
 		return s
 	}
-	env := snowballstem.NewEnv(tok)
-	english.Stem(env)
-	s = env.Current()
-	known.Lock()
-	if len(known.m) < maxKnown {
-		known.m[strings.Clone(tok)] = s
-	}
-	known.Unlock()
+	s := stemUncached(tok)
+	known.put(tok, s)
 	return s
 }
 
@@ -46,14 +38,32 @@ func stemmed(tok string) bool {
 	return true
 }
 
-// known holds the stems of the words met so far, up to maxKnown of them: the words of a tenant's
-// cards recur, and stemming one costs more than finding it.
-var known = struct {
-	sync.RWMutex
-	m map[string]string
-}{m: map[string]string{}}
+// known holds the stems of the words met so far: the words of a tenant's cards recur, and
+// stemming one costs more than finding it.
+var known = memo[string]{m: map[string]string{}, most: 1 << 17}
 
-const maxKnown = 1 << 17
+// memo remembers what a function of a word gave, for up to most words: after that, the words
+// met first stay and the others are worked out each time.
+type memo[V any] struct {
+	mu   sync.RWMutex
+	m    map[string]V
+	most int
+}
+
+func (c *memo[V]) get(w string) (V, bool) {
+	c.mu.RLock()
+	v, ok := c.m[w]
+	c.mu.RUnlock()
+	return v, ok
+}
+
+func (c *memo[V]) put(w string, v V) {
+	c.mu.Lock()
+	if len(c.m) < c.most {
+		c.m[strings.Clone(w)] = v
+	}
+	c.mu.Unlock()
+}
 
 // stopword reports whether a lowercased word is one of the English function words a free-text
 // query drops ("find an agent that can summarize pdf documents" searches for find, agent,
@@ -80,3 +90,52 @@ var stopwords = func() map[string]bool {
 	}
 	return m
 }()
+
+// completions are the stems of the words that the word being typed, raw, may become, which
+// the stemmer cut back inside what was typed, so that they do not begin with raw: typing
+// "translati" on the way to "translation" (stem "translat") or "deployi" on the way to
+// "deploying" (stem "deploy") finds what the whole word finds. They are the stems of raw
+// followed by each of the endings below, those that do not begin with raw and are not raw's own;
+// the word being typed matches them as it matches a longer word it begins. Only a word that stem
+// stems has any.
+func completions(raw string) []string {
+	if !stemmed(raw) {
+		return nil
+	}
+	out, ok := typing.get(raw)
+	if ok {
+		return out
+	}
+	own := stemUncached(raw)
+	for _, e := range endings {
+		s := stemUncached(raw + e)
+		if s != own && !strings.HasPrefix(s, raw) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	typing.put(raw, out)
+	return out
+}
+
+// endings complete a word being typed into one whose stem the stemmer cut inside it: what is
+// left to type of -ing, -ed, -ion, -ness, -ility, -ive and the like. With these, every prefix
+// of three letters or more of each of the 73,133 words of an English word list (Debian's
+// wamerican, words of letters only) finds the stem of its word, by beginning it or by one of
+// these; TestCompletionsFindTheWord checks it on the judged set's words.
+var endings = []string{
+	"al", "ative", "d", "ed", "ent", "es", "ess", "g", "ilities", "ion", "iti", "ive", "l", "lities",
+	"m", "n", "nal", "ng", "nt", "on", "r", "s", "ss", "ted", "ti", "tion", "tive", "ul", "us", "ve",
+	"y", "zation",
+}
+
+// stemUncached is stem without the cache of known words: the words completions tries are
+// mostly not words at all.
+func stemUncached(tok string) string {
+	env := snowballstem.NewEnv(tok)
+	english.Stem(env)
+	return env.Current()
+}
+
+// typing holds the completions of the words being typed met so far.
+var typing = memo[[]string]{m: map[string][]string{}, most: 1 << 14}

@@ -28,7 +28,8 @@ type WordScore struct {
 	// it; none when the card does not match the word.
 	Matched string `json:"matched,omitempty"`
 	// By is how it matched: "word" (the query's own word), "synonym" (another member of its
-	// synonym set) or "prefix" (a longer word the query's last word begins, at half worth).
+	// synonym set) or "prefix" (a longer word the query's last word begins, or the stem of a word
+	// it may become, at half worth).
 	By string `json:"by,omitempty"`
 	// Where lists the card's fields that hold it: name, description, tags, and
 	// capabilities[NAME].name, .title, .description, .tags or .examples.

@@ -253,7 +253,7 @@ func CapabilityTerms(c cards.Card) CapabilityWords {
 }
 
 // matches reports whether capability i holds a match of t: its stem, every word of one of its
-// members, or for a word being typed, a longer word it begins. It agrees with
+// members, or for a word being typed, a longer word it begins or one of its completions. It agrees with
 // lengthNorm.match(t, …) > 0 over the capability's words.
 func (w CapabilityWords) matches(i int, t term) bool {
 	sig := &w.sigs[i]
@@ -271,7 +271,8 @@ func (w CapabilityWords) matches(i int, t term) bool {
 			return true
 		}
 	}
-	return t.prefix && (len(t.raw) < minPrefix || sig.mayBegin(t.raw)) && slices.ContainsFunc(words, t.prefixOf)
+	return t.prefix && ((len(t.raw) < minPrefix || sig.mayBegin(t.raw)) && slices.ContainsFunc(words, t.prefixOf) ||
+		slices.ContainsFunc(t.completions, has))
 }
 
 // MatchedCapabilities names the capabilities of c whose name or description matched a term;

@@ -93,15 +93,17 @@ type Plan struct {
 }
 
 // term is one distinct word of q: its stem, which it matches whole, and as typed (raw), which
-// the word being typed (prefix) also matches as the start of a longer word. A word or run of
+// the word being typed (prefix) also matches as the start of a longer word, or as one of its
+// completions (the stems of the words it may become that do not begin with it). A word or run of
 // words that is a synonym has members instead: the term matches any of them (its own word among
 // them); a run has no text of its own.
 type term struct {
-	text    string
-	raw     string
-	prefix  bool
-	members []member
-	phrase  string // for a run of words, their stems joined by spaces
+	text        string
+	raw         string
+	prefix      bool
+	completions []string
+	members     []member
+	phrase      string // for a run of words, their stems joined by spaces
 }
 
 // minPrefix is the shortest last word that may match as a prefix ("sum" finds "summary").
@@ -206,6 +208,11 @@ func queryTerms(q string, synonyms *synonymTable) []term {
 	if synonyms != nil {
 		words, _, raw := phraseWords(q)
 		kept = synonyms.expand(kept, words, raw)
+	}
+	for i := range kept {
+		if kept[i].prefix {
+			kept[i].completions = completions(kept[i].raw)
+		}
 	}
 	return kept
 }

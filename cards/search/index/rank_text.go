@@ -223,9 +223,13 @@ func (x *Tenant) termLists(p *Plan, s *scratch) []termList {
 		}
 		if t.prefix {
 			for _, w := range x.vocab3[t.raw[:minPrefix]] {
-				if t.prefixOf(w) && !t.coveredByPart(w) {
+				if t.begins(w) && !t.coveredByPart(w) {
 					add(w, prefixShare)
 				}
+			}
+			// A completion is a stem of letters (never a compound), and none begins with raw.
+			for _, w := range t.completions {
+				add(w, prefixShare)
 			}
 		}
 		terms = append(terms, tl)
@@ -846,6 +850,9 @@ func (x *Tenant) df(t term) int {
 			if t.prefixOf(w) {
 				df = max(df, x.holding(w))
 			}
+		}
+		for _, w := range t.completions {
+			df = max(df, x.holding(w))
 		}
 	}
 	return df

@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -54,8 +55,14 @@ func (l lengthNorm) saturation(count uint8, length uint32) float64 {
 	return tf / (tf + l.base + l.perLength*float64(length))
 }
 
-// prefixOf reports whether the vocabulary word w is a longer word that t, being typed, begins.
+// prefixOf reports whether the vocabulary word w is a longer word that t, being typed, begins,
+// or one of its completions.
 func (t term) prefixOf(w string) bool {
+	return t.begins(w) || t.prefix && w != t.text && slices.Contains(t.completions, w)
+}
+
+// begins reports whether the vocabulary word w is a longer word that t, being typed, begins.
+func (t term) begins(w string) bool {
 	return t.prefix && w != t.text && strings.HasPrefix(w, t.raw)
 }
 

@@ -102,6 +102,17 @@ func textCases() []Case {
 			Pages: [][]string{{"alpha", "india", "foxtrot", "delta", "Hotel", "charlie", "echo", "bravo"}},
 			Hits:  map[string]string{"alpha": "0.414 [review]", "delta": "0.376 []"}},
 		{Name: "q re is too short for a prefix", Q: index.Query{Q: "re"}, Total: 0, Pages: [][]string{{}}},
+		// A word typed past its stem finds the stem of the words it may become: reviewi (on the
+		// way to reviewing) finds review as rev does, at half its worth; translati (translation)
+		// finds translat, at half of what translat's answer below scores.
+		{Name: "q reviewi", Q: index.Query{Q: "reviewi"}, Total: 8,
+			Pages: [][]string{{"alpha", "india", "foxtrot", "delta", "Hotel", "charlie", "echo", "bravo"}},
+			Hits:  map[string]string{"alpha": "0.414 [review]", "delta": "0.376 []"}},
+		{Name: "q translati", Q: index.Query{Q: "translati"}, Total: 2, Pages: [][]string{{"echo", "Zed"}},
+			Hits: map[string]string{"Zed": "0.396 [translate]", "echo": "0.399 [translate]"}},
+		// Followed by another word, it is a whole word like any other, and no card holds it: only
+		// text is found, in Zed twice in a short card, in echo once in a long one.
+		{Name: "q translati text", Q: index.Query{Q: "translati text"}, Total: 2, Pages: [][]string{{"Zed", "echo"}}},
 		// translat is the stem of translate, translates, translator and translations: echo holds it
 		// six times (a title and a name among them), Zed four in a shorter card.
 		{Name: "q translat", Q: index.Query{Q: "translat"}, Total: 2, Pages: [][]string{{"echo", "Zed"}},
