@@ -96,10 +96,11 @@ var stopwords = func() map[string]bool {
 // "translati" on the way to "translation" (stem "translat") or "deployi" on the way to
 // "deploying" (stem "deploy") finds what the whole word finds. They are the stems of raw
 // followed by each of the endings below, those that do not begin with raw and are not raw's own;
-// the word being typed matches them as it matches a longer word it begins. Only a word that stem
-// stems has any.
+// the word being typed matches them as it matches a longer word it begins, when no card holds it
+// whole (see Plan.settle). Only a word that stem stems, of at most maxCompleted letters, has
+// any; the slice returned is shared and read only.
 func completions(raw string) []string {
-	if !stemmed(raw) {
+	if !stemmed(raw) || len(raw) > maxCompleted {
 		return nil
 	}
 	out, ok := typing.get(raw)
@@ -114,9 +115,14 @@ func completions(raw string) []string {
 		}
 	}
 	slices.Sort(out)
+	out = slices.Clip(out)
 	typing.put(raw, out)
 	return out
 }
+
+// maxCompleted is the longest word being typed that has completions: longer than any word of
+// English, and a bound on the work and memory a query's last word costs.
+const maxCompleted = 40
 
 // endings complete a word being typed into one whose stem the stemmer cut inside it: what is
 // left to type of -ing, -ed, -ion, -ness, -ility, -ive and the like. With these, every prefix

@@ -54,7 +54,7 @@ type Scan struct {
 	corpus corpus
 	kept   []Doc
 	df     map[string]int   // by word the terms match whole: the cards holding it
-	longer []map[string]int // by term being typed: the cards holding each longer word it begins
+	longer []map[string]int // by term being typed: the cards holding each longer word it begins or completion
 }
 
 // Scan starts a scan of the plan.
@@ -132,6 +132,7 @@ func (s *Scan) weights() []float64 {
 // Page returns the page of the matches, their count, and the position of the next page.
 func (s *Scan) Page() ([]Candidate, int, *Position) {
 	weights := s.weights()
+	s.p.settle(func(t term) int { return t.df(func(w string) int { return s.df[w] }) })
 	norm := s.corpus.norm()
 	total := 0.0
 	for _, w := range weights {

@@ -93,10 +93,10 @@ type Plan struct {
 }
 
 // term is one distinct word of q: its stem, which it matches whole, and as typed (raw), which
-// the word being typed (prefix) also matches as the start of a longer word, or as one of its
-// completions (the stems of the words it may become that do not begin with it). A word or run of
-// words that is a synonym has members instead: the term matches any of them (its own word among
-// them); a run has no text of its own.
+// the word being typed (prefix) also matches as the start of a longer word, or, when no card
+// holds it whole (see Plan.settle), as one of its completions (the stems of the words it may
+// become that do not begin with it). A word or run of words that is a synonym has members
+// instead: the term matches any of them (its own word among them); a run has no text of its own.
 type term struct {
 	text        string
 	raw         string
@@ -215,6 +215,19 @@ func queryTerms(q string, synonyms *synonymTable) []term {
 		}
 	}
 	return kept
+}
+
+// settle drops the completions of each word being typed that some card holds whole, held
+// telling how many (term.df over the tenant's cards): a word the tenant's cards say is taken as
+// typed whole, not as one on its way to another word ("model" does not find "mode" by way of
+// "modely"). The index and the scan settle a plan once its words' weights are known, before any
+// card is scored; its explanations and matched capabilities are read after.
+func (p *Plan) settle(held func(t term) int) {
+	for i := range p.terms {
+		if p.terms[i].completions != nil && held(p.terms[i]) > 0 {
+			p.terms[i].completions = nil
+		}
+	}
 }
 
 // normalizeList lowercases (or not), sorts and dedupes a repeatable parameter; empty values are

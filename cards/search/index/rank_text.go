@@ -31,6 +31,7 @@ func (x *Tenant) ranked(p *Plan, cand []uint32, accept func(uint32) bool, s *scr
 		total += w
 	}
 	s.weights = weights
+	p.settle(func(t term) int { return t.df(x.holding) })
 	p.keepBasis(weights, total, c)
 	norm := c.norm()
 	terms := x.termLists(p, s)

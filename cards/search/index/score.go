@@ -10,17 +10,19 @@ import (
 // document frequency among the tenant's cards, so a rare word ("kubernetes") counts for more
 // than a common one ("management"). A card matches a word by its weighted count of the word's
 // stem (see Doc.terms), saturated and normalized by the card's length against the average, or,
-// for the word being typed, at half of that for the best longer word it begins. A card's score
-// is the sum of its words' weights times how well it matches each, over the sum of the weights:
-// 1 for a card that matches every word as well as a card can, 0 for none.
+// for the word being typed, at half of that for the best longer word it begins or, when no card
+// holds it whole, the best of its completions (the stems of the words it may become; below, "a
+// longer word it begins" stands for both). A card's score is the sum of its words' weights times
+// how well it matches each, over the sum of the weights: 1 for a card that matches every word as
+// well as a card can, 0 for none.
 
 // The BM25 parameters: k1 is how fast repeating a word stops adding to its match, b how much a
 // long card's matches are discounted against a short one's.
 const (
 	k1 = 1.2
 	b  = 0.75
-	// prefixShare is what a match of a longer word that the word being typed begins is worth
-	// against a match of the word itself.
+	// prefixShare is what a match of a longer word that the word being typed begins, or of one
+	// of its completions, is worth against a match of the word itself.
 	prefixShare = 0.5
 )
 
