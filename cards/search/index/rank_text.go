@@ -847,8 +847,9 @@ func (t *threshold) raise(v float64) {
 func (x *Tenant) df(t term) int {
 	df := t.df(x.holding)
 	if df == 0 && t.prefix {
+		// As termLists reads them: the words it begins from their bucket, then the completions.
 		for _, w := range x.vocab3[t.raw[:minPrefix]] {
-			if t.prefixOf(w) {
+			if t.begins(w) {
 				df = max(df, x.holding(w))
 			}
 		}
