@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,9 +137,12 @@ func TestServeOnGalera(t *testing.T) {
 	}
 	t.Logf("the node rejoined (by %s) %s after its kill", transfer, time.Since(killed).Round(time.Millisecond))
 	synced, okAfter := time.Now(), l.okOn(2)
-	webtest.Eventually(t, 20*time.Second, "the server of the rejoined node acknowledges writes again", func() bool {
-		return l.okOn(2) > okAfter
-	})
+	if !within(20*time.Second, func() bool { return l.okOn(2) > okAfter }) {
+		// What the requests of the rejoined node's server wait on: this server's goroutines
+		// (all three servers run in the test's process) and what the node runs.
+		t.Fatalf("the server of the rejoined node acknowledges writes again: not within 20s; waiting:\n%s\nnode 3 runs:\n%s",
+			stuckGoroutines(), processList(dsns[2]))
+	}
 	t.Logf("the server of the rejoined node acknowledged a write %s after the node synced", time.Since(synced).Round(time.Millisecond))
 	webtest.Expect(t, servers[2].api.Do(t, http.MethodGet, "/ready", "", nil), http.StatusOK)
 	time.Sleep(time.Second)
@@ -160,6 +165,84 @@ func TestServeOnGalera(t *testing.T) {
 			t.Errorf("server %d:\n%s", i, log)
 		}
 	}
+}
+
+// within polls cond until it holds (true) or timeout passes (false).
+func within(timeout time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// stuckGoroutines lists, once per distinct stack, the goroutines of the process that serve a
+// request or talk to the database, with how many share the stack: where requests wait.
+func stuckGoroutines() string {
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	count := map[string]int{}
+	var order []string
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		inRequest := strings.Contains(g, "net/http.(*conn).serve") && strings.Contains(g, "agentcards/web.")
+		idle := strings.Contains(g, "sql.(*DB).connectionOpener") || strings.Contains(g, "sql.(*DB).connectionCleaner")
+		if !inRequest && (idle || !strings.Contains(g, "database/sql.")) {
+			continue
+		}
+		head, stack, _ := strings.Cut(g, "\n")
+		_, state, _ := strings.Cut(head, "[")
+		stack, _, _ = strings.Cut(stack, "\ncreated by ")
+		// The functions only, without their arguments and files: one line a frame.
+		var frames []string
+		for line := range strings.Lines(stack) {
+			if !strings.HasPrefix(line, "\t") {
+				frames = append(frames, "  "+callArgs.ReplaceAllString(strings.TrimSpace(line), "(…)"))
+			}
+		}
+		key := "[" + state + "\n" + strings.Join(frames, "\n")
+		if count[key] == 0 {
+			order = append(order, key)
+		}
+		count[key]++
+	}
+	var b strings.Builder
+	for _, k := range order {
+		fmt.Fprintf(&b, "%d× %s\n", count[k], k)
+	}
+	return b.String()
+}
+
+// callArgs are the arguments of a call in a goroutine's stack.
+var callArgs = regexp.MustCompile(`\([^()]*\)$`)
+
+// processList is what a node runs: its connections that are not idle, with their state.
+func processList(dsn string) string {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return err.Error()
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := db.QueryContext(ctx, "SELECT ID, COMMAND, TIME, COALESCE(STATE, ''), COALESCE(INFO, '') FROM information_schema.PROCESSLIST WHERE COMMAND <> 'Sleep'")
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, seconds int64
+		var command, state, info string
+		if err := rows.Scan(&id, &command, &seconds, &state, &info); err != nil {
+			return err.Error()
+		}
+		fmt.Fprintf(&b, "%d %s %ds %s: %.200s\n", id, command, seconds, state, info)
+	}
+	if err := rows.Err(); err != nil {
+		return err.Error()
+	}
+	return b.String()
 }
 
 // hotCards are written by every server, so that writes of different nodes meet on them.
