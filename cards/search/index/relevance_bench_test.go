@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search/semantic"
+	"github.com/agentcards/agentcards/cards/search/semantic/semantictest"
 	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/paging"
 )
@@ -240,6 +242,38 @@ func (j judged) index(tb testing.TB, synonyms []tenants.SynonymSet) func(q judge
 	}
 }
 
+// encoded ranks the judged cards for q as index does, then orders the first depth of them again
+// by their score over the first one's plus weight times the cosine of the sentence encoder's
+// embeddings of the query and the card (its name, description and tags, lowercased; packed, as
+// package search keeps them).
+func (j judged) encoded(tb testing.TB, m *semantic.Model, weight float64, depth int) func(q judgedQuery) []string {
+	x := New()
+	x.Load(j.cards)
+	vectors := make(map[string]semantic.Packed, len(j.cards))
+	for _, c := range j.cards {
+		vectors[c.AgentID] = semantic.Pack(m.Embed(strings.ToLower(c.Name + ". " + c.Description + " " + strings.Join(c.Tags, " "))))
+	}
+	return func(q judgedQuery) []string {
+		p, err := Query{Q: q.text, Page: paging.Page{Limit: new(depth)}}.Compile()
+		if err != nil {
+			tb.Fatalf("%q: %v", q.text, err)
+		}
+		page, _, _ := x.Search(&p, nil, nil)
+		if len(page) == 0 {
+			return nil
+		}
+		query := m.Embed(strings.ToLower(q.text))
+		scores := make(map[string]float64, len(page))
+		ids := make([]string, len(page))
+		for i, c := range page {
+			ids[i] = c.agentID
+			scores[c.agentID] = c.score/page[0].score + weight*vectors[c.agentID].Cosine(query)
+		}
+		slices.SortStableFunc(ids, func(a, b string) int { return -cmpFloat(scores[a], scores[b]) })
+		return ids
+	}
+}
+
 // readSynonyms reads bench/relevance/synonyms.tsv: a set per line, its id and then its words.
 func readSynonyms(tb testing.TB) []tenants.SynonymSet {
 	b, err := os.ReadFile(filepath.Join(relevanceDir, "synonyms.tsv"))
@@ -262,29 +296,43 @@ func readSynonyms(tb testing.TB) []tenants.SynonymSet {
 	return sets
 }
 
+// The re-ranking by the sentence encoder (encoded) orders the first encoderDepth matches again,
+// the encoder's cosine weighing encoderWeight against the score over the first one's: the
+// weight the queries q01–q40 ranked best (of 0.5, 1, 2 and 4, with and without tags).
+const (
+	encoderWeight = 2
+	encoderDepth  = 20
+)
+
 // BenchmarkRelevance reports the quality of the search's ranking on the judged set of
 // bench/relevance, without and with the synonym sets of its synonyms.tsv, and that of two BM25
 // baselines of the same text computed in the same run: plain, and with the search's stemming and
-// stopwords. It ranks the cards as judged, then the same cards without their tags (name and
+// stopwords; with the sentence encoder of package semantic installed, also the search re-ranked
+// by it (encoded). It ranks the cards as judged, then the same cards without their tags (name and
 // description only, as a registry whose records carry no categories holds them). Each reports
 // nDCG@10, P@1 and recall@10 of the grade-2 cards, each the mean over the queries; the time per
 // op is of no interest.
 func BenchmarkRelevance(b *testing.B) {
-	set, synonyms := readJudged(b), readSynonyms(b)
+	set, synonyms, m := readJudged(b), readSynonyms(b), semantictest.Model(b)
 	for _, view := range []struct {
 		name string
 		j    judged
 	}{{"cards", set}, {"name+description", set.withoutTags()}} {
 		j := view.j
-		for _, sys := range []struct {
+		type system struct {
 			name   string
 			ranked func(judgedQuery) []string
-		}{
+		}
+		systems := []system{
 			{"search", j.index(b, nil)},
 			{"search+synonyms", j.index(b, synonyms)},
 			{"bm25", j.bm25(false)},
 			{"bm25+stemming", j.bm25(true)},
-		} {
+		}
+		if m != nil {
+			systems = append(systems, system{"search+encoder", j.encoded(b, m, encoderWeight, encoderDepth)})
+		}
+		for _, sys := range systems {
 			b.Run(view.name+"/"+sys.name, func(b *testing.B) {
 				var q quality
 				for range b.N {
