@@ -58,6 +58,9 @@ type Service struct {
 	Observe func(shape string, d time.Duration)
 	// Activity, when set, is told of each tenant searched (the Warmer remembers them).
 	Activity interface{ Searched(tenant tenants.ID) }
+	// Rerank, when set, orders the first matches of each q search again by a sentence
+	// encoder (search.encoder).
+	Rerank *Reranker
 }
 
 // Search answers a query over the tenant's cards with only the cards the caller may read. With
@@ -96,14 +99,24 @@ func (s *Service) search(ctx context.Context, tenant tenants.ID, q Query) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	m, err := s.matches(ctx, tenant, &p, readable, lookup)
-	if err != nil {
-		return Result{}, err
-	}
 	// The map stays in this frame: filled by pageCards, read by buildResult.
-	got := make(map[string]*rendered, len(m.page))
-	if err := s.pageCards(ctx, tenant, m.page, m.cached, got); err != nil {
-		return Result{}, err
+	got := make(map[string]*rendered, p.Limit())
+	var m matchPage
+	switch {
+	case s.Rerank != nil && p.Ranked() && !p.Resumed():
+		if m, p, err = s.reranked(ctx, tenant, q.Q, &p, readable, lookup, got); err != nil {
+			return Result{}, err
+		}
+	default:
+		if offset, _ := p.Block(); offset > 0 {
+			return Result{}, errBlockCursor
+		}
+		if m, err = s.matches(ctx, tenant, &p, readable, lookup); err != nil {
+			return Result{}, err
+		}
+		if err := s.pageCards(ctx, tenant, m.page, m.cached, got); err != nil {
+			return Result{}, err
+		}
 	}
 	return buildResult(&p, m, got, lookup), nil
 }
@@ -146,6 +159,8 @@ type matchPage struct {
 	cached []*rendered
 	total  int
 	next   *index.Position
+	// similarity is the encoder's part in the place of each card of a re-ranked block.
+	similarity map[string]index.Similarity
 }
 
 // matches finds the page of p's matches: from the index when there is one, else by reading and
@@ -249,6 +264,9 @@ func buildResult(p *index.Plan, m matchPage, got map[string]*rendered, lookup *l
 			h.Score = &score
 			h.MatchedCapabilities = p.MatchedCapabilities(r.card, r.capabilityTerms())
 			h.Explain = p.Explain(r.card)
+			if sim, ok := m.similarity[c.AgentID()]; ok && h.Explain != nil {
+				h.Explain.Similarity = &sim
+			}
 		}
 		if p.FiltersResources() {
 			h.MatchedResources = p.MatchedResources(r.card)

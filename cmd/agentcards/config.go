@@ -22,6 +22,7 @@ import (
 	"github.com/agentcards/agentcards/cards/delegation"
 	"github.com/agentcards/agentcards/cards/liveness"
 	"github.com/agentcards/agentcards/cards/search"
+	"github.com/agentcards/agentcards/cards/search/semantic"
 	"github.com/agentcards/agentcards/cards/webhooks"
 	"github.com/agentcards/agentcards/web"
 	"github.com/agentcards/agentcards/web/mcp"
@@ -117,6 +118,19 @@ type SearchConfig struct {
 	MemoryBudget int64 `koanf:"memoryBudget"`
 	// Streams bound the live streams of the change feed each replica serves.
 	Streams StreamsConfig `koanf:"streams"`
+	// Encoder re-ranks the first matches of q searches by a sentence encoder, when its model
+	// is given.
+	Encoder EncoderConfig `koanf:"encoder"`
+}
+
+// EncoderConfig turns on the re-ranking of q searches by a sentence encoder (search.Reranker):
+// the directory of its model's files (empty: off), the weight of its cosine, how many of the
+// first matches it orders again, and how many card versions' embeddings are kept.
+type EncoderConfig struct {
+	Model  string  `koanf:"model"`
+	Weight float64 `koanf:"weight"`
+	Depth  int     `koanf:"depth"`
+	Cards  int     `koanf:"cards"`
 }
 
 // StreamsConfig bounds the live streams of the change feed (search.StreamLimits): streams open
@@ -125,6 +139,26 @@ type StreamsConfig struct {
 	PerTenant  int `koanf:"perTenant"`
 	PerReplica int `koanf:"perReplica"`
 	Buffer     int `koanf:"buffer"`
+}
+
+// reranker checks search.encoder, loads the encoder's model and returns its Reranker; nil when
+// no model is given.
+func (e EncoderConfig) reranker() (*search.Reranker, error) {
+	switch {
+	case !(e.Weight >= 0 && e.Weight <= 100):
+		return nil, fmt.Errorf("search.encoder.weight: %v: want 0 to 100", e.Weight)
+	case e.Depth < 1 || e.Depth > search.MaxRerankDepth:
+		return nil, fmt.Errorf("search.encoder.depth: %d: want 1 to %d", e.Depth, search.MaxRerankDepth)
+	case e.Cards < 1:
+		return nil, fmt.Errorf("search.encoder.cards: %d: want at least 1", e.Cards)
+	case e.Model == "":
+		return nil, nil
+	}
+	m, err := semantic.Load(e.Model)
+	if err != nil {
+		return nil, fmt.Errorf("search.encoder.model: %w", err)
+	}
+	return search.NewReranker(m, e.Weight, e.Depth, e.Cards)
 }
 
 // DelegationConfig bounds delegations: the server enforces these whatever the caller asks.
@@ -266,6 +300,10 @@ var defaults = map[string]any{
 	"search.streams.perTenant":   search.DefaultStreamLimits.PerTenant,
 	"search.streams.perReplica":  search.DefaultStreamLimits.PerReplica,
 	"search.streams.buffer":      search.DefaultStreamLimits.Buffer,
+	"search.encoder.model":       "",
+	"search.encoder.weight":      2.0,
+	"search.encoder.depth":       20,
+	"search.encoder.cards":       100000,
 	"server.corsOrigins":         []string{},
 	"outbound.allow":             []string{},
 	"outbound.timeout":           outbound.DefaultTimeout.String(),

@@ -147,6 +147,10 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 	if err != nil {
 		return nil, nil, err
 	}
+	rerank, err := cfg.Search.Encoder.reranker()
+	if err != nil {
+		return nil, nil, err
+	}
 	db, err := storage.Open(ctx, cfg.Database.Driver, cfg.Database.DSN)
 	if err != nil {
 		return nil, nil, err
@@ -181,7 +185,7 @@ func buildApp(ctx context.Context, cfg Config, log *slog.Logger, listenAddr stri
 			PollInterval: cfg.Search.PollInterval, Listen: cfg.Search.Listen, FeedRetention: cfg.Search.FeedRetention,
 			WarmWindow: cfg.Search.WarmWindow, WarmReady: cfg.Search.WarmReady, BuildOnWrite: cfg.Search.BuildOnWrite,
 			SnapshotDir: snapshotDir(cfg.Search.SnapshotDir), OutageCopyBytes: cfg.Search.OutageCopyBytes,
-			MemoryBudget: cfg.Search.MemoryBudget,
+			MemoryBudget: cfg.Search.MemoryBudget, Rerank: rerank,
 			Streams: search.StreamLimits{PerTenant: cfg.Search.Streams.PerTenant, PerReplica: cfg.Search.Streams.PerReplica,
 				Buffer: cfg.Search.Streams.Buffer},
 		},

@@ -247,6 +247,14 @@ type Explanation struct {
 	Words         []WordScore `json:"words"`
 	Length        int         `json:"length" doc:"the card's length: its words' weighted counts summed"`
 	AverageLength float64     `json:"averageLength" doc:"the average length of the tenant's cards"`
+	Similarity    *Similarity `json:"similarity,omitempty" doc:"the sentence encoder's part in the card's place, when the server re-ranks q searches (search.encoder) and the card was among the first matches"`
+}
+
+// Similarity is how a re-ranked card's place was worked out (see docs/search.md).
+type Similarity struct {
+	Cosine float64 `json:"cosine" doc:"the cosine of the sentence encoder's embeddings of q and of the card"`
+	Weight float64 `json:"weight" doc:"the weight of the cosine (search.encoder.weight)"`
+	Rank   float64 `json:"rank" doc:"the card's score over the first match's score, plus weight times the cosine: the re-ranked cards are in order of rank"`
 }
 
 // WordScore is one word of q in an Explanation.

@@ -11,6 +11,9 @@ type Position struct {
 	Matched int     `json:"m,omitempty"`
 	AgentID string  `json:"a"`
 	Query   uint64  `json:"f"`
+	// Block, when not 0, is where the page starts in a re-ranked block (see Plan.Block): then
+	// AgentID is the card before it, and Score and Matched are 0.
+	Block int `json:"b,omitempty"`
 }
 
 // cursorList names search cursors to the codec, so that another list's cursor is refused; a
@@ -27,7 +30,8 @@ func decodePosition(s string) (Position, error) {
 	if err := paging.DecodeCursor(cursorList, s, &p); err != nil {
 		return Position{}, err
 	}
-	if p.AgentID == "" || p.Matched < 0 || p.Matched > 32 || !(p.Score >= 0 && p.Score <= 1) {
+	if p.AgentID == "" || p.Matched < 0 || p.Matched > 32 || !(p.Score >= 0 && p.Score <= 1) || p.Block < 0 || p.Block > MaxBlock ||
+		p.Block > 0 && (p.Score != 0 || p.Matched != 0) {
 		return Position{}, paging.ErrCursor
 	}
 	return p, nil

@@ -15,6 +15,18 @@ type Explanation struct {
 	// average over the tenant's cards, against which a long card's matches are discounted.
 	Length        uint32  `json:"length"`
 	AverageLength float64 `json:"averageLength"`
+	// Similarity is the sentence encoder's part in the card's place, when the search re-ranked
+	// it (package search).
+	Similarity *Similarity `json:"similarity,omitempty"`
+}
+
+// Similarity is how a re-ranked card's place was worked out: the cosine of the sentence
+// encoder's embeddings of q and of the card, its weight, and the card's rank: its score over the
+// first match's score, plus weight times the cosine. The re-ranked block is in order of rank.
+type Similarity struct {
+	Cosine float64 `json:"cosine"`
+	Weight float64 `json:"weight"`
+	Rank   float64 `json:"rank"`
 }
 
 // WordScore is one term of q in an Explanation.

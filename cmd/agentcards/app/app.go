@@ -112,6 +112,9 @@ type SearchOptions struct {
 	// Streams bound the live streams of the change feed (search.streams); zero bounds are
 	// search.DefaultStreamLimits.
 	Streams search.StreamLimits
+	// Rerank, when set, orders the first matches of each q search again by a sentence
+	// encoder (search.encoder).
+	Rerank *search.Reranker
 }
 
 // LivenessOptions say how long a heartbeat keeps a card online (liveness.ttl; 0 is the
@@ -314,7 +317,8 @@ func (a *App) buildCards(cardStore *storage.CardStore) {
 		a.Cards.Index = a.Index
 		a.Cards.Memory = a.Index
 	}
-	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness}
+	a.Search = &search.Service{Store: cardStore, Gate: a.Tenants, Authz: a.Enforcers, Index: a.Index, Liveness: a.Liveness,
+		Rerank: a.opts.Search.Rerank}
 	a.Changes = &search.Changes{Store: cardStore, Feed: cardStore, Gate: a.Tenants, Authz: a.Enforcers,
 		Window: changesWindow(a.opts), Retention: a.opts.Search.FeedRetention}
 	streamFailed := quiet(a.opts.Log, "reading the change feed for its live streams failed; retrying at the next write or poll")
