@@ -303,7 +303,8 @@ func formatCell(raw json.RawMessage, cell bool) string {
 
 // explainCell renders a search result's explanation on one line, uncut: what each word of q
 // added, and how when not by the word itself ("pull +0.513; l10n +0.2 (synonym translation);
-// slack -").
+// slack -"), then, for a card the encoder re-ranked, its cosine and rank ("meaning 0.430 (rank
+// 1.341)").
 func explainCell(raw json.RawMessage) string {
 	var e api.Explanation
 	if len(raw) == 0 || json.Unmarshal(raw, &e) != nil {
@@ -320,6 +321,9 @@ func explainCell(raw json.RawMessage) string {
 			part += " (" + w.By + " " + w.Matched + ")"
 		}
 		parts = append(parts, part)
+	}
+	if sim := e.Similarity; sim != nil {
+		parts = append(parts, "meaning "+strconv.FormatFloat(sim.Cosine, 'f', 3, 64)+" (rank "+strconv.FormatFloat(sim.Rank, 'f', 3, 64)+")")
 	}
 	return strings.Join(parts, "; ")
 }

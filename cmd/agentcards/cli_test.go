@@ -589,3 +589,16 @@ func TestCLIFlagsAreTheFields(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainCell: the CLI's explain column says what each word added and how, then the encoder's
+// cosine and rank of a re-ranked card.
+func TestExplainCell(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"words":[{"word":"pull","adds":0.5132,"by":"word","matched":"pull"},{"word":"slack","adds":0}]}`:                                        "pull +0.513; slack -",
+		`{"words":[{"word":"l10n","adds":0.2,"by":"synonym","matched":"translation"}],"similarity":{"cosine":0.43041,"weight":2,"rank":1.34134}}`: "l10n +0.200 (synonym translation); meaning 0.430 (rank 1.341)",
+	} {
+		if got := explainCell(json.RawMessage(raw)); got != want {
+			t.Errorf("%s: %q, want %q", raw, got, want)
+		}
+	}
+}
