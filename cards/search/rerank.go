@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
@@ -82,12 +83,14 @@ func (r *Reranker) embed(ctx context.Context, text string) ([]float32, error) {
 	return r.Model.Embed(text), nil
 }
 
-// query returns the embedding of the tenant's query q.
-func (r *Reranker) query(ctx context.Context, tenant tenants.ID, q string) ([]float32, error) {
-	key := tenantText{tenant, strings.ToLower(strings.Join(strings.Fields(q), " "))}
-	if v, ok := r.queries.Get(key); ok {
-		return v, nil
-	}
+// queryKey is what the embedding of the tenant's query q is kept under: q lowercased, its
+// spaces collapsed (the text the encoder reads).
+func queryKey(tenant tenants.ID, q string) tenantText {
+	return tenantText{tenant, strings.ToLower(strings.Join(strings.Fields(q), " "))}
+}
+
+// query returns the embedding of a query not kept, and keeps it.
+func (r *Reranker) query(ctx context.Context, key tenantText) ([]float32, error) {
 	v, err := r.embed(ctx, key.text)
 	if err == nil {
 		r.queries.Add(key, v)
@@ -95,12 +98,8 @@ func (r *Reranker) query(ctx context.Context, tenant tenants.ID, q string) ([]fl
 	return v, err
 }
 
-// card returns the packed embedding of the card's version.
-func (r *Reranker) card(ctx context.Context, tenant tenants.ID, c cards.Card) (semantic.Packed, error) {
-	key := cardVersion{tenant, c.ID, c.Revision}
-	if v, ok := r.cards.Get(key); ok {
-		return v, nil
-	}
+// card returns the packed embedding of a card version not kept, and keeps it.
+func (r *Reranker) card(ctx context.Context, key cardVersion, c cards.Card) (semantic.Packed, error) {
 	v, err := r.embed(ctx, cardText(c))
 	if err != nil {
 		return semantic.Packed{}, err
@@ -129,21 +128,50 @@ func (r *Reranker) order(ctx context.Context, tenant tenants.ID, q string, p *in
 		return block, sims, nil
 	}
 	top, _ := p.Score(block[0])
-	qv, err := r.query(ctx, tenant, q)
-	if err != nil {
-		return nil, nil, err
+	// The query's and the cards' embeddings are worked out together, each on a core of its own
+	// when there are turns (a block of cards none of which is kept costs depth/cores embeddings
+	// of time, not depth).
+	vectors := make([]semantic.Packed, len(block))
+	var g *errgroup.Group
+	gctx := ctx
+	work := func(f func() error) { // the first embedding not kept starts the group
+		if g == nil {
+			g, gctx = errgroup.WithContext(ctx)
+		}
+		g.Go(f)
 	}
-	for _, c := range block {
+	qkey := queryKey(tenant, q)
+	qv, ok := r.queries.Get(qkey)
+	if !ok {
+		work(func() (err error) {
+			qv, err = r.query(gctx, qkey)
+			return err
+		})
+	}
+	for i, c := range block {
 		rc, ok := got[c.AgentID()]
 		if !ok {
 			continue
 		}
-		cv, err := r.card(ctx, tenant, rc.card)
-		if err != nil {
+		key := cardVersion{tenant, rc.card.ID, rc.card.Revision}
+		if vectors[i], ok = r.cards.Get(key); !ok {
+			work(func() (err error) {
+				vectors[i], err = r.card(gctx, key, rc.card)
+				return err
+			})
+		}
+	}
+	if g != nil {
+		if err := g.Wait(); err != nil {
 			return nil, nil, err
 		}
+	}
+	for i, c := range block {
+		if _, ok := got[c.AgentID()]; !ok {
+			continue
+		}
 		score, _ := p.Score(c)
-		cos := cv.Cosine(qv)
+		cos := vectors[i].Cosine(qv)
 		rank := r.Weight * cos
 		if top > 0 {
 			rank += score / top

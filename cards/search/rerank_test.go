@@ -269,3 +269,23 @@ func readJudgedQueries(tb testing.TB) []string {
 	}
 	return out
 }
+
+// BenchmarkRerankCold times the first re-ranked search over cards none of whose embeddings is
+// kept (a server just started, or a tenant new to it): the query's and the block's 20 cards'
+// embeddings are worked out in the search.
+func BenchmarkRerankCold(b *testing.B) {
+	s := judgedService(b, true, true, 2)
+	queries := readJudgedQueries(b)
+	for i := range b.N {
+		b.StopTimer()
+		fresh, err := NewReranker(s.Rerank.Model, 2, 20, 1000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Rerank = fresh
+		b.StartTimer()
+		if _, err := s.Search(caller, "t", Query{Q: queries[i%len(queries)], Page: paging.Page{Limit: new(10)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
