@@ -35,6 +35,7 @@ type Reranker struct {
 	queries *lru.Cache[tenantText, []float32]
 	cards   *lru.Cache[cardVersion, semantic.Packed]
 	turns   chan struct{} // one per embedding being worked out
+	keep    int           // how many card versions' embeddings cards keeps
 }
 
 // tenantText is a query of a tenant: kept per tenant, so that how fast one tenant's search is
@@ -63,7 +64,7 @@ func NewReranker(m *semantic.Model, weight float64, depth, keepCards int) (*Rera
 		return nil, err
 	}
 	return &Reranker{Model: m, Weight: weight, Depth: depth, queries: queries, cards: kept,
-		turns: make(chan struct{}, runtime.GOMAXPROCS(0))}, nil
+		turns: make(chan struct{}, runtime.GOMAXPROCS(0)), keep: max(keepCards, 1)}, nil
 }
 
 // MaxRerankDepth bounds Depth: the most matches a Reranker orders again.
@@ -107,6 +108,37 @@ func (r *Reranker) card(ctx context.Context, key cardVersion, c cards.Card) (sem
 	p := semantic.Pack(v)
 	r.cards.Add(key, p)
 	return p, nil
+}
+
+// Warm works out the embeddings of the tenants' cards that are not kept, one at a time (a
+// search's embeddings take the other turns), until as many as the Reranker keeps are worked out
+// or ctx ends, and returns how many it worked out. A server's warm start calls it for the
+// tenants whose indexes it built, after them, so that their first searches after a restart find
+// their cards' embeddings kept.
+func (r *Reranker) Warm(ctx context.Context, store cards.Store, list []tenants.ID) (int, error) {
+	n, room := 0, r.keep
+	for _, tenant := range list {
+		ids, err := store.IDs(ctx, tenant)
+		if err != nil {
+			return n, err
+		}
+		var failed error
+		err = getInBatches(ctx, store, tenant, ids, func(batch []cards.Card) {
+			for _, c := range batch {
+				key := cardVersion{tenant, c.ID, c.Revision}
+				if failed != nil || n >= room || r.cards.Contains(key) {
+					continue
+				}
+				if _, failed = r.card(ctx, key, c); failed == nil {
+					n++
+				}
+			}
+		})
+		if err = cmp.Or(failed, err); err != nil || n >= room {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // cardText is what of a card the encoder reads, lowercased: its name, description and tags, then

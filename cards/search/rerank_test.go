@@ -2,6 +2,7 @@ package search
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -10,10 +11,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcards/agentcards/authz/fault"
 	"github.com/agentcards/agentcards/cards"
+	"github.com/agentcards/agentcards/cards/search/searchtest"
 	"github.com/agentcards/agentcards/cards/search/semantic/semantictest"
+	"github.com/agentcards/agentcards/tenants"
 	"github.com/agentcards/agentcards/tenants/paging"
 )
 
@@ -287,5 +291,53 @@ func BenchmarkRerankCold(b *testing.B) {
 		if _, err := s.Search(caller, "t", Query{Q: queries[i%len(queries)], Page: paging.Page{Limit: new(10)}}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// recentList is an ActivityStore whose tenants were all searched lately.
+type recentList []tenants.ID
+
+func (l recentList) Searched(context.Context, tenants.ID, time.Time) error { return nil }
+
+func (l recentList) Recent(context.Context, time.Time) ([]tenants.ID, error) { return l, nil }
+
+// TestRerankWarm: a warm start with the encoder works out the embeddings of the warmed tenants'
+// cards after building their indexes, up to as many as the Reranker keeps: a search after it
+// finds every card of its block kept.
+func TestRerankWarm(t *testing.T) {
+	m := semantictest.Model(t)
+	if m == nil {
+		t.Skip("the sentence encoder is not installed: " + semantictest.Install)
+	}
+	s := handService(true)
+	defer s.Index.Close()
+	var err error
+	if s.Rerank, err = NewReranker(m, 2, 20, 1000); err != nil {
+		t.Fatal(err)
+	}
+	w := &Warmer{Store: recentList{"t"}, Index: s.Index, Rerank: s.Rerank}
+	w.Warm(context.Background(), time.Hour)
+	if !w.Done() || s.Rerank.cards.Len() != len(searchtest.HandCorpus()) {
+		t.Fatalf("after the warm start: done %v, %d cards' embeddings kept, want all %d", w.Done(), s.Rerank.cards.Len(), len(searchtest.HandCorpus()))
+	}
+	res, err := s.Search(caller, "t", Query{Q: "review pull"})
+	if err != nil || len(res.Items) == 0 {
+		t.Fatalf("%v %v", res, err)
+	}
+	for _, h := range res.Items {
+		if !s.Rerank.cards.Contains(cardVersion{"t", h.Card.ID, h.Card.Revision}) {
+			t.Errorf("%s's embedding is not kept", h.Card.AgentID)
+		}
+	}
+
+	// Past what it keeps, the warm-up stops.
+	big := judgedService(t, true, true, 2)
+	defer big.Index.Close()
+	if big.Rerank, err = NewReranker(m, 2, 20, 25); err != nil {
+		t.Fatal(err)
+	}
+	n, err := big.Rerank.Warm(context.Background(), big.Index.store, []tenants.ID{"t"})
+	if err != nil || n != 25 || big.Rerank.cards.Len() != 25 {
+		t.Fatalf("warmed %d (%v), %d kept; want 25 of the 570 cards", n, err, big.Rerank.cards.Len())
 	}
 }

@@ -23,6 +23,9 @@ type Warmer struct {
 	Store ActivityStore
 	Index *Index
 	Log   *slog.Logger
+	// Rerank, when set, has the embeddings of the warmed tenants' cards worked out after their
+	// indexes are built (see Reranker.Warm).
+	Rerank *Reranker
 
 	mu   sync.Mutex
 	last map[tenants.ID]time.Time // when this replica last recorded a search of the tenant
@@ -58,11 +61,26 @@ func (w *Warmer) Searched(tenant tenants.ID) {
 // Warm builds, one after another, the indexes of the tenants searched within window (most
 // recent first), until they fill the memory budget if there is one, then reports itself done.
 // A tenant searched meanwhile builds its own at its first search as ever (and a build under way
-// serves it).
+// serves it). With Rerank, it then works out the embeddings of those tenants' cards.
 func (w *Warmer) Warm(ctx context.Context, window time.Duration) {
-	defer w.done.Store(true)
+	built := w.warmIndexes(ctx, window)
+	w.done.Store(true)
+	if w.Rerank != nil && len(built) > 0 {
+		start := time.Now()
+		n, err := w.Rerank.Warm(ctx, w.Index.store, built)
+		switch {
+		case err != nil && ctx.Err() == nil && w.Log != nil:
+			w.Log.Warn("warm start: embedding the cards failed; their searches embed them", "err", err)
+		case err == nil && w.Log != nil:
+			w.Log.Info("warm start: card embeddings worked out", "cards", n, "took", time.Since(start).Round(time.Millisecond))
+		}
+	}
+}
+
+// warmIndexes builds the indexes of Warm, and returns the tenants it built.
+func (w *Warmer) warmIndexes(ctx context.Context, window time.Duration) []tenants.ID {
 	if window <= 0 {
-		return
+		return nil
 	}
 	start := time.Now()
 	list, err := w.Store.Recent(ctx, start.Add(-window))
@@ -70,12 +88,12 @@ func (w *Warmer) Warm(ctx context.Context, window time.Duration) {
 		if w.Log != nil {
 			w.Log.Warn("warm start: cannot list the recently searched tenants; indexes build at first search", "err", err)
 		}
-		return
+		return nil
 	}
-	built := 0
+	var built []tenants.ID
 	for i, tenant := range list {
 		if ctx.Err() != nil {
-			return
+			return built
 		}
 		// Used in the order the tenants were last searched, before any search since: under a
 		// memory budget the least recently searched go first.
@@ -84,7 +102,7 @@ func (w *Warmer) Warm(ctx context.Context, window time.Duration) {
 		if w.Index.MemoryBudget > 0 && w.Index.trimNow() > evicted {
 			// The budget is full: this load evicted an index (most likely itself).
 			if w.Log != nil {
-				w.Log.Info("warm start: stopped at the memory budget (search.memoryBudget); the other indexes load at their first search", "built", built, "left", len(list)-i)
+				w.Log.Info("warm start: stopped at the memory budget (search.memoryBudget); the other indexes load at their first search", "built", len(built), "left", len(list)-i)
 			}
 			break
 		}
@@ -94,11 +112,12 @@ func (w *Warmer) Warm(ctx context.Context, window time.Duration) {
 			}
 			continue
 		}
-		built++
+		built = append(built, tenant)
 	}
 	if w.Log != nil && len(list) > 0 {
-		w.Log.Info("warm start: indexes built", "tenants", built, "took", time.Since(start).Round(time.Millisecond))
+		w.Log.Info("warm start: indexes built", "tenants", len(built), "took", time.Since(start).Round(time.Millisecond))
 	}
+	return built
 }
 
 // Done reports whether Warm has finished (or was never asked to run: see app).

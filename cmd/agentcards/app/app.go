@@ -329,7 +329,7 @@ func (a *App) buildCards(cardStore *storage.CardStore) {
 	// the new ones; other replicas read them within TenantCacheTTL.
 	a.Synonyms = &search.Synonyms{Store: storage.NewTenantStore(a.opts.DB), Gate: a.Tenants, Authz: a.Enforcers, Forget: a.Tenants.Forget}
 	if a.Index != nil {
-		a.Warmer = &search.Warmer{Store: storage.NewActivityStore(a.opts.DB), Index: a.Index, Log: a.opts.Log}
+		a.Warmer = &search.Warmer{Store: storage.NewActivityStore(a.opts.DB), Index: a.Index, Log: a.opts.Log, Rerank: a.opts.Search.Rerank}
 		a.Search.Activity = a.Warmer
 	}
 }
