@@ -59,12 +59,13 @@ func NewReranker(m *semantic.Model, weight float64, depth, keepCards int) (*Rera
 	if err != nil {
 		return nil, err
 	}
-	kept, err := lru.New[cardVersion, semantic.Packed](max(keepCards, 1))
+	keep := max(keepCards, 1)
+	kept, err := lru.New[cardVersion, semantic.Packed](keep)
 	if err != nil {
 		return nil, err
 	}
 	return &Reranker{Model: m, Weight: weight, Depth: depth, queries: queries, cards: kept,
-		turns: make(chan struct{}, runtime.GOMAXPROCS(0)), keep: max(keepCards, 1)}, nil
+		turns: make(chan struct{}, runtime.GOMAXPROCS(0)), keep: keep}, nil
 }
 
 // MaxRerankDepth bounds Depth: the most matches a Reranker orders again.
@@ -279,9 +280,6 @@ func (s *Service) reranked(ctx context.Context, tenant tenants.ID, q string, p *
 					cached = append(cached, rest.cached[i])
 				}
 			}
-		}
-		if rest.cached == nil {
-			cached = nil
 		}
 		if err := s.pageCards(ctx, tenant, page, cached, got); err != nil {
 			return matchPage{}, bp, err

