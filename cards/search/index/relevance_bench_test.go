@@ -31,14 +31,21 @@ type judgedQuery struct {
 	grades   map[string]int // by agentId
 }
 
-// relevanceDir holds the judged set of bench/relevance.
-var relevanceDir = filepath.Join("..", "..", "..", "bench", "relevance")
+// relevanceDir holds the judged set of bench/relevance; registryDir, the one of
+// bench/relevance/registry.
+var (
+	relevanceDir = filepath.Join("..", "..", "..", "bench", "relevance")
+	registryDir  = filepath.Join(relevanceDir, "registry")
+)
 
-// readJudged reads the judged set (see bench/relevance/README.md).
-func readJudged(tb testing.TB) judged {
+// readJudged reads the judged set of bench/relevance (see its README.md).
+func readJudged(tb testing.TB) judged { return readJudgedDir(tb, relevanceDir) }
+
+// readUnjudged reads the cards and queries of the set in dir: cards.jsonl and queries.tsv.
+func readUnjudged(tb testing.TB, dir string) judged {
 	tb.Helper()
 	var j judged
-	f, err := os.Open(filepath.Join(relevanceDir, "cards.jsonl"))
+	f, err := os.Open(filepath.Join(dir, "cards.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -56,14 +63,21 @@ func readJudged(tb testing.TB) judged {
 		j.cards = append(j.cards, cards.Card{AgentID: c.AgentID, Name: c.Name, Description: c.Description, Tags: c.Tags,
 			ID: "id-" + c.AgentID, Revision: 1, Status: cards.StatusActive})
 	}
-	byID := map[string]*judgedQuery{}
-	for _, row := range readTSV(tb, "queries.tsv", 2) {
+	for _, row := range readTSV(tb, filepath.Join(dir, "queries.tsv"), 2) {
 		j.queries = append(j.queries, judgedQuery{id: row[0], text: row[1], grades: map[string]int{}})
 	}
+	return j
+}
+
+// readJudgedDir reads the judged set in dir: readUnjudged's, and qrels.tsv.
+func readJudgedDir(tb testing.TB, dir string) judged {
+	tb.Helper()
+	j := readUnjudged(tb, dir)
+	byID := map[string]*judgedQuery{}
 	for i := range j.queries {
 		byID[j.queries[i].id] = &j.queries[i]
 	}
-	for _, row := range readTSV(tb, "qrels.tsv", 3) {
+	for _, row := range readTSV(tb, filepath.Join(dir, "qrels.tsv"), 3) {
 		q, ok := byID[row[0]]
 		g, err := strconv.Atoi(row[2])
 		if !ok || err != nil {
@@ -74,8 +88,10 @@ func readJudged(tb testing.TB) judged {
 	return j
 }
 
-func readTSV(tb testing.TB, name string, fields int) [][]string {
-	b, err := os.ReadFile(filepath.Join(relevanceDir, name))
+// readTSV reads the lines of the file at path that are neither empty nor comments, split at
+// tabs into the given number of fields.
+func readTSV(tb testing.TB, path string, fields int) [][]string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -87,7 +103,7 @@ func readTSV(tb testing.TB, name string, fields int) [][]string {
 		}
 		row := strings.Split(line, "\t")
 		if len(row) != fields {
-			tb.Fatalf("%s: %q has %d fields, want %d", name, line, len(row), fields)
+			tb.Fatalf("%s: %q has %d fields, want %d", path, line, len(row), fields)
 		}
 		out = append(out, row)
 	}
@@ -249,10 +265,7 @@ func (j judged) index(tb testing.TB, synonyms []tenants.SynonymSet) func(q judge
 func (j judged) encoded(tb testing.TB, m *semantic.Model, weight float64, depth int) func(q judgedQuery) []string {
 	x := New()
 	x.Load(j.cards)
-	vectors := make(map[string]semantic.Packed, len(j.cards))
-	for _, c := range j.cards {
-		vectors[c.AgentID] = semantic.Pack(m.Embed(strings.ToLower(c.Name + ". " + c.Description + " " + strings.Join(c.Tags, " "))))
-	}
+	vectors := j.embedded(m)
 	return func(q judgedQuery) []string {
 		p, err := Query{Q: q.text, Page: paging.Page{Limit: new(depth)}}.Compile()
 		if err != nil {
@@ -272,6 +285,33 @@ func (j judged) encoded(tb testing.TB, m *semantic.Model, weight float64, depth 
 		slices.SortStableFunc(ids, func(a, b string) int { return -cmpFloat(scores[a], scores[b]) })
 		return ids
 	}
+}
+
+// dense ranks every card by the cosine of the sentence encoder's embeddings of q and the card
+// (as encoded embeds them) alone, whether or not it shares a word with q.
+func (j judged) dense(m *semantic.Model) func(q judgedQuery) []string {
+	vectors := j.embedded(m)
+	return func(q judgedQuery) []string {
+		query := m.Embed(strings.ToLower(q.text))
+		ids := make([]string, len(j.cards))
+		scores := make(map[string]float64, len(j.cards))
+		for i, c := range j.cards {
+			ids[i] = c.AgentID
+			scores[c.AgentID] = vectors[c.AgentID].Cosine(query)
+		}
+		slices.SortStableFunc(ids, func(a, b string) int { return -cmpFloat(scores[a], scores[b]) })
+		return ids
+	}
+}
+
+// embedded is the sentence encoder's embedding of each card (its name, description and tags,
+// lowercased), packed as package search keeps them, by agentId.
+func (j judged) embedded(m *semantic.Model) map[string]semantic.Packed {
+	vectors := make(map[string]semantic.Packed, len(j.cards))
+	for _, c := range j.cards {
+		vectors[c.AgentID] = semantic.Pack(m.Embed(strings.ToLower(c.Name + ". " + c.Description + " " + strings.Join(c.Tags, " "))))
+	}
+	return vectors
 }
 
 // readSynonyms reads bench/relevance/synonyms.tsv: a set per line, its id and then its words.
@@ -304,20 +344,21 @@ const (
 	encoderDepth  = 20
 )
 
-// BenchmarkRelevance reports the quality of the search's ranking on the judged set of
+// BenchmarkRelevance reports the quality of the search's ranking on the judged sets of
 // bench/relevance, without and with the synonym sets of its synonyms.tsv, and that of two BM25
 // baselines of the same text computed in the same run: plain, and with the search's stemming and
 // stopwords; with the sentence encoder of package semantic installed, also the search re-ranked
-// by it (encoded). It ranks the cards as judged, then the same cards without their tags (name and
-// description only, as a registry whose records carry no categories holds them). Each reports
-// nDCG@10, P@1 and recall@10 of the grade-2 cards, each the mean over the queries; the time per
-// op is of no interest.
+// by it (encoded) and every card ranked by the encoder alone (dense). It ranks the cards of
+// bench/relevance as judged, then the same cards without their tags (name and description only,
+// as a registry whose records carry no categories holds them), then the registry set of
+// bench/relevance/registry. Each reports nDCG@10, P@1 and recall@10 of the grade-2 cards, each
+// the mean over the queries; the time per op is of no interest.
 func BenchmarkRelevance(b *testing.B) {
 	set, synonyms, m := readJudged(b), readSynonyms(b), semantictest.Model(b)
 	for _, view := range []struct {
 		name string
 		j    judged
-	}{{"cards", set}, {"name+description", set.withoutTags()}} {
+	}{{"cards", set}, {"name+description", set.withoutTags()}, {"registry", readJudgedDir(b, registryDir)}} {
 		j := view.j
 		type system struct {
 			name   string
@@ -330,7 +371,9 @@ func BenchmarkRelevance(b *testing.B) {
 			{"bm25+stemming", j.bm25(true)},
 		}
 		if m != nil {
-			systems = append(systems, system{"search+encoder", j.encoded(b, m, encoderWeight, encoderDepth)})
+			systems = append(systems,
+				system{"search+encoder", j.encoded(b, m, encoderWeight, encoderDepth)},
+				system{"encoder-only", j.dense(m)})
 		}
 		for _, sys := range systems {
 			b.Run(view.name+"/"+sys.name, func(b *testing.B) {
@@ -355,38 +398,40 @@ func (j judged) withoutTags() judged {
 	return out
 }
 
-// TestJudgedSetWhole: the judged set of bench/relevance reads, and holds together: at least 300
-// cards and 30 queries, unique slugs for agentIds, queries of 1 to 8 words, every judged card
-// among the cards, grades 1 or 2, a grade-2 card for every query, and synonym sets that are
-// valid.
+// TestJudgedSetWhole: the judged sets of bench/relevance and bench/relevance/registry read, and
+// hold together: at least 300 cards and 30 queries, unique slugs for agentIds, queries of 1 to 8
+// words, every judged card among the cards, grades 1 or 2, a grade-2 card for every query, and
+// synonym sets that are valid.
 func TestJudgedSetWhole(t *testing.T) {
-	j := readJudged(t)
 	readSynonyms(t)
-	ids := map[string]bool{}
-	for _, c := range j.cards {
-		if ids[c.AgentID] || !slug.MatchString(c.AgentID) {
-			t.Errorf("agentId %q twice, or not a slug", c.AgentID)
-		}
-		ids[c.AgentID] = true
-	}
-	if len(j.cards) < 300 || len(j.queries) < 30 {
-		t.Fatalf("%d cards and %d queries, want at least 300 and 30", len(j.cards), len(j.queries))
-	}
-	for _, q := range j.queries {
-		if n := len(strings.Fields(q.text)); n < 1 || n > 8 {
-			t.Errorf("%s %q: %d words", q.id, q.text, n)
-		}
-		exact := 0
-		for id, g := range q.grades {
-			if !ids[id] || g < 1 || g > 2 {
-				t.Errorf("%s: %q graded %d", q.id, id, g)
+	for _, dir := range []string{relevanceDir, registryDir} {
+		j := readJudgedDir(t, dir)
+		ids := map[string]bool{}
+		for _, c := range j.cards {
+			if ids[c.AgentID] || !slug.MatchString(c.AgentID) {
+				t.Errorf("%s: agentId %q twice, or not a slug", dir, c.AgentID)
 			}
-			if g == 2 {
-				exact++
-			}
+			ids[c.AgentID] = true
 		}
-		if exact == 0 {
-			t.Errorf("%s %q: no card of grade 2", q.id, q.text)
+		if len(j.cards) < 300 || len(j.queries) < 30 {
+			t.Fatalf("%s: %d cards and %d queries, want at least 300 and 30", dir, len(j.cards), len(j.queries))
+		}
+		for _, q := range j.queries {
+			if n := len(strings.Fields(q.text)); n < 1 || n > 8 {
+				t.Errorf("%s %q: %d words", q.id, q.text, n)
+			}
+			exact := 0
+			for id, g := range q.grades {
+				if !ids[id] || g < 1 || g > 2 {
+					t.Errorf("%s: %q graded %d", q.id, id, g)
+				}
+				if g == 2 {
+					exact++
+				}
+			}
+			if exact == 0 {
+				t.Errorf("%s %q: no card of grade 2", q.id, q.text)
+			}
 		}
 	}
 }
