@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/errgroup"
@@ -36,6 +38,30 @@ type Reranker struct {
 	cards   *lru.Cache[cardVersion, semantic.Packed]
 	turns   chan struct{} // one per embedding being worked out
 	keep    int           // how many card versions' embeddings cards keeps
+
+	queryHits, cardHits     atomic.Uint64 // searches' lookups that found an embedding kept
+	queryEmbeds, cardEmbeds atomic.Uint64 // embeddings worked out
+	embedding               atomic.Int64  // nanoseconds spent working them out
+}
+
+// EncoderStats is what a Reranker has done since it was made, for the metrics: the embeddings
+// its searches found kept, those it worked out (a card's by a search or by Warm), the time that
+// took (summed over the cores), and how many it keeps now.
+type EncoderStats struct {
+	QueryHits, CardHits     uint64
+	QueryEmbeds, CardEmbeds uint64
+	Embedding               time.Duration
+	QueriesKept, CardsKept  int
+}
+
+// Stats returns the Reranker's EncoderStats.
+func (r *Reranker) Stats() EncoderStats {
+	return EncoderStats{
+		QueryHits: r.queryHits.Load(), CardHits: r.cardHits.Load(),
+		QueryEmbeds: r.queryEmbeds.Load(), CardEmbeds: r.cardEmbeds.Load(),
+		Embedding:   time.Duration(r.embedding.Load()),
+		QueriesKept: r.queries.Len(), CardsKept: r.cards.Len(),
+	}
 }
 
 // tenantText is a query of a tenant: kept per tenant, so that how fast one tenant's search is
@@ -82,7 +108,10 @@ func (r *Reranker) embed(ctx context.Context, text string) ([]float32, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-r.turns }()
-	return r.Model.Embed(text), nil
+	start := time.Now()
+	v := r.Model.Embed(text)
+	r.embedding.Add(int64(time.Since(start)))
+	return v, nil
 }
 
 // queryKey is what the embedding of the tenant's query q is kept under: q lowercased, its
@@ -95,6 +124,7 @@ func queryKey(tenant tenants.ID, q string) tenantText {
 func (r *Reranker) query(ctx context.Context, key tenantText) ([]float32, error) {
 	v, err := r.embed(ctx, key.text)
 	if err == nil {
+		r.queryEmbeds.Add(1)
 		r.queries.Add(key, v)
 	}
 	return v, err
@@ -107,6 +137,7 @@ func (r *Reranker) card(ctx context.Context, key cardVersion, c cards.Card) (sem
 		return semantic.Packed{}, err
 	}
 	p := semantic.Pack(v)
+	r.cardEmbeds.Add(1)
 	r.cards.Add(key, p)
 	return p, nil
 }
@@ -175,7 +206,9 @@ func (r *Reranker) order(ctx context.Context, tenant tenants.ID, q string, p *in
 	}
 	qkey := queryKey(tenant, q)
 	qv, ok := r.queries.Get(qkey)
-	if !ok {
+	if ok {
+		r.queryHits.Add(1)
+	} else {
 		work(func() (err error) {
 			qv, err = r.query(gctx, qkey)
 			return err
@@ -187,7 +220,9 @@ func (r *Reranker) order(ctx context.Context, tenant tenants.ID, q string, p *in
 			continue
 		}
 		key := cardVersion{tenant, rc.card.ID, rc.card.Revision}
-		if vectors[i], ok = r.cards.Get(key); !ok {
+		if vectors[i], ok = r.cards.Get(key); ok {
+			r.cardHits.Add(1)
+		} else {
 			work(func() (err error) {
 				vectors[i], err = r.card(gctx, key, rc.card)
 				return err

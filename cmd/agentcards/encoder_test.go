@@ -18,7 +18,8 @@ import (
 // TestServeEncoder: with search.encoder.model, serve re-ranks q searches: over real HTTP, the
 // agent that says what the query asks in other words (public transport departures) comes before
 // the one whose words match it better (workflow transitions), each of the first matches explains
-// its similarity, and pages of one card, followed by their cursors, give the same order. A model
+// its similarity, and pages of one card, followed by their cursors, give the same order; the
+// metrics count the embeddings worked out and those found kept. A model
 // directory that holds no model stops serve with an error that names the setting.
 func TestServeEncoder(t *testing.T) {
 	dir := semantictest.Dir(t)
@@ -88,6 +89,24 @@ func TestServeEncoder(t *testing.T) {
 	}
 	if !slices.Equal(paged, order) {
 		t.Fatalf("in pages of 1: %v, in one page: %v", paged, order)
+	}
+	// The four searches embedded the query once and the three cards once each; the three pages
+	// after the first found them kept.
+	families := scrapeMetrics(t, metricsBase(t, s))
+	for _, c := range []struct {
+		family, kind string
+		want         float64
+	}{
+		{"agentcards_encoder_embeddings_total", "query", 1}, {"agentcards_encoder_embeddings_total", "card", 3},
+		{"agentcards_encoder_kept_hits_total", "query", 3}, {"agentcards_encoder_kept_hits_total", "card", 9},
+		{"agentcards_encoder_kept", "query", 1}, {"agentcards_encoder_kept", "card", 3},
+	} {
+		if v, ok := metricSample(families, c.family, map[string]string{"kind": c.kind}); !ok || v != c.want {
+			t.Errorf("%s{kind=%q}: %v (present %v), want %v", c.family, c.kind, v, ok, c.want)
+		}
+	}
+	if v, _ := metricSample(families, "agentcards_encoder_embedding_seconds_total", nil); v <= 0 {
+		t.Errorf("agentcards_encoder_embedding_seconds_total %v after four embeddings", v)
 	}
 
 	err := runConfig(t, serveConfig(t, "sqlite", dsn, "encoder:", "  model: "+t.TempDir()))

@@ -369,6 +369,9 @@ func (a *App) observe(deps *delegation.Deps) {
 		m.Indexes(a.indexSizes, a.Index.LastSynced)
 		m.IndexMemory(a.indexMemory)
 	}
+	if a.opts.Search.Rerank != nil {
+		m.Encoder(a.encoderStats)
+	}
 }
 
 // followLine is logged when the follower listens on Postgres besides polling.

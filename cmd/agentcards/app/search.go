@@ -60,6 +60,13 @@ func (a *App) indexSizes() []metrics.TenantSize {
 	return out
 }
 
+// encoderStats is the re-ranking encoder's counts, in the metrics' terms.
+func (a *App) encoderStats() metrics.Encoder {
+	e := a.opts.Search.Rerank.Stats()
+	return metrics.Encoder{QueryHits: e.QueryHits, CardHits: e.CardHits, QueryEmbeds: e.QueryEmbeds, CardEmbeds: e.CardEmbeds,
+		EmbeddingSeconds: e.Embedding.Seconds(), QueriesKept: e.QueriesKept, CardsKept: e.CardsKept}
+}
+
 // indexMemory reports the memory budget's counters, in the metrics' terms.
 func (a *App) indexMemory() metrics.IndexMemory {
 	u := a.Index.Memory()

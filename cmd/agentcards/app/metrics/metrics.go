@@ -205,6 +205,53 @@ func (m *Metrics) IndexMemory(use func() IndexMemory) {
 	)
 }
 
+// Encoder is what the re-ranking's sentence encoder has done (search.EncoderStats).
+type Encoder struct {
+	QueryHits, CardHits     uint64
+	QueryEmbeds, CardEmbeds uint64
+	EmbeddingSeconds        float64
+	QueriesKept, CardsKept  int
+}
+
+// Encoder registers a collector that reads the encoder's counts at each scrape.
+func (m *Metrics) Encoder(stats func() Encoder) {
+	m.Registry.MustRegister(encoderCollector(stats))
+}
+
+var (
+	encoderEmbeds = prometheus.NewDesc(namespace+"_encoder_embeddings_total",
+		"Embeddings the re-ranking's sentence encoder worked out, of queries and of card versions (kind).", []string{"kind"}, nil)
+	encoderHits = prometheus.NewDesc(namespace+"_encoder_kept_hits_total",
+		"Embeddings re-ranked searches found kept, not worked out, of queries and of card versions (kind).", []string{"kind"}, nil)
+	encoderTime = prometheus.NewDesc(namespace+"_encoder_embedding_seconds_total",
+		"Time the sentence encoder spent working out embeddings, summed over the cores it ran on.", nil, nil)
+	encoderKept = prometheus.NewDesc(namespace+"_encoder_kept",
+		"Embeddings the re-ranking keeps, of queries and of card versions (kind); at most 4,096 and search.encoder.cards.", []string{"kind"}, nil)
+)
+
+type encoderCollector func() Encoder
+
+func (c encoderCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- encoderEmbeds
+	ch <- encoderHits
+	ch <- encoderTime
+	ch <- encoderKept
+}
+
+func (c encoderCollector) Collect(ch chan<- prometheus.Metric) {
+	e := c()
+	for _, kind := range []struct {
+		name         string
+		embeds, hits uint64
+		kept         int
+	}{{"query", e.QueryEmbeds, e.QueryHits, e.QueriesKept}, {"card", e.CardEmbeds, e.CardHits, e.CardsKept}} {
+		ch <- prometheus.MustNewConstMetric(encoderEmbeds, prometheus.CounterValue, float64(kind.embeds), kind.name)
+		ch <- prometheus.MustNewConstMetric(encoderHits, prometheus.CounterValue, float64(kind.hits), kind.name)
+		ch <- prometheus.MustNewConstMetric(encoderKept, prometheus.GaugeValue, float64(kind.kept), kind.name)
+	}
+	ch <- prometheus.MustNewConstMetric(encoderTime, prometheus.CounterValue, e.EmbeddingSeconds)
+}
+
 // TenantSize is one tenant's search index: its cards and the bytes it holds, about.
 type TenantSize struct {
 	Tenant string
