@@ -63,6 +63,9 @@ func readUnjudged(tb testing.TB, dir string) judged {
 		j.cards = append(j.cards, cards.Card{AgentID: c.AgentID, Name: c.Name, Description: c.Description, Tags: c.Tags,
 			ID: "id-" + c.AgentID, Revision: 1, Status: cards.StatusActive})
 	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
 	for _, row := range readTSV(tb, filepath.Join(dir, "queries.tsv"), 2) {
 		j.queries = append(j.queries, judgedQuery{id: row[0], text: row[1], grades: map[string]int{}})
 	}
@@ -81,7 +84,7 @@ func readJudgedDir(tb testing.TB, dir string) judged {
 		q, ok := byID[row[0]]
 		g, err := strconv.Atoi(row[2])
 		if !ok || err != nil {
-			tb.Fatalf("qrels: %q", row)
+			tb.Fatalf("%s: qrels: %q", dir, row)
 		}
 		q.grades[row[1]] = g
 	}
@@ -91,6 +94,7 @@ func readJudgedDir(tb testing.TB, dir string) judged {
 // readTSV reads the lines of the file at path that are neither empty nor comments, split at
 // tabs into the given number of fields.
 func readTSV(tb testing.TB, path string, fields int) [][]string {
+	tb.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -239,13 +243,13 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// index ranks the judged cards for q as a search with q and limit 10 does, with the tenant's
+// index ranks the judged cards for q as a search with q and limit does, with the tenant's
 // synonym sets.
-func (j judged) index(tb testing.TB, synonyms []tenants.SynonymSet) func(q judgedQuery) []string {
+func (j judged) index(tb testing.TB, synonyms []tenants.SynonymSet, limit int) func(q judgedQuery) []string {
 	x := New()
 	x.Load(j.cards)
 	return func(q judgedQuery) []string {
-		p, err := Query{Q: q.text, Page: paging.Page{Limit: new(10)}, Synonyms: synonyms}.Compile()
+		p, err := Query{Q: q.text, Page: paging.Page{Limit: new(limit)}, Synonyms: synonyms}.Compile()
 		if err != nil {
 			tb.Fatalf("%q: %v", q.text, err)
 		}
@@ -351,22 +355,25 @@ const (
 // by it (encoded) and every card ranked by the encoder alone (dense). It ranks the cards of
 // bench/relevance as judged, then the same cards without their tags (name and description only,
 // as a registry whose records carry no categories holds them), then the registry set of
-// bench/relevance/registry. Each reports nDCG@10, P@1 and recall@10 of the grade-2 cards, each
+// bench/relevance/registry, judged whole and over its first judges' pools alone (registry-pools:
+// how a set judged by pooling measures). Each reports nDCG@10, P@1 and recall@10 of the grade-2 cards, each
 // the mean over the queries; the time per op is of no interest.
 func BenchmarkRelevance(b *testing.B) {
 	set, synonyms, m := readJudged(b), readSynonyms(b), semantictest.Model(b)
+	registry := readJudgedDir(b, registryDir)
 	for _, view := range []struct {
 		name string
 		j    judged
-	}{{"cards", set}, {"name+description", set.withoutTags()}, {"registry", readJudgedDir(b, registryDir)}} {
+	}{{"cards", set}, {"name+description", set.withoutTags()}, {"registry", registry},
+		{"registry-pools", registry.overPools(readPool(b, registryDir))}} {
 		j := view.j
 		type system struct {
 			name   string
 			ranked func(judgedQuery) []string
 		}
 		systems := []system{
-			{"search", j.index(b, nil)},
-			{"search+synonyms", j.index(b, synonyms)},
+			{"search", j.index(b, nil, 10)},
+			{"search+synonyms", j.index(b, synonyms, 10)},
 			{"bm25", j.bm25(false)},
 			{"bm25+stemming", j.bm25(true)},
 		}
@@ -389,6 +396,40 @@ func BenchmarkRelevance(b *testing.B) {
 	}
 }
 
+// readPool reads the pool.tsv of the set in dir: the cards of each query's pool (by query id,
+// then agentId), the pairs its first judges graded.
+func readPool(tb testing.TB, dir string) map[string]map[string]bool {
+	tb.Helper()
+	pool := map[string]map[string]bool{}
+	for _, row := range readTSV(tb, filepath.Join(dir, "pool.tsv"), 2) {
+		if pool[row[0]] == nil {
+			pool[row[0]] = map[string]bool{}
+		}
+		pool[row[0]][row[1]] = true
+	}
+	return pool
+}
+
+// overPools is j judged over pool alone, as a set judged by pooling is: each query's grades of
+// the cards in its pool, and only the queries with a grade-2 card there.
+func (j judged) overPools(pool map[string]map[string]bool) judged {
+	out := judged{cards: j.cards}
+	for _, q := range j.queries {
+		kept := judgedQuery{id: q.id, text: q.text, grades: map[string]int{}}
+		exact := false
+		for id, g := range q.grades {
+			if pool[q.id][id] {
+				kept.grades[id] = g
+				exact = exact || g == 2
+			}
+		}
+		if exact {
+			out.queries = append(out.queries, kept)
+		}
+	}
+	return out
+}
+
 // withoutTags is j with its cards' tags left out.
 func (j judged) withoutTags() judged {
 	out := judged{queries: j.queries, cards: slices.Clone(j.cards)}
@@ -400,8 +441,8 @@ func (j judged) withoutTags() judged {
 
 // TestJudgedSetWhole: the judged sets of bench/relevance and bench/relevance/registry read, and
 // hold together: at least 300 cards and 30 queries, unique slugs for agentIds, queries of 1 to 8
-// words, every judged card among the cards, grades 1 or 2, a grade-2 card for every query, and
-// synonym sets that are valid.
+// words, every judged card among the cards, grades 1 or 2, a grade-2 card for every query, a
+// pool (where the set has one) of its queries and cards, and synonym sets that are valid.
 func TestJudgedSetWhole(t *testing.T) {
 	readSynonyms(t)
 	for _, dir := range []string{relevanceDir, registryDir} {
@@ -415,6 +456,19 @@ func TestJudgedSetWhole(t *testing.T) {
 		}
 		if len(j.cards) < 300 || len(j.queries) < 30 {
 			t.Fatalf("%s: %d cards and %d queries, want at least 300 and 30", dir, len(j.cards), len(j.queries))
+		}
+		if _, err := os.Stat(filepath.Join(dir, "pool.tsv")); err == nil {
+			queries := map[string]bool{}
+			for _, q := range j.queries {
+				queries[q.id] = true
+			}
+			for query, pooled := range readPool(t, dir) {
+				for id := range pooled {
+					if !queries[query] || !ids[id] {
+						t.Errorf("%s: pool.tsv pairs %q with %q: not a query and a card", dir, query, id)
+					}
+				}
+			}
 		}
 		for _, q := range j.queries {
 			if n := len(strings.Fields(q.text)); n < 1 || n > 8 {

@@ -26,12 +26,12 @@ const poolDepth = 20
 
 // TestRelevancePool writes, for each query of bench/relevance/registry, the pool its judges
 // grade: the union of the first poolDepth answers of six systems (the search, the search
-// re-ranked by the sentence encoder, BM25 with and without stemming, Postgres's
-// websearch_to_tsquery with its words joined by OR, ranked by ts_rank_cd, and every card ranked
-// by the encoder's cosine alone, which finds cards that share no word with the query), in an order that
-// does not tell which system found a card. It writes one file per query (its cards' agentId,
-// name and description) and pool.tsv (query id and agentId of every pooled pair). It is a tool
-// for building the set, run by hand with -relevance.pool and AGENTCARDS_TEST_POSTGRES_DSN (see
+// re-ranked by the sentence encoder, BM25 with and without stemming, Postgres's websearch_to_tsquery
+// with its words joined by OR, ranked by ts_rank_cd, and every card ranked by the encoder's
+// cosine alone, which finds cards that share no word with the query), in an order that does not
+// tell which system found a card. It writes one file per query (its cards' agentId, name and
+// description) and pool.tsv (query id and agentId of every pooled pair). It is a tool for
+// building the set, run by hand with -relevance.pool and AGENTCARDS_TEST_POSTGRES_DSN (see
 // bench/relevance/registry/README.md); without the flag it does nothing.
 func TestRelevancePool(t *testing.T) {
 	if *poolOut == "" {
@@ -43,7 +43,7 @@ func TestRelevancePool(t *testing.T) {
 		t.Fatal("the pools need the sentence encoder (AGENTCARDS_USE_MODEL)")
 	}
 	systems := []func(judgedQuery) []string{
-		j.index(t, nil), j.encoded(t, m, encoderWeight, encoderDepth), j.bm25(false), j.bm25(true),
+		j.index(t, nil, poolDepth), j.encoded(t, m, encoderWeight, encoderDepth), j.bm25(false), j.bm25(true),
 		j.postgres(t, os.Getenv("AGENTCARDS_TEST_POSTGRES_DSN")), j.dense(m),
 	}
 	byID := map[string]int{}
@@ -111,7 +111,7 @@ func (j judged) postgres(tb testing.TB, dsn string) func(judgedQuery) []string {
 	}
 	return func(q judgedQuery) []string {
 		rows, err := db.Query(`SELECT agent_id FROM pool_cards,
-			to_tsquery('english', replace(websearch_to_tsquery('english', $1)::text, ' & ', ' | ')) AS q
+			CAST(replace(websearch_to_tsquery('english', $1)::text, ' & ', ' | ') AS tsquery) AS q
 			WHERE doc @@ q ORDER BY ts_rank_cd(doc, q) DESC, agent_id`, q.text)
 		if err != nil {
 			tb.Fatalf("%q: %v", q.text, err)
