@@ -55,3 +55,25 @@ func TestSearchCompact(t *testing.T) {
 		t.Errorf("%d searches sent, want 3 (none for the field refused)", n)
 	}
 }
+
+// TestSearchExplainSimilarity: cards_search sends explain on, and answers each result's
+// explanation as REST gave it, the sentence encoder's similarity of a re-ranked card included,
+// within its output schema.
+func TestSearchExplainSimilarity(t *testing.T) {
+	door := webtest.NewScript(func(w http.ResponseWriter, _ *http.Request, _ int) {
+		webtest.Reply(w, http.StatusOK, `{"total": 1, "items": [
+			{"card": {"agentId": "tripgo", "name": "TripGo", "protocols": ["http"], "capabilities": [], "resources": [], "tags": [],
+				"visibility": "tenant", "id": "c-1", "revision": 1, "createdAt": "2026-05-04T10:00:00Z", "updatedAt": "2026-05-04T10:00:00Z"},
+			 "score": 0.31, "explain": {"words": [{"word": "transit", "weight": 1, "matched": "transit", "by": "word",
+				"where": ["description"], "count": 1, "adds": 0.31}], "length": 40, "averageLength": 52.5,
+				"similarity": {"cosine": 0.43, "weight": 2, "rank": 1.86}}}]}`)
+	})
+	s, _ := session(t, door, beforeTheDay)
+	webtest.JSONEqual(t, "the explained result", structured(t, call(t, s, "cards_search", `{"q": "transit", "explain": true}`)), []byte(`{
+		"total": 1, "items": [{"agentId": "tripgo", "name": "TripGo", "score": 0.31,
+		"explain": {"words": [{"word": "transit", "weight": 1, "matched": "transit", "by": "word", "where": ["description"], "count": 1, "adds": 0.31}],
+			"length": 40, "averageLength": 52.5, "similarity": {"cosine": 0.43, "weight": 2, "rank": 1.86}}}]}`))
+	if r := door.Requests(); len(r) != 1 || r[0].Target != "/v1/tenants/acme/cards?explain=true&q=transit" {
+		t.Errorf("sent %+v, want one search with explain", r)
+	}
+}
