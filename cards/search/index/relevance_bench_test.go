@@ -489,3 +489,25 @@ func TestJudgedSetWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestRankingQualityHolds: the search's ranking of the judged sets is no worse than it was when
+// these floors were set (the figures of bench/README.md, rounded down): a change that lowers one
+// fails here, and lowering a floor is a decision its commit explains. The ranking is
+// deterministic, so the floors need no margin.
+func TestRankingQualityHolds(t *testing.T) {
+	set := readJudged(t)
+	for _, c := range []struct {
+		name      string
+		j         judged
+		ndcg, top float64
+	}{
+		{"bench/relevance, cards as judged", set, 0.677, 0.736},
+		{"bench/relevance, name and description", set.withoutTags(), 0.666, 0.684},
+		{"bench/relevance/registry", readJudgedDir(t, registryDir), 0.535, 0.625},
+	} {
+		q := c.j.quality(c.j.index(t, nil, 10))
+		if q.ndcg < c.ndcg || q.p1 < c.top {
+			t.Errorf("%s: nDCG@10 %.4f, P@1 %.4f; the floors are %.3f and %.3f", c.name, q.ndcg, q.p1, c.ndcg, c.top)
+		}
+	}
+}
