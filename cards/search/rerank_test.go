@@ -329,6 +329,12 @@ func TestRerankWarm(t *testing.T) {
 			t.Errorf("%s's embedding is not kept", h.Card.AgentID)
 		}
 	}
+	// The warm start's embeddings are counted; the search worked out only the query's, and found
+	// its cards' kept.
+	if st, n := s.Rerank.Stats(), uint64(len(searchtest.HandCorpus())); st.CardEmbeds != n || st.QueryEmbeds != 1 ||
+		st.QueryHits != 0 || st.CardHits != uint64(len(res.Items)) || st.CardsKept != int(n) || st.QueriesKept != 1 || st.Embedding <= 0 {
+		t.Errorf("stats %+v, want %d cards embedded and kept, 1 query, %d cards found kept", st, n, len(res.Items))
+	}
 
 	// Past what it keeps, the warm-up stops.
 	big := judgedService(t, true, true, 2)
@@ -337,7 +343,7 @@ func TestRerankWarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, err := big.Rerank.Warm(context.Background(), big.Index.store, []tenants.ID{"t"})
-	if err != nil || n != 25 || big.Rerank.cards.Len() != 25 {
-		t.Fatalf("warmed %d (%v), %d kept; want 25 of the 570 cards", n, err, big.Rerank.cards.Len())
+	if err != nil || n != 25 || big.Rerank.cards.Len() != 25 || big.Rerank.Stats().CardEmbeds != 25 {
+		t.Fatalf("warmed %d (%v), %d kept, %d counted; want 25 of the 570 cards", n, err, big.Rerank.cards.Len(), big.Rerank.Stats().CardEmbeds)
 	}
 }

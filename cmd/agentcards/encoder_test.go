@@ -27,7 +27,8 @@ func TestServeEncoder(t *testing.T) {
 		t.Skip("the sentence encoder is not installed: " + semantictest.Install)
 	}
 	_, dsn := storagetest.EmptyDatabase(t, "sqlite")
-	s := startServe(t, serveConfig(t, "sqlite", dsn, "encoder:", "  model: "+dir, "  weight: 2"))
+	// No warm start: the metrics below count this test's searches alone.
+	s := startServe(t, serveConfig(t, "sqlite", dsn, "warmWindow: 0s", "encoder:", "  model: "+dir, "  weight: 2"))
 	root := webtest.Mint(t, webtest.Tokens(t), "root", "", true)
 	s.api.CreateTenant(t, root, "acme", "alice")
 	tok := webtest.Mint(t, webtest.Tokens(t), "alice", "acme", false)
@@ -99,7 +100,7 @@ func TestServeEncoder(t *testing.T) {
 	}{
 		{"agentcards_encoder_embeddings_total", "query", 1}, {"agentcards_encoder_embeddings_total", "card", 3},
 		{"agentcards_encoder_kept_hits_total", "query", 3}, {"agentcards_encoder_kept_hits_total", "card", 9},
-		{"agentcards_encoder_kept", "query", 1}, {"agentcards_encoder_kept", "card", 3},
+		{"agentcards_encoder_kept_embeddings", "query", 1}, {"agentcards_encoder_kept_embeddings", "card", 3},
 	} {
 		if v, ok := metricSample(families, c.family, map[string]string{"kind": c.kind}); !ok || v != c.want {
 			t.Errorf("%s{kind=%q}: %v (present %v), want %v", c.family, c.kind, v, ok, c.want)

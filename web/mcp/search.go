@@ -21,16 +21,20 @@ func compactSchema() (*jsonschema.Schema, error) {
 	for name, s := range card.Properties {
 		item.Properties[name] = s
 	}
-	strs := &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}}
+	// Each schema appears once in the tree (a schema must be a tree to resolve): the lists of
+	// strings are two, and the card's members under "card" are copies.
+	strs := func() *jsonschema.Schema {
+		return &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}}
+	}
 	item.Properties["score"] = &jsonschema.Schema{Type: "number", Description: "the free-text score, with q"}
-	item.Properties["matchedCapabilities"] = strs
-	item.Properties["matchedResources"] = strs
+	item.Properties["matchedCapabilities"] = strs()
+	item.Properties["matchedResources"] = strs()
 	explain, err := jsonschema.ForType(reflect.TypeFor[api.Explanation](), schemaOptions)
 	if err != nil {
 		return nil, err
 	}
 	item.Properties["explain"] = explain
-	item.Properties["card"] = card
+	item.Properties["card"] = card.CloneSchemas()
 	return &jsonschema.Schema{
 		Type: "object", Required: []string{"total", "items"},
 		Properties: map[string]*jsonschema.Schema{

@@ -1,9 +1,12 @@
 package mcp_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
+	"github.com/agentcards/agentcards/web/catalog"
+	"github.com/agentcards/agentcards/web/mcp"
 	"github.com/agentcards/agentcards/web/webtest"
 )
 
@@ -58,7 +61,7 @@ func TestSearchCompact(t *testing.T) {
 
 // TestSearchExplainSimilarity: cards_search sends explain on, and answers each result's
 // explanation as REST gave it, the sentence encoder's similarity of a re-ranked card included,
-// within its output schema.
+// within its full output schema (the one its tool announces is trimmed to an object).
 func TestSearchExplainSimilarity(t *testing.T) {
 	door := webtest.NewScript(func(w http.ResponseWriter, _ *http.Request, _ int) {
 		webtest.Reply(w, http.StatusOK, `{"total": 1, "items": [
@@ -69,7 +72,27 @@ func TestSearchExplainSimilarity(t *testing.T) {
 				"similarity": {"cosine": 0.43, "weight": 2, "rank": 1.86}}}]}`)
 	})
 	s, _ := session(t, door, beforeTheDay)
-	webtest.JSONEqual(t, "the explained result", structured(t, call(t, s, "cards_search", `{"q": "transit", "explain": true}`)), []byte(`{
+	got := structured(t, call(t, s, "cards_search", `{"q": "transit", "explain": true}`))
+	r, ok := catalog.Lookup("cards.search")
+	if !ok {
+		t.Fatal("cards.search is not in the catalogue")
+	}
+	schema, err := mcp.OutputSchema(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(got, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := resolved.Validate(v); err != nil {
+		t.Errorf("outside cards_search's output schema: %v", err)
+	}
+	webtest.JSONEqual(t, "the explained result", got, []byte(`{
 		"total": 1, "items": [{"agentId": "tripgo", "name": "TripGo", "score": 0.31,
 		"explain": {"words": [{"word": "transit", "weight": 1, "matched": "transit", "by": "word", "where": ["description"], "count": 1, "adds": 0.31}],
 			"length": 40, "averageLength": 52.5, "similarity": {"cosine": 0.43, "weight": 2, "rank": 1.86}}}]}`))

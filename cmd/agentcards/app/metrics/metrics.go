@@ -224,9 +224,9 @@ var (
 	encoderHits = prometheus.NewDesc(namespace+"_encoder_kept_hits_total",
 		"Embeddings re-ranked searches found kept, not worked out, of queries and of card versions (kind).", []string{"kind"}, nil)
 	encoderTime = prometheus.NewDesc(namespace+"_encoder_embedding_seconds_total",
-		"Time the sentence encoder spent working out embeddings, summed over the cores it ran on.", nil, nil)
-	encoderKept = prometheus.NewDesc(namespace+"_encoder_kept",
-		"Embeddings the re-ranking keeps, of queries and of card versions (kind); at most 4,096 and search.encoder.cards.", []string{"kind"}, nil)
+		"Time the sentence encoder spent working out embeddings: each embedding's, summed (those worked out at once each count).", nil, nil)
+	encoderKept = prometheus.NewDesc(namespace+"_encoder_kept_embeddings",
+		"Embeddings the re-ranking keeps (kind): of queries at most 4,096, of card versions at most search.encoder.cards.", []string{"kind"}, nil)
 )
 
 type encoderCollector func() Encoder
