@@ -245,7 +245,7 @@ func paceGC(headroom int64, log *slog.Logger) func() {
 		return func() {}
 	}
 	p := gcpace.Start(headroom)
-	log.Info("server.gcHeadroom: the heap's garbage between collections is bounded (GOGC sets another pace)", "headroom", headroom)
+	log.Debug("server.gcHeadroom: the heap's garbage between collections is bounded (GOGC sets another pace)", "headroom", headroom)
 	return p.Stop
 }
 
