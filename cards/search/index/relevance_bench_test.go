@@ -264,12 +264,10 @@ func (j judged) index(tb testing.TB, synonyms []tenants.SynonymSet, limit int) f
 
 // encoded ranks the judged cards for q as index does, then orders the first depth of them again
 // by their score over the first one's plus weight times the cosine of the sentence encoder's
-// embeddings of the query and the card (its name, description and tags, lowercased; packed, as
-// package search keeps them).
-func (j judged) encoded(tb testing.TB, m *semantic.Model, weight float64, depth int) func(q judgedQuery) []string {
+// embeddings of the query and the card (vectors: j.embedded's).
+func (j judged) encoded(tb testing.TB, m *semantic.Model, vectors map[string]semantic.Packed, weight float64, depth int) func(q judgedQuery) []string {
 	x := New()
 	x.Load(j.cards)
-	vectors := j.embedded(m)
 	return func(q judgedQuery) []string {
 		p, err := Query{Q: q.text, Page: paging.Page{Limit: new(depth)}}.Compile()
 		if err != nil {
@@ -292,9 +290,8 @@ func (j judged) encoded(tb testing.TB, m *semantic.Model, weight float64, depth 
 }
 
 // dense ranks every card by the cosine of the sentence encoder's embeddings of q and the card
-// (as encoded embeds them) alone, whether or not it shares a word with q.
-func (j judged) dense(m *semantic.Model) func(q judgedQuery) []string {
-	vectors := j.embedded(m)
+// (vectors: j.embedded's) alone, whether or not it shares a word with q.
+func (j judged) dense(m *semantic.Model, vectors map[string]semantic.Packed) func(q judgedQuery) []string {
 	return func(q judgedQuery) []string {
 		query := m.Embed(strings.ToLower(q.text))
 		ids := make([]string, len(j.cards))
@@ -361,11 +358,19 @@ const (
 func BenchmarkRelevance(b *testing.B) {
 	set, synonyms, m := readJudged(b), readSynonyms(b), semantictest.Model(b)
 	registry := readJudgedDir(b, registryDir)
-	for _, view := range []struct {
-		name string
-		j    judged
-	}{{"cards", set}, {"name+description", set.withoutTags()}, {"registry", registry},
-		{"registry-pools", registry.overPools(readPool(b, registryDir))}} {
+	views := []struct {
+		name    string
+		j       judged
+		vectors map[string]semantic.Packed // the cards' embeddings, worked out once for the set
+	}{{"cards", set, nil}, {"name+description", set.withoutTags(), nil}, {"registry", registry, nil},
+		{"registry-pools", registry.overPools(readPool(b, registryDir)), nil}}
+	if m != nil {
+		for i := range views[:3] {
+			views[i].vectors = views[i].j.embedded(m)
+		}
+		views[3].vectors = views[2].vectors // the same cards
+	}
+	for _, view := range views {
 		j := view.j
 		type system struct {
 			name   string
@@ -379,8 +384,8 @@ func BenchmarkRelevance(b *testing.B) {
 		}
 		if m != nil {
 			systems = append(systems,
-				system{"search+encoder", j.encoded(b, m, encoderWeight, encoderDepth)},
-				system{"encoder-only", j.dense(m)})
+				system{"search+encoder", j.encoded(b, m, view.vectors, encoderWeight, encoderDepth)},
+				system{"encoder-only", j.dense(m, view.vectors)})
 		}
 		for _, sys := range systems {
 			b.Run(view.name+"/"+sys.name, func(b *testing.B) {

@@ -42,9 +42,10 @@ func TestRelevancePool(t *testing.T) {
 	if m == nil {
 		t.Fatal("the pools need the sentence encoder (AGENTCARDS_USE_MODEL)")
 	}
+	vectors := j.embedded(m)
 	systems := []func(judgedQuery) []string{
-		j.index(t, nil, poolDepth), j.encoded(t, m, encoderWeight, encoderDepth), j.bm25(false), j.bm25(true),
-		j.postgres(t, os.Getenv("AGENTCARDS_TEST_POSTGRES_DSN")), j.dense(m),
+		j.index(t, nil, poolDepth), j.encoded(t, m, vectors, encoderWeight, encoderDepth), j.bm25(false), j.bm25(true),
+		j.postgres(t, os.Getenv("AGENTCARDS_TEST_POSTGRES_DSN")), j.dense(m, vectors),
 	}
 	byID := map[string]int{}
 	for i, c := range j.cards {
